@@ -440,6 +440,10 @@ class IndexStore:
         #: (plan id -> commit): a plan put there later takes it as its ``log_commit`` (round
         #: 67: a log the agent committed before the plan file is a file of that plan's record).
         self._loose_logs: dict[str, str] = json.loads(self.meta("loose_logs") or "{}")
+        #: The paths under the plans folder whose own name holds a backslash, as committed
+        #: (round 77: git for Windows writes ``plans/fy\\PLAN.yml`` into ``plans/fy``): a
+        #: plan's folder is walked for them only when one of them lands in it.
+        self._split_names: set[str] = set(json.loads(self.meta("split_names") or "[]"))
         #: The commits a scan will apply, in order (Lifecycle._pair_ahead asks git for the
         #: pairings of those that make plans in batches), and the pairings asked ahead.
         self.upcoming: list[Any] = []
@@ -485,13 +489,15 @@ class IndexStore:
             "DELETE FROM meta WHERE key IN ('last_commit', 'controller_time', 'parked', "
             "'parked_at', 'loose_logs')"
         )
-        for key in ("last_commit", "controller_time", "parked", "parked_at", "loose_logs"):
+        for key in ("last_commit", "controller_time", "parked", "parked_at", "loose_logs",
+                    "split_names"):  # fmt: skip
             self._meta[key] = None
         self.set_meta("version", INDEX_VERSION)
         self._db.commit()
         self.plans = {}
         self._parked, self._parked_at = {}, None
         self._loose_logs = {}
+        self._split_names = set()
         self._pool = {}
         self._dirty = set()
         self._attention = set()
@@ -539,6 +545,7 @@ class IndexStore:
         self.set_meta("parked_at", self._parked_at or "")
         self.set_meta("lapses_open", json.dumps(sorted(self._lapses_open)))
         self.set_meta("loose_logs", json.dumps(self._loose_logs, sort_keys=True))
+        self.set_meta("split_names", json.dumps(sorted(self._split_names)))
         self.set_meta("last_commit", last_commit)
         self.set_meta("version", INDEX_VERSION)
         self._db.commit()

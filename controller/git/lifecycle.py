@@ -292,6 +292,8 @@ class Lifecycle(IndexStore):
         twins: set[str] = set()  # plans beside an entry named as their log in another spelling
         added: dict[str, bool] = {}  # new plans -> by the controller (or its move)
         for change in record.changes:
+            if "\\" in path_name(change.path):  # before any plan of the commit is judged
+                self._note_split(change)
             plan_id = plan_id_of(change.path, self.plans_dir)
             # the merged commits' makers, not the merger, wrote what a merge brought
             writes = not by_controller and not self._brought(repo, record, change)
@@ -440,19 +442,23 @@ class Lifecycle(IndexStore):
     def _split_files(self, repo: GitRepo, sha: str, plan_id: str) -> dict[str, str]:
         """The files above ``plan_id``'s folder at ``sha`` that git for Windows writes into it
         (:func:`controller.plan.names.split_files`: ``plans/fy\\PLAN.yml`` IS
-        ``plans/fy/PLAN.yml`` there; round 77), each -> its name in the folder."""
+        ``plans/fy/PLAN.yml`` there; round 77), each -> its name in the folder; walked only
+        when a committed name lands in the folder (:meth:`_split_into`)."""
+        if not self._split_into(plan_id):
+            return {}
         return split_files(plan_id, lambda f: repo.names_in(sha, f), self.plans_dir)
 
-    def _splits_above(self, repo: GitRepo, sha: str, plan_ids: Iterable[str]) -> set[str]:
-        """The plans among ``plan_ids`` with a name holding a backslash in a folder above
-        theirs, from the root down (:meth:`_split_files` is asked of these only: a
-        burst's thousand new plans share one listing of the plans folder)."""
-        above = {p: ["/".join(p.split("/")[:at]) for at in range(p.count("/") + 1)]
-                 for p in plan_ids}  # fmt: skip
-        folders = sorted({f for each in above.values() for f in each})
-        listed = repo.names_among(sha, folders) if folders else {}
-        split = {f for f in folders if any("\\" in name for name in listed.get(f, ()))}
-        return {p for p, each in above.items() if split.intersection(each)}
+    def _split_into(self, plan_id: str) -> bool:
+        """Does a committed path whose own name holds a backslash (``_split_names``) split
+        into a folder one with ``plan_id``'s (:func:`controller.plan.names.same_path`)?"""
+        return any(same_path("/".join(path_parts(p)[:-1]), plan_id) for p in self._split_names)
+
+    def _note_split(self, change: FileChange) -> None:
+        """Keep (or forget, deleted) a path whose own name holds a backslash (round 77)."""
+        if change.new_blob is None:
+            self._split_names.discard(change.path)
+        else:
+            self._split_names.add(change.path)
 
     def _note_log_twins(self, repo: GitRepo, record: CommitRecord, plan_ids: set[str]) -> None:
         """Do these plans' folders still hold, after ``record`` changed one, an entry named
@@ -2806,17 +2812,20 @@ class Lifecycle(IndexStore):
         judged again (round 71), their folders listed in one batch (a burst's thousand new
         plans, issue 17)."""
         listed = repo.names_among(record.sha, list(added)) if added else {}
-        split = self._splits_above(repo, record.sha, added) if added else set()
         for plan_id, own in added.items():
             state = self.plans.get(plan_id)
             if state is not None:  # beside an entry named as its log (round 73), or a folder
                 # one with its own holding a log (round 75; a log where no plan is is loose),
                 # or below a name git for Windows writes into it (round 77)
                 state.log_claimed = bool(log_twins(listed.get(plan_id, ()))) or bool(
-                    (self._folder_twins(plan_id) or self._loose_twin(plan_id) or plan_id in split)
+                    (
+                        self._folder_twins(plan_id)
+                        or self._loose_twin(plan_id)
+                        or self._split_into(plan_id)
+                    )
                     and self._twin_logged(repo, record.sha, plan_id)
                 )
-            if len(plan_file_claims(listed.get(plan_id, ()))) > 1 or plan_id in split:
+            if len(plan_file_claims(listed.get(plan_id, ()))) > 1 or self._split_into(plan_id):
                 self._rejudge(repo, record, plan_id, own, sink)
 
     def _rejudge(

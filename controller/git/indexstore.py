@@ -271,7 +271,8 @@ INDEX_VERSION = "87"  # 3: risk and estimate per plan; 4: approval identities, f
 # 83: 82 and 76 together
 # 87: 83, and a FILE's own name is split at a backslash too (``names.split_files``): a file
 # above a plan's folder that git for Windows writes into it (``plans/fy\PLAN.yml``) is a claim
-# of its plan file's place (E_PLAN_AMBIGUOUS) or of its log's (``log_claimed``; round 77)
+# of its plan file's place (E_PLAN_AMBIGUOUS) or of its log's (``log_claimed``; round 77); the
+# index keeps such paths (meta ``split_names``) and walks a folder only where one of them lands
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

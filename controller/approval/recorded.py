@@ -38,8 +38,10 @@ POLICY_PATH = ".plangate/policy.json"
 #: git pathspecs finding every path a checkout could make :data:`POLICY_PATH` (then judged by
 #: :func:`is_twin`): the folder's name in any case, with code points HFS+ ignores between its
 #: letters or the end NTFS drops (``.PLANGATE/``, ``.plangate./``), its 8.3 short name
-#: (``PLANGA~1/``), and the file's name so spelled in either (round 75).
-TWIN_SPECS = (":(glob,icase)*.*p*l*a*n*g*a*t*e*/*", ":(glob,icase)*p*~*/*")
+#: (``PLANGA~1/``), and the file's name so spelled in either (round 75); a root file whose
+#: name holds a backslash (``.plangate\\policy.json``: git for Windows splits it there,
+#: :func:`controller.plan.names.path_parts`; round 77).
+TWIN_SPECS = (":(glob,icase)*.*p*l*a*n*g*a*t*e*/*", ":(glob,icase)*p*~*/*", ":(glob)*\\\\*")
 
 
 def is_twin(path: str) -> bool:

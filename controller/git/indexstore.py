@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "86"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "88"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -275,6 +275,11 @@ INDEX_VERSION = "86"  # 3: risk and estimate per plan; 4: approval identities, f
 # LF line or dropped from a CR LF one (``status: approved^M``) is its committer's writing
 # (round 77: it ran)
 # 86: 85 and 84 together
+# 87: 83, and a FILE's own name is split at a backslash too (``names.split_files``): a file
+# above a plan's folder that git for Windows writes into it (``plans/fy\PLAN.yml``) is a claim
+# of its plan file's place (E_PLAN_AMBIGUOUS) or of its log's (``log_claimed``; round 77); the
+# index keeps such paths (meta ``split_names``) and walks a folder only where one of them lands
+# 88: 87 and 86 together
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
@@ -443,6 +448,10 @@ class IndexStore:
         #: (plan id -> commit): a plan put there later takes it as its ``log_commit`` (round
         #: 67: a log the agent committed before the plan file is a file of that plan's record).
         self._loose_logs: dict[str, str] = json.loads(self.meta("loose_logs") or "{}")
+        #: The paths under the plans folder whose own name holds a backslash, as committed
+        #: (round 77: git for Windows writes ``plans/fy\\PLAN.yml`` into ``plans/fy``): a
+        #: plan's folder is walked for them only when one of them lands in it.
+        self._split_names: set[str] = set(json.loads(self.meta("split_names") or "[]"))
         #: The commits a scan will apply, in order (Lifecycle._pair_ahead asks git for the
         #: pairings of those that make plans in batches), and the pairings asked ahead.
         self.upcoming: list[Any] = []
@@ -488,13 +497,15 @@ class IndexStore:
             "DELETE FROM meta WHERE key IN ('last_commit', 'controller_time', 'parked', "
             "'parked_at', 'loose_logs')"
         )
-        for key in ("last_commit", "controller_time", "parked", "parked_at", "loose_logs"):
+        for key in ("last_commit", "controller_time", "parked", "parked_at", "loose_logs",
+                    "split_names"):  # fmt: skip
             self._meta[key] = None
         self.set_meta("version", INDEX_VERSION)
         self._db.commit()
         self.plans = {}
         self._parked, self._parked_at = {}, None
         self._loose_logs = {}
+        self._split_names = set()
         self._pool = {}
         self._dirty = set()
         self._attention = set()
@@ -542,6 +553,7 @@ class IndexStore:
         self.set_meta("parked_at", self._parked_at or "")
         self.set_meta("lapses_open", json.dumps(sorted(self._lapses_open)))
         self.set_meta("loose_logs", json.dumps(self._loose_logs, sort_keys=True))
+        self.set_meta("split_names", json.dumps(sorted(self._split_names)))
         self.set_meta("last_commit", last_commit)
         self.set_meta("version", INDEX_VERSION)
         self._db.commit()

@@ -62,9 +62,11 @@ from controller.plan.names import (
     is_log_twin,
     log_claims,
     log_twins,
+    path_parts,
     plan_file_claims,
     same_name,
     same_path,
+    split_files,
     twin_folders,
 )
 from controller.plan.plans import MAX_PATH_PARTS, PLAN_FILES, SOURCE_FILES, unsafe_name
@@ -290,6 +292,8 @@ class Lifecycle(IndexStore):
         twins: set[str] = set()  # plans beside an entry named as their log in another spelling
         added: dict[str, bool] = {}  # new plans -> by the controller (or its move)
         for change in record.changes:
+            if "\\" in path_name(change.path):  # before any plan of the commit is judged
+                self._note_split(change)
             plan_id = plan_id_of(change.path, self.plans_dir)
             # the merged commits' makers, not the merger, wrote what a merge brought
             writes = not by_controller and not self._brought(repo, record, change)
@@ -408,12 +412,17 @@ class Lifecycle(IndexStore):
         """The plans beside whose folder ``record`` changed an entry named as the log (any
         spelling) in a folder one with theirs on some checkout (round 75: ``plans/ship/
         EXECUTION_LOG.md`` IS ``plans/Ship``'s log on a case-insensitive one)."""
-        folders = {
-            change.path.rpartition("/")[0]
-            for change in record.changes
-            if self._under_plans(change.path) and is_log_name(path_name(change.path))
-        }
-        return {t for folder in sorted(folders) for t in self._folder_twins(folder)}
+        folders: set[str] = set()
+        split: set[str] = set()  # round 77: ``plans/lo\\EXECUTION_LOG.md`` is ``plans/lo``'s log
+        for change in record.changes:
+            parts = path_parts(change.path)
+            if not is_log_name(parts[-1]) or not self._under_plans("/".join(parts)):
+                continue
+            if self._under_plans(change.path):
+                folders.add(change.path.rpartition("/")[0])
+            if "\\" in path_name(change.path):  # a root file ``plans\\ok\\EXECUTION_LOG.md``
+                split.add("/".join(parts[:-1]))
+        return {t for folder in sorted(folders | split) for t in self._folder_twins(folder)} | split
 
     def _loose_twin(self, plan_id: str) -> bool:
         """Is a log kept where no plan is (:meth:`_note_loose_log`) in a folder one with
@@ -426,7 +435,30 @@ class Lifecycle(IndexStore):
         ``plans/Lg/x``), hold an entry named as the log
         (:func:`controller.plan.names.log_claims`) at ``sha``?"""
         twins = twin_folders(plan_id, lambda f: repo.names_in(sha, f), self.plans_dir)
-        return any(log_claims(repo.names_in(sha, twin)) for twin in twins)
+        if any(log_claims(repo.names_in(sha, twin)) for twin in twins):
+            return True
+        return any(log_claims([name]) for name in self._split_files(repo, sha, plan_id).values())
+
+    def _split_files(self, repo: GitRepo, sha: str, plan_id: str) -> dict[str, str]:
+        """The files above ``plan_id``'s folder at ``sha`` that git for Windows writes into it
+        (:func:`controller.plan.names.split_files`: ``plans/fy\\PLAN.yml`` IS
+        ``plans/fy/PLAN.yml`` there; round 77), each -> its name in the folder; walked only
+        when a committed name lands in the folder (:meth:`_split_into`)."""
+        if not self._split_into(plan_id):
+            return {}
+        return split_files(plan_id, lambda f: repo.names_in(sha, f), self.plans_dir)
+
+    def _split_into(self, plan_id: str) -> bool:
+        """Does a committed path whose own name holds a backslash (``_split_names``) split
+        into a folder one with ``plan_id``'s (:func:`controller.plan.names.same_path`)?"""
+        return any(same_path("/".join(path_parts(p)[:-1]), plan_id) for p in self._split_names)
+
+    def _note_split(self, change: FileChange) -> None:
+        """Keep (or forget, deleted) a path whose own name holds a backslash (round 77)."""
+        if change.new_blob is None:
+            self._split_names.discard(change.path)
+        else:
+            self._split_names.add(change.path)
 
     def _note_log_twins(self, repo: GitRepo, record: CommitRecord, plan_ids: set[str]) -> None:
         """Do these plans' folders still hold, after ``record`` changed one, an entry named
@@ -2776,6 +2808,9 @@ class Lifecycle(IndexStore):
         folder = _claimed_folder(change.path)
         if folder is not None:
             self._rejudge(repo, record, folder, by_controller, sink)
+            if "\\" in change.path:  # its folder by the split (round 77): ``FC\\PLAN.yml``
+                for twin in self._folder_twins(folder):
+                    self._rejudge(repo, record, twin, by_controller, sink)
 
     def _judge_added(
         self, repo: GitRepo, record: CommitRecord, added: dict[str, bool], sink: EventSink | None
@@ -2793,12 +2828,17 @@ class Lifecycle(IndexStore):
         for plan_id, own in added.items():
             state = self.plans.get(plan_id)
             if state is not None:  # beside an entry named as its log (round 73), or a folder
-                # one with its own holding a log (round 75; a log where no plan is is loose)
-                state.log_claimed = bool(log_twins(listed.get(plan_id, ()))) or (
-                    (self._folder_twins(plan_id) or self._loose_twin(plan_id))
+                # one with its own holding a log (round 75; a log where no plan is is loose),
+                # or below a name git for Windows writes into it (round 77)
+                state.log_claimed = bool(log_twins(listed.get(plan_id, ()))) or bool(
+                    (
+                        self._folder_twins(plan_id)
+                        or self._loose_twin(plan_id)
+                        or self._split_into(plan_id)
+                    )
                     and self._twin_logged(repo, record.sha, plan_id)
                 )
-            if len(plan_file_claims(listed.get(plan_id, ()))) > 1:
+            if len(plan_file_claims(listed.get(plan_id, ()))) > 1 or self._split_into(plan_id):
                 self._rejudge(repo, record, plan_id, own, sink)
 
     def _rejudge(
@@ -2845,6 +2885,11 @@ class Lifecycle(IndexStore):
             for name in plan_file_claims(repo.names_in(record.sha, twin))
         ]
         held += twins
+        held += [  # a file above that git for Windows writes into the folder (round 77)
+            path
+            for path, name in self._split_files(repo, record.sha, state.plan_id).items()
+            if plan_file_claims([name])
+        ]
         moving = bool(
             self._move_source(repo, record, change)
             or self._moved_away(repo, record, change)
@@ -3883,8 +3928,9 @@ def _claimed_folder(path: str) -> str | None:
     plan file's place, or None: the folder above its first name that is a plan file's by
     :func:`controller.plan.names.plan_file_claims` (any case, HFS+'s ignored code points, NFC
     or NFD; round 72), the entry's own name included: ``plans/x/plan.yml`` (a symlink),
-    ``plans/x/PLAN.YML/notes.md`` -> ``plans/x``."""
-    parts = path.split("/")
+    ``plans/x/PLAN.YML/notes.md`` -> ``plans/x``; split as git for Windows splits it
+    (:func:`controller.plan.names.path_parts`; round 77): ``plans/fy\\PLAN.yml`` -> ``plans/fy``."""
+    parts = path_parts(path)
     at = next((i for i, name in enumerate(parts) if plan_file_claims([name])), None)
     return "/".join(parts[:at]) if at else None
 

@@ -459,8 +459,10 @@ def twin_logs(git: GitRunner, rev: str, folder: str, plans_dir: str) -> list[str
     (:func:`controller.plan.names.twin_folders`), as paths in the repo
     (``plans/ship/EXECUTION_LOG.md``, ``plans/lg/x/EXECUTION_LOG.md`` of ``plans/Lg/x``): git
     writes them into the plan's folder there, at its log's place, whoever committed them
-    (round 75 looked beside the folder only; round 76)."""
-    from controller.plan.names import log_claims, twin_folders
+    (round 75 looked beside the folder only; round 76); a file above the folder that git for
+    Windows writes into it (:func:`controller.plan.names.split_files`:
+    ``plans/lo\\EXECUTION_LOG.md``; round 77) alike."""
+    from controller.plan.names import log_claims, split_files, twin_folders
 
     if folder == ".":
         return []
@@ -471,7 +473,8 @@ def twin_logs(git: GitRunner, rev: str, folder: str, plans_dir: str) -> list[str
     found = []
     for twin in twin_folders(folder, listed, plans_dir):
         found += [f"{twin}/{log}" for log in log_claims(listed(twin))]
-    return found
+    split = split_files(folder, listed, plans_dir)
+    return found + [path for path, name in split.items() if log_claims([name])]
 
 
 def record_notes(

@@ -22,6 +22,7 @@ from controller.plan.names import (
     HELD_CODES,
     ambiguous_claims,
     source_verdict,
+    split_files,
     twin_folder_verdict,
     twin_folders,
 )
@@ -356,7 +357,8 @@ def refuse_twin(plan_id: str, names_in: Callable[[str], list[str]], plans_dir: s
     ``approved`` file; round 76: of ``plans/Team/x`` beside ``plans/team/x``, and ``wait``
     waited it out as approved)."""
     twins = {t: names_in(t) for t in twin_folders(plan_id, names_in, plans_dir)}
-    found = twin_folder_verdict(plan_id, twins) if twins else None
+    split = split_files(plan_id, names_in, plans_dir)  # round 77: ``plans/fy\PLAN.yml``
+    found = twin_folder_verdict(plan_id, twins, split) if twins or split else None
     if found is not None:
         raise PlanAmbiguous(
             f"{plan_id}: {found[1]}",

@@ -166,6 +166,39 @@ def path_twins(path: str, names_in: Callable[[str], Collection[str]], top: int =
     return sorted(twin for twin in found if twin != path)
 
 
+def split_files(
+    folder: str, names_in: Callable[[str], Iterable[str]], base: str = "."
+) -> dict[str, str]:
+    """The entries above ``folder`` (relative to the repository) whose one name holds a
+    backslash and that git for Windows writes INTO it (round 77): each, as its path, -> the
+    name it has there. Split by the one rule (:func:`path_parts`), ``plans/fy\\PLAN.yml`` is
+    ``plans/fy/PLAN.yml`` (-> ``PLAN.yml`` of ``plans/fy``), ``plans/fu\\x\\PLAN.yml`` and
+    ``plans/fm/x\\PLAN.yml`` are files of ``plans/fu/x`` and ``plans/fm/x``, found by the walk
+    of :func:`twin_folders` (a twin folder on the way too: ``plans/FM/x\\PLAN.yml``), from
+    the repository's root (a root file ``plans\\ok\\EXECUTION_LOG.md``), the plans folder
+    ``base`` entered as written. A reader counts each name as an entry of the folder: a
+    claim of its plan file's place (:func:`plan_file_claims`), of its log's
+    (:func:`log_claims`). A folder's own entries are not among them."""
+    base = "" if base in ("", ".") else base.strip("/")
+    parts = path_parts(folder)
+    top = len(path_parts(base)) if base and folder.startswith(f"{base}/") else 0
+    found: dict[str, str] = {}
+    walk = [("", 0)]
+    while walk:
+        place, at = walk.pop()
+        for entry in names_in(place):
+            split, path = path_parts(entry), f"{place}/{entry}" if place else entry
+            end = at + len(split)
+            if end == len(parts) + 1 and "\\" in entry:
+                if same_path("/".join(split[:-1]), "/".join(parts[at:])):
+                    found[path] = split[-1]
+            elif end < len(parts) and (entry == parts[at] if at < top else same_path(
+                entry, "/".join(parts[at:end])
+            )):  # fmt: skip
+                walk.append((path, end))
+    return found
+
+
 def twin_entries(name: str, names: Iterable[str]) -> list[str]:
     """The entries of a folder listing ``names`` other than ``name`` that are one entry with
     it on some checkout (:func:`same_path` of the two names): the twins of a plan's folder
@@ -343,15 +376,18 @@ def name_verdict(folder: str) -> tuple[str, str] | None:
 
 
 def twin_folder_verdict(
-    folder: str, twins: Mapping[str, Collection[str]]
+    folder: str, twins: Mapping[str, Collection[str]], split: Mapping[str, str] | None = None
 ) -> tuple[str, str] | None:
     """E_PLAN_AMBIGUOUS, as (code, why), when a folder beside ``folder`` that is one folder
     with it on some checkout (``twins``: each such folder's path -> its entries, found by
     :func:`twin_entries`) holds a plan file or a claim of its place (:func:`plan_file_claims`):
     git writes both folders' files into one there, so a reviewer reads one plan file while
     the other runs (round 75: ``plans/fcase/`` beside ``plans/FCASE/``), as for a twin file
-    in the folder itself (:func:`folder_verdict`); else None."""
+    in the folder itself (:func:`folder_verdict`); a file above it that git for Windows
+    writes into it (``split``, :func:`split_files`: ``plans/fy\\PLAN.yml``; round 77) alike;
+    else None."""
     found = [f"{twin}/{name}" for twin, names in twins.items() for name in plan_file_claims(names)]
+    found += [path for path, name in (split or {}).items() if plan_file_claims([name])]
     if not found:
         return None
     shown = " and ".join(visible(name) for name in found)

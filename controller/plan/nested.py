@@ -36,6 +36,7 @@ from controller.plan.names import (
     ambiguous_claims,
     path_twins,
     pin_problem,
+    split_files,
     twin_folder_verdict,
 )
 from controller.plan.shape import NESTED_NOT_EMPTY, NESTED_NOT_FAILING, NESTED_NOT_GIVEN
@@ -260,7 +261,8 @@ def _twin_verdict(
     round 75 compared the last part only)."""
     found = path_twins("/".join(parts), names, len(_plans_parts(config)))
     twins = {twin: names(twin) for twin in found}
-    return twin_folder_verdict("/".join(parts), twins) if twins else None
+    split = split_files("/".join(parts), names, "/".join(_plans_parts(config)))  # round 77
+    return twin_folder_verdict("/".join(parts), twins, split) if twins or split else None
 
 
 def _no_twin(

@@ -36,6 +36,7 @@ from controller.plan.names import (
     claims_a_place,
     folder_verdict,
     source_claims,
+    split_files,
     twin_folder_verdict,
     twin_folders,
 )
@@ -224,7 +225,8 @@ def _twin_problem(folder: Path, plans_dir: str) -> Problem | None:
         rel, plans_dir = folder.name, "."
     found_twins = twin_folders(rel, lambda f: _entries(top / f), plans_dir)
     twins = {twin: _entries(top / twin) for twin in found_twins}
-    found = twin_folder_verdict(rel, twins) if twins else None
+    split = split_files(rel, lambda f: _entries(top / f), plans_dir)  # round 77: fy\PLAN.yml
+    found = twin_folder_verdict(rel, twins, split) if twins or split else None
     return None if found is None else Problem(*found)
 
 

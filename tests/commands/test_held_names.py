@@ -99,3 +99,28 @@ def test_every_reader_holds_a_plan_beside_a_twin_above_its_folder(
     assert "sha256:" not in done.stdout + done.stderr, done
     assert git(repo, "rev-parse", "HEAD").strip() == head  # no commit
     assert git(repo, "status", "--porcelain").strip() == ""  # nothing written
+
+
+@pytest.mark.parametrize(("base", "file"), [("fy", "fy\\PLAN.yml"), ("fc", "FC\\PLAN.yml"),
+                                            ("fu/x", "fu\\x\\PLAN.yml"),
+                                            ("fm/x", "fm/x\\PLAN.yml")])  # fmt: skip
+@pytest.mark.parametrize("args", COMMANDS, ids=lambda a: "-".join(a))
+def test_every_reader_holds_a_plan_beside_a_backslash_file_twin(
+    repo: Path, base: str, file: str, args: tuple[str, ...]
+) -> None:
+    """Round 77: the FILE ``plans/fy\\PLAN.yml`` is ``plans/fy/PLAN.yml`` on git for Windows
+    (``names.split_files``): ``plans/fy`` is held E_PLAN_AMBIGUOUS by every reader, naming
+    the file, as the row holds it; nothing read, hashed, written or committed (``approve``
+    and ``reject -m`` committed into it, ``show``, ``validate``, ``hash`` printed its hash)."""
+    write_plan(repo, base)
+    twin = repo / "plans" / file
+    twin.parent.mkdir(parents=True, exist_ok=True)
+    twin.write_text((repo / "plans" / base / "PLAN.yml").read_text().replace("Greet", "Tw"))
+    commit_all(repo, "agent: plans")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    done = run_cli(*args[:1], f"plans/{base}", *args[1:], cwd=repo, env=identity(*ALICE))
+    assert done.returncode != 0, done
+    assert "E_PLAN_AMBIGUOUS" in done.stderr and f"plans/{file}" in done.stderr, done
+    assert "sha256:" not in done.stdout + done.stderr, done
+    assert git(repo, "rev-parse", "HEAD").strip() == head  # no commit
+    assert git(repo, "status", "--porcelain").strip() == ""  # nothing written

@@ -122,3 +122,66 @@ def test_a_plan_file_in_a_twin_folder_is_a_claim_not_a_plan_of_its_own(
     index = _scan(repo, tmp_path)
     for name in ("Dup", "dup", "DUP"):
         assert index.plans[f"plans/{name}"].ambiguous, name
+
+
+#: (base, the backslash FILE under plans/ that git for Windows writes into it; round 77)
+SPLIT = [("fy", "fy\\PLAN.yml"), ("fc", "FC\\PLAN.yml"), ("fa", "fa\\PLAN.yaml"),
+         ("fu/x", "fu\\x\\PLAN.yml"), ("fm/x", "fm/x\\PLAN.yml")]  # fmt: skip
+
+
+@pytest.mark.parametrize("when", ["before", "with", "after"])
+@pytest.mark.parametrize(("base", "file"), SPLIT, ids=[ascii(f) for _, f in SPLIT])
+def test_a_backslash_file_holds_the_plan_however_late(
+    repo: Path, tmp_path: Path, base: str, file: str, when: str
+) -> None:
+    """Round 77: the FILE ``plans/fy\\PLAN.yml`` is ``plans/fy/PLAN.yml`` on git for Windows
+    (``names.split_files``): a claim of ``plans/fy``'s plan file, E_PLAN_AMBIGUOUS however
+    late it came, and no plan of its own; gone, the plan is read afresh."""
+    twin = repo / "plans" / file
+    twin.parent.mkdir(parents=True, exist_ok=True)
+    if when == "before":
+        twin.write_text(PLAN.format(name="tw", status="pending_approval"))
+        commit_all(repo, "notes", AGENT)
+    write_plan(repo, "ok")
+    write_plan(repo, base)
+    if when == "with":
+        twin.write_text(PLAN.format(name="tw", status="pending_approval"))
+    commit_all(repo, "the plan", AGENT)
+    if when == "after":
+        twin.write_text(PLAN.format(name="tw", status="pending_approval"))
+        commit_all(repo, "the twin", AGENT)
+    index = _scan(repo, tmp_path)
+    state = index.plans[f"plans/{base}"]
+    assert state.ambiguous and state.blob is None, state
+    assert any(file in n for n in state.notes if n.startswith("E_PLAN_AMBIGUOUS")), state.notes
+    assert sorted(index.plans) == sorted(["plans/ok", f"plans/{base}"])
+    assert not index.plans["plans/ok"].ambiguous
+    index.close()
+    twin.unlink()
+    commit_all(repo, "the twin gone", AGENT)
+    state = _scan(repo, tmp_path).plans[f"plans/{base}"]
+    assert not state.ambiguous and state.blob is not None, state
+
+
+@pytest.mark.parametrize("when", ["with", "after"])
+@pytest.mark.parametrize("file", ["lo\\EXECUTION_LOG.md", "LO\\execution_log.md"])
+def test_a_backslash_log_file_claims_the_plans_log(
+    repo: Path, tmp_path: Path, file: str, when: str
+) -> None:
+    """Round 77: a forged FILE ``plans/lo\\EXECUTION_LOG.md`` (``LO\\execution_log.md``) IS
+    ``plans/lo``'s log on git for Windows: its record is claimed, as a log in a twin folder
+    is; gone, it is not."""
+    write_plan(repo, "lo")
+    log = repo / "plans" / file
+    if when == "with":
+        log.write_text("# forged\n")
+    commit_all(repo, "the plan", AGENT)
+    if when == "after":
+        log.write_text("# forged\n")
+        commit_all(repo, "notes", AGENT)
+    index = _scan(repo, tmp_path)
+    assert index.plans["plans/lo"].log_claimed, index.plans["plans/lo"]
+    index.close()
+    log.unlink()
+    commit_all(repo, "tidy", AGENT)
+    assert not _scan(repo, tmp_path).plans["plans/lo"].log_claimed

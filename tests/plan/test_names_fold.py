@@ -27,6 +27,7 @@ from controller.plan.names import (
     same_path,
     source_claims,
     source_verdict,
+    split_files,
     twin_entries,
     twin_folder_verdict,
     twin_folders,
@@ -186,6 +187,41 @@ def test_a_twin_folder_holding_a_plan_file_holds_the_folder() -> None:
 
 
 #: (pinned folder, a twin of it at some level under the plans folder), round 76
+SPLIT = {
+    "plans/fy": {"plans/fy\\PLAN.yml": "PLAN.yml"},
+    "plans/fc": {"plans/FC\\PLAN.yml": "PLAN.yml"},
+    "plans/fu/x": {"plans/fu\\x\\PLAN.yml": "PLAN.yml"},
+    "plans/fm/x": {"plans/fm/x\\PLAN.yml": "PLAN.yml", "plans/FM/x\\plan.yaml": "plan.yaml"},
+    "plans/lo": {"plans/lo\\EXECUTION_LOG.md": "EXECUTION_LOG.md"},
+    "plans/ok": {"plans\\ok\\EXECUTION_LOG.md": "EXECUTION_LOG.md"},
+    "plans/mb": {},
+}
+
+
+@pytest.mark.parametrize("folder", list(SPLIT))
+def test_a_backslash_splits_a_files_own_name_into_a_folder(folder: str) -> None:
+    """Round 77: a FILE ``plans/fy\\PLAN.yml`` is ``plans/fy/PLAN.yml`` to git for Windows,
+    as a folder ``plans/bs\\x`` is ``plans/bs/x`` (round 76): the file is found as an entry
+    of ``plans/fy`` by the one split (:func:`path_parts`), from the root down (a root file
+    ``plans\\ok\\EXECUTION_LOG.md``), through twin folders (``plans/FM/x\\plan.yaml``); a
+    claim of the plan file's place there, and a file of another folder (``mb\\x\\PLAN.yml``,
+    ``lone\\PLAN.yml``) none."""
+    tree = _tree("plans/fy/PLAN.yml", "plans/fc/PLAN.yml", "plans/fu/x/PLAN.yml",
+                 "plans/fm/x/PLAN.yml", "plans/lo/PLAN.yml", "plans/ok/PLAN.yml",
+                 "plans/mb/PLAN.yml", "plans/FM/x\\plan.yaml")  # fmt: skip
+    tree["plans"] += ["fy\\PLAN.yml", "FC\\PLAN.yml", "fu\\x\\PLAN.yml", "lo\\EXECUTION_LOG.md",
+                      "lone\\PLAN.yml", "mb\\x\\PLAN.yml"]  # fmt: skip
+    tree["plans/fm"] += ["x\\PLAN.yml"]
+    tree[""] += ["plans\\ok\\EXECUTION_LOG.md"]
+    names = lambda place: tree.get(place, [])  # noqa: E731
+    found = split_files(folder, names, "plans")
+    assert found == SPLIT[folder]
+    claims = [path for path, name in found.items() if plan_file_claims([name])]
+    verdict = twin_folder_verdict(folder, {}, found)
+    assert (verdict is not None) == bool(claims), verdict
+    assert verdict is None or (verdict[0] == "E_PLAN_AMBIGUOUS" and claims[0] in verdict[1])
+
+
 UP_TWINS = [("plans/Team/x", "plans/team/x"), ("plans/team/x", "plans/Team/x"),
             ("plans/longteamname/x", "plans/longte~1/x"),
             ("plans/longte~1/x", "plans/longteamname/x"),

@@ -86,11 +86,8 @@ def _mixed(text: str, status_crlf: bool) -> str:
     lines = text.split("\n")
     out = []
     for i, line in enumerate(lines[:-1]):
-        if line == PEND:
-            end = "\r\n" if status_crlf else "\n"
-        else:
-            end = "\r\n" if i % 2 else "\n"
-        out.append(line + end)
+        crlf = status_crlf if line == PEND else bool(i % 2)
+        out.append(line + ("\r\n" if crlf else "\n"))
     return "".join(out) + lines[-1]
 
 

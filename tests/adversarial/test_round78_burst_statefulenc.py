@@ -36,8 +36,10 @@ for ``swap``/``swapraw``; Alice commits her hand approvals; ``plangate approve``
   ``‾``): ``sjisbs`` (the agent's task ``"a \\x41 b"``, a YAML escape: git checks out bytes
   that read as the text ``"a ¥x41 b"``) and ``sjistl`` (``tilde ~ end``). Alice's ``git add``
   of her status edit stores git's reading (``¥``/``‾``): her commit rewrites the task, so it
-  is her writing (``-h`` must never run); ``-c`` runs the agent's blob at most once or
-  refuses with a code; whatever ran is the agent's task.
+  is her writing (``-h`` must never run). ``git status`` calls these files modified as soon as
+  git has checked them out (its own reading of its own bytes is not the blob), so ``plangate
+  approve`` on ``-c`` must refuse with a code (docs/operations.md: "An edit git sees stays an
+  edit"; the CLI's "approving would not cover what you see"), and ``-c`` never runs.
 
 Per ``<v>``: ``hand`` (``-h`` ran once; LOSSY/``swapraw``: never, ``sjis*``' row carries a
 code), ``cli`` (``-c`` ran once and ``plangate approve`` exited 0; LOSSY: at most once, or a
@@ -45,6 +47,34 @@ refusal with a code), ``never`` (``-n`` never ran), ``clean`` (no row waits "unc
 edits" while ``git status`` calls the variant's files clean; a control leaves none dirty),
 ``audit`` (the fresh clone's valid runs equal what ran), ``task`` (HEAD's task of ``-c`` and
 ``-n``, read as git reads the blob, is the agent's: nothing rewritten by a conversion).
+LOSSY ``cli``: refused with a code, ``-c`` never ran (git calls its file modified).
+
+Seen (round 78): BROKEN (2 ids, 1 class; the approver's CLI check skipped, nothing outside
+the committed blob ran, the fresh-clone audit agrees). **``plangate approve`` approves, and
+the pass runs, a SHIFT-JIS plan ``git status`` calls modified** (``sjisbs-cli``,
+``sjistl-cli``): the agent's blob holds ``task: "a \\\\x41 b"`` (or ``tilde ~ end``); git
+checks out 0x5C (0x7E), which git's own iconv reads back as ``¥`` (``‾``): ``git status
+--porcelain`` says `` M plans/sjisbs-c/PLAN.yml`` right after git's own checkout, and ``git
+diff`` shows the line as ``task: "a ¥¥x41 b"``. Alice's ``plangate approve plans/sjisbs-c``
+exits 0 ("approved plans/sjisbs-c in ...") and the next pass runs it once (the blob's task
+``a \\x41 b``, text her working tree never showed); the row of ``-n`` never says
+"uncommitted edits". Her hand approval of ``-h`` (``git add`` stores git's reading ``¥``) is
+refused ``E_PLAN_HASH_MISMATCH`` (held).
+Should (docs/operations.md, "Line ends and attributes": a plan file is compared "as git would
+store it" by a run and by ``plangate approve``; "An edit git sees stays an edit ('has
+uncommitted edits')"; adoption already refuses text that does not convert back for the names
+``core.checkRoundtripEncoding`` lists): ``plangate approve`` refuses (``E_USAGE`` "has
+uncommitted edits", or better ``E_ATTRIBUTE_UNSUPPORTED`` naming the text that does not
+survive the encoding, since no commit or discard can make git call it clean), and the pass
+holds the plan with that code rather than run a version the working tree does not show.
+HELD: ``jp``, ``kr``, ``u7``, ``hk``, ``u32``, ``u32le``, ``ebc`` (IBM037), ``u7alt`` (her
+value spelled in UTF-7 base64, Python's spelling of the rest), ``jpesc`` (a redundant ``ESC
+( B``), ``u32be`` (her big-endian save with its own mark), ``swap`` (UTF-16 -> UTF-32 after
+the freeze, checked out again): frozen, ``-h`` and ``-c`` ran once, ``-n`` never, ``git
+status`` clean, no wait, tasks the agent's, the fresh clone agrees. ``swapraw`` (the attribute
+changed, the files left UTF-16): git and plangate both call the files edited, ``plangate
+approve`` ``E_USAGE`` "has uncommitted edits", nothing ran (remedy: a discard works).
+``sjis*-h``: her ``git add`` stored ``¥``/``‾``, refused ``E_PLAN_HASH_MISMATCH``, never ran.
 """
 
 from __future__ import annotations
@@ -66,7 +96,17 @@ LOSSY = ["sjisbs", "sjistl"]
 LOOSE = [*LOSSY, "swapraw"]
 HANDLED = [v for v in VARIANTS if v not in LOOSE]
 WHO = ["h", "c", "n"]
-BROKEN: dict[str, object] = {}
+
+
+def _broke(what: str) -> object:
+    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 78: {what}")
+
+
+_LOSSY = (
+    "plangate approve approves (and the pass runs) a SHIFT-JIS plan git status calls modified"
+    " (the blob's \\ / ~ read back as ¥ / ‾): not compared as git would store it"
+)
+BROKEN: dict[str, object] = {"sjisbs-cli": _broke(_LOSSY), "sjistl-cli": _broke(_LOSSY)}
 
 TASK = {"jp": "日本 ok", "kr": "한국 ok", "u7": "a+b ~ café", "u7alt": "a+b ~ café",
         "hk": "\u00ca\u0304 pair", "jpesc": "日本 esc", "sjisbs": "a \\\\x41 b",
@@ -251,6 +291,11 @@ def test_a_stateful_or_lossy_encoding(lab: Lab, vid: str) -> None:
     elif c == "cli":
         if v in HANDLED:
             assert ran[f"{v}-c"] == 1 and out["cli"][v]["rc"] == 0, said
+        elif v in LOSSY:  # git status calls the file modified: approving would not cover it
+            dirty = f" M plans/{v}-c/PLAN.yml" in out["status1"]
+            assert dirty, out["status1"]
+            assert ran[f"{v}-c"] == 0, said
+            assert out["cli"][v]["rc"] != 0 and "E_" in out["cli"][v]["out"], said
         else:
             assert ran[f"{v}-c"] <= 1, said
             assert out["cli"][v]["rc"] == 0 or "E_" in out["cli"][v]["out"], said

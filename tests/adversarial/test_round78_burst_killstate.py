@@ -26,6 +26,18 @@ daemons, every CLI approval exited 0); ``clean`` (``git status`` clean at the en
 left "has uncommitted edits"); ``start`` (the restarted passes exit 0); per plan
 ``<s>-once`` (honest ``s-01`` .. ``s-17``: ``rec`` ran exactly once; ``s-18`` .. ``s-24``:
 never) and ``<s>-audit`` (the fresh clone's valid runs equal what ran).
+
+Seen (round 78): nothing broken (51 ids held). The kills landed after 3, 5 and 4 calls (12 of
+the 17 honest plans run by the three killed daemons, none twice; the ISO-2022-JP, UTF-7 and
+UTF-32 ``eol=crlf`` folders among them; the three actions cut by a kill end ``failed``
+``E_ACTION_IN_DOUBT``, never re-run); the restarted passes exited 0 and ran the other five
+once; ``s-18``/``s-19`` (a status line's end changed, the UTF-32 ``eol=crlf`` one by an extra
+CR) refused ``E_SELF_APPROVAL``, ``s-20`` (CR CR LF in a mixed file) ``unreadable``, ``s-21``
+``E_APPROVER_NOT_ALLOWED``; ``s-22`` (its attribute changed to UTF-7 mid-run), ``s-23``,
+``s-24`` never ran; ``git status`` clean before the daemons (Alice's UTF-7 re-spelling and
+big-endian UTF-32 included) and at the end, no plan waiting; the fresh-clone audit agreed plan
+by plan. (A first draft expected Alice's LF status line in the ``eol=crlf`` UTF-32 folder to be
+refused: git's clean normalises it, the blob is a plain status change, and it rightly ran.)
 """
 
 from __future__ import annotations

@@ -57,6 +57,21 @@ Per variant: ``ran`` (the ``rec`` calls: 1 for a control, 0 for an attack), ``au
 fresh clone's valid runs agree), ``said`` (a control's row carries no refusal and its CLI
 exited 0; an attack's row carries a code, is ``unreadable`` or still waits, never succeeded;
 Bob's own approvals ``E_SELF_APPROVAL``).
+
+Seen (round 78): nothing broken (84 ids held). Every control ran exactly once with the audit
+agreeing: in-place edits of an LF file, a file the agent left without a final newline (the
+freeze's appended block ends it with one, so a status line is never the last: "the last line
+without a newline" cannot be reached through a frozen plan), a CR LF file without a final line
+end, mixed LF / CR LF files with the status line ending either way (in place, rewritten strict
+with its CR LF, ``plangate approve``), ``UTF-16`` files with LF, CR LF blobs and ``eol=crlf``
+working trees (in place, strict, CLI), and Alice approving Bob's line-end-only change.
+``nofinaldrop`` (the file's final LF dropped), ``u16crlfadd``, ``u16lfdrop``, ``u16crlfcr``
+(line ends changed inside a UTF-16 file; under ``eol=crlf`` only the extra CR reaches the
+blob), ``mixflip`` (another line's end flipped with the approval), ``mixstrictlf``: refused
+``E_SELF_APPROVAL``; ``crcrlf``, ``crval``, ``crmid``, ``crkey`` (a CR inside or doubled at
+the end of the status line): ``unreadable`` ``E_YAML_PARSE`` naming the CR; ``bobeol``,
+``bobmix``, ``bobhide`` (Bob's line-end changes to the whole file or one line, before or with
+his own approval) ``E_SELF_APPROVAL``: line ends are writing, as documented.
 """
 
 from __future__ import annotations

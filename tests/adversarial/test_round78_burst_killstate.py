@@ -29,7 +29,7 @@ never) and ``<s>-audit`` (the fresh clone's valid runs equal what ran).
 
 Seen (round 78): nothing broken (51 ids held). The kills landed after 3, 5 and 4 calls (12 of
 the 17 honest plans run by the three killed daemons, none twice; the ISO-2022-JP, UTF-7 and
-UTF-32 ``eol=crlf`` folders among them; the three actions cut by a kill end ``failed``
+UTF-32 ``eol=crlf`` folders among them; an action a kill cut ends ``failed``
 ``E_ACTION_IN_DOUBT``, never re-run); the restarted passes exited 0 and ran the other five
 once; ``s-18``/``s-19`` (a status line's end changed, the UTF-32 ``eol=crlf`` one by an extra
 CR) refused ``E_SELF_APPROVAL``, ``s-20`` (CR CR LF in a mixed file) ``unreadable``, ``s-21``

@@ -20,7 +20,8 @@ for ``swap``/``swapraw``; Alice commits her hand approvals; ``plangate approve``
   ``a+b ~ café``: ``+`` and ``~`` spelled in base64), ``hk`` (``BIG5-HKSCS`` with ``Ê̄``,
   U+00CA U+0304, which iconv writes as ONE character 0x8862 and reads back as the pair),
   ``u32`` (``UTF-32``: a mark needed), ``u32le`` (``UTF-32LE``: no mark), ``ebc``
-  (``IBM037``, EBCDIC: every byte differs from ASCII, the line end is 0x25);
+  (``IBM037``, EBCDIC: every byte differs from ASCII, the line end is 0x25), ``cnext``
+  (``ISO-2022-CN-EXT``, task ``中文 ok``: SO/SI with designations per line);
 - ONE TEXT, OTHER BYTES (Alice's editor saves the same text in another spelling; the blob git
   stores differs from the agent's by the status value only: a plain status change, must run):
   ``u7alt`` (``UTF-7``: her value ``approved`` written in base64, ``+AGEAcABw...-``),
@@ -33,17 +34,20 @@ for ``swap``/``swapraw``; Alice commits her hand approvals; ``plangate approve``
   runs, at most once, a refusal carries a code);
 - LOSSY (``SHIFT-JIS``, which git's ``core.checkRoundtripEncoding`` lists by default: iconv
   writes the blob's ``\\`` as 0x5C and reads 0x5C back as ``¥``, ``~`` as 0x7E read back
-  ``‾``): ``sjisbs`` (the agent's task ``"a \\x41 b"``, a YAML escape: git checks out bytes
-  that read as the text ``"a ¥x41 b"``) and ``sjistl`` (``tilde ~ end``). Alice's ``git add``
+  ``‾``): ``sjisbs`` (the agent's line ``task: "a \\\\x41 b"``, an escaped backslash: git
+  checks out bytes that read as ``task: "a ¥¥x41 b"``) and ``sjistl`` (``tilde ~ end``). Alice's ``git add``
   of her status edit stores git's reading (``¥``/``‾``): her commit rewrites the task, so it
   is her writing (``-h`` must never run). ``git status`` calls these files modified as soon as
   git has checked them out (its own reading of its own bytes is not the blob), so ``plangate
   approve`` on ``-c`` must refuse with a code (docs/operations.md: "An edit git sees stays an
   edit"; the CLI's "approving would not cover what you see"), and ``-c`` never runs.
+  ``imap`` (``UTF-7-IMAP``, task ``a&b ~ café``: every line end is written in base64,
+  ``&AAo-``, and glibc reads the file back without its final newline) is lossy the same way
+  (``git diff``: "No newline at end of file" right after git's checkout): the same ids.
 
 Per ``<v>``: ``hand`` (``-h`` ran once; LOSSY/``swapraw``: never, ``sjis*``' row carries a
-code), ``cli`` (``-c`` ran once and ``plangate approve`` exited 0; LOSSY: at most once, or a
-refusal with a code), ``never`` (``-n`` never ran), ``clean`` (no row waits "uncommitted
+code), ``cli`` (``-c`` ran once and ``plangate approve`` exited 0; LOSSY: refused with a
+code, never ran; ``swapraw``: at most once, or a refusal with a code), ``never`` (``-n`` never ran), ``clean`` (no row waits "uncommitted
 edits" while ``git status`` calls the variant's files clean; a control leaves none dirty),
 ``audit`` (the fresh clone's valid runs equal what ran), ``task`` (HEAD's task of ``-c`` and
 ``-n``, read as git reads the blob, is the agent's: nothing rewritten by a conversion).
@@ -75,6 +79,11 @@ status`` clean, no wait, tasks the agent's, the fresh clone agrees. ``swapraw`` 
 changed, the files left UTF-16): git and plangate both call the files edited, ``plangate
 approve`` ``E_USAGE`` "has uncommitted edits", nothing ran (remedy: a discard works).
 ``sjis*-h``: her ``git add`` stored ``¥``/``‾``, refused ``E_PLAN_HASH_MISMATCH``, never ran.
+``cnext`` (``ISO-2022-CN-EXT``) ran as the controls. ``imap`` (``UTF-7-IMAP``): plangate
+agrees with git that the files are edited: ``-c``/``-n`` stay "waiting to be frozen",
+``plangate approve`` ``E_USAGE`` "has uncommitted edits", Alice's hand approval
+``E_PLAN_NOT_FROZEN``, nothing ran (the row names no code and no remedy for a wait only a
+commit of git's reading ends; not counted as a break: no doc promises a code there).
 """
 
 from __future__ import annotations
@@ -90,9 +99,10 @@ from test_round2_execution_kit import shared
 ENC = {"jp": "ISO-2022-JP", "kr": "ISO-2022-KR", "u7": "UTF-7", "hk": "BIG5-HKSCS",
        "u32": "UTF-32", "u32le": "UTF-32LE", "ebc": "IBM037", "u7alt": "UTF-7",
        "jpesc": "ISO-2022-JP", "u32be": "UTF-32", "swap": "UTF-16", "swapraw": "UTF-16",
-       "sjisbs": "SHIFT-JIS", "sjistl": "SHIFT-JIS"}  # fmt: skip
+       "sjisbs": "SHIFT-JIS", "sjistl": "SHIFT-JIS", "imap": "UTF-7-IMAP",
+       "cnext": "ISO-2022-CN-EXT"}  # fmt: skip
 VARIANTS = list(ENC)
-LOSSY = ["sjisbs", "sjistl"]
+LOSSY = ["sjisbs", "sjistl", "imap"]
 LOOSE = [*LOSSY, "swapraw"]
 HANDLED = [v for v in VARIANTS if v not in LOOSE]
 WHO = ["h", "c", "n"]
@@ -110,7 +120,7 @@ BROKEN: dict[str, object] = {"sjisbs-cli": _broke(_LOSSY), "sjistl-cli": _broke(
 
 TASK = {"jp": "日本 ok", "kr": "한국 ok", "u7": "a+b ~ café", "u7alt": "a+b ~ café",
         "hk": "\u00ca\u0304 pair", "jpesc": "日本 esc", "sjisbs": "a \\\\x41 b",
-        "sjistl": "tilde ~ end"}  # fmt: skip
+        "sjistl": "tilde ~ end", "imap": "a&b ~ café", "cnext": "中文 ok"}  # fmt: skip
 SWAPPED = "UTF-32"
 
 
@@ -154,7 +164,7 @@ def _approve_bytes(v: str, raw: bytes, swapped: bool) -> bytes | None:
         if raw.count(b"  status: pending_approval") != 1:
             return None
         return raw.replace(b"  status: pending_approval", b"\x1b(B  status: approved")
-    if v in LOSSY:  # ASCII status line; the rest untouched
+    if v in LOSSY or v in ("imap", "cnext"):  # ASCII status line; the rest untouched
         return raw.replace(b"pending_approval", b"approved") if b"pending_approval" in raw else None
     py = name[enc]
     try:

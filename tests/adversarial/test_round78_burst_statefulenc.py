@@ -35,19 +35,21 @@ for ``swap``/``swapraw``; Alice commits her hand approvals; ``plangate approve``
 - LOSSY (``SHIFT-JIS``, which git's ``core.checkRoundtripEncoding`` lists by default: iconv
   writes the blob's ``\\`` as 0x5C and reads 0x5C back as ``¥``, ``~`` as 0x7E read back
   ``‾``): ``sjisbs`` (the agent's line ``task: "a \\\\x41 b"``, an escaped backslash: git
-  checks out bytes that read as ``task: "a ¥¥x41 b"``) and ``sjistl`` (``tilde ~ end``). Alice's ``git add``
-  of her status edit stores git's reading (``¥``/``‾``): her commit rewrites the task, so it
-  is her writing (``-h`` must never run). ``git status`` calls these files modified as soon as
-  git has checked them out (its own reading of its own bytes is not the blob), so ``plangate
-  approve`` on ``-c`` must refuse with a code (docs/operations.md: "An edit git sees stays an
-  edit"; the CLI's "approving would not cover what you see"), and ``-c`` never runs.
-  ``imap`` (``UTF-7-IMAP``, task ``a&b ~ café``: every line end is written in base64,
-  ``&AAo-``, and glibc reads the file back without its final newline) is lossy the same way
-  (``git diff``: "No newline at end of file" right after git's checkout): the same ids.
+  checks out bytes that read as ``task: "a ¥¥x41 b"``) and ``sjistl`` (``tilde ~ end``).
+  Alice's ``git add`` of her status edit stores git's reading (``¥``/``‾``): her commit
+  rewrites the task, so it is her writing (``-h`` must never run). ``git status`` calls these
+  files modified as soon as git has checked them out (its own reading of its own bytes is not
+  the blob), so ``plangate approve`` on ``-c`` must refuse with a code (docs/operations.md:
+  "An edit git sees stays an edit"; the CLI's "approving would not cover what you see"), and
+  ``-c`` never runs. ``imap`` (``UTF-7-IMAP``, task ``a&b ~ café``: every line end is written
+  in base64, ``&AAo-``, and glibc reads the file back without its final newline) is lossy the
+  same way (``git diff``: "No newline at end of file" right after git's checkout): the same
+  ids.
 
 Per ``<v>``: ``hand`` (``-h`` ran once; LOSSY/``swapraw``: never, ``sjis*``' row carries a
 code), ``cli`` (``-c`` ran once and ``plangate approve`` exited 0; LOSSY: refused with a
-code, never ran; ``swapraw``: at most once, or a refusal with a code), ``never`` (``-n`` never ran), ``clean`` (no row waits "uncommitted
+code, never ran; ``swapraw``: at most once, or a refusal with a code),
+``never`` (``-n`` never ran), ``clean`` (no row waits "uncommitted
 edits" while ``git status`` calls the variant's files clean; a control leaves none dirty),
 ``audit`` (the fresh clone's valid runs equal what ran), ``task`` (HEAD's task of ``-c`` and
 ``-n``, read as git reads the blob, is the agent's: nothing rewritten by a conversion).

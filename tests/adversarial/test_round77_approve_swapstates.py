@@ -98,14 +98,8 @@ IDS = {
 ALL = [f"{k}-{w}" for k, ws in IDS.items() for w in ws]
 SELF = [v for v in ALL if v.startswith(("conv-", "src-"))]
 
-_MOVED_APPROVAL = (
-    "round 77: Alice's approval of A, then a byte-exact {} by the agent before any pass, is "
-    "read as the agent's approval at the new path (E_APPROVER_NOT_ALLOWED); A never runs"
-)
-BROKEN: dict[str, Any] = {
-    "appr-swapx": pytest.mark.xfail(strict=True, reason=_MOVED_APPROVAL.format("swap")),
-    "appr-mv": pytest.mark.xfail(strict=True, reason=_MOVED_APPROVAL.format("git mv")),
-}
+# round 77's appr-swapx, appr-mv: fixed (2026-12-01, r77movedappr)
+BROKEN: dict[str, Any] = {}
 
 
 def kind(v: str) -> str:

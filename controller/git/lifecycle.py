@@ -841,8 +841,9 @@ class Lifecycle(IndexStore):
         says other than ``approved`` takes back the approval the old file held open (the lapse,
         as the same change made in place) and a ``rejected`` withdraws the version, where it
         was read as a new plan's first status ("set rejected (from nothing)"). A move whose
-        file says ``approved`` is an approval of the version moved, made by the move's commit
-        (round 70: judged as any approval, the version approved the one moved), as before.
+        file says ``approved`` where its source said otherwise is an approval of the version
+        moved, made by the move's commit (round 70: judged as any approval, the version
+        approved the one moved), as before.
         The source's run does not follow the path (docs/plan-format.md: a moved folder is a
         new plan for its record): a source that started, or withdrawn already (its veto
         follows the hash), and a swap onto a plan that started or ended, are read as before.
@@ -854,18 +855,21 @@ class Lifecycle(IndexStore):
         withdrawal); a move the merge wrote itself is its own status change.
         A move whose file says ``approved`` carries the approval its source held open, its
         request (commit, author, kind) too, when it moves the very bytes approved
-        (:meth:`_carries_approval`, round 77: Alice's approval, then the agent's byte-exact
-        swap or ``git mv`` before any pass, was read as the agent's approval at the new path,
-        where a pass between the two commits ran it on hers); any other is the move's own."""
+        (:func:`_carries_approval`; on the line, and in a merge whichever side moved them:
+        round 77, Alice's approval, then the agent's byte-exact swap or ``git mv`` before any
+        pass, was read as the agent's approval at the new path, where a pass between the two
+        commits ran it on hers); any other approval a move's file says is the move's own."""
         before: dict[str, PlanState] = getattr(self, "_before_move", {})
         if status == "approved" and not any(s.status == "approved" for s in before.values()):
             return None  # no approval open to carry: one made with the move (round 70)
         target = self.plans.get(plan_id)
         if target is not None and target.status is not None and target.status not in NEVER_STARTED:
             return None  # a swap onto a plan that started or ended: its record, as before
-        if status != "approved" and record.is_merge and change.new_blob in self._side_plans(
-            repo, record
-        ).files.get(change.path, ()):
+        if (
+            status != "approved"
+            and record.is_merge
+            and change.new_blob in self._side_plans(repo, record).files.get(change.path, ())
+        ):
             return None  # a merged branch's move: read on that branch (:meth:`_side_lapse`)
         gone = self._paired_from(repo, record, change)
         source = before.get(gone.path) if gone is not None else None

@@ -154,7 +154,8 @@ def test_the_approved_version_runs_once_on_her_approval_whatever_the_passes(
 
 def test_an_edited_move_carries_no_approval(repo: Path) -> None:
     """Any byte changed is another version, the mover's writing (rounds 75-76): the file
-    still saying ``approved`` is the mover's approval of content it wrote, never hers."""
+    still saying ``approved`` is the mover's approval of content it wrote, never hers (a
+    control: the rule's edge, held before the fix too)."""
     _plans(repo)
     frozen = git(repo, "rev-parse", "HEAD").strip()
     approve(repo, "greet", ALICE)
@@ -167,7 +168,8 @@ def test_an_edited_move_carries_no_approval(repo: Path) -> None:
 
 def test_an_approval_made_with_the_move_stays_the_movers(repo: Path) -> None:
     """The move's commit that sets ``approved`` itself approves (round 70): Bob's move of the
-    agent's pending plan, approved in the same commit, is his approval, not an older one."""
+    agent's pending plan, approved in the same commit, is his approval, not an older one (a
+    control, held before the fix too)."""
     _plans(repo)
     frozen = git(repo, "rev-parse", "HEAD").strip()
     git(repo, "mv", "plans/greet", "plans/moved")
@@ -193,16 +195,29 @@ def test_a_lapsed_approval_is_not_carried(repo: Path) -> None:
     assert _started(repo) == []
 
 
-def test_a_branch_moving_her_approved_plan_merged_carries_her_approval(repo: Path) -> None:
-    """On a branch made after her approval, the agent moves the plan byte for byte and merges
-    it ``--no-ff``: the merge brings the same bytes to the new path, her approval with them."""
+@pytest.mark.parametrize("fork", ["after", "before"])
+def test_a_branch_moving_her_approved_plan_merged_carries_her_approval(
+    repo: Path, fork: str
+) -> None:
+    """The agent moves the plan byte for byte on a branch and merges it ``--no-ff``: made
+    after her approval, the branch holds her approved bytes; made before it, git merges the
+    branch's rename with her status change. Either way the merge brings the very bytes she
+    approved to the new path, her approval with them."""
     _plans(repo)
+    if fork == "before":
+        git(repo, "branch", "side")
     approval = approve(repo, "greet", ALICE)
-    git(repo, "checkout", "-q", "-b", "side")
+    if fork == "after":
+        git(repo, "branch", "side")
+    git(repo, "checkout", "-q", "side")
     _mv(repo)
     git(repo, "checkout", "-q", "main")
     git(repo, "merge", "-q", "--no-ff", "-m", "agent: merge side", "side", env=identity(*AGENT))
+    assert git(repo, "ls-files", "plans").split() == [
+        "plans/moved/PLAN.yml",
+        "plans/other/PLAN.yml",
+    ]
     rows = _index_rows(repo, [git(repo, "rev-parse", "HEAD").strip()])
-    assert rows["plans/moved"][2:4] == (approval, ALICE[1]), rows
+    assert rows["plans/moved"][:4] == ("approved", "plans/moved/PLAN.yml", approval, ALICE[1]), rows
     run_once(repo)
     assert _started(repo) == ["plangate: start plans/moved"]

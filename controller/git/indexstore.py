@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "88"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "90"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -280,6 +280,11 @@ INDEX_VERSION = "88"  # 3: risk and estimate per plan; 4: approval identities, f
 # of its plan file's place (E_PLAN_AMBIGUOUS) or of its log's (``log_claimed``; round 77); the
 # index keeps such paths (meta ``split_names``) and walks a folder only where one of them lands
 # 88: 87 and 86 together
+# 89: 83, and a byte-exact move of a plan whose first approval is open carries that request
+# (its commit, author and kind) to the new path, as it carries the status its source had
+# (round 77: Alice's approval, then the agent's swap or ``git mv`` before any pass, was read
+# as the agent's approval there)
+# 90: 89 and 88 together
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

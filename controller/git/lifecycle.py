@@ -873,8 +873,9 @@ class Lifecycle(IndexStore):
         says other than ``approved`` takes back the approval the old file held open (the lapse,
         as the same change made in place) and a ``rejected`` withdraws the version, where it
         was read as a new plan's first status ("set rejected (from nothing)"). A move whose
-        file says ``approved`` is an approval of the version moved, made by the move's commit
-        (round 70: judged as any approval, the version approved the one moved), as before.
+        file says ``approved`` where its source said otherwise is an approval of the version
+        moved, made by the move's commit (round 70: judged as any approval, the version
+        approved the one moved), as before.
         The source's run does not follow the path (docs/plan-format.md: a moved folder is a
         new plan for its record): a source that started, or withdrawn already (its veto
         follows the hash), and a swap onto a plan that started or ended, are read as before.
@@ -883,21 +884,31 @@ class Lifecycle(IndexStore):
         the branch's commit is read where the merged branches are (:meth:`_side_lapse`,
         :meth:`_side_withdrawal`, judged by who made it; round 34's ``mv-side``: Mallory's move
         and rejection on her branch, merged by the agent, would have been the agent's
-        withdrawal); a move the merge wrote itself is its own status change."""
-        if status == "approved":
-            return None
+        withdrawal); a move the merge wrote itself is its own status change.
+        A move whose file says ``approved`` carries the approval its source held open, its
+        request (commit, author, kind) too, when it moves the very bytes approved
+        (:func:`_carries_approval`; on the line, and in a merge whichever side moved them:
+        round 77, Alice's approval, then the agent's byte-exact swap or ``git mv`` before any
+        pass, was read as the agent's approval at the new path, where a pass between the two
+        commits ran it on hers); any other approval a move's file says is the move's own."""
+        before: dict[str, PlanState] = getattr(self, "_before_move", {})
+        if status == "approved" and not any(s.status == "approved" for s in before.values()):
+            return None  # no approval open to carry: one made with the move (round 70)
         target = self.plans.get(plan_id)
         if target is not None and target.status is not None and target.status not in NEVER_STARTED:
             return None  # a swap onto a plan that started or ended: its record, as before
-        if record.is_merge and change.new_blob in self._side_plans(repo, record).files.get(
-            change.path, ()
+        if (
+            status != "approved"
+            and record.is_merge
+            and change.new_blob in self._side_plans(repo, record).files.get(change.path, ())
         ):
             return None  # a merged branch's move: read on that branch (:meth:`_side_lapse`)
         gone = self._paired_from(repo, record, change)
-        before: dict[str, PlanState] = getattr(self, "_before_move", {})
         source = before.get(gone.path) if gone is not None else None
         if source is None or source.plan_id == plan_id or source.status not in NEVER_STARTED:
             return None
+        if status == "approved" and not _carries_approval(source, gone, change):
+            return None  # an approval made with the move: the move's commit's (round 70)
         return source
 
     def _moved_contents(self, repo: GitRepo, record: CommitRecord) -> list[FileChange]:
@@ -2313,6 +2324,9 @@ class Lifecycle(IndexStore):
                 state.status = source.status
                 state.request = dict(source.request) if source.request else None
                 old = self.facts(repo, source.blob)
+                if new.status == "approved":  # its approval carried (round 77): not voided
+                    content_changed = False
+                    self._carried_request(state, source, record, sink, snapshot)
             approved = state.status == "approved"  # an approval open before this commit
             if approved and old is not None and new.status != old.status:
                 maker = self._lapse_maker(repo, record, change)
@@ -2334,6 +2348,25 @@ class Lifecycle(IndexStore):
                 # version ran: refusing it is safe. One with no approval before it is an
                 # illegal transition, ignored (round 2: the plan runs once when approved)
                 self._note_if_start(record, plan_id, new.hash, plan_event(record, plan_id))
+
+    def _carried_request(
+        self,
+        state: PlanState,
+        source: PlanState,
+        record: CommitRecord,
+        sink: EventSink | None,
+        snapshot: PlanState | None,
+    ) -> None:
+        """The approval request ``source`` held open, carried by the byte-exact move
+        ``record`` to ``state`` (:meth:`_moved_state`, round 77): its commit, author and kind
+        stay; the audit hears the request where the plan now is, as the controller reads it."""
+        request = state.request or {}
+        kind, who = str(request.get("kind")), str(request.get("author"))
+        state.note(
+            f"{record.sha[:12]} moved from {source.file}: approval request ({kind}) by {who} "
+            f"in {str(request.get('commit'))[:12]} carried"
+        )
+        self._emit(sink, "request", state, record, snapshot, kind)
 
     def _converted(
         self, repo: GitRepo, record: CommitRecord, state: PlanState, plan_hash: str | None
@@ -3613,6 +3646,22 @@ class Lifecycle(IndexStore):
     ) -> None:
         if sink:
             sink(HistoryEvent(kind, state.plan_id, record, snapshot, state, detail))
+
+
+def _carries_approval(source: PlanState, gone: FileChange | None, change: FileChange) -> bool:
+    """Whether a move of ``source``'s plan file (``gone``, the content that left) to
+    ``change`` carries the first approval ``source`` held open (round 77): the moved bytes
+    are exactly those approved (any edit is another version, the mover's writing: rounds
+    75-76), and the request is a first approval still standing (not one of a started run's
+    pause, nor voided by a later content change)."""
+    request = source.request or {}
+    return (
+        gone is not None
+        and gone.old_blob == change.new_blob == source.blob
+        and source.status == "approved"
+        and request.get("kind") == Transition.APPROVE.value
+        and not request.get("voided_by")
+    )
 
 
 def _collected(repo: GitRepo, state: PlanState) -> dict[str, Any] | None:

@@ -71,11 +71,19 @@ Controls:
 - ``h-mvstatus-two``: Alice approves X; the agent swaps X and Y in two commits (no pass).
 
 ``h-keepstatus``, ``h-mvstatus``, ``h-mvstatus-two``: her approved, not yet run plan moved by
-the agent before any pass is read as the agent's approval made with a move
-(``E_APPROVER_NOT_ALLOWED``, docs/approvals.md: "An approval made with a move is judged as
-any approval"; a move carrying ``approved`` is not a status change from the source's state);
-nothing runs until she approves it again at its new path (asserted), then it runs once,
-hers. Noted, not a break: the safe side, and as documented.
+the agent before any pass was read as the agent's approval made with a move
+(``E_APPROVER_NOT_ALLOWED``); nothing ran until she approved it again at its new path, then
+it ran once, hers. Noted then, not a break: the safe side, and as documented.
+
+Changed (2026-12-01, r77movedappr): round 77 (``test_round77_approve_swapstates.py``
+``appr-swapx``, ``appr-mv``) held that a pass's timing must not change a verdict: with a pass
+between her approval and the move, her approval ran it. A move that keeps the very bytes
+approved now carries the source's open approval, request and all (docs/approvals.md, moves;
+``Lifecycle._moved_state``), through one commit or two (``h-mvstatus-two``: to a scratch
+folder, then onto ``<v>-y``): each of the three runs once at P1 on HER approval (asserted),
+and her approval again at gap 4 finds it ``completed`` (ignored). ``keepstatus`` (her
+``approved`` left on the path, the plans swapped under it) still runs nothing: B's bytes at X
+are not those she approved, and A's move to Y set it back to pending.
 
 Seen (round 74): nothing broke. Every attack held: the path keeping its hash
 (``samehash``: the swapped-in twin of a ran version is ``completed``, Bob's approvals ignored
@@ -131,7 +139,8 @@ EXPECT: dict[str, tuple[int, int, dict[str, str]]] = {
 ALL = list(EXPECT)
 #: A at X gated before its action 2 (tag ``<v>-x2``): Alice approves, P1 pauses it at the gate
 GATES = {"gate-swap": 0, "h-gate": 1}
-#: her approved plan moved by the agent before any pass: she approves it again at gap 4
+#: her approved plan moved by the agent before any pass (her approval carried, round 77): she
+#: approves it again at gap 4, after it ran
 MOVED_APPROVED = ["h-keepstatus", "h-mvstatus", "h-mvstatus-two"]
 TWINS = ("pick-y-swap", "pick-old-ran", "h-pick-plain")
 #: Bob approves both paths at gap 4
@@ -318,12 +327,11 @@ def test_the_lab_played_as_described(lab: Lab) -> None:
 
 
 @pytest.mark.parametrize("vid", MOVED_APPROVED)
-def test_her_approved_plan_moved_by_the_agent_waits_for_her_again(lab: Lab, vid: str) -> None:
-    """docs/approvals.md: "An approval made with a move is judged as any approval": the
-    agent's move carrying ``approved`` is the agent's, refused; nothing ran before her
-    re-approval."""
-    assert lab.after_p1[vid] == (0, 0), lab.after_p1  # type: ignore[attr-defined]
-    assert "E_APPROVER_NOT_ALLOWED" in lab.p1_codes[vid], lab.p1_codes[vid][:2000]  # type: ignore[attr-defined]
+def test_her_approved_plan_moved_by_the_agent_keeps_her_approval(lab: Lab, vid: str) -> None:
+    """docs/approvals.md, moves (round 77): a move that keeps the very bytes approved carries
+    the approval its source held open; A ran at P1, on hers, never refused as the agent's."""
+    assert lab.after_p1[vid] == (1, 0), lab.after_p1  # type: ignore[attr-defined]
+    assert "E_APPROVER_NOT_ALLOWED" not in lab.p1_codes[vid], lab.p1_codes[vid][:2000]  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("vid", cases(ALL, ALL, BROKEN))

@@ -21,8 +21,10 @@ P1 (``gate-*``/``h-gate``: A runs action 1 and pauses; ``h-apr``: A runs). Gap 2
 fresh clone.
 
 What must hold: ``gate-*``: A's action 1 ran once, its gated action 2 never, B never runs
-while A's run holds the path; ``apr-*``: Alice's approval of A, moved with it, runs
-nothing (A never runs), and Bob's approval of B at ``plans/<v>-x`` (a new life there: A
+while A's run holds the path; ``apr-swap``, ``apr-rm``: Alice's approval of A, moved with
+its file edited (or removed with it), runs nothing (A never runs); ``apr-swapx``: A's file
+moved byte for byte carries her approval (round 77, below), so A runs once at P1, on her
+approval, at ``plans/<v>-y``; Bob's approval of B at ``plans/<v>-x`` (a new life there: A
 never started) runs B once (``apr-rm``, ``apr-swapx``, ``apr-swap``). Controls: ``h-gate``
 (Bob opens A's gate: action 2 runs once) and ``h-apr`` (A runs once). The fresh clone's
 audit agrees with the controller on every id.
@@ -35,6 +37,15 @@ approval of B at ``plans/<v>-x`` ran B once (A had never started: the edited swa
 read as a new life, unlike over a ran or rejected plan, ``test_round76_approve_moveedges``).
 Controls ``h-gate`` (Bob's approval opened A's gate, action 2 once) and ``h-apr`` ran. The
 fresh clone's audit agreed with the controller on every id.
+
+Changed (2026-12-01, r77movedappr): ``apr-swapx`` expected A never to run, Alice's approval
+of it lost by the agent's byte-exact swap before any pass (read as the agent's approval at
+``plans/<v>-y``, refused). Round 77 (``test_round77_approve_swapstates.py`` ``appr-swapx``,
+``appr-mv``) held that a pass's timing must not change a verdict: with a pass between her
+approval and the swap, A ran on her approval. A move that keeps the very bytes approved now
+carries the source's open approval (docs/approvals.md, moves; ``Lifecycle._moved_state``),
+so A runs once, approver alice, at P1; the edited swap and ``git rm -r`` + edited ``git mv``
+(``apr-swap``, ``apr-rm``) still carry nothing (another version, the mover's writing).
 """
 
 from __future__ import annotations
@@ -140,6 +151,7 @@ def runs_of(report: dict[str, Any], v: str) -> list[dict[str, Any]]:
 WANT = {
     **{v: (1, 0, 0) for v in GATES},
     **{v: (0, 0, 1) for v in APRS},
+    "apr-swapx": (1, 0, 1),  # her approval carried by the byte-exact swap (round 77)
     "h-gate": (1, 1, 0),
     "h-apr": (1, 0, 0),
 }
@@ -147,7 +159,7 @@ WANT = {
 
 def test_p1_ran_what_the_story_says(lab: Lab) -> None:
     for v in ALL:
-        want = (1, 0, 0) if v in (*GATES, *HONEST) else (0, 0, 0)
+        want = (1, 0, 0) if v in (*GATES, *HONEST, "apr-swapx") else (0, 0, 0)
         assert lab.p1[v] == want, (v, lab.p1[v], lab.final[v][:2000])  # type: ignore[attr-defined]
 
 

@@ -42,8 +42,14 @@ its copy is ``E_SELF_APPROVAL`` (round 75: converted content takes the source's 
 Everywhere the approval of the agent's moved content (by Bob; by Alice where Bob wrote the
 folder: "The path's writers stay") runs it once, and the fresh clone's audit agrees.
 
-Seen (round 77): 2 ids BROKE (strict xfails; honest work refused), one class: **an approval
-committed before a byte-exact move, with no pass between, is read as the mover's**.
+Seen (round 77): 2 ids BROKE (strict xfails; honest work refused), one class, both fixed
+(2026-12-01, r77movedappr): a move whose file says ``approved`` and keeps the very bytes its
+source held approved carries the source's open first approval, its request (commit, author,
+kind) too, as it carries any other status its source had (``Lifecycle._moved_state``,
+``_carries_approval``; on the line and in merges), and the audit hears the request at the new
+path; an edited move, or an approval made by the move's own commit, stays the mover's (index
+version 88). As found: **an approval committed before a byte-exact move, with no pass
+between, is read as the mover's**.
 ``appr-swapx``: Alice sets ``approved`` on the agent's ``plans/<v>`` (one commit), then the
 agent exchanges the files of ``plans/<v>`` and ``plans/<v>-w`` byte for byte (next commit);
 the pass reads "approval request (approve) by agent@example.com" at ``plans/<v>-w`` and
@@ -98,14 +104,8 @@ IDS = {
 ALL = [f"{k}-{w}" for k, ws in IDS.items() for w in ws]
 SELF = [v for v in ALL if v.startswith(("conv-", "src-"))]
 
-_MOVED_APPROVAL = (
-    "round 77: Alice's approval of A, then a byte-exact {} by the agent before any pass, is "
-    "read as the agent's approval at the new path (E_APPROVER_NOT_ALLOWED); A never runs"
-)
-BROKEN: dict[str, Any] = {
-    "appr-swapx": pytest.mark.xfail(strict=True, reason=_MOVED_APPROVAL.format("swap")),
-    "appr-mv": pytest.mark.xfail(strict=True, reason=_MOVED_APPROVAL.format("git mv")),
-}
+# round 77's appr-swapx, appr-mv: fixed (2026-12-01, r77movedappr)
+BROKEN: dict[str, Any] = {}
 
 
 def kind(v: str) -> str:

@@ -252,10 +252,10 @@ def _on_disk(repo: GitRepo, plan_file: Path, rel: str, committed: bytes) -> str:
     CRLF line ends into LF, so every committed CRLF plan read as edited), through git's
     built-in conversions (round 75: a ``.gitattributes`` ``eol=crlf`` checkout, which ``git
     status`` calls clean, read as edited; round 76: ``ident``, ``working-tree-encoding``).
-    Bytes that are no UTF-8 even so (an encoding's rules broken) read as an edit."""
-    # never "equal to the commit, so clean" (round 78): see WorkTree.as_committed
+    Bytes that are no UTF-8 even so (an encoding's rules broken) read as an edit; the
+    committed bytes themselves are taken as they are (as the controller takes them)."""
     raw = plan_file.read_bytes()
-    return repo.as_committed(rel, raw, committed=committed).decode("utf-8", "replace")
+    return (raw if raw == committed else repo.as_committed(rel, raw)).decode("utf-8", "replace")
 
 
 def _refuse_uncommitted(committed: str, on_disk: str, rel: str) -> None:

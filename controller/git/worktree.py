@@ -13,10 +13,10 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
-from controller.errors import AttributeUnsupported, GitError, PlangateError
+from controller.errors import GitError, PlangateError
 from controller.fsutil import read_regular
 from controller.git import conversion, eol
 from controller.git.base import git_failure
@@ -24,8 +24,6 @@ from controller.git.objects import _BLOB_MODE, Objects, blob_id, stream_blob_id
 from controller.git.records import ZERO, Person
 
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git hash-object -t tree /dev/null
-#: Index modes of entries that are no file's bytes: a symbolic link, a submodule.
-_NOT_FILES = ("120000", "160000")
 
 
 class WorkTree(Objects):
@@ -41,53 +39,18 @@ class WorkTree(Objects):
 
     #: (the repository config file's stat, its core.autocrlf/core.eol/...) as last read
     _eol_config: tuple[tuple[int, ...], eol.EolConfig] | None = None
-    #: Each path's conversion as asked while :meth:`remembering_conversions` (one controller
-    #: pass: its plan files asked of ``git check-attr`` at once, not once per file); None:
-    #: every question asks git.
-    _remembered: dict[str, conversion.Conversion] | None = None
-
-    @contextlib.contextmanager
-    def remembering_conversions(self, paths: Sequence[str] = ()) -> Iterator[None]:
-        """Within: a path's conversion is asked of git once (``paths`` at once, first). A
-        pass reads its plan files' attributes as one snapshot, as ``git status`` does; the
-        next pass asks again."""
-        outer = self._remembered is not None
-        if not outer:
-            self._remembered = {}
-        try:
-            if paths:
-                self.conversions(paths)
-            yield
-        finally:
-            if not outer:
-                self._remembered = None
 
     def conversions(self, paths: Sequence[str]) -> dict[str, conversion.Conversion]:
         """Git's built-in conversion of each of ``paths`` (:mod:`controller.git.conversion`):
         their line-end, ``ident`` and ``working-tree-encoding`` attributes as ``git
         check-attr`` reads them (it runs nothing an attribute names) and ``core.autocrlf``/
         ``core.eol`` (``core.checkRoundtripEncoding``)."""
-        remembered = self._remembered
-        if remembered is None:
-            return self._asked_conversions(paths) or {path: conversion.NONE for path in paths}
-        missing = list(dict.fromkeys(path for path in paths if path not in remembered))
-        found = self._asked_conversions(missing) if missing else {}
-        if found is None:  # one path git cannot name fails the question: each asked alone
-            found = {}
-            for path in missing:
-                found.update(self._asked_conversions([path]) or {path: conversion.NONE})
-        remembered.update(found)
-        return {path: remembered[path] for path in paths}
-
-    def _asked_conversions(self, paths: Sequence[str]) -> dict[str, conversion.Conversion] | None:
-        """``git check-attr`` of ``paths``; None when git refuses the question (a path it
-        cannot name: no conversion, the file reads as edited)."""
         if self.bare or not paths:
             return {path: conversion.NONE for path in paths}
         found: dict[str, dict[str, str]] = {path: {} for path in paths}
         got = self.run_raw("check-attr", "-z", *conversion.ATTRIBUTES, "--", *paths)
-        if got.returncode != 0:
-            return None
+        if got.returncode != 0:  # a path git cannot name: no conversion (reads as edited)
+            return {path: conversion.NONE for path in paths}
         out = got.stdout.decode("utf-8", "surrogateescape").split("\0")
         for path, name, value in zip(out[0::3], out[1::3], out[2::3], strict=False):
             found.setdefault(path, {})[name] = value
@@ -118,25 +81,14 @@ class WorkTree(Objects):
             self._eol_config = (key, config)
         return self._eol_config[1]
 
-    def as_committed(
-        self, path: str, data: bytes, *, adding: bool = False, committed: bytes | None = None
-    ) -> bytes:
+    def as_committed(self, path: str, data: bytes, *, adding: bool = False) -> bytes:
         """What git stores for the working-tree bytes ``data`` at ``path``: what it compares
         to tell a clean file from an edited one (``git status``), through git's built-in
         conversions (line ends, ``ident``, ``working-tree-encoding``; round 76).
         :class:`~controller.errors.AttributeUnsupported`: an encoding it cannot apply, or
         (``adding``: the bytes are to be committed, as ``git add`` would) bytes git refuses
-        to add. ``committed``: the blob the caller compares with; bytes equal to it are
-        taken as they are where the encoding cannot be applied (git, whose iconv cannot
-        open it either, hashes them as they are). Equal bytes are no proof of a clean file
-        otherwise: git's conversion may read them as other text (round 78: SHIFT-JIS reads
-        the blob's 0x5C back as a yen sign, and ``git status`` calls it modified)."""
-        try:
-            return conversion.to_git(data, self.conversions([path])[path], path, adding=adding)
-        except AttributeUnsupported:
-            if committed is not None and data == committed and not adding:
-                return data
-            raise
+        to add."""
+        return conversion.to_git(data, self.conversions([path])[path], path, adding=adding)
 
     def as_checked_out(self, files: Mapping[str, bytes | None]) -> dict[str, bytes | None]:
         """``files`` (blobs) as git would check them out (its built-in conversions)."""
@@ -427,13 +379,11 @@ class WorkTree(Objects):
         base = ("--no-optional-locks", "-c", "core.quotePath=false")
         entries = self.run(*base, "ls-files", "-s", "-z", "--", *paths).split("\0")
         modified = set(self._staged(base, paths))
-        listed = [entry.partition("\t") for entry in filter(None, entries)]
-        files = [path for meta, _, path in listed if meta.split(" ")[0] not in _NOT_FILES]
-        with self.remembering_conversions(files):  # one check-attr for all of them
-            for meta, _, path in listed:
-                mode, sha, stage = meta.split(" ")
-                if stage != "0" or not self._worktree_holds(path, mode, sha):
-                    modified.add(path)
+        for entry in filter(None, entries):
+            meta, _, path = entry.partition("\t")
+            mode, sha, stage = meta.split(" ")
+            if stage != "0" or not self._worktree_holds(path, mode, sha):
+                modified.add(path)
         others = self.run(*base, "ls-files", "-z", "--others", "--exclude-standard", "--", *paths)
         return modified, set(filter(None, others.split("\0")))
 
@@ -447,16 +397,14 @@ class WorkTree(Objects):
         return list(filter(None, out.split("\0")))
 
     def _worktree_holds(self, path: str, mode: str, sha: str) -> bool:
-        """Does the working tree's ``path`` hold the blob ``sha`` as git would store it
-        through its built-in conversions (what ``git status`` calls clean)?"""
-        if mode in _NOT_FILES:
-            return self._worktree_id(path, mode) == sha
-        # bytes equal to the blob are clean only if git's conversion leaves them so (round
-        # 78: SHIFT-JIS reads the blob's 0x5C back as a yen sign: git calls that modified)
+        """Does the working tree's ``path`` hold the blob ``sha``: as it is on disk, or as git
+        would store it through its built-in conversions (what ``git status`` calls clean)?"""
+        raw = self._worktree_id(path, mode)
+        if raw == sha or raw is None or mode in ("120000", "160000"):
+            return raw == sha
         try:
             data = read_regular(self.path / path, root=self.path)
-            stored = self.as_committed(path, data, committed=data if blob_id(data) == sha else None)
-            return blob_id(stored) == sha
+            return blob_id(self.as_committed(path, data)) == sha
         except (OSError, PlangateError):  # AttributeUnsupported too: reads as edited
             return False
 

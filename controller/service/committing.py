@@ -155,18 +155,16 @@ class Committing(ControllerCore):
         committed = self._read_committed(state.file, head)
         try:
             raw = fsutil.read_regular(self.repo.path / state.file, root=self.repo.path)
-            if (
-                committed is not None
-                and execution is not None
-                and raw.decode("utf-8", "replace")
-                == _with_execution(committed.decode("utf-8", "replace"), execution)
+            if committed is not None and (
+                raw == committed
+                or (
+                    execution is not None
+                    and raw.decode("utf-8", "replace")
+                    == _with_execution(committed.decode("utf-8", "replace"), execution)
+                )
             ):
-                return  # the engine's own last write, as it wrote it: git is not asked
-            # bytes equal to the commit are not clean by that alone: git's conversion may
-            # read them as other text (round 78: SHIFT-JIS reads 0x5C as a yen sign); a pass
-            # asks its plan files' attributes at once (WorkTree.remembering_conversions)
-            stored = self.repo.as_committed(state.file, raw, committed=committed)
-            on_disk = stored.decode("utf-8", "replace")
+                return  # as committed, or with the engine's own last write: git is not asked
+            on_disk = self._worktree_bytes(state.file, committed, raw).decode("utf-8", "replace")
         except OSError:
             return
         except AttributeUnsupported as exc:  # round 76: an encoding it cannot apply
@@ -189,15 +187,26 @@ class Committing(ControllerCore):
                 "(commit or discard them)"
             )
 
-    def _worktree_bytes(self, file: str, *, adding: bool = False) -> bytes:
+    def _worktree_bytes(
+        self,
+        file: str,
+        committed: bytes | None = None,
+        raw: bytes | None = None,
+        *,
+        adding: bool = False,
+    ) -> bytes:
         """The working tree's ``file`` as git would store it (its built-in conversions,
         :meth:`~controller.git.worktree.WorkTree.as_committed`; round 75: a ``.gitattributes``
         ``eol=crlf`` left every plan waiting on edits nobody made; round 76: ``ident`` and
-        ``working-tree-encoding`` too). Never through a link. ``adding``: the bytes are to be
+        ``working-tree-encoding`` too). Never through a link. ``raw``: the bytes already
+        read (the outcome's check reads them first: a run's file differs from its commit by
+        the engine's ``execution:`` block, and asking ``git check-attr`` for each of a
+        1,000-plan burst doubled the daemon's git children). ``adding``: the bytes are to be
         committed (an adoption): bytes ``git add`` would refuse are
         :class:`~controller.errors.AttributeUnsupported` (round 77), never stored by a guess."""
-        raw = fsutil.read_regular(self.repo.path / file, root=self.repo.path)
-        return self.repo.as_committed(file, raw, adding=adding)
+        if raw is None:
+            raw = fsutil.read_regular(self.repo.path / file, root=self.repo.path)
+        return raw if raw == committed else self.repo.as_committed(file, raw, adding=adding)
 
     def _commit_plan(
         self,

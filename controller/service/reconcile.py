@@ -101,34 +101,29 @@ class Controller(Deciding, Outcomes):
         jobs: list[Job] = []
         # The pass's events share commits (the first one alone, at once); in remote mode
         # each commit is also a push, so sharing saves a round trip per plan.
-        looked_at = self._to_look_at()
-        # their files' attributes asked of git at once, a snapshot for the pass (round 78:
-        # a file's bytes equal to its commit are not clean by that alone)
-        files = [state.file for state in looked_at if state.file and self.config.remote is None]
         self._batching(first_alone=True)
-        with self.repo.remembering_conversions(files):
-            try:
-                running = self.running()
-                for state in looked_at:
-                    if state.plan_id in running:
-                        if state.abort_requested:
-                            with self._jobs_lock:
-                                self._abort.add(state.plan_id)
-                        continue
-                    if self._aside_plan(state):
-                        continue  # the remote refused its last commit: it waits (round 40)
-                    job = self._act(state)
-                    if job is not None:
-                        jobs.append(job)
-                for path in sorted(untracked):
-                    if not self._settled(path):
-                        continue  # an agent may be about to commit it: adopting would race
-                    self._adopt(path)
-                self._convert_sources()
-                self._flush(stop=True)
-            finally:
-                self._drop_batch()  # after a failure: nothing of it was committed
-                self._claims.clear()  # started ones are in `executed` now
+        try:
+            running = self.running()
+            for state in self._to_look_at():
+                if state.plan_id in running:
+                    if state.abort_requested:
+                        with self._jobs_lock:
+                            self._abort.add(state.plan_id)
+                    continue
+                if self._aside_plan(state):
+                    continue  # the remote refused its last commit: it waits, alone (round 40)
+                job = self._act(state)
+                if job is not None:
+                    jobs.append(job)
+            for path in sorted(untracked):
+                if not self._settled(path):
+                    continue  # an agent may be about to commit it: adopting would race its commit
+                self._adopt(path)
+            self._convert_sources()
+            self._flush(stop=True)
+        finally:
+            self._drop_batch()  # after a failure: nothing of it was committed
+            self._claims.clear()  # started ones are in `executed` now
         jobs += self._take_started()
         jobs += self._owned_jobs({j.plan_id for j in jobs} | self._dispatched)
         return jobs

@@ -55,9 +55,6 @@ edits" while ``git status`` calls the variant's files clean; a control leaves no
 ``-n``, read as git reads the blob, is the agent's: nothing rewritten by a conversion).
 LOSSY ``cli``: refused with a code, ``-c`` never ran (git calls its file modified).
 
-Fixed 2026-12-01 by the lead: every check of a working-tree file (`plangate approve`, the pass, the
-outcome, local mode's index notes) reads it as git would store it, never "equal to the commit,
-so clean" (`WorkTree.remembering_conversions`: a pass asks its plan files' attributes at once).
 Seen (round 78): BROKEN (2 ids, 1 class; the approver's CLI check skipped, nothing outside
 the committed blob ran, the fresh-clone audit agrees). **``plangate approve`` approves, and
 the pass runs, a SHIFT-JIS plan ``git status`` calls modified** (``sjisbs-cli``,
@@ -113,7 +110,15 @@ HANDLED = [v for v in VARIANTS if v not in LOOSE]
 WHO = ["h", "c", "n"]
 
 
-BROKEN: dict[str, object] = {}  # fixed 2026-12-01 by the lead (see the docstring)
+def _broke(what: str) -> object:
+    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 78: {what}")
+
+
+_LOSSY = (
+    "plangate approve approves (and the pass runs) a SHIFT-JIS plan git status calls modified"
+    " (the blob's \\ / ~ read back as ¥ / ‾): not compared as git would store it"
+)
+BROKEN: dict[str, object] = {"sjisbs-cli": _broke(_LOSSY), "sjistl-cli": _broke(_LOSSY)}
 
 TASK = {"jp": "日本 ok", "kr": "한국 ok", "u7": "a+b ~ café", "u7alt": "a+b ~ café",
         "hk": "\u00ca\u0304 pair", "jpesc": "日本 esc", "sjisbs": "a \\\\x41 b",

@@ -55,6 +55,9 @@ edits" while ``git status`` calls the variant's files clean; a control leaves no
 ``-n``, read as git reads the blob, is the agent's: nothing rewritten by a conversion).
 LOSSY ``cli``: refused with a code, ``-c`` never ran (git calls its file modified).
 
+Tried (2026-12-01, the lead) and reverted: reading every file through its conversion fixed
+these two ids but made round 8's untouched UTF-8 file under a later ``working-tree-encoding``
+wait (git calls it clean by the index's stat data); the fix must follow git's stat check.
 Seen (round 78): BROKEN (2 ids, 1 class; the approver's CLI check skipped, nothing outside
 the committed blob ran, the fresh-clone audit agrees). **``plangate approve`` approves, and
 the pass runs, a SHIFT-JIS plan ``git status`` calls modified** (``sjisbs-cli``,

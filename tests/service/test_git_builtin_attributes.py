@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import structlog.testing
 
 from controller.git import iconv
 from tests.support.gitenv import AGENT, ALICE, commit_all, git, identity
@@ -121,9 +122,7 @@ def test_an_encoding_it_cannot_apply_holds_with_its_code(repo: Path) -> None:
     assert "frozen" not in head_plan(repo)
 
 
-def test_an_adoption_git_add_would_refuse_waits_with_its_code(
-    repo: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_an_adoption_git_add_would_refuse_waits_with_its_code(repo: Path) -> None:
     """Local mode commits an uncommitted plan file as ``git add`` would store it: bytes git
     refuses to add in the encoding (UTF-8 ``✓`` is no EUC-JP) are never committed as a guess
     (round 77)."""
@@ -132,9 +131,10 @@ def test_an_adoption_git_add_would_refuse_waits_with_its_code(
     write_plan(repo, text=PLAN.replace("Say hello", "Say hello, ✓,"))
     refused = git(repo, "add", "plans/greet/PLAN.yml", check=False)  # git's own answer
     assert git(repo, "ls-files", "plans") == "", refused
-    with controller(repo) as ctl:
+    # the events themselves, however an earlier test in this worker configured logging
+    with structlog.testing.capture_logs() as events, controller(repo) as ctl:
         ctl.run_once()
-    said = [line for line in caplog.text.splitlines() if "plan_waiting" in line]
+    said = [str(e.get("reason")) for e in events if e["event"] == "plan_waiting"]
     assert len(said) == 1 and "cannot adopt plans/greet/PLAN.yml" in said[0], said
     assert "E_ATTRIBUTE_UNSUPPORTED" in said[0] and "`git add` refuses it" in said[0]
     assert git(repo, "ls-files", "plans") == ""  # nothing committed

@@ -99,10 +99,12 @@ twin folders); the index (``_ambiguity``, ``_claimed_folder`` by ``path_parts``,
 for the CLI, the writers, MCP, the page, a pin; ``ownrecord.twin_logs``) count each as a
 claim of the plan file's or the log's place, and the audit's pathspecs list root backslash
 names (``recorded.TWIN_SPECS``): the five plan-file pairs, ``mb``, ``fp``, ``pin-bs``,
-``{lo,lo2}:*`` and ``policy-{bsfile,bsupper}`` pass. Open: ``f-json:*`` (7 ids, strict
-xfails): ``plans/fj\\PLAN.json`` is now ``plans/fj``'s ``PLAN.json`` to every reader, and a
-``PLAN.json`` beside a ``PLAN.yml`` is a note, not a plan (docs/formats.md; so is one in a
-twin folder): holding ``fj`` would be a second rule for that one spelling, left to decide.
+``{lo,lo2}:*`` and ``policy-{bsfile,bsupper}`` pass. ``f-json:*`` (7 ids) decided by the
+lead (2026-12-01), expectation changed: ``plans/fj\\PLAN.json`` is ``plans/fj``'s
+``PLAN.json`` to every reader, and a source beside a ``PLAN.yml`` is a note, not a plan
+(docs/formats.md; every converted folder holds its source so), so ``fj`` runs its reviewed
+``PLAN.yml`` once and no reader shows the note's content; holding ``fj`` would be a second
+rule for one spelling of that note.
 Held: the backslash twins never ran their own action; the lone backslash file, the
 ``plans/lib\\n`` pin, the two-level pin chain never ran; the FOLDER ``plans/lb\\x`` holding a
 forged log is E_UNSAFE_PATH and noted on ``plans/lb/x``; the case twins of the policy are
@@ -300,14 +302,13 @@ PIDS = [
     for p in PAIRS
     for w in ("base-held", "twin-never", "show", "validate", "hash", "mcp-log", "page", "api")
 ]
-JSON_WHY = (
-    "open (r77bsfile): a PLAN.json beside a PLAN.yml is a note, not a plan (docs/formats.md), "
-    "in the plan's own folder or a twin folder alike; fj\\PLAN.json now splits to that note"
-)
-PBROKEN: dict[str, Any] = {  # the other pairs fixed (2026-12-01, r77bsfile)
-    f"f-json:{w}": _xf(JSON_WHY)
-    for w in ("base-held", "show", "validate", "hash", "mcp-log", "page", "api")
-}
+#: Decided (2026-12-01, lead): ``plans/fj\\PLAN.json`` is ``plans/fj``'s ``PLAN.json`` on a
+#: Windows checkout, and a source beside a ``PLAN.yml`` is a note, never a plan
+#: (docs/formats.md: every converted folder holds its source beside the ``PLAN.yml`` written
+#: from it; holding ``fj`` would be a second rule for one spelling of that note). ``fj`` runs
+#: its reviewed ``PLAN.yml`` once; every reader shows that plan, never the note's content.
+NOTE_PAIRS = {"f-json"}
+PBROKEN: dict[str, Any] = {}  # the other pairs fixed (2026-12-01, r77bsfile)
 
 
 @pytest.mark.parametrize("vid", cases(PIDS, PIDS, PBROKEN))
@@ -324,6 +325,13 @@ def test_a_backslash_file_twin_holds_the_plan(lab: Lab, vid: str) -> None:
     row = _row(got, base)
     if what == "twin-never":
         assert got["calls"][f"{pid}-tw"] == 0, got["calls"]
+        return
+    if pid in NOTE_PAIRS:  # a note beside the plan file: the reviewed plan runs, once
+        if what == "base-held":
+            assert got["calls"][pid] == 1 and row.get("status") == "completed", row
+            return
+        text = got[what][base]
+        assert "E_PLAN_AMBIGUOUS" not in text and f"{pid}-tw" not in text, text[:800]
         return
     if what == "base-held":
         assert got["calls"][pid] == 0, (got["calls"], row)

@@ -37,8 +37,8 @@ class WorkTree(Objects):
     #: working tree held at each noted path then (see note_index_update).
     _note_context = b"-\n"
 
-    #: (the repository config file's stat, its core.autocrlf/core.eol/...) as last read
-    _eol_config: tuple[tuple[int, ...], eol.EolConfig] | None = None
+    #: (the config files' stats, their core.autocrlf/core.eol/...) as last read
+    _eol_config: tuple[tuple[tuple[int, ...], ...], eol.EolConfig] | None = None
 
     def conversions(self, paths: Sequence[str]) -> dict[str, conversion.Conversion]:
         """Git's built-in conversion of each of ``paths`` (:mod:`controller.git.conversion`):
@@ -59,12 +59,10 @@ class WorkTree(Objects):
 
     def _eol_settings(self) -> eol.EolConfig:
         """``core.autocrlf``/``core.eol``/``core.checkRoundtripEncoding`` as git reads them,
-        again when the config changes."""
-        try:
-            seen = os.stat(self.git_dir / "config")
-            key: tuple[int, ...] = (seen.st_ino, seen.st_mtime_ns, seen.st_size)
-        except OSError:
-            key = ()
+        again when one of the files git reads them from changes (:func:`_config_files`: the
+        repository's, and the operator's global and system files: a ``git config --global
+        core.autocrlf true`` while the daemon runs applies from its next pass)."""
+        key = tuple(_stat_key(path) for path in _config_files(self.git_dir))
         if self._eol_config is None or self._eol_config[0] != key:
             got = self.run_raw(
                 "config", "-z", "--get-regexp", r"^core\.(autocrlf|eol|checkroundtripencoding)$"
@@ -424,6 +422,34 @@ class WorkTree(Objects):
             if not stat.S_ISREG(seen.st_mode):
                 return None
             return stream_blob_id(handle, seen.st_size)
+
+
+def _config_files(git_dir: Path) -> list[Path]:
+    """The config files git reads, as its ``config.c`` finds them: the system file (unless
+    ``GIT_CONFIG_NOSYSTEM``), the global ones (``GIT_CONFIG_GLOBAL``, else
+    ``$XDG_CONFIG_HOME/git/config`` and ``~/.gitconfig``), the repository's and its
+    worktree's. A file one of them includes is not followed: editing it applies after a
+    restart, or after any of these is touched."""
+    env = os.environ
+    files: list[Path] = []
+    if not env.get("GIT_CONFIG_NOSYSTEM"):
+        files.append(Path(env.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"))
+    if "GIT_CONFIG_GLOBAL" in env:
+        files.append(Path(env["GIT_CONFIG_GLOBAL"]))
+    else:
+        home = Path(env.get("HOME") or "~").expanduser()
+        xdg = env.get("XDG_CONFIG_HOME") or str(home / ".config")
+        files += [Path(xdg) / "git" / "config", home / ".gitconfig"]
+    return [*files, git_dir / "config", git_dir / "config.worktree"]
+
+
+def _stat_key(path: Path) -> tuple[int, ...]:
+    """What tells one version of a file from the next (none: ``()``)."""
+    try:
+        seen = os.stat(path)
+    except OSError:
+        return ()
+    return (seen.st_ino, seen.st_mtime_ns, seen.st_size)
 
 
 def _index_bytes(index: Path) -> bytes | None:

@@ -46,3 +46,21 @@ def test_stored_and_checked_out_as_git_does(repo: Path, attr: str, autocrlf: str
             assert gitrepo.as_checked_out({path: blob})[path] == want, (name, blob, want)
     finally:
         gitrepo.close()
+
+
+def test_a_global_line_end_setting_applies_to_the_next_read(repo: Path) -> None:
+    """``git config --global core.autocrlf true`` while the daemon runs: what git checks out
+    from then on has CR LF, and the controller's next write does too (it read the repository's
+    config file only: its writes kept LF, which git then read as edits)."""
+    gitrepo = GitRepo(repo)
+    try:
+        blob = b"plan:\n  name: x\n"
+        assert gitrepo.as_checked_out({"a.yml": blob})["a.yml"] == blob
+        git(repo, "config", "--global", "core.autocrlf", "true")
+        try:
+            assert gitrepo.as_checked_out({"a.yml": blob})["a.yml"] == blob.replace(b"\n", b"\r\n")
+        finally:
+            git(repo, "config", "--global", "--unset", "core.autocrlf")
+        assert gitrepo.as_checked_out({"a.yml": blob})["a.yml"] == blob
+    finally:
+        gitrepo.close()

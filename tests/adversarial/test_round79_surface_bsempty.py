@@ -31,6 +31,34 @@ Variants:
 - ``pin-{lr,le}:{row,ran}`` (4): the parent is invalid and never runs;
 - ``{ctl,ctl2}:ran`` (2, controls): run once, readers name no code;
 - the fresh-clone audit agrees with the rows (1).
+
+Seen (round 79):
+- ``e-{yaml,two,fold}:{base-held,readers}``, ``we:{approve,reject,submit}``,
+  ``pin-le:{row,ran}`` (11 ids, one class: an EMPTY first part in the plan's own folder is
+  never split): beside ``plans/ea/PLAN.yml`` the agent's file ``plans/ea/\\PLAN.yaml``
+  (``plans/eb/\\\\PLAN.yml``, ``plans/ec/\\plan.YML.``) holds nothing: Alice's approval ran
+  the base, ``show``/MCP ``log``/``/api/plan/`` say completed; Alice's ``plangate approve``
+  and ``reject -m`` of the pending ``plans/we`` beside ``plans/we/\\PLAN.yml`` commit
+  ("approved plans/we in ..."), the agent's MCP ``submit`` to ``we`` commits; the parent
+  ``pin-le`` pinning the draft ``plans/le`` beside ``plans/le/\\PLAN.yml`` is valid and ran
+  it. ``plans/ed/\\x\\PLAN.yml`` (the empty part before a folder) and ``plans/\\\\ee\\PLAN.yml``
+  are held. Should (docs/plan-format.md: a FILE's name "split the same way ... so it claims the
+  plan file's place ... for the row, ``show``, ... ``approve``, ``reject``, ``abort`` (which
+  commit nothing), MCP, the page, a parent's pin"): Win32 reads ``ea/\\PLAN.yaml`` as
+  ``ea/PLAN.yaml``, so held, refused, invalid.
+- ``r-{lead,two,case,mid}:{base-held,readers}`` and the audit agreement (9 ids, one class:
+  a ROOT file twin, ``\\plans\\ra\\PLAN.yml``, ``plans\\\\rb\\PLAN.yml``, ``Plans\\rc\\PLAN.yaml``,
+  ``plans\\re\\x\\PLAN.yml``): ``show`` and MCP ``log`` hold the plan ``E_PLAN_AMBIGUOUS``,
+  the row and the pass do not (each ran once on Alice's approval), ``/api/plan/`` says
+  completed, and the fresh-clone audit calls none of those runs valid while the rows say
+  completed. Should: held by the row and the pass as by ``show`` (the same passage: "at any
+  level from the repository's root down"). Round 77's ``root:log-noted`` (open) is the
+  log's face of this cause; ``bsntfs`` ``t-root``/``t-rootlc`` the lower-case and upper-case
+  forms of it.
+Held: ``approve``/``reject``/MCP ``submit`` of ``plans/wr`` beside the root file
+``plans\\wr\\PLAN.yml`` refused ``E_PLAN_AMBIGUOUS`` committing nothing; ``pin-lr`` (root
+twin) invalid, never ran; ``e-mid``, ``e-up2`` held by every reader; the controls beside a
+root ``plans\\ctl-notes.md`` and a ``plans/ctl2/\\NOTES.md`` ran once.
 """
 
 from __future__ import annotations

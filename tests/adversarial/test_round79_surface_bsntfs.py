@@ -18,34 +18,67 @@ Lab (one, module scope; three ``run --once`` passes):
   ``t-fdot`` ``tfd.\\PLAN.yml``, ``t-fsp`` ``tfs<blank>\\PLAN.yml``, ``t-f83``
   ``LONGFO~1\\PLAN.yml`` beside ``plans/longfolder``, ``t-zw`` ``t<U+200C>z\\PLAN.yml``
   beside ``plans/tz``, ``t-mix`` ``TM\\X\\plan.yml.`` beside ``plans/tm/x``, ``t-root`` the
-  ROOT file ``PLANS\\rt\\PLAN.yml`` beside ``plans/rt``; and a draft ``fp`` beside
-  ``fp\\PLAN.YML.`` left pending;
+  ROOT file ``PLANS\\rt\\PLAN.yml`` beside ``plans/rt``, ``t-rootlc`` the root file
+  ``plans\\rl\\PLAN.yml``, ``t-leadup`` a file ``plans/\\tu\\PLAN.yml`` in ``plans/``; and
+  ``fp`` beside ``fp\\PLAN.YML.`` left pending;
 - after pass 1: forged policies (the agent approver, self-approval allowed) at the root
   files ``.plangate\\policy.json.``, ``.plangate\\POLICY~1.JSO``, ``.PLANGATE\\policy.json<blank>``
   and the agent's own ``plans/self`` approved;
 - pass 2: Alice approves every base, control and log plan;
 - pass 3: the log plans ran; the agent commits the forged "completed, approved by alice"
   files ``plans/lg1\\EXECUTION_LOG.md.``, ``plans/lg2\\EXECUT~1.MD``,
-  ``plans/lg3/\\EXECUTION_LOG.md``, ``plans/lg4\\execution_log.md::$DATA``;
-- then Alice runs ``plangate approve plans/fp``, ``plangate reject -m no plans/fp`` (main
-  reset after each).
+  ``plans/lg3/\\EXECUTION_LOG.md``, ``plans/lg4\\execution_log.md::$DATA``,
+  ``plans/\\lg5\\EXECUTION_LOG.md``;
+- then Alice runs ``plangate approve plans/fp``, ``plangate reject -m no plans/fp`` and the
+  agent MCP ``submit`` of another text to ``fp`` (main reset after each).
 Readers: the ``status --json`` rows, ``show --json``, MCP ``log``, ``/api/plan/<id>`` of one
 daemon, the ``rec`` calls, the fresh-clone audit.
 Variants:
-- ``<pair>:{base-held,twin-never,show,mcp-log,api}`` (65): docs/plan-format.md ("A FILE's own
+- ``<pair>:{base-held,show,mcp-log,api}`` (60): docs/plan-format.md ("A FILE's own
   name is split the same way ... at any level from the repository's root down, through
   twin folders too ... it claims the plan file's place ... exactly as ``PLAN.YML/`` does";
   NTFS "trailing dots and spaces, the unnamed stream ``::$DATA`` ... the 8.3 short name ...
   each is a claim of that name's place too"): held ``E_PLAN_AMBIGUOUS``/``E_UNSAFE_PATH``,
-  never run; every reader names the code and no completed run; the twin never runs;
-- ``fp:{approve,reject,never}`` (3): the writers refuse with the code and commit nothing;
-- ``lg{1..4}:{row,show,mcp-log}`` (12): the forged log is noted ``E_OWNED_BLOCK_CHANGED``
+  never run; every reader names the code and no completed run; the twin never runs (each);
+- ``fp:{approve,reject,submit,never}`` (4): the writers refuse with the code and commit
+  nothing;
+- ``lg{1..5}:{row,show,mcp-log}`` (15): the forged log is noted ``E_OWNED_BLOCK_CHANGED``
   by every reader and its text never shown;
 - ``policy-{dot,short,space}:flagged`` (3), ``self:ran`` (1): the audit notes each twin;
   the agent's self-approval never runs;
 - ``{ok,ok2,nt,nb}:{ran,readers}`` (8, controls): honest plans (with an honest backslash
   file and a ``.bak`` beside them) run once; readers name no code;
 - the fresh-clone audit agrees with the rows (1).
+
+Seen (round 79):
+- ``t-root:{base-held,api}``, ``t-rootlc:{base-held,api}`` and the audit agreement (5 ids,
+  one class): beside ``plans/rt`` the agent commits the ROOT file ``PLANS\\rt\\PLAN.yml``
+  (``plans\\rl\\PLAN.yml`` beside ``plans/rl``): ``show`` and MCP ``log`` say
+  ``E_PLAN_AMBIGUOUS`` naming it, but the row holds nothing, Alice's approval RAN the base
+  (``rec t-root`` once), ``/api/plan/`` says completed, and the fresh-clone audit calls no
+  run of it valid while the row says completed (the readers disagree with each other and
+  with the audit). Should (docs/plan-format.md: "A FILE's own name is split the same way ...
+  at any level from the repository's root down ... the plan is ``E_PLAN_AMBIGUOUS`` naming it
+  for the row, ``show`` ... MCP, the page"): held by the row and the pass as ``show`` holds
+  it; the plan never runs. (Round 77's open ``root:log-noted`` says the index reads the
+  plans folder's history only: the same cause, now for a plan file, and the plan RAN.)
+- ``t-lead:{base-held,show,mcp-log,api}`` (4) and ``lg3:{row,show,mcp-log}`` (3), one class:
+  a file named ``\\PLAN.yml`` inside ``plans/tb/`` (git for Windows hands
+  ``plans/tb/\\PLAN.yml`` to Win32, which reads ``/\\`` as one separator: the plan's file)
+  holds nothing: the base ran on Alice's approval and every reader says completed; a forged
+  "completed, approved by alice" ``plans/lg3/\\EXECUTION_LOG.md`` is noted by no reader.
+  ``plans/tw\\\\PLAN.yml`` (two backslashes), ``plans/\\tu\\PLAN.yml`` and
+  ``plans/\\lg5\\EXECUTION_LOG.md`` (a leading backslash in ``plans/``) ARE held / noted: only a
+  leading backslash in the plan's own folder is not split. Should: held / noted as
+  ``plans/tb\\PLAN.yml`` is (docs/plan-format.md as above; "A log in such a folder ... is
+  the plan's log there").
+Held: the trailing dot and blank, ``::$DATA``, 8.3 ``PLAN~1.YML``, lower case, two
+backslashes, a folder part with a trailing dot or blank, ``LONGFO~1``, a U+200C folder part,
+``TM\\X\\plan.yml.``, and ``plans/\\tu\\PLAN.yml``: held by every reader, neither side ran;
+``fp``'s ``approve``/``reject``/MCP ``submit`` refused ``E_PLAN_AMBIGUOUS`` committing
+nothing; the logs ``lg1``/``lg2``/``lg4``/``lg5`` noted ``E_OWNED_BLOCK_CHANGED``, never shown;
+the three policy twins noted ``policy-changed`` and the agent's self-approval never ran;
+the controls (with an honest ``plans/nt\\NOTES.md`` and ``PLAN.yml.bak``) ran once.
 """
 
 from __future__ import annotations

@@ -30,7 +30,32 @@ Variants (per folder ``<f>``):
   written (the task, ``日本`` for ``jp``), no NUL bytes or a byte order mark;
 - ``resub:{v2-never,v1-once}``: the agent's second submit after Alice's approval is refused
   or never runs on her approval; at most her version runs, once;
-- the fresh-clone audit agrees with the rows (1).
+- ``rot:approve``: Alice's ``plangate approve`` of the rot13 plan (``git add`` cannot store
+  it: "failed to encode") commits and runs once, or refuses with a code and never runs;
+- the fresh-clone audit agrees with the rows, and ``git status`` is clean at the end (1).
+
+Seen (round 79):
+- ``sjbs:submitted`` (1 id): the agent's MCP ``submit`` into a ``SHIFT-JIS`` folder of a
+  plan whose task holds ``\\`` and ``~`` answers ``ok`` and commits it; ``git status`` says
+  `` M plans/sjbs/PLAN.yml`` right after the submit (git reads the checked-out 0x5C/0x7E back
+  as ``¥``/``‾``), so Alice's working tree never shows the blob the controller froze: her
+  hand approval is refused ``E_PLAN_HASH_MISMATCH`` (held: it never ran), and round 78's open
+  ``sjbs-cli`` shows ``plangate approve`` would run it. Should (docs/operations.md, "Line
+  ends and attributes": "what they write into the working tree is what git would check out
+  ... so ``git status`` stays clean"; where the controller commits text itself, "text that
+  does not convert back to the same bytes" for the names ``core.checkRoundtripEncoding``
+  lists "are not committed" with ``E_ATTRIBUTE_UNSUPPORTED``): ``submit`` refuses such text
+  with that code and commits nothing, as local mode's adoption does.
+Held: MCP ``submit`` into ``UTF-16``, ``UTF-16LE-BOM eol=crlf``, ``UTF-7``, ``ISO-2022-JP``
+(``日本``), ``SHIFT-JIS``, ``UTF-32`` and ``rot13`` folders committed exactly the agent's text
+with ``git status`` clean; each ran once on Alice's hand approval in her encoding; MCP
+``log``, ``wait`` (from ``pending_approval``: changed) and ``status`` and the page and
+``/api/plan/`` said completed and showed the text (``日本``) without NULs or a mark; the
+rot13 plan (which ``git add`` refuses) waited for an approval; the agent's second
+``submit`` to the approved ``resub`` was ``E_ILLEGAL_TRANSITION`` and never ran; the audit
+agreed. Noted, not a break: the controller's ``EXECUTION_LOG.md`` in a ``SHIFT-JIS`` or
+``ISO-2022-JP`` folder holds ``✅``, which git cannot encode there ("failed to encode" on
+checkout and on every ``git status`` once the file is touched; nothing listed modified).
 """
 
 from __future__ import annotations

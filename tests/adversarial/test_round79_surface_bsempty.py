@@ -29,22 +29,27 @@ Variants:
   completed run;
 - ``{wr,we}:{approve,reject,submit}`` (6): refused with the code, nothing committed;
 - ``pin-{lr,le}:{row,ran}`` (4): the parent is invalid and never runs;
+- ``{ea,ec,ra,rc,ed/x}:{validate,hash}``, ``{lr,le}:freeze`` (12): ``validate``/``hash`` name
+  the code and print no hash; ``freeze`` of the draft refuses, writing and committing nothing;
 - ``{ctl,ctl2}:ran`` (2, controls): run once, readers name no code;
 - the fresh-clone audit agrees with the rows (1).
 
 Seen (round 79):
 - ``e-{yaml,two,fold}:{base-held,readers}``, ``we:{approve,reject,submit}``,
-  ``pin-le:{row,ran}`` (11 ids, one class: an EMPTY first part in the plan's own folder is
-  never split): beside ``plans/ea/PLAN.yml`` the agent's file ``plans/ea/\\PLAN.yaml``
+  ``pin-le:{row,ran}``, ``{ea,ec}:{validate,hash}``, ``le:freeze`` (16 ids, one class: an
+  EMPTY first part in the plan's own folder is never split): beside ``plans/ea/PLAN.yml``
+  the agent's file ``plans/ea/\\PLAN.yaml``
   (``plans/eb/\\\\PLAN.yml``, ``plans/ec/\\plan.YML.``) holds nothing: Alice's approval ran
   the base, ``show``/MCP ``log``/``/api/plan/`` say completed; Alice's ``plangate approve``
   and ``reject -m`` of the pending ``plans/we`` beside ``plans/we/\\PLAN.yml`` commit
   ("approved plans/we in ..."), the agent's MCP ``submit`` to ``we`` commits; the parent
   ``pin-le`` pinning the draft ``plans/le`` beside ``plans/le/\\PLAN.yml`` is valid and ran
-  it. ``plans/ed/\\x\\PLAN.yml`` (the empty part before a folder) and ``plans/\\\\ee\\PLAN.yml``
-  are held. Should (docs/plan-format.md: a FILE's name "split the same way ... so it claims the
-  plan file's place ... for the row, ``show``, ... ``approve``, ``reject``, ``abort`` (which
-  commit nothing), MCP, the page, a parent's pin"): Win32 reads ``ea/\\PLAN.yaml`` as
+  it; ``validate``/``hash`` print the hash and ``plangate freeze plans/le`` writes
+  ``frozen:`` (exit 0). ``plans/ed/\\x\\PLAN.yml`` (the empty part before a folder) and
+  ``plans/\\\\ee\\PLAN.yml`` are held. Should (docs/plan-format.md: a FILE's name
+  "split the same way ... so it claims the plan file's place ... for the row, ``show``,
+  ``validate``, ``hash``, ``freeze``, ``approve``, ``reject``, ``abort`` (which commit
+  nothing), MCP, the page, a parent's pin"): Win32 reads ``ea/\\PLAN.yaml`` as
   ``ea/PLAN.yaml``, so held, refused, invalid.
 - ``r-{lead,two,case,mid}:{base-held,readers}`` and the audit agreement (9 ids, one class:
   a ROOT file twin, ``\\plans\\ra\\PLAN.yml``, ``plans\\\\rb\\PLAN.yml``, ``Plans\\rc\\PLAN.yaml``,
@@ -57,7 +62,8 @@ Seen (round 79):
   forms of it.
 Held: ``approve``/``reject``/MCP ``submit`` of ``plans/wr`` beside the root file
 ``plans\\wr\\PLAN.yml`` refused ``E_PLAN_AMBIGUOUS`` committing nothing; ``pin-lr`` (root
-twin) invalid, never ran; ``e-mid``, ``e-up2`` held by every reader; the controls beside a
+twin) invalid, never ran, ``freeze plans/lr`` refused writing nothing, ``validate``/``hash``
+of ``ra``/``rc`` name the code; ``e-mid``, ``e-up2`` held by every reader; the controls beside a
 root ``plans\\ctl-notes.md`` and a ``plans/ctl2/\\NOTES.md`` ran once.
 """
 
@@ -166,6 +172,21 @@ def _build(root: Path) -> Lab:
         made = lab.git("log", "--format=%an %s", f"{tip}..HEAD").strip()
         lab.git("reset", "-q", "--hard", tip)
         got["writers"][f"{tag}:submit"] = f"{json.dumps(reply[0])}\ncommits: {made}"
+    got["cli"] = {}
+    for plan in ("ea", "ec", "ra", "rc", "ed/x"):
+        for verb in ("validate", "hash"):
+            extra = ["--config", cfg] if verb == "validate" else []
+            done = lab.cli(verb, *extra, str(lab.repo / "plans" / plan))
+            got["cli"][f"{plan}:{verb}"] = f"{done.returncode} {done.stdout}{done.stderr}"
+    for tag in LIBS:
+        before = (lab.repo / "plans" / tag / "PLAN.yml").read_bytes()
+        done = lab.cli("freeze", "--config", cfg, f"plans/{tag}", cwd=lab.repo)
+        made = lab.git("log", "--format=%an %s", f"{tip}..HEAD").strip()
+        same = (lab.repo / "plans" / tag / "PLAN.yml").read_bytes() == before
+        lab.git("reset", "-q", "--hard", tip)
+        got["cli"][f"{tag}:freeze"] = (
+            f"{done.returncode} {done.stdout}{done.stderr}\nsame: {same}\ncommits: {made}"
+        )
     report, valid = clone_audit(lab, root)
     got["audit"] = {"valid": sorted(valid), "runs": len(report["executions"])}
     lab.got = got  # type: ignore[attr-defined]
@@ -270,6 +291,29 @@ def test_a_pin_of_a_draft_beside_such_a_twin_is_invalid(lab: Lab, vid: str) -> N
     else:
         assert not [s for s in got["subjects"] if f"start plans/{pin}" in s], got["subjects"]
         assert got["calls"][tag] == 0 and got["calls"][f"{tag}-tw"] == 0, got["calls"]
+
+
+KIDS = [f"{p}:{v}" for p in ("ea", "ec", "ra", "rc", "ed/x") for v in ("validate", "hash")]
+KIDS += [f"{t}:freeze" for t in LIBS]
+KBROKEN: dict[str, Any] = {
+    **{f"{p}:{v}": _xf(LEAD_WHY) for p in ("ea", "ec") for v in ("validate", "hash")},
+    "le:freeze": _xf("plangate freeze of plans/le beside plans/le/\\PLAN.yml freezes it"),
+}
+
+
+@pytest.mark.parametrize("vid", cases(KIDS, KIDS, KBROKEN))
+def test_validate_hash_freeze_refuse_beside_such_a_twin(lab: Lab, vid: str) -> None:
+    """``plangate validate`` and ``hash`` of a plan beside such a twin name the code and print
+    no hash; ``plangate freeze`` of a draft beside one refuses, writes and commits nothing
+    (docs/plan-format.md: "... for the row, ``show``, ``validate``, ``hash``, ``freeze``")."""
+    got = lab.got  # type: ignore[attr-defined]
+    text = got["cli"][vid]
+    assert not text.startswith("0 "), text[:800]
+    assert _coded(text), text[:800]
+    if vid.endswith(":freeze"):
+        assert "same: True" in text and text.rstrip().endswith("commits:"), text[-400:]
+    else:
+        assert "sha256:" not in text, text[:800]
 
 
 CIDS = [f"{t}:ran" for t in CONTROLS]

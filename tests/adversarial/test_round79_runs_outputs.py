@@ -10,9 +10,9 @@ every flow is allowed, printing on stdout what its mode says, given the plan sec
 stdin). One plan per variant, three actions: ``1`` calls ``rec`` with tag ``<vid>-a`` (no
 reference); ``2`` calls ``out`` (mode = the variant), output ``v`` at ``$.json.v``; ``3``
 calls ``rec`` with tag ``<vid>-b``, ``got: $<actions[2].outputs.v>`` (the whole value) and
-``txt: "x $<actions[2].outputs.v> y"`` (inside a string). The plans also carry ``inputs: {k: kval}``.
-Alice approves all in one commit; two passes (the second must run nothing again); a fresh-clone
-``plangate audit --json``.
+``txt: "x $<actions[2].outputs.v> y"`` (inside a string). The plans also carry
+``inputs: {k: kval}``. Alice approves all in one commit; two passes (the second must run
+nothing again); a fresh-clone ``plangate audit --json``.
 
 CONTROLS (complete, ``got`` is the output as the tool printed it): ``plain`` (``"hello"``),
 ``obj`` (``{"a": [1, 2]}``), ``unicode`` (``"é✓𝄞"``).
@@ -23,9 +23,9 @@ printed value, never resolved): ``refsec`` ``"$<secrets.TOK>"``, ``refin`` ``"$<
 ``"${secrets.TOK}"``, ``legin`` ``"${inputs.k}"``, ``envname`` ``"$PLANGATE_SECRET_TOK"``,
 ``envbare`` ``"PLANGATE_SECRET_TOK"``, ``yamlre`` (a YAML plan text adding action 9 ``rec``),
 ``jsonre`` (a JSON text ``{"tag": ...-9}``), ``actobj`` (an object shaped like an action with
-tool ``rec`` and tag ``<vid>-9``); outputs past the limits or not JSON text git can hold (each may fail the plan with its code,
-action 3 never called with a cut or changed value): ``dupkey`` (``{"v": "a", "v":
-"b"}`` as raw JSON), ``big`` (a 3 MB string), ``deep`` (5,000
+tool ``rec`` and tag ``<vid>-9``); outputs past the limits or not JSON text git can hold
+(each may fail the plan with its code, action 3 never called with a cut or changed value):
+``dupkey`` (``{"v": "a", "v": "b"}`` as raw JSON), ``big`` (a 3 MB string), ``deep`` (5,000
 nested lists), ``bigint`` (a 6,000-digit number), ``nul`` (``"a\\u0000b"``), ``surr`` (a lone
 surrogate ``"\\ud800"``), ``nan`` (``NaN``), ``many`` (a list of 60,000 items); secrets:
 ``secret`` (the output IS the secret's value), ``secretpart`` (``pre-<secret>-post``).
@@ -63,7 +63,7 @@ from test_round2_execution_kit import shared
 
 SECRET = "s3cr3t-79-zqxv"
 
-OUT = r'''
+OUT = r"""
 import json, sys
 mode = sys.argv[1]
 key = json.loads(sys.stdin.read() or "{}").get("key", "")
@@ -92,7 +92,7 @@ if mode in raw:
     sys.stdout.write(raw[mode])
 else:
     sys.stdout.write(json.dumps({"v": vals[mode]}))
-'''
+"""
 
 CONTROLS = ["plain", "obj", "unicode"]
 LITERAL = [

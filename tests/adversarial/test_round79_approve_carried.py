@@ -50,6 +50,28 @@ What must hold: the base's tag runs as ``want`` says (exactly, or at most once w
 readings are fair), every counted run named an allowed approver who is not the agent, and
 the ``rec`` tool never ran a version twice; the fresh clone's audit agrees with the
 controller's. Controls run once, approver alice.
+
+Seen (round 79): no break; every id held, the fresh clone's audit agreed on each. One
+approval never counted twice: ``mvcopy``, ``twodest`` and ``mrg2`` ran ONE destination on
+Alice's carried approval (both destinations carried it, "moved from ...: approval request
+(approve) by alice ... carried"), the other ``E_ALREADY_EXECUTED`` "started in the same
+pass"; ``cpkeep``'s copy ``E_ALREADY_EXECUTED``; ``mrgcopy``'s copy the agent's request
+(``E_APPROVER_NOT_ALLOWED``). An approval lapsed or withdrawn before the move carried nothing:
+``cplapse`` (a copy beside the source reset in the same commit), ``resetmv``, ``aliceback``
+(her ``approved`` bytes written back by the mover) ``E_APPROVER_NOT_ALLOWED``; ``wdmv`` and
+``rejmv`` (Bob's copy and reject in one commit) ``E_VERSION_WITHDRAWN``. The mover's own
+status (``agentmvappr``) and an edited move (``mvedit``, ``E_PLAN_HASH_MISMATCH``) never ran;
+a ran plan moved with ``approved`` (``ranmvappr``) ``E_ALREADY_EXECUTED``; ``bs``
+``E_UNSAFE_PATH``, ``twin`` ``E_PLAN_AMBIGUOUS`` (both folders held). Across policy paths:
+the carried approval counted as the first vote of two at ``plans/q-upq`` ("partial"), Bob's
+made two; ``downq`` (two needed where Alice approved, one where it was moved) ran on hers, as
+docs/approvals.md says a ``paths`` rule is "never a boundary against the plan's author".
+Conservative, not breaks: ``viajson`` (a stop as ``PLAN.json`` between two commits) carried
+nothing, the rename back read as the agent's request (``E_APPROVER_NOT_ALLOWED``; the docs
+carry an approval through plan-file moves only); ``qmover`` (Bob's byte-exact move of a
+partly approved quorum plan) started collecting anew, Alice's recorded vote stayed at the old
+path (the docs carry an open approval, not a ``partial`` record), so Bob's vote alone was
+partial; ``qself`` (Alice's own move and second vote) stayed partial: one person, one vote.
 """
 
 from __future__ import annotations
@@ -108,8 +130,8 @@ WANT: dict[str, tuple[int, int]] = {
     "mv": (1, 1),
     "backforth": (1, 1),
     "mvbyalice": (1, 1),
-    "mvcopy": (0, 1),
-    "twodest": (0, 1),
+    "mvcopy": (1, 1),
+    "twodest": (1, 1),
     "cpkeep": (1, 1),
     "cplapse": (0, 0),
     "resetmv": (0, 0),
@@ -123,16 +145,39 @@ WANT: dict[str, tuple[int, int]] = {
     "ontoappr": (1, 1),
     "swapappr": (1, 1),
     "swapmixed": (1, 1),
-    "upq": (0, 1),
-    "downq": (0, 1),
+    "upq": (1, 1),
+    "downq": (1, 1),
     "viajson": (0, 1),
     "bs": (0, 0),
     "twin": (0, 0),
-    "mrg2": (0, 1),
-    "mrgcopy": (0, 1),
+    "mrg2": (1, 1),
+    "mrgcopy": (1, 1),
     "qmover": (0, 1),
     "qself": (0, 0),
 }
+
+#: id -> (folder, code): the copy or carrier that must not run, and why (the controller's row)
+REFUSED: dict[str, tuple[str, str]] = {
+    "mvcopy": ("mvcopy-e", "E_ALREADY_EXECUTED"),
+    "twodest": ("twodest-e", "E_ALREADY_EXECUTED"),
+    "cpkeep": ("cpkeep-c", "E_ALREADY_EXECUTED"),
+    "cplapse": ("cplapse-c", "E_APPROVER_NOT_ALLOWED"),
+    "resetmv": ("resetmv-d", "E_APPROVER_NOT_ALLOWED"),
+    "wdmv": ("wdmv-d", "E_VERSION_WITHDRAWN"),
+    "aliceback": ("aliceback-d", "E_APPROVER_NOT_ALLOWED"),
+    "rejmv": ("rejmv-d", "E_VERSION_WITHDRAWN"),
+    "agentmvappr": ("agentmvappr-d", "E_APPROVER_NOT_ALLOWED"),
+    "mvedit": ("mvedit-d", "E_PLAN_HASH_MISMATCH"),
+    "ranmvappr": ("ranmvappr-d", "E_ALREADY_EXECUTED"),
+    "bs": ("bs\\d", "E_UNSAFE_PATH"),
+    "twin": ("TWIN-X", "E_PLAN_AMBIGUOUS"),
+    "mrg2": ("mrg2-d2", "E_ALREADY_EXECUTED"),
+    "mrgcopy": ("mrgcopy-c", "E_APPROVER_NOT_ALLOWED"),
+    "qmover": ("qmover-d", "more approvals needed"),
+    "qself": ("qself-d", "more approvals needed"),
+    "viajson": ("viajson-d", "E_APPROVER_NOT_ALLOWED"),
+}
+REF = sorted(REFUSED)
 
 BROKEN: dict[str, Any] = {}
 
@@ -323,6 +368,19 @@ def test_every_counted_run_names_an_approver_who_did_not_write_it(lab: Lab, vid:
             assert r.get("approver") != BOB[1], runs
     n = len(lab.calls(base(vid))) + sum(len(lab.calls(e)) for e in extras(vid))
     assert len(runs) == n, (runs, n, said(lab, vid))
+
+
+@pytest.mark.parametrize("vid", cases(REF, REF, BROKEN))
+def test_the_copy_or_carrier_that_must_not_run_says_why(lab: Lab, vid: str) -> None:
+    folder, code = REFUSED[vid]
+    assert code in lab.final[vid][f"plans/{folder}"], said(lab, vid)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("vid", cases(["upq"], ["upq"], BROKEN))
+def test_a_carried_vote_and_one_more_make_the_quorum_of_two(lab: Lab, vid: str) -> None:
+    assert len(lab.calls("upq")) == 1
+    assert lab.p2["upq"] == 0, said(lab, vid)  # type: ignore[attr-defined]
+    assert "partial plans/q-upq" in lab.final["upq"]["plans/q-upq"], said(lab, vid)  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("vid", cases(ALL, ALL, BROKEN))

@@ -7,14 +7,14 @@ the fresh clone's audit reads differently?
 
 Lab (one, local mode, fake dates, ``require_signed`` with signkit's keys; every approval
 below is SSH-signed by its maker unless said, the controller signs its commits). The config
-starts with the lab's approvers (Alice and ``*@ops.example.com``: Carol is one) and no rules. The agent writes ``plans/<v>`` per id.
-P0 freezes. Gap 1: Alice approves ``alice-*`` and ``rq-*``, Carol approves ``carol-*``; the
-agent then (next commit) ``git mv``s every ``*-mv`` plan to ``<v>-d``, ``*-mv2`` twice
-(``-d``, then ``-e`` in a second commit). The operator then narrows the config: the
-approvers are Alice and ``bob@ops.example.com`` only (Carol removed), and a rule asks two
-approvals for ``plans/rq*/**``. P1. Gap 2: Bob approves every ``rq-*`` plan where it now is.
-P2. Gap 3: the operator restores Carol (every id sees it; ``carol-back`` is one more
-``git mv`` into ``-d``). P3.
+starts with the lab's approvers (Alice and ``*@ops.example.com``: Carol is one) and no
+rules. The agent writes ``plans/<v>`` per id. P0 freezes. Gap 1: Alice approves ``alice-*``
+and ``rq-*``, Carol approves ``carol-*``; the agent then (next commit) ``git mv``s every
+``*-mv`` plan to ``<v>-d``, ``*-mv2`` twice (``-d``, then ``-e`` in a second commit). The
+operator then narrows the config: the approvers are Alice and ``bob@ops.example.com`` only
+(Carol removed), and a rule asks two approvals for ``plans/rq*/**``. P1. Gap 2: Bob approves
+every ``rq-*`` plan where it now is. P2. Gap 3: the operator restores Carol (every id sees
+it; ``carol-back`` is one more ``git mv`` into ``-d``). P3.
 
 - ``alice-stay``, ``alice-mv``, ``alice-mv2`` (controls): run once at P1, approver alice;
 - ``carol-stay``, ``carol-mv``, ``carol-mv2``, ``carol-back``: Carol is no approver when the

@@ -36,6 +36,13 @@ gate). Gap 2, by id:
 - ``ontorej``: ``git rm -r <v>-t`` (Alice REJECTED it at gap 1) and ``git mv <v> <v>-t``;
 - ``deeper``: ``git mv <v>/PLAN.yml <v>/sub/PLAN.yml`` (a folder inside its own);
 - ``parked``: ``git mv plans/<v> drafts/<v>``, next commit ``git mv drafts/<v> plans/<v>-d``.
+- ``chkctl`` (control), ``chkmv``, ``chktwo``: Alice approves each on main (gap 2); the
+  agent's pull request ``pr`` does ``git mv <v> <v>-d`` (``chkctl``), that plus a byte-exact
+  copy to ``<v>-e`` (``chkmv``), two byte-exact copies ``-d``, ``-e`` with the source removed
+  (``chktwo``); CI's ``plangate check --as agent --base main --head pr`` is recorded, then
+  the agent merges ``pr`` ``--no-ff`` before P2: each prediction must be what P2 did
+  (``start`` iff the plan started; docs/approvals.md, ``plangate check``: "the prediction is
+  the controller's decision for the history as it is now").
 
 P2, gap 3, P3, P4; the controller's audit and a fresh clone's.
 
@@ -43,7 +50,23 @@ What must hold: see ``WANT`` (runs of the first tag, of the gate's tag): nothing
 an action before a gate never runs again, every counted run named an allowed approver who
 did not write it (never the agent), and the fresh clone's audit agrees with the controller's.
 
-Seen (round 79): no break; every id held, the fresh clone's audit agreed on each. Git's
+Seen (round 79): 2 ids BROKE (strict xfails), one class, CI's prediction only:
+**``plangate check`` predicts ``start`` for both plans of one version a pull request
+brings** (``test_check_predicts_what_the_merge_then_did[chkmv]``, ``[chktwo]``): Alice's
+approval of ``plans/<v>`` on main, the agent's pull request moving it to ``<v>-d`` with a
+byte-exact copy at ``<v>-e`` (or copying it to both and removing the source); ``check --as
+agent`` says ``start`` for ``plans/<v>-d`` AND ``plans/<v>-e``; after the merge the pass
+starts ``-d`` once on her carried approval and refuses ``-e`` ``E_ALREADY_EXECUTED`` ("this
+exact plan ... already ran here as plans/<v>-d (started in the same pass)"). Nothing ran
+twice (the controller held); CI told the reviewer two runs would start. Should
+(docs/approvals.md, ``plangate check``: "decides with the controller's own function, so the
+prediction is the controller's decision"; "A version whose start the controller's commits
+published is refused ``E_ALREADY_EXECUTED`` as the controller refuses it"): one plan of a
+hash predicted ``start``, each other plan of that hash in the same merge ``refuse``
+``E_ALREADY_EXECUTED``, as the pass decides them (``chkctl``'s plain move was predicted
+``start`` and started).
+
+Otherwise no break; every other id held, the fresh clone's audit agreed on each. Git's
 clean join of the agent's move and Alice's approval ran once on hers when she merged one
 side (``joinab``, ``joinba``); ``joinagent`` (the agent merging her unsigned approval branch
 after its move) is the agent's request, ``E_APPROVER_NOT_ALLOWED``, as docs/approvals.md,
@@ -66,6 +89,7 @@ commits) carried nothing, the return read as the agent's request (``E_APPROVER_N
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -96,7 +120,11 @@ ALL = [
     "ontorej",
     "deeper",
     "parked",
+    "chkctl",
+    "chkmv",
+    "chktwo",
 ]
+CHECKS = ["chkctl", "chkmv", "chktwo"]
 GATES = ["gatemv", "gatemvappr", "gatecopy"]
 JOINS = ["joinab", "joinba", "joinagent"]
 
@@ -120,6 +148,9 @@ WANT: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {
     "ontorej": ((1, 1), (0, 0)),
     "deeper": ((1, 1), (0, 0)),
     "parked": ((0, 0), (0, 0)),
+    "chkctl": ((1, 1), (0, 0)),
+    "chkmv": ((1, 1), (0, 0)),
+    "chktwo": ((1, 1), (0, 0)),
 }
 
 #: id -> (folder, what the controller's row says of the plan that must not run there)
@@ -135,6 +166,8 @@ REFUSED: dict[str, tuple[str, str]] = {
     "mvthenreset": ("mvthenreset-d", "waiting for an approval"),
     "ranback": ("ranback", "E_ALREADY_EXECUTED"),
     "parked": ("parked-d", "E_APPROVER_NOT_ALLOWED"),
+    "chkmv": ("chkmv-e", "E_ALREADY_EXECUTED"),
+    "chktwo": ("chktwo-e", "E_ALREADY_EXECUTED"),
 }
 REF = sorted(REFUSED)
 
@@ -149,12 +182,25 @@ def gated(v: str) -> str:
 
 
 def folders(v: str) -> set[str]:
-    return {f"plans/{v}", f"plans/{v}/sub"} | {f"plans/{v}-{s}" for s in ("d", "c", "w", "t")}
+    return {f"plans/{v}", f"plans/{v}/sub"} | {f"plans/{v}-{s}" for s in ("d", "c", "w", "t", "e")}
 
 
 def _cp(lab: Lab, src: str, dst: str) -> None:
     _f(lab, dst).parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(_f(lab, src), _f(lab, dst))
+
+
+def _check(lab: Lab, head: str, merger: str) -> dict[str, str]:
+    """``plangate check --as merger`` of ``head`` into main: outcome by plan."""
+    result = lab.cli(
+        "check", "--config", str(lab.config), "--base", "main", "--head", head,
+        "--as", merger, "--format", "json", cwd=lab.repo,
+    )  # fmt: skip
+    try:
+        report = json.loads(result.stdout)
+    except ValueError:
+        return {"raw": result.stdout[-2000:] + result.stderr[-2000:]}
+    return {row["plan"]: row["outcome"] for row in report.get("plans", [])}
 
 
 def _build(root: Path) -> Lab:
@@ -196,6 +242,8 @@ def _build(root: Path) -> Lab:
         lab.set_status(v, "approved")
     lab.set_status("revertmv", "approved")
     lab.set_status("gatemvappr", "approved")
+    for v in CHECKS:
+        lab.set_status(v, "approved")
     for v in ("ontorej", "deeper", "parked"):
         lab.set_status(v, "approved")
     c.commit("alice: approve (gap 2)", who=ALICE)
@@ -238,6 +286,18 @@ def _build(root: Path) -> Lab:
     c.commit("agent: after the moves (B)")
     lab.set_status("mvthenrej-d", "rejected")
     c.commit("bob: reject mvthenrej-d", who=BOB)
+    # the agent's pull request: a plain move, a move with a copy, two copies (source removed)
+    c.git("checkout", "-q", "-b", "pr", "main")
+    g("mv", "plans/chkctl", "plans/chkctl-d")
+    g("mv", "plans/chkmv", "plans/chkmv-d")
+    _cp(lab, "chkmv-d", "chkmv-e")
+    _cp(lab, "chktwo", "chktwo-d")
+    _cp(lab, "chktwo", "chktwo-e")
+    g("rm", "-q", "-r", "plans/chktwo")
+    c.commit("agent: pull request moving approved plans")
+    c.git("checkout", "-q", "main")
+    lab.predicted = _check(lab, "pr", AGENT[1])  # type: ignore[attr-defined]
+    c.git("merge", "-q", "--no-ff", "-m", "agent merges pr", "pr")
     c.run()  # P2
     lab.p2 = {v: (len(lab.calls(v)), len(lab.calls(f"{v}-2"))) for v in ALL}  # type: ignore[attr-defined]
     # gap 3
@@ -301,6 +361,28 @@ def test_no_run_is_the_agents_or_an_authors(lab: Lab, vid: str) -> None:
 def test_the_plan_that_must_not_run_there_says_why(lab: Lab, vid: str) -> None:
     folder, code = REFUSED[vid]
     assert code in lab.final[vid][f"plans/{folder}"], said(lab, vid)  # type: ignore[attr-defined]
+
+
+CHECK_BROKEN: dict[str, Any] = {
+    v: pytest.mark.xfail(
+        strict=True,
+        raises=AssertionError,
+        reason="round 79: `plangate check` predicts `start` for both plans of one version a"
+        " pull request brings (a move plus a byte-exact copy, two copies); the controller"
+        " starts one and refuses the other E_ALREADY_EXECUTED (started in the same pass)",
+    )
+    for v in ("chkmv", "chktwo")
+}
+
+
+@pytest.mark.parametrize("vid", cases(CHECKS, CHECKS, CHECK_BROKEN))
+def test_check_predicts_what_the_merge_then_did(lab: Lab, vid: str) -> None:
+    predicted = lab.predicted  # type: ignore[attr-defined]
+    touched = sorted(f for f in folders(vid) if f in predicted)
+    assert touched, predicted
+    for f in touched:
+        started = '"status": "completed"' in lab.final[vid][f]  # type: ignore[attr-defined]
+        assert (predicted[f] == "start") == started, (f, predicted, said(lab, vid))
 
 
 @pytest.mark.parametrize("vid", cases(ALL, ALL, BROKEN))

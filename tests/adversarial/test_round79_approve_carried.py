@@ -50,6 +50,9 @@ then by way (agent's commits unless named):
   carried nothing; it must carry nothing through a merge either (docs/approvals.md, moves:
   "an approval lapsed or voided before the move is none to carry"; "a move on a merged branch
   is a move as on the line"; a withdrawal by an approver or a producer is remembered by hash);
+- ``prsame``, ``prbobsame``: the same on ``b3`` without a move (the agent's take-back, Bob's
+  reject, then the agent writes the approved bytes back IN PLACE; the merge leaves the file
+  as main has it);
 - ``qmover``: Bob moves the partly approved ``qmover`` byte-exact to ``qmover-d`` and
   approves there at gap 3; ``qself``: Alice moves it and approves again there at gap 3.
 
@@ -60,7 +63,7 @@ readings are fair), every counted run named an allowed approver who is not the a
 the ``rec`` tool never ran a version twice; the fresh clone's audit agrees with the
 controller's. Controls run once, approver alice.
 
-Seen (round 79): 4 ids BROKE (strict xfails of
+Seen (round 79): 5 ids BROKE (strict xfails of
 ``test_the_version_runs_as_often_as_its_approvals_allow``), one class: **a merged branch's
 take-back or withdrawal, then its byte-exact move writing the approved bytes back, is read
 across the merge as a move of main's open approval.** ``prreset``: on its branch the agent
@@ -80,7 +83,13 @@ withdrawn": "a new approval of that exact version is refused ``E_VERSION_WITHDRA
 whoever made it"): the branch's own commits decide what the move carries (its source said
 ``pending_approval``/``rejected``), so ``prreset``/``pralice`` are the agent's request
 (``E_APPROVER_NOT_ALLOWED``) and ``prwd``/``prbob`` ``E_VERSION_WITHDRAWN``; none runs, as on
-the line. The controller reads the merge against its first parent alone (main's file said
+the line. ``prsame`` (one more id, the same class without a move): the agent's take-back on
+its branch, then the approved bytes written back IN PLACE there, merged: the merge's file is
+main's, the pass notes no lapse at all and runs it on Alice's approval (docs/approvals.md:
+"A merge carries a lapse its merged branch made"; "the agent's revert ... on its branch is
+another hand's lapse whoever merges it"); ``prbobsame`` (Bob's reject there, in place) held:
+"lapsed: ... set status rejected on a merged branch", never ran. The controller reads the
+merge against its first parent alone (main's file said
 ``approved`` by Alice, the merge's says ``approved`` at another path, byte-exact), skipping the
 branch's withdrawal.
 
@@ -156,6 +165,8 @@ ALL = [
     "prwd",
     "pralice",
     "prbob",
+    "prsame",
+    "prbobsame",
     "qmover",
     "qself",
 ]
@@ -193,6 +204,8 @@ WANT: dict[str, tuple[int, int]] = {
     "prwd": (0, 0),
     "pralice": (0, 0),
     "prbob": (0, 0),
+    "prsame": (0, 0),
+    "prbobsame": (0, 0),
     "qmover": (0, 1),
     "qself": (0, 0),
 }
@@ -239,6 +252,13 @@ RUNS_BROKEN: dict[str, Any] = {
         "prbob": "Bob (an approver) rejected it on the agent's branch (a veto by hash)",
     }.items()
 }
+RUNS_BROKEN["prsame"] = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 79: the agent set it pending_approval on its branch, then wrote Alice's"
+    " `approved` bytes back in place; merged --no-ff (the merge's file equals main's), the"
+    " pass reads no lapse and runs the version on her approval taken back",
+)
 
 
 def base(v: str) -> str:
@@ -374,6 +394,13 @@ def _build(root: Path) -> Lab:
     c.commit("alice: on b3, takes back her approval of pralice", who=ALICE)
     _status(lab, "prbob", "rejected")
     c.commit("bob: on b3, rejects prbob", who=BOB)
+    _status(lab, "prsame", "pending_approval")
+    c.commit("agent: on b3, takes back prsame", who=AGENT)
+    _status(lab, "prbobsame", "rejected")
+    c.commit("bob: on b3, rejects prbobsame", who=BOB)
+    for v in ("prsame", "prbobsame"):  # no move: the approved bytes back in place
+        _f(lab, v).write_bytes(keep[v])
+    c.commit("agent: on b3, prsame and prbobsame say approved again in place")
     for v in ("prreset", "prwd", "pralice", "prbob"):
         g("mv", f"plans/{v}", f"plans/{v}-d")
         _f(lab, f"{v}-d").write_bytes(keep[v])

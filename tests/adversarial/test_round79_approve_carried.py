@@ -50,9 +50,9 @@ then by way (agent's commits unless named):
   carried nothing; it must carry nothing through a merge either (docs/approvals.md, moves:
   "an approval lapsed or voided before the move is none to carry"; "a move on a merged branch
   is a move as on the line"; a withdrawal by an approver or a producer is remembered by hash);
-- ``prsame``, ``prbobsame``: the same on ``b3`` without a move (the agent's take-back, Bob's
-  reject, then the agent writes the approved bytes back IN PLACE; the merge leaves the file
-  as main has it);
+- ``prsame``, ``prbobsame``, ``pralicesame``: the same on ``b3`` without a move (the agent's
+  take-back, Bob's reject, Alice's own take-back, then the agent writes the approved bytes
+  back IN PLACE; the merge leaves the file as main has it);
 - ``qmover``: Bob moves the partly approved ``qmover`` byte-exact to ``qmover-d`` and
   approves there at gap 3; ``qself``: Alice moves it and approves again there at gap 3.
 
@@ -63,35 +63,36 @@ readings are fair), every counted run named an allowed approver who is not the a
 the ``rec`` tool never ran a version twice; the fresh clone's audit agrees with the
 controller's. Controls run once, approver alice.
 
-Seen (round 79): 5 ids BROKE (strict xfails of
+Seen (round 79): 6 ids BROKE (strict xfails of
 ``test_the_version_runs_as_often_as_its_approvals_allow``), one class: **a merged branch's
 take-back or withdrawal, then its byte-exact move writing the approved bytes back, is read
 across the merge as a move of main's open approval.** ``prreset``: on its branch the agent
-sets ``plans/prreset`` to ``pending_approval`` (Alice's approval, made on main, lapses), then
-``git mv``s it to ``plans/prreset-d`` writing the approved bytes back, and merges the branch
-``--no-ff``; the pass notes "moved from plans/prreset/PLAN.yml: approval request (approve) by
-alice@example.com in <her commit> carried" at the merge and RUNS it, approver alice; the
-fresh-clone audit calls the run valid. ``prwd``: the same after the agent, the plan's
-author, REJECTED it on the branch (on the line, ``wdmv``: ``E_VERSION_WITHDRAWN``).
-``pralice``: after ALICE HERSELF took her approval back on that branch. ``prbob``: after BOB,
-an approver, rejected the version there (a veto that follows the hash). Each ran once on the
-approval taken back. Should (docs/approvals.md, moves: "an approval lapsed or voided before
-the move is none to carry, and an approval made by the move's own commit (its source said
-otherwise) stays the mover's"; "A move on a merged branch is a move as on the line";
+sets ``plans/prreset`` to ``pending_approval`` (Alice's approval, made on main, lapses),
+then ``git mv``s it to ``plans/prreset-d`` writing the approved bytes back, and merges the
+branch ``--no-ff``; the pass notes "moved from plans/prreset/PLAN.yml: approval request
+(approve) by alice@example.com in <her commit> carried" at the merge and RUNS it, approver
+alice; the fresh-clone audit calls the run valid. ``prwd``: the same after the agent, the
+plan's author, REJECTED it on the branch (on the line, ``wdmv``: ``E_VERSION_WITHDRAWN``).
+``pralice``: after ALICE HERSELF took her approval back on that branch. ``prbob``: after
+BOB, an approver, rejected the version there (a veto that follows the hash). Each ran once
+on the approval taken back. Should (docs/approvals.md, moves: "an approval lapsed or voided
+before the move is none to carry, and an approval made by the move's own commit (its source
+said otherwise) stays the mover's"; "A move on a merged branch is a move as on the line";
 "Replayed approvals": a lapsed approval "stays taken back"; "A withdrawn version stays
 withdrawn": "a new approval of that exact version is refused ``E_VERSION_WITHDRAWN``,
 whoever made it"): the branch's own commits decide what the move carries (its source said
 ``pending_approval``/``rejected``), so ``prreset``/``pralice`` are the agent's request
-(``E_APPROVER_NOT_ALLOWED``) and ``prwd``/``prbob`` ``E_VERSION_WITHDRAWN``; none runs, as on
-the line. ``prsame`` (one more id, the same class without a move): the agent's take-back on
-its branch, then the approved bytes written back IN PLACE there, merged: the merge's file is
-main's, the pass notes no lapse at all and runs it on Alice's approval (docs/approvals.md:
-"A merge carries a lapse its merged branch made"; "the agent's revert ... on its branch is
-another hand's lapse whoever merges it"); ``prbobsame`` (Bob's reject there, in place) held:
-"lapsed: ... set status rejected on a merged branch", never ran. The controller reads the
-merge against its first parent alone (main's file said
-``approved`` by Alice, the merge's says ``approved`` at another path, byte-exact), skipping the
-branch's withdrawal.
+(``E_APPROVER_NOT_ALLOWED``) and ``prwd``/``prbob`` ``E_VERSION_WITHDRAWN``; none runs, as
+on the line. ``prsame`` (one more id, the same class without a move): the agent's take-back
+on its branch, then the approved bytes written back IN PLACE there, merged: the merge's file
+is main's, the pass notes no lapse at all and runs it on Alice's approval
+(docs/approvals.md: "A merge carries a lapse its merged branch made"; "the agent's revert
+... on its branch is another hand's lapse whoever merges it"), and ``pralicesame``, the same
+after ALICE'S OWN take-back there, ran on the approval she took back; ``prbobsame`` (Bob's
+reject there, in place) held: "lapsed: ... set status rejected on a merged branch", never
+ran. The controller reads the merge against its first parent alone (main's file said
+``approved`` by Alice, the merge's says ``approved`` at another path, byte-exact), skipping
+the branch's withdrawal.
 
 Otherwise no break; every other id held, the fresh clone's audit agreed on each. One
 approval never counted twice: ``mvcopy``, ``twodest`` and ``mrg2`` ran ONE destination on
@@ -167,6 +168,7 @@ ALL = [
     "prbob",
     "prsame",
     "prbobsame",
+    "pralicesame",
     "qmover",
     "qself",
 ]
@@ -206,6 +208,7 @@ WANT: dict[str, tuple[int, int]] = {
     "prbob": (0, 0),
     "prsame": (0, 0),
     "prbobsame": (0, 0),
+    "pralicesame": (0, 0),
     "qmover": (0, 1),
     "qself": (0, 0),
 }
@@ -252,6 +255,13 @@ RUNS_BROKEN: dict[str, Any] = {
         "prbob": "Bob (an approver) rejected it on the agent's branch (a veto by hash)",
     }.items()
 }
+RUNS_BROKEN["pralicesame"] = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 79: Alice herself set it pending_approval on the agent's branch, then the"
+    " agent wrote her `approved` bytes back in place; merged --no-ff, the pass reads no lapse"
+    " and runs the version on the approval she took back",
+)
 RUNS_BROKEN["prsame"] = pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
@@ -398,7 +408,9 @@ def _build(root: Path) -> Lab:
     c.commit("agent: on b3, takes back prsame", who=AGENT)
     _status(lab, "prbobsame", "rejected")
     c.commit("bob: on b3, rejects prbobsame", who=BOB)
-    for v in ("prsame", "prbobsame"):  # no move: the approved bytes back in place
+    _status(lab, "pralicesame", "pending_approval")
+    c.commit("alice: on b3, takes back pralicesame", who=ALICE)
+    for v in ("prsame", "prbobsame", "pralicesame"):  # no move: approved bytes back in place
         _f(lab, v).write_bytes(keep[v])
     c.commit("agent: on b3, prsame and prbobsame say approved again in place")
     for v in ("prreset", "prwd", "pralice", "prbob"):

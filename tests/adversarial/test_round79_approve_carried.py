@@ -90,7 +90,7 @@ is main's, the pass notes no lapse at all and runs it on Alice's approval
 ... on its branch is another hand's lapse whoever merges it"), and ``pralicesame``, the same
 after ALICE'S OWN take-back there, ran on the approval she took back; ``prbobsame`` (Bob's
 reject there, in place) held: "lapsed: ... set status rejected on a merged branch", never
-ran. The controller reads the merge against its first parent alone (main's file said
+ran. From outside, the pass looks to read the merge against its first parent alone (main's file said
 ``approved`` by Alice, the merge's says ``approved`` at another path, byte-exact), skipping
 the branch's withdrawal.
 

@@ -79,14 +79,24 @@ class WorkTree(Objects):
             self._eol_config = (key, config)
         return self._eol_config[1]
 
-    def as_committed(self, path: str, data: bytes, *, adding: bool = False) -> bytes:
+    def as_committed(
+        self,
+        path: str,
+        data: bytes,
+        *,
+        adding: bool = False,
+        how: conversion.Conversion | None = None,
+    ) -> bytes:
         """What git stores for the working-tree bytes ``data`` at ``path``: what it compares
         to tell a clean file from an edited one (``git status``), through git's built-in
         conversions (line ends, ``ident``, ``working-tree-encoding``; round 76).
         :class:`~controller.errors.AttributeUnsupported`: an encoding it cannot apply, or
         (``adding``: the bytes are to be committed, as ``git add`` would) bytes git refuses
-        to add."""
-        return conversion.to_git(data, self.conversions([path])[path], path, adding=adding)
+        to add. ``how``: the path's conversion as already asked (:meth:`conversions` of many
+        paths at once), else git is asked."""
+        if how is None:
+            how = self.conversions([path])[path]
+        return conversion.to_git(data, how, path, adding=adding)
 
     def as_checked_out(self, files: Mapping[str, bytes | None]) -> dict[str, bytes | None]:
         """``files`` (blobs) as git would check them out (its built-in conversions)."""

@@ -174,14 +174,17 @@ def plan_file_in(path: Path) -> Path:
 # --- reading and validation -------------------------------------------------------------
 
 
-def load_plan(path: Path, config: Config | None = None, plain: bool = False) -> LoadedPlan:
+def load_plan(
+    path: Path, config: Config | None = None, plain: bool = False, *, data: bytes | None = None
+) -> LoadedPlan:
     """Read and validate a plan file; problems are collected, never raised.
 
     ``plain``: the caller reads only whether the plan is valid and its problems, never
     ``model`` (``plangate validate``): a plan of the usual shape is then checked without
     building the pydantic models (:mod:`controller.plan.shape`), with the same problems.
+    ``data``: the file's bytes as the caller read them (see :func:`read_plan`).
     """
-    plan = read_plan(path, config)
+    plan = read_plan(path, config, data=data)
     if plan.doc is not None:
         _validate(plan, config, plain)
     return plan
@@ -268,15 +271,18 @@ def name_problem(path: Path) -> Problem | None:
     return None if why is None else Problem("E_UNSAFE_PATH", why)
 
 
-def read_plan(path: Path, config: Config | None = None) -> LoadedPlan:
-    """Read and parse a plan file (size limit, UTF-8, strict YAML) without validating it."""
+def read_plan(path: Path, config: Config | None = None, *, data: bytes | None = None) -> LoadedPlan:
+    """Read and parse a plan file (size limit, UTF-8, strict YAML) without validating it.
+    ``data``: the file's bytes as the caller read them, not read again (local mode's
+    adoption reads an uncommitted file once, as ``git add`` would store it: round 78)."""
     max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
     plans_dir = config.plans_dir if config else "plans"
     refused = held_problem(path, plans_dir) or name_problem(path)
     if refused is not None:
         return LoadedPlan(path, "", problems=[refused])
     try:
-        data = read_bounded(path, max_bytes)
+        if data is None:
+            data = read_bounded(path, max_bytes)
         if len(data) > max_bytes:
             size = max(path.stat().st_size, len(data))
             return LoadedPlan(path, "", problems=[too_large(size, max_bytes)])

@@ -188,12 +188,7 @@ class Committing(ControllerCore):
             )
 
     def _worktree_bytes(
-        self,
-        file: str,
-        committed: bytes | None = None,
-        raw: bytes | None = None,
-        *,
-        adding: bool = False,
+        self, file: str, committed: bytes | None = None, raw: bytes | None = None
     ) -> bytes:
         """The working tree's ``file`` as git would store it (its built-in conversions,
         :meth:`~controller.git.worktree.WorkTree.as_committed`; round 75: a ``.gitattributes``
@@ -201,12 +196,11 @@ class Committing(ControllerCore):
         ``working-tree-encoding`` too). Never through a link. ``raw``: the bytes already
         read (the outcome's check reads them first: a run's file differs from its commit by
         the engine's ``execution:`` block, and asking ``git check-attr`` for each of a
-        1,000-plan burst doubled the daemon's git children). ``adding``: the bytes are to be
-        committed (an adoption): bytes ``git add`` would refuse are
-        :class:`~controller.errors.AttributeUnsupported` (round 77), never stored by a guess."""
+        1,000-plan burst doubled the daemon's git children). An adoption reads its file as
+        ``git add`` would store it instead (:meth:`Freezing._as_added`)."""
         if raw is None:
             raw = fsutil.read_regular(self.repo.path / file, root=self.repo.path)
-        return raw if raw == committed else self.repo.as_committed(file, raw, adding=adding)
+        return raw if raw == committed else self.repo.as_committed(file, raw)
 
     def _commit_plan(
         self,
@@ -219,7 +213,7 @@ class Committing(ControllerCore):
         approved_by: str | None = None,
         approval_commit: str | None = None,
         trailers: dict[str, str] | None = None,
-        adopt: bool = False,
+        adopt: bytes | None = None,
         base: str | None = None,
         extra: dict[str, bytes] | None = None,
         event_ref: dict[str, str] | None = None,
@@ -242,14 +236,16 @@ class Committing(ControllerCore):
         (message, trailers, ``extra``) without writing the plan file (round 42: the outcome
         of a run whose path holds another plan now). ``quotes``: the plan author's text the
         body quotes (an error's :meth:`~controller.errors.PlangateError.quoted`), kept as
-        written in the message (round 65)."""
+        written in the message (round 65). ``adopt``: an uncommitted file's bytes as ``git
+        add`` would store them, the very bytes the adoption judged (round 78), edited and
+        committed."""
         head = self._head
         if base is not None:  # the caller knows the text to edit (an outcome: what ran)
             base_text: str | None = base
-        elif adopt:
-            # bounded, never through a link swapped in since it was validated; committed as
-            # git would store it (its line ends), so that the working tree reads clean after
-            base_text = self._worktree_bytes(file, adding=True).decode()
+        elif adopt is not None:
+            # read once (bounded, never through a link), as git would store it: what was
+            # validated is what is committed, and the working tree reads clean after
+            base_text = adopt.decode()
         else:
             data = self._read_committed(file, head)
             base_text = None if data is None else data.decode("utf-8")
@@ -261,7 +257,7 @@ class Committing(ControllerCore):
             keys = ("approval",) if event in RUN_EVENTS else ("execution", "approval")
             base_text = self._from_own_record(file, base_text, keys)
         new_text = mutate(base_text)
-        if new_text is None or (new_text == base_text and not adopt and not extra):
+        if new_text is None or (new_text == base_text and adopt is None and not extra):
             return None
         if event_ref is not None:
             event = event_ref["name"]

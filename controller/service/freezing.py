@@ -2,7 +2,10 @@
 
 In local mode this includes adoption: a pending PLAN.yml an agent wrote but did not commit is
 frozen and committed. A plan folder holding a PLAN.json, PLAN.toon or PLAN.md instead is
-converted first, in a ``convert`` commit (:mod:`controller.service.sources`).
+converted first, in a ``convert`` commit (:mod:`controller.service.sources`). An uncommitted
+file is read once, as ``git add`` would store it (its ``working-tree-encoding``, line ends and
+``ident``: round 78, an ``ISO-2022-JP`` plan git stores read as raw UTF-8 and never adopted),
+and those bytes alone are judged and committed.
 """
 
 from __future__ import annotations
@@ -12,15 +15,30 @@ import os
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from controller import fsutil
 from controller.approval import policy
 from controller.display import visible
-from controller.errors import BlobTooLarge, GitError, PlangateError, Problem, YamlParseError
-from controller.git.objects import file_blob_id
+from controller.errors import (
+    AttributeUnsupported,
+    BlobTooLarge,
+    GitError,
+    PlangateError,
+    Problem,
+    YamlParseError,
+)
+from controller.git.conversion import Conversion
+from controller.git.objects import blob_id, file_blob_id
 from controller.git.ownrecord import recorded_blocks
 from controller.plan import plans
 from controller.service import sources
 from controller.service.committing import Committing
 from controller.service.core import _Moved
+
+#: How many bytes of an uncommitted file are read per byte of ``limits.max_plan_bytes`` (of
+#: :data:`~controller.plan.discovery.MAX_SOURCE_BYTES`) under a ``working-tree-encoding``:
+#: git stores the file in UTF-8, which another encoding spells in up to 4 bytes a byte
+#: (UTF-32) or 5 (UTF-7's ``+AF8-`` for ``_``); a file wider still is over the limit.
+_WIDEST = 8
 
 
 class Freezing(Committing):
@@ -32,10 +50,12 @@ class Freezing(Committing):
             return self._scanner.scan(self.index.plans.keys())  # a plan's id is its folder
         return set()
 
-    def _freeze(self, file: str, *, adopt: bool = False, first: bool = False) -> None:
+    def _freeze(self, file: str, *, adopt: bytes | None = None, first: bool = False) -> None:
         """Freeze a pending plan, or mark it ``invalid`` with its errors; ``first``: a plan
         that never had a valid status is marked invalid too when it does not validate. A
-        file that cannot carry a status is reported (:mod:`controller.service.unreadable`)."""
+        file that cannot carry a status is reported (:mod:`controller.service.unreadable`).
+        ``adopt``: an uncommitted file's bytes as ``git add`` would store them (the adoption
+        read them once: :meth:`_as_added`), frozen and committed."""
         event = {"name": "freeze"}
         plan_id = str(PurePosixPath(file).parent)
         blocked: list[Problem] = []
@@ -70,7 +90,7 @@ class Freezing(Committing):
 
                 redact = redactor_for(self.config).text
                 return plans.invalid_text(loaded, self.config.limits.max_plan_bytes, redact=redact)
-            return outcome.text if outcome.changed or adopt else None
+            return outcome.text if outcome.changed or adopt is not None else None
 
         def logged(sha: str) -> None:  # when the commit is made (it may wait for a batch)
             name = "plan_" + ("frozen" if event["name"] == "freeze" else "invalid")
@@ -97,44 +117,76 @@ class Freezing(Committing):
         is_own = lambda record: record.sha in self.own_commits  # noqa: E731
         return recorded_blocks(self._git_or_none, self._head or self.head(), file, is_own)
 
-    def _blob_of(self, file: str, adopt: bool) -> str | None:
-        if adopt:  # an uncommitted file: the id git would give its bytes (of any size)
-            return file_blob_id(self.repo.path / file)
+    def _blob_of(self, file: str, adopt: bytes | None) -> str | None:
+        if adopt is not None:  # an uncommitted file: the id git would give the bytes it stores
+            if len(adopt) > self.config.limits.max_plan_bytes:  # maybe read in part: the file's
+                return file_blob_id(self.repo.path / file)
+            return blob_id(adopt)
         state = self.index.plans.get(str(PurePosixPath(file).parent))
         return state.blob if state is not None else None
 
-    def _adopt(self, path: str) -> None:
-        """Local mode: freeze (and commit) a pending PLAN.yml an agent wrote but did not commit."""
+    def _adopt_settled(self, paths: list[str]) -> None:
+        """Local mode: adopt each of ``paths`` (uncommitted plan files and sources, left alone
+        long enough), their attributes asked of git at once: one ``check-attr`` a pass."""
+        conversions = self.repo.conversions(paths)
+        for path in paths:
+            self._adopt(path, conversions.get(path))
+
+    def _adopt(self, path: str, how: Conversion | None = None) -> None:
+        """Local mode: freeze (and commit) a pending PLAN.yml an agent wrote but did not
+        commit, judged and committed as ``git add`` would store it (``how``: its conversion,
+        if already asked)."""
         file = self.repo.path / path
         if file.is_symlink() or not file.is_file():
             return  # never follow a link or block on a FIFO an agent left in the plans dir
         if sources.is_source(path):
-            self._adopt_source(path, file)
+            self._adopt_source(path, file, how)
             return
-        try:
-            loaded = plans.load_plan(file, self.config)  # bounded by limits.max_plan_bytes
-        except PlangateError:
-            return
+        plan_id = str(PurePosixPath(path).parent)
         beside = self._claims_beside(path)
         if beside:  # the commit would make the folder E_PLAN_AMBIGUOUS (round 73)
             shown = " and ".join(map(visible, beside))
             self._wait(
-                str(PurePosixPath(path).parent),
+                plan_id,
                 f"E_PLAN_AMBIGUOUS: {shown} claims the place of {path}: neither would be read "
                 "or run; delete or rename it",
             )
             return
+        try:
+            added = self._as_added(path, self.config.limits.max_plan_bytes, how)
+            loaded = plans.load_plan(file, self.config, data=added)
+        except AttributeUnsupported as exc:  # bytes `git add` refuses: never stored by a guess
+            self._wait(plan_id, f"cannot adopt {path}: {exc}")
+            return
+        except (OSError, PlangateError):
+            return  # gone, or a link or FIFO swapped in since: never followed
         blocker = plans.status_blocker(loaded)
         if blocker is not None:  # not committed: only the log can say so
-            plan_id = str(PurePosixPath(path).parent)
-            self.unreadable.report(plan_id, path, self._blob_of(path, True), blocker)
+            self.unreadable.report(plan_id, path, self._blob_of(path, added), blocker)
         elif loaded.status == "pending_approval":
             try:
-                self._freeze(path, adopt=True)
+                self._freeze(path, adopt=added)
             except (GitError, _Moved):
                 raise
             except PlangateError as exc:
-                self._wait(str(PurePosixPath(path).parent), f"cannot adopt {path}: {exc}")
+                self._wait(plan_id, f"cannot adopt {path}: {exc}")
+
+    def _as_added(self, path: str, limit: int, how: Conversion | None) -> bytes:
+        """The uncommitted ``path`` as ``git add`` would store it (git's built-in conversions,
+        :meth:`~controller.git.worktree.WorkTree.as_committed`), read once: the adoption
+        judges these bytes alone and commits them (round 78: its raw bytes, read as UTF-8,
+        left a plan git stores in ``ISO-2022-JP``, ``UTF-32``, ``UTF-7`` ... unreadable or
+        never pending; the raw reading of a UTF-7 file may say another status than git's).
+        Bounded: more than ``limit`` bytes (times :data:`_WIDEST` under an encoding) are
+        returned as read, over the limit, never converted. Never through a link.
+        :class:`~controller.errors.AttributeUnsupported`: bytes ``git add`` refuses."""
+        if how is None:
+            how = self.repo.conversions([path])[path]
+        bound = limit * _WIDEST if how.encoding else limit
+        raw = fsutil.read_regular(self.repo.path / path, bound, root=self.repo.path)
+        if len(raw) > bound:
+            return raw  # too large in any spelling: its reader says E_PLAN_TOO_LARGE
+        return self.repo.as_committed(path, raw, adding=True, how=how)
 
     # --- plans written in another format (PLAN.json, PLAN.toon, PLAN.md) ----------------
 
@@ -158,8 +210,9 @@ class Freezing(Committing):
                 continue
             self._commit_conversion(plan_id, source, data, blob, True)
 
-    def _adopt_source(self, path: str, file: Path) -> None:
-        """Local mode: an uncommitted PLAN.json & co. in a folder without PLAN.yml."""
+    def _adopt_source(self, path: str, file: Path, how: Conversion | None = None) -> None:
+        """Local mode: an uncommitted PLAN.json & co. in a folder without PLAN.yml, converted
+        from its bytes as ``git add`` would store them (:meth:`_as_added`)."""
         plan_id = str(PurePosixPath(path).parent)
         try:  # every entry of the folder, as the committed sources are judged (round 73)
             verdict = sources.source_verdict(plan_id, os.listdir(file.parent))
@@ -172,8 +225,13 @@ class Freezing(Committing):
             return
         if self.repo.blob_sha(self._head, path) is not None:
             return  # committed: converted from the branch, its authors known
-        with file.open("rb") as handle:  # bounded: never read a huge file whole
-            data = handle.read(sources.MAX_SOURCE_BYTES + 1)
+        try:  # bounded: never read a huge file whole
+            data = self._as_added(path, sources.MAX_SOURCE_BYTES, how)
+        except AttributeUnsupported as exc:  # bytes `git add` refuses: never stored by a guess
+            self._wait(plan_id, f"cannot adopt {path}: {exc}")
+            return
+        except (OSError, PlangateError):
+            return  # gone, or a link or FIFO swapped in since: never followed
         key = hashlib.sha256(data).hexdigest()
         if (path, key) not in self._sources.refused and self._commit_conversion(
             plan_id, path, data, key, False

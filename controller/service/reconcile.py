@@ -115,10 +115,8 @@ class Controller(Deciding, Outcomes):
                 job = self._act(state)
                 if job is not None:
                     jobs.append(job)
-            for path in sorted(untracked):
-                if not self._settled(path):
-                    continue  # an agent may be about to commit it: adopting would race its commit
-                self._adopt(path)
+            # a file an agent may be about to commit is not adopted: it would race its commit
+            self._adopt_settled([path for path in sorted(untracked) if self._settled(path)])
             self._convert_sources()
             self._flush(stop=True)
         finally:

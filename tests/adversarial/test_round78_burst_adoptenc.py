@@ -40,8 +40,15 @@ approved, never otherwise; ``u7hide`` never), ``audit`` (the fresh clone's valid
 what ran).
 
 Seen (round 78): BROKEN (18 ids, 1 class; honest work refused, nothing unapproved ran, the
-fresh-clone audit agrees). **Local mode's adoption reads an uncommitted plan's raw bytes as
-UTF-8, not through its ``working-tree-encoding``** (``{jp,kr,hk,u32,jpesc,u7git}-{pass1,pass2,
+fresh-clone audit agrees; FIXED 2026-12-01, r78adopt: the adoption reads an uncommitted file
+once, bounded, as ``git add`` would store it (``WorkTree.as_committed(..., adding=True)``,
+git's iconv and checks; one ``check-attr`` for the pass's candidates), and those bytes alone
+are judged (status, unreadable report) and committed by the freeze; bytes ``git add`` refuses
+wait ``cannot adopt <file>: E_ATTRIBUTE_UNSUPPORTED`` whatever their raw reading (so do
+``u32nobom``/``u16lebom``, logged ``E_YAML_PARSE`` "not UTF-8 text" before), which decides
+nothing now: ``controller/service/freezing.py`` ``_as_added``). **Local mode's
+adoption reads an uncommitted plan's raw bytes as UTF-8, not through its
+``working-tree-encoding``** (``{jp,kr,hk,u32,jpesc,u7git}-{pass1,pass2,
 ran}``): the agent's uncommitted ``plans/a-jp/PLAN.yml`` in ``ISO-2022-JP`` (likewise
 ``ISO-2022-KR``, ``BIG5-HKSCS``, ``UTF-32`` with its mark, ISO-2022-JP with redundant
 escapes), which ``git hash-object -w --path`` (``git add``'s conversion and checks) stores
@@ -89,15 +96,8 @@ def _broke(what: str) -> object:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 78: {what}")
 
 
-_RAW = (
-    "local mode's adoption reads an uncommitted plan's raw bytes, not through its"
-    " working-tree-encoding: a file git add stores is never adopted"
-)
-BROKEN: dict[str, object] = {
-    f"{v}-{c}": _broke(_RAW)
-    for v in ("jp", "kr", "hk", "u32", "jpesc", "u7git")
-    for c in ("pass1", "pass2", "ran")
-}
+#: none since r78adopt (2026-12-01): the adoption reads the file as git add would store it
+BROKEN: dict[str, object] = {}
 
 
 def text_of(v: str) -> str:

@@ -113,15 +113,7 @@ HANDLED = [v for v in VARIANTS if v not in LOOSE]
 WHO = ["h", "c", "n"]
 
 
-def _broke(what: str) -> object:
-    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 78: {what}")
-
-
-_LOSSY = (
-    "plangate approve approves (and the pass runs) a SHIFT-JIS plan git status calls modified"
-    " (the blob's \\ / ~ read back as ¥ / ‾): not compared as git would store it"
-)
-BROKEN: dict[str, object] = {"sjisbs-cli": _broke(_LOSSY), "sjistl-cli": _broke(_LOSSY)}
+BROKEN: dict[str, object] = {}  # sjisbs-cli, sjistl-cli: fixed (2026-12-01, r78stat)
 
 TASK = {"jp": "日本 ok", "kr": "한국 ok", "u7": "a+b ~ café", "u7alt": "a+b ~ café",
         "hk": "\u00ca\u0304 pair", "jpesc": "日本 esc", "sjisbs": "a \\\\x41 b",

@@ -14,7 +14,7 @@ import re
 import stat
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
@@ -52,18 +52,56 @@ class WorkTree(Objects):
     _attributes_file = ""
     #: (the index file's stat, whether it names a ``.gitattributes``) as last read
     _index_attributes: tuple[tuple[int, ...], bool] | None = None
+    #: Each path's conversion as asked while :meth:`remembering_conversions` (one pass), and
+    #: the paths its first question asks for too; None: every question asks git.
+    _remembered: dict[str, conversion.Conversion] | None = None
+    _to_ask: tuple[str, ...] = ()
+
+    @contextlib.contextmanager
+    def remembering_conversions(self, paths: Sequence[str] = ()) -> Iterator[None]:
+        """Within: a path's conversion is asked of git once, and the first question asks for
+        ``paths`` too, at once (one ``git check-attr`` for a pass's plan files, as ``git
+        status`` reads the attributes once; none where no question comes: the usual
+        repository, whose bytes equal to the commit need no conversion, round 78). The next
+        pass asks again."""
+        outer = self._remembered is not None
+        if not outer:
+            self._remembered, self._to_ask = {}, ()
+        self._to_ask = (*self._to_ask, *paths)
+        try:
+            yield
+        finally:
+            if not outer:
+                self._remembered, self._to_ask = None, ()
 
     def conversions(self, paths: Sequence[str]) -> dict[str, conversion.Conversion]:
         """Git's built-in conversion of each of ``paths`` (:mod:`controller.git.conversion`):
         their line-end, ``ident`` and ``working-tree-encoding`` attributes as ``git
         check-attr`` reads them (it runs nothing an attribute names) and ``core.autocrlf``/
         ``core.eol`` (``core.checkRoundtripEncoding``)."""
+        remembered = self._remembered
+        if remembered is None:
+            return self._asked_conversions(paths) or {path: conversion.NONE for path in paths}
+        missing = [path for path in dict.fromkeys(paths) if path not in remembered]
+        if missing:
+            batch = list(dict.fromkeys([*missing, *self._to_ask]) - remembered.keys())
+            found = self._asked_conversions(batch)
+            if found is None:  # one path git cannot name fails the question: each alone
+                found = {}
+                for path in missing:
+                    found.update(self._asked_conversions([path]) or {path: conversion.NONE})
+            remembered.update(found)
+        return {path: remembered[path] for path in paths}
+
+    def _asked_conversions(self, paths: Sequence[str]) -> dict[str, conversion.Conversion] | None:
+        """``git check-attr`` of ``paths``; None when git refuses the question (a path it
+        cannot name: no conversion, the file reads as edited)."""
         if self.bare or not paths:
             return {path: conversion.NONE for path in paths}
         found: dict[str, dict[str, str]] = {path: {} for path in paths}
         got = self.run_raw("check-attr", "-z", *conversion.ATTRIBUTES, "--", *paths)
-        if got.returncode != 0:  # a path git cannot name: no conversion (reads as edited)
-            return {path: conversion.NONE for path in paths}
+        if got.returncode != 0:
+            return None
         out = got.stdout.decode("utf-8", "surrogateescape").split("\0")
         for path, name, value in zip(out[0::3], out[1::3], out[2::3], strict=False):
             found.setdefault(path, {})[name] = value

@@ -6,7 +6,10 @@ git's attributes (``git check-attr``, for its built-in conversions: round 75's l
 round 76's ``ident`` and ``working-tree-encoding``) only when the bytes match neither. It
 asked for every run before: a 1,000-plan burst spawned 1,027 ``check-attr`` processes.
 (Each commit the controller writes into the working tree still asks once, for the form git
-would check its files out in: docs/performance.md.)
+would check its files out in: docs/performance.md.) Round 78: bytes equal to the commit are
+clean only if git's conversion reads them as the blob (or the index's stat data vouches), so
+where any attribute can apply a pass asks its plan files' attributes once, together, and its
+commits reuse the answer; where none can, nothing more is asked.
 """
 
 from __future__ import annotations

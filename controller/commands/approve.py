@@ -253,9 +253,10 @@ def _on_disk(repo: GitRepo, plan_file: Path, rel: str, committed: bytes) -> str:
     built-in conversions (round 75: a ``.gitattributes`` ``eol=crlf`` checkout, which ``git
     status`` calls clean, read as edited; round 76: ``ident``, ``working-tree-encoding``).
     Bytes that are no UTF-8 even so (an encoding's rules broken) read as an edit; the
-    committed bytes themselves are taken as they are (as the controller takes them)."""
+    committed bytes themselves stand for the commit only where git calls them clean (round
+    78: SHIFT-JIS reads the blob's ``\\`` back as ``¥``; ``WorkTree.as_git_compares``)."""
     raw = plan_file.read_bytes()
-    return (raw if raw == committed else repo.as_committed(rel, raw)).decode("utf-8", "replace")
+    return repo.as_git_compares(rel, raw, committed).decode("utf-8", "replace")
 
 
 def _refuse_uncommitted(committed: str, on_disk: str, rel: str) -> None:

@@ -10,13 +10,15 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import stat
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
-from controller.errors import GitError, PlangateError
+from controller.errors import AttributeUnsupported, GitError, PlangateError
 from controller.fsutil import read_regular
 from controller.git import conversion, eol
 from controller.git.base import git_failure
@@ -24,6 +26,13 @@ from controller.git.objects import _BLOB_MODE, Objects, blob_id, stream_blob_id
 from controller.git.records import ZERO, Person
 
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git hash-object -t tree /dev/null
+#: Where git reads the system's attributes (``$(prefix)/etc/gitattributes``), by prefix.
+_SYSTEM_ATTRIBUTES = (
+    "/etc/gitattributes",
+    "/usr/etc/gitattributes",
+    "/usr/local/etc/gitattributes",
+)
+_U32 = 0xFFFFFFFF  # the index keeps each stat field's low 32 bits
 
 
 class WorkTree(Objects):
@@ -39,18 +48,60 @@ class WorkTree(Objects):
 
     #: (the config files' stats, their core.autocrlf/core.eol/...) as last read
     _eol_config: tuple[tuple[tuple[int, ...], ...], eol.EolConfig] | None = None
+    #: ``core.attributesFile`` as last read with them ("": unset)
+    _attributes_file = ""
+    #: (the index file's stat, whether it names a ``.gitattributes``) as last read
+    _index_attributes: tuple[tuple[int, ...], bool] | None = None
+    #: Each path's conversion as asked while :meth:`remembering_conversions` (one pass), and
+    #: the paths its first question asks for too; None: every question asks git.
+    _remembered: dict[str, conversion.Conversion] | None = None
+    _to_ask: tuple[str, ...] = ()
+
+    @contextlib.contextmanager
+    def remembering_conversions(self, paths: Sequence[str] = ()) -> Iterator[None]:
+        """Within: a path's conversion is asked of git once, and the first question asks for
+        ``paths`` too, at once (one ``git check-attr`` for a pass's plan files, as ``git
+        status`` reads the attributes once; none where no question comes: the usual
+        repository, whose bytes equal to the commit need no conversion, round 78). The next
+        pass asks again."""
+        outer = self._remembered is not None
+        if not outer:
+            self._remembered, self._to_ask = {}, ()
+        self._to_ask = (*self._to_ask, *paths)
+        try:
+            yield
+        finally:
+            if not outer:
+                self._remembered, self._to_ask = None, ()
 
     def conversions(self, paths: Sequence[str]) -> dict[str, conversion.Conversion]:
         """Git's built-in conversion of each of ``paths`` (:mod:`controller.git.conversion`):
         their line-end, ``ident`` and ``working-tree-encoding`` attributes as ``git
         check-attr`` reads them (it runs nothing an attribute names) and ``core.autocrlf``/
         ``core.eol`` (``core.checkRoundtripEncoding``)."""
+        remembered = self._remembered
+        if remembered is None:
+            return self._asked_conversions(paths) or {path: conversion.NONE for path in paths}
+        missing = [path for path in dict.fromkeys(paths) if path not in remembered]
+        if missing:
+            batch = list(dict.fromkeys([*missing, *self._to_ask]) - remembered.keys())
+            found = self._asked_conversions(batch)
+            if found is None:  # one path git cannot name fails the question: each alone
+                found = {}
+                for path in missing:
+                    found.update(self._asked_conversions([path]) or {path: conversion.NONE})
+            remembered.update(found)
+        return {path: remembered[path] for path in paths}
+
+    def _asked_conversions(self, paths: Sequence[str]) -> dict[str, conversion.Conversion] | None:
+        """``git check-attr`` of ``paths``; None when git refuses the question (a path it
+        cannot name: no conversion, the file reads as edited)."""
         if self.bare or not paths:
             return {path: conversion.NONE for path in paths}
         found: dict[str, dict[str, str]] = {path: {} for path in paths}
         got = self.run_raw("check-attr", "-z", *conversion.ATTRIBUTES, "--", *paths)
-        if got.returncode != 0:  # a path git cannot name: no conversion (reads as edited)
-            return {path: conversion.NONE for path in paths}
+        if got.returncode != 0:
+            return None
         out = got.stdout.decode("utf-8", "surrogateescape").split("\0")
         for path, name, value in zip(out[0::3], out[1::3], out[2::3], strict=False):
             found.setdefault(path, {})[name] = value
@@ -65,8 +116,9 @@ class WorkTree(Objects):
         key = tuple(_stat_key(path) for path in _config_files(self.git_dir))
         if self._eol_config is None or self._eol_config[0] != key:
             got = self.run_raw(
-                "config", "-z", "--get-regexp", r"^core\.(autocrlf|eol|checkroundtripencoding)$"
-            )
+                "config", "-z", "--get-regexp",
+                r"^core\.(autocrlf|eol|checkroundtripencoding|attributesfile)$",
+            )  # fmt: skip
             values = dict(
                 item.split("\n", 1) for item in got.stdout.decode("utf-8", "replace").split("\0")
                 if "\n" in item
@@ -77,6 +129,7 @@ class WorkTree(Objects):
                 values.get("core.checkroundtripencoding"),
             )
             self._eol_config = (key, config)
+            self._attributes_file = values.get("core.attributesfile", "")
         return self._eol_config[1]
 
     def as_committed(
@@ -97,6 +150,89 @@ class WorkTree(Objects):
         if how is None:
             how = self.conversions([path])[path]
         return conversion.to_git(data, how, path, adding=adding)
+
+    def as_git_compares(self, path: str, data: bytes, committed: bytes | None) -> bytes:
+        """The working tree's bytes ``data`` at ``path`` as git compares them with the
+        committed blob ``committed`` to call the file clean or edited (``git status``): as
+        :meth:`as_committed`, except that bytes equal to the blob stand for it (are clean)
+        only when git's conversion reads them as the blob too, or when the index's stat data
+        vouches for the file (:meth:`stat_vouches`: git then never reads it). Round 78: under
+        ``working-tree-encoding=SHIFT-JIS`` git checks out the blob's ``\\`` as 0x5C and reads
+        it back as ``¥``: ``git status`` calls the file modified, while round 8's UTF-8 file
+        left untouched when the attribute came later is clean to git by its stat data."""
+        if committed is None or data != committed:
+            return self.as_committed(path, data)
+        if not self._attributes_may_apply(path):
+            return data  # git's conversion by config alone leaves a blob's own bytes so
+        try:
+            stored = self.as_committed(path, data)
+        except AttributeUnsupported:  # git's iconv cannot open it either: hashed as they are
+            return data
+        if stored == data or self.stat_vouches(path, blob_id(data)):
+            return data
+        return stored
+
+    def stat_vouches(self, path: str, sha: str) -> bool:
+        """Does the index's entry of ``path`` name the blob ``sha`` with stat data that calls
+        the file unchanged, as git 2.39 decides without reading it (``read-cache.c``
+        ``ie_match_stat``, ``statinfo.c`` ``match_stat_data``, ``core.checkStat=default``,
+        built without ``USE_NSEC``: whole seconds of mtime and ctime, inode, owner, size,
+        the executable bit; the device is not compared)? Not when the entry is racily clean
+        (the index file no later than the file, to the second: git reads such a file) or
+        has no stat data (an entry written by ``update-index --index-info``). Asked of ``git
+        ls-files --debug``, which runs no filter (never ``git status``: round 19)."""
+        try:
+            index_time = int(os.stat(self.git_dir / "index").st_mtime)  # before git reads it
+            seen = os.lstat(self.path / path)
+        except OSError:
+            return False
+        got = self.run_raw("--no-optional-locks", "--literal-pathspecs", "ls-files", "-s",
+                           "--debug", "-z", "--", path)  # fmt: skip
+        entry = _debug_entry(got.stdout, path) if got.returncode == 0 else None
+        if entry is None or entry.sha != sha or not stat.S_ISREG(seen.st_mode):
+            return False
+        if index_time <= entry.stat[0]:
+            return False  # racily clean: git compares the content
+        now = (int(seen.st_mtime), int(seen.st_ctime), seen.st_ino, seen.st_uid, seen.st_gid,
+               seen.st_size)  # fmt: skip
+        same = entry.stat == tuple(value & _U32 for value in now)
+        return same and entry.exec_bit == seen.st_mode & 0o100
+
+    def _attributes_may_apply(self, path: str) -> bool:
+        """Could any attribute apply to ``path``? A ``.gitattributes`` beside it or in a
+        folder above it (in the working tree, or tracked: git reads the index's when the file
+        is gone), ``info/attributes``, the global or system file. Without any, git's
+        conversion is the config's alone, which leaves the blob's own bytes as they are
+        (``core.autocrlf`` never converts a blob holding CRLF): no ``git check-attr`` then,
+        the usual repository's pass asks git nothing more (tests/service/test_git_calls.py)."""
+        folders = PurePosixPath(path).parents
+        if any(os.path.lexists(self.path / folder / ".gitattributes") for folder in folders):
+            return True
+        places = [self.git_dir / "info" / "attributes", self.common_dir / "info" / "attributes"]
+        xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+        places.append(Path(xdg) / "git" / "attributes")
+        if not os.environ.get("GIT_ATTR_NOSYSTEM"):
+            places += [Path(name) for name in _SYSTEM_ATTRIBUTES]
+        if any(os.path.lexists(place) for place in places) or self._index_names_attributes():
+            return True
+        self._eol_settings()  # core.attributesFile with them (asked once, again on a change)
+        return bool(self._attributes_file) and os.path.lexists(
+            os.path.expanduser(self._attributes_file)
+        )
+
+    def _index_names_attributes(self) -> bool:
+        """Does the index name a ``.gitattributes`` anywhere (its bytes hold the name; read
+        again when the index changes)? Over-inclusive: only a question to git follows."""
+        index = self.git_dir / "index"
+        try:
+            seen = os.stat(index)
+        except OSError:
+            return False
+        key = (seen.st_ino, seen.st_mtime_ns, seen.st_size)
+        if self._index_attributes is None or self._index_attributes[0] != key:
+            data = _index_bytes(index) or b""
+            self._index_attributes = (key, b".gitattributes" in data)
+        return self._index_attributes[1]
 
     def as_checked_out(self, files: Mapping[str, bytes | None]) -> dict[str, bytes | None]:
         """``files`` (blobs) as git would check them out (its built-in conversions)."""
@@ -405,14 +541,15 @@ class WorkTree(Objects):
         return list(filter(None, out.split("\0")))
 
     def _worktree_holds(self, path: str, mode: str, sha: str) -> bool:
-        """Does the working tree's ``path`` hold the blob ``sha``: as it is on disk, or as git
-        would store it through its built-in conversions (what ``git status`` calls clean)?"""
+        """Does the working tree's ``path`` hold the blob ``sha`` as git compares it
+        (:meth:`as_git_compares`: what ``git status`` calls clean)?"""
         raw = self._worktree_id(path, mode)
-        if raw == sha or raw is None or mode in ("120000", "160000"):
+        if raw is None or mode in ("120000", "160000"):
             return raw == sha
         try:
             data = read_regular(self.path / path, root=self.path)
-            return blob_id(self.as_committed(path, data)) == sha
+            committed = data if blob_id(data) == sha else None  # the blob itself, unread
+            return blob_id(self.as_git_compares(path, data, committed)) == sha
         except (OSError, PlangateError):  # AttributeUnsupported too: reads as edited
             return False
 
@@ -460,6 +597,36 @@ def _stat_key(path: Path) -> tuple[int, ...]:
     except OSError:
         return ()
     return (seen.st_ino, seen.st_mtime_ns, seen.st_size)
+
+
+class _IndexStat(NamedTuple):
+    """One index entry's blob, executable bit and stat data as git compares it."""
+
+    sha: str
+    exec_bit: int
+    stat: tuple[int, ...]  # mtime, ctime (seconds), inode, uid, gid, size
+
+
+def _debug_entry(out: bytes, path: str) -> _IndexStat | None:
+    """The stage-0 entry of ``path`` in ``git ls-files -s --debug -z`` output. Each record is
+    ``<mode> <blob> <stage>\\t<path>\\0`` followed by its stat lines (``  ctime: <s>:<ns>``
+    ...), the last one ``  size: <n>\\tflags: <n>\\n``."""
+    chunks = out.split(b"\0")
+    head = chunks[0]
+    for chunk in chunks[1:]:
+        end = chunk.find(b"\n", chunk.find(b"  size: ")) + 1
+        debug, following = chunk[:end], chunk[end:]
+        meta, _, name = head.partition(b"\t")
+        head = following
+        fields = meta.decode("ascii", "replace").split(" ")
+        if name.decode("utf-8", "surrogateescape") != path or len(fields) != 3 or fields[2] != "0":
+            continue
+        found = {key.decode(): int(value) for key, value in re.findall(rb"(\w+): ([0-9]+)", debug)}
+        keys = ("mtime", "ctime", "ino", "uid", "gid", "size")
+        if not set(keys) <= found.keys():
+            return None
+        return _IndexStat(fields[1], int(fields[0], 8) & 0o100, tuple(found[k] for k in keys))
+    return None
 
 
 def _index_bytes(index: Path) -> bytes | None:

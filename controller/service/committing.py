@@ -155,15 +155,13 @@ class Committing(ControllerCore):
         committed = self._read_committed(state.file, head)
         try:
             raw = fsutil.read_regular(self.repo.path / state.file, root=self.repo.path)
-            if committed is not None and (
-                raw == committed
-                or (
-                    execution is not None
-                    and raw.decode("utf-8", "replace")
-                    == _with_execution(committed.decode("utf-8", "replace"), execution)
-                )
+            if (
+                committed is not None
+                and execution is not None
+                and raw.decode("utf-8", "replace")
+                == _with_execution(committed.decode("utf-8", "replace"), execution)
             ):
-                return  # as committed, or with the engine's own last write: git is not asked
+                return  # the engine's own last write, as it wrote it: git is not asked
             on_disk = self._worktree_bytes(state.file, committed, raw).decode("utf-8", "replace")
         except OSError:
             return
@@ -196,11 +194,13 @@ class Committing(ControllerCore):
         ``working-tree-encoding`` too). Never through a link. ``raw``: the bytes already
         read (the outcome's check reads them first: a run's file differs from its commit by
         the engine's ``execution:`` block, and asking ``git check-attr`` for each of a
-        1,000-plan burst doubled the daemon's git children). An adoption reads its file as
-        ``git add`` would store it instead (:meth:`Freezing._as_added`)."""
+        1,000-plan burst doubled the daemon's git children). Bytes equal to ``committed``
+        stand for it only as git would call them clean (round 78:
+        :meth:`~controller.git.worktree.WorkTree.as_git_compares`). An adoption reads its file
+        as ``git add`` would store it instead (:meth:`Freezing._as_added`)."""
         if raw is None:
             raw = fsutil.read_regular(self.repo.path / file, root=self.repo.path)
-        return raw if raw == committed else self.repo.as_committed(file, raw)
+        return self.repo.as_git_compares(file, raw, committed)
 
     def _commit_plan(
         self,

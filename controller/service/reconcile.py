@@ -101,27 +101,32 @@ class Controller(Deciding, Outcomes):
         jobs: list[Job] = []
         # The pass's events share commits (the first one alone, at once); in remote mode
         # each commit is also a push, so sharing saves a round trip per plan.
+        looked_at = self._to_look_at()
+        # their files' attributes, when a file's bytes equal to its commit need them (round
+        # 78), asked of git at once: a snapshot for the pass
+        files = [state.file for state in looked_at if state.file and self.config.remote is None]
         self._batching(first_alone=True)
-        try:
-            running = self.running()
-            for state in self._to_look_at():
-                if state.plan_id in running:
-                    if state.abort_requested:
-                        with self._jobs_lock:
-                            self._abort.add(state.plan_id)
-                    continue
-                if self._aside_plan(state):
-                    continue  # the remote refused its last commit: it waits, alone (round 40)
-                job = self._act(state)
-                if job is not None:
-                    jobs.append(job)
-            # a file an agent may be about to commit is not adopted: it would race its commit
-            self._adopt_settled([path for path in sorted(untracked) if self._settled(path)])
-            self._convert_sources()
-            self._flush(stop=True)
-        finally:
-            self._drop_batch()  # after a failure: nothing of it was committed
-            self._claims.clear()  # started ones are in `executed` now
+        with self.repo.remembering_conversions(files):
+            try:
+                running = self.running()
+                for state in looked_at:
+                    if state.plan_id in running:
+                        if state.abort_requested:
+                            with self._jobs_lock:
+                                self._abort.add(state.plan_id)
+                        continue
+                    if self._aside_plan(state):
+                        continue  # the remote refused its last commit: it waits (round 40)
+                    job = self._act(state)
+                    if job is not None:
+                        jobs.append(job)
+                # a file an agent may be about to commit is not adopted: it would race its commit
+                self._adopt_settled([path for path in sorted(untracked) if self._settled(path)])
+                self._convert_sources()
+                self._flush(stop=True)
+            finally:
+                self._drop_batch()  # after a failure: nothing of it was committed
+                self._claims.clear()  # started ones are in `executed` now
         jobs += self._take_started()
         jobs += self._owned_jobs({j.plan_id for j in jobs} | self._dispatched)
         return jobs
@@ -249,39 +254,43 @@ class Controller(Deciding, Outcomes):
         import stat
 
         found: dict[str, str] = {}
-        for state in self.index.plans.values():
-            if state.status not in ("approved", "executing", "awaiting_approval"):
-                continue
-            if state.unsafe or state.plan_id in running or state.plan_id in waiting:
-                continue
-            try:
-                mode = os.lstat(self.repo.path / state.file).st_mode
-            except FileNotFoundError:
-                if state.status != "approved":  # a started plan: its outcome has no file
+        states = [
+            state
+            for state in self.index.plans.values()
+            if state.status in ("approved", "executing", "awaiting_approval")
+            and not (state.unsafe or state.plan_id in running or state.plan_id in waiting)
+        ]
+        # their attributes asked at once, when bytes equal to the commit need them (round 78)
+        with self.repo.remembering_conversions([state.file for state in states if state.file]):
+            for state in states:
+                try:
+                    mode = os.lstat(self.repo.path / state.file).st_mode
+                except FileNotFoundError:
+                    if state.status != "approved":  # a started plan: its outcome has no file
+                        found[state.plan_id] = (
+                            f"the outcome waits: {state.file} was deleted from the working tree; "
+                            "restore it (git restore) and the controller commits the outcome"
+                        )
+                    continue
+                except OSError:
+                    mode = None
+                if mode is not None and not stat.S_ISREG(mode):
                     found[state.plan_id] = (
-                        f"the outcome waits: {state.file} was deleted from the working tree; "
-                        "restore it (git restore) and the controller commits the outcome"
+                        f"E_UNSAFE_PATH: {state.file} is not a regular file in the working tree; "
+                        "restore it (plangate never follows or reads it)"
                     )
-                continue
-            except OSError:
-                mode = None
-            if mode is not None and not stat.S_ISREG(mode):
-                found[state.plan_id] = (
-                    f"E_UNSAFE_PATH: {state.file} is not a regular file in the working tree; "
-                    "restore it (plangate never follows or reads it)"
-                )
-                continue
-            try:
-                self._check_uncommitted(state, self._head or self.head())
-            except _Wait as wait:
-                started = state.status != "approved"
-                found[state.plan_id] = f"the outcome waits: {wait}" if started else str(wait)
-                continue
-            except PlangateError:
-                continue
-            mismatch = self._run_file_mismatch(state)  # committed so: no edit to name
-            if mismatch is not None:
-                found[state.plan_id] = mismatch
+                    continue
+                try:
+                    self._check_uncommitted(state, self._head or self.head())
+                except _Wait as wait:
+                    started = state.status != "approved"
+                    found[state.plan_id] = f"the outcome waits: {wait}" if started else str(wait)
+                    continue
+                except PlangateError:
+                    continue
+                mismatch = self._run_file_mismatch(state)  # committed so: no edit to name
+                if mismatch is not None:
+                    found[state.plan_id] = mismatch
         return found
 
     def _run_file_mismatch(self, state: PlanState) -> str | None:

@@ -55,20 +55,26 @@ edits" while ``git status`` calls the variant's files clean; a control leaves no
 ``-n``, read as git reads the blob, is the agent's: nothing rewritten by a conversion).
 LOSSY ``cli``: refused with a code, ``-c`` never ran (git calls its file modified).
 
-Tried (2026-12-01, the lead) and reverted: reading every file through its conversion fixed
-these two ids but made round 8's untouched UTF-8 file under a later ``working-tree-encoding``
-wait (git calls it clean by the index's stat data); the fix must follow git's stat check.
-Seen (round 78): BROKEN (2 ids, 1 class; the approver's CLI check skipped, nothing outside
-the committed blob ran, the fresh-clone audit agrees). **``plangate approve`` approves, and
-the pass runs, a SHIFT-JIS plan ``git status`` calls modified** (``sjisbs-cli``,
+Seen (round 78): BROKEN, FIXED (2026-12-01, r78stat; 2 ids, 1 class; the approver's CLI check
+skipped, nothing outside the committed blob ran, the fresh-clone audit agrees). Fixed: bytes
+equal to the commit are clean only as git calls them clean (``WorkTree.as_git_compares``, asked
+by ``plangate approve``, the controller's uncommitted-edits check and the agent API): when
+git's conversion reads them as the blob, or when the index's stat data vouches for the file as
+git 2.39 trusts it (seconds of mtime/ctime, inode, owner, size, the executable bit, not racily
+clean; ``git ls-files --debug``, no filter run); else they are compared as git would store
+them. ``sjis*-c`` now: ``plangate approve`` ``E_USAGE`` "has uncommitted edits", never ran.
+(The lead's first try, every file read through its conversion, made round 8's untouched UTF-8
+files under a later ``working-tree-encoding`` wait where git calls them clean by their stat
+data; that module now asserts each plan as git saw it.) Was: **``plangate approve`` approves,
+and the pass runs, a SHIFT-JIS plan ``git status`` calls modified** (``sjisbs-cli``,
 ``sjistl-cli``): the agent's blob holds ``task: "a \\\\x41 b"`` (or ``tilde ~ end``); git
 checks out 0x5C (0x7E), which git's own iconv reads back as ``¥`` (``‾``): ``git status
 --porcelain`` says `` M plans/sjisbs-c/PLAN.yml`` right after git's own checkout, and ``git
 diff`` shows the line as ``task: "a ¥¥x41 b"``. Alice's ``plangate approve plans/sjisbs-c``
-exits 0 ("approved plans/sjisbs-c in ...") and the next pass runs it once (the blob's task
-``a \\x41 b``, text her working tree never showed); the row of ``-n`` never says
-"uncommitted edits". Her hand approval of ``-h`` (``git add`` stores git's reading ``¥``) is
-refused ``E_PLAN_HASH_MISMATCH`` (held).
+exits 0 ("approved plans/sjisbs-c in ...") and the next pass runs it once (the blob's task ``a
+\\x41 b``, text her working tree never showed); the row of ``-n`` never says "uncommitted
+edits". Her hand approval of ``-h`` (``git add`` stores git's reading ``¥``) is refused
+``E_PLAN_HASH_MISMATCH`` (held).
 Should (docs/operations.md, "Line ends and attributes": a plan file is compared "as git would
 store it" by a run and by ``plangate approve``; "An edit git sees stays an edit ('has
 uncommitted edits')"; adoption already refuses text that does not convert back for the names
@@ -113,15 +119,7 @@ HANDLED = [v for v in VARIANTS if v not in LOOSE]
 WHO = ["h", "c", "n"]
 
 
-def _broke(what: str) -> object:
-    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 78: {what}")
-
-
-_LOSSY = (
-    "plangate approve approves (and the pass runs) a SHIFT-JIS plan git status calls modified"
-    " (the blob's \\ / ~ read back as ¥ / ‾): not compared as git would store it"
-)
-BROKEN: dict[str, object] = {"sjisbs-cli": _broke(_LOSSY), "sjistl-cli": _broke(_LOSSY)}
+BROKEN: dict[str, object] = {}  # sjisbs-cli, sjistl-cli: fixed (2026-12-01, r78stat)
 
 TASK = {"jp": "日本 ok", "kr": "한국 ok", "u7": "a+b ~ café", "u7alt": "a+b ~ café",
         "hk": "\u00ca\u0304 pair", "jpesc": "日本 esc", "sjisbs": "a \\\\x41 b",

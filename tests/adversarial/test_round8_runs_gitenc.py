@@ -27,12 +27,27 @@ Breaks (round 8):
   ``status --json`` dies the same way (E_INTERNAL): no plan in the repository runs, nothing
   names the cause. The pins of docs/threat-model.md cover programs, not the bytes git prints.
   Held: a single agent commit whose object says ``encoding UTF-16`` (no config left behind).
+
+Changed (2026-12-01, r78stat; round 78's rule: bytes equal to the commit are clean only when
+git calls them clean): ``working-tree-encoding`` (the UTF-8 plans left on disk when the agent
+commits ``PLAN.yml working-tree-encoding=UTF-16LE``) ran before because the raw bytes equal the
+blob. ``git status`` calls the files modified in this lab whenever Alice's approval commit left
+their index entries racily clean (the index written in the files' second: the usual timing,
+not under load): the agent's commit of the attribute, writing the index, reads them under the
+new attribute (UTF-8 read as UTF-16LE is other text) and marks them changed (git's racy-git
+smudge). Plangate now agrees with git: such a plan waits "has uncommitted edits" (a discard
+checks it out in UTF-16LE and it runs) and nothing ran; the lab records ``git status`` right
+after the attack and the test asserts, per plan, that plangate saw it as git did.
+``working-tree-encoding-settled``: the same attack after Alice's ``git status`` a second
+later rewrote the index (entries no longer racy): git calls the untouched files clean by their
+stat data, and both run once, as before.
 """
 
 from __future__ import annotations
 
 import fcntl
 import json
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -79,6 +94,26 @@ def _latin1(lab: Lab) -> None:
     )
 
 
+def _settled(step: Callable[[Lab], None]) -> Callable[[Lab], None]:
+    """``step`` after Alice's ``git status`` a second later (it rewrites the racy index)."""
+
+    def settled(lab: Lab) -> None:
+        time.sleep(1.1)
+        lab.git("status", "--porcelain")
+        step(lab)
+
+    return settled
+
+
+_UTF16LE = _files(
+    **{
+        ".gitattributes": "EXECUTION_LOG.md working-tree-encoding=UTF-16LE\n*.json working-tree-encoding=UTF-16LE\nPLAN.yml working-tree-encoding=UTF-16LE\n"
+    }
+)
+#: git calls the plan files modified after the attack (see the docstring): they wait
+WAITS_AS_GIT_SEES = {"working-tree-encoding"}
+
+
 # Each attack lands after the plans were frozen and approved (before the run pass), except
 # the ones that must be in place when the plan text is checked in (the ``ident`` param).
 ATTACKS: dict[str, tuple[Callable[[Lab], None], str]] = {
@@ -95,14 +130,8 @@ ATTACKS: dict[str, tuple[Callable[[Lab], None], str]] = {
         _files(**{".gitattributes": "PLAN.yml ident\nEXECUTION_LOG.md ident\n"}),
         'v: "$Id$"\n',
     ),
-    "working-tree-encoding": (
-        _files(
-            **{
-                ".gitattributes": "EXECUTION_LOG.md working-tree-encoding=UTF-16LE\n*.json working-tree-encoding=UTF-16LE\nPLAN.yml working-tree-encoding=UTF-16LE\n"
-            }
-        ),
-        "",
-    ),
+    "working-tree-encoding": (_UTF16LE, ""),
+    "working-tree-encoding-settled": (_settled(_UTF16LE), ""),
     "show-signature-relative": (
         _cfg(
             ("log.showSignature", "true"),
@@ -130,18 +159,24 @@ def _build(name: str, root: Path, attacks: dict[str, Any] | None = None) -> dict
     lab.approve("p1")
     lab.approve("p2")
     setup(lab)
+    # git's verdict (none where the attack leaves no work tree: round 8's index bits)
+    seen = lab.git("--no-optional-locks", "status", "--porcelain", "plans", check=False)
     passes = [lab.run(check=False)]
     st = lab.cli("status", "--json", "--config", str(lab.config))
     try:
         rows = {r["plan"]: r["status"] for r in json.loads(st.stdout)}
+        waiting = {r["plan"]: r.get("waiting") for r in json.loads(st.stdout)}
     except (ValueError, TypeError):
         rows = {"error": st.stdout[-300:] + st.stderr[-300:]}
+        waiting = {}
     return {
         "exits": [p.returncode for p in passes],
         "errors": [p.stderr[-300:] for p in passes if p.returncode],
         "calls": {t: [json.loads(c["stdin"]) for c in lab.calls(t)] for t in ("p1", "p2")},
         "status": rows,
         "params": params,
+        "git_status": seen,
+        "waiting": waiting,
     }
 
 
@@ -182,9 +217,28 @@ def test_git_bytes_settings_change_nothing_that_runs(
 ) -> None:
     got = results[name]
     assert got["exits"] == [0], got["errors"]
+    if name in WAITS_AS_GIT_SEES:  # each plan as git saw its file after the attack
+        _as_git_sees(got)
+        return
+    if name == "working-tree-encoding-settled":  # clean to git by the stat data: it runs
+        assert got["git_status"] == "", got["git_status"]
     expected_p1 = {"tag": "p1"}
     if got["params"]:
         expected_p1["v"] = "$Id$"  # the approved bytes, never git's expansion
     assert got["calls"] == {"p1": [expected_p1], "p2": [{"tag": "p2"}]}, got["calls"]
     shown = {k: v for k, v in got["status"].items() if k != "plans/p3"}  # p3: the agent's new draft
     assert shown == {"plans/p1": "completed", "plans/p2": "completed"}, got["status"]
+
+
+def _as_git_sees(got: dict[str, Any]) -> None:
+    """A plan file ``git status`` called modified after the attack waited "has uncommitted
+    edits" and never ran; one it called clean ran once (whichever the lab's timing gave)."""
+    for slug in ("p1", "p2"):
+        plan = f"plans/{slug}"
+        if f" M {plan}/PLAN.yml" in got["git_status"]:
+            assert got["calls"][slug] == [], got
+            assert got["status"][plan] == "approved", got["status"]
+            assert "has uncommitted edits" in (got["waiting"][plan] or ""), got["waiting"]
+        else:
+            assert got["calls"][slug] == [{"tag": slug}], got
+            assert got["status"][plan] == "completed", got["status"]

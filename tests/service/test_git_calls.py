@@ -6,7 +6,10 @@ git's attributes (``git check-attr``, for its built-in conversions: round 75's l
 round 76's ``ident`` and ``working-tree-encoding``) only when the bytes match neither. It
 asked for every run before: a 1,000-plan burst spawned 1,027 ``check-attr`` processes.
 (Each commit the controller writes into the working tree still asks once, for the form git
-would check its files out in: docs/performance.md.)
+would check its files out in: docs/performance.md.) Round 78: bytes equal to the commit are
+clean only if git's conversion reads them as the blob (or the index's stat data vouches), so
+where any attribute can apply a pass asks its plan files' attributes once, together, and its
+commits reuse the answer; where none can, nothing more is asked.
 """
 
 from __future__ import annotations
@@ -64,3 +67,20 @@ def test_a_file_git_converts_is_still_read_as_git_stores_it(
     assert head_plan(repo)["execution"]["status"] == "completed"
     assert commands["check-attr"] > commands["made"], commands
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_attributes_asked_once_a_pass_where_a_gitattributes_exists(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 78: bytes equal to the commit are clean only if git's conversion reads them as
+    the blob (or the index's stat data vouches), so a repository with a ``.gitattributes``
+    has its plan files' attributes asked: once for the pass's files together, and the
+    commits' working-tree writes reuse that answer (no more processes than before)."""
+    (repo / ".gitattributes").write_text("*.png binary\n")
+    commit_all(repo, "attributes")
+    submitted(repo)
+    approve(repo)
+    commands = _traced_pass(repo, tmp_path, monkeypatch)
+    assert head_plan(repo)["execution"]["status"] == "completed"
+    assert commands["made"] == 2, commands
+    assert commands["check-attr"] <= commands["made"], commands

@@ -284,22 +284,24 @@ class Refs(RepoBase):
         return ref.removeprefix("refs/heads/")
 
     def check_complete(self) -> None:
-        """Refuse a shallow clone: history cut off hides who wrote and who approved what, so
-        neither the controller nor the audit can judge from it."""
-        common = self.run("rev-parse", "--git-common-dir").strip()
-        if (self.path / common / "shallow").exists() or (self.git_dir / "shallow").exists():
-            raise GitError(
-                f"{self.path} is a shallow clone: plangate needs the whole history to know who "
-                "wrote and who approved each plan",
-                remedy="git fetch --unshallow (or clone without --depth)",
-            )
+        """Refuse history git holds shallow: cut off, it hides who wrote and who approved
+        what, so neither the controller nor the audit can judge from it. However it became
+        shallow (a clone with ``--depth``, a clone of a shallow remote, a ``shallow`` file
+        written by hand), git marks it with a ``shallow`` file: in the repository (its
+        common directory, or a linked worktree's git directory) or in the controller's own
+        object store (local mode). plangate never deepens a history itself (no
+        ``--unshallow``, ``--deepen`` or ``--update-shallow``): what it did not see whole is
+        made whole by whoever cut it off (docs/threat-model.md)."""
+        places = [self.common_dir, self.git_dir, *([self.store] if self.store else [])]
+        shallow = next((p / "shallow" for p in places if (p / "shallow").exists()), None)
+        if shallow is not None:
+            raise shallow_history(self.path, shallow, fetches=self.fetches, store=self.store)
 
     def check_health(self) -> None:
         """Refuse to write while git itself is busy or a crashed git left its lock, or while
         the git directory holds a file git would hang on (:func:`check_git_dir`)."""
         check_git_dir(self.path)
-        if (self.git_dir / "shallow").exists():
-            self.check_complete()
+        self.check_complete()
         for name, what, command in (
             ("MERGE_HEAD", "a merge", "git merge"),
             ("rebase-merge", "a rebase", "git rebase"),
@@ -393,9 +395,21 @@ class Refs(RepoBase):
         return False
 
     def fetch(self, remote: str, branch: str) -> str:
-        """Fetch ``branch`` into ``refs/remotes/<remote>/<branch>``; return its commit."""
+        """Fetch ``branch`` into ``refs/remotes/<remote>/<branch>``; return its commit. The
+        controller's clone must hold its history whole before and after (:meth:`check_complete`);
+        a remote serving a shallow history is refused even where git only warns (round 79: git
+        rejects the ref, exits 0 and leaves it where it was, so the pass would read and push on
+        a stale tip; a fetch without ``--update-shallow`` never adds a boundary itself)."""
+        self.check_complete()
         ref = f"refs/remotes/{remote}/{branch}"
-        self.run("fetch", "-q", "--no-tags", remote, f"+refs/heads/{branch}:{ref}")
+        args = ("fetch", "-q", "--no-tags", remote, f"+refs/heads/{branch}:{ref}")
+        result = self.run_raw(*args, env={"LC_ALL": "C"})  # git's own words, read below
+        text = result.stderr.decode("utf-8", "replace")
+        if result.returncode != 0:
+            raise git_failure(args, text)
+        if _SHALLOW_REJECTED in text:
+            raise shallow_remote(f"git fetch {remote}", branch, f"git: {text}")
+        self.check_complete()
         sha = self.rev(ref)
         if sha is None:
             raise GitError(f"the remote has no branch {branch}")
@@ -405,9 +419,17 @@ class Refs(RepoBase):
         """Push without force; False when the remote rejected it because it moved on (a lost
         race). A refusal by the remote's hook or policy (``[remote rejected]``, ``pre-receive
         hook declined``: a forge's push protection) raises :class:`PushRefused` with the
-        remote's reason; anything else (an unreachable remote) is ``E_GIT``."""
+        remote's reason; anything else (an unreachable remote) is ``E_GIT``.
+
+        The destination is named by a glob refspec, which git maps by literal substitution:
+        an explicit ``refs/heads/main`` is matched against the remote's refs by git's
+        abbreviation rules, so a branch named ``refs/heads/main`` (the ref
+        ``refs/heads/refs/heads/main``, which anyone who may create a branch can push) made
+        it "match more than one" and every push fail (round 79). The source is the one ref
+        of a namespace only the controller writes (:meth:`_push_source`)."""
+        self._push_source(branch)
         result = self.run_raw(
-            "push", "-q", "--porcelain", remote, f"refs/heads/{branch}:refs/heads/{branch}"
+            "push", "-q", "--porcelain", remote, f"{PUSH_NAMESPACE}*:refs/heads/*"
         )
         if result.returncode == 0:
             return True
@@ -421,6 +443,20 @@ class Refs(RepoBase):
                 reason=masked_url(reason),
             )
         raise git_failure(("push", remote, branch), text)
+
+    def _push_source(self, branch: str) -> None:
+        """Set ``refs/plangate/push/<branch>`` to the branch's commit, the namespace's only
+        ref (any other, from a crash or another branch setting, is deleted in the same
+        transaction): the glob push then carries exactly that one ref."""
+        name = f"refs/heads/{branch}"
+        sha = self._read_ref(name) or self.rev(name)
+        if sha is None:
+            raise GitError(f"branch {branch} has no commits to push")
+        listed = self.run("for-each-ref", "--format=%(refname)", PUSH_NAMESPACE)
+        source = f"{PUSH_NAMESPACE}{branch}"
+        lines = [f"delete {ref}\n" for ref in listed.split("\n") if ref and ref != source]
+        lines.append(f"update {source} {sha}\n")
+        self.run("update-ref", "--stdin", input="".join(lines).encode())
 
 
 def unread_off_line(parents: dict[str, list[str]], last: str, head: str) -> dict[str, str]:
@@ -491,6 +527,53 @@ def push_verdict(text: str) -> tuple[str, str]:
     if "[remote rejected]" in text or "hook declined" in text:
         return "refused", "; ".join(["declined", *remote_lines[-5:]])
     return "failed", ""
+
+
+#: The controller's own push namespace: ``refs/plangate/push/<branch>`` names what it pushes.
+PUSH_NAMESPACE = "refs/plangate/push/"
+
+#: git's warning when a fetch would need a new shallow boundary (it rejects the ref, exit 0).
+_SHALLOW_REJECTED = "because shallow roots are not allowed to be updated"
+
+_UNSHALLOW = "git fetch --unshallow"
+
+
+def shallow_history(path: Path, shallow: Path, *, fetches: bool, store: Path | None) -> GitError:
+    """``E_GIT`` for history git holds shallow (``shallow``: the file that says so), with the
+    remedy for where it is: a person's clone, the controller's clone of the remote, or its
+    own object store."""
+    what = f"{shallow} says the history is cut off (a shallow clone)"
+    if store is not None and shallow.parent == store:
+        remedy = f"remove {store} (the controller fills its store again from {path})"
+    elif fetches:
+        remedy = (
+            f"make the remote serve its whole history ({_UNSHALLOW} in the repository it "
+            f"serves), then remove {path} (the controller clones it again) or run "
+            f"{_UNSHALLOW} origin in it"
+        )
+    else:
+        remedy = f"{_UNSHALLOW} (or clone without --depth)"
+    return GitError(
+        f"{path}: {what}: plangate needs the whole history to know who wrote and who "
+        "approved each plan; nothing is judged or run from it",
+        path=str(shallow),
+        remedy=remedy,
+    )
+
+
+def shallow_remote(command: str, branch: str, detail: str) -> GitError:
+    """``E_GIT`` for a clone or fetch of ``branch`` that came back shallow or that git
+    rejected because the remote serves it shallow (its commits reach a boundary this clone
+    never saw whole)."""
+    return GitError(
+        masked_url(
+            f"{command}: the remote serves {branch} as a shallow history ({detail.strip()}): "
+            "plangate needs the whole history to know who wrote and who approved each plan; "
+            "nothing is judged or run until the remote serves it whole"
+        ),
+        remedy=f"make the remote's history whole ({_UNSHALLOW} in the repository it serves, "
+        "or push the branch again from a complete clone)",
+    )
 
 
 #: How long a pass waits for a running git command (a human's commit) to release index.lock.

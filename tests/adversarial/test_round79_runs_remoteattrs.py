@@ -246,15 +246,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r79-remoteattrs", _build)
 
 
-DOS = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 79: a pushed branch named refs/heads/main (refs/heads/refs/heads/main) makes "
-    "the controller's push of refs/heads/main ambiguous: every pass E_GIT, honest work never runs",
-)
-BROKEN: dict[str, Any] = {"late2": DOS}  # the run and the audit
+BROKEN: dict[str, Any] = {}  # fixed (2026-12-01, r79remote): the run and the audit
 NONE: dict[str, Any] = {}
-PASS_BROKEN: dict[str, Any] = {"late2": DOS, "hdm": DOS}
+PASS_BROKEN: dict[str, Any] = {}  # fixed (2026-12-01, r79remote)
 
 
 @pytest.mark.parametrize("vid", cases(VIDS, VIDS, BROKEN))

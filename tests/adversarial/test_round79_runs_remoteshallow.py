@@ -120,19 +120,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r79-remoteshallow", _build)
 
 
-SELF = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 79: a remote serving a depth-1 history hides the plan's writer: the remote "
-    "controller froze Alice's own plan and ran it on her approval (self-approval)",
-)
-SHALLOW = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 79: the remote controller works in a shallow clone of a shallow remote "
-    "(exit 0, freezes, pushes) instead of refusing E_GIT as docs/threat-model.md says",
-)
-BROKEN: dict[str, Any] = {"d1-own": SELF, "d1-passes": SHALLOW, "d2-passes": SHALLOW}
+BROKEN: dict[str, Any] = {}  # all fixed (2026-12-01, r79remote)
 
 
 @pytest.mark.parametrize("vid", cases(VIDS, VIDS, BROKEN))

@@ -396,18 +396,24 @@ class Refs(RepoBase):
 
     def fetch(self, remote: str, branch: str) -> str:
         """Fetch ``branch`` into ``refs/remotes/<remote>/<branch>``; return its commit. The
-        controller's clone must hold its history whole before and after (:meth:`check_complete`);
-        a remote serving a shallow history is refused even where git only warns (round 79: git
-        rejects the ref, exits 0 and leaves it where it was, so the pass would read and push on
-        a stale tip; a fetch without ``--update-shallow`` never adds a boundary itself)."""
+        controller's clone holds its history whole before and after (:meth:`check_complete`):
+        a remote serving a shallow history is refused where git only warns (round 79: git
+        rejects the ref, exits 0 and leaves it behind, and the pass would go on with a stale
+        tip). A fetch without ``--update-shallow`` never writes a boundary: git rejects a ref
+        whose new commits reach a boundary it has not got; the commits stay in the clone, so
+        a second fetch connects them when their parents are held whole (nothing is cut off;
+        the pass goes on), or rejects them again: ``E_GIT``."""
         self.check_complete()
         ref = f"refs/remotes/{remote}/{branch}"
         args = ("fetch", "-q", "--no-tags", remote, f"+refs/heads/{branch}:{ref}")
-        result = self.run_raw(*args, env={"LC_ALL": "C"})  # git's own words, read below
-        text = result.stderr.decode("utf-8", "replace")
-        if result.returncode != 0:
-            raise git_failure(args, text)
-        if _SHALLOW_REJECTED in text:
+        for _ in range(2):
+            result = self.run_raw(*args, env={"LC_ALL": "C"})  # git's own words, read below
+            text = result.stderr.decode("utf-8", "replace")
+            if result.returncode != 0:
+                raise git_failure(args, text)
+            if _SHALLOW_REJECTED not in text:
+                break
+        else:
             raise shallow_remote(f"git fetch {remote}", branch, f"git: {text}")
         self.check_complete()
         sha = self.rev(ref)

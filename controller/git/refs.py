@@ -217,8 +217,10 @@ class Refs(RepoBase):
     def _fetch_into_store(self, ref: str) -> None:
         """Fetch ``ref`` of the shared repository into the controller's store (see
         :mod:`controller.git.store`): every object it receives is named by its bytes, and
-        the fetch fails unless all the tip needs arrived."""
+        the fetch fails unless all the tip needs arrived. Never from or into history git
+        holds shallow (:meth:`check_complete`): git would only warn and leave the ref."""
         assert self.store is not None
+        self.check_complete()
         result = self.run_raw(
             "--git-dir", str(self.store), "fetch", "-q", "--no-tags", "--no-write-fetch-head",
             "--no-recurse-submodules", f"--upload-pack={upload_pack_command()}",

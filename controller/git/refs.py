@@ -240,6 +240,16 @@ class Refs(RepoBase):
                 "a clone (or run the controller in remote mode, where no agent writes .git)",
             )
 
+    def _push_refs(self) -> list[str]:
+        """The refs of :data:`PUSH_NAMESPACE`, from the files when git's layout allows."""
+        if (self.common_dir / "reftable").exists():
+            listed = self.run("for-each-ref", "--format=%(refname)", PUSH_NAMESPACE)
+            return [ref for ref in listed.split("\n") if ref]
+        top = self.common_dir / PUSH_NAMESPACE
+        loose = [p.relative_to(self.common_dir).as_posix() for p in top.rglob("*") if p.is_file()]
+        packed = [r.decode() for r in self._packed_refs() if r.startswith(PUSH_NAMESPACE.encode())]
+        return sorted({*loose, *packed})
+
     def _read_ref(self, name: str) -> str | None:
         """A ref's commit from the files (None: absent, symbolic or unusual; ask git)."""
         if (self.common_dir / "reftable").exists():
@@ -460,9 +470,8 @@ class Refs(RepoBase):
         sha = self._read_ref(name) or self.rev(name)
         if sha is None:
             raise GitError(f"branch {branch} has no commits to push")
-        listed = self.run("for-each-ref", "--format=%(refname)", PUSH_NAMESPACE)
         source = f"{PUSH_NAMESPACE}{branch}"
-        lines = [f"delete {ref}\n" for ref in listed.split("\n") if ref and ref != source]
+        lines = [f"delete {ref}\n" for ref in self._push_refs() if ref != source]
         lines.append(f"update {source} {sha}\n")
         self.run("update-ref", "--stdin", input="".join(lines).encode())
 

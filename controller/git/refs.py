@@ -559,7 +559,6 @@ def shallow_history(path: Path, shallow: Path, *, fetches: bool, store: Path | N
     """``E_GIT`` for history git holds shallow (``shallow``: the file that says so), with the
     remedy for where it is: a person's clone, the controller's clone of the remote, or its
     own object store."""
-    what = f"{shallow} says the history is cut off (a shallow clone)"
     if store is not None and shallow.parent == store:
         remedy = f"remove {store} (the controller fills its store again from {path})"
     elif fetches:
@@ -571,8 +570,9 @@ def shallow_history(path: Path, shallow: Path, *, fetches: bool, store: Path | N
     else:
         remedy = f"{_UNSHALLOW} (or clone without --depth)"
     return GitError(
-        f"{path}: {what}: plangate needs the whole history to know who wrote and who "
-        "approved each plan; nothing is judged or run from it",
+        f"{path} is a shallow clone ({shallow} says its history is cut off): plangate needs "
+        "the whole history to know who wrote and who approved each plan; nothing is judged "
+        "or run from it",
         path=str(shallow),
         remedy=remedy,
     )

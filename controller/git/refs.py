@@ -417,7 +417,14 @@ class Refs(RepoBase):
         the pass goes on), or rejects them again: ``E_GIT``."""
         self.check_complete()
         ref = f"refs/remotes/{remote}/{branch}"
-        args = ("fetch", "-q", "--no-tags", remote, f"+refs/heads/{branch}:{ref}")
+        args = (
+            "fetch",
+            "-q",
+            "--no-tags",
+            "--write-fetch-head",
+            remote,
+            f"+refs/heads/{branch}:{ref}",
+        )
         for _ in range(2):
             result = self.run_raw(*args, env={"LC_ALL": "C"})  # git's own words, read below
             text = result.stderr.decode("utf-8", "replace")
@@ -429,9 +436,25 @@ class Refs(RepoBase):
             raise shallow_remote(f"git fetch {remote}", branch, f"git: {text}")
         self.check_complete()
         sha = self.rev(ref)
-        if sha is None:
-            raise GitError(f"the remote has no branch {branch}")
+        if sha is None or not self._fetched_exactly(branch):
+            raise GitError(
+                f"the remote has no branch {branch} (a ref only named like it, such as "
+                f"refs/heads/refs/heads/{branch}, is never read in its place)",
+                remedy=f"push the branch {branch} to the remote",
+            )
         return sha
+
+    def _fetched_exactly(self, branch: str) -> bool:
+        """Did the fetch take the remote's ``refs/heads/<branch>`` itself? git matches the
+        source ``refs/heads/main`` by its abbreviation rules and, when the remote has no
+        ``main``, takes a branch or tag NAMED ``refs/heads/main`` in its place (round 79);
+        ``FETCH_HEAD`` names what it took (``branch 'main' of ...`` for the branch itself)."""
+        try:
+            rows = (self.git_dir / "FETCH_HEAD").read_bytes().decode("utf-8", "replace")
+        except OSError:
+            return False
+        taken = f"branch '{branch}' of "
+        return any(row.partition("\t\t")[2].startswith(taken) for row in rows.split("\n"))
 
     def push(self, remote: str, branch: str) -> bool:
         """Push without force; False when the remote rejected it because it moved on (a lost

@@ -86,5 +86,10 @@ def test_a_branch_named_like_the_pushed_one_neither_blocks_nor_takes_the_push(
     git(seed, "--git-dir", str(bare), "fetch", "-q", str(seed), "refs/heads/main:refs/heads/main")
     _commit_on(repo, "plangate: complete plans/a")
     assert repo.push("origin", "main") is False  # a lost race, read as before
-    fetched = repo.fetch("origin", "main")  # the fetch is exact too
+    fetched = repo.fetch("origin", "main")  # the fetch takes main itself
     assert fetched == git(seed, "rev-parse", "HEAD").strip()
+    # with no branch main on the remote, git would take the look-alike in its place: never
+    git(seed, "--git-dir", str(bare), "update-ref", "-d", "refs/heads/main")
+    with pytest.raises(GitError) as info:
+        repo.fetch("origin", "main")
+    assert "no branch main" in info.value.message

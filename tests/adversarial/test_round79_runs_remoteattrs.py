@@ -51,8 +51,9 @@ Seen (round 79): BROKEN (3 ids, 1 class: honest work refused, nothing unapproved
 fixed (2026-12-01, r79remote): ``Refs.push`` sets ``refs/plangate/push/main`` (the only ref of
 a namespace only the controller writes) and pushes the glob ``refs/plangate/push/*:refs/heads/*``,
 which git maps by literal substitution, so the destination is ``refs/heads/main`` whatever
-other refs the remote has; ``late2`` runs once, ``hdm`` never (the fetch and the clone name the
-branch exactly), every pass exits 0 and the look-alike is neither moved nor read. As seen:
+other refs the remote has; ``late2`` runs once, ``hdm`` never (the clone and the fetch take the
+branch itself; a fetch of a remote with no ``main``, which git would answer with the look-alike,
+is refused ``E_GIT``), every pass exits 0 and the look-alike is neither moved nor read. As seen:
 ``test_ran[late2]``, ``test_audit[late2]``, ``test_passes[late2]`` (and ``test_passes[hdm]``,
 the same passes, 4 strict xfails in all): once anyone who can create a branch pushes one named
 ``refs/heads/main`` (``git push origin X:refs/heads/refs/heads/main``; branch protection on

@@ -94,6 +94,8 @@ class RepoBase:
         #: the controller's own store and its fetched clone hold only objects git named
         #: by their bytes (round 58)
         self.checks_objects = store is None and not fetches
+        #: the controller's own clone in remote mode (fetches and pushes)
+        self.fetches = fetches
         if self.checks_objects:  # every git child over that store: its graph never read
             self.guard = dataclasses.replace(self.guard, unverified=True)
         if store is not None:

@@ -34,6 +34,7 @@ imports GitPython.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -61,7 +62,7 @@ from controller.git.records import (
     parse_log,
     parse_trailers,
 )
-from controller.git.refs import LOCK_WAIT
+from controller.git.refs import LOCK_WAIT, shallow_remote
 from controller.git.signing import Signature
 from controller.git.worktree import IndexHold, WorkTree
 
@@ -105,6 +106,10 @@ class GitRepo(Commits, WorkTree):
 
     @classmethod
     def clone_bare(cls, url: str, target: Path, branch: str) -> GitRepo:
+        """The controller's own bare clone of ``url`` (remote mode), made beside ``target``
+        and moved there once whole. A remote serving a shallow history gives a shallow
+        clone: it is refused ``E_GIT`` and not kept, so a later pass clones again (round 79:
+        a ``--depth 1`` remote made its boundary commit look like the writer of every plan)."""
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".clone-", dir=target.parent))
         result = subprocess.run(
@@ -114,6 +119,10 @@ class GitRepo(Commits, WorkTree):
             env=GitGuard.read(target.parent).env(),
         )
         if result.returncode != 0:
+            shutil.rmtree(tmp, ignore_errors=True)
             raise git_failure(("clone", url), result.stderr.decode("utf-8", "replace"))
+        if (tmp / "shallow").exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise shallow_remote(f"git clone {url}", branch, "the clone has a shallow file")
         tmp.rename(target)
         return cls(target, fetches=True)

@@ -217,8 +217,10 @@ class Refs(RepoBase):
     def _fetch_into_store(self, ref: str) -> None:
         """Fetch ``ref`` of the shared repository into the controller's store (see
         :mod:`controller.git.store`): every object it receives is named by its bytes, and
-        the fetch fails unless all the tip needs arrived."""
+        the fetch fails unless all the tip needs arrived. Never from or into history git
+        holds shallow (:meth:`check_complete`): git would only warn and leave the ref."""
         assert self.store is not None
+        self.check_complete()
         result = self.run_raw(
             "--git-dir", str(self.store), "fetch", "-q", "--no-tags", "--no-write-fetch-head",
             "--no-recurse-submodules", f"--upload-pack={upload_pack_command()}",
@@ -237,6 +239,16 @@ class Refs(RepoBase):
                 remedy="git fsck in the repository names the bad objects; restore them from "
                 "a clone (or run the controller in remote mode, where no agent writes .git)",
             )
+
+    def _push_refs(self) -> list[str]:
+        """The refs of :data:`PUSH_NAMESPACE`, from the files when git's layout allows."""
+        if (self.common_dir / "reftable").exists():
+            listed = self.run("for-each-ref", "--format=%(refname)", PUSH_NAMESPACE)
+            return [ref for ref in listed.split("\n") if ref]
+        top = self.common_dir / PUSH_NAMESPACE
+        loose = [p.relative_to(self.common_dir).as_posix() for p in top.rglob("*") if p.is_file()]
+        packed = [r.decode() for r in self._packed_refs() if r.startswith(PUSH_NAMESPACE.encode())]
+        return sorted({*loose, *packed})
 
     def _read_ref(self, name: str) -> str | None:
         """A ref's commit from the files (None: absent, symbolic or unusual; ask git)."""
@@ -284,22 +296,24 @@ class Refs(RepoBase):
         return ref.removeprefix("refs/heads/")
 
     def check_complete(self) -> None:
-        """Refuse a shallow clone: history cut off hides who wrote and who approved what, so
-        neither the controller nor the audit can judge from it."""
-        common = self.run("rev-parse", "--git-common-dir").strip()
-        if (self.path / common / "shallow").exists() or (self.git_dir / "shallow").exists():
-            raise GitError(
-                f"{self.path} is a shallow clone: plangate needs the whole history to know who "
-                "wrote and who approved each plan",
-                remedy="git fetch --unshallow (or clone without --depth)",
-            )
+        """Refuse history git holds shallow: cut off, it hides who wrote and who approved
+        what, so neither the controller nor the audit can judge from it. However it became
+        shallow (a clone with ``--depth``, a clone of a shallow remote, a ``shallow`` file
+        written by hand), git marks it with a ``shallow`` file: in the repository (its
+        common directory, or a linked worktree's git directory) or in the controller's own
+        object store (local mode). plangate never deepens a history itself (no
+        ``--unshallow``, ``--deepen`` or ``--update-shallow``): what it did not see whole is
+        made whole by whoever cut it off (docs/threat-model.md)."""
+        places = [self.common_dir, self.git_dir, *([self.store] if self.store else [])]
+        shallow = next((p / "shallow" for p in places if (p / "shallow").exists()), None)
+        if shallow is not None:
+            raise shallow_history(self.path, shallow, fetches=self.fetches, store=self.store)
 
     def check_health(self) -> None:
         """Refuse to write while git itself is busy or a crashed git left its lock, or while
         the git directory holds a file git would hang on (:func:`check_git_dir`)."""
         check_git_dir(self.path)
-        if (self.git_dir / "shallow").exists():
-            self.check_complete()
+        self.check_complete()
         for name, what, command in (
             ("MERGE_HEAD", "a merge", "git merge"),
             ("rebase-merge", "a rebase", "git rebase"),
@@ -393,21 +407,70 @@ class Refs(RepoBase):
         return False
 
     def fetch(self, remote: str, branch: str) -> str:
-        """Fetch ``branch`` into ``refs/remotes/<remote>/<branch>``; return its commit."""
+        """Fetch ``branch`` into ``refs/remotes/<remote>/<branch>``; return its commit. The
+        controller's clone holds its history whole before and after (:meth:`check_complete`):
+        a remote serving a shallow history is refused where git only warns (round 79: git
+        rejects the ref, exits 0 and leaves it behind, and the pass would go on with a stale
+        tip). A fetch without ``--update-shallow`` never writes a boundary: git rejects a ref
+        whose new commits reach a boundary it has not got; the commits stay in the clone, so
+        a second fetch connects them when their parents are held whole (nothing is cut off;
+        the pass goes on), or rejects them again: ``E_GIT``."""
+        self.check_complete()
         ref = f"refs/remotes/{remote}/{branch}"
-        self.run("fetch", "-q", "--no-tags", remote, f"+refs/heads/{branch}:{ref}")
+        args = (
+            "fetch",
+            "-q",
+            "--no-tags",
+            "--write-fetch-head",
+            remote,
+            f"+refs/heads/{branch}:{ref}",
+        )
+        for _ in range(2):
+            result = self.run_raw(*args, env={"LC_ALL": "C"})  # git's own words, read below
+            text = result.stderr.decode("utf-8", "replace")
+            if result.returncode != 0:
+                raise git_failure(args, text)
+            if _SHALLOW_REJECTED not in text:
+                break
+        else:
+            raise shallow_remote(f"git fetch {remote}", branch, f"git: {text}")
+        self.check_complete()
         sha = self.rev(ref)
-        if sha is None:
-            raise GitError(f"the remote has no branch {branch}")
+        if sha is None or not self._fetched_exactly(branch):
+            raise GitError(
+                f"the remote has no branch {branch} (a ref only named like it, such as "
+                f"refs/heads/refs/heads/{branch}, is never read in its place)",
+                remedy=f"push the branch {branch} to the remote",
+            )
         return sha
+
+    def _fetched_exactly(self, branch: str) -> bool:
+        """Did the fetch take the remote's ``refs/heads/<branch>`` itself? git matches the
+        source ``refs/heads/main`` by its abbreviation rules and, when the remote has no
+        ``main``, takes a branch or tag NAMED ``refs/heads/main`` in its place (round 79);
+        ``FETCH_HEAD`` names what it took (``branch 'main' of ...`` for the branch itself)."""
+        try:
+            rows = (self.git_dir / "FETCH_HEAD").read_bytes().decode("utf-8", "replace")
+        except OSError:
+            return False
+        taken = f"branch '{branch}' of "
+        return any(row.partition("\t\t")[2].startswith(taken) for row in rows.split("\n"))
 
     def push(self, remote: str, branch: str) -> bool:
         """Push without force; False when the remote rejected it because it moved on (a lost
         race). A refusal by the remote's hook or policy (``[remote rejected]``, ``pre-receive
         hook declined``: a forge's push protection) raises :class:`PushRefused` with the
-        remote's reason; anything else (an unreachable remote) is ``E_GIT``."""
+        remote's reason; anything else (an unreachable remote) is ``E_GIT``.
+
+        The destination is named by a glob refspec, which git maps by literal substitution:
+        an explicit ``refs/heads/main`` is matched against the remote's refs by git's
+        abbreviation rules, so a branch named ``refs/heads/main`` (the ref
+        ``refs/heads/refs/heads/main``, which anyone who may create a branch can push) made
+        it "match more than one" and every push fail (round 79). The source is the one ref
+        of a namespace only the controller writes (:meth:`_push_source`)."""
+        self._push_source(branch)
         result = self.run_raw(
-            "push", "-q", "--porcelain", remote, f"refs/heads/{branch}:refs/heads/{branch}"
+            "push", "-q", "--porcelain", remote, f"{PUSH_NAMESPACE}*:refs/heads/*"
         )
         if result.returncode == 0:
             return True
@@ -421,6 +484,19 @@ class Refs(RepoBase):
                 reason=masked_url(reason),
             )
         raise git_failure(("push", remote, branch), text)
+
+    def _push_source(self, branch: str) -> None:
+        """Set ``refs/plangate/push/<branch>`` to the branch's commit, the namespace's only
+        ref (any other, from a crash or another branch setting, is deleted in the same
+        transaction): the glob push then carries exactly that one ref."""
+        name = f"refs/heads/{branch}"
+        sha = self._read_ref(name) or self.rev(name)
+        if sha is None:
+            raise GitError(f"branch {branch} has no commits to push")
+        source = f"{PUSH_NAMESPACE}{branch}"
+        lines = [f"delete {ref}\n" for ref in self._push_refs() if ref != source]
+        lines.append(f"update {source} {sha}\n")
+        self.run("update-ref", "--stdin", input="".join(lines).encode())
 
 
 def unread_off_line(parents: dict[str, list[str]], last: str, head: str) -> dict[str, str]:
@@ -491,6 +567,53 @@ def push_verdict(text: str) -> tuple[str, str]:
     if "[remote rejected]" in text or "hook declined" in text:
         return "refused", "; ".join(["declined", *remote_lines[-5:]])
     return "failed", ""
+
+
+#: The controller's own push namespace: ``refs/plangate/push/<branch>`` names what it pushes.
+PUSH_NAMESPACE = "refs/plangate/push/"
+
+#: git's warning when a fetch would need a new shallow boundary (it rejects the ref, exit 0).
+_SHALLOW_REJECTED = "because shallow roots are not allowed to be updated"
+
+_UNSHALLOW = "git fetch --unshallow"
+
+
+def shallow_history(path: Path, shallow: Path, *, fetches: bool, store: Path | None) -> GitError:
+    """``E_GIT`` for history git holds shallow (``shallow``: the file that says so), with the
+    remedy for where it is: a person's clone, the controller's clone of the remote, or its
+    own object store."""
+    if store is not None and shallow.parent == store:
+        remedy = f"remove {store} (the controller fills its store again from {path})"
+    elif fetches:
+        remedy = (
+            f"make the remote serve its whole history ({_UNSHALLOW} in the repository it "
+            f"serves), then remove {path} (the controller clones it again) or run "
+            f"{_UNSHALLOW} origin in it"
+        )
+    else:
+        remedy = f"{_UNSHALLOW} (or clone without --depth)"
+    return GitError(
+        f"{path} is a shallow clone ({shallow} says its history is cut off): plangate needs "
+        "the whole history to know who wrote and who approved each plan; nothing is judged "
+        "or run from it",
+        path=str(shallow),
+        remedy=remedy,
+    )
+
+
+def shallow_remote(command: str, branch: str, detail: str) -> GitError:
+    """``E_GIT`` for a clone or fetch of ``branch`` that came back shallow or that git
+    rejected because the remote serves it shallow (its commits reach a boundary this clone
+    never saw whole)."""
+    return GitError(
+        masked_url(
+            f"{command}: the remote serves {branch} as a shallow history ({detail.strip()}): "
+            "plangate needs the whole history to know who wrote and who approved each plan; "
+            "nothing is judged or run until the remote serves it whole"
+        ),
+        remedy=f"make the remote's history whole ({_UNSHALLOW} in the repository it serves, "
+        "or push the branch again from a complete clone)",
+    )
 
 
 #: How long a pass waits for a running git command (a human's commit) to release index.lock.

@@ -237,8 +237,14 @@ class ControllerCore:
             store = self.state.store_dir if self.state.locked else None
             return GitRepo(self.config.repo_path(), store=store)
         clone = self.state.clone_dir
-        if clone.exists():
-            return GitRepo(clone, fetches=True)  # the controller's own clone
+        if clone.exists():  # the controller's own clone: never read while shallow (round 79)
+            repo = GitRepo(clone, fetches=True)
+            try:
+                repo.check_complete()
+            except GitError:
+                repo.close()
+                raise
+            return repo
         repo = GitRepo.clone_bare(self.config.remote.url, clone, self.config.remote.branch)
         repo.run("remote", "set-url", REMOTE, self.config.remote.url)
         return repo

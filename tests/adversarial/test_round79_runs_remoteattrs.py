@@ -47,7 +47,13 @@ fresh clone's valid runs: one for a control, none for an attack), ``clean`` (Ali
 to change in the controller's commits), ``nofilter`` (no ``MARK`` line written during a pass or
 ``plangate approve``), ``passes`` (every pass of the variant's phase exits 0, no traceback).
 
-Seen (round 79): BROKEN (3 ids, 1 class: honest work refused, nothing unapproved ran).
+Seen (round 79): BROKEN (3 ids, 1 class: honest work refused, nothing unapproved ran), all
+fixed (2026-12-01, r79remote): ``Refs.push`` sets ``refs/plangate/push/main`` (the only ref of
+a namespace only the controller writes) and pushes the glob ``refs/plangate/push/*:refs/heads/*``,
+which git maps by literal substitution, so the destination is ``refs/heads/main`` whatever
+other refs the remote has; ``late2`` runs once, ``hdm`` never (the clone and the fetch take the
+branch itself; a fetch of a remote with no ``main``, which git would answer with the look-alike,
+is refused ``E_GIT``), every pass exits 0 and the look-alike is neither moved nor read. As seen:
 ``test_ran[late2]``, ``test_audit[late2]``, ``test_passes[late2]`` (and ``test_passes[hdm]``,
 the same passes, 4 strict xfails in all): once anyone who can create a branch pushes one named
 ``refs/heads/main`` (``git push origin X:refs/heads/refs/heads/main``; branch protection on
@@ -246,15 +252,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r79-remoteattrs", _build)
 
 
-DOS = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 79: a pushed branch named refs/heads/main (refs/heads/refs/heads/main) makes "
-    "the controller's push of refs/heads/main ambiguous: every pass E_GIT, honest work never runs",
-)
-BROKEN: dict[str, Any] = {"late2": DOS}  # the run and the audit
+BROKEN: dict[str, Any] = {}  # fixed (2026-12-01, r79remote): the run and the audit
 NONE: dict[str, Any] = {}
-PASS_BROKEN: dict[str, Any] = {"late2": DOS, "hdm": DOS}
+PASS_BROKEN: dict[str, Any] = {}  # fixed (2026-12-01, r79remote)
 
 
 @pytest.mark.parametrize("vid", cases(VIDS, VIDS, BROKEN))

@@ -19,8 +19,15 @@ on a shallow remote it may run once or be held, never twice); ``<r>-passes`` (no
 traceback; on ``full`` every pass exits 0; on a shallow remote the docs' refusal: a non-zero
 exit naming ``E_GIT``).
 
-Seen (round 79): BROKEN (3 ids, 2 classes). ``d1-own`` (self-approval through a shallow
-remote): the forge serves ``d1.git``, a ``--depth 1`` copy whose boundary is Bob's unrelated
+Seen (round 79): BROKEN (3 ids, 2 classes), all fixed (2026-12-01, r79remote): no pass judges
+or runs from history git holds shallow (``Refs.check_complete`` reads the ``shallow`` file of
+the clone, a linked worktree's git directory and local mode's store; ``GitRepo.clone_bare``
+refuses a clone that comes back shallow and does not keep it, so every pass on ``d1.git`` and
+``d2.git`` exits 2 ``E_GIT`` "the remote serves main as a shallow history" with the remedy
+``git fetch --unshallow`` in the repository it serves, freezing, running and pushing nothing;
+``Refs.fetch`` refuses a fetch git rejects for a boundary the clone never saw, and an existing
+clone with ``shallow`` is refused when opened). As seen: ``d1-own`` (self-approval through a
+shallow remote): the forge serves ``d1.git``, a ``--depth 1`` copy whose boundary is Bob's unrelated
 commit, so the whole tree looks added by Bob; a fresh remote controller cloned it (its clone
 has ``shallow``), froze ``plans/own``, and on ALICE's approval of the plan SHE wrote committed
 ``start``/``complete plans/own``: ``rec`` ran ``own`` once (``full.git``, the same history
@@ -120,19 +127,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r79-remoteshallow", _build)
 
 
-SELF = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 79: a remote serving a depth-1 history hides the plan's writer: the remote "
-    "controller froze Alice's own plan and ran it on her approval (self-approval)",
-)
-SHALLOW = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 79: the remote controller works in a shallow clone of a shallow remote "
-    "(exit 0, freezes, pushes) instead of refusing E_GIT as docs/threat-model.md says",
-)
-BROKEN: dict[str, Any] = {"d1-own": SELF, "d1-passes": SHALLOW, "d2-passes": SHALLOW}
+BROKEN: dict[str, Any] = {}  # all fixed (2026-12-01, r79remote)
 
 
 @pytest.mark.parametrize("vid", cases(VIDS, VIDS, BROKEN))

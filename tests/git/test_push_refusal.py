@@ -58,3 +58,38 @@ def test_a_lost_race_is_false_and_an_unreachable_remote_e_git(tmp_path: Path) ->
     with pytest.raises(GitError) as info:
         repo.push("origin", "main")
     assert not isinstance(info.value, PushRefused)
+
+
+def test_a_branch_named_like_the_pushed_one_neither_blocks_nor_takes_the_push(
+    tmp_path: Path,
+) -> None:
+    """Round 79: a branch named ``refs/heads/main`` on the remote (the ref
+    ``refs/heads/refs/heads/main``) made ``git push origin refs/heads/main:refs/heads/main``
+    fail "matches more than one". The push lands on ``main`` alone, a lost race is still
+    False, and a stale ref left in the controller's push namespace is never pushed."""
+    seed, bare, repo = _setup(tmp_path)
+    look_alike = "refs/heads/refs/heads/main"
+    git(seed, "push", "-q", "origin", f"HEAD:{look_alike}")
+    repo.run("update-ref", "refs/plangate/push/other", "refs/heads/main")  # a crash's leftover
+    _commit_on(repo, "plangate: start plans/a")
+    assert repo.push("origin", "main") is True
+    mine = repo.run("rev-parse", "refs/heads/main").strip()
+    assert git(seed, "--git-dir", str(bare), "rev-parse", "refs/heads/main").strip() == mine
+    refs = git(seed, "--git-dir", str(bare), "for-each-ref", "--format=%(refname)").split()
+    assert sorted(refs) == ["refs/heads/main", look_alike]
+    assert repo.run("for-each-ref", "--format=%(refname)", "refs/plangate/").split() == [
+        "refs/plangate/push/main"
+    ]
+    git(seed, "pull", "-q", "--ff-only", "origin", "refs/heads/main")
+    (seed / "other").write_text("x\n")
+    commit_all(seed, "someone else", OWNER)  # plain `git push origin main` is ambiguous now
+    git(seed, "--git-dir", str(bare), "fetch", "-q", str(seed), "refs/heads/main:refs/heads/main")
+    _commit_on(repo, "plangate: complete plans/a")
+    assert repo.push("origin", "main") is False  # a lost race, read as before
+    fetched = repo.fetch("origin", "main")  # the fetch takes main itself
+    assert fetched == git(seed, "rev-parse", "HEAD").strip()
+    # with no branch main on the remote, git would take the look-alike in its place: never
+    git(seed, "--git-dir", str(bare), "update-ref", "-d", "refs/heads/main")
+    with pytest.raises(GitError) as info:
+        repo.fetch("origin", "main")
+    assert "no branch main" in info.value.message

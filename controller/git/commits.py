@@ -390,9 +390,12 @@ class Commits(Objects, Refs, Signing):
         on_changes: Callable[[list[FileChange]], None] | None = None,
         on_records: Callable[[list[CommitRecord]], None] | None = None,
     ) -> list[CommitRecord] | None:
-        """What :meth:`first_parent_log` ``(since, until, [folder])`` yields, oldest first,
-        found from the raw trees: each version of the folder's tree is read once and only the
-        bytes that differ from the version before are decoded. ``on_changes`` hears each
+        """What :meth:`first_parent_log` ``(since, until, history_paths(folder))`` yields
+        (:func:`controller.git.planstate.history_paths`), oldest first, found from the raw
+        trees: each version of the folder's tree is read once and only the bytes that differ
+        from the version before are decoded; the entries beside the folders above it whose
+        own name holds a backslash (round 79: a root file ``plans\\rt\\PLAN.yml``) from the
+        listings the walk to the folder reads anyway. ``on_changes`` hears each
         commit's changes as they are found; ``on_records`` hears the records, complete and in
         order, a run at a time as they are read while the walk goes on (the rest at its end).
         None when the folder is no plain path or a tree is one git could read differently
@@ -405,6 +408,7 @@ class Commits(Objects, Refs, Signing):
         records: list[CommitRecord] = []
         trees = [self._parent_tree(chain[0][2]), *(t for _, t, _ in chain)]
         rests: dict[str, bytes] = {}  # root tree -> what it holds outside the folder
+        splits: dict[str, _Splits] = {}  # root tree -> its backslash names above the folder
 
         def hand_on(found: list[CommitRecord]) -> None:
             records.extend(found)
@@ -424,6 +428,7 @@ class Commits(Objects, Refs, Signing):
                     lambda at, changes: reader.add(chain[at][0], changes, quiet(at)),
                     lambda: hand_on(reader.ready()),
                     rests,
+                    splits,
                 )
             except TreeError:
                 return None
@@ -444,26 +449,40 @@ class Commits(Objects, Refs, Signing):
         return self.run("rev-parse", f"{parent}^{{tree}}").strip() if parent else None
 
     def _folder_entries(
-        self, trees: Sequence[str | None], folder: str, rests: dict[str, bytes] | None = None
+        self,
+        trees: Sequence[str | None],
+        folder: str,
+        rests: dict[str, bytes] | None = None,
+        splits: dict[str, _Splits] | None = None,
     ) -> list[Entry | None]:
         """The folder's entry in each root tree (None where absent); ``rests`` hears, per
         root tree, a digest of everything it holds outside the folder (each level's tree
-        without the entry on the folder's path), read from the same raw trees."""
+        without the entry on the folder's path), read from the same raw trees; ``splits``,
+        per root tree, the entries of those levels whose own name holds a backslash."""
         current: list[Entry | None] = [
             Entry(S_IFDIR, bytes.fromhex(t)) if t else None for t in trees
         ]
         outside = [hashlib.sha1() for _ in trees]
+        split: list[_Splits] = [() for _ in trees]
+        above = b""
         for name in [] if folder == "." else folder.encode("utf-8", "surrogateescape").split(b"/"):
             ids = {e.sha.hex() for e in current if is_dir(e)}
             raws = self._raw_trees(ids)
             found = {sha: _named(raw, name) for sha, raw in raws.items()}
+            named = {sha: _split_names(raw, above) for sha, raw in raws.items()}
+            for at, entry in enumerate(current):
+                if is_dir(entry):
+                    split[at] += named[entry.sha.hex()]
             for digest, entry in zip(outside, current, strict=True):
                 digest.update(_without(raws[entry.sha.hex()], name) if is_dir(entry) else b"-")
             current = [found[e.sha.hex()] if is_dir(e) else None for e in current]
-        if rests is not None:
-            for tree, digest in zip(trees, outside, strict=True):
-                if tree is not None:
+            above += name + b"/"
+        for tree, digest, names in zip(trees, outside, split, strict=True):
+            if tree is not None:
+                if rests is not None:
                     rests[tree] = digest.digest()
+                if splits is not None:
+                    splits[tree] = names
         return current
 
     def _raw_trees(self, ids: Iterable[str]) -> dict[str, bytes]:
@@ -481,6 +500,7 @@ class Commits(Objects, Refs, Signing):
         on_commit: Callable[[int, list[FileChange]], None] | None = None,
         on_chunk: Callable[[], None] | None = None,
         rests: dict[str, bytes] | None = None,
+        splits: dict[str, _Splits] | None = None,
     ) -> list[list[FileChange]]:
         """Per commit (root ``trees[1:]``), the files changed under ``folder`` since the one
         before; ``on_commit`` hears the position and changes of each commit that changed
@@ -488,7 +508,8 @@ class Commits(Objects, Refs, Signing):
         folder's entry in each root tree is found by the stream's feeder, a chunk ahead."""
         top = b"" if folder == "." else folder.encode("utf-8", "surrogateescape")
         found: list[list[FileChange]] = []
-        resolve = functools.partial(self._folder_entries, folder=folder, rests=rests)
+        splits = {} if splits is None else splits
+        resolve = functools.partial(self._folder_entries, folder=folder, rests=rests, splits=splits)
         with _TreeStream(self, trees, resolve) as stream:
             reader = _TreeReader(self)
             try:
@@ -518,6 +539,12 @@ class Commits(Objects, Refs, Signing):
                             _expand(
                                 reader, path, o, n, changes, old_data, new_data, known, folder, here
                             )
+                        at = len(found)
+                        beside = _split_changes(
+                            splits.get(trees[at] or ""), splits[trees[at + 1] or ""]
+                        )
+                        if beside:  # git log's order: the paths' bytes
+                            changes = sorted(changes + beside, key=_path_key)
                         if on_changes is not None and changes:
                             on_changes(changes)
                         if on_commit is not None and changes:
@@ -639,6 +666,43 @@ def _plain_folder(folder: str) -> bool:
         return True
     parts = folder.split("/")
     return not any(c in folder for c in "*?[]\\:!") and all(p not in ("", ".", "..") for p in parts)
+
+
+#: A root tree's entries above the plans folder whose own name holds a backslash: (path, entry).
+_Splits = tuple[tuple[bytes, Entry], ...]
+
+
+def _split_names(raw: bytes, above: bytes) -> _Splits:
+    """The entries of a raw tree (the folder ``above``) whose name holds a backslash, folders
+    left out (``git log -- ':(glob)*\\\\*'`` matches no file below one): git for Windows
+    writes such a file into the plans folder (:func:`controller.git.planstate.history_paths`)."""
+    if b"\\" not in raw:  # the usual tree (a backslash byte in an object id is parsed)
+        return ()
+    found, pos = [], 0
+    while pos < len(raw):
+        name, entry, pos = read_entry(raw, pos)
+        if b"\\" in name and not is_dir(entry):
+            found.append((above + name, entry))
+    return tuple(found)
+
+
+def _split_changes(before: _Splits | None, after: _Splits) -> list[FileChange]:
+    """The changes between two root trees' :func:`_split_names` (a tree of no commit: none)."""
+    if before == after:
+        return []
+    old, new = dict(before or ()), dict(after)
+    changes = []
+    for path in sorted(old.keys() | new.keys()):
+        was, now = old.get(path), new.get(path)
+        if was != now:
+            mode = "%06o" % (now.mode if now is not None else 0)
+            text = path.decode("utf-8", "surrogateescape")
+            changes.append(FileChange(text, _hex(was), _hex(now), mode))
+    return changes
+
+
+def _path_key(change: FileChange) -> bytes:
+    return change.path.encode("utf-8", "surrogateescape")
 
 
 def _without(raw: bytes, name: bytes) -> bytes:

@@ -61,19 +61,19 @@ Seen (round 79):
   log's face of this cause; ``bsntfs`` ``t-root``/``t-rootlc`` the lower-case and upper-case
   forms of it.
 Fixed (2026-12-01, r79bsroot), all 25 ids above:
-- ``r-{lead,two,case,mid}`` and the audit: the index read the plans folder's history only (``git log -- plans``, its
-  cold scan the plans folder's trees), so a root name never reached it. It now reads every entry
-  above the plans folder whose own name holds a backslash as well (``planstate.history_paths``:
-  ``git log -- plans ':(glob)*\\\\*'``, the pathspec the audit's ``recorded.TWIN_SPECS`` used; the
-  cold scan takes them from the root tree's listing its walk reads anyway,
-  ``commits._split_names``), and round 77's rule (``names.split_files``) holds the plan for the row
-  and the pass as for ``show``; the audit then agrees.
-- ``e-{yaml,two,fold}``, ``we``, ``pin-le``, ``{ea,ec}``, ``le:freeze``: a folder's own entry is named as git for
-  Windows writes it (``names.own_name``: a name holding a backslash that ``path_parts`` splits to
-  one part IS that part), asked by ``names.same_name``, the one comparison every claim of a plan
-  file's, source's or log's place makes (``plan_file_claims``, ``log_claims``), so every reader of a
-  folder's listing (the index, the CLI readers and writers, MCP, the page, pins, ``freeze``) counts
-  it.
+- ``r-{lead,two,case,mid}`` and the audit: the index read the plans folder's history only (``git
+  log -- plans``, its cold scan the plans folder's trees), so a root name never reached it. It now
+  reads every entry above the plans folder whose own name holds a backslash as well
+  (``planstate.history_paths``: ``git log -- plans ':(glob)*\\\\*'``, the pathspec the audit's
+  ``recorded.TWIN_SPECS`` used; the cold scan takes them from the root tree's listing its walk
+  reads anyway, ``commits._split_names``), and round 77's rule (``names.split_files``) holds the
+  plan for the row and the pass as for ``show``; the audit then agrees.
+- ``e-{yaml,two,fold}``, ``we``, ``pin-le``, ``{ea,ec}``, ``le:freeze``: a folder's own entry is
+  named as git for Windows writes it (``names.own_name``: a name holding a backslash that
+  ``path_parts`` splits to one part IS that part), asked by ``names.same_name``, the one
+  comparison every claim of a plan file's, source's or log's place makes (``plan_file_claims``,
+  ``log_claims``), so every reader of a folder's listing (the index, the CLI readers and writers,
+  MCP, the page, pins, ``freeze``) counts it.
 Held: ``approve``/``reject``/MCP ``submit`` of ``plans/wr`` beside the root file
 ``plans\\wr\\PLAN.yml`` refused ``E_PLAN_AMBIGUOUS`` committing nothing; ``pin-lr`` (root
 twin) invalid, never ran, ``freeze plans/lr`` refused writing nothing, ``validate``/``hash``

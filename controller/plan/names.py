@@ -191,7 +191,8 @@ def split_files(
     the repository's root (a root file ``plans\\ok\\EXECUTION_LOG.md``), the plans folder
     ``base`` entered as written. A reader counts each name as an entry of the folder: a
     claim of its plan file's place (:func:`plan_file_claims`), of its log's
-    (:func:`log_claims`). A folder's own entries are not among them."""
+    (:func:`log_claims`). A folder's own entries are not among them: one split to one part
+    (``plans/tb/\\PLAN.yml``) is that part's claim by :func:`same_name` (:func:`own_name`)."""
     base = "" if base in ("", ".") else base.strip("/")
     parts = path_parts(folder)
     top = len(path_parts(base)) if base and folder.startswith(f"{base}/") else 0

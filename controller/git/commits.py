@@ -468,14 +468,12 @@ class Commits(Objects, Refs, Signing):
         for name in [] if folder == "." else folder.encode("utf-8", "surrogateescape").split(b"/"):
             ids = {e.sha.hex() for e in current if is_dir(e)}
             raws = self._raw_trees(ids)
-            found = {sha: _named(raw, name) for sha, raw in raws.items()}
-            named = {sha: _split_names(raw, above) for sha, raw in raws.items()}
+            read = {sha: _level(raw, name, above) for sha, raw in raws.items()}
             for at, entry in enumerate(current):
-                if is_dir(entry):
-                    split[at] += named[entry.sha.hex()]
-            for digest, entry in zip(outside, current, strict=True):
-                digest.update(_without(raws[entry.sha.hex()], name) if is_dir(entry) else b"-")
-            current = [found[e.sha.hex()] if is_dir(e) else None for e in current]
+                beside = read[entry.sha.hex()] if is_dir(entry) else None
+                outside[at].update(beside[1] if beside is not None else b"-")
+                split[at] += beside[2] if beside is not None else ()
+            current = [read[e.sha.hex()][0] if is_dir(e) else None for e in current]
             above += name + b"/"
         for tree, digest, names in zip(trees, outside, split, strict=True):
             if tree is not None:
@@ -672,18 +670,25 @@ def _plain_folder(folder: str) -> bool:
 _Splits = tuple[tuple[bytes, Entry], ...]
 
 
-def _split_names(raw: bytes, above: bytes) -> _Splits:
-    """The entries of a raw tree (the folder ``above``) whose name holds a backslash, folders
-    left out (``git log -- ':(glob)*\\\\*'`` matches no file below one): git for Windows
-    writes such a file into the plans folder (:func:`controller.git.planstate.history_paths`)."""
-    if b"\\" not in raw:  # the usual tree (a backslash byte in an object id is parsed)
-        return ()
-    found, pos = [], 0
+def _level(raw: bytes, name: bytes, above: bytes) -> tuple[Entry | None, bytes, _Splits]:
+    """One read of a raw tree on the way to the plans folder (the folder ``above``): its
+    entry ``name`` (one at most: git fsck refuses duplicates), its bytes without it (what it
+    holds beside it), and its entries whose own name holds a backslash, folders left out
+    (``git log -- ':(glob)*\\\\*'`` matches no file below one): git for Windows writes such a
+    file into the plans folder (:func:`controller.git.planstate.history_paths`)."""
+    found, kept, split, pos = [], [], [], 0
     while pos < len(raw):
-        name, entry, pos = read_entry(raw, pos)
-        if b"\\" in name and not is_dir(entry):
-            found.append((above + name, entry))
-    return tuple(found)
+        start = pos
+        entry_name, entry, pos = read_entry(raw, pos)
+        if entry_name == name:
+            found.append(entry)
+            continue
+        kept.append(raw[start:pos])
+        if b"\\" in entry_name and not is_dir(entry):
+            split.append((above + entry_name, entry))
+    if len(found) > 1:
+        raise TreeError("a tree names the plans folder twice")
+    return (found[0] if found else None), b"".join(kept), tuple(split)
 
 
 def _split_changes(before: _Splits | None, after: _Splits) -> list[FileChange]:
@@ -703,29 +708,6 @@ def _split_changes(before: _Splits | None, after: _Splits) -> list[FileChange]:
 
 def _path_key(change: FileChange) -> bytes:
     return change.path.encode("utf-8", "surrogateescape")
-
-
-def _without(raw: bytes, name: bytes) -> bytes:
-    """A raw tree's bytes without its entry ``name``: what it holds beside it."""
-    kept, pos = [], 0
-    while pos < len(raw):
-        start = pos
-        entry_name, _, pos = read_entry(raw, pos)
-        if entry_name != name:
-            kept.append(raw[start:pos])
-    return b"".join(kept)
-
-
-def _named(raw: bytes, name: bytes) -> Entry | None:
-    """The entry ``name`` of a tree (one at most: git fsck refuses duplicates)."""
-    found, pos = [], 0
-    while pos < len(raw):
-        entry_name, entry, pos = read_entry(raw, pos)
-        if entry_name == name:
-            found.append(entry)
-    if len(found) > 1:
-        raise TreeError("a tree names the plans folder twice")
-    return found[0] if found else None
 
 
 def _top_ops(

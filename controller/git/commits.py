@@ -390,9 +390,12 @@ class Commits(Objects, Refs, Signing):
         on_changes: Callable[[list[FileChange]], None] | None = None,
         on_records: Callable[[list[CommitRecord]], None] | None = None,
     ) -> list[CommitRecord] | None:
-        """What :meth:`first_parent_log` ``(since, until, [folder])`` yields, oldest first,
-        found from the raw trees: each version of the folder's tree is read once and only the
-        bytes that differ from the version before are decoded. ``on_changes`` hears each
+        """What :meth:`first_parent_log` ``(since, until, history_paths(folder))`` yields
+        (:func:`controller.git.planstate.history_paths`), oldest first, found from the raw
+        trees: each version of the folder's tree is read once and only the bytes that differ
+        from the version before are decoded; the entries beside the folders above it whose
+        own name holds a backslash (round 79: a root file ``plans\\rt\\PLAN.yml``) from the
+        listings the walk to the folder reads anyway. ``on_changes`` hears each
         commit's changes as they are found; ``on_records`` hears the records, complete and in
         order, a run at a time as they are read while the walk goes on (the rest at its end).
         None when the folder is no plain path or a tree is one git could read differently
@@ -405,6 +408,7 @@ class Commits(Objects, Refs, Signing):
         records: list[CommitRecord] = []
         trees = [self._parent_tree(chain[0][2]), *(t for _, t, _ in chain)]
         rests: dict[str, bytes] = {}  # root tree -> what it holds outside the folder
+        splits: dict[str, _Splits] = {}  # root tree -> its backslash names above the folder
 
         def hand_on(found: list[CommitRecord]) -> None:
             records.extend(found)
@@ -424,6 +428,7 @@ class Commits(Objects, Refs, Signing):
                     lambda at, changes: reader.add(chain[at][0], changes, quiet(at)),
                     lambda: hand_on(reader.ready()),
                     rests,
+                    splits,
                 )
             except TreeError:
                 return None
@@ -444,26 +449,38 @@ class Commits(Objects, Refs, Signing):
         return self.run("rev-parse", f"{parent}^{{tree}}").strip() if parent else None
 
     def _folder_entries(
-        self, trees: Sequence[str | None], folder: str, rests: dict[str, bytes] | None = None
+        self,
+        trees: Sequence[str | None],
+        folder: str,
+        rests: dict[str, bytes] | None = None,
+        splits: dict[str, _Splits] | None = None,
     ) -> list[Entry | None]:
         """The folder's entry in each root tree (None where absent); ``rests`` hears, per
         root tree, a digest of everything it holds outside the folder (each level's tree
-        without the entry on the folder's path), read from the same raw trees."""
+        without the entry on the folder's path), read from the same raw trees; ``splits``,
+        per root tree, the entries of those levels whose own name holds a backslash."""
         current: list[Entry | None] = [
             Entry(S_IFDIR, bytes.fromhex(t)) if t else None for t in trees
         ]
         outside = [hashlib.sha1() for _ in trees]
+        split: list[_Splits] = [() for _ in trees]
+        above = b""
         for name in [] if folder == "." else folder.encode("utf-8", "surrogateescape").split(b"/"):
             ids = {e.sha.hex() for e in current if is_dir(e)}
             raws = self._raw_trees(ids)
-            found = {sha: _named(raw, name) for sha, raw in raws.items()}
-            for digest, entry in zip(outside, current, strict=True):
-                digest.update(_without(raws[entry.sha.hex()], name) if is_dir(entry) else b"-")
-            current = [found[e.sha.hex()] if is_dir(e) else None for e in current]
-        if rests is not None:
-            for tree, digest in zip(trees, outside, strict=True):
-                if tree is not None:
+            read = {sha: _level(raw, name, above) for sha, raw in raws.items()}
+            for at, entry in enumerate(current):
+                beside = read[entry.sha.hex()] if is_dir(entry) else None
+                outside[at].update(beside[1] if beside is not None else b"-")
+                split[at] += beside[2] if beside is not None else ()
+            current = [read[e.sha.hex()][0] if is_dir(e) else None for e in current]
+            above += name + b"/"
+        for tree, digest, names in zip(trees, outside, split, strict=True):
+            if tree is not None:
+                if rests is not None:
                     rests[tree] = digest.digest()
+                if splits is not None:
+                    splits[tree] = names
         return current
 
     def _raw_trees(self, ids: Iterable[str]) -> dict[str, bytes]:
@@ -481,6 +498,7 @@ class Commits(Objects, Refs, Signing):
         on_commit: Callable[[int, list[FileChange]], None] | None = None,
         on_chunk: Callable[[], None] | None = None,
         rests: dict[str, bytes] | None = None,
+        splits: dict[str, _Splits] | None = None,
     ) -> list[list[FileChange]]:
         """Per commit (root ``trees[1:]``), the files changed under ``folder`` since the one
         before; ``on_commit`` hears the position and changes of each commit that changed
@@ -488,7 +506,8 @@ class Commits(Objects, Refs, Signing):
         folder's entry in each root tree is found by the stream's feeder, a chunk ahead."""
         top = b"" if folder == "." else folder.encode("utf-8", "surrogateescape")
         found: list[list[FileChange]] = []
-        resolve = functools.partial(self._folder_entries, folder=folder, rests=rests)
+        splits = {} if splits is None else splits
+        resolve = functools.partial(self._folder_entries, folder=folder, rests=rests, splits=splits)
         with _TreeStream(self, trees, resolve) as stream:
             reader = _TreeReader(self)
             try:
@@ -518,6 +537,12 @@ class Commits(Objects, Refs, Signing):
                             _expand(
                                 reader, path, o, n, changes, old_data, new_data, known, folder, here
                             )
+                        at = len(found)
+                        beside = _split_changes(
+                            splits.get(trees[at] or ""), splits[trees[at + 1] or ""]
+                        )
+                        if beside:  # git log's order: the paths' bytes
+                            changes = sorted(changes + beside, key=_path_key)
                         if on_changes is not None and changes:
                             on_changes(changes)
                         if on_commit is not None and changes:
@@ -641,27 +666,48 @@ def _plain_folder(folder: str) -> bool:
     return not any(c in folder for c in "*?[]\\:!") and all(p not in ("", ".", "..") for p in parts)
 
 
-def _without(raw: bytes, name: bytes) -> bytes:
-    """A raw tree's bytes without its entry ``name``: what it holds beside it."""
-    kept, pos = [], 0
+#: A root tree's entries above the plans folder whose own name holds a backslash: (path, entry).
+_Splits = tuple[tuple[bytes, Entry], ...]
+
+
+def _level(raw: bytes, name: bytes, above: bytes) -> tuple[Entry | None, bytes, _Splits]:
+    """One read of a raw tree on the way to the plans folder (the folder ``above``): its
+    entry ``name`` (one at most: git fsck refuses duplicates), its bytes without it (what it
+    holds beside it), and its entries whose own name holds a backslash, folders left out
+    (``git log -- ':(glob)*\\\\*'`` matches no file below one): git for Windows writes such a
+    file into the plans folder (:func:`controller.git.planstate.history_paths`)."""
+    found, kept, split, pos = [], [], [], 0
     while pos < len(raw):
         start = pos
-        entry_name, _, pos = read_entry(raw, pos)
-        if entry_name != name:
-            kept.append(raw[start:pos])
-    return b"".join(kept)
-
-
-def _named(raw: bytes, name: bytes) -> Entry | None:
-    """The entry ``name`` of a tree (one at most: git fsck refuses duplicates)."""
-    found, pos = [], 0
-    while pos < len(raw):
         entry_name, entry, pos = read_entry(raw, pos)
         if entry_name == name:
             found.append(entry)
+            continue
+        kept.append(raw[start:pos])
+        if b"\\" in entry_name and not is_dir(entry):
+            split.append((above + entry_name, entry))
     if len(found) > 1:
         raise TreeError("a tree names the plans folder twice")
-    return found[0] if found else None
+    return (found[0] if found else None), b"".join(kept), tuple(split)
+
+
+def _split_changes(before: _Splits | None, after: _Splits) -> list[FileChange]:
+    """The changes between two root trees' :func:`_split_names` (a tree of no commit: none)."""
+    if before == after:
+        return []
+    old, new = dict(before or ()), dict(after)
+    changes = []
+    for path in sorted(old.keys() | new.keys()):
+        was, now = old.get(path), new.get(path)
+        if was != now:
+            mode = "%06o" % (now.mode if now is not None else 0)
+            text = path.decode("utf-8", "surrogateescape")
+            changes.append(FileChange(text, _hex(was), _hex(now), mode))
+    return changes
+
+
+def _path_key(change: FileChange) -> bytes:
+    return change.path.encode("utf-8", "surrogateescape")
 
 
 def _top_ops(

@@ -43,6 +43,7 @@ from controller.git.planstate import (
     facts_of,
     file_key,
     folder_key,
+    history_paths,
     is_text,
     plan_id_of,
 )
@@ -264,13 +265,14 @@ class HistoryIndex(Lifecycle):
     def _logged_records(
         self, repo: GitRepo, last: str | None, head: str, cold: bool
     ) -> list[CommitRecord]:
-        """The plan commits after ``last``, oldest first, from ``git log -- plans/``."""
+        """The plan commits after ``last``, oldest first, from ``git log -- plans/`` (and the
+        backslash names above it: :func:`controller.git.planstate.history_paths`)."""
         segments = _segments(repo, last, head) if cold else [(last, head)]
         with _Prefetcher(self, repo) as prefetch:
 
             def collect(segment: tuple[str | None, str]) -> list[CommitRecord]:
                 found = []
-                paths = [self.plans_dir]
+                paths = history_paths(self.plans_dir)
                 for record in repo.first_parent_log(*segment, paths, newest_first=True):
                     found.append(record)
                     prefetch.add(record)

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "90"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "93"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -285,6 +285,10 @@ INDEX_VERSION = "90"  # 3: risk and estimate per plan; 4: approval identities, f
 # (round 77: Alice's approval, then the agent's swap or ``git mv`` before any pass, was read
 # as the agent's approval there)
 # 90: 89 and 88 together
+# 93: 90, and the index reads the entries above the plans folder whose own name holds a
+# backslash (``planstate.history_paths``: a root file ``plans\rt\PLAN.yml`` claims
+# ``plans/rt``'s plan file's place), and a folder's own entry is named as git for Windows
+# writes it (``names.own_name``: ``plans/tb/\PLAN.yml`` IS ``plans/tb/PLAN.yml``; round 79)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -311,6 +311,25 @@ def path_name(path: str) -> str:
     return PurePosixPath(path).name if name in ("", ".") else name
 
 
+def history_paths(plans_dir: str) -> list[str]:
+    """The pathspecs of the history a plan index reads: the plans folder, and the entries of
+    each folder above it whose own name holds a backslash (``:(glob)*\\\\*``, a ``*`` never
+    crossing a ``/``): git for Windows splits such a name (:func:`controller.plan.names.
+    split_files`), so the root file ``plans\\rt\\PLAN.yml`` is written into ``plans/rt``
+    (round 79: the index read the plans folder alone and ran the plan ``show`` held). A
+    repository with no such name lists the same commits as with the plans folder alone."""
+    if plans_dir in ("", "."):
+        return ["."]
+    above = plans_dir.split("/")[:-1]
+    folders = ["/".join(above[:at]) for at in range(len(above) + 1)]
+    return [plans_dir, *(f":(glob){_glob_escaped(f)}{'/' if f else ''}*\\\\*" for f in folders)]
+
+
+def _glob_escaped(path: str) -> str:
+    """``path`` as a ``:(glob)`` pathspec matches it literally."""
+    return "".join(f"\\{c}" if c in "*?[]\\" else c for c in path)
+
+
 def plan_id_of(path: str, plans_dir: str) -> str | None:
     """``plans/x/PLAN.yml`` -> ``plans/x`` (None when not a plan file under plans_dir)."""
     if path_name(path) not in _PLAN_ID_NAMES:

@@ -93,8 +93,9 @@ def same_name(name: str, names: tuple[str, ...] | frozenset[str]) -> bool:
     HFS+'s ignored code points, NFC/NFD, NTFS's trailing dots, spaces and ``::$DATA``), or
     its NTFS 8.3 short name (``EXECUT~1.MD`` IS ``EXECUTION_LOG.md`` where 8.3 names are on,
     NTFS's default on a system drive; round 74). Every claim of a plan file's, a source's or
-    the log's place is decided here, for every reader."""
-    folded, targets = fold(name), _folds(names)
+    the log's place is decided here, for every reader. A folder's own entry is named as git
+    for Windows writes it (:func:`own_name`: ``\\PLAN.yml`` IS ``PLAN.yml``; round 79)."""
+    folded, targets = fold(own_name(name)), _folds(names)
     if folded in targets:
         return True
     return "~" in folded and any(_is_short_name(folded, other) for other in targets)
@@ -111,6 +112,18 @@ def path_parts(path: str) -> list[str]:
     the twin of the folder it names (:func:`same_path`). Windows drops an empty part
     (``plans\\\\x``, ``x\\``), so none is kept."""
     return [part for part in _SEPARATORS.split(path) if part] or [path]
+
+
+def own_name(name: str) -> str:
+    """The name the entry ``name`` of a folder has on a checkout git for Windows writes: its
+    one part when :func:`path_parts` splits it to one (Win32 drops the empty parts around a
+    backslash: ``plans/tb/\\PLAN.yml`` is written to ``plans/tb/PLAN.yml``, ``\\\\PLAN.yml``
+    and ``PLAN.yml\\`` alike; round 79), else ``name``: a name that splits to more parts is
+    a path into a folder below (:func:`split_files`), not an entry of this one."""
+    if "\\" not in name:
+        return name
+    parts = path_parts(name)
+    return parts[0] if len(parts) == 1 else name
 
 
 def same_path(path: str, other: str) -> bool:
@@ -178,7 +191,8 @@ def split_files(
     the repository's root (a root file ``plans\\ok\\EXECUTION_LOG.md``), the plans folder
     ``base`` entered as written. A reader counts each name as an entry of the folder: a
     claim of its plan file's place (:func:`plan_file_claims`), of its log's
-    (:func:`log_claims`). A folder's own entries are not among them."""
+    (:func:`log_claims`). A folder's own entries are not among them: one split to one part
+    (``plans/tb/\\PLAN.yml``) is that part's claim by :func:`same_name` (:func:`own_name`)."""
     base = "" if base in ("", ".") else base.strip("/")
     parts = path_parts(folder)
     top = len(path_parts(base)) if base and folder.startswith(f"{base}/") else 0

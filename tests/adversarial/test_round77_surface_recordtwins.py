@@ -63,11 +63,14 @@ Seen (round 77):
 Fixed (2026-12-01, r77bsfile): ``policy-bs83`` (the audit's pathspecs list every root name
 holding a backslash, ``recorded.TWIN_SPECS``, and ``is_twin`` splits it) and ``ck:{check,
 ran}`` (the file ``plans/ck\\PLAN.yml`` is found by ``names.split_files`` and claims
-``plans/ck``'s plan file: E_PLAN_AMBIGUOUS for the index ``check`` builds too). Open:
-``root:log-noted`` (strict xfail): ``show`` and MCP ``log`` now note the root file
-``plans\\ok\\EXECUTION_LOG.md`` (``ownrecord.twin_logs`` walks from the root); the row does
-not, the history index reading the plans folder's history only (its cold scan walks that
-folder's trees), so it never sees a root file.
+``plans/ck``'s plan file: E_PLAN_AMBIGUOUS for the index ``check`` builds too). ``show`` and
+MCP ``log`` noted the root file ``plans\\ok\\EXECUTION_LOG.md`` since r77bsfile
+(``ownrecord.twin_logs`` walks from the root).
+Fixed (2026-12-01, r79bsroot): ``root:log-noted``: the row notes it too. The history index
+read the plans folder's history only; it now also reads every entry above the plans folder
+whose own name holds a backslash (``planstate.history_paths``: ``git log -- plans
+':(glob)*\\\\*'``; the cold scan takes them from the root listing its walk reads anyway), so
+the root file reaches the index's log-twin rule as ``plans/ok\\EXECUTION_LOG.md`` does.
 Held: the twin made inside the agent's own merge commit (``EM/x``, in neither parent) and
 the later rename into the backslash folder ``plans/rn\\x`` hold the bases Alice approved
 (E_PLAN_AMBIGUOUS on the row, ``show``, MCP ``log``), nothing of them runs; the root
@@ -242,12 +245,7 @@ def test_a_twin_made_by_a_merge_commit_or_a_backslash_rename_holds(lab: Lab, vid
 
 
 RIDS = ["root:log-never-shown", "root:log-noted", "root:new-never", "ok:ran", "ok2:ran"]
-RBROKEN: dict[str, Any] = {  # open: show and MCP log note it since r77bsfile, the row not
-    "root:log-noted": _xf(
-        "the row does not note a root FILE plans\\ok\\EXECUTION_LOG.md (the index reads the "
-        "plans folder's history only; show and MCP log note it since r77bsfile)"
-    )
-}
+RBROKEN: dict[str, Any] = {}  # root:log-noted fixed by r79bsroot (the index reads root names)
 
 
 @pytest.mark.parametrize("vid", cases(RIDS, RIDS, RBROKEN))

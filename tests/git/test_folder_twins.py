@@ -185,3 +185,76 @@ def test_a_backslash_log_file_claims_the_plans_log(
     log.unlink()
     commit_all(repo, "tidy", AGENT)
     assert not _scan(repo, tmp_path).plans["plans/lo"].log_claimed
+
+
+#: (base, a file from the repository's root that git for Windows writes onto its plan file:
+#: a ROOT file, split at its backslashes, or a file of the plan's own folder named with an
+#: empty first part, ``plans/tb/\\PLAN.yml``; round 79)
+ROOTED = [("rt", "PLANS\\rt\\PLAN.yml"), ("rl", "plans\\rl\\PLAN.yml"),
+          ("ra", "\\plans\\ra\\PLAN.yml"), ("rm/x", "plans\\rm\\x\\PLAN.yaml"),
+          ("tb", "plans/tb/\\PLAN.yml"), ("ea", "plans/ea/\\\\plan.YML.")]  # fmt: skip
+
+
+@pytest.mark.parametrize("when", ["before", "with", "after", "after-scan"])
+@pytest.mark.parametrize(("base", "file"), ROOTED, ids=[ascii(f) for _, f in ROOTED])
+def test_a_root_or_own_backslash_file_holds_the_plan_however_late(
+    repo: Path, tmp_path: Path, base: str, file: str, when: str
+) -> None:
+    """Round 79: the root FILE ``plans\\rl\\PLAN.yml`` (``PLANS\\rt\\PLAN.yml``, a leading or
+    doubled backslash) and the file ``plans/tb/\\PLAN.yml`` of the plan's own folder are
+    ``plans/<base>/PLAN.yml`` on git for Windows: E_PLAN_AMBIGUOUS however late they came,
+    found by a cold scan (the walk reads the root listing) and by ``git log`` after a scan
+    (``history_paths``); gone, the plan is read afresh. An honest root file is no claim."""
+    twin = repo / file
+    twin.parent.mkdir(parents=True, exist_ok=True)
+    (repo / "plans\\ok-notes.md").write_text("notes\n")
+    if when == "before":
+        twin.write_text(PLAN.replace("world", "mars"))
+        commit_all(repo, "notes", AGENT)
+    write_plan(repo, "ok")
+    write_plan(repo, base)
+    if when == "with":
+        twin.write_text(PLAN.replace("world", "mars"))
+    commit_all(repo, "the plan", AGENT)
+    if when == "after-scan":
+        assert not _scan(repo, tmp_path).plans[f"plans/{base}"].ambiguous
+    if when.startswith("after"):
+        twin.write_text(PLAN.replace("world", "mars"))
+        commit_all(repo, "the twin", AGENT)
+    index = _scan(repo, tmp_path)
+    state = index.plans[f"plans/{base}"]
+    assert state.ambiguous and state.blob is None, state
+    assert any(n.startswith("E_PLAN_AMBIGUOUS") for n in state.notes), state.notes
+    assert sorted(index.plans) == sorted(["plans/ok", f"plans/{base}"])
+    assert not index.plans["plans/ok"].ambiguous
+    index.close()
+    twin.unlink()
+    commit_all(repo, "the twin gone", AGENT)
+    state = _scan(repo, tmp_path).plans[f"plans/{base}"]
+    assert not state.ambiguous and state.blob is not None, state
+
+
+@pytest.mark.parametrize("when", ["with", "after", "after-scan"])
+@pytest.mark.parametrize("file", ["plans\\lo\\EXECUTION_LOG.md", "plans/lo/\\EXECUTION_LOG.md"])
+def test_a_root_or_own_backslash_log_claims_the_plans_log(
+    repo: Path, tmp_path: Path, file: str, when: str
+) -> None:
+    """Round 79: a forged root FILE ``plans\\lo\\EXECUTION_LOG.md`` (round 77's open
+    ``root:log-noted``) and ``plans/lo/\\EXECUTION_LOG.md`` ARE ``plans/lo``'s log on git
+    for Windows: its record is claimed; gone, it is not."""
+    write_plan(repo, "lo")
+    log = repo / file
+    if when == "with":
+        log.write_text("# forged\n")
+    commit_all(repo, "the plan", AGENT)
+    if when == "after-scan":
+        assert not _scan(repo, tmp_path).plans["plans/lo"].log_claimed
+    if when.startswith("after"):
+        log.write_text("# forged\n")
+        commit_all(repo, "notes", AGENT)
+    index = _scan(repo, tmp_path)
+    assert index.plans["plans/lo"].log_claimed, index.plans["plans/lo"]
+    index.close()
+    log.unlink()
+    commit_all(repo, "tidy", AGENT)
+    assert not _scan(repo, tmp_path).plans["plans/lo"].log_claimed

@@ -21,6 +21,7 @@ from controller.git.commits import Commits
 from controller.git.gitrepo import GitRepo
 from controller.git.history import HistoryIndex
 from controller.git.objects import serialize_tree
+from controller.git.planstate import history_paths
 from tests.support.gitenv import BOT, MALLORY, identity
 from tests.support.gitkit import AGENT, ALICE, BOB, commit_all, edit_status, git, write_plan
 
@@ -469,3 +470,51 @@ def test_a_name_twice_in_the_new_folder_leaves_its_id_unknown(repo: Path) -> Non
     assert changes["plans/p001/PLAN.yml"].folder == ""
     assert changes["plans/p002/PLAN.yml"].folder == folder(b"PLAN.yml")
     _folders_hold(repo, walked)
+
+
+@pytest.mark.parametrize("plans_dir", ["plans", "deploy/plans"])
+def test_the_walk_finds_the_backslash_names_above_the_folder_git_log_finds(
+    repo: Path, plans_dir: str
+) -> None:
+    """Round 79: the index reads the entries above the plans folder whose own name holds a
+    backslash (``history_paths``: git for Windows writes the root file ``plans\\rt\\PLAN.yml``
+    into ``plans/rt``); the walk finds them in the listings it reads on its way to the folder,
+    as ``git log`` does: added, changed, made executable, removed, in a commit changing
+    nothing else; a folder so named, and a name deeper down, are in neither."""
+    top = plans_dir.rpartition("/")[0]
+    above = [""] + ([top] if top else [])
+
+    def put(rel: str, text: str) -> None:
+        path = repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+    put(f"{plans_dir}/rt/PLAN.yml", "a\n")
+    for folder in above:
+        put(f"{folder}/plans\\rt\\PLAN.yml".lstrip("/"), "twin\n")
+    commit_all(repo, "with the plan", AGENT)
+    for folder in above:
+        put(f"{folder}/PLANS\\rt\\notes.md".lstrip("/"), "notes\n")
+        put(f"{folder}/dir\\x/PLAN.yml".lstrip("/"), "in a folder so named\n")
+        put(f"{folder}/other/deep\\PLAN.yml".lstrip("/"), "deeper\n")
+    commit_all(repo, "alone", AGENT)
+    for folder in above:
+        put(f"{folder}/plans\\rt\\PLAN.yml".lstrip("/"), "edited\n")
+    put(f"{plans_dir}/rt/PLAN.yml", "b\n")
+    commit_all(repo, "both", AGENT)
+    os.chmod(repo / "plans\\rt\\PLAN.yml", 0o755)
+    commit_all(repo, "mode only", AGENT)
+    for folder in above:
+        (repo / f"{folder}/PLANS\\rt\\notes.md".lstrip("/")).unlink()
+    commit_all(repo, "removed", AGENT)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    gitrepo = GitRepo(repo)
+    logged = [asdict(r) for r in gitrepo.first_parent_log(None, head, history_paths(plans_dir))]
+    walked = gitrepo.first_parent_changes(None, head, plans_dir)
+    assert walked is not None
+    assert [_logged_view(r) for r in walked] == logged
+    found = {c["path"] for r in logged for c in r["changes"]}
+    assert f"{top}/plans\\rt\\PLAN.yml".lstrip("/") in found and "PLANS\\rt\\notes.md" in found
+    assert not any("dir\\x" in p or "deep\\" in p for p in found), found
+    assert [r["subject"] for r in logged] == ["with the plan", "alone", "both", "mode only",
+                                              "removed"]  # fmt: skip

@@ -16,9 +16,11 @@ from controller.plan.names import (
     LOG_NAME,
     ambiguous_claims,
     fold,
+    folder_verdict,
     is_log_twin,
     log_claims,
     log_twins,
+    own_name,
     path_parts,
     path_twins,
     plan_file_claims,
@@ -296,3 +298,38 @@ def test_the_plans_folder_is_compared_as_written() -> None:
     assert twin_folders("plans/ok", names, "plans") == []
     assert twin_folders("plans/ok", names, ".") == ["Plans/ok"]
     assert twin_folders("other/x", names, "plans") == []  # outside: from the root
+
+
+#: a folder's own entries git for Windows writes onto its plan file -> the name there
+OWN = {"\\PLAN.yml": "PLAN.yml", "\\\\PLAN.yml": "PLAN.yml", "\\plan.YML.": "plan.YML.",
+       "PLAN.yml\\": "PLAN.yml", "\\PLAN.yaml": "PLAN.yaml"}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", OWN, ids=ascii)
+def test_a_folders_own_entry_split_to_one_part_is_that_part(name: str) -> None:
+    """Round 79: git for Windows hands ``plans/tb/\\PLAN.yml`` to Win32, which drops the empty
+    parts around a backslash: the entry IS ``PLAN.yml`` there (:func:`own_name`), a claim of
+    the plan file's place for every reader of the folder's listing, as ``tw\\PLAN.yml`` above
+    it is (:func:`split_files`); the log's and a source's alike."""
+    assert own_name(name) == OWN[name]
+    assert plan_file_claims(["PLAN.yml", name]) == ["PLAN.yml", name]
+    verdict = folder_verdict("plans/tb", ["PLAN.yml", name])
+    assert verdict is not None and verdict[0] == "E_PLAN_AMBIGUOUS", verdict
+    log = name.replace("PLAN", "EXECUTION_LOG").replace("plan", "execution_log")
+    log = log.replace(".yml", ".md").replace(".YML", ".MD").replace(".yaml", ".md")
+    assert log_twins(["EXECUTION_LOG.md", log]) == [log] and is_log_twin(log), log
+    source = name.replace(".yml", ".json").replace(".YML", ".JSON").replace(".yaml", ".toon")
+    assert source_claims([source]) == [source], source
+
+
+#: names that split to another name, or to a folder and a name (a path into a folder below,
+#: judged there by :func:`split_files`): no claim of this folder's plan file
+NOT_OWN = {"\\NOTES.md": "NOTES.md", "\\PLAN.yml.bak": "PLAN.yml.bak", "tw\\PLAN.yml": None,
+           "x\\\\PLAN.yml": None, "PLAN\\yml": None, "\\": None}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", NOT_OWN, ids=ascii)
+def test_an_entry_split_to_another_name_or_to_more_parts_claims_nothing(name: str) -> None:
+    assert own_name(name) == (NOT_OWN[name] or name)
+    assert plan_file_claims(["PLAN.yml", name]) == ["PLAN.yml"]
+    assert log_twins(["EXECUTION_LOG.md", name]) == []

@@ -238,37 +238,10 @@ REF = sorted(REFUSED)
 
 BROKEN: dict[str, Any] = {}
 
-#: round 79: a merged branch's take-back or withdrawal, then its byte-exact move writing the
-#: approved bytes back, is read across the merge as a move of main's open approval
-RUNS_BROKEN: dict[str, Any] = {
-    v: pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason=f"round 79: {why}; the agent's next commit on its branch moves the plan writing"
-        " Alice's `approved` bytes back; merged --no-ff, the pass reads main's approval as"
-        " carried by the merge's move and runs the version on it (the audit calls it valid)",
-    )
-    for v, why in {
-        "prreset": "the agent set it pending_approval on its branch (Alice's approval lapsed)",
-        "prwd": "the agent (its author) rejected it on its branch (the version withdrawn)",
-        "pralice": "Alice herself set it pending_approval on the agent's branch",
-        "prbob": "Bob (an approver) rejected it on the agent's branch (a veto by hash)",
-    }.items()
-}
-RUNS_BROKEN["pralicesame"] = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 79: Alice herself set it pending_approval on the agent's branch, then the"
-    " agent wrote her `approved` bytes back in place; merged --no-ff, the pass reads no lapse"
-    " and runs the version on the approval she took back",
-)
-RUNS_BROKEN["prsame"] = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 79: the agent set it pending_approval on its branch, then wrote Alice's"
-    " `approved` bytes back in place; merged --no-ff (the merge's file equals main's), the"
-    " pass reads no lapse and runs the version on her approval taken back",
-)
+#: round 79 (fixed 2026-12-01, r79sidelapse): a merged branch's take-back or withdrawal, then
+#: its byte-exact move (or the bytes back in place), was read across the merge as main's open
+#: approval carried; the merge now carries the branch's lapse whatever its net diff
+RUNS_BROKEN: dict[str, Any] = {}
 
 
 def base(v: str) -> str:

@@ -363,16 +363,9 @@ def test_the_plan_that_must_not_run_there_says_why(lab: Lab, vid: str) -> None:
     assert code in lab.final[vid][f"plans/{folder}"], said(lab, vid)  # type: ignore[attr-defined]
 
 
-CHECK_BROKEN: dict[str, Any] = {
-    v: pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason="round 79: `plangate check` predicts `start` for both plans of one version a"
-        " pull request brings (a move plus a byte-exact copy, two copies); the controller"
-        " starts one and refuses the other E_ALREADY_EXECUTED (started in the same pass)",
-    )
-    for v in ("chkmv", "chktwo")
-}
+#: round 79 (fixed 2026-12-01, r79sidelapse): check predicted ``start`` for both plans of one
+#: version a pull request brings; it now claims each start as the pass does
+CHECK_BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(CHECKS, CHECKS, CHECK_BROKEN))

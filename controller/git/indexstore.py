@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "90"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "95"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -285,6 +285,11 @@ INDEX_VERSION = "90"  # 3: risk and estimate per plan; 4: approval identities, f
 # (round 77: Alice's approval, then the agent's swap or ``git mv`` before any pass, was read
 # as the agent's approval there)
 # 90: 89 and 88 together
+# 95: a decision a merged branch took back lapses the line's open approval when the merge is
+# applied, whatever the merge's net diff (its bytes written back in place, or moved byte-exact:
+# the move carries nothing), and its withdrawal of a plan moved or removed since vetoes the
+# version by hash (round 79: the agent's branch took Alice's approval back, wrote her bytes
+# back, merged --no-ff, and it ran on her approval)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -93,6 +93,17 @@ reject there, in place) held: "lapsed: ... set status rejected on a merged branc
 ran. From outside, the pass looks to read the merge against its first parent alone (main's file said
 ``approved`` by Alice, the merge's says ``approved`` at another path, byte-exact), skipping
 the branch's withdrawal.
+Fixed (2026-12-01, r79sidelapse): the 6 ids. The cause was as seen: the branch's status
+changes were read (``Lifecycle._side_lapse``, ``_side_withdrawal``) but served only the
+replay rules and a withdrawal of a plan still at its path (``prbobsame``); the line's open
+approval was judged by the merge's net diff, which carried it. Now a decision a merged
+branch took back lapses the line's open approval at the merge that brings the branch in,
+before the merge's moves are read (``Lifecycle._lapse_side_taken``; a merge that changed no
+plan file lapses it at the next commit applied or the scan's end): ``prreset``,
+``pralice`` (moved) carry nothing, the merge's ``approved`` is the agent's request;
+``prsame``, ``pralicesame`` (in place) stay ``pending_approval``; and a branch's withdrawal
+of a plan moved since vetoes the version by hash (``Lifecycle._side_veto``: ``prwd``,
+``prbob``). None runs; the fresh clone's audit agrees.
 
 Otherwise no break; every other id held, the fresh clone's audit agreed on each. One
 approval never counted twice: ``mvcopy``, ``twodest`` and ``mrg2`` ran ONE destination on

@@ -65,6 +65,12 @@ published is refused ``E_ALREADY_EXECUTED`` as the controller refuses it"): one 
 hash predicted ``start``, each other plan of that hash in the same merge ``refuse``
 ``E_ALREADY_EXECUTED``, as the pass decides them (``chkctl``'s plain move was predicted
 ``start`` and started).
+Fixed (2026-12-01, r79sidelapse): check decided each plan alone; the pass's claim of a
+started version (its ``_claims``, "started in the same pass") was the service's own. The
+rule now lives in ``controller.approval.verdicts`` (``claim_start``, ``started_in_pass``),
+used by the pass and by check alike: check decides the plans in the pass's order (sorted
+ids) and a start claims its version, so ``chkmv-d``/``chktwo-d`` are predicted ``start``
+and ``-e`` ``refuse`` ``E_ALREADY_EXECUTED``, as P2 then did.
 
 Otherwise no break; every other id held, the fresh clone's audit agreed on each. Git's
 clean join of the agent's move and Alice's approval ran once on hers when she merged one

@@ -1718,7 +1718,8 @@ class Lifecycle(IndexStore):
         as the same change on the line does, before ``upto``'s own changes are read: the
         merge carries the lapse whatever its net diff (round 79: the branch's take-back or
         withdrawal, then the approved bytes written back in place or moved byte-exact, merged
-        ``--no-ff``, ran on the approval taken back), so a move it brings carries nothing
+        ``--no-ff``, ran on the approval taken back); a content change made there (its bytes
+        written back since) voids it, as on the line. So a move it brings carries nothing
         (:meth:`_moved_state`) and bytes back in place approve nothing of hers (a merge that
         changed no plan file is no commit applied: the next one, or the scan's end, lapses
         it; ``upto`` None: all of them)."""
@@ -1729,9 +1730,14 @@ class Lifecycle(IndexStore):
             plan_id, sha, status = first.removeprefix(_TAKEN).split("\0")
             state = self.plans.get(plan_id)
             request = (state.request or {}) if state is not None else {}
-            if state is not None and state.status == "approved" and request.get("identity") == key:
+            if state is None or state.status != "approved" or request.get("identity") != key:
+                continue
+            if status == "approved":  # its content changed there, as on the line (_human_commit)
+                state.request = {**request, "voided_by": request.get("voided_by") or sha}
+                state.note(f"{sha[:12]} changed its content on a merged branch after approval")
+            else:
                 self._lapse_at(state, sha, status or None, " on a merged branch")
-                self.touch(plan_id)
+            self.touch(plan_id)
 
     def withdrawers(self, state: PlanState) -> frozenset[str] | list[str]:
         """The authors who may withdraw what is at stake in a plan: the producers of that
@@ -3230,7 +3236,10 @@ class Lifecycle(IndexStore):
         branch itself does (round 64: approved and reverted on her review branch, merged
         with a merge commit, then cherry-picked onto the branch by the agent, it ran on her
         name). Counted from the merge that brought it in (:meth:`_place_side_made`). A
-        commit under the controller's name (its start, brought back by a merge) acted on it."""
+        commit under the controller's name (its start, brought back by a merge) acted on it.
+        The line's open approval lapses (or, for a content change there still saying
+        ``approved``, is voided) at that merge, whatever its net diff
+        (:meth:`_lapse_side_taken`, round 79)."""
         plan_id = plan_id_of(change.path, self.plans_dir)
         if plan_id is None or path_name(change.path) not in PLAN_FILES or _unsafe_why(change):
             return
@@ -3244,20 +3253,25 @@ class Lifecycle(IndexStore):
         if source is None:
             return
         old, new = self.facts(repo, source.old_blob), self.facts(repo, change.new_blob)
-        if old is None or new is None or old.status != "approved" or new.status == "approved":
+        if old is None or new is None or old.status != "approved":
             return
+        if new.status == "approved" and _same_hash(old, new):
+            return  # a comment, a byte-exact move: nothing taken back
         decided = self._approved_by(repo, commit.parents[0], source.path)
-        if decided is not None:
-            decided_for = plan_id_of(source.path, self.plans_dir) or plan_id  # a move's source
-            key = _approval_identity(decided, _decision(decided_for, "approved"))
-            self._side_lapse_found.append((commit.sha, key, f"{decided.sha} {_hand(decided)}"))
-            taken = f"{_TAKEN}{decided_for}\0{commit.sha}\0{new.status or ''}"
-            self._side_lapse_found.append((commit.sha, key, taken))  # the open approval's too
-            for who in (decided.author.email, commit.author.email):  # the lapse's author's too
-                when = self._lapse_time(commit, who)
-                lapse = _lapse_entry(decided.sha, when, {decided.author_time})
-                mark = _decision_mark(who, old.hash, "approved")
-                self._side_lapse_found.append((commit.sha, mark, f"{_DECIDED}{lapse}"))
+        if decided is None:
+            return
+        decided_for = plan_id_of(source.path, self.plans_dir) or plan_id  # a move's source
+        key = _approval_identity(decided, _decision(decided_for, "approved"))
+        taken = f"{_TAKEN}{decided_for}\0{commit.sha}\0{new.status or ''}"
+        self._side_lapse_found.append((commit.sha, key, taken))  # the line's open approval
+        if new.status == "approved":
+            return  # its content changed: the approval voided there (round 79), not taken back
+        self._side_lapse_found.append((commit.sha, key, f"{decided.sha} {_hand(decided)}"))
+        for who in (decided.author.email, commit.author.email):  # the lapse's author's too
+            when = self._lapse_time(commit, who)
+            lapse = _lapse_entry(decided.sha, when, {decided.author_time})
+            mark = _decision_mark(who, old.hash, "approved")
+            self._side_lapse_found.append((commit.sha, mark, f"{_DECIDED}{lapse}"))
 
     def _approved_by(self, repo: GitRepo, tip: str, path: str) -> CommitRecord | None:
         """The commit in ``tip``'s history that set ``path`` to ``approved`` as it is at

@@ -101,7 +101,9 @@ branch took back lapses the line's open approval at the merge that brings the br
 before the merge's moves are read (``Lifecycle._lapse_side_taken``; a merge that changed no
 plan file lapses it at the next commit applied or the scan's end): ``prreset``,
 ``pralice`` (moved) carry nothing, the merge's ``approved`` is the agent's request;
-``prsame``, ``pralicesame`` (in place) stay ``pending_approval``; and a branch's withdrawal
+``prsame``, ``pralicesame`` (in place) stay ``pending_approval`` (and a content change
+there, its bytes written back since, voids her approval, as on the line: the next variant,
+tests/git/test_side_takeback.py ``agent-edit``); and a branch's withdrawal
 of a plan moved since vetoes the version by hash (``Lifecycle._side_veto``: ``prwd``,
 ``prbob``). None runs; the fresh clone's audit agrees.
 

@@ -160,18 +160,34 @@ def predict(
     with read_history(repo, config, merge, own_commit=own_commit) as index:
         sources = _sources(repo, config, index, merge, names)
         ids = sorted({*ids, *sources})
-        cached = _Blobs(repo, [index.plans[i].blob for i in ids if i in index.plans])
+        beside = _same_versions(index, ids)
+        cached = _Blobs(repo, [index.plans[i].blob for i in [*ids, *beside] if i in index.plans])
         claims: dict[str, str] = {}  # the pass's starts so far, in its order (sorted ids)
         found = [
             sources[pid]
             if pid in sources
             else _plan_report(cached, config, index, pid, merge, as_email, claims)
-            for pid in ids
+            for pid in sorted({*ids, *beside})
         ]
+        found = [report for report in found if report["plan"] in ids]
     report: dict[str, Any] = {"base": base_sha, "head": head_sha, "merger": as_email}
     if assumed is not None:
         report["merge_signature"] = assumed
     return {**report, "plans": found}
+
+
+def _same_versions(index: Any, ids: list[str]) -> list[str]:
+    """Plans the merge leaves alone that hold an open request for a version a reported plan
+    holds: the pass decides them too, in its order, and the first to start claims the
+    version (round 79: a copy beside its approved source). Decided, not reported."""
+    hashes = {index.plans[i].hash for i in ids if i in index.plans} - {None}
+    if not hashes:
+        return []
+    return [
+        pid
+        for pid, state in index.plans.items()
+        if state.request is not None and state.hash in hashes and pid not in ids
+    ]
 
 
 def _merge_signature(config: Config, as_email: str | None) -> tuple[Any, str]:

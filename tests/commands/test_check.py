@@ -536,6 +536,7 @@ def _carried_twice(repo: Path, how: str) -> None:
     if how == "mvcopy":
         git(repo, "mv", "plans/greet", "plans/moved")
     for name in ("moved", "copy") if how == "twocopies" else ("copy",):
+        name = "greet-c" if how == "copykeep" else name
         (repo / "plans" / name).mkdir()
         (repo / "plans" / name / "PLAN.yml").write_bytes(approved)
     if how == "twocopies":
@@ -563,3 +564,21 @@ def test_check_predicts_one_start_per_version_as_the_pass_starts_one(repo: Path,
     assert head_plan(repo, started.removeprefix("plans/"))["execution"]["status"] == "completed"
     refused = head_plan(repo, second["plan"].removeprefix("plans/"))
     assert refused["plan"]["status"] == "pending_approval", refused
+    said = git(repo, "log", "-1", "--format=%B", "--", second["plan"])
+    assert "E_ALREADY_EXECUTED" in said, said
+
+
+def test_check_refuses_a_copy_whose_approved_source_the_pass_starts_first(repo: Path) -> None:
+    """The source the pull request leaves alone (approved on main, no pass since) is decided
+    by the pass before its byte-exact copy and starts; check decides it too, unreported, so
+    the copy is predicted ``refuse`` ``E_ALREADY_EXECUTED``, as the pass then refuses it."""
+    _carried_twice(repo, "copykeep")
+    code, report = check(repo, "--as", AGENT[1], "--format", "json", rules=[])
+    [copy] = report["plans"]
+    assert code == 1 and copy["plan"] == "plans/greet-c" and copy["outcome"] == "refuse", report
+    assert [r["code"] for r in copy["refused"]] == ["E_ALREADY_EXECUTED"], copy
+    git(repo, "merge", "-q", "--no-ff", "-m", "agent: merge", "review", env=identity(*AGENT))
+    run_once(repo, rules=[])
+    assert head_plan(repo, "greet")["execution"]["status"] == "completed"
+    assert head_plan(repo, "greet-c")["plan"]["status"] == "pending_approval"
+    assert "E_ALREADY_EXECUTED" in git(repo, "log", "-1", "--format=%B", "--", "plans/greet-c")

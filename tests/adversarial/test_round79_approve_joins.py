@@ -70,7 +70,9 @@ started version (its ``_claims``, "started in the same pass") was the service's 
 rule now lives in ``controller.approval.verdicts`` (``claim_start``, ``started_in_pass``),
 used by the pass and by check alike: check decides the plans in the pass's order (sorted
 ids) and a start claims its version, so ``chkmv-d``/``chktwo-d`` are predicted ``start``
-and ``-e`` ``refuse`` ``E_ALREADY_EXECUTED``, as P2 then did.
+and ``-e`` ``refuse`` ``E_ALREADY_EXECUTED``, as P2 then did (a plan the merge leaves alone
+that holds an open request for the same version, a copy's approved source, is decided too,
+unreported: tests/commands/test_check.py).
 
 Otherwise no break; every other id held, the fresh clone's audit agreed on each. Git's
 clean join of the agent's move and Alice's approval ran once on hers when she merged one

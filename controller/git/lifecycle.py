@@ -280,7 +280,7 @@ class Lifecycle(IndexStore):
         carried = {} if by_controller else self._moved_writers(repo, record)
         for target, held in ({} if by_controller else self._held_moved).items():
             self._add_authors(folder_key(target) + _HELD, held)  # before the move's own edit
-        self._lapse_side_taken(record.sha)  # before the moves it may carry are read (round 79)
+        self._lapse_side_taken(record.sha, repo)  # before the moves it may carry are read
         self._before_move = {} if by_controller else self._move_sources(repo, record)
         self._held_copied: dict[str, set[str]] = {}
         self._same_content: dict[str, set[str]] = {}
@@ -1688,7 +1688,8 @@ class Lifecycle(IndexStore):
         (:meth:`_side_lapse`)."""
         if not self._side_made and not self._side_lapses:
             return
-        self._lapse_side_taken(upto)
+        if upto is None:  # a merge applied reads them first (apply)
+            self._lapse_side_taken(None)
         stop = self._line_at.get(upto, -1) if upto is not None else None
         if stop == -1:
             return
@@ -1712,7 +1713,7 @@ class Lifecycle(IndexStore):
         if not kept and not self._side_lapses:
             self._line_at = {}
 
-    def _lapse_side_taken(self, upto: str | None) -> None:
+    def _lapse_side_taken(self, upto: str | None, repo: GitRepo | None = None) -> None:
         """Lapse the open approvals that the branches merged by ``upto`` (and not yet
         applied) took back (:meth:`_side_lapse`: set away from ``approved`` there, by anyone),
         as the same change on the line does, before ``upto``'s own changes are read: the
@@ -1722,7 +1723,9 @@ class Lifecycle(IndexStore):
         written back since) voids it, as on the line. So a move it brings carries nothing
         (:meth:`_moved_state`) and bytes back in place approve nothing of hers (a merge that
         changed no plan file is no commit applied: the next one, or the scan's end, lapses
-        it; ``upto`` None: all of them)."""
+        it; ``upto`` None: all of them). A merge whose own file there says otherwise than
+        ``approved`` lapses it as any commit of the line does, dated as before (``repo``:
+        to read it; round 71, :meth:`_lapse_maker`)."""
         stop = self._line_at.get(upto, -1) if upto is not None else None
         for position, key, first in self._side_lapses if stop != -1 else ():
             if (stop is not None and position > stop) or not first.startswith(_TAKEN):
@@ -1732,6 +1735,10 @@ class Lifecycle(IndexStore):
             request = (state.request or {}) if state is not None else {}
             if state is None or state.status != "approved" or request.get("identity") != key:
                 continue
+            if repo is not None and upto is not None and position == stop:
+                there = self.facts(repo, repo.blob_sha(upto, state.file))
+                if there is not None and there.status != "approved":
+                    continue  # the merge's own status change: read as on the line
             if status == "approved":  # its content changed there, as on the line (_human_commit)
                 state.request = {**request, "voided_by": request.get("voided_by") or sha}
                 state.note(f"{sha[:12]} changed its content on a merged branch after approval")

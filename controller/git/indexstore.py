@@ -287,9 +287,9 @@ INDEX_VERSION = "95"  # 3: risk and estimate per plan; 4: approval identities, f
 # 90: 89 and 88 together
 # 95: a decision a merged branch took back lapses the line's open approval when the merge is
 # applied, whatever the merge's net diff (its bytes written back in place, or moved byte-exact:
-# the move carries nothing), and its withdrawal of a plan moved or removed since vetoes the
-# version by hash (round 79: the agent's branch took Alice's approval back, wrote her bytes
-# back, merged --no-ff, and it ran on her approval)
+# the move carries nothing; a content change there voids it), and its withdrawal of a plan
+# moved or removed since vetoes the version by hash (round 79: the agent's branch took Alice's
+# approval back, wrote her bytes back, merged --no-ff, and it ran on her approval)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -142,6 +142,23 @@ def already_executed(
     )
 
 
+def started_in_pass(claims: Mapping[str, str], plan_hash: str | None) -> str | None:
+    """Where a plan decided earlier in this pass started ``plan_hash`` (``claims``: hash ->
+    plan, in the pass's order of plans: sorted ids), said as :func:`already_executed` says
+    where a version ran: the controller and ``plangate check`` refuse a second plan of one
+    version alike (SPEC §15, at most once; round 79: check predicted ``start`` for a move's
+    byte-exact copy the pass then refused)."""
+    claimed = claims.get(plan_hash or "")
+    return None if claimed is None else f"{claimed} (started in the same pass)"
+
+
+def claim_start(claims: dict[str, str], request: ApprovalRequest, plan_id: str) -> None:
+    """A first approval of ``plan_id`` starts: its version is claimed for the rest of the
+    pass (:func:`started_in_pass`); a gate's or a resume's continues a run, claiming none."""
+    if request.kind is approvals.Transition.APPROVE and request.current_hash:
+        claims[request.current_hash] = plan_id
+
+
 def _vetoes(
     withdrawn: Mapping[str, str], request: ApprovalRequest, data: Any, verified_at: int
 ) -> tuple[str, ...]:

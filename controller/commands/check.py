@@ -160,17 +160,34 @@ def predict(
     with read_history(repo, config, merge, own_commit=own_commit) as index:
         sources = _sources(repo, config, index, merge, names)
         ids = sorted({*ids, *sources})
-        cached = _Blobs(repo, [index.plans[i].blob for i in ids if i in index.plans])
+        beside = _same_versions(index, ids)
+        cached = _Blobs(repo, [index.plans[i].blob for i in [*ids, *beside] if i in index.plans])
+        claims: dict[str, str] = {}  # the pass's starts so far, in its order (sorted ids)
         found = [
             sources[pid]
             if pid in sources
-            else _plan_report(cached, config, index, pid, merge, as_email)
-            for pid in ids
+            else _plan_report(cached, config, index, pid, merge, as_email, claims)
+            for pid in sorted({*ids, *beside})
         ]
+        found = [report for report in found if report["plan"] in ids]
     report: dict[str, Any] = {"base": base_sha, "head": head_sha, "merger": as_email}
     if assumed is not None:
         report["merge_signature"] = assumed
     return {**report, "plans": found}
+
+
+def _same_versions(index: Any, ids: list[str]) -> list[str]:
+    """Plans the merge leaves alone that hold an open request for a version a reported plan
+    holds: the pass decides them too, in its order, and the first to start claims the
+    version (round 79: a copy beside its approved source). Decided, not reported."""
+    hashes = {index.plans[i].hash for i in ids if i in index.plans} - {None}
+    if not hashes:
+        return []
+    return [
+        pid
+        for pid, state in index.plans.items()
+        if state.request is not None and state.hash in hashes and pid not in ids
+    ]
 
 
 def _merge_signature(config: Config, as_email: str | None) -> tuple[Any, str]:
@@ -286,6 +303,7 @@ def _plan_report(
     plan_id: str,
     merge: str,
     as_email: str | None,
+    claims: dict[str, str],
 ) -> dict[str, Any]:
     from controller.approval import policy, quorum
     from controller.approval.verdicts import fetch_at, nested_at
@@ -326,7 +344,9 @@ def _plan_report(
     if state.request is not None:
         same = state.request.get("blob") == state.blob
         known = (data, (tuple(p.code for p in loaded.problems), loaded.hash))
-        decided = _decided(repo, config, state, as_email, need if same else None, known, index)
+        decided = _decided(
+            repo, config, state, as_email, need if same else None, known, index, claims
+        )
         return {**report, **decided}
     if state.status == "pending_approval" and not report["frozen"]:
         report["outcome"] = "invalid" if loaded.problems else "freeze"
@@ -451,7 +471,10 @@ def _decided(
     need: Any,
     known: tuple[bytes, tuple[tuple[str, ...], str | None]],
     index: Any,
+    claims: dict[str, str],
 ) -> dict[str, Any]:
+    """The controller's verdict on ``state``'s open request; a start claims its version
+    for the plans the pass decides after it (``claims``: :func:`verdicts.claim_start`)."""
     from controller.approval import verdicts
     from controller.plan import plans
 
@@ -471,8 +494,13 @@ def _decided(
         authors=index.authors,
         withdrawn=index.withdrawn,
     )
-    # as the controller: a version that already ran (on any path) does not run again
-    verdict = verdicts.already_executed(verdict, request, index.ran_as(request.current_hash))
+    # as the controller: a version that already ran (on any path), or that a plan decided
+    # before this one in the pass starts, does not run again
+    ran = index.ran_as(request.current_hash)
+    ran = ran or verdicts.started_in_pass(claims, request.current_hash)
+    verdict = verdicts.already_executed(verdict, request, ran)
+    if verdict.outcome == "start":
+        verdicts.claim_start(claims, request, state.plan_id)
     refused = [
         {"by": r.by, "commit": r.commit, "code": r.code, "message": r.message}
         for r in verdict.rejected

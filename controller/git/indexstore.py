@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "93"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "96"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -289,6 +289,12 @@ INDEX_VERSION = "93"  # 3: risk and estimate per plan; 4: approval identities, f
 # backslash (``planstate.history_paths``: a root file ``plans\rt\PLAN.yml`` claims
 # ``plans/rt``'s plan file's place), and a folder's own entry is named as git for Windows
 # writes it (``names.own_name``: ``plans/tb/\PLAN.yml`` IS ``plans/tb/PLAN.yml``; round 79)
+# 95: a decision a merged branch took back lapses the line's open approval when the merge is
+# applied, whatever the merge's net diff (its bytes written back in place, or moved byte-exact:
+# the move carries nothing; a content change there voids it), and its withdrawal of a plan
+# moved or removed since vetoes the version by hash (round 79: the agent's branch took Alice's
+# approval back, wrote her bytes back, merged --no-ff, and it ran on her approval)
+# 96: 95 and 93 together
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -280,6 +280,7 @@ class Lifecycle(IndexStore):
         carried = {} if by_controller else self._moved_writers(repo, record)
         for target, held in ({} if by_controller else self._held_moved).items():
             self._add_authors(folder_key(target) + _HELD, held)  # before the move's own edit
+        self._lapse_side_taken(record.sha, repo)  # before the moves it may carry are read
         self._before_move = {} if by_controller else self._move_sources(repo, record)
         self._held_copied: dict[str, set[str]] = {}
         self._same_content: dict[str, set[str]] = {}
@@ -1687,6 +1688,8 @@ class Lifecycle(IndexStore):
         (:meth:`_side_lapse`)."""
         if not self._side_made and not self._side_lapses:
             return
+        if upto is None:  # a merge applied reads them first (apply)
+            self._lapse_side_taken(None)
         stop = self._line_at.get(upto, -1) if upto is not None else None
         if stop == -1:
             return
@@ -1699,6 +1702,8 @@ class Lifecycle(IndexStore):
         self._side_made = kept
         lapses, self._side_lapses = self._side_lapses, []
         for position, key, first in lapses:
+            if (stop is None or position <= stop) and first.startswith(_TAKEN):
+                continue  # the line's open approval: taken back already (_lapse_side_taken)
             if (stop is None or position <= stop) and first.startswith(_DECIDED):
                 self._mark_decision_lapsed(key, first.removeprefix(_DECIDED))
             elif stop is None or position <= stop:
@@ -1707,6 +1712,39 @@ class Lifecycle(IndexStore):
                 self._side_lapses.append((position, key, first))
         if not kept and not self._side_lapses:
             self._line_at = {}
+
+    def _lapse_side_taken(self, upto: str | None, repo: GitRepo | None = None) -> None:
+        """Lapse the open approvals that the branches merged by ``upto`` (and not yet
+        applied) took back (:meth:`_side_lapse`: set away from ``approved`` there, by anyone),
+        as the same change on the line does, before ``upto``'s own changes are read: the
+        merge carries the lapse whatever its net diff (round 79: the branch's take-back or
+        withdrawal, then the approved bytes written back in place or moved byte-exact, merged
+        ``--no-ff``, ran on the approval taken back); a content change made there (its bytes
+        written back since) voids it, as on the line. So a move it brings carries nothing
+        (:meth:`_moved_state`) and bytes back in place approve nothing of hers (a merge that
+        changed no plan file is no commit applied: the next one, or the scan's end, lapses
+        it; ``upto`` None: all of them). A merge whose own file there says otherwise than
+        ``approved`` lapses it as any commit of the line does, dated as before (``repo``:
+        to read it; round 71, :meth:`_lapse_maker`)."""
+        stop = self._line_at.get(upto, -1) if upto is not None else None
+        for position, key, first in self._side_lapses if stop != -1 else ():
+            if (stop is not None and position > stop) or not first.startswith(_TAKEN):
+                continue
+            plan_id, sha, status = first.removeprefix(_TAKEN).split("\0")
+            state = self.plans.get(plan_id)
+            request = (state.request or {}) if state is not None else {}
+            if state is None or state.status != "approved" or request.get("identity") != key:
+                continue
+            if repo is not None and upto is not None and position == stop:
+                there = self.facts(repo, repo.blob_sha(upto, state.file))
+                if there is not None and there.status != "approved":
+                    continue  # the merge's own status change: read as on the line
+            if status == "approved":  # its content changed there, as on the line (_human_commit)
+                state.request = {**request, "voided_by": request.get("voided_by") or sha}
+                state.note(f"{sha[:12]} changed its content on a merged branch after approval")
+            else:
+                self._lapse_at(state, sha, status or None, " on a merged branch")
+            self.touch(plan_id)
 
     def withdrawers(self, state: PlanState) -> frozenset[str] | list[str]:
         """The authors who may withdraw what is at stake in a plan: the producers of that
@@ -3205,7 +3243,10 @@ class Lifecycle(IndexStore):
         branch itself does (round 64: approved and reverted on her review branch, merged
         with a merge commit, then cherry-picked onto the branch by the agent, it ran on her
         name). Counted from the merge that brought it in (:meth:`_place_side_made`). A
-        commit under the controller's name (its start, brought back by a merge) acted on it."""
+        commit under the controller's name (its start, brought back by a merge) acted on it.
+        The line's open approval lapses (or, for a content change there still saying
+        ``approved``, is voided) at that merge, whatever its net diff
+        (:meth:`_lapse_side_taken`, round 79)."""
         plan_id = plan_id_of(change.path, self.plans_dir)
         if plan_id is None or path_name(change.path) not in PLAN_FILES or _unsafe_why(change):
             return
@@ -3219,18 +3260,25 @@ class Lifecycle(IndexStore):
         if source is None:
             return
         old, new = self.facts(repo, source.old_blob), self.facts(repo, change.new_blob)
-        if old is None or new is None or old.status != "approved" or new.status == "approved":
+        if old is None or new is None or old.status != "approved":
             return
+        if new.status == "approved" and _same_hash(old, new):
+            return  # a comment, a byte-exact move: nothing taken back
         decided = self._approved_by(repo, commit.parents[0], source.path)
-        if decided is not None:
-            decided_for = plan_id_of(source.path, self.plans_dir) or plan_id  # a move's source
-            key = _approval_identity(decided, _decision(decided_for, "approved"))
-            self._side_lapse_found.append((commit.sha, key, f"{decided.sha} {_hand(decided)}"))
-            for who in (decided.author.email, commit.author.email):  # the lapse's author's too
-                when = self._lapse_time(commit, who)
-                lapse = _lapse_entry(decided.sha, when, {decided.author_time})
-                mark = _decision_mark(who, old.hash, "approved")
-                self._side_lapse_found.append((commit.sha, mark, f"{_DECIDED}{lapse}"))
+        if decided is None:
+            return
+        decided_for = plan_id_of(source.path, self.plans_dir) or plan_id  # a move's source
+        key = _approval_identity(decided, _decision(decided_for, "approved"))
+        taken = f"{_TAKEN}{decided_for}\0{commit.sha}\0{new.status or ''}"
+        self._side_lapse_found.append((commit.sha, key, taken))  # the line's open approval
+        if new.status == "approved":
+            return  # its content changed: the approval voided there (round 79), not taken back
+        self._side_lapse_found.append((commit.sha, key, f"{decided.sha} {_hand(decided)}"))
+        for who in (decided.author.email, commit.author.email):  # the lapse's author's too
+            when = self._lapse_time(commit, who)
+            lapse = _lapse_entry(decided.sha, when, {decided.author_time})
+            mark = _decision_mark(who, old.hash, "approved")
+            self._side_lapse_found.append((commit.sha, mark, f"{_DECIDED}{lapse}"))
 
     def _approved_by(self, repo: GitRepo, tip: str, path: str) -> CommitRecord | None:
         """The commit in ``tip``'s history that set ``path`` to ``approved`` as it is at
@@ -3280,7 +3328,10 @@ class Lifecycle(IndexStore):
         side, self._side = self._side, []
         for plan_id, commit, status, plan_hash, floor in side:
             state = self.plans.get(plan_id)
-            if state is None or state.status in ("rejected", "aborted", "completed", "failed"):
+            if state is None:
+                self._side_veto(plan_id, commit, status, plan_hash, floor)
+                continue
+            if state.status in ("rejected", "aborted", "completed", "failed"):
                 continue
             if plan_hash is not None and plan_hash != state.hash:
                 continue  # a withdrawal of another version of the plan
@@ -3312,6 +3363,23 @@ class Lifecycle(IndexStore):
                 kind = "abort-request"
             self._emit(sink, kind, state, commit, snapshot, who)
             self.touch(plan_id)
+
+    def _side_veto(
+        self, plan_id: str, commit: CommitRecord, status: str, plan_hash: str | None, floor: float
+    ) -> None:
+        """A withdrawal made on a merged branch of a plan no longer there (moved or removed
+        after it, on that branch or the line): the version it withdrew stays withdrawn by
+        hash, wherever it went, as a withdrawal on the line vetoes it (round 79: Bob's reject
+        or the author's, then the approved bytes moved byte-exact on the branch, merged,
+        ran). Not a version that started: its run is its record."""
+        if plan_hash is None or plan_hash in self.started:
+            return
+        allowed = self.producers_of(plan_hash) or frozenset()
+        if self.may_withdraw is not None and not self.may_withdraw(
+            commit, allowed, max(self.signed_at(commit, on_line=False), floor)
+        ):
+            return
+        self._veto(plan_hash, commit, plan_id, commit.author.email, status)
 
     def _producers(
         self, repo: GitRepo, tip: str, path: str, plan_hash: str, merge: CommitRecord
@@ -3623,6 +3691,11 @@ class Lifecycle(IndexStore):
         (the controller starts only a plan that still says it): the approval lapses, the
         plan is back where it was approved, and the change is judged from there. So a
         withdrawal wins and no status change can leave an approval nothing acts on."""
+        return Lifecycle._lapse_at(state, record.sha, status)
+
+    @staticmethod
+    def _lapse_at(state: PlanState, sha: str, status: str | None, where: str = "") -> Transition:
+        """:meth:`_lapse` by the commit ``sha`` (``where``: said after it, as where it was made)."""
         request = state.request or {}
         kinds = {t.value: t for t in approvals.APPROVED_FROM}
         kind = kinds.get(str(request.get("kind")), Transition.APPROVE)
@@ -3631,7 +3704,7 @@ class Lifecycle(IndexStore):
         state.status = origin
         state.note(
             f"{str(request.get('commit') or '')[:12]} approval ({kind.value}) lapsed: "
-            f"{record.sha[:12]} set status {status} before the controller acted on it"
+            f"{sha[:12]} set status {status}{where} before the controller acted on it"
         )
         return transition
 
@@ -3815,6 +3888,9 @@ LAPSED = "lapsed"
 
 #: Marks a lapse found on a merged branch as one of a decision (:func:`_decision_mark`).
 _DECIDED = "decision:"
+#: Marks an entry of the merged branches' lapses that takes back the line's open approval
+#: itself ("<plan>\0<side commit>\0<status it set>": :meth:`Lifecycle._lapse_side_taken`).
+_TAKEN = "taken:"
 
 #: What an entry holds for "made for" when its decision was read on a merged branch, where
 #: the version and pause it was made for are not tracked (round 64): bound to none.

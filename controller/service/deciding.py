@@ -167,8 +167,7 @@ class Deciding(Freezing, Starting):
         started = self.index.ran_as(plan_hash)
         if started is not None:
             return started
-        claimed = self._claims.get(plan_hash or "")
-        return None if claimed is None else f"{claimed} (started in the same pass)"
+        return verdicts.started_in_pass(self._claims, plan_hash)
 
     def _record_abort(self, state: PlanState) -> Job | None:
         job = self._job_for(state)

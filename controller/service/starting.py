@@ -12,7 +12,7 @@ import time
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from controller.approval import approvals
+from controller.approval import approvals, verdicts
 from controller.git.history import LOG_NAME, PlanState
 from controller.git.ownrecord import Recorded
 from controller.git.planstate import unsafe
@@ -52,10 +52,9 @@ class Starting(Committing):
                 # when the branch's block is that record (else it answers none: with the
                 # journal, the run pauses there again, nothing run; without, in doubt)
                 job.gate_approved = _committed_gate(facts, own)
-            if request.kind is approvals.Transition.APPROVE and expected:
-                # claimed now, not when the (maybe batched) commit lands: a twin decided
-                # later in this pass is already executed (SPEC §15, at most once)
-                self._claims[expected] = state.plan_id
+            # claimed now, not when the (maybe batched) commit lands: a twin decided
+            # later in this pass is already executed (SPEC §15, at most once)
+            verdicts.claim_start(self._claims, request, state.plan_id)
             return _set_approval(record, "executing")(text)
 
         plan_file = self._plan_path(state)

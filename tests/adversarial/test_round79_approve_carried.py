@@ -93,6 +93,19 @@ reject there, in place) held: "lapsed: ... set status rejected on a merged branc
 ran. From outside, the pass looks to read the merge against its first parent alone (main's file said
 ``approved`` by Alice, the merge's says ``approved`` at another path, byte-exact), skipping
 the branch's withdrawal.
+Fixed (2026-12-01, r79sidelapse): the 6 ids. The cause was as seen: the branch's status
+changes were read (``Lifecycle._side_lapse``, ``_side_withdrawal``) but served only the
+replay rules and a withdrawal of a plan still at its path (``prbobsame``); the line's open
+approval was judged by the merge's net diff, which carried it. Now a decision a merged
+branch took back lapses the line's open approval at the merge that brings the branch in,
+before the merge's moves are read (``Lifecycle._lapse_side_taken``; a merge that changed no
+plan file lapses it at the next commit applied or the scan's end): ``prreset``,
+``pralice`` (moved) carry nothing, the merge's ``approved`` is the agent's request;
+``prsame``, ``pralicesame`` (in place) stay ``pending_approval`` (and a content change
+there, its bytes written back since, voids her approval, as on the line: the next variant,
+tests/git/test_side_takeback.py ``agent-edit``); and a branch's withdrawal
+of a plan moved since vetoes the version by hash (``Lifecycle._side_veto``: ``prwd``,
+``prbob``). None runs; the fresh clone's audit agrees.
 
 Otherwise no break; every other id held, the fresh clone's audit agreed on each. One
 approval never counted twice: ``mvcopy``, ``twodest`` and ``mrg2`` ran ONE destination on
@@ -238,37 +251,10 @@ REF = sorted(REFUSED)
 
 BROKEN: dict[str, Any] = {}
 
-#: round 79: a merged branch's take-back or withdrawal, then its byte-exact move writing the
-#: approved bytes back, is read across the merge as a move of main's open approval
-RUNS_BROKEN: dict[str, Any] = {
-    v: pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason=f"round 79: {why}; the agent's next commit on its branch moves the plan writing"
-        " Alice's `approved` bytes back; merged --no-ff, the pass reads main's approval as"
-        " carried by the merge's move and runs the version on it (the audit calls it valid)",
-    )
-    for v, why in {
-        "prreset": "the agent set it pending_approval on its branch (Alice's approval lapsed)",
-        "prwd": "the agent (its author) rejected it on its branch (the version withdrawn)",
-        "pralice": "Alice herself set it pending_approval on the agent's branch",
-        "prbob": "Bob (an approver) rejected it on the agent's branch (a veto by hash)",
-    }.items()
-}
-RUNS_BROKEN["pralicesame"] = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 79: Alice herself set it pending_approval on the agent's branch, then the"
-    " agent wrote her `approved` bytes back in place; merged --no-ff, the pass reads no lapse"
-    " and runs the version on the approval she took back",
-)
-RUNS_BROKEN["prsame"] = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 79: the agent set it pending_approval on its branch, then wrote Alice's"
-    " `approved` bytes back in place; merged --no-ff (the merge's file equals main's), the"
-    " pass reads no lapse and runs the version on her approval taken back",
-)
+#: round 79 (fixed 2026-12-01, r79sidelapse): a merged branch's take-back or withdrawal, then
+#: its byte-exact move (or the bytes back in place), was read across the merge as main's open
+#: approval carried; the merge now carries the branch's lapse whatever its net diff
+RUNS_BROKEN: dict[str, Any] = {}
 
 
 def base(v: str) -> str:

@@ -65,6 +65,14 @@ published is refused ``E_ALREADY_EXECUTED`` as the controller refuses it"): one 
 hash predicted ``start``, each other plan of that hash in the same merge ``refuse``
 ``E_ALREADY_EXECUTED``, as the pass decides them (``chkctl``'s plain move was predicted
 ``start`` and started).
+Fixed (2026-12-01, r79sidelapse): check decided each plan alone; the pass's claim of a
+started version (its ``_claims``, "started in the same pass") was the service's own. The
+rule now lives in ``controller.approval.verdicts`` (``claim_start``, ``started_in_pass``),
+used by the pass and by check alike: check decides the plans in the pass's order (sorted
+ids) and a start claims its version, so ``chkmv-d``/``chktwo-d`` are predicted ``start``
+and ``-e`` ``refuse`` ``E_ALREADY_EXECUTED``, as P2 then did (a plan the merge leaves alone
+that holds an open request for the same version, a copy's approved source, is decided too,
+unreported: tests/commands/test_check.py).
 
 Otherwise no break; every other id held, the fresh clone's audit agreed on each. Git's
 clean join of the agent's move and Alice's approval ran once on hers when she merged one
@@ -363,16 +371,9 @@ def test_the_plan_that_must_not_run_there_says_why(lab: Lab, vid: str) -> None:
     assert code in lab.final[vid][f"plans/{folder}"], said(lab, vid)  # type: ignore[attr-defined]
 
 
-CHECK_BROKEN: dict[str, Any] = {
-    v: pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason="round 79: `plangate check` predicts `start` for both plans of one version a"
-        " pull request brings (a move plus a byte-exact copy, two copies); the controller"
-        " starts one and refuses the other E_ALREADY_EXECUTED (started in the same pass)",
-    )
-    for v in ("chkmv", "chktwo")
-}
+#: round 79 (fixed 2026-12-01, r79sidelapse): check predicted ``start`` for both plans of one
+#: version a pull request brings; it now claims each start as the pass does
+CHECK_BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(CHECKS, CHECKS, CHECK_BROKEN))

@@ -520,3 +520,65 @@ def test_check_reports_a_source_as_the_daemon_treats_it(
     run_once(repo, rules=[])
     converted = "PLAN.yml" in git(repo, "ls-tree", "--name-only", "HEAD", "plans/greet/")
     assert converted == (beside is None)  # the controller did what check said
+
+
+def _carried_twice(repo: Path, how: str) -> None:
+    """Alice's approval of greet on main; the agent's pull request brings her approved bytes
+    to two paths (``mvcopy``: a ``git mv`` plus a byte-exact copy; ``twocopies``: two copies,
+    the source removed), each carrying her approval (round 77)."""
+    write_plan(repo)
+    commit_all(repo, "add greet", AGENT)
+    run_once(repo, rules=[])
+    edit_status(repo, "greet", "approved")
+    commit_all(repo, "approve greet", ALICE)
+    git(repo, "switch", "-q", "-c", "review")
+    approved = (repo / "plans/greet/PLAN.yml").read_bytes()
+    if how == "mvcopy":
+        git(repo, "mv", "plans/greet", "plans/moved")
+    for name in ("moved", "copy") if how == "twocopies" else ("copy",):
+        name = "greet-c" if how == "copykeep" else name
+        (repo / "plans" / name).mkdir()
+        (repo / "plans" / name / "PLAN.yml").write_bytes(approved)
+    if how == "twocopies":
+        git(repo, "rm", "-q", "-r", "plans/greet")
+    commit_all(repo, f"agent: {how}", AGENT)
+    git(repo, "switch", "-q", "main")
+
+
+@pytest.mark.parametrize("how", ["mvcopy", "twocopies"])
+def test_check_predicts_one_start_per_version_as_the_pass_starts_one(repo: Path, how: str) -> None:
+    """One version at two paths after the merge: the pass starts the first plan it decides
+    and refuses the other ``E_ALREADY_EXECUTED`` (started in the same pass); check predicts
+    exactly that, by the same rule (round 79: it predicted ``start`` for both)."""
+    _carried_twice(repo, how)
+    code, report = check(repo, "--as", AGENT[1], "--format", "json", rules=[])
+    outcomes = {p["plan"]: p["outcome"] for p in report["plans"] if p["outcome"] != "none"}
+    assert sorted(outcomes.values()) == ["refuse", "start"], report
+    [second] = [p for p in report["plans"] if p["outcome"] == "refuse"]
+    assert [r["code"] for r in second["refused"]] == ["E_ALREADY_EXECUTED"], second
+    assert "started in the same pass" in second["refused"][0]["message"], second
+    assert code == 1
+    git(repo, "merge", "-q", "--no-ff", "-m", "agent: merge", "review", env=identity(*AGENT))
+    run_once(repo, rules=[])
+    [started] = [p for p, outcome in outcomes.items() if outcome == "start"]
+    assert head_plan(repo, started.removeprefix("plans/"))["execution"]["status"] == "completed"
+    refused = head_plan(repo, second["plan"].removeprefix("plans/"))
+    assert refused["plan"]["status"] == "pending_approval", refused
+    said = git(repo, "log", "-1", "--format=%B", "--", second["plan"])
+    assert "E_ALREADY_EXECUTED" in said, said
+
+
+def test_check_refuses_a_copy_whose_approved_source_the_pass_starts_first(repo: Path) -> None:
+    """The source the pull request leaves alone (approved on main, no pass since) is decided
+    by the pass before its byte-exact copy and starts; check decides it too, unreported, so
+    the copy is predicted ``refuse`` ``E_ALREADY_EXECUTED``, as the pass then refuses it."""
+    _carried_twice(repo, "copykeep")
+    code, report = check(repo, "--as", AGENT[1], "--format", "json", rules=[])
+    [copy] = report["plans"]
+    assert code == 1 and copy["plan"] == "plans/greet-c" and copy["outcome"] == "refuse", report
+    assert [r["code"] for r in copy["refused"]] == ["E_ALREADY_EXECUTED"], copy
+    git(repo, "merge", "-q", "--no-ff", "-m", "agent: merge", "review", env=identity(*AGENT))
+    run_once(repo, rules=[])
+    assert head_plan(repo, "greet")["execution"]["status"] == "completed"
+    assert head_plan(repo, "greet-c")["plan"]["status"] == "pending_approval"
+    assert "E_ALREADY_EXECUTED" in git(repo, "log", "-1", "--format=%B", "--", "plans/greet-c")

@@ -198,7 +198,7 @@ SJBS_WHY = (
     "MCP submit commits into a SHIFT-JIS folder a text (\\\\, ~) git reads back as other "
     "text: git status calls the file modified right after the submit"
 )
-SBROKEN: dict[str, Any] = {"sjbs:submitted": _xf(SJBS_WHY)}
+SBROKEN: dict[str, Any] = {}
 HELD = {"sjbs": "pending_approval"}  # Alice's hand approval of what she saw: hash mismatch
 
 
@@ -212,6 +212,9 @@ def test_mcp_and_the_page_on_an_encoded_folder(lab: Lab, vid: str) -> None:
     slug, what = vid.split(":")
     row = _row(got, slug)
     want = HELD.get(slug, "completed")
+    if what != "submitted" and got["submit"][slug]["error"]:
+        _refused_folder_has_no_plan(got, slug, what)
+        return
     if what == "submitted":
         sub = got["submit"][slug]
         if sub["error"]:
@@ -236,6 +239,20 @@ def test_mcp_and_the_page_on_an_encoded_folder(lab: Lab, vid: str) -> None:
     assert "\x00" not in page and "\\u0000" not in api and "\ufeff" not in page, slug
     task = TASKS.get(slug, f"attack variant {slug}").replace("\\\\", "\\")
     assert task in page or task.replace("\\", "&#92;") in page or slug == "sjbs", page[:1500]
+
+
+def _refused_folder_has_no_plan(got: dict[str, Any], slug: str, what: str) -> None:
+    """A refused submit committed nothing: no row, no run, MCP and the page name no plan."""
+    if what == "ran":
+        assert _row(got, slug) == {} and got["calls"][slug] == 0, (_row(got, slug), got["calls"])
+    elif what == "mcp":
+        log, wait, status = (json.loads(x) for x in got["mcp"][slug])
+        for reply in (log, status):
+            assert reply[0] and "no plan" in reply[1] and "completed" not in reply[1], reply
+        assert not wait[0] and wait[1]["status"] is None, wait  # no committed status
+    else:
+        page, api = got["page"][slug]
+        assert "HTTP 404" in page and "E_NOT_FOUND" in api, (page[:600], api[:600])
 
 
 RIDS = ["resub:v2-never", "resub:v1-once", "rot:approve"]

@@ -45,7 +45,14 @@ Seen (round 79):
   ... so ``git status`` stays clean"; where the controller commits text itself, "text that
   does not convert back to the same bytes" for the names ``core.checkRoundtripEncoding``
   lists "are not committed" with ``E_ATTRIBUTE_UNSUPPORTED``): ``submit`` refuses such text
-  with that code and commits nothing, as local mode's adoption does.
+  with that code and commits nothing, as local mode's adoption does. Fixed (2026-12-01,
+  r79mcpenc): every text a person or an agent wrote that the controller turns into a blob
+  must come back from its checkout as the same blob (``conversion.check_checkout`` through
+  ``WorkTree.check_checkouts``: MCP ``submit``, the daemon's freeze and ``convert``,
+  ``plangate approve``/``reject``/``abort``); the submit answers ``E_ATTRIBUTE_UNSUPPORTED``
+  naming the file, ``SHIFT-JIS`` and ``'\\' '~'``, and commits nothing, so ``sjbs`` has no
+  plan: no row, no run, MCP ``log``/``status`` say "no plan", ``wait`` no status, the page
+  404 (the ``sjbs`` ids check that when the submit was refused).
 Held: MCP ``submit`` into ``UTF-16``, ``UTF-16LE-BOM eol=crlf``, ``UTF-7``, ``ISO-2022-JP``
 (``日本``), ``SHIFT-JIS``, ``UTF-32`` and ``rot13`` folders committed exactly the agent's text
 with ``git status`` clean; each ran once on Alice's hand approval in her encoding; MCP
@@ -55,7 +62,9 @@ rot13 plan (which ``git add`` refuses) waited for an approval; the agent's secon
 ``submit`` to the approved ``resub`` was ``E_ILLEGAL_TRANSITION`` and never ran; the audit
 agreed. Noted, not a break: the controller's ``EXECUTION_LOG.md`` in a ``SHIFT-JIS`` or
 ``ISO-2022-JP`` folder holds ``✅``, which git cannot encode there ("failed to encode" on
-checkout and on every ``git status`` once the file is touched; nothing listed modified).
+checkout and on every ``git status`` once the file is touched; nothing listed modified). Decided
+(r79mcpenc): the controller's own records are committed as they are (git stores them; its
+checkout keeps the UTF-8 bytes iconv cannot write, which ``git status`` calls clean).
 """
 
 from __future__ import annotations

@@ -70,13 +70,13 @@ class Freezing(Committing):
             if loaded.status != "pending_approval" and not (first and loaded.problems):
                 return None
             try:
-                text = edited(loaded)
+                frozen = edited(loaded)
             except YamlParseError as exc:  # a layout the edit gets wrong (round 74)
                 blocked.append(plans.unwritable(loaded, exc))
                 return None
-            if text is not None:  # the author's text its checkout would not give back is
-                self.repo.check_checkouts({file: text.encode()})  # never frozen (round 79)
-            return text
+            if frozen is not None:  # the author's text its checkout would not give back is
+                self.repo.check_checkouts({file: frozen.encode()})  # never frozen (round 79)
+            return frozen
 
         def edited(loaded: plans.LoadedPlan) -> str | None:
             facts = (

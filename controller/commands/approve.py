@@ -124,6 +124,7 @@ def commit_status(
         _check_transition(loaded, status, plan_id)
     new_text = yamlio.set_scalar(yamlio.read_yaml(text, rel), ("plan", "status"), status)
     message = _message(status, plan_id, loaded.hash, note)
+    repo.check_checkouts({rel: new_text.encode()})  # given back by its checkout (round 79)
     sha = repo.commit_files(
         branch=branch,
         parent=head,

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from controller.errors import AttributeUnsupported
 from controller.git import eol, iconv
@@ -79,6 +79,67 @@ def to_worktree(data: bytes, conversion: Conversion, path: str = "") -> bytes:
     if conversion.encoding:
         data = _to_encoding(data, conversion.encoding, path)
     return data
+
+
+def check_checkout(blob: bytes, conversion: Conversion, path: str = "") -> None:
+    """Refuse a blob git would not give back from its own checkout: ``to_git(to_worktree(
+    blob)) != blob``, so ``git status`` would call the file modified the moment it is written
+    (round 79: under ``working-tree-encoding=SHIFT-JIS`` git checks a ``\\`` or ``~`` out as
+    0x5C/0x7E, iconv having no byte for it, and reads them back as ``¥``/``‾``). The text
+    git's ``add`` adopts already passes (its round trip is checked the other way:
+    :func:`to_git` ``adding``); this asks it of a text the controller itself turns into a
+    blob (an agent's ``submit``, a freeze, an approval's status edit). Git reads as they are
+    the bytes of an encoding iconv cannot open, and keeps the line ends of an ``auto`` file
+    whose blob holds a CR (``has_crlf_in_index``). :class:`AttributeUnsupported` naming the
+    path, the encoding and the characters that do not come back."""
+    if conversion == NONE or not blob:
+        return
+    checked_out = to_worktree(blob, conversion, path)
+    reading = conversion
+    if conversion.eol in (eol.AUTO_INPUT, eol.AUTO_CRLF) and b"\r" in blob:
+        reading = replace(reading, eol=eol.NONE)
+    try:
+        back = to_git(checked_out, reading, path)
+    except AttributeUnsupported:  # an encoding iconv cannot open: git hashes them as they are
+        back = to_git(checked_out, replace(reading, encoding=""), path)
+    if back != blob:
+        raise _not_given_back(path, conversion, blob)
+
+
+def _not_given_back(path: str, conversion: Conversion, blob: bytes) -> AttributeUnsupported:
+    """The refusal of :func:`check_checkout`: the characters that do not survive the
+    encoding on their own (iconv has no bytes for them, or its bytes read back as others)."""
+    name = path or "the file"
+    lost = _lost_characters(blob, conversion.encoding, path) if conversion.encoding else []
+    if lost:
+        shown = " ".join(repr(ch) for ch in lost[:12]) + (" ..." if len(lost) > 12 else "")
+        why = f"working-tree-encoding={conversion.encoding} does not give back {shown}"
+        change = f"leave out {shown}"
+    else:
+        why = "its line ends or $Id$ are checked out as other text"
+        change = "change the text"
+    return AttributeUnsupported(
+        f"{name} would not read back from its checkout as the text committed: {why} (git "
+        "status would call it modified); not committed",
+        path=path,
+        remedy=f"{change}, or change the attributes of {name} in .gitattributes (remove its "
+        "working-tree-encoding, or name an encoding that holds the text) and commit it",
+    )
+
+
+def _lost_characters(blob: bytes, encoding: str, path: str) -> list[str]:
+    """The characters of ``blob`` that do not come back from a checkout in ``encoding``."""
+    alone = Conversion(encoding=encoding)
+    lost = []
+    for char in dict.fromkeys(blob.decode("utf-8", "replace")):
+        data = char.encode("utf-8", "surrogatepass")
+        try:
+            back = to_git(to_worktree(data, alone, path), alone, path)
+        except AttributeUnsupported:
+            return []
+        if back != data or _written(data, encoding, path) is None:
+            lost.append(char)
+    return lost
 
 
 # --- ident -------------------------------------------------------------------------------

@@ -244,6 +244,18 @@ class WorkTree(Objects):
             for path, data in files.items()
         }
 
+    def check_checkouts(self, files: Mapping[str, bytes | None]) -> None:
+        """Refuse ``files`` (blobs about to be committed) when git would not give one back
+        from its checkout (:func:`controller.git.conversion.check_checkout`: written as
+        :meth:`as_checked_out` writes it, ``git status`` would call it modified at once;
+        round 79). :class:`~controller.errors.AttributeUnsupported` naming the path, the
+        encoding and the characters. No ``git check-attr`` where no attribute can apply:
+        git's conversion by config alone (``core.autocrlf``) gives every blob back."""
+        paths = [path for path, data in files.items() if data and self._attributes_may_apply(path)]
+        conversions = self.conversions(paths) if paths else {}
+        for path, how in conversions.items():
+            conversion.check_checkout(files[path] or b"", how, path)
+
     def write_worktree(self, files: Mapping[str, bytes | None]) -> None:
         """Write ``files`` (blobs) into the working tree as git would check them out
         (atomically and durably; None deletes)."""

@@ -163,7 +163,10 @@ class AgentApi:
     ) -> tuple[str, str, str]:
         """(the commit, its branch, the file written): the folder's plan file as every
         reader finds it (a ``PLAN.yaml`` is replaced, never given a ``PLAN.yml`` beside it,
-        round 68), else ``rel``."""
+        round 68), else ``rel``. E_ATTRIBUTE_UNSUPPORTED, nothing committed, for a text git
+        would not give back from its checkout under the folder's attributes
+        (:meth:`~controller.git.worktree.WorkTree.check_checkouts`; round 79: a ``\\`` in
+        a ``SHIFT-JIS`` folder came back ``¥``, the file modified right after the submit)."""
         from controller.git.gitrepo import Person
 
         repo = self.repo()
@@ -178,6 +181,9 @@ class AgentApi:
             rel = self._plan_file(repo, parent, folder) or rel
             self._check_claims(repo, parent, rel)
             self._check_replaceable(repo, parent, rel)
+            # a text its checkout would not give back is never committed (round 79): the
+            # one rule of every text the controller turns into a blob
+            repo.check_checkouts({rel: data})
             if not pull_request:
                 self._check_worktree(repo, rel)
             sha = repo.commit_files(

@@ -70,10 +70,13 @@ class Freezing(Committing):
             if loaded.status != "pending_approval" and not (first and loaded.problems):
                 return None
             try:
-                return edited(loaded)
+                frozen = edited(loaded)
             except YamlParseError as exc:  # a layout the edit gets wrong (round 74)
                 blocked.append(plans.unwritable(loaded, exc))
                 return None
+            if frozen is not None:  # the author's text its checkout would not give back is
+                self.repo.check_checkouts({file: frozen.encode()})  # never frozen (round 79)
+            return frozen
 
         def edited(loaded: plans.LoadedPlan) -> str | None:
             facts = (
@@ -311,6 +314,7 @@ class Freezing(Committing):
             converted = sources.convert_source(plan_id, source, data, delete_source=committed)
             for path in converted.files:
                 self._check_writable(path)
+            self.repo.check_checkouts(converted.files)  # given back by its checkout (round 79)
         except PlangateError as exc:
             self._sources.refused[(source, key)] = str(exc)
             self._wait(plan_id, f"cannot convert {source}: {exc}")

@@ -45,7 +45,14 @@ Seen (round 79):
   ... so ``git status`` stays clean"; where the controller commits text itself, "text that
   does not convert back to the same bytes" for the names ``core.checkRoundtripEncoding``
   lists "are not committed" with ``E_ATTRIBUTE_UNSUPPORTED``): ``submit`` refuses such text
-  with that code and commits nothing, as local mode's adoption does.
+  with that code and commits nothing, as local mode's adoption does. Fixed (2026-12-01,
+  r79mcpenc): every text a person or an agent wrote that the controller turns into a blob
+  must come back from its checkout as the same blob (``conversion.check_checkout`` through
+  ``WorkTree.check_checkouts``: MCP ``submit``, the daemon's freeze and ``convert``,
+  ``plangate approve``/``reject``/``abort``); the submit answers ``E_ATTRIBUTE_UNSUPPORTED``
+  naming the file, ``SHIFT-JIS`` and ``'\\' '~'``, and commits nothing, so ``sjbs`` has no
+  plan: no row, no run, MCP ``log``/``status`` say "no plan", ``wait`` no status, the page
+  404 (the ``sjbs`` ids check that when the submit was refused).
 Held: MCP ``submit`` into ``UTF-16``, ``UTF-16LE-BOM eol=crlf``, ``UTF-7``, ``ISO-2022-JP``
 (``日本``), ``SHIFT-JIS``, ``UTF-32`` and ``rot13`` folders committed exactly the agent's text
 with ``git status`` clean; each ran once on Alice's hand approval in her encoding; MCP
@@ -55,7 +62,9 @@ rot13 plan (which ``git add`` refuses) waited for an approval; the agent's secon
 ``submit`` to the approved ``resub`` was ``E_ILLEGAL_TRANSITION`` and never ran; the audit
 agreed. Noted, not a break: the controller's ``EXECUTION_LOG.md`` in a ``SHIFT-JIS`` or
 ``ISO-2022-JP`` folder holds ``✅``, which git cannot encode there ("failed to encode" on
-checkout and on every ``git status`` once the file is touched; nothing listed modified).
+checkout and on every ``git status`` once the file is touched; nothing listed modified). Decided
+(r79mcpenc): the controller's own records are committed as they are (git stores them; its
+checkout keeps the UTF-8 bytes iconv cannot write, which ``git status`` calls clean).
 """
 
 from __future__ import annotations
@@ -198,7 +207,7 @@ SJBS_WHY = (
     "MCP submit commits into a SHIFT-JIS folder a text (\\\\, ~) git reads back as other "
     "text: git status calls the file modified right after the submit"
 )
-SBROKEN: dict[str, Any] = {"sjbs:submitted": _xf(SJBS_WHY)}
+SBROKEN: dict[str, Any] = {}
 HELD = {"sjbs": "pending_approval"}  # Alice's hand approval of what she saw: hash mismatch
 
 
@@ -212,6 +221,9 @@ def test_mcp_and_the_page_on_an_encoded_folder(lab: Lab, vid: str) -> None:
     slug, what = vid.split(":")
     row = _row(got, slug)
     want = HELD.get(slug, "completed")
+    if what != "submitted" and got["submit"][slug]["error"]:
+        _refused_folder_has_no_plan(got, slug, what)
+        return
     if what == "submitted":
         sub = got["submit"][slug]
         if sub["error"]:
@@ -236,6 +248,20 @@ def test_mcp_and_the_page_on_an_encoded_folder(lab: Lab, vid: str) -> None:
     assert "\x00" not in page and "\\u0000" not in api and "\ufeff" not in page, slug
     task = TASKS.get(slug, f"attack variant {slug}").replace("\\\\", "\\")
     assert task in page or task.replace("\\", "&#92;") in page or slug == "sjbs", page[:1500]
+
+
+def _refused_folder_has_no_plan(got: dict[str, Any], slug: str, what: str) -> None:
+    """A refused submit committed nothing: no row, no run, MCP and the page name no plan."""
+    if what == "ran":
+        assert _row(got, slug) == {} and got["calls"][slug] == 0, (_row(got, slug), got["calls"])
+    elif what == "mcp":
+        log, wait, status = (json.loads(x) for x in got["mcp"][slug])
+        for reply in (log, status):
+            assert reply[0] and "no plan" in reply[1] and "completed" not in reply[1], reply
+        assert not wait[0] and wait[1]["status"] is None, wait  # no committed status
+    else:
+        page, api = got["page"][slug]
+        assert "HTTP 404" in page and "E_NOT_FOUND" in api, (page[:600], api[:600])
 
 
 RIDS = ["resub:v2-never", "resub:v1-once", "rot:approve"]

@@ -754,3 +754,39 @@ def test_log_notes_a_log_in_a_twin_above_the_plan_folder(repo: Path, tmp_path: P
         assert api.log("plans/ok")["problems"] == []
     finally:
         api.close()
+
+
+def test_submit_refuses_text_its_folders_encoding_would_not_give_back(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 79: ``submit`` into a ``working-tree-encoding=SHIFT-JIS`` folder committed a
+    ``\\`` and a ``~`` git checks out as 0x5C/0x7E and reads back as ``¥``/``‾``: ``git
+    status`` called the file modified right after. Such text is E_ATTRIBUTE_UNSUPPORTED,
+    naming the path, the encoding and the characters, and nothing is committed or written;
+    the same text into a ``UTF-16`` folder (which holds it) is committed as sent, and ``git
+    status`` (the oracle) is clean after both."""
+    (repo / ".gitattributes").write_text(
+        "plans/sj/** working-tree-encoding=SHIFT-JIS\nplans/u16/** working-tree-encoding=UTF-16\n"
+    )
+    commit_all(repo, "attributes", ("Owner", "owner@example.com"))
+    config = write_config(tmp_path, repo)
+    text = PLAN.replace('"Say hello to the world"', "'a \\ b ~ c'")
+    before = git(repo, "rev-parse", "main").strip()
+    seen: dict[str, Any] = {}
+
+    async def body(session: Session) -> None:
+        seen["sj"] = await call_error(session, "submit", plan=text, slug="sj")
+        seen["plain-sj"] = await call(session, "submit", plan=PLAN, slug="sj")
+        seen["u16"] = await call(session, "submit", plan=text, slug="u16")
+
+    with_agent(config, body)
+    refused = seen["sj"]
+    assert refused["code"] == "E_ATTRIBUTE_UNSUPPORTED", refused
+    assert refused["path"] == "plans/sj/PLAN.yml", refused
+    assert "working-tree-encoding=SHIFT-JIS does not give back '\\\\' '~'" in refused["message"]
+    assert "not committed" in refused["message"] and "leave out" in refused["remedy"]
+    made = git(repo, "log", "--format=%s", f"{before}..main").split("\n")
+    assert [m for m in made if m] == ["Submit plan plans/u16", "Submit plan plans/sj"], made
+    assert git(repo, "show", "main:plans/sj/PLAN.yml") == PLAN  # the text it holds
+    assert git(repo, "show", "main:plans/u16/PLAN.yml") == text
+    assert git(repo, "status", "--porcelain").strip() == ""

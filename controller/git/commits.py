@@ -464,6 +464,7 @@ class Commits(Objects, Refs, Signing):
         ]
         outside = [hashlib.sha1() for _ in trees]
         split: list[_Splits] = [() for _ in trees]
+        below: dict[bytes, _Splits] = {}  # a folder's files, by its tree id
         above = b""
         for name in [] if folder == "." else folder.encode("utf-8", "surrogateescape").split(b"/"):
             ids = {e.sha.hex() for e in current if is_dir(e)}
@@ -472,7 +473,7 @@ class Commits(Objects, Refs, Signing):
             for at, entry in enumerate(current):
                 beside = read[entry.sha.hex()] if is_dir(entry) else None
                 outside[at].update(beside[1] if beside is not None else b"-")
-                split[at] += beside[2] if beside is not None else ()
+                split[at] += self._files_below(beside[2], below) if beside is not None else ()
             current = [read[e.sha.hex()][0] if is_dir(e) else None for e in current]
             above += name + b"/"
         for tree, digest, names in zip(trees, outside, split, strict=True):
@@ -482,6 +483,25 @@ class Commits(Objects, Refs, Signing):
                 if splits is not None:
                     splits[tree] = names
         return current
+
+    def _files_below(self, entries: _Splits, memo: dict[bytes, _Splits]) -> _Splits:
+        """``entries`` with each folder replaced by the files below it, at any depth (``git
+        log -- ':(glob)*\\\\*/**'`` lists them: a root folder ``plans\\rf`` IS ``plans/rf`` on
+        git for Windows, its ``PLAN.yml`` that plan's file; round 79), each folder's tree read
+        once (``memo``, by tree id)."""
+        found: list[tuple[bytes, Entry]] = []
+        for path, entry in entries:
+            if not is_dir(entry):
+                found.append((path, entry))
+                continue
+            if entry.sha not in memo:
+                raw, inside, pos = self._raw_trees([entry.sha.hex()])[entry.sha.hex()], [], 0
+                while pos < len(raw):
+                    name, item, pos = read_entry(raw, pos)
+                    inside.append((name, item))
+                memo[entry.sha] = self._files_below(tuple(inside), memo)
+            found += [(path + b"/" + rel, item) for rel, item in memo[entry.sha]]
+        return tuple(found)
 
     def _raw_trees(self, ids: Iterable[str]) -> dict[str, bytes]:
         wanted = list(ids)
@@ -673,9 +693,10 @@ _Splits = tuple[tuple[bytes, Entry], ...]
 def _level(raw: bytes, name: bytes, above: bytes) -> tuple[Entry | None, bytes, _Splits]:
     """One read of a raw tree on the way to the plans folder (the folder ``above``): its
     entry ``name`` (one at most: git fsck refuses duplicates), its bytes without it (what it
-    holds beside it), and its entries whose own name holds a backslash, folders left out
-    (``git log -- ':(glob)*\\\\*'`` matches no file below one): git for Windows writes such a
-    file into the plans folder (:func:`controller.git.planstate.history_paths`)."""
+    holds beside it), and its entries whose own name holds a backslash (a folder's files are
+    read by ``_files_below``, as ``git log -- ':(glob)*\\\\*/**'`` lists them): git
+    for Windows writes such a file into the plans folder
+    (:func:`controller.git.planstate.history_paths`)."""
     found, kept, split, pos = [], [], [], 0
     while pos < len(raw):
         start = pos
@@ -684,7 +705,7 @@ def _level(raw: bytes, name: bytes, above: bytes) -> tuple[Entry | None, bytes, 
             found.append(entry)
             continue
         kept.append(raw[start:pos])
-        if b"\\" in entry_name and not is_dir(entry):
+        if b"\\" in entry_name:  # a folder: its files, by :meth:`_files_below`
             split.append((above + entry_name, entry))
     if len(found) > 1:
         raise TreeError("a tree names the plans folder twice")

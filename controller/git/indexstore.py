@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "96"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "97"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -295,6 +295,8 @@ INDEX_VERSION = "96"  # 3: risk and estimate per plan; 4: approval identities, f
 # moved or removed since vetoes the version by hash (round 79: the agent's branch took Alice's
 # approval back, wrote her bytes back, merged --no-ff, and it ran on her approval)
 # 96: 95 and 93 together
+# 97: 96, and the files below a root folder whose name holds a backslash (``plans\rf/PLAN.yml``
+# IS ``plans/rf/PLAN.yml`` on git for Windows) are read and claim the plan's place (round 79)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

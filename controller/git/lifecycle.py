@@ -293,7 +293,7 @@ class Lifecycle(IndexStore):
         twins: set[str] = set()  # plans beside an entry named as their log in another spelling
         added: dict[str, bool] = {}  # new plans -> by the controller (or its move)
         for change in record.changes:
-            if "\\" in path_name(change.path):  # before any plan of the commit is judged
+            if "\\" in change.path:  # before any plan of the commit is judged
                 self._note_split(change)
             plan_id = plan_id_of(change.path, self.plans_dir)
             # the merged commits' makers, not the merger, wrote what a merge brought
@@ -455,7 +455,8 @@ class Lifecycle(IndexStore):
         return any(same_path("/".join(path_parts(p)[:-1]), plan_id) for p in self._split_names)
 
     def _note_split(self, change: FileChange) -> None:
-        """Keep (or forget, deleted) a path whose own name holds a backslash (round 77)."""
+        """Keep (or forget, deleted) a path a part of which holds a backslash (round 77; a
+        root folder ``plans\\rf`` holding ``PLAN.yml``, round 79)."""
         if change.new_blob is None:
             self._split_names.discard(change.path)
         else:

@@ -322,7 +322,8 @@ def history_paths(plans_dir: str) -> list[str]:
         return ["."]
     above = plans_dir.split("/")[:-1]
     folders = ["/".join(above[:at]) for at in range(len(above) + 1)]
-    return [plans_dir, *(f":(glob){_glob_escaped(f)}{'/' if f else ''}*\\\\*" for f in folders)]
+    globs = [f":(glob){_glob_escaped(f)}{'/' if f else ''}*\\\\*" for f in folders]
+    return [plans_dir, *(g for glob in globs for g in (glob, glob + "/**"))]
 
 
 def _glob_escaped(path: str) -> str:

@@ -73,9 +73,8 @@ def _xf(what: str) -> Any:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 79: {what}")
 
 
-WHY = "a root FOLDER plans\\rf beside plans/rf holds nothing: the plan ran (open)"
 IDS = ["rf:held", "rf:never", "rf:show", "ok:ran"]
-BROKEN: dict[str, Any] = {i: _xf(WHY) for i in ("rf:held", "rf:never", "rf:show")}
+BROKEN: dict[str, Any] = {}  # fixed (2026-12-01, lead, branch rootfold)
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

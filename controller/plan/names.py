@@ -206,8 +206,8 @@ def split_files(
             if end == len(parts) + 1 and "\\" in entry:
                 if same_path("/".join(split[:-1]), "/".join(parts[at:])):
                     found[path] = split[-1]
-            elif end == len(parts) and "\\" in entry and same_path(entry, "/".join(parts[at:])):
-                for name in names_in(path):  # a folder that lands on ``folder`` itself
+            elif end == len(parts) and "\\" in path and same_path(entry, "/".join(parts[at:])):
+                for name in names_in(path):  # a folder that lands on ``folder`` by a backslash
                     if len(path_parts(name)) == 1:
                         found[f"{path}/{name}"] = own_name(name)
             elif end < len(parts) and (entry == parts[at] if at < top and end == at + 1

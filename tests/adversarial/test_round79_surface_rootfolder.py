@@ -22,7 +22,11 @@ Seen (round 79, lead): ``rf:held``, ``rf:never``, ``rf:show`` (3 ids, strict xfa
 ``plans/rf`` ran once on Alice's approval, its row says completed, ``show`` prints its run;
 the index reads ``git log -- plans ':(glob)*\\*'``, which lists no file BELOW a root folder
 whose name holds a backslash, and the readers' walks start at the plans folder. Should
-(docs/plan-format.md, twins): held by the row, the pass and every reader, never run. Open.
+(docs/plan-format.md, twins): held by the row, the pass and every reader, never run.
+Fixed (2026-12-01, lead): ``planstate.history_paths`` adds ``:(glob)*\\*/**`` (the files
+below such a folder), the cold scan reads them from the root listing it walks anyway, the
+index notes every path with a backslash in any part, and ``names.split_files`` counts the
+entries of a backslash folder that lands on the plan's folder itself (every reader).
 """
 
 from __future__ import annotations

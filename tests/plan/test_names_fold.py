@@ -333,3 +333,32 @@ def test_an_entry_split_to_another_name_or_to_more_parts_claims_nothing(name: st
     assert own_name(name) == (NOT_OWN[name] or name)
     assert plan_file_claims(["PLAN.yml", name]) == ["PLAN.yml"]
     assert log_twins(["EXECUTION_LOG.md", name]) == []
+
+
+def test_a_backslash_folder_landing_on_the_plan_folder_brings_its_entries() -> None:
+    """Round 79 (the lead): the root FOLDER ``plans\\rf`` IS ``plans/rf`` to git for Windows,
+    so its entries are that folder's (its ``PLAN.yml`` a claim of the plan file's place);
+    ``PLANS\\rf`` and a folder ``plans/ab\\x`` alike; ``plans\\rg`` lands on no plan here."""
+    tree: dict[str, list[str]] = {
+        "": ["plans", "plans\\rf", "PLANS\\ab", "plans\\rg"],
+        "plans": ["rf", "ab", "rg"],
+        "plans/ab": ["x", "x\\y"],
+        "plans\\rf": ["PLAN.yml", "notes.md", "\\EXECUTION_LOG.md"],
+        "PLANS\\ab": ["x"],
+        "PLANS\\ab/x": ["PLAN.yml"],
+        "plans/ab/x\\y": ["plan.yaml"],
+        "plans\\rg": ["notes.md"],
+    }
+    names = lambda place: tree.get(place, [])  # noqa: E731
+    assert split_files("plans/rf", names, "plans") == {
+        "plans\\rf/PLAN.yml": "PLAN.yml",
+        "plans\\rf/notes.md": "notes.md",
+        "plans\\rf/\\EXECUTION_LOG.md": "EXECUTION_LOG.md",
+    }
+    assert split_files("plans/ab/x", names, "plans") == {
+        "PLANS\\ab/x/PLAN.yml": "PLAN.yml",
+        "plans/ab/x\\y": "y",  # a name that splits into the folder: an entry of it
+    }
+    assert split_files("plans/ab/x/y", names, "plans") == {"plans/ab/x\\y/plan.yaml": "plan.yaml"}
+    assert split_files("plans/rg", names, "plans") == {"plans\\rg/notes.md": "notes.md"}
+    assert twin_folder_verdict("plans/rg", {}, split_files("plans/rg", names, "plans")) is None

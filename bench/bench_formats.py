@@ -146,7 +146,8 @@ def convert_bench(root: Path, repeat: int, spawn: float, spawn_cpu: float) -> No
         + f"limits: {{max_actions: {STEPS}}}\n"
     )
     for name, (filename, text) in sources(STEPS).items():
-        folder = root / name.split()[0]
+        # a folder each: two sources in one folder are E_PLAN_AMBIGUOUS (convert refuses it)
+        folder = root / "".join(c if c.isalnum() else "-" for c in name)
         folder.mkdir(exist_ok=True)
         path = folder / filename
         path.write_text(text)

@@ -58,6 +58,11 @@ NEVER = (
     "controller.execution",
 )
 
+#: Not counted: the stand-in for pydantic's plugin loader that importing ``controller`` puts
+#: in place, and the look for attribute files (no git run, no GitPython: a plan file in a
+#: working tree whose attributes may convert it is read as git stores it, round 80).
+LIGHT = ("pydantic.plugin._loader", "controller.git", "controller.git.attrfiles")
+
 PLAN = """\
 plan:
   name: "ten"
@@ -85,9 +90,8 @@ def _probe(*args: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], dic
 
 
 def _loaded(found: dict[str, list[str]], names: tuple[str, ...]) -> list[str]:
-    """Which of ``names`` (or their submodules) were imported (not counting the stand-in
-    for pydantic's plugin loader that importing ``controller`` puts in place)."""
-    modules = [m for m in found["modules"] if m != "pydantic.plugin._loader"]
+    """Which of ``names`` (or their submodules) were imported (not counting :data:`LIGHT`)."""
+    modules = [m for m in found["modules"] if m not in LIGHT]
     return sorted({n for n in names for m in modules if m == n or m.startswith(n + ".")})
 
 

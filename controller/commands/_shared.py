@@ -251,3 +251,70 @@ def read_history(
             yield index
         finally:
             index.close()
+
+
+def _attributed(path: Path) -> tuple[GitRepo, str] | None:
+    """The working tree holding ``path`` and its path there, where an attribute may convert
+    it (:mod:`controller.git.attrfiles`); None, and no git asked and GitPython not even
+    imported: outside a working tree, a link out of it, or no attribute can apply."""
+    from controller.git import attrfiles
+
+    checkout = attrfiles.checkout_of(path)
+    if checkout is None:
+        return None
+    try:
+        rel = path.resolve().relative_to(checkout.top.resolve()).as_posix()
+    except ValueError:  # a link out of the working tree: git would not read it there
+        return None
+    if not attrfiles.may_apply(checkout, rel):
+        return None
+    from controller.git.gitrepo import GitRepo
+
+    return GitRepo(checkout.top, trust_repo_config=True), rel
+
+
+def as_git_stores(path: Path, config: Config | None) -> bytes | None:
+    """The plan file ``path`` as ``git add`` would store it, where it lies in a git working
+    tree whose attributes may convert it (``working-tree-encoding``, ``eol``, ``ident``):
+    ``validate``, ``hash``, ``show``, ``freeze`` and ``convert`` then judge the text the
+    controller will read from the commit, as its adoption does (round 80: they read a
+    UTF-16 checkout's raw bytes as UTF-8). None (:func:`_attributed`), or a file that is no
+    regular one or is over its size limit in any spelling: its reader reads it as it is and
+    says why. :class:`~controller.errors.AttributeUnsupported`: bytes ``git add`` would
+    refuse."""
+    found = _attributed(path)
+    if found is None:
+        return None
+    from controller.errors import PlangateError
+    from controller.git import conversion
+    from controller.plan.discovery import MAX_SOURCE_BYTES
+    from controller.plan.names import SOURCE_FILES
+    from controller.plan.plans import DEFAULT_MAX_BYTES, read_bounded
+
+    if path.name in SOURCE_FILES:
+        limit = MAX_SOURCE_BYTES
+    else:
+        limit = config.limits.max_plan_bytes if config is not None else DEFAULT_MAX_BYTES
+    try:
+        raw = read_bounded(path, limit * conversion.WIDEST)
+    except (OSError, PlangateError):
+        return None
+    if len(raw) > limit * conversion.WIDEST:
+        return None
+    repo, rel = found
+    return repo.as_committed(rel, raw, adding=True)
+
+
+def as_git_checks_out(path: Path, blob: bytes) -> bytes:
+    """``blob`` (text the command is about to write at ``path``) as git would check it out
+    there, so ``git status`` calls the file clean once it is committed; refused
+    (:class:`~controller.errors.AttributeUnsupported`, nothing written) when git would not
+    give it back from that checkout (round 79's rule for every writer,
+    :meth:`~controller.git.worktree.WorkTree.check_checkouts`). ``blob`` as it is where no
+    attribute can apply."""
+    found = _attributed(path)
+    if found is None:
+        return blob
+    repo, rel = found
+    repo.check_checkouts({rel: blob})
+    return repo.as_checked_out({rel: blob})[rel] or b""

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from controller.commands._shared import (
+    as_git_checks_out,
+    as_git_stores,
     controller_text,
     derived,
     optional_config,
@@ -80,8 +82,9 @@ def _read(source: str) -> str:
     _refuse_held(path)
     if path.stat().st_size > 16 * 1024 * 1024:
         raise UsageError(f"{source}: over 16 MiB", remedy="split the plan")
-    try:
-        return path.read_text(encoding="utf-8")
+    try:  # as git would store it, where an attribute may convert it (round 80)
+        stored = as_git_stores(path, None)
+        return (stored if stored is not None else path.read_bytes()).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UsageError(
             f"{source}: not UTF-8 (byte {exc.start})", remedy="save it as UTF-8"
@@ -163,9 +166,10 @@ def _write_all(targets: list[_Target], root: Path, force: bool) -> None:
         raise UsageError(
             f"{', '.join(existing)} already exist(s)", remedy="pass --force to replace"
         )
-    for path, text in files.items():
+    written = {path: as_git_checks_out(path, text.encode("utf-8")) for path, text in files.items()}
+    for path, data in written.items():  # each as git would check it out, all or none refused
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, text)
+        write_atomic(path, data)
 
 
 def _report(targets: list[_Target], as_json: bool) -> int:

@@ -11,6 +11,8 @@ can run in CI and as a pre-commit hook.
 from __future__ import annotations
 
 from controller.commands._shared import (
+    as_git_checks_out,
+    as_git_stores,
     frozen_facts_for,
     optional_config,
     plan_paths,
@@ -26,7 +28,8 @@ def freeze(paths: list[str], check: bool = False, config_path: str | None = None
     config = optional_config(config_path)
     exit_code = 0
     for path in plan_paths(paths):
-        loaded = load_plan(path, config)
+        stored = as_git_stores(path, config)  # as git would store it (round 80)
+        loaded = load_plan(path, config, data=stored)
         outcome = freeze_text(loaded, facts=frozen_facts_for(loaded, config))
         shown = visible(str(path))  # a folder name is the plan author's text
         if outcome.plan.problems:
@@ -38,7 +41,9 @@ def freeze(paths: list[str], check: bool = False, config_path: str | None = None
             print(f"{shown}: {state}; run `plangate freeze {shown}`")
             exit_code = 1
         elif outcome.changed:
-            write_atomic(path.resolve(), outcome.text)  # a symlinked plan stays a symlink
+            # as git would check it out (or refused); a symlinked plan stays a symlink
+            text = as_git_checks_out(path.resolve(), outcome.text.encode("utf-8"))
+            write_atomic(path.resolve(), text)
             print(f"{shown}: frozen {outcome.hash}")
         else:
             print(f"{shown}: frozen {outcome.hash} (unchanged)")

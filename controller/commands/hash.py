@@ -6,11 +6,12 @@ from pathlib import Path
 
 
 def hash_plan(path: str) -> int:
-    from controller.commands._shared import print_problems
+    from controller.commands._shared import as_git_stores, print_problems
     from controller.plan.plans import non_json_problems, plan_file_in, read_plan
 
     plan_file = plan_file_in(Path(path))
-    plan = read_plan(plan_file)
+    stored = as_git_stores(plan_file, None)  # as git would store it (round 80)
+    plan = read_plan(plan_file, data=stored)
     if not plan.problems and not isinstance(plan.data, dict):
         from controller.errors import Problem
 

@@ -21,14 +21,20 @@ def show(
     fmt: str = "text",
     verbosity: str = "normal",
 ) -> int:
-    from controller.commands._shared import catalog_redactor, optional_config, print_problems
+    from controller.commands._shared import (
+        as_git_stores,
+        catalog_redactor,
+        optional_config,
+        print_problems,
+    )
     from controller.errors import PlanInvalid
     from controller.plan import rendering
     from controller.plan.plans import load_plan, plan_file_in
 
     plan_file = plan_file_in(Path(path))
     config = optional_config(config_path)
-    plan = load_plan(plan_file, config)
+    stored = as_git_stores(plan_file, config)  # as git would store it (round 80)
+    plan = load_plan(plan_file, config, data=stored)
     fmt = "json" if as_json else fmt
     if plan.model is None:
         problems = [*plan.problems, *_record_problems(plan, config)]

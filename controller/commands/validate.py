@@ -6,6 +6,7 @@ import json
 import sys
 
 from controller.commands._shared import (
+    as_git_stores,
     controller_text,
     optional_config,
     plan_paths,
@@ -22,10 +23,11 @@ def validate(paths: list[str], as_json: bool = False, config_path: str | None = 
     config = optional_config(config_path)
     exit_code = 0
     for path in plan_paths(paths):
+        data = as_git_stores(path, config)  # as git would store it (round 80)
         plan = (
-            load_source(path, config)
+            load_source(path, config, data=data)
             if path.name in SOURCE_FILES
-            else load_plan(path, config, plain=True)  # its model is not read here
+            else load_plan(path, config, plain=True, data=data)  # its model is not read here
         )
         if not plan.valid:
             exit_code = 1

@@ -33,6 +33,11 @@ from controller.git.objects import blob_id
 ATTRIBUTES = ("text", "eol", "crlf", "ident", "working-tree-encoding")
 
 
+#: git stores the file in UTF-8, which another encoding spells in up to 4 bytes a byte
+#: (UTF-32) or 5 (UTF-7's ``+AF8-`` for ``_``); a file wider still is over the limit.
+WIDEST = 8
+
+
 @dataclass(frozen=True)
 class Conversion:
     """What git does to one path: its line-end action (:mod:`eol`), whether ``ident`` is set,

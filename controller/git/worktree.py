@@ -20,18 +20,12 @@ from typing import NamedTuple
 
 from controller.errors import AttributeUnsupported, GitError, PlangateError
 from controller.fsutil import read_regular
-from controller.git import conversion, eol
+from controller.git import attrfiles, conversion, eol
 from controller.git.base import git_failure
 from controller.git.objects import _BLOB_MODE, Objects, blob_id, stream_blob_id
 from controller.git.records import ZERO, Person
 
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git hash-object -t tree /dev/null
-#: Where git reads the system's attributes (``$(prefix)/etc/gitattributes``), by prefix.
-_SYSTEM_ATTRIBUTES = (
-    "/etc/gitattributes",
-    "/usr/etc/gitattributes",
-    "/usr/local/etc/gitattributes",
-)
 _U32 = 0xFFFFFFFF  # the index keeps each stat field's low 32 bits
 
 
@@ -110,10 +104,12 @@ class WorkTree(Objects):
 
     def _eol_settings(self) -> eol.EolConfig:
         """``core.autocrlf``/``core.eol``/``core.checkRoundtripEncoding`` as git reads them,
-        again when one of the files git reads them from changes (:func:`_config_files`: the
-        repository's, and the operator's global and system files: a ``git config --global
-        core.autocrlf true`` while the daemon runs applies from its next pass)."""
-        key = tuple(_stat_key(path) for path in _config_files(self.git_dir))
+        again when one of the files git reads them from changes
+        (:func:`~controller.git.attrfiles.config_files`: the repository's, a linked
+        worktree's common one, and the operator's global and system files: a ``git config
+        --global core.autocrlf true`` while the daemon runs applies from its next pass)."""
+        files = [*attrfiles.config_files(self.git_dir), self.common_dir / "config"]
+        key = tuple(_stat_key(path) for path in files)
         if self._eol_config is None or self._eol_config[0] != key:
             got = self.run_raw(
                 "config", "-z", "--get-regexp",
@@ -205,15 +201,9 @@ class WorkTree(Objects):
         conversion is the config's alone, which leaves the blob's own bytes as they are
         (``core.autocrlf`` never converts a blob holding CRLF): no ``git check-attr`` then,
         the usual repository's pass asks git nothing more (tests/service/test_git_calls.py)."""
-        folders = PurePosixPath(path).parents
-        if any(os.path.lexists(self.path / folder / ".gitattributes") for folder in folders):
+        if attrfiles.files_may_apply(self.path, self.git_dir, self.common_dir, path):
             return True
-        places = [self.git_dir / "info" / "attributes", self.common_dir / "info" / "attributes"]
-        xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-        places.append(Path(xdg) / "git" / "attributes")
-        if not os.environ.get("GIT_ATTR_NOSYSTEM"):
-            places += [Path(name) for name in _SYSTEM_ATTRIBUTES]
-        if any(os.path.lexists(place) for place in places) or self._index_names_attributes():
+        if self._index_names_attributes():
             return True
         self._eol_settings()  # core.attributesFile with them (asked once, again on a change)
         return bool(self._attributes_file) and os.path.lexists(
@@ -230,7 +220,7 @@ class WorkTree(Objects):
             return False
         key = (seen.st_ino, seen.st_mtime_ns, seen.st_size)
         if self._index_attributes is None or self._index_attributes[0] != key:
-            data = _index_bytes(index) or b""
+            data = attrfiles.index_bytes(index) or b""
             self._index_attributes = (key, b".gitattributes" in data)
         return self._index_attributes[1]
 
@@ -583,25 +573,6 @@ class WorkTree(Objects):
             return stream_blob_id(handle, seen.st_size)
 
 
-def _config_files(git_dir: Path) -> list[Path]:
-    """The config files git reads, as its ``config.c`` finds them: the system file (unless
-    ``GIT_CONFIG_NOSYSTEM``), the global ones (``GIT_CONFIG_GLOBAL``, else
-    ``$XDG_CONFIG_HOME/git/config`` and ``~/.gitconfig``), the repository's and its
-    worktree's. A file one of them includes is not followed: editing it applies after a
-    restart, or after any of these is touched."""
-    env = os.environ
-    files: list[Path] = []
-    if not env.get("GIT_CONFIG_NOSYSTEM"):
-        files.append(Path(env.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"))
-    if "GIT_CONFIG_GLOBAL" in env:
-        files.append(Path(env["GIT_CONFIG_GLOBAL"]))
-    else:
-        home = Path(env.get("HOME") or "~").expanduser()
-        xdg = env.get("XDG_CONFIG_HOME") or str(home / ".config")
-        files += [Path(xdg) / "git" / "config", home / ".gitconfig"]
-    return [*files, git_dir / "config", git_dir / "config.worktree"]
-
-
 def _stat_key(path: Path) -> tuple[int, ...]:
     """What tells one version of a file from the next (none: ``()``)."""
     try:
@@ -641,14 +612,6 @@ def _debug_entry(out: bytes, path: str) -> _IndexStat | None:
     return None
 
 
-def _index_bytes(index: Path) -> bytes | None:
-    """The index file's bytes (None: none yet); never through a link put in its place."""
-    try:
-        return read_regular(index, None)  # git's own file: any size
-    except FileNotFoundError:
-        return None
-
-
 class IndexHold:
     """``index.lock``, held by this process (:meth:`WorkTree.hold_index`): written once
     (:meth:`write`) or given back untouched (:meth:`release`)."""
@@ -666,7 +629,7 @@ class IndexHold:
         tree, lock_path = self.tree, self.tree.git_dir / "index.lock"
         index = lock_path.with_name("index")
         try:
-            written = tree._updated_index(_index_bytes(index), self.records)
+            written = tree._updated_index(attrfiles.index_bytes(index), self.records)
             tree._note_index_lock(self.lock, self.records, written)  # the write changes times
             os.write(self.lock, written)  # no fsync: git's own index writes have none
         except BaseException:

@@ -67,12 +67,15 @@ def git_root(path: Path) -> Path | None:
     return None
 
 
-def load_source(path: Path, config: Config | None = None) -> LoadedPlan:
+def load_source(
+    path: Path, config: Config | None = None, *, data: bytes | None = None
+) -> LoadedPlan:
     """A plan source (PLAN.json, PLAN.toon, PLAN.md) as the daemon reads it: converted to
     PLAN.yml (docs/formats.md), then validated; a source that does not convert is its
     conversion's problems. Problems of the converted plan are located in the PLAN.yml it
     becomes (`plangate convert` prints that text). A source its folder holds
-    (:func:`controller.plan.plans.held_problem`) is that verdict, never read."""
+    (:func:`controller.plan.plans.held_problem`) is that verdict, never read. ``data``: its
+    bytes as the caller read them (as git would store them), not read again."""
     from controller.plan.convert import check_reads_back, convert_text
     from controller.plan.plans import held_problem, validate_text
 
@@ -80,7 +83,8 @@ def load_source(path: Path, config: Config | None = None) -> LoadedPlan:
     if held is not None:
         return LoadedPlan(path, "", problems=[held])
     try:
-        data = read_bounded(path, MAX_SOURCE_BYTES)
+        if data is None:
+            data = read_bounded(path, MAX_SOURCE_BYTES)
     except FileNotFoundError:
         raise UsageError(
             f"{path}: no such plan file", remedy="give a plan file path", quotes=(str(path),)

@@ -26,6 +26,7 @@ from controller.errors import (
     Problem,
     YamlParseError,
 )
+from controller.git import conversion
 from controller.git.conversion import Conversion
 from controller.git.objects import blob_id, file_blob_id
 from controller.git.ownrecord import recorded_blocks
@@ -36,9 +37,6 @@ from controller.service.core import _Moved
 
 #: How many bytes of an uncommitted file are read per byte of ``limits.max_plan_bytes`` (of
 #: :data:`~controller.plan.discovery.MAX_SOURCE_BYTES`) under a ``working-tree-encoding``:
-#: git stores the file in UTF-8, which another encoding spells in up to 4 bytes a byte
-#: (UTF-32) or 5 (UTF-7's ``+AF8-`` for ``_``); a file wider still is over the limit.
-_WIDEST = 8
 
 
 class Freezing(Committing):
@@ -180,12 +178,12 @@ class Freezing(Committing):
         judges these bytes alone and commits them (round 78: its raw bytes, read as UTF-8,
         left a plan git stores in ``ISO-2022-JP``, ``UTF-32``, ``UTF-7`` ... unreadable or
         never pending; the raw reading of a UTF-7 file may say another status than git's).
-        Bounded: more than ``limit`` bytes (times :data:`_WIDEST` under an encoding) are
+        Bounded: more than ``limit`` bytes (times :data:`conversion.WIDEST` under an encoding) are
         returned as read, over the limit, never converted. Never through a link.
         :class:`~controller.errors.AttributeUnsupported`: bytes ``git add`` refuses."""
         if how is None:
             how = self.repo.conversions([path])[path]
-        bound = limit * _WIDEST if how.encoding else limit
+        bound = limit * conversion.WIDEST if how.encoding else limit
         raw = fsutil.read_regular(self.repo.path / path, bound, root=self.repo.path)
         if len(raw) > bound:
             return raw  # too large in any spelling: its reader says E_PLAN_TOO_LARGE

@@ -1,0 +1,124 @@
+"""Where git may read a path's attributes from, and its config, found without running git.
+
+A path none of these files can reach is converted by git's config alone (``core.autocrlf``),
+which leaves a blob's own bytes as they are: its readers then ask git nothing (the usual
+repository's pass, and ``plangate validate``, which must not even import GitPython for it).
+Over-inclusive by design: a "maybe" only leads to a ``git check-attr``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from controller.errors import PlangateError
+from controller.fsutil import read_regular
+
+#: Where git reads the system's attributes (``$(prefix)/etc/gitattributes``), by prefix.
+SYSTEM_ATTRIBUTES = (
+    "/etc/gitattributes",
+    "/usr/etc/gitattributes",
+    "/usr/local/etc/gitattributes",
+)
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """A working tree's top folder, its git directory and the common one (a linked worktree's
+    ``commondir``)."""
+
+    top: Path
+    git_dir: Path
+    common_dir: Path
+
+
+def checkout_of(path: Path) -> Checkout | None:
+    """The git working tree holding ``path`` (its nearest folder with a ``.git``), as git
+    finds it; None outside one (or a ``.git`` file that names no folder)."""
+    here = path.resolve().parent
+    for folder in (here, *here.parents):
+        dot = folder / ".git"
+        if dot.is_dir():
+            return Checkout(folder, dot, _common(dot))
+        if dot.is_file():
+            try:
+                line = dot.read_text("utf-8").strip()
+            except (OSError, UnicodeDecodeError):
+                return None
+            if not line.startswith("gitdir:"):
+                return None
+            git_dir = (folder / line.removeprefix("gitdir:").strip()).resolve()
+            return Checkout(folder, git_dir, _common(git_dir)) if git_dir.is_dir() else None
+    return None
+
+
+def _common(git_dir: Path) -> Path:
+    try:
+        named = (git_dir / "commondir").read_text("utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return git_dir
+    return (git_dir / named).resolve()
+
+
+def files_may_apply(top: Path, git_dir: Path, common_dir: Path, path: str) -> bool:
+    """Does a file git reads attributes from exist for ``path`` (a ``.gitattributes`` in its
+    folder or one above it in the working tree, ``info/attributes``, the global or system
+    file)? Not asked here: a ``.gitattributes`` only the index holds, ``core.attributesFile``."""
+    folders = PurePosixPath(path).parents
+    if any(os.path.lexists(top / folder / ".gitattributes") for folder in folders):
+        return True
+    places = [git_dir / "info" / "attributes", common_dir / "info" / "attributes"]
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+    places.append(Path(xdg) / "git" / "attributes")
+    if not os.environ.get("GIT_ATTR_NOSYSTEM"):
+        places += [Path(name) for name in SYSTEM_ATTRIBUTES]
+    return any(os.path.lexists(place) for place in places)
+
+
+def index_bytes(index: Path) -> bytes | None:
+    """The index file's bytes (None: none yet); never through a link put in its place."""
+    try:
+        return read_regular(index, None)  # git's own file: any size
+    except FileNotFoundError:
+        return None
+
+
+def config_files(git_dir: Path) -> list[Path]:
+    """The config files git reads, as its ``config.c`` finds them: the system file (unless
+    ``GIT_CONFIG_NOSYSTEM``), the global ones (``GIT_CONFIG_GLOBAL``, else
+    ``$XDG_CONFIG_HOME/git/config`` and ``~/.gitconfig``), the repository's and its
+    worktree's. A file one of them includes is not followed: editing it applies after a
+    restart, or after any of these is touched."""
+    env = os.environ
+    files: list[Path] = []
+    if not env.get("GIT_CONFIG_NOSYSTEM"):
+        files.append(Path(env.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"))
+    if "GIT_CONFIG_GLOBAL" in env:
+        files.append(Path(env["GIT_CONFIG_GLOBAL"]))
+    else:
+        home = Path(env.get("HOME") or "~").expanduser()
+        xdg = env.get("XDG_CONFIG_HOME") or str(home / ".config")
+        files += [Path(xdg) / "git" / "config", home / ".gitconfig"]
+    return [*files, git_dir / "config", git_dir / "config.worktree"]
+
+
+def may_apply(checkout: Checkout, path: str) -> bool:
+    """Could any attribute apply to ``path`` in ``checkout``, asked without git: the files of
+    :func:`files_may_apply`, a ``.gitattributes`` the index names, or any config file that
+    mentions ``attributesFile`` or includes another (read as bytes, over-inclusive)."""
+    top, git_dir, common = checkout.top, checkout.git_dir, checkout.common_dir
+    if files_may_apply(top, git_dir, common, path):
+        return True
+    if b".gitattributes" in (index_bytes(git_dir / "index") or b""):
+        return True
+    for file in dict.fromkeys([*config_files(git_dir), common / "config"]):
+        try:
+            text = read_regular(file, None).lower()
+        except OSError:
+            continue
+        except PlangateError:  # a link (a dotfiles checkout) or no regular file: ask git
+            return True
+        if b"attributesfile" in text or b"include" in text:
+            return True
+    return False

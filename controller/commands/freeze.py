@@ -10,6 +10,8 @@ can run in CI and as a pre-commit hook.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from controller.commands._shared import (
     as_git_checks_out,
     as_git_stores,
@@ -20,15 +22,23 @@ from controller.commands._shared import (
 )
 from controller.display import visible
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from controller.settings import Config
+
 
 def freeze(paths: list[str], check: bool = False, config_path: str | None = None) -> int:
     from controller.fsutil import write_atomic
-    from controller.plan.plans import freeze_text, load_plan
+    from controller.plan.plans import SOURCE_FILES, freeze_text, load_plan
 
     config = optional_config(config_path)
     exit_code = 0
     for path in plan_paths(paths):
         stored = as_git_stores(path, config)  # as git would store it (round 80)
+        if path.name in SOURCE_FILES:
+            exit_code |= _source(path, config, stored)
+            continue
         loaded = load_plan(path, config, data=stored)
         outcome = freeze_text(loaded, facts=frozen_facts_for(loaded, config))
         shown = visible(str(path))  # a folder name is the plan author's text
@@ -48,3 +58,24 @@ def freeze(paths: list[str], check: bool = False, config_path: str | None = None
         else:
             print(f"{shown}: frozen {outcome.hash} (unchanged)")
     return exit_code
+
+
+def _source(path: Path, config: Config | None, stored: bytes | None) -> int:
+    """A plan source (PLAN.json, PLAN.toon, PLAN.md) is never written: the controller
+    converts it to PLAN.yml and freezes that (docs/formats.md); ``frozen:`` written into the
+    source was the author's text, a block the controller owns (round 80: a plain-YAML
+    PLAN.md got one). Validated as the daemon reads it: 0 and the hash it will freeze, or 1
+    and its problems (``--check`` alike: a source is never "not frozen")."""
+    from controller.plan.discovery import load_source
+
+    plan = load_source(path, config, data=stored)
+    shown = visible(str(path))
+    if not plan.valid:
+        print_problems(path, plan.problems)
+        print(f"{shown}: not frozen ({len(plan.problems)} problem(s))")
+        return 1
+    print(
+        f"{shown}: a plan source, not written: the controller converts it to PLAN.yml and "
+        f"freezes that as {plan.hash} (`plangate convert` writes the PLAN.yml yourself)"
+    )
+    return 0

@@ -130,3 +130,25 @@ def test_convert_reads_and_writes_as_git_would(repo: Path) -> None:
     rel = written.relative_to(repo).as_posix()
     assert "Say café" in git(repo, "show", f":{rel}")
     assert git(repo, "status", "--porcelain").strip().startswith("A")
+
+
+@pytest.mark.parametrize("name", ["PLAN.md", "PLAN.json"])
+def test_freeze_never_writes_into_a_plan_source(tmp_path: Path, name: str) -> None:
+    """A plain-YAML PLAN.md (or a PLAN.json) is converted and frozen by the controller as
+    PLAN.yml: ``freeze`` validates it, prints the hash the controller will freeze and leaves
+    the file byte for byte (before: it wrote ``frozen:`` into the source)."""
+    folder = tmp_path / "plans" / "greet"
+    folder.mkdir(parents=True)
+    text = CAFE if name == "PLAN.md" else json.dumps({"plan": {"name": "x"}})
+    (folder / name).write_text(text)
+    frozen = run_cli("freeze", str(folder), cwd=tmp_path)
+    checked = run_cli("validate", str(folder), cwd=tmp_path)
+    assert (folder / name).read_text() == text
+    assert frozen.returncode == checked.returncode
+    if name == "PLAN.md":
+        assert frozen.returncode == 0, frozen.stderr
+        assert "not written" in frozen.stdout
+        assert checked.stdout.split("(")[-1].rstrip(")\n") in frozen.stdout  # the same hash
+        assert run_cli("freeze", "--check", str(folder), cwd=tmp_path).returncode == 0
+    else:
+        assert "not frozen" in frozen.stdout and "E_" in frozen.stderr

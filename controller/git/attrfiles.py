@@ -23,6 +23,11 @@ SYSTEM_ATTRIBUTES = (
 )
 
 
+#: Config git takes from the environment (``git -c`` passes it on so), where a
+#: ``core.attributesFile`` may be set without any file.
+_ENV_CONFIG = ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT")
+
+
 @dataclass(frozen=True)
 class Checkout:
     """A working tree's top folder, its git directory and the common one (a linked worktree's
@@ -105,12 +110,15 @@ def config_files(git_dir: Path) -> list[Path]:
 
 def may_apply(checkout: Checkout, path: str) -> bool:
     """Could any attribute apply to ``path`` in ``checkout``, asked without git: the files of
-    :func:`files_may_apply`, a ``.gitattributes`` the index names, or any config file that
-    mentions ``attributesFile`` or includes another (read as bytes, over-inclusive)."""
+    :func:`files_may_apply`, a ``.gitattributes`` the index names, config in the environment,
+    or any config file that mentions ``attributesFile`` or includes another (read as bytes,
+    over-inclusive)."""
     top, git_dir, common = checkout.top, checkout.git_dir, checkout.common_dir
     if files_may_apply(top, git_dir, common, path):
         return True
     if b".gitattributes" in (index_bytes(git_dir / "index") or b""):
+        return True
+    if any(name in os.environ for name in _ENV_CONFIG):  # `git -c`, GIT_CONFIG_COUNT
         return True
     for file in dict.fromkeys([*config_files(git_dir), common / "config"]):
         try:

@@ -1,0 +1,131 @@
+"""``attrfiles.may_apply``: the look, without git, for any place git reads attributes from
+(round 80: the CLI's readers ask git only where it says "maybe"). It must never say "no"
+where ``git check-attr`` finds an attribute for the path: each place git reads is tried."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from controller.git import attrfiles
+from tests.support.gitenv import commit_all, git
+
+ATTR = "plans/a/PLAN.yml working-tree-encoding=UTF-16\n"
+
+
+def _in_index_only(repo: Path) -> None:
+    (repo / ".gitattributes").write_text(ATTR)
+    git(repo, "add", ".gitattributes")
+    (repo / ".gitattributes").unlink()
+
+
+def _attributes_file(repo: Path) -> None:
+    elsewhere = repo.parent / "attrs"
+    elsewhere.write_text(ATTR)
+    git(repo, "config", "core.attributesFile", str(elsewhere))
+
+
+def _included(repo: Path) -> None:
+    elsewhere = repo.parent / "attrs"
+    elsewhere.write_text(ATTR)
+    extra = repo.parent / "extra.gitconfig"
+    extra.write_text(f"[core]\n\tattributesFile = {elsewhere}\n")
+    git(repo, "config", "include.path", str(extra))
+
+
+PLACES: dict[str, Callable[[Path], None]] = {
+    "beside": lambda repo: (repo / "plans" / "a" / ".gitattributes").write_text(
+        "PLAN.yml working-tree-encoding=UTF-16\n"
+    ),
+    "root": lambda repo: (repo / ".gitattributes").write_text(ATTR),
+    "info": lambda repo: (repo / ".git" / "info" / "attributes").write_text(ATTR),
+    "index-only": _in_index_only,
+    "attributesFile": _attributes_file,
+    "include": _included,
+}
+
+
+def _repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    (repo / "plans" / "a").mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / "plans" / "a" / "PLAN.yml").write_text("plan: {}\n")
+    commit_all(repo, "a plan")
+    return repo
+
+
+def _git_says(repo: Path) -> bool:
+    out = git(repo, "check-attr", "working-tree-encoding", "--", "plans/a/PLAN.yml")
+    return not out.rstrip().endswith(": unspecified")
+
+
+def _may(repo: Path) -> bool:
+    checkout = attrfiles.checkout_of(repo / "plans" / "a" / "PLAN.yml")
+    assert checkout is not None
+    return attrfiles.may_apply(checkout, "plans/a/PLAN.yml")
+
+
+def test_no_attribute_anywhere_is_a_no(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    assert not _git_says(repo)
+    assert not _may(repo)
+
+
+@pytest.mark.parametrize("place", list(PLACES))
+def test_every_place_git_reads_is_a_maybe(tmp_path: Path, place: str) -> None:
+    repo = _repo(tmp_path)
+    PLACES[place](repo)
+    assert _git_says(repo)  # the lab: git itself finds the attribute there
+    assert _may(repo)
+
+
+def test_config_from_the_environment_is_a_maybe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _repo(tmp_path)
+    elsewhere = tmp_path / "attrs"
+    elsewhere.write_text(ATTR)
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "core.attributesFile")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", str(elsewhere))
+    assert _git_says(repo)
+    assert _may(repo)
+
+
+def test_the_global_attributes_file_is_a_maybe(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _repo(tmp_path)
+    xdg = tmp_path / "xdg"
+    (xdg / "git").mkdir(parents=True)
+    (xdg / "git" / "attributes").write_text(ATTR)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
+    assert _git_says(repo)
+    assert _may(repo)
+
+
+def test_a_linked_worktree_reads_the_common_info_attributes(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    (repo / ".git" / "info" / "attributes").write_text(ATTR)
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", str(linked))
+    checkout = attrfiles.checkout_of(linked / "plans" / "a" / "PLAN.yml")
+    assert checkout is not None and checkout.top == linked.resolve()
+    assert checkout.common_dir == (repo / ".git").resolve()
+    out = git(linked, "check-attr", "working-tree-encoding", "--", "plans/a/PLAN.yml")
+    assert out.rstrip().endswith("UTF-16")
+    assert attrfiles.may_apply(checkout, "plans/a/PLAN.yml")
+
+
+def test_outside_any_working_tree_there_is_no_checkout(tmp_path: Path) -> None:
+    loose = tmp_path / "loose" / "PLAN.yml"
+    loose.parent.mkdir()
+    loose.write_text("plan: {}\n")
+    if any((parent / ".git").exists() for parent in tmp_path.parents):
+        pytest.skip("the temp folder lies in a git working tree")
+    assert attrfiles.checkout_of(loose) is None
+    assert os.path.exists(loose)

@@ -44,7 +44,15 @@ excepted). Then each id's branch ``b-<id>`` is cut from main there, and by id:
   version is withdrawn by hash, never runs (``E_VERSION_WITHDRAWN``);
 - ``bobvetoours``: the same branch merged ``-s ours`` (the move is not in the tree, the
   plan stays approved at its path on Alice's approval of gap 1);
-- ``bobvetooct``: ``bobveto`` merged in an octopus.
+- ``bobvetooct``: ``bobveto`` merged in an octopus;
+- ``revmerge``: Bob's ``rejected`` on a branch merged ``--no-ff`` (main says ``rejected``),
+  then the agent ``git revert -m 1``s the merge (main says ``approved`` again): withdrawn;
+- ``bobreappr``: the agent takes it back on its branch, BOB approves there, the agent merges
+  (either Bob's or nobody's approval; never the agent's);
+- ``malours``: Mallory's take-back and the bytes back, merged ``-s ours``;
+- ``aliceours``: ALICE's own take-back on a branch, the agent writes her ``approved`` bytes
+  back there and merges ``-s ours``: her approval stays taken back (docs/approvals.md,
+  "Replayed approvals").
 
 P1 after all merges, gap 2, P2, P3; the controller's audit and a fresh clone's.
 
@@ -83,6 +91,10 @@ ALL = [
     "bobveto",
     "bobvetoours",
     "bobvetooct",
+    "revmerge",
+    "bobreappr",
+    "malours",
+    "aliceours",
 ]
 CONTROLS = ["ctlpr", "unmerged", "malveto", "malvetoin"]
 
@@ -107,6 +119,10 @@ WANT: dict[str, tuple[int, int]] = {
     "bobveto": (0, 0),
     "bobvetoours": (0, 0),
     "bobvetooct": (0, 0),
+    "revmerge": (0, 0),
+    "bobreappr": (0, 1),
+    "malours": (0, 1),
+    "aliceours": (0, 0),
 }
 
 BOBS = {
@@ -122,6 +138,7 @@ BOBS = {
     "bobveto",
     "bobvetoours",
     "bobvetooct",
+    "revmerge",
 }
 
 RUNS_BROKEN: dict[str, Any] = {}
@@ -204,6 +221,24 @@ def _build(root: Path) -> Lab:
             keep[v].replace(b"status: approved", b"status: pending_approval")
         )
         c.commit(f"agent: move {v} pending")
+    branch("b-revmerge", tip)
+    lab.set_status("revmerge", "rejected")
+    c.commit("bob: reject revmerge", who=BOB)
+    branch("b-bobreappr", tip)
+    lab.set_status("bobreappr", "pending_approval")
+    c.commit("agent: take back bobreappr")
+    lab.set_status("bobreappr", "approved")
+    c.commit("bob: approve bobreappr on the branch", who=BOB)
+    branch("b-malours", tip)
+    lab.set_status("malours", "pending_approval")
+    c.commit("mallory: take back malours", who=MALLORY)
+    _f(lab, "malours").write_bytes(keep["malours"])
+    c.commit("agent: malours approved bytes back")
+    branch("b-aliceours", tip)
+    lab.set_status("aliceours", "pending_approval")
+    c.commit("alice: take back aliceours", who=ALICE)
+    _f(lab, "aliceours").write_bytes(keep["aliceours"])
+    c.commit("agent: aliceours approved bytes back")
     branch("b-bobvetooct", tip)
     lab.set_status("bobvetooct", "rejected")
     c.commit("bob: reject bobvetooct", who=BOB)
@@ -255,6 +290,11 @@ def _build(root: Path) -> Lab:
     m("--no-ff", "-m", "merge bobveto", "b-bobveto")
     m("-s", "ours", "-m", "merge bobvetoours (-s ours)", "b-bobvetoours")
     m("--no-ff", "-m", "octopus bobvetooct", "b-bobvetooct", "b-e1")
+    m("--no-ff", "-m", "merge revmerge", "b-revmerge")
+    c.git("revert", "--no-edit", "-m", "1", "HEAD")
+    m("--no-ff", "-m", "merge bobreappr", "b-bobreappr")
+    m("-s", "ours", "-m", "merge malours (-s ours)", "b-malours")
+    m("-s", "ours", "-m", "merge aliceours (-s ours)", "b-aliceours")
     lab.set_status("unmerged", "approved")
     c.commit("alice: approve unmerged on main", who=ALICE)
     c.run()  # P1
@@ -306,6 +346,25 @@ def test_every_counted_run_names_an_allowed_approver_who_did_not_write_it(
 
 
 VETO = ["bobveto", "bobvetooct"]
+INPLACE = [
+    "ff",
+    "ours",
+    "octo",
+    "mom",
+    "criss",
+    "twice",
+    "revert",
+    "cherry",
+    "bobvetoours",
+    "revmerge",
+]
+
+
+@pytest.mark.parametrize("vid", cases(INPLACE, INPLACE, BROKEN))
+def test_a_version_an_approver_rejected_on_a_merged_branch_stays_rejected(
+    lab: Lab, vid: str
+) -> None:
+    assert '"status": "rejected"' in lab.final[vid][f"plans/{vid}"], said(lab, vid)  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("vid", cases(VETO, VETO, BROKEN))

@@ -28,7 +28,15 @@ letter>Z``, the same size) and hides it:
   ``sweep`` alone, ``sweep-y`` never runs;
 - ``crlf`` (control): an untracked ``.gitattributes`` says ``eol=crlf`` for the folder and
   the file is written CR LF (git calls it clean): her approval runs once;
-- ``crlfedit``: the same with the tag edited (an edit git sees).
+- ``crlfedit``: the same with the tag edited (an edit git sees);
+- ``smudge``: the agent's ``.git/config`` holds ``filter.x`` (smudge ``sed s/smudgZ/smudge/``,
+  clean the reverse) and its committed ``.gitattributes`` (before P0) says ``filter=x`` for
+  the folder: the blob says tag ``smudgZ``, her checkout shows ``smudge``, ``git status``
+  calls it clean;
+- ``cleanf``: after P0, an untracked ``.gitattributes`` gives the folder a clean-only filter
+  (``sed s/cleanf/cleanZ/``): the file she reads is the frozen bytes, but ``git add`` would
+  store the ``Z`` tag (git calls it modified): she may be refused, or her commit must hold the
+  text she read (the frozen one), never the filter's output.
 
 Alice runs ``plangate approve`` on each; P1, P2; the controller's audit and a fresh clone's.
 
@@ -52,10 +60,12 @@ from policykit import agent_plan as plan
 from test_round2_execution_kit import shared
 from test_round73_approve_ownedbytes import _f
 
-HIDDEN = ["assume", "skip", "stat", "touchd", "racy", "both", "crlfedit"]
-ALL = ["plain", *HIDDEN, "staged", "sweep", "crlf"]
+HIDDEN = ["assume", "skip", "stat", "touchd", "racy", "both", "crlfedit", "smudge"]
+ALL = ["plain", *HIDDEN, "staged", "sweep", "crlf", "cleanf"]
 CONTROLS = ["plain", "staged", "sweep", "crlf"]
-WANT: dict[str, tuple[int, int]] = {v: (1, 1) for v in CONTROLS} | {v: (0, 0) for v in HIDDEN}
+WANT: dict[str, tuple[int, int]] = (
+    {v: (1, 1) for v in CONTROLS} | {v: (0, 0) for v in HIDDEN} | {"cleanf": (0, 1)}
+)
 BROKEN: dict[str, Any] = {}
 
 
@@ -89,7 +99,13 @@ def _build(root: Path) -> Lab:
     for v in ALL:
         lab.write(v, plan(v))
     lab.write("sweep-y", plan("sweep-y"))
+    lab.git("config", "filter.x.smudge", "sed s/smudgZ/smudge/")
+    lab.git("config", "filter.x.clean", "sed s/smudge/smudgZ/")
+    lab.git("config", "filter.y.clean", "sed s/cleanf/cleanZ/")
+    (lab.repo / ".gitattributes").write_text("plans/smudge/** filter=x\n")
     lab.commit("agent plans")
+    _f(lab, "smudge").unlink()
+    lab.git("checkout", "--", "plans/smudge/PLAN.yml")
     lab.run()  # P0
     lab.git("config", "core.checkStat", "minimal")
     lab.git("config", "core.trustctime", "false")
@@ -117,7 +133,10 @@ def _build(root: Path) -> Lab:
     lab.set_status("sweep-y", "approved")
     lab.git("add", "plans/sweep-y/PLAN.yml")
     _f(lab, "sweep-y").write_bytes(y)
-    (lab.repo / ".gitattributes").write_text("plans/crlf/** eol=crlf\nplans/crlfedit/** eol=crlf\n")
+    (lab.repo / ".gitattributes").write_text(
+        "plans/smudge/** filter=x\nplans/cleanf/** filter=y\n"
+        "plans/crlf/** eol=crlf\nplans/crlfedit/** eol=crlf\n"
+    )
     for v in ("crlf", "crlfedit"):
         _f(lab, v).write_bytes(_f(lab, v).read_bytes().replace(b"\n", b"\r\n"))
     _edit(lab, "crlfedit")
@@ -160,6 +179,15 @@ def test_an_honest_approval_commits_what_she_read(lab: Lab, vid: str) -> None:
     rc, out, moved, text = lab.said[vid]  # type: ignore[attr-defined]
     assert rc == 0 and moved, out
     assert f'{{tag: "{vid}"}}' in text and "status: approved" in text, text
+
+
+@pytest.mark.parametrize("vid", cases(["cleanf"], ["cleanf"], BROKEN))
+def test_a_clean_filter_never_puts_other_text_under_her_name(lab: Lab, vid: str) -> None:
+    rc, out, moved, text = lab.said[vid]  # type: ignore[attr-defined]
+    if rc == 0:
+        assert moved and f'{{tag: "{vid}"}}' in text and evil(vid) not in text, (out, text)
+    else:
+        assert not moved and "uncommitted edits" in out, out
 
 
 @pytest.mark.parametrize("vid", cases(ALL, ALL, BROKEN))

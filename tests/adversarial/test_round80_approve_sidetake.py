@@ -58,6 +58,27 @@ P1 after all merges, gap 2, P2, P3; the controller's audit and a fresh clone's.
 
 What must hold: the id's tag runs as ``WANT`` says, every counted run's approver is allowed and
 not the agent (nor Bob for a Bob-vetoed version), and a fresh clone's audit agrees.
+
+Seen (round 80): no break; every id held and the fresh clone's audit agreed on each. Bob's
+``rejected`` on a branch, then the approved bytes written back there, kept the plan
+``rejected`` (effective status; ``file_status`` ``approved``) whatever brought the branch in:
+a fast-forward (``ff``), ``-s ours`` (``ours``, ``bobvetoours``: the branch's commits count
+though the merge's tree is main's), an octopus (``octo``), a merge of a merge (``mom``), a
+criss-cross (``criss``), the same commits reached twice (``twice``), the agent's ``git
+revert`` of Bob's commit (``revert``, on main after a cherry-pick: ``cherry``), or ``git
+revert -m 1`` of the merge (``revmerge``). Moved after the reject (``bobveto``,
+``bobvetooct``) the version stayed withdrawn: Alice's approval at the new path
+``E_VERSION_WITHDRAWN``. Take-backs carried through ``-s ours`` (``oursback``, ``malours``,
+``aliceours``) and ``--no-ff`` (``malback``): "approval (approve) lapsed: ... set status
+pending_approval on a merged branch", nothing ran. Controls ran once on Alice's approval
+(``ctlpr``: her branch merged by herself; ``unmerged``: a branch never merged vetoes nothing;
+``malveto``, ``malvetoin``: Mallory, neither approver nor producer, withdrew nothing), and
+Alice's honest ``rejected`` on her branch (``ctlrej``) stopped it. Conservative, not breaks:
+``bobreappr`` (the agent's take-back then BOB's approval on the branch, merged by the agent)
+stays ``pending_approval``: the merge is the request (docs/approvals.md, "For a merged pull
+request that is the merge commit") and its net diff approves nothing; ``squash`` ran once on
+Alice's approval (a squash merge leaves Bob's reject out of history; git history alone
+cannot show it, controller and audit agree).
 """
 
 from __future__ import annotations

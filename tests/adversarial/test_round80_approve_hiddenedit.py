@@ -43,6 +43,23 @@ Alice runs ``plangate approve`` on each; P1, P2; the controller's audit and a fr
 What must hold: a hidden edit is refused "has uncommitted edits" (the command exits non-zero
 and commits nothing) or, if it commits, the committed plan is the frozen text (the ``Z`` tag
 never runs); the tag runs as ``WANT`` says, approver alice; a fresh clone's audit agrees.
+
+Seen (round 80): no break. Every hidden edit was refused ``E_USAGE: plans/<id>/PLAN.yml has
+uncommitted edits; approving would not cover what you see``, nothing committed, the ``Z`` tag
+never ran: ``--assume-unchanged`` (``assume``, ``both``), ``--skip-worktree`` (``skip``), and,
+under ``core.checkStat minimal`` + ``core.trustctime false``, an edit of the same size whose
+mtime was written back to the nanosecond (``stat``) or the second (``touchd``): ``git status``
+called those two clean and plangate still refused (conservative, as the docs allow: it may
+call a file edited that git calls clean, never the reverse); a racy edit, a CR LF edit, and a
+smudge filter whose checkout shows other text than the blob (``smudge``, ``git status``
+clean) were refused too. The staged edit with the frozen bytes back in the file (``staged``)
+and another plan's staged ``approved`` (``sweep``) were not swept into her commit: she
+committed the file she read and only it. ``crlf`` (an untracked ``eol=crlf`` attribute, CR LF
+file) approved and ran once. Conservative, not a break: ``cleanf`` (an untracked clean-only
+filter; ``git status`` calls the untouched file modified) was approved, and her commit holds
+the frozen text she read, not the filter's output: it ran once as frozen (docs/operations.md
+says an edit git sees stays an edit; here the bytes are the commit's, so nothing other than
+what she saw is approved).
 """
 
 from __future__ import annotations

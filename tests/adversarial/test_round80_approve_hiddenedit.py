@@ -33,6 +33,8 @@ letter>Z``, the same size) and hides it:
   clean the reverse) and its committed ``.gitattributes`` (before P0) says ``filter=x`` for
   the folder: the blob says tag ``smudgZ``, her checkout shows ``smudge``, ``git status``
   calls it clean;
+- ``hook`` (control): the agent's ``.git/hooks/pre-commit`` rewrites ``plans/hook`` to the
+  ``Z`` tag and ``git add``s it during her commit: her commit must hold what she read;
 - ``cleanf``: after P0, an untracked ``.gitattributes`` gives the folder a clean-only filter
   (``sed s/cleanf/cleanZ/``): the file she reads is the frozen bytes, but ``git add`` would
   store the ``Z`` tag (git calls it modified): she may be refused, or her commit must hold the
@@ -55,7 +57,9 @@ smudge filter whose checkout shows other text than the blob (``smudge``, ``git s
 clean) were refused too. The staged edit with the frozen bytes back in the file (``staged``)
 and another plan's staged ``approved`` (``sweep``) were not swept into her commit: she
 committed the file she read and only it. ``crlf`` (an untracked ``eol=crlf`` attribute, CR LF
-file) approved and ran once. Conservative, not a break: ``cleanf`` (an untracked clean-only
+file) approved and ran once. The agent's ``pre-commit`` hook rewriting the plan during her
+commit (``hook``) got nothing in: her commit held the status line alone and the frozen tag
+ran once. Conservative, not a break: ``cleanf`` (an untracked clean-only
 filter; ``git status`` calls the untouched file modified) was approved, and her commit holds
 the frozen text she read, not the filter's output: it ran once as frozen (docs/operations.md
 says an edit git sees stays an edit; here the bytes are the commit's, so nothing other than
@@ -78,8 +82,8 @@ from test_round2_execution_kit import shared
 from test_round73_approve_ownedbytes import _f
 
 HIDDEN = ["assume", "skip", "stat", "touchd", "racy", "both", "crlfedit", "smudge"]
-ALL = ["plain", *HIDDEN, "staged", "sweep", "crlf", "cleanf"]
-CONTROLS = ["plain", "staged", "sweep", "crlf"]
+ALL = ["plain", *HIDDEN, "staged", "sweep", "crlf", "hook", "cleanf"]
+CONTROLS = ["plain", "staged", "sweep", "crlf", "hook"]
 WANT: dict[str, tuple[int, int]] = (
     {v: (1, 1) for v in CONTROLS} | {v: (0, 0) for v in HIDDEN} | {"cleanf": (0, 1)}
 )
@@ -157,6 +161,12 @@ def _build(root: Path) -> Lab:
     for v in ("crlf", "crlfedit"):
         _f(lab, v).write_bytes(_f(lab, v).read_bytes().replace(b"\n", b"\r\n"))
     _edit(lab, "crlfedit")
+    hook = lab.repo / ".git" / "hooks" / "pre-commit"
+    hook.write_text(
+        '#!/bin/sh\nsed -i \'s/tag: "hook"/tag: "hooZ"/\' plans/hook/PLAN.yml'
+        " && git add plans/hook/PLAN.yml\n"
+    )
+    hook.chmod(0o755)
     lab.gitstatus = lab.git("status", "--short")  # type: ignore[attr-defined]
     lab.said = {}  # type: ignore[attr-defined]
     for v in ALL:

@@ -14,6 +14,11 @@ tag ever ran):
 - ``ldf``: root folder ``\\plans\\ldf/PLAN.yml`` (a leading backslash);
 - ``dbf``: root folder ``plans\\\\dbf/PLAN.yml`` (a doubled backslash);
 - ``tbf``: root folder ``plans\\`` (a trailing backslash) holding ``tbf/PLAN.yml``;
+- ``tbu``: root folder ``PLANS\\`` (capitals, a trailing backslash) holding ``tbu/PLAN.yml``;
+- ``tbs``: root folder ``plans\\`` holding the FILE ``tbs\\PLAN.yml``;
+- ``tbi``: the folder ``plans/tbi\\`` (a trailing backslash, inside ``plans``) holding
+  ``PLAN.yml``;
+- ``tbg``: root folder ``plans\\grp\\`` holding ``tbg/PLAN.yml`` (plan ``plans/grp/tbg``);
 - ``mx``: root folder ``plans\\grp`` holding the FILE ``mx\\PLAN.yml`` (plan ``plans/grp/mx``:
   the brief's ``plans\\a/b\\PLAN.yml``);
 - ``sub``: root folder ``plans\\grp\\sub`` holding ``PLAN.yml`` (plan ``plans/grp/sub``);
@@ -32,17 +37,21 @@ Other ids:
 - ``audit``: ``plangate audit --json`` on a fresh clone calls valid exactly the completed
   rows, one run each.
 
-Seen (round 80): ``tbf:held``, ``tbf:never``, ``tbf:show``, ``tbf:validate``, ``tbf:mcp``
-(5 ids, one class, strict xfails): the agent commits the root folder ``plans\\`` (its name
-ends with a backslash) holding ``tbf/PLAN.yml`` beside the pending ``plans/tbf``; on git for
+Seen (round 80): ``tbf``, ``tbu``, ``tbs`` ``:held``, ``:never``, ``:show``, ``:validate``,
+``:mcp`` (15 ids, one class, strict xfails): the agent commits the root folder ``plans\\``
+(the plans folder's own name and a trailing backslash; ``PLANS\\`` for ``tbu``) holding
+``tbf/PLAN.yml`` (``tbs``: the file ``tbs\\PLAN.yml``) beside the pending ``plans/tbf``; on git for
 Windows ``plans\\/tbf/PLAN.yml`` is ``plans//tbf/PLAN.yml``, i.e. ``plans/tbf/PLAN.yml``
 (Windows drops the empty part, as for the doubled ``plans\\\\dbf``, which IS held). The row
 said ``pending_approval`` with no ``held``, ``plans/tbf`` ran once on Alice's approval, and
-``show``, ``validate`` and MCP ``status`` name no code; the audit calls the run valid. Should
+``show``, ``validate`` and MCP ``status`` name no code; the audit calls the run valid (the
+same for ``tbu`` and ``tbs``, while ``plans\\grp\\/tbg`` and ``plans/tbi\\/`` ARE held:
+only a trailing backslash on the first, plans-folder, part is missed). Should
 (docs/plan-format.md, twins: "a root FOLDER so named: the files of ``plans\\rf/`` are those of
 ``plans/rf`` there"; "drops the empty parts a leading or doubled backslash makes"): held
 ``E_PLAN_AMBIGUOUS`` by the row, the pass and every reader, never run.
-Held: ``PLANS\\ucf/``, ``\\plans\\ldf/``, ``plans\\\\dbf/``, ``plans\\grp/mx\\PLAN.yml``,
+Held: ``plans/tbi\\/PLAN.yml``, ``plans\\grp\\/tbg/``, ``PLANS\\ucf/``, ``\\plans\\ldf/``,
+``plans\\\\dbf/``, ``plans\\grp/mx\\PLAN.yml``,
 ``plans\\grp\\sub/`` (plans two levels deep), a twin committed after the approval
 (``late``) and one arriving in Alice's own merge with her approval (``mrg``): all held by the
 row, ``show``, ``validate``, MCP ``status``, never run; the root folder's forged
@@ -70,6 +79,10 @@ TWINS = {
     "ldf": ("\\plans\\ldf/PLAN.yml", "ldf"),
     "dbf": ("plans\\\\dbf/PLAN.yml", "dbf"),
     "tbf": ("plans\\/tbf/PLAN.yml", "tbf"),
+    "tbu": ("PLANS\\/tbu/PLAN.yml", "tbu"),
+    "tbs": ("plans\\/tbs\\PLAN.yml", "tbs"),
+    "tbi": ("plans/tbi\\/PLAN.yml", "tbi"),
+    "tbg": ("plans\\grp\\/tbg/PLAN.yml", "grp/tbg"),
     "mx": ("plans\\grp/mx\\PLAN.yml", "grp/mx"),
     "sub": ("plans\\grp\\sub/PLAN.yml", "grp/sub"),
 }
@@ -179,7 +192,9 @@ TBF_WHY = (
     "on git for Windows, yet plans/tbf ran on Alice's approval and no reader names a code"
 )
 BROKEN: dict[str, Any] = {
-    f"tbf:{w}": _xf(TBF_WHY) for w in ("held", "never", "show", "validate", "mcp")
+    f"{t}:{w}": _xf(TBF_WHY)
+    for t in ("tbf", "tbu", "tbs")
+    for w in ("held", "never", "show", "validate", "mcp")
 }
 
 

@@ -7,9 +7,9 @@ backslash is a folder separator ... at any level from the repository's root down
 "Windows ignores case and drops the empty parts a leading or doubled backslash makes"); a
 pass freezes; Alice approves every plan; two passes; then the late variants.
 
-Variants (``<id>:held`` the row, ``show``, ``validate`` and MCP ``status`` name
-``E_PLAN_AMBIGUOUS`` (or ``E_UNSAFE_PATH``); ``<id>:never`` neither the plan nor the twin's
-tag ever ran):
+Variants (``<id>:held`` the row, ``show``, ``validate``, MCP ``status`` and the daemon's
+page with ``/api/plan/`` name ``E_PLAN_AMBIGUOUS`` (or ``E_UNSAFE_PATH``); ``<id>:never``
+neither the plan nor the twin's tag ever ran):
 - ``ucf``: root folder ``PLANS\\ucf/PLAN.yml`` (capital folder name);
 - ``ldf``: root folder ``\\plans\\ldf/PLAN.yml`` (a leading backslash);
 - ``dbf``: root folder ``plans\\\\dbf/PLAN.yml`` (a doubled backslash);
@@ -38,13 +38,13 @@ Other ids:
   rows, one run each.
 
 Seen (round 80): ``tbf``, ``tbu``, ``tbs`` ``:held``, ``:never``, ``:show``, ``:validate``,
-``:mcp`` (15 ids, one class, strict xfails): the agent commits the root folder ``plans\\``
-(the plans folder's own name and a trailing backslash; ``PLANS\\`` for ``tbu``) holding
+``:mcp``, ``:page`` (18 ids, one class, strict xfails): the agent commits the root folder
+``plans\\`` (the plans folder's own name and a trailing backslash; ``PLANS\\`` for ``tbu``) holding
 ``tbf/PLAN.yml`` (``tbs``: the file ``tbs\\PLAN.yml``) beside the pending ``plans/tbf``; on git for
 Windows ``plans\\/tbf/PLAN.yml`` is ``plans//tbf/PLAN.yml``, i.e. ``plans/tbf/PLAN.yml``
 (Windows drops the empty part, as for the doubled ``plans\\\\dbf``, which IS held). The row
 said ``pending_approval`` with no ``held``, ``plans/tbf`` ran once on Alice's approval, and
-``show``, ``validate`` and MCP ``status`` name no code; the audit calls the run valid (the
+``show``, ``validate``, MCP ``status`` and the page name no code; the audit calls the run valid (the
 same for ``tbu`` and ``tbs``, while ``plans\\grp\\/tbg`` and ``plans/tbi\\/`` ARE held:
 only a trailing backslash on the first, plans-folder, part is missed). Should
 (docs/plan-format.md, twins: "a root FOLDER so named: the files of ``plans\\rf/`` are those of
@@ -70,7 +70,7 @@ from typing import Any
 import pytest
 from advkit import AGENT, ALICE, Lab, cases, clone_audit, plan_text
 from mcpkit import session
-from oraclekit import mcp_payload
+from oraclekit import mcp_payload, page_texts
 from test_round2_execution_kit import shared
 
 # plan id -> the twin's path (relative to the repo root) and the plan's folder
@@ -166,6 +166,9 @@ def _build(root: Path) -> Lab:
         t: json.dumps(mcp_payload(r), ensure_ascii=False)[:3000]
         for t, r in zip(ALL, replies, strict=True)
     }
+    pages = page_texts(lab, [f"plans/{FOLDER[t]}" for t in ALL], "plans/ok")
+    got["page"] = {t: "\n".join(pages[f"plans/{FOLDER[t]}"])[:20000] for t in ALL}
+    got["calls-end"] = {t: len(lab.calls(t)) for t in ALL}
     report, valid = clone_audit(lab, root)
     got["audit"] = {
         "valid": sorted(valid),
@@ -186,7 +189,7 @@ def _xf(what: str) -> Any:
 
 CODES = ("E_PLAN_AMBIGUOUS", "E_UNSAFE_PATH")
 HELD = list(SLUG)
-HIDS = [f"{t}:{w}" for t in HELD for w in ("held", "never", "show", "validate", "mcp")]
+HIDS = [f"{t}:{w}" for t in HELD for w in ("held", "never", "show", "validate", "mcp", "page")]
 TBF_WHY = (
     "a root folder plans\\ (trailing backslash) holding tbf/PLAN.yml is plans/tbf/PLAN.yml "
     "on git for Windows, yet plans/tbf ran on Alice's approval and no reader names a code"
@@ -194,7 +197,7 @@ TBF_WHY = (
 BROKEN: dict[str, Any] = {
     f"{t}:{w}": _xf(TBF_WHY)
     for t in ("tbf", "tbu", "tbs")
-    for w in ("held", "never", "show", "validate", "mcp")
+    for w in ("held", "never", "show", "validate", "mcp", "page")
 }
 
 
@@ -218,8 +221,11 @@ def test_a_deeper_root_spelling_holds_the_plan(lab: Lab, vid: str) -> None:
     elif what == "validate":
         text = got["validate"][tag]
         assert not text.startswith("0 ") and _named(text), text[-800:]
-    else:
+    elif what == "mcp":
         assert _named(got["mcp"][tag]), got["mcp"][tag][-800:]
+    else:
+        assert _named(got["page"][tag]), got["page"][tag][:800]
+        assert got["calls-end"][tag] == got["calls"][tag], got["calls-end"]
 
 
 OIDS = ["lg:log", "lg:show", "gone:held-first", "gone:once", "kept:once", "kept:twin-never",

@@ -50,6 +50,10 @@ only a trailing backslash on the first, plans-folder, part is missed). Should
 (docs/plan-format.md, twins: "a root FOLDER so named: the files of ``plans\\rf/`` are those of
 ``plans/rf`` there"; "drops the empty parts a leading or doubled backslash makes"): held
 ``E_PLAN_AMBIGUOUS`` by the row, the pass and every reader, never run.
+By hand (no id): ``plangate check`` of Alice's approval branch on which the agent then adds
+``plans\\/ck/PLAN.yml`` names no ``E_PLAN_AMBIGUOUS`` for ``plans/ck`` (it predicts a refusal
+by the approval rules, ``E_SELF_APPROVAL`` for her merge), and the pass after her merge refused
+it so; the doubled ``plans\\\\ckd/`` beside it was held by both.
 Held: ``plans/tbi\\/PLAN.yml``, ``plans\\grp\\/tbg/``, ``PLANS\\ucf/``, ``\\plans\\ldf/``,
 ``plans\\\\dbf/``, ``plans\\grp/mx\\PLAN.yml``,
 ``plans\\grp\\sub/`` (plans two levels deep), a twin committed after the approval

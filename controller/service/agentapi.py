@@ -15,6 +15,7 @@ Local mode only: the watched working tree of ``repo``. The MCP glue lives in
 from __future__ import annotations
 
 import re
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,6 +66,11 @@ class AgentApi:
     def __init__(self, config: Config) -> None:
         self.config = config
         self._repo: GitRepo | None = None
+        #: One submission commits at a time: an agent's calls sent together run at once
+        #: (the server answers each in a thread), and each one's compare-and-swap of the
+        #: branch lost to the others' (round 80: two of eight submits sent together were
+        #: refused "main kept moving").
+        self._committing = threading.Lock()
 
     # --- reading the catalog and checking plans ---------------------------------------
 
@@ -176,7 +182,28 @@ class AgentApi:
         person = Person(identity.name, identity.email)
         message = submission_message(str(Path(rel).parent), note, identity.name, identity.email)
         folder = str(Path(rel).parent)
-        for _ in range(5):
+        with self._committing:
+            return self._commit_once(repo, rel, folder, data, branch, watched, person, message,
+                                     pull_request)  # fmt: skip
+
+    def _commit_once(
+        self,
+        repo: GitRepo,
+        rel: str,
+        folder: str,
+        data: bytes,
+        branch: str,
+        watched: str,
+        person: Any,
+        message: str,
+        pull_request: bool,
+    ) -> tuple[str, str, str]:
+        """The submission's commit, on the branch as it is now: read again and tried again
+        when someone else (the controller's pass, a person) moved the branch meanwhile, with
+        a short wait between tries (at most about 4 s in all)."""
+        for attempt in range(8):
+            if attempt:
+                time.sleep(min(0.025 * 2**attempt, 1.0))
             parent = self._parent(repo, branch, watched)
             rel = self._plan_file(repo, parent, folder) or rel
             self._check_claims(repo, parent, rel)

@@ -790,3 +790,27 @@ def test_submit_refuses_text_its_folders_encoding_would_not_give_back(
     assert git(repo, "show", "main:plans/sj/PLAN.yml") == PLAN  # the text it holds
     assert git(repo, "show", "main:plans/u16/PLAN.yml") == text
     assert git(repo, "status", "--porcelain").strip() == ""
+
+
+def test_submits_sent_together_are_each_committed(repo: Path, tmp_path: Path) -> None:
+    """An agent sends eight submissions at once (the server answers each in a thread): each
+    is committed, one commit each, none refused "kept moving" by its siblings' commits
+    (round 80: two of eight were)."""
+    config = write_config(tmp_path, repo)
+    before = git(repo, "rev-parse", "main").strip()
+    seen: dict[str, Any] = {}
+
+    async def body(session: Session) -> None:
+        async def one(i: int) -> None:
+            seen[f"t{i}"] = await call(session, "submit", plan=PLAN, slug=f"together-{i}")
+
+        async with anyio.create_task_group() as group:
+            for i in range(8):
+                group.start_soon(one, i)
+
+    with_agent(config, body)
+    assert all(answer["submitted"] is True for answer in seen.values()), seen
+    listed = git(repo, "ls-tree", "-r", "--name-only", "main", "plans").split()
+    assert sorted(listed) == sorted(f"plans/together-{i}/PLAN.yml" for i in range(8))
+    assert git(repo, "rev-list", "--count", f"{before}..main").strip() == "8"
+    assert git(repo, "status", "--porcelain") == ""

@@ -19,23 +19,24 @@ armed; a pass started and SIGKILLed (its process group) once ``HUNG`` appears; t
 state directory, the same remote) and the first make a pass at the same moment; then one pass
 each. ``ctl``: Alice approves last; a pass of the first controller.
 
-Variants (all honest work; the attacker is the racer, the killer, the second controller):
-``ran`` (``rec`` ran each plan exactly once: never twice, never lost), ``audit`` (a fresh
-clone's ``audit --json`` lists one valid run of each), ``row`` (``status --json`` of the first
-controller says ``completed``), ``kept`` (Bob's racing commit is on the remote's ``main`` at the
-end: the controller never overwrote what it did not read), ``passes`` (no traceback in any
-pass; the last pass of each story exits 0; the second controller's passes are refused, naming
-``--take-over``, docs/operations.md "One service per repository").
+Variants (all honest work; the attacker is the racer, the killer, the second controller): ``ran``
+(``rec`` ran each plan exactly once: never twice, never lost), ``audit`` (a fresh clone's ``audit
+--json`` lists one valid run of each), ``row`` (``status --json`` of the first controller says
+``completed``), ``mcp_log`` (the agent's MCP server, local mode on its own checkout since MCP is
+local-only, ``log`` says completed, no error), ``killed_at_most_once`` (``k1``, ``k2``: at the kill
+``rec`` had run at most once), ``kept`` (Bob's racing commit is on the remote's ``main`` at the end:
+the controller never overwrote what it did not read), ``passes`` (no traceback in any pass; the last
+pass of each story exits 0; the second controller's passes are refused, naming ``--take-over``,
+docs/operations.md "One service per repository").
 
-Seen (round 80): no break. Held: the forge's racing commit made the controller's push lose
-its compare-and-swap, and the next passes pushed the record on top of Bob's commit (kept on
-``main``), ``rc`` ran once; a SIGKILL while the push was in flight (nothing landed) and one
-after it landed (post-receive still running) each left ``rec`` at one call, the restarted
-passes exited 0 and the record reached the remote once; a second controller with its own
-state directory on the same remote, started at the same moment as the first, was refused
-(its clone holds commits sealed by another key: restore that state or ``--take-over``), so
-``two`` ran once; every row says completed and the fresh-clone audit lists one valid run each.
-"""
+Seen (round 80): no break. Held: the forge's racing commit made the controller's push lose its
+compare-and-swap, and the next passes pushed the record on top of Bob's commit (kept on ``main``),
+``rc`` ran once; a SIGKILL while the push was in flight (nothing landed) and one after it landed
+(post-receive still running) each left ``rec`` at one call, the restarted passes exited 0 and the
+record reached the remote once; a second controller with its own state directory on the same remote,
+started at the same moment as the first, was refused (its clone holds commits sealed by another key:
+restore that state or ``--take-over``), so ``two`` ran once; every row says completed and the
+fresh-clone audit lists one valid run each."""
 
 from __future__ import annotations
 
@@ -50,6 +51,7 @@ from typing import Any
 
 import pytest
 from advkit import AGENT, ALICE, Lab, cases, plan_text, valid_runs
+from mcpkit import session
 from test_round2_execution_kit import shared
 from writerkit import served
 
@@ -93,6 +95,10 @@ def _build(root: Path) -> Lab:
     for vid in VIDS:
         lab.write(vid, plan_text(vid))
     lab.commit("agent plans", AGENT)
+    mcp = (
+        root / "mcp.yml"
+    )  # the agent's MCP server: local mode on its clone (docs: MCP is local-only)
+    mcp.write_text(lab.config.read_text().replace(str(lab.state), str(root / "state-mcp")))
     lab.passes, lab.at_kill = [], {}  # type: ignore[attr-defined]
     with served(lab) as url:
         hooks = root / "served" / "origin.git" / "hooks"
@@ -171,6 +177,8 @@ def _build(root: Path) -> Lab:
         lab.git("fetch", "-q", "origin", "refs/heads/main")
         lab.git("reset", "-q", "--hard", "FETCH_HEAD")
         lab.rows = lab.status()  # type: ignore[attr-defined]
+        replies, _ = session(lab, [("log", {"path": f"plans/{v}"}) for v in VIDS], config=mcp)
+        lab.mcp = {v: json.dumps(r) for v, r in zip(VIDS, replies, strict=True)}  # type: ignore[attr-defined]
         clone = root / "fresh"
         subprocess.run(["git", "clone", "-q", url, str(clone)], env=lab.env(), check=True)
         lab.ancestry = subprocess.run(
@@ -216,6 +224,14 @@ def test_killed_at_most_once(lab: Lab, vid: str) -> None:
     """When the SIGKILL came, ``rec`` had run the plan at most once (the run before the push
     or the push before the run: either order, never a second run after)."""
     assert lab.at_kill[vid] <= 1 and len(lab.calls(vid)) == 1, lab.at_kill  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("vid", cases(VIDS, VIDS, BROKEN))
+def test_mcp_log(lab: Lab, vid: str) -> None:
+    """The agent's MCP ``log`` (remote mode) answers the record the remote holds: one run,
+    completed, no error."""
+    got = lab.mcp[vid]  # type: ignore[attr-defined]
+    assert "completed" in got and '"isError": true' not in got, got[-1500:]
 
 
 def test_kept(lab: Lab) -> None:

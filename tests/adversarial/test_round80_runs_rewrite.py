@@ -28,34 +28,34 @@ passes (every exit code kept) and, where the attacker rewrote ``main``, the owne
    repository's ``HEAD`` is made to point at (``sym``), and a tag ``ctl4`` that shares the
    control's name (``tagc``); Alice approves ``ctl4`` on main; two passes.
 
-Variants. CONTROLS (``rec`` once, the audit lists one valid run): ``ctl1``..``ctl4``, ``rw``
-(its one run, before the rewind), ``gctl``. ATTACKS (never run, or never again): ``rw`` again
-after the rewind and the orphan; ``un`` (the agent's own orphan approval); ``shc`` (the
-agent's plan Alice approved while the remote was shallow, so before any freeze:
-``E_PLAN_NOT_FROZEN`` once whole, never run); ``sown`` (Alice's own plan, during and after the
-shallow phase: ``E_GIT`` then ``E_SELF_APPROVAL``); ``gown`` (Alice's own plan behind a replace
-ref naming Bob, and a graft that drops her commit from the agent's); ``pp``, ``hpp``, ``sym``,
-``tagc`` (approvals off the branch). Per variant: ``ran`` (calls), ``audit`` (fresh-clone
-valid runs); ``nothing_ran_while_shallow`` (``sown``, ``shc``); per rewrite
-``status_while_rewritten`` (right after the rewrite's passes ``status`` holds ``rw``
-``E_HISTORY_REWRITTEN``, docs/approvals.md "A rewritten branch", or the remote's ``main``
-holds the controller's record again: never a ``completed`` row the remote does not hold); per
-phase ``passes`` (no traceback; the shallow passes exit 2 ``E_GIT``, every other pass 0) and
-``kept`` (after the phase, and the owner's restore, the remote's ``main`` holds every
-controller commit made before it: no record lost).
+Variants. CONTROLS (``rec`` once, the audit lists one valid run): ``ctl1``..``ctl4``, ``rw`` (its
+one run, before the rewind), ``gctl``. ATTACKS (never run, or never again): ``rw`` again after the
+rewind and the orphan; ``un`` (the agent's own orphan approval); ``shc`` (the agent's plan Alice
+approved while the remote was shallow, so before any freeze: ``E_PLAN_NOT_FROZEN`` once whole, never
+run); ``sown`` (Alice's own plan, during and after the shallow phase: ``E_GIT`` then
+``E_SELF_APPROVAL``); ``gown`` (Alice's own plan behind a replace ref naming Bob, and a graft that
+drops her commit from the agent's); ``pp``, ``hpp``, ``sym``, ``tagc`` (approvals off the branch).
+Per variant: ``ran`` (calls), ``audit`` (fresh-clone valid runs); ``nothing_ran_while_shallow``
+(``sown``, ``shc``); per rewrite ``status_while_rewritten`` (right after the rewrite's passes
+``status`` holds ``rw`` ``E_HISTORY_REWRITTEN``, docs/approvals.md "A rewritten branch", or the
+remote's ``main`` holds the controller's record again: never a ``completed`` row the remote does not
+hold); per phase ``passes`` (no traceback; the shallow passes exit 2 ``E_GIT``, every other pass 0)
+and ``mcp_while_orphaned`` (the agent's MCP ``status`` row and ``log`` of ``rw``, on its checkout of
+the orphan, carry ``E_OWNED_BLOCK_CHANGED`` or the hold); ``kept`` (after the phase, and the owner's
+restore, the remote's ``main`` holds every controller commit made before it: no record lost).
 
 Seen (round 80): no break. Held: after the REWIND the controller's passes pushed its own
-``start``/``complete`` commits back onto the rewound ``main`` (the remote's history held its
-record again before the owner's restore; ``rw`` never ran twice, ``ctl2`` ran after); the
-ORPHAN history was held (``status``: ``E_HISTORY_REWRITTEN``), its ``un`` refused
-``E_APPROVER_NOT_ALLOWED``, nothing re-ran; the remote made shallow after a good start was
-refused ``E_GIT`` on every pass (nothing frozen or run) and went on once whole (``sown``
-``E_SELF_APPROVAL``, ``shc`` ``E_PLAN_NOT_FROZEN``); ``refs/replace`` objects on the remote
-(an author swapped to Bob, a graft dropping Alice's commit) were never read (``gown`` never
-ran, ``gctl`` ran once); approvals pushed as ``refs/plangate/push/main``, a branch of that
-name, a branch the remote's ``HEAD`` points at and a tag named like a plan never ran; no
-controller commit was lost; the fresh-clone audit agreed.
-"""
+``start``/``complete`` commits back onto the rewound ``main`` (the remote's history held its record
+again before the owner's restore; ``rw`` never ran twice, ``ctl2`` ran after); the ORPHAN history
+was held (``status``: ``E_HISTORY_REWRITTEN``), its ``un`` refused ``E_APPROVER_NOT_ALLOWED``,
+nothing re-ran, and the agent's MCP ``log`` of ``rw`` on its checkout of the orphan said
+``E_OWNED_BLOCK_CHANGED`` (MCP in remote mode is refused ``E_CONFIG_INVALID`` "local-mode repository
+for now", as documented); the remote made shallow after a good start was refused ``E_GIT`` on every
+pass (nothing frozen or run) and went on once whole (``sown`` ``E_SELF_APPROVAL``, ``shc``
+``E_PLAN_NOT_FROZEN``); ``refs/replace`` objects on the remote (an author swapped to Bob, a graft
+dropping Alice's commit) were never read (``gown`` never ran, ``gctl`` ran once); approvals pushed
+as ``refs/plangate/push/main``, a branch of that name, a branch the remote's ``HEAD`` points at and
+a tag named like a plan never ran; no controller commit was lost; the fresh-clone audit agreed."""
 
 from __future__ import annotations
 
@@ -67,6 +67,7 @@ from typing import Any
 
 import pytest
 from advkit import AGENT, ALICE, BOB, Lab, cases, plan_text, valid_runs
+from mcpkit import session
 from test_round2_execution_kit import shared
 from writerkit import served
 
@@ -103,6 +104,10 @@ def _build(root: Path) -> Lab:
     for vid in [*CONTROLS, "un", "pp", "hpp", "sym", "tagc"]:
         lab.write(vid, plan_text(vid))
     lab.commit("agent plans", AGENT)
+    mcp = (
+        root / "mcp.yml"
+    )  # the agent's MCP server: local mode on its clone (docs: MCP is local-only)
+    mcp.write_text(lab.config.read_text().replace(str(lab.state), str(root / "state-mcp")))
     lab.passes, lab.kept = [], {}  # type: ignore[attr-defined]
     with served(lab) as url:
 
@@ -156,6 +161,8 @@ def _build(root: Path) -> Lab:
         run("orphan")
         lab.held_status["orphan"] = _status(lab)  # type: ignore[attr-defined]
         lab.remote_log["orphan"] = _bgit(lab, "log", "--format=%s", "refs/heads/main")  # type: ignore[attr-defined]
+        replies, _ = session(lab, [("status", {}), ("log", {"path": "plans/rw"})], config=mcp)
+        lab.mcp_orphan = [json.dumps(r) for r in replies]  # type: ignore[attr-defined]
         lab.git("checkout", "-q", "-f", "main")
         lab.git("branch", "-q", "-D", "fresh")
         lab.git("push", "-q", "--force", "origin", f"{t2}:refs/heads/main")
@@ -310,6 +317,19 @@ def test_status_while_rewritten(lab: Lab, phase: str) -> None:
         assert "E_HISTORY_REWRITTEN" in out, (log, out[-3000:])
     else:
         assert "plangate: start plans/rw" in log, log
+
+
+@pytest.mark.parametrize("which", cases(["status", "log"], [0, 1], {}))
+def test_mcp_while_orphaned(lab: Lab, which: int) -> None:
+    """While ``main`` is the agent's orphan, the agent's MCP server on its checkout of it
+    (local mode, its own state: MCP is local-only) answers ``rw``'s record with a problem
+    (``E_OWNED_BLOCK_CHANGED``: the orphan's ``execution:`` block and log are no record of the
+    controller's in this history, or the hold ``E_HISTORY_REWRITTEN``), never a bare run."""
+    got = json.loads(lab.mcp_orphan[which])["result"]["structuredContent"]  # type: ignore[attr-defined]
+    if which == 0:
+        got = [r for r in got["plans"] if r["plan"] == "plans/rw"]
+    text = json.dumps(got)
+    assert "E_OWNED_BLOCK_CHANGED" in text or "E_HISTORY_REWRITTEN" in text, text[-2000:]
 
 
 @pytest.mark.parametrize("phase", cases(PHASES, PHASES, {}))

@@ -17,7 +17,10 @@ The agent commits ``rc``, ``k1``, ``k2``, ``two`` and ``ctl``; a pass freezes th
 armed; a pass started and SIGKILLed (its process group) once ``HUNG`` appears; two passes.
 ``k2``: the same with ``PHANG``/``PHUNG``. ``two``: Alice approves; a second controller (its own
 state directory, the same remote) and the first make a pass at the same moment; then one pass
-each. ``ctl``: Alice approves last; a pass of the first controller.
+each. ``ctl``: Alice approves; a pass of the first controller. ``rf``: Alice approves last;
+``FRACE`` armed (pre-receive: the forge force-moves ``main`` back one commit, dropping her
+approval, while the controller's push is received); three passes: ``rec`` runs ``rf`` at most
+once and history proves it (one valid run in the audit, the record on ``main``).
 
 Variants (all honest work; the attacker is the racer, the killer, the second controller): ``ran``
 (``rec`` ran each plan exactly once: never twice, never lost), ``audit`` (a fresh clone's ``audit
@@ -35,8 +38,10 @@ compare-and-swap, and the next passes pushed the record on top of Bob's commit (
 (post-receive still running) each left ``rec`` at one call, the restarted passes exited 0 and the
 record reached the remote once; a second controller with its own state directory on the same remote,
 started at the same moment as the first, was refused (its clone holds commits sealed by another key:
-restore that state or ``--take-over``), so ``two`` ran once; every row says completed and the
-fresh-clone audit lists one valid run each."""
+restore that state or ``--take-over``), so ``two`` ran once; the forge's forced move of ``main``
+back one commit (dropping Alice's approval of ``rf``) mid-receive: the next pass pushed the approval
+and the controller's ``start``/``complete`` back, ``rf`` ran once and the audit calls it valid;
+every row says completed and the fresh-clone audit lists one valid run each."""
 
 from __future__ import annotations
 
@@ -55,7 +60,7 @@ from mcpkit import session
 from test_round2_execution_kit import shared
 from writerkit import served
 
-VIDS = ["rc", "k1", "k2", "two", "ctl"]
+VIDS = ["rc", "k1", "k2", "two", "ctl", "rf"]
 
 HOOK = """#!/bin/sh
 d={root}
@@ -67,6 +72,11 @@ if [ -f $d/RACE ]; then
       GIT_COMMITTER_EMAIL=bob@example.com git commit-tree -p refs/heads/main \\
       -m "bob: racing commit" 'refs/heads/main^{{tree}}')
   git update-ref refs/heads/main "$c" && echo "$c" > $d/RACED
+fi
+if [ -f $d/FRACE ]; then
+  rm -f $d/FRACE
+  unset GIT_QUARANTINE_PATH GIT_OBJECT_DIRECTORY GIT_ALTERNATE_OBJECT_DIRECTORIES
+  git update-ref refs/heads/main refs/heads/main~1 && touch $d/FRACED
 fi
 if [ -f $d/HANG ]; then rm -f $d/HANG; touch $d/HUNG; sleep 6; exit 1; fi
 exit 0
@@ -170,6 +180,11 @@ def _build(root: Path) -> Lab:
         lab.passes.append(("two-b2", res.returncode, "Traceback" in res.stderr, res.stderr[-600:]))  # type: ignore[attr-defined]
         approve("ctl")
         run("ctl")
+        approve("rf")
+        (root / "FRACE").touch()
+        for _ in range(3):
+            run("rf")
+        lab.fraced = (root / "FRACED").exists()  # type: ignore[attr-defined]
         lab.tip = subprocess.run(
             ["git", "-C", str(root / "served" / "origin.git"), "rev-parse", "refs/heads/main"],
             capture_output=True, text=True, check=True,
@@ -232,6 +247,10 @@ def test_mcp_log(lab: Lab, vid: str) -> None:
     completed, no error."""
     got = lab.mcp[vid]  # type: ignore[attr-defined]
     assert "completed" in got and '"isError": true' not in got, got[-1500:]
+
+
+def test_forced_race_hit(lab: Lab) -> None:
+    assert lab.fraced, "the forced racing hook never fired"  # type: ignore[attr-defined]
 
 
 def test_kept(lab: Lab) -> None:

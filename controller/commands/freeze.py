@@ -10,6 +10,7 @@ can run in CI and as a pre-commit hook.
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 from controller.commands._shared import (
@@ -65,14 +66,21 @@ def _source(path: Path, config: Config | None, stored: bytes | None) -> int:
     converts it to PLAN.yml and freezes that (docs/formats.md); ``frozen:`` written into the
     source was the author's text, a block the controller owns (round 80: a plain-YAML
     PLAN.md got one). Validated as the daemon reads it: 0 and the hash it will freeze, or 1
-    and its problems (``--check`` alike: a source is never "not frozen")."""
-    from controller.plan.discovery import load_source
+    and its problems (``--check`` alike: a source is never "not frozen"); 1 and the warning
+    ``validate`` prints where the controller would not convert it (a PLAN.yml beside it,
+    outside the plans folder; round 81: it printed a hash the controller never froze)."""
+    from controller.plan.discovery import discovery_warning, load_source
 
     plan = load_source(path, config, data=stored)
     shown = visible(str(path))
     if not plan.valid:
         print_problems(path, plan.problems)
         print(f"{shown}: not frozen ({len(plan.problems)} problem(s))")
+        return 1
+    warning = discovery_warning(path, config)
+    if warning is not None:  # beside a PLAN.yml, or where no controller looks (round 81)
+        print(f"{shown}: warning: {visible(warning)}", file=sys.stderr)
+        print(f"{shown}: a plan source, not written; the controller would not convert it")
         return 1
     print(
         f"{shown}: a plan source, not written: the controller converts it to PLAN.yml and "

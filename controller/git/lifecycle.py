@@ -375,6 +375,12 @@ class Lifecycle(IndexStore):
             state.log_commit = record.sha
             self.touch(plan_id)
 
+    def folder_twins(self, path: str) -> list[str]:
+        """The plans whose folder is one folder with ``path`` on some checkout, as the index
+        last read them (:meth:`_folder_twins`): what a conversion into ``path`` must not
+        land beside (round 81)."""
+        return self._folder_twins(path)
+
     def _folder_twins(self, path: str) -> list[str]:
         """The plans whose folder is one folder with ``path`` on some checkout
         (:class:`controller.git.twins.FolderTwins`: ``plans/fcase`` of ``plans/FCASE``,

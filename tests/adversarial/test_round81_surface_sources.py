@@ -34,7 +34,44 @@ Variants per folder: ``<f>:untouched`` (the source's bytes unchanged by ``freeze
 ``<f>:hash`` (``freeze`` printed the hash the controller froze, or refused with a code and
 the controller never ran it), ``<f>:ran`` (ran once, or never where the plan is held,
 rejected, aborted or too large), ``<f>:clean`` (``git status`` names no file of the folder);
-plus ``audit`` (fresh clone).
+plus ``side:check`` (``freeze --check`` of ``plans/side/PLAN.md``) and ``side:hashcli``
+(``plangate hash`` of it): the hash printed is the controller's, or comes with the warning
+that the controller runs PLAN.yml; ``held:unwritten`` (the pass commits no conversion into
+the held folder ``plans/held``) and ``held:unfrozen`` (neither twin is frozen); ``audit``
+(fresh clone).
+
+Seen (round 81): 5 ids, 2 classes (strict xfails). **A source beside PLAN.yml gets a hash
+the controller never freezes** (``side:hash``, ``side:check``, ``side:hashcli``): ``plangate
+freeze plans/side/PLAN.md`` and ``freeze --check`` exit 0 printing "a plan source, not
+written: the controller converts it to PLAN.yml and freezes that as sha256:0e6b..." and
+``plangate hash`` prints that hash, with no warning, while the controller runs the
+PLAN.yml beside it (frozen ``sha256:4f76...``, tag ``side``) and never converts the source
+(``side-md`` never ran); ``validate`` of the same file does warn "PLAN.yml is beside it: the
+controller runs that file and converts no source in its folder". Should (docs/formats.md,
+"Checking a source before committing it": "Beside a PLAN.yml it warns that the controller
+runs that file"; docs/plan-format.md "Freezing": "print the hash the controller will
+freeze"): the same warning from ``freeze``/``--check``/``hash`` (or exit 1), never "the
+controller ... freezes that as" a hash it will not freeze. **The pass converts a source in
+a held twin folder and freezes both twins** (``held:unwritten``, ``held:unfrozen``): the
+agent commits ``plans/held/PLAN.md`` and ``plans/Held/PLAN.yml`` together; ``validate`` and
+``freeze`` of the source answer ``E_PLAN_AMBIGUOUS`` (plans/Held is its twin), yet one pass
+commits ``plangate: freeze plans/Held``, ``plangate: convert plans/held`` (PLAN.yml written
+into the held folder) and ``plangate: freeze plans/held``; only then are both rows
+``E_PLAN_AMBIGUOUS`` (nothing ran; the audit agreed). Should (docs/formats.md, ``convert``:
+"A source in a folder the controller holds (a twin or a claim beside it ...) is refused, as
+the daemon never converts it"; docs/plan-format.md, twin folders: "both plans are
+``E_PLAN_AMBIGUOUS`` (the history index: no freeze, no run ...)"; "nothing is written into
+the folder"): no convert, no freeze of either twin. The promise's runs held.
+Held: ``freeze`` and ``--check`` never wrote into a ``PLAN.md``/``PLAN.json`` source (plain,
+UTF-16, CR LF, ``ident``) and printed the hash the controller then froze, and each ran
+once; a twin source pair and a twin folder were refused ``E_PLAN_AMBIGUOUS`` by
+``freeze``/``validate``; a UTF-32 PLAN.yml over the limit in the working tree but not as
+stored was valid and frozen by the CLI to the controller's hash (written back as UTF-32)
+and ran; a UTF-16 CJK plan under the limit in the working tree but over it as stored was
+``E_PLAN_TOO_LARGE`` for the CLI as for the controller; ``convert -o plans`` into a UTF-16
+folder wrote what git checks out (the blob the converted plan, which ran), into a symlinked
+folder ``E_USAGE`` "outside" (nothing written outside); ``reject`` and ``abort`` in UTF-16
+folders committed, left ``git status`` clean, and neither plan ran; the audit agreed.
 """
 
 from __future__ import annotations

@@ -49,7 +49,8 @@ freeze 16 plans`` freezing both ``plans/hx`` and ``plans/Hx``; only afterwards w
 ``E_PLAN_AMBIGUOUS`` (neither ran; the audit agreed). Should (docs/formats.md: a source in a
 folder the controller holds, a twin, "is refused, as the daemon never converts it";
 docs/plan-format.md, twin folders: "no freeze, no run"): no convert into the twin folder and
-neither plan frozen (the submit itself may stand: a lone source is no plan file). Held: two submits of one slug sent together were both committed
+neither plan frozen (the submit itself may stand: a lone source is no plan file).
+Held: two submits of one slug sent together were both committed
 one after the other (each ``ok`` reply's commit on main holding exactly its text), the later
 replacing the earlier pending version, and only the version at HEAD that Alice approved ran
 (once); of ``tw`` and its twins, ``TW``, ``tw ``, ``tw\\x``, ``ﬁx`` and ``t<U+200C>w`` were

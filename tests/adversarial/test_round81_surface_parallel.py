@@ -63,10 +63,10 @@ frozen: both committed, the later one ran once; ``rq`` v2 raced with the pass fr
 committed, frozen afresh, and v2 ran once; ``sb`` committed beside the unconverted
 ``PLAN.md``: the PLAN.yml ran once, the source never; ``pull_request: true`` beside a main
 submit of the same slug put each on its branch, only main's ran; the audit agreed. Noted:
-the order in which parallel calls are committed is not the order sent (``tw.`` before
-``tw``; ``same-b`` before ``same-a``), so which of two same-slug submissions ends up pending
-is the server's; each ``ok`` names its own commit and hash, and ``status`` shows the one
-that waits.
+the order in which parallel calls are committed is not the order sent (in the lab's runs
+``tw.`` before ``tw``; the same-slug pairs either way), so which of two same-slug
+submissions ends up pending is the server's; each ``ok`` names its own commit and hash,
+and ``status`` shows the one that waits.
 """
 
 from __future__ import annotations

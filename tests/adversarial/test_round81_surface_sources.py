@@ -37,10 +37,10 @@ rejected, aborted or too large), ``<f>:clean`` (``git status`` names no file of 
 plus ``side:check`` (``freeze --check`` of ``plans/side/PLAN.md``) and ``side:hashcli``
 (``plangate hash`` of it): the hash printed is the controller's, or comes with the warning
 that the controller runs PLAN.yml; ``held:unwritten`` (the pass commits no conversion into
-the held folder ``plans/held``) and ``held:unfrozen`` (neither twin is frozen); ``audit``
+the held folder ``plans/held``); ``audit``
 (fresh clone).
 
-Seen (round 81): 5 ids, 2 classes (strict xfails). **A source beside PLAN.yml gets a hash
+Seen (round 81): 4 ids, 2 classes (strict xfails). **A source beside PLAN.yml gets a hash
 the controller never freezes** (``side:hash``, ``side:check``, ``side:hashcli``): ``plangate
 freeze plans/side/PLAN.md`` and ``freeze --check`` exit 0 printing "a plan source, not
 written: the controller converts it to PLAN.yml and freezes that as sha256:0e6b..." and
@@ -52,12 +52,14 @@ controller runs that file and converts no source in its folder". Should (docs/fo
 runs that file"; docs/plan-format.md "Freezing": "print the hash the controller will
 freeze"): the same warning from ``freeze``/``--check``/``hash`` (or exit 1), never "the
 controller ... freezes that as" a hash it will not freeze. **The pass converts a source in
-a held twin folder and freezes both twins** (``held:unwritten``, ``held:unfrozen``): the
+a held twin folder and freezes both twins** (``held:unwritten``): the
 agent commits ``plans/held/PLAN.md`` and ``plans/Held/PLAN.yml`` together; ``validate`` and
 ``freeze`` of the source answer ``E_PLAN_AMBIGUOUS`` (plans/Held is its twin), yet one pass
 commits ``plangate: freeze plans/Held``, ``plangate: convert plans/held`` (PLAN.yml written
 into the held folder) and ``plangate: freeze plans/held``; only then are both rows
-``E_PLAN_AMBIGUOUS`` (nothing ran; the audit agreed). Should (docs/formats.md, ``convert``:
+``E_PLAN_AMBIGUOUS`` (nothing ran; the audit agreed). The freeze of the twins was seen in
+every run of this lab but not in every run of the parallel module's ``hx``, so only the
+conversion is asserted. Should (docs/formats.md, ``convert``:
 "A source in a folder the controller holds (a twin or a claim beside it ...) is refused, as
 the daemon never converts it"; docs/plan-format.md, twin folders: "both plans are
 ``E_PLAN_AMBIGUOUS`` (the history index: no freeze, no run ...)"; "nothing is written into
@@ -268,17 +270,16 @@ SIDE_WHY = (
 )
 HELD_WHY = (
     "the pass converted plans/held/PLAN.md (its twin folder plans/Held holds a PLAN.yml; "
-    "validate and freeze say E_PLAN_AMBIGUOUS, 'as the daemon never converts it') and froze "
-    "both plans/Held and plans/held"
+    "validate and freeze say E_PLAN_AMBIGUOUS, 'as the daemon never converts it') (both "
+    "twins were frozen too in this lab's runs; the freeze depends on the order within the pass)"
 )
 IDS = [f"{f}:{w}" for f in FOLDERS for w in ("untouched", "hash", "ran", "clean")]
-IDS += ["side:check", "side:hashcli", "held:unwritten", "held:unfrozen"]
+IDS += ["side:check", "side:hashcli", "held:unwritten"]
 BROKEN: dict[str, Any] = {
     "side:hash": _xf(SIDE_WHY),
     "side:check": _xf(SIDE_WHY),
     "side:hashcli": _xf(SIDE_WHY),
     "held:unwritten": _xf(HELD_WHY),
-    "held:unfrozen": _xf(HELD_WHY),
 }
 
 
@@ -322,8 +323,6 @@ def test_freeze_and_readers_on_sources_and_attributes(lab: Lab, vid: str) -> Non
         assert _said(got["side-hash"], got["frozen"]["side"]), got["side-hash"]
     elif what == "unwritten":
         assert "convert" not in got["held-log"], got["held-log"]
-    elif what == "unfrozen":
-        assert got["frozen"]["held"] == "None" == got["frozen"]["Held"], got["frozen"]
     elif what == "ran":
         if slug in RUN:
             assert got["calls"][slug] == 1 and row.get("status") == "completed", (row, got)

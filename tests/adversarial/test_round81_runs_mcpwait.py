@@ -102,7 +102,7 @@ def _build(root: Path) -> Lab:
     lab.seen = {}  # type: ignore[attr-defined]
     env = lab.env()
     env["REC_LOG"] = str(lab.log)
-    errf = (root / "daemon.err").open("wb")  # noqa: SIM115 (the daemon's stderr, closed below)
+    errf = (root / "daemon.err").open("wb")  # the daemon's stderr, closed below
     d = subprocess.Popen(
         [PLANGATE, "run", "--config", str(lab.config)], cwd=root, env=env,
         stdout=subprocess.DEVNULL, stderr=errf, start_new_session=True,

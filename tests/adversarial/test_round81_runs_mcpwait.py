@@ -1,29 +1,58 @@
 """Round 81 (runs): the agent's MCP ``wait`` and ``log`` while a plan runs, while someone
-forges its status mid-run, and around an abort.
+forges its status mid-run, and around an abort (by ``plangate abort`` and by ``git commit -a``).
 
 Lab (one, local mode; ``plangate run`` as a daemon; the agent's ``plangate mcp`` on the same
 repository with its own state directory, as round 80 did). Tools: ``rec`` and ``hold`` (an exec tool
-that notes its start in ``HELD-<tag>`` and waits for ``GO-<tag>``). Plans (the agent's): ``wt``
-(``rec``, ``hold``), ``fg`` (``rec``, ``hold``), ``ab`` (``rec`` ``ab``, ``hold``, ``rec`` ``ab2``),
-``ctl`` (``rec``). Stories, each while the daemon runs:
+that notes its start in ``HELD-<tag>`` and waits for ``GO-<tag>``). Plans (the agent's): ``wt``,
+``fg`` (``rec``, ``hold``), ``ab``, ``ca`` (``rec``, ``hold``, ``rec`` ``ab2``/``ca2``), ``ctl``
+(``rec``). Stories, one after another while the daemon runs:
 
-- ``wt``: Alice approves; once ``hold`` runs, one MCP session asks ``log`` of ``wt`` and ``wait``
-  (``status: executing``, 60 s); 2 s later ``GO``: ``wait`` answers ``completed`` (changed),
-  ``log`` said ``executing`` with no completion.
-- ``fg``: Alice approves; once ``hold`` runs, Mallory (neither approver nor author) commits
-  ``status: completed`` and a forged ``execution:`` block into ``fg``'s PLAN.yml; an MCP session
-  asks ``wait`` (``status: executing``, 8 s) and ``log``; then ``GO``. What must hold: ``wait``
-  never answers ``completed`` before the controller completed the run (it times out unchanged,
-  or names the forgery), ``log`` names the forgery (``E_OWNED_BLOCK_CHANGED`` or the ignored
-  transition) or says ``executing``, never a bare ``completed``; the run then completes once.
-- ``ab``: Alice approves; once ``hold`` runs, Alice commits ``status: aborted`` (an abort request);
-  an MCP session asks ``wait`` (``status: executing``, 60 s); 2 s later ``GO``. ``wait`` answers
-  ``aborted``; ``log`` afterwards says ``aborted``; ``rec`` ``ab2`` never runs.
-- ``ctl``: Alice approves last; it runs once (the daemon still works).
+- ``wt``: Alice approves; once ``hold`` runs, one MCP session asks ``log`` and ``wait``
+  (``status: executing``, 60 s); 2 s later ``GO``. ``wt_wait``: ``completed``, changed;
+  ``wt_log``: no problem.
+- ``fg``: Alice approves; once ``hold`` runs, Mallory (neither approver nor author) rewrites
+  ``status: executing`` to ``status: completed`` in ``fg``'s PLAN.yml (the plan's and the
+  controller's ``execution:`` block's) and commits it; an MCP session asks ``wait`` (``status:
+  executing``, 8 s), ``log`` and ``status``; ``status --json`` is read; then ``GO``. Must hold:
+  ``fg_wait`` never answers ``completed`` while the tool still runs (the controller ignored her
+  edit, ``E_ILLEGAL_TRANSITION``); ``fg_log``: ``log``'s ``status`` is not ``completed`` then (it is
+  "as committed by the controller", docs/agents.md); ``fg_row``: the controller's row says
+  ``executing`` with the ignored transition; ``fg_end``: after ``GO`` the run completes once and
+  ``log`` shows the controller's record.
+- ``ab``: Alice approves; once ``hold`` runs, she runs ``plangate abort plans/ab`` (``ab_cli``: exit
+  0); an MCP ``wait`` from ``executing``; ``GO``. ``ab_wait``: ``aborted``; ``ab_log``: the record
+  ``aborted``, action 3 pending; ``rec`` ``ab2`` never runs.
+- ``ca``: the same, but Alice edits the status line and runs ``git commit -a`` (how git users
+  commit), which also takes the controller's uncommitted progress in the working tree (local mode
+  writes the ``execution:`` block and EXECUTION_LOG.md there mid-run, docs/architecture.md step 4).
+  ``ca_wait``, ``ca_log`` as for ``ab``.
+- ``ctl``: Alice approves last; it runs once.
 
-Variants: ``ran`` (``rec`` calls per tag: ``wt``, ``fg``, ``ab``, ``ctl`` once, ``ab2`` never),
-``audit`` (fresh clone: one valid run of each plan, ``ab``'s outcome ``abort``), ``mcp`` (per
-story as above), ``final`` (the controller's ``status --json`` rows at the end).
+Variants: ``ran`` (``rec`` calls per tag), ``audit`` (fresh clone: one valid run each, ``ab`` and
+``ca`` ``abort``), ``final`` (the rows at the end), ``mcp`` (above), ``findings`` (the fresh clone's
+audit: no finding on ``ab`` nor ``ca``, Mallory's forgery named ``owned-block-changed`` and
+``illegal``).
+
+Seen (round 81): two breaks. ``mcp:fg_wait`` and ``mcp:fg_log`` (one class): Mallory's commit
+setting ``status: completed`` mid-run, which the controller ignored (its row ``executing``,
+``last_event`` ``E_ILLEGAL_TRANSITION ... ignored``, ``file_status: completed``), made the agent's
+``wait`` from ``executing`` answer ``{"status": "completed", "changed": true}`` within 0.5 s while
+``hold`` still ran, and ``log`` answer ``status: completed`` (with ``execution: null`` and the
+``E_OWNED_BLOCK_CHANGED`` problem). docs/agents.md tells the agent to ``wait`` then read ``log``
+for the outcome, and ``log`` is "as committed by the controller"; should: ``wait`` and ``log``
+follow the controller's status (the row's ``status``, as MCP ``status`` does), never a status the
+controller ignored. ``findings:ca_clean``: Alice's honest abort by ``git commit -a`` mid-run
+committed the controller's uncommitted progress (16 lines of the ``execution:`` block) as hers;
+the controller honoured the abort and MCP ``log`` of ``ca`` names no problem, but the fresh-clone
+audit flags her commit ``owned-block-changed`` (``ok: false``): the audit and the controller
+disagree on honest work (SPEC §15, "``plangate audit`` on a fresh clone agrees with the
+controller"); should: the progress a run writes is never left for a human's ``git commit -a`` to
+carry (or both readers rule the same); the lead may rule it. Held: ``wait`` answered the
+controller's ``completed`` and ``aborted`` when they came; ``plangate abort`` mid-run stopped
+``ab`` before action 3, no finding; no plan ran twice, ``ab2``/``ca2`` never; the audit named
+Mallory's forgery. Noted: the lab's own ``git add -A`` commits mid-run (an approval while
+another plan runs) carry that plan's uncommitted ``EXECUTION_LOG.md`` the same way (a
+``log-changed`` finding on ``fg``).
 """
 
 from __future__ import annotations
@@ -220,6 +249,12 @@ FORGED = xfail_81(
     "while the tool still ran"
 )
 BROKEN: dict[str, Any] = {"fg_wait": FORGED, "fg_log": FORGED}
+RIDE = xfail_81(
+    "an honest mid-run `git commit -a` abort carries the controller's uncommitted progress "
+    "(PLAN.yml execution: block) as Alice's: the fresh-clone audit flags her commit "
+    "owned-block-changed (ok: false) while the controller and MCP log of ca show no problem"
+)
+FIND: dict[str, Any] = {"ca_clean": RIDE}
 
 
 @pytest.mark.parametrize("tag", cases(list(RAN), list(RAN), {}))
@@ -274,3 +309,17 @@ def test_mcp(lab: Lab, which: str) -> None:
         log = seen[f"{which[:2]}_log"]
         assert log["status"] == "aborted" and log["execution"]["status"] == "aborted", log
         assert [a["status"] for a in log["execution"]["actions"]][2] == "pending", log
+
+
+@pytest.mark.parametrize("which", cases(["ab_clean", "ca_clean", "fg_named"], [0, 1, 2], FIND))
+def test_findings(lab: Lab, which: int) -> None:
+    """The fresh-clone audit agrees with the controller: no finding on an honest abort
+    (``plangate abort``; Alice's ``git commit -a`` of her status edit), and Mallory's forgery
+    named (``owned-block-changed`` and ``illegal`` on her commit)."""
+    found = lab.report["findings"]  # type: ignore[attr-defined]
+    if which < 2:
+        plan = ["plans/ab", "plans/ca"][which]
+        assert [f for f in found if f["plan"] == plan] == [], found
+    else:
+        kinds = {f["kind"] for f in found if f["plan"] == "plans/fg" and "mallory" in f["detail"]}
+        assert {"owned-block-changed", "illegal"} <= kinds, found

@@ -28,7 +28,8 @@ Phases:
    evil bare repository; a payload naming ``main`` with ``after``/``head_commit`` = that commit and
    ``repository.clone_url``/``git_url``/``url`` = the evil repository is sent without a secret
    (``401``), with a wrong one (``403``), GitHub-signed and as a bearer (``202``); a push to
-   ``side`` (``202``), non-JSON bytes (``202``: at most one extra fetch), 2 MiB (``413``); then 150
+   ``side`` (``202``), non-JSON bytes (``202``: at most one extra fetch), 2 MiB (``413``, or
+   the socket closed on the sender under load); then 150
    forged requests in a row (all ``202``, the daemon alive, its page answering: ``hook:*``).
    ``fk`` must never run.
 6. ``ctl2``: Alice approves; the daemon runs it (honest work after all of the above).
@@ -373,7 +374,11 @@ HOOK = {"none": 401, "wrong": 403, "signed": 202, "bearer": 202, "side": 202, "j
 
 @pytest.mark.parametrize("kind", cases(list(HOOK), list(HOOK), {}))
 def test_hook(lab: Lab, kind: str) -> None:
-    assert lab.seen["hook"][kind] == HOOK[kind], lab.seen["hook"]  # type: ignore[attr-defined]
+    got = lab.seen["hook"][kind]  # type: ignore[attr-defined]
+    if kind == "big":  # 413, or the server closed the socket on the sender past the limit
+        assert got in (413, -1), lab.seen["hook"]  # type: ignore[attr-defined]
+    else:
+        assert got == HOOK[kind], lab.seen["hook"]  # type: ignore[attr-defined]
     assert lab.calls("fk") == []
 
 

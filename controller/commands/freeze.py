@@ -66,7 +66,7 @@ def _source(path: Path, config: Config | None, stored: bytes | None) -> int:
     converts it to PLAN.yml and freezes that (docs/formats.md); ``frozen:`` written into the
     source was the author's text, a block the controller owns (round 80: a plain-YAML
     PLAN.md got one). Validated as the daemon reads it: 0 and the hash it will freeze, or 1
-    and its problems (``--check`` alike: a source is never "not frozen"); 1 and the warning
+    and its problems (``--check`` alike: a source is never "not frozen"); 0 and the warning
     ``validate`` prints where the controller would not convert it (a PLAN.yml beside it,
     outside the plans folder; round 81: it printed a hash the controller never froze)."""
     from controller.plan.discovery import discovery_warning, load_source
@@ -81,7 +81,7 @@ def _source(path: Path, config: Config | None, stored: bytes | None) -> int:
     if warning is not None:  # beside a PLAN.yml, or where no controller looks (round 81)
         print(f"{shown}: warning: {visible(warning)}", file=sys.stderr)
         print(f"{shown}: a plan source, not written; the controller would not convert it")
-        return 1
+        return 0  # as `validate` answers it: the warning says it all
     print(
         f"{shown}: a plan source, not written: the controller converts it to PLAN.yml and "
         f"freezes that as {plan.hash} (`plangate convert` writes the PLAN.yml yourself)"

@@ -137,6 +137,7 @@ def test_freeze_never_writes_into_a_plan_source(tmp_path: Path, name: str) -> No
     """A plain-YAML PLAN.md (or a PLAN.json) is converted and frozen by the controller as
     PLAN.yml: ``freeze`` validates it, prints the hash the controller will freeze and leaves
     the file byte for byte (before: it wrote ``frozen:`` into the source)."""
+    git(tmp_path, "init", "-q", "-b", "main")
     folder = tmp_path / "plans" / "greet"
     folder.mkdir(parents=True)
     text = CAFE if name == "PLAN.md" else json.dumps({"plan": {"name": "x"}})
@@ -152,3 +153,21 @@ def test_freeze_never_writes_into_a_plan_source(tmp_path: Path, name: str) -> No
         assert run_cli("freeze", "--check", str(folder), cwd=tmp_path).returncode == 0
     else:
         assert "not frozen" in frozen.stdout and "E_" in frozen.stderr
+
+
+def test_freeze_of_a_source_beside_a_plan_file_warns_as_validate_does(tmp_path: Path) -> None:
+    """A PLAN.md beside a PLAN.yml is no plan: the controller runs the PLAN.yml and never
+    converts the source. ``freeze`` and ``hash`` of the source say so (round 81: they printed
+    a hash the controller would never freeze, with no warning)."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    folder = tmp_path / "plans" / "side"
+    folder.mkdir(parents=True)
+    (folder / "PLAN.yml").write_text(PLAN)
+    (folder / "PLAN.md").write_text(CAFE)
+    frozen = run_cli("freeze", str(folder / "PLAN.md"), cwd=tmp_path)
+    hashed = run_cli("hash", str(folder / "PLAN.md"), cwd=tmp_path)
+    for said in (frozen, hashed):
+        assert said.returncode == 0, said.stderr
+        assert "PLAN.yml is beside it" in said.stderr
+    assert "would not convert it" in frozen.stdout and "sha256:" not in frozen.stdout
+    assert (folder / "PLAN.md").read_text() == CAFE

@@ -170,3 +170,27 @@ def test_validate_reads_a_source_as_the_daemon_does(repo: Path) -> None:
 
 def head_plan_text(repo: Path) -> str:
     return git(repo, "show", "HEAD:plans/greet/PLAN.yml") + "\n"
+
+
+def test_a_source_in_a_twin_folder_of_a_plan_is_never_converted(repo: Path) -> None:
+    """``plans/held/PLAN.md`` beside ``plans/Held/PLAN.yml``: one folder on a case-insensitive
+    checkout, where the source is a note beside the plan file. The pass converts nothing
+    into it (round 81: it wrote ``plans/held/PLAN.yml``, a twin, and froze both); the
+    source's folder waits ``E_PLAN_AMBIGUOUS``, and ``plans/Held`` is frozen as any plan.
+    Two sources in twin folders are neither converted."""
+    from tests.support.gitkit import write_plan
+
+    write_plan(repo, "Held")
+    write(repo, "held", "PLAN.md", MARKDOWN)
+    write(repo, "pair", "PLAN.md", MARKDOWN)
+    write(repo, "PAIR", "PLAN.json", json.dumps(CONTRACT))
+    commit_all(repo, "agent proposes", AGENT)
+    with controller(repo) as ctl:
+        ctl.reconcile()
+        waiting = dict(ctl._waiting)
+    tree = git(repo, "ls-tree", "-r", "--name-only", "HEAD").split()
+    assert not any(s.startswith("plangate: convert") for s in subjects(repo)), subjects(repo)
+    assert {"plans/held/PLAN.yml", "plans/pair/PLAN.yml", "plans/PAIR/PLAN.yml"}.isdisjoint(tree)
+    assert head_plan(repo, "Held")["frozen"]["hash"]
+    for folder in ("plans/held", "plans/pair", "plans/PAIR"):
+        assert "E_PLAN_AMBIGUOUS" in waiting[folder], (folder, waiting)

@@ -40,6 +40,19 @@ controller's audit and a fresh clone's. By id, the writing commit:
 What must hold: the tag runs as ``WANT`` says; a counted run's approvers are none of the
 writers; ``check`` predicted ``start`` exactly when the plan then ran; the fresh clone's audit
 agrees with the controller.
+
+Seen (round 81): no break. Every spelling of Bob as a co-author of the writing commit on a
+side branch merged by Alice made him a producer and his pull request's merge was refused
+(``costd``, ``colower``, ``coupper``, ``cofold``, ``comail``, ``cobare``, ``coname``,
+``cospace``, ``comid``, ``cotwo``, ``coindent``, ``coquote``, ``cocomment``, ``cofull``,
+``codot``), and so were Bob as the earlier version's author (``bobedit``) and as committer
+(``bobcommit``); Carol as co-author could not make Alice's quorum (``q-costd``). Within 0..1,
+the audit agreeing: ``comerge`` (Bob co-author of Alice's merge that writes nothing) ran once
+on Bob; ``comment`` (Bob co-author of a comment-only commit, no new version) was refused
+``E_SELF_APPROVAL``: conservative, not a break (the comment edit makes him a writer of the
+folder: "the writers of its folder ... the safe direction", docs/approvals.md, "Who wrote a
+plan, and who only carried it"). ``check --as`` the merger predicted each outcome; the
+controls ran once.
 """
 
 from __future__ import annotations
@@ -225,3 +238,11 @@ def test_a_fresh_clone_agrees_with_the_controller(lab: Lab, vid: str) -> None:
         str(e.get("approver")) for e in fresh
     ), (mine, fresh)
     assert len(fresh) == len(lab.calls(vid)), (fresh, said(lab, vid))
+
+
+REFUSED = [v for v in ALL if WANT[v] == (0, 0)]
+
+
+@pytest.mark.parametrize("vid", cases(REFUSED, REFUSED, BROKEN))
+def test_a_writers_approval_is_refused_as_self_approval(lab: Lab, vid: str) -> None:
+    assert "E_SELF_APPROVAL" in lab.final[vid], said(lab, vid)  # type: ignore[attr-defined]

@@ -60,6 +60,25 @@ and a fresh clone's.
 What must hold: each id's tag runs as ``WANT`` says, every counted run's approver is allowed
 (never the agent, Erin for a run she alone would make, or Dave after his removal), and the
 fresh clone's audit agrees with the controller on every run.
+
+Seen (round 81): no break; every id held and the fresh clone's audit agreed on each. Under
+the quorum rule an approver's reject on a merged branch with ``pending_approval`` written
+back kept the version ``rejected`` (effective status, "set status rejected on a merged
+branch") whether the other vote came after the merge (``q-sidetake``, ``q-bobside``) or
+before it on the line in the same pass (``q-before``). Carol's unsigned approval inside a
+branch counted nothing, merged by Alice (``q-carolpr``: still partial, Alice once) or by the
+agent (``q-sidevote``: ``E_APPROVER_NOT_ALLOWED``, Alice's vote kept). Dave's vote was judged
+again after his removal (``q-rmvote``: partial); Erin's refused vote stayed uncounted after
+her addition (``q-addvote``). Withdrawals on a branch are judged at the merge by the record
+then in force: Dave's reject merged after his removal withdrew nothing (``rmveto`` ran on
+Alice), Erin's reject (made before she was added) merged after her addition withdrew the
+version (``addveto``), and Dave's reject merged before his removal stayed a withdrawal
+(``rmvetoold``: ``E_ILLEGAL_TRANSITION``); both readings agree with the audit. A policy file
+rewritten on a branch (``q-polside``, ``polagent``) or forged as a ``plangate: record
+policy`` commit under the controller's identity with a matching ``Policy-Hash:``
+(``polforge``, ``q-polforge``) changed no decision, and the fresh clone's audit (no config)
+still judged ``polforge``'s run by the policy its ``start`` names. ``check`` agreed with the
+pass on every checked id.
 """
 
 from __future__ import annotations

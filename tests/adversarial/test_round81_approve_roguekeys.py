@@ -32,18 +32,28 @@ signs its commits. The agent writes ``plans/<id>``; P0 freezes. Then, by id:
 What must hold: the tag runs as ``WANT`` says, a counted run's approver is never the agent
 nor Alice for a version only a rogue key "approved", ``check`` agreed with the pass, and a
 fresh clone's audit agrees with the controller.
+
+Seen (round 81): no break. A key whose comment names Alice or Bob but that no
+``allowed_signers`` line lists was refused ``E_SIGNATURE_INVALID`` on the line (``rogue``,
+``roguebob``), brought in by a fast-forward (``rogueffwd``), and so was Bob's listed key on a
+commit authored as Alice (``swapkey``); the rogue-signed ``Plan-Approved:`` trailer inside a
+branch the agent merged counted nothing (``rogueside``), and ``roguepr`` ran once on Bob's
+signed merge (his own request; the rogue commit inside counted nothing). ``check`` agreed
+with the pass on ``prctl`` (start), ``rogueside`` and ``roguepr``; the controls ran once and
+the fresh clone's audit agreed on every id.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit
 from policykit import agent_plan as plan
-from signkit import make_key, signed_lab, signed_run
+from signkit import signed_lab, signed_run
 from test_round2_execution_kit import shared
 
 ALL = ["ctl", "prctl", "rogue", "roguebob", "swapkey", "rogueside", "rogueffwd", "roguepr"]
@@ -71,14 +81,11 @@ def _build(root: Path) -> Lab:
     lab, _exp = signed_lab(root / "lab", valid_for=3600)
     keys = lab.root / "keys"
     for name, comment in (("ralice", "Alice <alice@example.com>"), ("rbob", "bob@ops.example.com")):
-        import subprocess
-
         subprocess.run(
             ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(keys / name)],
             check=True,
             capture_output=True,
         )
-    assert make_key  # the kit's maker names its key by file; these carry an approver's name
     for v in ALL:
         lab.write(v, plan(v))
     lab.commit("agent plans")

@@ -28,6 +28,25 @@ converted), an ActionPlan with a ``nested_plan`` step into ``mn`` while
 ``STEP-2``), a plain ``mok`` (control: committed, runs once); ``<s>:status`` (MCP
 ``status`` of the twin paths answers the row's code, never ``completed``); ``audit`` (the
 fresh clone's audit agrees with the rows).
+
+Seen (round 82): 5 ids, 1 class (strict xfails). **``plangate check`` predicts ``convert``
+for a source the pass never converts** (``pr-tw``, ``pr-tn``, ``pr-t8``, ``pr-ts``, ``pr-tb``
+``:predict``): for a branch adding ``plans/tw/PLAN.md`` beside the frozen ``plans/TW``
+(likewise NFKC ``tnﬁ``/``tnfi``, 8.3 ``T8LONG~1``/``T8LONGNAME``, the pair ``ts``/``TS``
+added together, ``plans/tb/PLAN.json`` beside ``plans/tb\\``), ``check --as alice`` says
+``valid: true``, ``problems: []``, ``outcome: convert``, "PLAN.md converts to PLAN.yml (hash
+sha256:...)"; after Alice's merge the pass converts none of them (``E_PLAN_AMBIGUOUS``; only
+``plans/tb\\`` was predicted ``held``, ``E_UNSAFE_PATH``). Should (docs/formats.md: "``plangate
+check`` of a pull request adding a source reports it as the daemon will treat it after the
+merge: ``convert`` ..., ``invalid``, or ``held``"): ``held`` with ``E_PLAN_AMBIGUOUS``.
+Nothing ran that should not.
+Held: after the merges no twin source was converted or run, the frozen twins ran once on
+Alice's approval; the control ``pr-ok`` predicted ``convert`` with exactly the hash the
+controller froze and ran once; MCP ``submit`` of ``ms`` beside the agent's source
+``plans/MS/PLAN.json`` was committed and is the plan (ran once; the source never converted),
+of a nested ActionPlan ``mn`` ``E_CONVERT_UNSUPPORTED`` (nothing written beside ``STEP-2``),
+``mok`` ran once; MCP ``status`` of every twin path never answered ``completed`` for a held
+source (``E_USAGE``/``E_UNSAFE_PATH``); the fresh-clone audit agreed.
 """
 
 from __future__ import annotations

@@ -41,7 +41,46 @@ Variants per shape ``<s>``: ``<s>:convert`` (the convert commits in history are 
 allowed), ``<s>:row`` (``status --json`` rows: the refused ones ``E_PLAN_AMBIGUOUS``),
 ``<s>:ran`` (what ``rec`` recorded: zero or once as above), ``<s>:show`` (``plangate show``
 of the source or folder names ``E_PLAN_AMBIGUOUS`` for a held pair, shows the plan for a
-control), ``<s>:audit`` (the fresh clone's audit calls exactly the runs valid).
+control), ``<s>:readers`` (``validate``, ``hash`` and ``freeze --check`` of both sources of a
+held pair name its code, or warn: never "valid" and a hash the controller never freezes),
+``<s>:audit`` (the fresh clone's audit calls exactly the runs valid).
+
+Seen (round 82): 13 ids, 3 classes (strict xfails); nothing ran that should not, the audit
+agreed. **The CLI's readers call a source valid whose twin folder holds another SOURCE**
+(``ss``, ``nf``, ``sn``, ``bt`` ``:{readers,show}``, 8): with ``plans/ss/PLAN.md`` and
+``plans/SS/PLAN.json`` committed together (or the NFKC pair ``nfﬁ``/``nffi``, the 8.3 pair
+``shortname-long``/``SHORTN~1``, and ``plans/bt/PLAN.json`` beside the unsafe ``plans/bt\\``),
+the pass logs ``plan_waiting`` "E_PLAN_AMBIGUOUS: plans/ss is one folder with plans/SS on
+some checkout: PLAN.md is not converted" and never converts either, yet ``plangate
+validate`` of each says "valid (sha256:...)", ``hash`` prints that hash, ``freeze --check``
+"a plan source, not written: the controller converts it to PLAN.yml and freezes that as
+sha256:..." and ``show`` prints the plan "waiting to be frozen" (exit 0, no warning). Round
+81's fix covered a source beside a twin folder holding a PLAN.yml (``held``), not two
+sources. Should (docs/formats.md, "Checking a source before committing it": "a source the
+daemon would not convert (two sources, a twin, a claim of the plan file's place beside it)
+is its folder's code, as its row says (``E_PLAN_AMBIGUOUS``; ``hash``, ``show`` and
+``freeze`` answer the same"): ``E_PLAN_AMBIGUOUS`` from every reader. **Such a source has no
+row** (``ss``, ``nf``, ``sn``, ``bt`` ``:row``, 4): ``plangate status`` (text and ``--json``)
+lists neither folder of the pair at all (MCP ``status plans/ts``: ``E_USAGE`` "no plan ... on
+the watched branch"), while the pass logs it waiting. Should (CHANGELOG round 81, docs/formats.md:
+"the daemon leaves the source alone, its row waits ``E_PLAN_AMBIGUOUS``"; "``plangate
+status`` shows ``cannot convert plans/x/PLAN.json: E_...``"): a row per source with the code.
+**A conversion's nested plan is written into a twin folder** (``nt:convert``, 1): the agent
+commits the ActionPlan ``plans/nt/PLAN.json`` (step 2 a ``nested_plan``) beside its own
+``plans/nt/STEP-2/PLAN.yml``; the pass commits ``plangate: convert plans/nt`` with
+``plans/nt/step-2/PLAN.yml``, a twin of ``STEP-2`` by the controller's own commit; then
+``plans/nt`` is ``invalid`` (E_PLAN_AMBIGUOUS line 19) and both ``step-2``/``STEP-2`` are
+held (nothing ran). Should (docs/formats.md: a source whose PLAN.yml "would be
+``E_PLAN_AMBIGUOUS`` by the controller's own commit ... waits ``E_PLAN_AMBIGUOUS`` and
+nothing is written into the folder"; CHANGELOG round 81 "never converted"): no conversion,
+the source waiting with the code.
+Held: no pair of twin sources was converted or run (case, NFKC, 8.3, backslash); an
+uncommitted source beside a committed twin source (``uc``) or PLAN.yml (``uy``) was never
+converted, the committed one alone ran once; a twin removed (``rm``) released the source,
+converted exactly once and run once; a twin source (``lt``) or PLAN.yml (``ly``) arriving
+after the conversion was never converted, ``lt`` ran once, ``ly``/``LY`` both held; the
+controls (``ok``, ``okj``, ``ux``, ``cy``) converted (``CY`` frozen) and ran once; the
+fresh-clone audit agreed everywhere.
 """
 
 from __future__ import annotations

@@ -295,7 +295,7 @@ def test_race(lab: Lab, what: str) -> None:
     seen = lab.seen  # type: ignore[attr-defined]
     if what == "codes":
         for key in ("race:once", "race:daemon", "adopt"):
-            code, err = seen[key]
+            _, err = seen[key]
             assert "Traceback" not in err, (key, err)
         assert seen["race:once"][0] in (0, 1, 2), seen["race:once"]
     else:
@@ -304,7 +304,8 @@ def test_race(lab: Lab, what: str) -> None:
 
 
 AUDIT = {"kb": "fail", "ka": "fail", "ki": "complete", "wr": "complete", "t1": "complete",
-         "t2": "complete", "t3": "complete", "t4": "complete", "vic": None, "newp": None}  # fmt: skip
+         "t2": "complete", "t3": "complete", "t4": "complete", "vic": None,
+         "newp": None}  # fmt: skip
 
 
 @pytest.mark.parametrize("vid", cases(list(AUDIT), list(AUDIT), BROKEN))

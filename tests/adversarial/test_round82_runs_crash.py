@@ -32,9 +32,25 @@ Variants. ``ran`` (calls: ``kb``, ``ka``, ``ki``, ``ki2``, ``wr2``, ``t1``..``t4
 controller's commits since Alice approved ``wr`` touch only ``plans/wr/PLAN.yml`` and
 ``plans/wr/EXECUTION_LOG.md``; ``vic``: HEAD's ``plans/vic/PLAN.yml`` is the agent's, pending, no
 log; ``newp``: not in HEAD; ``got``: ``wr2`` got the printed path as data; ``vicrow``: ``vic``'s
-row pending). ``race`` (``codes``: no traceback, the ``run --once`` exits 0/1/2; ``rows``: each
-``t`` completed in the first config's ``status --json``). ``audit`` (a fresh clone: one valid
-run each, ``kb``/``ka`` ``fail``; ``vic``, ``newp`` none).
+row pending). ``race`` (``codes``: no traceback, the second state directory's adoption pass refuses the
+first one's sealed commits, the ``run --once`` exits 0/1/2; ``rows``: each ``t`` completed in
+the first config's ``status --json``). ``audit`` (a fresh clone: one valid
+run each, ``kb``/``ka`` ``fail``; ``vic``, ``newp`` none; ``audit_ok``: no finding).
+
+Seen (round 82): no break. Held: a SIGKILL of the controller's process group once a
+non-idempotent tool had started (before its effect) or had done its effect (before its end was
+recorded) left the effect at 0 / 1, and the next pass failed the plan ``E_ACTION_IN_DOUBT``
+(never called the tool again, ``kb2``/``ka2`` never) and stopped the tool process left waiting;
+an ``idempotent: true`` tool killed the same way ran again once and the plan completed; a tool
+that wrote into the working tree (another plan's PLAN.yml set ``approved``, a forged log at its
+path, a new ``approved`` plan folder, a file in its own folder) got none of it committed: the
+controller's commits touched only ``plans/wr/PLAN.yml`` and ``EXECUTION_LOG.md``, ``vic`` and
+``newp`` never ran, the tool's writes stayed uncommitted in the working tree (` M`, `??`), the
+printed path reached ``rec`` as data; a second state directory on the same repository refused to
+adopt the first one's sealed commits (exit 1, "nothing is adopted"), so a daemon and its
+``run --once`` at the same moment ran each ``t`` once; the fresh-clone audit agreed. Not tried
+(time): the second state directory adopting by ``--take-over`` before the race (the known
+``--take-over`` class), a tool writing into ``.git``.
 """
 
 from __future__ import annotations
@@ -297,6 +313,9 @@ def test_race(lab: Lab, what: str) -> None:
         for key in ("race:once", "race:daemon", "adopt"):
             _, err = seen[key]
             assert "Traceback" not in err, (key, err)
+        # a second state directory refuses to adopt the first one's sealed commits (exit 1,
+        # "another controller runs on this branch; nothing is adopted"): it runs nothing
+        assert seen["adopt"][0] == 1 and "nothing is adopted" in seen["adopt"][1], seen["adopt"]
         assert seen["race:once"][0] in (0, 1, 2), seen["race:once"]
     else:
         for t in TS:

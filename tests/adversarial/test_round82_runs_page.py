@@ -10,7 +10,7 @@ found MCP ``wait``/``log`` followed such an ignored status; here the other reade
 
 Lab (one, local mode; ``plangate run`` as a daemon with ``ui.listen``). Tools: ``rec`` and
 ``hold`` (an exec tool that notes ``HELD-<tag>`` and waits for ``GO-<tag>``). Plans (the
-agent's): ``fc``, ``ff``, ``ma``, ``rv`` (``rec`` ``<vid>``, ``hold``, ``rec`` ``<vid>2``), ``na``,
+agent's): ``fc``, ``ff``, ``ma``, ``rv``, ``rr`` (``rec`` ``<vid>``, ``hold``, ``rec`` ``<vid>2``), ``na``,
 ``post``, ``ctl`` (``rec``). Stories, one after another while the daemon runs:
 
 - ``na``: Mallory (no approver, no author) commits ``status: approved`` on the pending plan.
@@ -21,19 +21,45 @@ agent's): ``fc``, ``ff``, ``ma``, ``rv`` (``rec`` ``<vid>``, ``hold``, ``rec`` `
 - ``rv``: Alice approves; while ``hold`` runs she runs ``plangate abort plans/rv``; ``GO``; once
   the controller records the abort she ``git revert``s her abort commit (the file says
   ``executing`` again); a while later the page and the row are read.
+- ``rr``: the same abort, then the agent ``git reset --hard``s main to before Alice's abort
+  commit (her abort and the controller's abort record erased); 6 s later the page, the row and
+  ``show`` are read; then the owner resets main back to the old tip.
 - ``post``: Alice approves, it completes; then Mallory commits ``status: failed`` over it and the
   agent ``status: approved`` again.
 - ``ctl``: Alice approves last; it runs once.
 
 Variants. ``ran`` (``rec`` calls per tag: ``fc``, ``fc2``, ``ff``, ``ff2``, ``ma``, ``ma2``, ``rv``,
-``post``, ``ctl`` once; ``rv2``, ``na`` never). ``mid`` (``<vid>:page``, ``:row``, ``:show``
-for ``fc``, ``ff``, ``ma``: while ``hold`` still runs, the page's row and ``status --json`` say
-``executing``, ``show`` names no ``completed``/``failed``/``aborted`` as the plan's status; ``na``:
-never ``approved``). ``end`` (the page's row and ``status --json`` at the end: ``completed``
-for ``fc``, ``ff``, ``ma``, ``post``, ``ctl``; ``aborted`` for ``rv``; ``pending_approval``
-for ``na``). ``index`` (the page's ``/api/`` counts after Mallory's ``fc`` forgery: no more
+``rr``, ``post``, ``ctl`` once; ``rv2``, ``rr2``, ``na`` never). ``mid`` (``<vid>:page``,
+``:row``, ``:show`` for ``fc``, ``ff``, ``ma``: while ``hold`` still runs, the page's row and
+``status --json`` say ``executing``, and ``show --json --config``'s ``plan.status`` is the
+controller's or names the ignored ``E_ILLEGAL_TRANSITION``; ``na``: ``pending_approval``;
+``rv``: ``aborted`` after the revert; ``rr``: ``rr2`` never ran, the row ``aborted`` or held
+``E_HISTORY_REWRITTEN``, ``show`` never ``completed``; ``post``: ``completed``). ``end`` (the
+page's row and ``status --json`` at the end: ``completed`` for ``fc``, ``ff``, ``ma``, ``post``,
+``ctl``; ``aborted`` for ``rv``, ``rr``; ``pending_approval`` for ``na``). ``abort_cli``
+(``plangate abort`` exit 0). ``index`` (the page's ``/api/`` counts after Mallory's ``fc`` forgery: no more
 ``completed`` than the controller recorded). ``audit`` (a fresh clone: one valid run each,
-``rv`` ``abort``; none of ``na``; ``ok`` may be false only by the forgers' findings).
+``rv``, ``rr`` ``abort``; none of ``na``).
+
+Seen (round 82): one class, 5 ids (``mid:{fc,ff,ma,rv,post}:show``). ``plangate show --json
+--config`` reports as ``plan.status`` whatever status line the file holds, including one the
+controller ignored: mid-run Mallory's ``completed`` (``fc``) and ``aborted`` (``ma``), the author's
+``failed`` (``ff``), the ``executing`` Alice's revert of her own abort put back (``rv``), the
+agent's ``approved`` over a completed run (``post``); it names no ``E_ILLEGAL_TRANSITION`` (only
+``record_warning`` ``E_OWNED_BLOCK_CHANGED`` about the ``execution:`` block, and for ``fc``
+``execution: null``), while ``status --json`` and the page say ``executing``/``aborted``/
+``completed`` with ``last_event`` ``E_ILLEGAL_TRANSITION ... ignored`` and ``file_status``. Nothing
+ran twice and nothing forged ran (``fc2``/``ff2``/``ma2`` once, ``rv2``/``rr2`` never). Should
+(docs/errors.md, E_OWNED_BLOCK_CHANGED: "plangate shows the controller's own record instead";
+round 81's fix: readers follow the controller's row): ``show`` with a config gives the
+controller's status, or at least names the ignored transition beside the file's; the lead may
+rule ``show`` a preview of the file. Held: the page's ``/api/plan/<id>`` and ``/api/`` counts
+and ``status --json`` followed the controller in every story (never ``completed`` mid-run, never
+``approved`` for Mallory's approval, ``aborted`` after the revert, ``executing`` with ``waiting``
+``E_HISTORY_REWRITTEN`` after the erased abort, ``completed`` after the forged ends); the reverted
+and the erased abort never resumed the run (``rv2``/``rr2`` never, ``rv``/``rr`` once); Mallory's
+``aborted`` did not stop ``ma`` (not entitled: ``ma2`` ran once); Mallory's approval of ``na``
+was refused; the fresh-clone audit agreed (one valid run each, none of ``na``).
 """
 
 from __future__ import annotations
@@ -247,9 +273,19 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r82-page", _build)
 
 
-RAN = {"fc": 1, "fc2": 1, "ff": 1, "ff2": 1, "ma": 1, "ma2": 1, "rv": 1, "rv2": 0, "rr": 1, "rr2": 0,
-       "na": 0, "post": 1, "ctl": 1}  # fmt: skip
-BROKEN: dict[str, Any] = {}
+RAN = {"fc": 1, "fc2": 1, "ff": 1, "ff2": 1, "ma": 1, "ma2": 1, "rv": 1, "rv2": 0, "rr": 1,
+       "rr2": 0, "na": 0, "post": 1, "ctl": 1}  # fmt: skip
+SHOWN = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason=(
+        "round 82: `plangate show --json --config` gives the file's status the controller "
+        "ignored (Mallory's completed/aborted, the author's failed mid-run; a reverted abort's "
+        "executing; the agent's approved over a completed run) as plan.status, naming no "
+        "E_ILLEGAL_TRANSITION, while status --json and the page say executing/aborted/completed"
+    ),
+)
+BROKEN: dict[str, Any] = {f"{v}:show": SHOWN for v in ["fc", "ff", "ma", "rv", "post"]}
 
 
 @pytest.mark.parametrize("tag", cases(list(RAN), list(RAN), {}))

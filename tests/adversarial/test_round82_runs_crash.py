@@ -32,10 +32,10 @@ Variants. ``ran`` (calls: ``kb``, ``ka``, ``ki``, ``ki2``, ``wr2``, ``t1``..``t4
 controller's commits since Alice approved ``wr`` touch only ``plans/wr/PLAN.yml`` and
 ``plans/wr/EXECUTION_LOG.md``; ``vic``: HEAD's ``plans/vic/PLAN.yml`` is the agent's, pending, no
 log; ``newp``: not in HEAD; ``got``: ``wr2`` got the printed path as data; ``vicrow``: ``vic``'s
-row pending). ``race`` (``codes``: no traceback, the second state directory's adoption pass refuses the
-first one's sealed commits, the ``run --once`` exits 0/1/2; ``rows``: each ``t`` completed in
-the first config's ``status --json``). ``audit`` (a fresh clone: one valid
-run each, ``kb``/``ka`` ``fail``; ``vic``, ``newp`` none; ``audit_ok``: no finding).
+row pending). ``race`` (``codes``: no traceback, the second state directory's adoption pass
+refuses the first one's sealed commits, the ``run --once`` exits 0/1/2; ``rows``: each ``t``
+completed in the first config's ``status --json``). ``audit`` (a fresh clone: one valid run each,
+``kb``/``ka`` ``fail``; ``vic``, ``newp`` none; ``audit_ok``: no finding).
 
 Seen (round 82): no break. Held: a SIGKILL of the controller's process group once a
 non-idempotent tool had started (before its effect) or had done its effect (before its end was

@@ -10,8 +10,8 @@ found MCP ``wait``/``log`` followed such an ignored status; here the other reade
 
 Lab (one, local mode; ``plangate run`` as a daemon with ``ui.listen``). Tools: ``rec`` and
 ``hold`` (an exec tool that notes ``HELD-<tag>`` and waits for ``GO-<tag>``). Plans (the
-agent's): ``fc``, ``ff``, ``ma``, ``rv``, ``rr`` (``rec`` ``<vid>``, ``hold``, ``rec`` ``<vid>2``), ``na``,
-``post``, ``ctl`` (``rec``). Stories, one after another while the daemon runs:
+agent's): ``fc``, ``ff``, ``ma``, ``rv``, ``rr`` (``rec`` ``<vid>``, ``hold``, ``rec``
+``<vid>2``), ``na``, ``post``, ``ctl`` (``rec``). Stories, one after another while the daemon runs:
 
 - ``na``: Mallory (no approver, no author) commits ``status: approved`` on the pending plan.
 - ``fc``: Alice approves; while ``hold`` runs Mallory commits ``status: completed`` (every
@@ -37,9 +37,9 @@ controller's or names the ignored ``E_ILLEGAL_TRANSITION``; ``na``: ``pending_ap
 ``E_HISTORY_REWRITTEN``, ``show`` never ``completed``; ``post``: ``completed``). ``end`` (the
 page's row and ``status --json`` at the end: ``completed`` for ``fc``, ``ff``, ``ma``, ``post``,
 ``ctl``; ``aborted`` for ``rv``, ``rr``; ``pending_approval`` for ``na``). ``abort_cli``
-(``plangate abort`` exit 0). ``index`` (the page's ``/api/`` counts after Mallory's ``fc`` forgery: no more
-``completed`` than the controller recorded). ``audit`` (a fresh clone: one valid run each,
-``rv``, ``rr`` ``abort``; none of ``na``).
+(``plangate abort`` exit 0). ``index`` (the page's ``/api/`` counts after Mallory's ``fc``
+forgery: no more ``completed`` than the controller recorded). ``audit`` (a fresh clone: one
+valid run each, ``rv``, ``rr`` ``abort``; none of ``na``).
 
 Seen (round 82): one class, 5 ids (``mid:{fc,ff,ma,rv,post}:show``). ``plangate show --json
 --config`` reports as ``plan.status`` whatever status line the file holds, including one the

@@ -22,8 +22,9 @@ its output ``p``). Plans (the agent's): ``kb``, ``ka``, ``ki`` (``rec`` ``<vid>`
 Stories: for ``kb``, ``ka``, ``ki`` in turn Alice approves, a ``plangate run --once`` (its own
 session) starts, and at ``STARTED``/``DONE`` its process group is SIGKILLed; then one pass.
 ``wr``: Alice approves; one pass; one more. RACE: a second config (state directory ``state2``)
-adopts the branch with one pass; Alice approves ``t1``..``t4`` in one commit; the daemon on the
-first config and a ``run --once`` on the second start at the same moment; both stop.
+runs one pass to adopt the branch (refused: the first one's commits are sealed); Alice approves
+``t1``..``t4`` in one commit; the daemon on the first config and a ``run --once`` on the second
+start at the same moment; both stop.
 
 Variants. ``ran`` (calls: ``kb``, ``ka``, ``ki``, ``ki2``, ``wr2``, ``t1``..``t4`` once;
 ``kb2``, ``ka2``, ``vic``, ``newp`` never; ``kil:kb`` 0, ``kil:ka`` 1, ``kil:ki`` 2).

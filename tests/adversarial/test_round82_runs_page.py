@@ -28,44 +28,46 @@ agent's): ``fc``, ``ff``, ``ma``, ``rv``, ``rr`` (``rec`` ``<vid>``, ``hold``, `
   agent ``status: approved`` again.
 - ``ctl``: Alice approves last; it runs once.
 
-Variants. ``ran`` (``rec`` calls per tag: ``fc``, ``fc2``, ``ff``, ``ff2``, ``ma``, ``ma2``, ``rv``,
-``rr``, ``post``, ``ctl`` once; ``rv2``, ``rr2``, ``na`` never). ``mid`` (``<vid>:page``,
-``:row``, ``:show`` for ``fc``, ``ff``, ``ma``: while ``hold`` still runs, the page's row and
-``status --json`` say ``executing``, and ``show --json --config``'s ``plan.status`` is the
-controller's or names the ignored ``E_ILLEGAL_TRANSITION``; ``na``: ``pending_approval``;
-``rv``: ``aborted`` after the revert; ``rr``: ``rr2`` never ran, the row ``aborted`` or held
+Variants. ``ran`` (``rec`` calls per tag: ``fc``, ``fc2``, ``ff``, ``ff2``, ``ma``, ``ma2``,
+``rv``, ``rr``, ``post``, ``ctl`` once; ``rv2``, ``rr2``, ``na`` never). ``mid`` (``<vid>:page``,
+``:row``, ``:show`` (JSON), ``:text`` (show's ``Status:`` line), ``:html`` (the daemon's
+``/plan/plans/<vid>`` status chip) for ``fc``, ``ff``, ``ma``: while ``hold`` still runs, the
+page's row and ``status --json`` say ``executing``, and ``show --config``'s status is the
+controller's or names the ignored ``E_ILLEGAL_TRANSITION``; ``na``: ``pending_approval``; ``rv``:
+``aborted`` after the revert; ``rr``: ``rr2`` never ran, the row ``aborted`` or held
 ``E_HISTORY_REWRITTEN``, ``show`` never ``completed``; ``post``: ``completed``). ``end`` (the
 page's row and ``status --json`` at the end: ``completed`` for ``fc``, ``ff``, ``ma``, ``post``,
 ``ctl``; ``aborted`` for ``rv``, ``rr``; ``pending_approval`` for ``na``). ``abort_cli``
-(``plangate abort`` exit 0). ``index`` (the page's ``/api/`` counts after Mallory's ``fc``
-forgery: no more ``completed`` than the controller recorded). ``audit`` (a fresh clone: one
-valid run each, ``rv``, ``rr`` ``abort``; none of ``na``).
+(``plangate abort`` exit 0). ``index`` (the page's ``/api/`` counts after Mallory's ``fc`` forgery:
+no more ``completed`` than the controller recorded). ``audit`` (a fresh clone: one valid run each,
+``rv``, ``rr`` ``abort``; none of ``na``).
 
-Seen (round 82): one class, 5 ids (``mid:{fc,ff,ma,rv,post}:show``). ``plangate show --json
---config`` reports as ``plan.status`` whatever status line the file holds, including one the
-controller ignored: mid-run Mallory's ``completed`` (``fc``) and ``aborted`` (``ma``), the author's
-``failed`` (``ff``), the ``executing`` Alice's revert of her own abort put back (``rv``), the
-agent's ``approved`` over a completed run (``post``); it names no ``E_ILLEGAL_TRANSITION`` (only
-``record_warning`` ``E_OWNED_BLOCK_CHANGED`` about the ``execution:`` block, and for ``fc``
-``execution: null``), while ``status --json`` and the page say ``executing``/``aborted``/
-``completed`` with ``last_event`` ``E_ILLEGAL_TRANSITION ... ignored`` and ``file_status``. Nothing
-ran twice and nothing forged ran (``fc2``/``ff2``/``ma2`` once, ``rv2``/``rr2`` never). Should
-(docs/errors.md, E_OWNED_BLOCK_CHANGED: "plangate shows the controller's own record instead";
-round 81's fix: readers follow the controller's row): ``show`` with a config gives the
-controller's status, or at least names the ignored transition beside the file's; the lead may
-rule ``show`` a preview of the file. Held: the page's ``/api/plan/<id>`` and ``/api/`` counts
-and ``status --json`` followed the controller in every story (never ``completed`` mid-run, never
-``approved`` for Mallory's approval, ``aborted`` after the revert, ``executing`` with ``waiting``
-``E_HISTORY_REWRITTEN`` after the erased abort, ``completed`` after the forged ends); the reverted
-and the erased abort never resumed the run (``rv2``/``rr2`` never, ``rv``/``rr`` once); Mallory's
-``aborted`` did not stop ``ma`` (not entitled: ``ma2`` ran once); Mallory's approval of ``na``
-was refused; the fresh-clone audit agreed (one valid run each, none of ``na``).
-"""
+Seen (round 82): one class, 10 ids (``mid:{fc,ff,ma,rv,post}:{show,text}``). ``plangate show
+--config`` reports as its status (``plan.status`` in JSON, ``Status:`` in text) whatever status
+line the file holds, including one the controller ignored: mid-run Mallory's ``completed`` (``fc``)
+and ``aborted`` (``ma``), the author's ``failed`` (``ff``), the ``executing`` Alice's revert of her
+own abort put back (``rv``), the agent's ``approved`` over a completed run (``post``); it names no
+``E_ILLEGAL_TRANSITION`` (only ``record_warning`` ``E_OWNED_BLOCK_CHANGED`` about the
+``execution:`` block, and for ``fc`` ``execution: null``), while ``status --json`` and the page say
+``executing``/``aborted``/ ``completed`` with ``last_event`` ``E_ILLEGAL_TRANSITION ... ignored``
+and ``file_status``. Nothing ran twice and nothing forged ran (``fc2``/``ff2``/``ma2`` once,
+``rv2``/``rr2`` never). Should (docs/errors.md, E_OWNED_BLOCK_CHANGED: "plangate shows the
+controller's own record instead"; round 81's fix: readers follow the controller's row): ``show``
+with a config gives the controller's status, or at least names the ignored transition beside the
+file's; the lead may rule ``show`` a preview of the file. Held: the page's HTML plan view (its
+status chip), ``/api/plan/<id>`` and ``/api/`` counts and ``status --json`` followed the controller
+in every story (never ``completed`` mid-run, never ``approved`` for Mallory's approval, ``aborted``
+after the revert, ``executing`` with ``waiting`` ``E_HISTORY_REWRITTEN`` after the erased abort,
+``completed`` after the forged ends); the reverted and the erased abort never resumed the run
+(``rv2``/``rr2`` never, ``rv``/``rr`` once); Mallory's ``aborted`` did not stop ``ma`` (not
+entitled: ``ma2`` ran once); Mallory's approval of ``na`` was refused; the fresh-clone audit agreed
+(one valid run each, none of ``na``)."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -163,6 +165,10 @@ def _build(root: Path) -> Lab:
     def look(key: str, vid: str) -> None:
         seen[f"{key}:page"] = _get(ui, f"/api/plan/plans/{vid}")
         seen[f"{key}:row"] = row(vid)
+        seen[f"{key}:html"] = _get(ui, f"/plan/plans/{vid}")
+        seen[f"{key}:plainshow"] = lab.cli(
+            "show", "--config", str(lab.config), str(lab.repo / "plans" / vid / "PLAN.yml")
+        ).stdout
         sh = lab.cli(
             "show",
             "--json",
@@ -279,13 +285,16 @@ SHOWN = pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
     reason=(
-        "round 82: `plangate show --json --config` gives the file's status the controller "
-        "ignored (Mallory's completed/aborted, the author's failed mid-run; a reverted abort's "
-        "executing; the agent's approved over a completed run) as plan.status, naming no "
+        "round 82: `plangate show --config` (JSON plan.status, text Status:) gives the file's "
+        "status the controller ignored (Mallory's completed/aborted, the author's failed "
+        "mid-run; a reverted abort's executing; the agent's approved over a completed run) "
+        "as its status, naming no "
         "E_ILLEGAL_TRANSITION, while status --json and the page say executing/aborted/completed"
     ),
 )
-BROKEN: dict[str, Any] = {f"{v}:show": SHOWN for v in ["fc", "ff", "ma", "rv", "post"]}
+BROKEN: dict[str, Any] = {
+    f"{v}:{w}": SHOWN for v in ["fc", "ff", "ma", "rv", "post"] for w in ["show", "text"]
+}
 
 
 @pytest.mark.parametrize("tag", cases(list(RAN), list(RAN), {}))
@@ -299,8 +308,8 @@ def _page_row(lab: Lab, key: str) -> dict[str, Any]:
     return dict(json.loads(body)["row"])
 
 
-MID = [f"{v}:{w}" for v in ["fc", "ff", "ma", "na"] for w in ["page", "row", "show"]]
-MID += [f"{v}:{w}" for v in ["rv", "rr", "post"] for w in ["page", "row", "show"]]
+READERS = ["page", "row", "show", "text", "html"]
+MID = [f"{v}:{w}" for v in ["fc", "ff", "ma", "na", "rv", "rr", "post"] for w in READERS]
 
 
 @pytest.mark.parametrize("which", cases(MID, MID, BROKEN))
@@ -312,6 +321,16 @@ def test_mid(lab: Lab, which: str) -> None:
         vid, f"{vid}_mid"
     )
     want = {"na": "pending_approval", "rv": "aborted", "post": "completed"}.get(vid, "executing")
+    if what in ("text", "html"):  # show's text view; the daemon's HTML page of the plan
+        ok = ["executing", "aborted"] if vid == "rr" else [want]
+        if what == "text":
+            line = [ln for ln in seen[f"{key}:plainshow"].splitlines() if ln.startswith("Status:")]
+            assert line and line[0].split()[1] in ok, line
+        else:
+            code, html = seen[f"{key}:html"]
+            chips = re.findall(r"chip s-([a-z_]+)", html)
+            assert code == 200 and chips and chips[0] in ok, (code, chips)
+        return
     if vid == "rr":  # the abort erased: never resumed; aborted, or held E_HISTORY_REWRITTEN
         assert seen["rr_gone_calls"] == 0
         if what == "show":

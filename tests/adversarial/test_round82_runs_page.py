@@ -22,7 +22,7 @@ agent's): ``fc``, ``ff``, ``ma``, ``rv``, ``rr`` (``rec`` ``<vid>``, ``hold``, `
   the controller records the abort she ``git revert``s her abort commit (the file says
   ``executing`` again); a while later the page and the row are read.
 - ``rr``: the same abort, then the agent ``git reset --hard``s main to before Alice's abort
-  commit (her abort and the controller's abort record erased); 6 s later the page, the row and
+  commit (her abort and the controller's abort record erased); 4 s later the page, the row and
   ``show`` are read; then the owner resets main back to the old tip.
 - ``post``: Alice approves, it completes; then Mallory commits ``status: failed`` over it and the
   agent ``status: approved`` again.
@@ -187,7 +187,7 @@ def _build(root: Path) -> Lab:
         # na: Mallory approves a pending plan
         lab.set_status("na", "approved")
         lab.commit("approve na", MALLORY)
-        time.sleep(3)
+        time.sleep(2)
         look("na_mid", "na")
         seen["index0"] = _get(ui, "/api/")
         for vid, status, who in [
@@ -200,7 +200,7 @@ def _build(root: Path) -> Lab:
             path = lab.repo / "plans" / vid / "PLAN.yml"
             _until(lambda p=path: "execution:" in p.read_text(), 20)
             _forge(lab, vid, status, who)
-            time.sleep(3)
+            time.sleep(2)
             look(f"{vid}_mid", vid)
             seen[f"{vid}_still_held"] = not (hold_dir / f"GO-{vid}").exists()
             if vid == "fc":
@@ -224,7 +224,7 @@ def _build(root: Path) -> Lab:
         time.sleep(2)
         lab.git("revert", "--no-edit", abort_commit, who=ALICE)
         seen["rv_revert_file"] = lab.plan("rv").get("plan", {}).get("status")
-        time.sleep(6)
+        time.sleep(4)
         look("rv_after", "rv")
         # rr: Alice aborts mid-run; the agent resets main to before her abort (her commit and
         # the controller's abort record gone); later the owner restores the tip
@@ -241,23 +241,23 @@ def _build(root: Path) -> Lab:
         time.sleep(2)
         tip = lab.head()
         lab.git("reset", "-q", "--hard", f"{abort_commit}^")
-        time.sleep(6)
+        time.sleep(4)
         look("rr_gone", "rr")
         seen["rr_gone_calls"] = len(lab.calls("rr2"))
         lab.git("reset", "-q", "--hard", tip)
-        time.sleep(4)
+        time.sleep(3)
         # post: completed, then forged ends over it
         lab.approve("post")
         _until(lambda: row("post").get("status") == "completed", 60)
         _forge(lab, "post", "failed", MALLORY)
-        time.sleep(2)
+        time.sleep(1)
         lab.set_status("post", "approved")
         lab.commit("again", AGENT)
-        time.sleep(4)
+        time.sleep(3)
         look("post_after", "post")
         lab.approve("ctl")
         _until(lambda: len(lab.calls("ctl")) == 1, 60)
-        time.sleep(3)
+        time.sleep(2)
         for vid in [*HELD, "na", "post", "ctl"]:
             seen[f"end:{vid}:page"] = _get(ui, f"/api/plan/plans/{vid}")
             seen[f"end:{vid}:row"] = row(vid)

@@ -131,6 +131,7 @@ class HistoryIndex(Lifecycle):
                 walked = self._cold_scan(repo, head, sink) if cold else None
                 if walked is not None:
                     records, policies = walked
+                    walked = None  # the records die with ``records``, before _compact reloads
                 else:
                     if cold:  # git must be asked after all: what the walk applied is undone
                         self._load()
@@ -155,6 +156,7 @@ class HistoryIndex(Lifecycle):
         count = len(records)
         if last is None or count >= RELEASE_AFTER:
             del records
+            repo.forget_kept()
             self._compact()
         return count
 
@@ -299,10 +301,12 @@ class HistoryIndex(Lifecycle):
         an arena of small objects back only once all of it is dead), and equal values are
         held once (:meth:`PlanState.share`).
         """
+        from controller.git.lifecycle import forget_scan_answers
         from controller.plan.yamlio import forget_parses
 
         self._facts = {}
         forget_parses()  # the parses of old versions the scan kept (up to 10 MB)
+        forget_scan_answers()  # and what it asked of its last 16,384 paths
         self.plans, self.authors, self.approval_ids = {}, {}, {}
         gc.collect()
         self._load()

@@ -57,7 +57,8 @@ def fold(name: str) -> str:
     (:func:`plan_file_claims`) and a folder whose fold is a plan's name is no plan folder
     (:func:`plan_named_folder`)."""
     if name.isascii():  # the usual name: NFD leaves it, and its case fold is lower()
-        return _ntfs_bare(name.lower())
+        folded = _ntfs_bare(name.lower())
+        return name if folded == name else folded  # kept once, not twice (perf80mem)
     bare = name.translate(_DROP_IGNORED)
     return _ntfs_bare(unicodedata.normalize("NFD", unicodedata.normalize("NFD", bare).casefold()))
 

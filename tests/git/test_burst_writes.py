@@ -233,3 +233,24 @@ def test_a_batchs_folder_listings_are_as_one_by_one(repo: Path, count: int) -> N
         "PLAN.yml"
     ]
     assert found["plans/gone"] == [] and found["plans/p1/PLAN.yml"] == []
+
+
+def test_the_objects_kept_count_what_keeping_them_costs(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """perf80mem: a plan's blob is about 200 bytes; counted by its bytes alone, the 4 MB kept
+    26,000 of them (9 MB) after a cold scan. Each counts with its keeping now, the oldest
+    dropped first, and what is dropped is asked of git again, never stale."""
+    from controller.git import objects
+
+    (repo / "f.txt").write_text("x\n")
+    commit_all(repo, "start")
+    gitrepo = GitRepo(repo)
+    monkeypatch.setattr(objects, "KEPT_BYTES", 4 * (11 + objects.KEPT_OVERHEAD))
+    shas = [gitrepo.store_blob(f"blob {i:5d}\n".encode()) for i in range(6)]  # 11 bytes each
+    assert list(gitrepo._kept) == shas[2:]  # the budget holds four, with their keeping
+    assert gitrepo._kept_bytes == objects.KEPT_BYTES
+    assert gitrepo.blob(shas[0]) == b"blob     0\n"  # dropped: read from git
+    gitrepo.forget_kept()
+    assert gitrepo._kept == {} and gitrepo._kept_bytes == 0
+    assert [gitrepo.blob(s) for s in shas] == [f"blob {i:5d}\n".encode() for i in range(6)]

@@ -292,6 +292,53 @@ def test_a_cold_scan_keeps_one_copy_of_equal_values(repo: Path, tmp_path: Path) 
     assert index.plans["plans/a"].status == "draft"
 
 
+def test_a_cold_scan_keeps_nothing_it_built_from_its_own_plans(repo: Path, tmp_path: Path) -> None:
+    """perf80mem: after a cold scan the index holds no map built from the scan's plan states
+    (the plans by blob held all of them through the reload, both maps their ids), no object
+    read and no answer about a path: each is built again from the plans as loaded at its
+    next look-up, and the next commit is judged as by a controller started afresh on the
+    same index: an exact copy of a plan found by its blob takes its writers, a twin folder
+    holds both plans."""
+    import shutil
+
+    from controller.git import lifecycle
+    from controller.plan import names
+
+    write_plan(repo, "a")
+    write_plan(repo, "b", text=PLAN.replace("Say hello to the world", "Say hello again"))
+    commit_all(repo, "two plans", AGENT)
+    first = git(repo, "rev-parse", "HEAD").strip()
+    shutil.copytree(repo / "plans/a", repo / "plans/copy")  # no source touched: by its blob
+    write_plan(repo, "B", text=PLAN.replace("Say hello to the world", "Say hello twice"))
+    commit_all(repo, "a copy and a twin", BOB)
+    second = git(repo, "rev-parse", "HEAD").strip()
+
+    gitrepo = GitRepo(repo)
+    (tmp_path / "compacted").mkdir()
+    index = _index(tmp_path / "compacted")
+    index.scan(gitrepo, first)
+    assert index.compactions == 1 and index._by_blob is None and index._twins is None
+    assert gitrepo._kept == {} and lifecycle._unsafe_name.cache_info().currsize == 0
+    assert names.fold.cache_info().currsize == 0
+    assert lifecycle._claimed_folder.cache_info().currsize == 0
+    index.scan(gitrepo, second)
+    assert index._by_blob is not None and index._by_blob[0] is index.plans  # built again
+    assert index._twins is not None
+
+    (tmp_path / "restarted").mkdir()
+    fresh = _index(tmp_path / "restarted")
+    fresh.scan(GitRepo(repo), first)
+    fresh.close()
+    fresh = _index(tmp_path / "restarted")  # started afresh: the plans as saved
+    fresh.scan(GitRepo(repo), second)
+    assert index.plans == fresh.plans and index.authors == fresh.authors
+    assert index.plans["plans/B"].ambiguous and index.plans["plans/b"].ambiguous
+    # found by the blob map built again: the source's writer writes the copy's folder
+    assert AGENT[1] in index.authors["folder:plans/copy"]
+    index.close()
+    fresh.close()
+
+
 @pytest.mark.parametrize("cold", [True, False], ids=["cold-scan", "pass-by-pass"])
 def test_a_decision_taken_back_on_a_merged_branch_lapses(
     repo: Path, tmp_path: Path, cold: bool

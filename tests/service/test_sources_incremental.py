@@ -115,3 +115,29 @@ def test_the_controllers_own_commit_is_carried_over_and_judged_again(
     _write(repo, {"plans/m/PLAN.json": SOURCE})
     later = commit_all(repo, "another source")
     assert (finder.committed(git_repo, later), finder.held) == _fresh(git_repo, later)
+
+
+def test_a_folder_of_one_file_is_held_as_its_name(repo: Path) -> None:
+    """perf80mem: a plan folder's one entry is held as its name, not a dict per folder; a
+    second file at or below an entry makes it a count again, and back, as a whole listing of
+    each head holds it."""
+    git_repo = GitRepo(repo)
+    finder = SourceFinder("plans")
+    steps: list[dict[str, str | None]] = [
+        {"plans/a/PLAN.yml": "plan: a\n", "plans/x/sub/one": "1\n"},
+        {"plans/x/sub/two": "2\n", "plans/a/PLAN.json": SOURCE},
+        {"plans/x/sub/one": None, "plans/a/PLAN.json": None},
+        {"plans/x/sub/two": None, "plans/x/PLAN.md": "x\n"},
+    ]
+    for step in steps:
+        _write(repo, step)
+        head = commit_all(repo, "step")
+        finder.committed(git_repo, head)
+        whole = SourceFinder("plans")
+        whole.committed(git_repo, head)
+        assert finder._entries == whole._entries, step
+        if step.get("plans/x/sub/two"):  # two files below one entry
+            assert finder._entries["plans/x"] == {"sub": 2}
+            assert finder._entries["plans/a"] == {"PLAN.yml": 1, "PLAN.json": 1}
+    assert finder._entries["plans/a"] == "PLAN.yml" and finder._entries["plans/x"] == "PLAN.md"
+    assert finder._entries["plans/a"] is whole._entries["plans/a"]  # one copy of the name

@@ -45,6 +45,12 @@ def show(
     plan, warning = _as_recorded(plan, config)
     redactor = catalog_redactor(config) if config is not None else None
     view = rendering.plan_view(plan, config, _review(plan, config), redactor)
+    held = _held_status(plan, config) if config is not None else None
+    if held is not None:  # the controller's status, not one it ignored (round 82)
+        status, why = held
+        view["file_status"] = view["plan"]["status"]
+        view["plan"]["status"] = status
+        warning = "; ".join(w for w in (warning, why) if w)
     if warning:
         view["record_warning"] = warning
     level = verbosity if verbosity in ("quiet", "verbose") else "normal"
@@ -57,6 +63,30 @@ def show(
     else:
         print(rendering.to_text(view, level, color=sys.stdout.isatty()))  # type: ignore[arg-type]
     return 0
+
+
+def _held_status(plan: Any, config: Any) -> tuple[str, str] | None:
+    """(the controller's status of the plan, why it differs) where the file says another: a
+    status the controller ignored (a person not entitled to it, a transition it refuses,
+    a forged ``completed`` mid-run) is the file's text, not the plan's state (round 82:
+    ``show --config`` printed it while ``status``, the page and MCP said the controller's).
+    Read as ``plangate status`` reads it: the controller's row of the plan. None when the
+    row agrees, or there is none (a plan outside the config's repository, not committed)."""
+    from controller.commands._shared import plan_id_for
+    from controller.service.reconcile import Controller
+
+    plan_id = plan_id_for(plan.path, config)
+    controller = Controller(config, lock=False)
+    try:
+        rows = [row for row in controller.status() if row.get("plan") == plan_id]
+    finally:
+        controller.close()
+    if not rows or rows[0].get("status") in (None, plan.status):
+        return None
+    row = rows[0]
+    said = f"the file says status {plan.status!r}; the controller holds {row['status']!r}"
+    last = row.get("last_event")
+    return str(row["status"]), f"{said} (last event: {last})" if last else said
 
 
 def _review(plan: Any, config: Any) -> dict[str, Any]:

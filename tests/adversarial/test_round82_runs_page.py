@@ -54,7 +54,10 @@ and ``file_status``. Nothing ran twice and nothing forged ran (``fc2``/``ff2``/`
 ``rv2``/``rr2`` never). Should (docs/errors.md, E_OWNED_BLOCK_CHANGED: "plangate shows the
 controller's own record instead"; round 81's fix: readers follow the controller's row): ``show``
 with a config gives the controller's status, or at least names the ignored transition beside the
-file's; the lead may rule ``show`` a preview of the file. Held: the page's HTML plan view (its
+file's; the lead may rule ``show`` a preview of the file. Fixed (2026-12-01, lead): with a
+config, ``show`` reads the controller's row of the plan as ``plangate status`` does and gives its
+status (JSON ``plan.status``, text ``Status:``), the file's as ``file_status`` and in the warning
+("the file says status ..., the controller holds ...", with the row's last event). Held: the page's HTML plan view (its
 status chip), ``/api/plan/<id>`` and ``/api/`` counts and ``status --json`` followed the controller
 in every story (never ``completed`` mid-run, never ``approved`` for Mallory's approval, ``aborted``
 after the revert, ``executing`` with ``waiting`` ``E_HISTORY_REWRITTEN`` after the erased abort,
@@ -281,20 +284,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 RAN = {"fc": 1, "fc2": 1, "ff": 1, "ff2": 1, "ma": 1, "ma2": 1, "rv": 1, "rv2": 0, "rr": 1,
        "rr2": 0, "na": 0, "post": 1, "ctl": 1}  # fmt: skip
-SHOWN = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason=(
-        "round 82: `plangate show --config` (JSON plan.status, text Status:) gives the file's "
-        "status the controller ignored (Mallory's completed/aborted, the author's failed "
-        "mid-run; a reverted abort's executing; the agent's approved over a completed run) "
-        "as its status, naming no "
-        "E_ILLEGAL_TRANSITION, while status --json and the page say executing/aborted/completed"
-    ),
-)
-BROKEN: dict[str, Any] = {
-    f"{v}:{w}": SHOWN for v in ["fc", "ff", "ma", "rv", "post"] for w in ["show", "text"]
-}
+BROKEN: dict[str, Any] = {}  # SHOWN's 10 ids fixed (2026-12-01, lead): show --config
+# gives the controller's status and names the one the file says
 
 
 @pytest.mark.parametrize("tag", cases(list(RAN), list(RAN), {}))

@@ -158,3 +158,30 @@ def test_show_of_an_invalid_plan_carries_the_records_notes(repo: Path, tmp_path:
     shown = run_cli("show", "--json", "--config", str(config), "plans/greet", cwd=repo)
     codes = [e["code"] for e in json.loads(shown.stdout)["errors"]]
     assert codes[0] == "E_TOOL_UNKNOWN" and "E_OWNED_BLOCK_CHANGED" in codes, codes
+
+
+def test_show_with_a_config_gives_the_controllers_status_not_one_it_ignored(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A status the controller ignored (here the agent, the plan's author, committing
+    ``completed`` over a plan paused at its gate) is the file's text, not the plan's state:
+    ``show --config`` gives the controller's row, as ``status`` and the page do, and names
+    the file's (round 82: it printed ``completed``)."""
+    import json
+
+    config = _paused_at_the_gate(repo, tmp_path, GATED)
+    plan = repo / "plans" / "greet" / "PLAN.yml"
+    text = plan.read_text()
+    held = [line for line in text.splitlines() if line.strip().startswith("status:")][0]
+    plan.write_text(text.replace(held, held.split(":")[0] + ": completed", 1))
+    commit_all(repo, "the agent says it is done", AGENT)
+    shown = run_cli("show", "--json", "--config", str(config), str(plan), cwd=repo)
+    assert shown.returncode == 0, shown.stderr
+    view = json.loads(shown.stdout)
+    assert view["plan"]["status"] == "awaiting_approval", view["plan"]
+    assert view["file_status"] == "completed"
+    assert "the controller holds 'awaiting_approval'" in view["record_warning"]
+    text_view = run_cli("show", "--config", str(config), str(plan), cwd=repo).stdout
+    assert "Status:  awaiting_approval" in text_view, text_view
+    bare = json.loads(run_cli("show", "--json", str(plan), cwd=repo).stdout)
+    assert bare["plan"]["status"] == "completed"  # without a config: the file, as written

@@ -172,7 +172,7 @@ def test_show_with_a_config_gives_the_controllers_status_not_one_it_ignored(
     config = _paused_at_the_gate(repo, tmp_path, GATED)
     plan = repo / "plans" / "greet" / "PLAN.yml"
     text = plan.read_text()
-    held = [line for line in text.splitlines() if line.strip().startswith("status:")][0]
+    held = next(line for line in text.splitlines() if line.strip().startswith("status:"))
     plan.write_text(text.replace(held, held.split(":")[0] + ": completed", 1))
     commit_all(repo, "the agent says it is done", AGENT)
     shown = run_cli("show", "--json", "--config", str(config), str(plan), cwd=repo)

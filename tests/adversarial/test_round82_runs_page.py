@@ -58,7 +58,8 @@ file's; the lead may rule ``show`` a preview of the file. Fixed (2026-12-01, lea
 config, ``show`` reads the controller's row of the plan as ``plangate status`` does and gives its
 status (JSON ``plan.status``, text ``Status:``), the file's as ``file_status`` and in the warning
 ("the file says status ..., the controller holds ...", with the row's last event).
-Held: the page's HTML plan view (its status chip), ``/api/plan/<id>`` and ``/api/`` counts and ``status --json`` followed the controller
+Held: the page's HTML plan view (its status chip), ``/api/plan/<id>`` and ``/api/`` counts
+and ``status --json`` followed the controller
 in every story (never ``completed`` mid-run, never ``approved`` for Mallory's approval, ``aborted``
 after the revert, ``executing`` with ``waiting`` ``E_HISTORY_REWRITTEN`` after the erased abort,
 ``completed`` after the forged ends); the reverted and the erased abort never resumed the run

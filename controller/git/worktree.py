@@ -246,6 +246,16 @@ class WorkTree(Objects):
         for path, how in conversions.items():
             conversion.check_checkout(files[path] or b"", how, path)
 
+    def gives_back(self, files: Mapping[str, bytes]) -> bool:
+        """Would git give each of ``files`` back from its checkout (:meth:`check_checkouts`
+        passes)? Asked of the controller's own records (round 80), which are committed either
+        way: only the form of its marks depends on it."""
+        try:
+            self.check_checkouts(files)
+        except AttributeUnsupported:
+            return False
+        return True
+
     def write_worktree(self, files: Mapping[str, bytes | None]) -> None:
         """Write ``files`` (blobs) into the working tree as git would check them out
         (atomically and durably; None deletes)."""

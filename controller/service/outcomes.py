@@ -79,7 +79,9 @@ class Outcomes(Committing):
             approved = self._approved_plan(job)
             if approved is None:
                 return
-            engine = Engine(self.config, state_dir=self.state.path, root=self._tree_root(job))
+            # the records' marks in the form their checkout gives back (round 80)
+            engine = Engine(self.config, state_dir=self.state.path, root=self._tree_root(job),
+                            gives_back=self.repo.gives_back)  # fmt: skip
             try:
                 outcome = engine.run(
                     job.plan_file,

@@ -212,15 +212,8 @@ def test_the_cli_reads_what_the_controller_freezes(lab: Lab, vid: str) -> None:
         assert not dirty, got["dirty"]
 
 
-RECORDS_WHY = (
-    "git status lists the controller's EXECUTION_LOG.md modified in every ISO-8859-1 folder "
-    "after its run; Alice's next `git commit -a` commits the log as mojibake"
-)
 RIDS = ["records:clean", "records:once", "records:rows", "records:untouched"]
-RBROKEN: dict[str, Any] = {
-    "records:clean": _xf(RECORDS_WHY),
-    "records:untouched": _xf(RECORDS_WHY),
-}
+RBROKEN: dict[str, Any] = {}  # records:clean, records:untouched fixed (r80isolog)
 
 
 @pytest.mark.parametrize("vid", cases(RIDS, RIDS, RBROKEN))

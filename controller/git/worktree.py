@@ -256,6 +256,13 @@ class WorkTree(Objects):
             return False
         return True
 
+    def record_conversions(self, paths: Sequence[str]) -> dict[str, conversion.Conversion]:
+        """The conversion of each of ``paths`` (a run's records, asked at its start within the
+        pass's one question, round 80), git asked only where an attribute can apply."""
+        asked = [path for path in paths if self._attributes_may_apply(path)]
+        found = self.conversions(asked) if asked else {}
+        return {path: found.get(path, conversion.NONE) for path in paths}
+
     def write_worktree(self, files: Mapping[str, bytes | None]) -> None:
         """Write ``files`` (blobs) into the working tree as git would check them out
         (atomically and durably; None deletes)."""

@@ -8,11 +8,11 @@ run's lock, since actions of a graph end on other threads meanwhile.
 
 Each is rendered with the controller's own marks (``✅``, ``·``, ``…``) unless its checkout
 would not give it back (the caller's ``gives_back``, asked of the blob as committed at its
-path: :meth:`controller.git.worktree.WorkTree.gives_back`), and then again with their ASCII
-forms (:data:`controller.execution.logbook.ASCII_MARKS`; round 80: a ``working-tree-encoding=
-ISO-8859-1`` folder's log read modified after every run). What that rendering quotes (a tool's
-output the encoding cannot hold) is committed all the same (round 79): the record is never
-lost or stalled.
+path: :func:`controller.git.conversion.gives_back`, round 79's rule), and then again with
+their ASCII forms (:data:`controller.execution.logbook.ASCII_MARKS`; round 80: a
+``working-tree-encoding=ISO-8859-1`` folder's log read modified after every run). What that
+rendering quotes (a tool's output the encoding cannot hold) is committed all the same
+(round 79): the record is never lost or stalled.
 """
 
 from __future__ import annotations

@@ -5,6 +5,14 @@ gates and end, and in between at most every ``execution.checkpoint_interval`` se
 never more than about 1/``CHECKPOINT_SHARE`` of the run's time: a long plan costs O(N)
 journal records rather than N rewrites of an N-action file. The state is read under the
 run's lock, since actions of a graph end on other threads meanwhile.
+
+Each is rendered with the controller's own marks (``✅``, ``·``, ``…``) unless its checkout
+would not give it back (the caller's ``gives_back``, asked of the blob as committed at its
+path: :func:`controller.git.conversion.gives_back`, round 79's rule), and then again with
+their ASCII forms (:data:`controller.execution.logbook.ASCII_MARKS`; round 80: a
+``working-tree-encoding=ISO-8859-1`` folder's log read modified after every run). What that
+rendering quotes (a tool's output the encoding cannot hold) is committed all the same
+(round 79): the record is never lost or stalled.
 """
 
 from __future__ import annotations
@@ -13,8 +21,8 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from controller import fsutil
 from controller.errors import PlangateError
@@ -44,6 +52,10 @@ LOG_BLOCKS_BYTES = 640 * 1024
 #: No block is cut shorter than this.
 MIN_BLOCK_BYTES = 512
 
+#: Would git give these blobs (by path in the repository) back from its checkout?
+GivesBack = Callable[[Mapping[str, bytes]], bool]
+_Rendered = TypeVar("_Rendered")
+
 
 class Checkpoints:
     """Brings PLAN.yml's ``execution:`` and EXECUTION_LOG.md up to date, at most so often."""
@@ -64,8 +76,11 @@ class Checkpoints:
         nested: dict[int, PlanDocument] | None = None,
         root: Path | None = None,
         mask: Callable[[Any], Any] | None = None,
+        gives_back: GivesBack | None = None,
     ) -> None:
         self.config = config
+        #: Asked of each rendering (None: every checkout gives it back); see the docstring.
+        self.gives_back = gives_back
         #: The redactor's search for secrets' values: the log's params are built from their
         #: parts with it (:func:`refs.recorded`, round 67); None: as the journal holds them.
         self.mask = mask
@@ -92,11 +107,11 @@ class Checkpoints:
         self.controller = f"{config.identity.name}@{socket.gethostname()}"
         self.plan_file = plan.path
         self.log_file = plan.path.with_name("EXECUTION_LOG.md")
-        # Sections of finished actions never change: render each once. Nor does the section
-        # of an action nothing has happened to yet (a 1,000-action plan's checkpoints
-        # rendered all the pending ones again each time).
-        self._done_sections: dict[int, str] = {}
-        self._pending_sections: dict[int, str] = {}
+        # Sections of finished actions never change: render each once (per form of the
+        # marks). Nor does the section of an action nothing has happened to yet (a
+        # 1,000-action plan's checkpoints rendered all the pending ones again each time).
+        self._done_sections: dict[tuple[bool, int], str] = {}
+        self._pending_sections: dict[tuple[bool, int], str] = {}
         #: What the last checkpoint produced: the controller commits these, never the files
         #: (an agent sharing the working tree may rewrite them or swap in a symlink).
         self.block: dict[str, Any] | None = None
@@ -119,10 +134,30 @@ class Checkpoints:
         # The journal's outcome time: a re-rendering (a completed run asked again, whose first
         # outcome commit did not land) produces the very bytes written the first time.
         finished = (self.state.last_outcome_at or plans.now_utc()) if final else None
+        plan_file = f"{self.plan_id}/{self.plan_file.name}"
         with self.lock:
-            self.block = block = self.execution_block(status, finished)
-            self.log_text = text = self.render_log(status, finished)
+            self.block = block = self._given_back(
+                plan_file, lambda: self.execution_block(status, finished), _block_bytes
+            )
+            self.log_text = text = self._given_back(
+                f"{self.plan_id}/{self.log_file.name}",
+                lambda: self.render_log(status, finished),
+                str.encode,
+            )
         return block, text
+
+    def _given_back(
+        self, path: str, produce: Callable[[], _Rendered], blob: Callable[[_Rendered], bytes]
+    ) -> _Rendered:
+        """``produce()`` with the controller's marks, or with their ASCII forms where that
+        rendering's checkout at ``path`` would not give it back (round 80)."""
+        rendered = produce()
+        data = blob(rendered)
+        # an ASCII rendering holds no mark to write otherwise: git is asked nothing
+        if self.gives_back is None or data.isascii() or self.gives_back({path: data}):
+            return rendered
+        with logbook.ascii_marks():
+            return produce()
 
     def write(self, status: str, *, final: bool = False) -> None:
         started = time.monotonic()
@@ -259,12 +294,13 @@ class Checkpoints:
         return {"name": meta.name, "task": meta.task, "hash": self.hash}
 
     def _section(self, action: Action) -> str:
-        if action.id in self._done_sections:
-            return self._done_sections[action.id]
+        key = (logbook.ascii_marks_on(), action.id)
+        if key in self._done_sections:
+            return self._done_sections[key]
         rec = self.state.actions.get(action.id)
         pending = rec is None and not any(self._ran(k) for k in self._inner_keys(action))
-        if pending and action.id in self._pending_sections:
-            return self._pending_sections[action.id]
+        if pending and key in self._pending_sections:
+            return self._pending_sections[key]
         limit = self._block_limit()
         own = self._plan_fields()
         mine = self.model.inputs  # a top-level plan's inputs: its author's literals
@@ -288,9 +324,9 @@ class Checkpoints:
                     recorded=self._shown(ctx),
                 )
         if rec is not None and rec.done:
-            self._done_sections[action.id] = text
+            self._done_sections[key] = text
         elif pending:
-            self._pending_sections[action.id] = text
+            self._pending_sections[key] = text
         return text
 
     def _nested_sections(
@@ -404,4 +440,10 @@ def _shown(value: Any) -> Any:
     text = json.dumps(value, ensure_ascii=False)
     if len(text) <= STATE_VALUE_CHARS:
         return value
-    return f"{text[:STATE_VALUE_CHARS]}… (cut; {len(text)} chars, see EXECUTION_LOG.md)"
+    cut = logbook.mark("…")
+    return f"{text[:STATE_VALUE_CHARS]}{cut} (cut; {len(text)} chars, see EXECUTION_LOG.md)"
+
+
+def _block_bytes(block: dict[str, Any]) -> bytes:
+    """The ``execution:`` block as PLAN.yml holds it (its marks' checkout is asked of it)."""
+    return yamlio.dump({"execution": block}).encode("utf-8")

@@ -52,7 +52,7 @@ from controller.errors import (
 )
 from controller.execution import checks
 from controller.execution.caps import CapBudget
-from controller.execution.checkpoints import Checkpoints
+from controller.execution.checkpoints import Checkpoints, GivesBack
 from controller.execution.journal import (
     DONE,
     ActionKey,
@@ -125,11 +125,16 @@ class Engine:
         backoff_base: float = 1.0,
         backoff_max: float = BACKOFF_MAX,
         root: Path | None = None,
+        gives_back: GivesBack | None = None,
     ) -> None:
         self.config = config
         #: The working tree the plan files lie in (the controller's repository): the run reads
         #: and writes them without following a link below it (fsutil.open_folder).
         self.root = root
+        #: Would git give a record back from its checkout (None: always)? The run's records
+        #: are then written with the ASCII forms of the controller's marks (round 80,
+        #: :mod:`controller.execution.checkpoints`).
+        self.gives_back = gives_back
         self.state_dir = state_dir if state_dir is not None else config.state_path()
         self.catalog = Catalog(config)
         self.backoff_base = backoff_base
@@ -280,6 +285,7 @@ class PlanRun:
             nested=self.nested_models,
             root=engine.root,
             mask=self.redactor.data,
+            gives_back=engine.gives_back,
         )
         #: A journal write failed (round 56): no further record of a step is written.
         self.unwritten: StorageFailed | None = None

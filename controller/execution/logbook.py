@@ -46,13 +46,23 @@ Code blocks use a fence longer than any backtick run in their content, so no too
 close the fence and inject markdown. Plan- and git-supplied text (name, plan id, approver,
 tool, why, params, results, errors) is put on one line with its control, zero-width and bidi
 characters escaped (:mod:`controller.display`), so it cannot rewrite what a reader sees.
+
+The log's own marks (its icons, the ``·`` between facts, ``—`` for a fact it lacks, ``…``
+where it cuts a value) are written through :func:`mark`: within :func:`ascii_marks` each is
+its ASCII form (:data:`ASCII_MARKS`), which the controller renders where the record's
+checkout would not give the marks back (round 80: ``✅`` under ``working-tree-encoding=
+ISO-8859-1``, which git checks out as its UTF-8 bytes and reads back as ``â\x9c\x85``, so
+``git status`` listed every such log modified and a person's ``git commit -a`` committed it
+as other text). Quoted text (a tool's output, the plan's words) is never changed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -77,6 +87,46 @@ ICONS = {
     "pending": "▫️",
 }
 _BACKTICKS = re.compile(r"`+")
+
+#: The controller's own marks in its records (the log's icons, separators and dashes, the cut
+#: sign of the log and of PLAN.yml's ``execution:`` block) and the ASCII each is written as
+#: where the record's checkout would not give them back (round 80): chosen here, for every
+#: mark. None holds ``|`` (a table cell), ``#`` (Mermaid's entities) or starts a line.
+ASCII_MARKS = {
+    "✅": "[ok]",
+    "❌": "[x]",
+    "⏭️": "[skip]",
+    "⚠️": "[!]",
+    "⏳": "[..]",
+    "⏸️": "[pause]",
+    "🛑": "[stop]",
+    "▫️": "[ ]",
+    "·": "-",
+    "—": "-",
+    "…": "...",
+}
+_ASCII: ContextVar[bool] = ContextVar("ascii_marks", default=False)
+
+
+def mark(char: str) -> str:
+    """The controller's mark ``char`` (one of :data:`ASCII_MARKS`, or ``""``) as the record
+    being rendered writes it: itself, or within :func:`ascii_marks` its ASCII form."""
+    return ASCII_MARKS.get(char, char) if _ASCII.get() else char
+
+
+def ascii_marks_on() -> bool:
+    """Is the record being rendered written with :data:`ASCII_MARKS`?"""
+    return _ASCII.get()
+
+
+@contextlib.contextmanager
+def ascii_marks() -> Iterator[None]:
+    """Within: every :func:`mark` is its ASCII form (this thread's rendering only)."""
+    token = _ASCII.set(True)
+    try:
+        yield
+    finally:
+        _ASCII.reset(token)
 
 
 @dataclass
@@ -146,10 +196,10 @@ def _render_header(h: LogHeader) -> str:
     rows = [
         ("Plan", _cell_code(h.plan_id)),
         ("Hash", _cell_code(h.plan_hash)),
-        ("Approved by", _inline(h.approved_by) or "—"),
-        ("Approval commit", _cell_code(h.approval_commit) if h.approval_commit else "—"),
-        ("Started", _inline(h.started_at) or "—"),
-        ("Status", f"{ICONS.get(h.status, '')} {_inline(h.status)}".strip()),
+        ("Approved by", _inline(h.approved_by) or mark("—")),
+        ("Approval commit", _cell_code(h.approval_commit) if h.approval_commit else mark("—")),
+        ("Started", _inline(h.started_at) or mark("—")),
+        ("Status", f"{_icon(h.status)} {_inline(h.status)}".strip()),
     ]
     if h.finished_at:
         rows.append(("Finished", _inline(h.finished_at)))
@@ -196,8 +246,7 @@ def render_action(
     recovered = end is not None and end.get("recovered")
     facts = [
         f"**Tool:** {_code(what)}",
-        f"**Status:** {ICONS.get(status, '')} {status}"
-        + (" (its fallback ran)" if recovered else ""),
+        f"**Status:** {_icon(status)} {status}" + (" (its fallback ran)" if recovered else ""),
     ]
     if start:
         facts.append(f"**Started:** {_inline(str(start.get('at', '')))}")
@@ -205,7 +254,7 @@ def render_action(
             facts.append(f"**Attempts:** {view.attempts}")
     if end and end.get("duration_ms") is not None:
         facts.append(f"**Duration:** {end['duration_ms']} ms")
-    lines += [" · ".join(facts) + "  ", f"**Why:** {_inline(action.why)}", ""]
+    lines += [f" {mark('·')} ".join(facts) + "  ", f"**Why:** {_inline(action.why)}", ""]
     checks = (start or {}).get("guards") or (end or {}).get("guards")
     if checks:
         lines += _guard_lines(checks)
@@ -279,7 +328,7 @@ def _check_line(check: dict[str, Any]) -> str:
     index = check.get("index")
     name = f"{kind} {index + 1}" if kind == "precondition" and isinstance(index, int) else kind
     tool = f" ({_code(str(check['tool']))})" if check.get("tool") else " (over the result)"
-    verdict = "✅ holds" if check.get("ok") else "❌ does not hold"
+    verdict = f"{mark('✅')} holds" if check.get("ok") else f"{mark('❌')} does not hold"
     polls = check.get("polls") or 1
     extra = f" after {polls} polls" if polls > 1 else ""
     line = f"- {name}{tool}: {verdict}{extra}"
@@ -290,7 +339,7 @@ def _check_line(check: dict[str, Any]) -> str:
     if error:
         line += f": {_code(str(error.get('code')))} {_message(str(error.get('message', '')))}"
     if check.get("result") is not None:
-        line += f" · result {_code_span(_json(check['result']), 300)}"
+        line += f" {mark('·')} result {_code_span(_json(check['result']), 300)}"
     return line
 
 
@@ -307,7 +356,8 @@ def render_checks(
     for index, pre in enumerate(declared):
         found = last.get(index)
         if found is None:
-            lines.append(f"- precondition {index + 1} ({_code(pre.tool)}): ▫️ not checked yet")
+            unchecked = f"{mark('▫️')} not checked yet"
+            lines.append(f"- precondition {index + 1} ({_code(pre.tool)}): {unchecked}")
         else:
             lines.append(_check_line(found))
     return "\n".join(lines) + "\n"
@@ -356,9 +406,8 @@ def render_graph(
         end = view.end or {}
         shown = "fell back" if end.get("recovered") else view.status
         what = action.tool or (f"plan {action.plan.path}" if action.plan else "")
-        label = (
-            f"{action.id} · {_SAFE.sub('_', what)[:60]}<br/>{ICONS.get(view.status, '')} {shown}"
-        )
+        name = _SAFE.sub("_", what)[:60]
+        label = f"{action.id} {mark('·')} {name}<br/>{_icon(view.status)} {shown}"
         line = f'  a{action.id}["{label}"]:::{status}'
         size += len(line.encode("utf-8")) + 1
         if size > MAX_GRAPH_BYTES:
@@ -465,7 +514,7 @@ def _block(title: str, value: Any, limit: int) -> list[str]:
     text = _json(value, indent=2)
     if len(text.encode("utf-8")) > limit:
         text = text.encode("utf-8")[:limit].decode("utf-8", errors="ignore")
-        text += f"\n… (cut at {limit} bytes)"
+        text += f"\n{mark('…')} (cut at {limit} bytes)"
     fence = _fence(text)
     return [f"**{title}:**", "", f"{fence}json", text, fence, ""]
 
@@ -482,11 +531,16 @@ def _fence(text: str) -> str:
 
 def _code_span(text: str, limit: int) -> str:
     if len(text) > limit:
-        text = text[:limit] + "…"
+        text = text[:limit] + mark("…")
     text = text.replace("\n", " ")
     ticks = "`" * (max((len(m) for m in _BACKTICKS.findall(text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def _icon(status: str) -> str:
+    """The status's icon as the record being rendered writes it (``""``: none)."""
+    return mark(ICONS.get(status, ""))
 
 
 def _inline(text: str) -> str:

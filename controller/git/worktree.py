@@ -246,6 +246,23 @@ class WorkTree(Objects):
         for path, how in conversions.items():
             conversion.check_checkout(files[path] or b"", how, path)
 
+    def gives_back(self, files: Mapping[str, bytes]) -> bool:
+        """Would git give each of ``files`` back from its checkout (:meth:`check_checkouts`
+        passes)? Asked of the controller's own records (round 80), which are committed either
+        way: only the form of its marks depends on it."""
+        try:
+            self.check_checkouts(files)
+        except AttributeUnsupported:
+            return False
+        return True
+
+    def record_conversions(self, paths: Sequence[str]) -> dict[str, conversion.Conversion]:
+        """The conversion of each of ``paths`` (a run's records, asked at its start within the
+        pass's one question, round 80), git asked only where an attribute can apply."""
+        asked = [path for path in paths if self._attributes_may_apply(path)]
+        found = self.conversions(asked) if asked else {}
+        return {path: found.get(path, conversion.NONE) for path in paths}
+
     def write_worktree(self, files: Mapping[str, bytes | None]) -> None:
         """Write ``files`` (blobs) into the working tree as git would check them out
         (atomically and durably; None deletes)."""

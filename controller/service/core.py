@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from itertools import takewhile
 from pathlib import Path
@@ -57,6 +57,7 @@ from controller.service.untracked import UntrackedScanner
 from controller.settings import Config
 
 if TYPE_CHECKING:
+    from controller.git.conversion import Conversion
     from controller.git.planstate import PlanState
 
 MAX_PASSES = 5
@@ -82,6 +83,9 @@ class Job:
     #: A gate, ask or resume approval: the run goes on from one the controller paused or
     #: failed (after a loss, from its own record of it: Outcomes._record_source).
     continued: bool = False
+    #: Its records' conversions (plan file, log) as the pass asked them at its start (round
+    #: 80: the form of the controller's marks); None: asked when the run renders them.
+    conversions: dict[str, Conversion] | None = field(default=None, compare=False)
 
 
 class _Moved(Exception):
@@ -1228,6 +1232,7 @@ def _stat_key(path: Path) -> tuple[int, int, int] | None:
 def _job_data(job: Job) -> dict[str, Any]:
     data = asdict(job)
     data["plan_file"] = str(job.plan_file)
+    del data["conversions"]  # the pass's answer, never kept in the job row
     return data
 
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from controller import fsutil
 from controller.errors import PlangateError, UnsafePath
+from controller.git import conversion
 from controller.git.history import LOG_NAME
 from controller.git.records import RUN_START
 from controller.plan import plans, yamlio
@@ -79,7 +80,9 @@ class Outcomes(Committing):
             approved = self._approved_plan(job)
             if approved is None:
                 return
-            engine = Engine(self.config, state_dir=self.state.path, root=self._tree_root(job))
+            # the records' marks in the form their checkout gives back (round 80)
+            engine = Engine(self.config, state_dir=self.state.path, root=self._tree_root(job),
+                            gives_back=self._gives_back(job))  # fmt: skip
             try:
                 outcome = engine.run(
                     job.plan_file,
@@ -105,6 +108,18 @@ class Outcomes(Committing):
             if not queued:
                 self._settle(job.plan_id)
         self.commit_finished()
+
+    def _gives_back(self, job: Job) -> Callable[[Mapping[str, bytes]], bool]:
+        """Would git give a record of the run back from its checkout (round 80: else its
+        marks are written in ASCII)? By the conversions the pass asked at its start; a job
+        taken up otherwise (a restart) asks git when the run renders one."""
+        known = job.conversions
+        if known is None:
+            return self.repo.gives_back
+        return lambda files: all(
+            conversion.gives_back(data, known.get(path, conversion.NONE), path)
+            for path, data in files.items()
+        )
 
     def _record_source(self, job: Job) -> Callable[[str | None], tuple[Any, str]]:
         """What a continued run whose journal was lost goes on from (round 52): the

@@ -34,7 +34,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from controller.errors import PlangateError, Problem
-from controller.git.history import PlanState
+from controller.git.history import LOG_NAME, PlanState
 from controller.git.ownrecord import hash_mismatch
 from controller.git.records import plan_text
 from controller.plan import yamlio
@@ -105,6 +105,7 @@ class Controller(Deciding, Outcomes):
         # their files' attributes, when a file's bytes equal to its commit need them (round
         # 78), asked of git at once: a snapshot for the pass
         files = [state.file for state in looked_at if state.file and self.config.remote is None]
+        files += [f"{PurePosixPath(file).parent}/{LOG_NAME}" for file in files]  # a run's too
         self._batching(first_alone=True)
         with self.repo.remembering_conversions(files):
             try:

@@ -68,6 +68,8 @@ class Starting(Committing):
             # a run the controller paused or failed goes on, never starts over (round 52:
             # an ask answered after a state loss ran action 1 again)
             continued=gated or request.kind is approvals.Transition.RESUME,
+            # within the pass's one question of its files' attributes (round 80)
+            conversions=self.repo.record_conversions([state.file, f"{state.plan_id}/{LOG_NAME}"]),
         )
 
         started: list[str] = []

@@ -38,20 +38,23 @@ Then Alice's next, unrelated ``git commit -a`` and two passes: ``records:clean``
 status`` after the runs lists no controller record), ``records:untouched`` (her commit
 carries none), ``records:once`` (no plan ran again), ``records:rows`` (every row completed).
 
-Seen (round 80): ``records:clean``, ``records:untouched`` (2 ids, one class, strict xfails):
-in every ``ISO-8859-1`` folder the controller's ``EXECUTION_LOG.md`` holds ``✅``/``·``,
-which the encoding cannot carry; its checkout keeps the UTF-8 bytes, and since every byte is
-a Latin-1 character ``git status`` reads them back as other text and lists the log
-`` M`` (``failed to encode`` on each pass); Alice's next unrelated ``git commit -a`` commits
-every such log as mojibake (``✅ completed`` becomes ``â\x9c\x85 completed``) with no
-note from any reader; nothing ran again and the audit still agreed. Should (round 79's
-Decided note, r79mcpenc: the records' checkout "keeps the UTF-8 bytes iconv cannot write,
-which ``git status`` calls clean"; docs/operations.md: what the controller writes is what git
-would check out "so ``git status`` stays clean"): true for ``SHIFT-JIS``/``ISO-2022-JP``,
-false for a single-byte encoding that decodes any bytes; either the record is written so
-its checkout reads back the same (escape what the encoding lacks) or the honest commit of a
-changed record is noted ``E_OWNED_BLOCK_CHANGED``. The lead may rule this under round 79's
-decision (the promise's runs held).
+Seen (round 80): ``records:clean``, ``records:untouched`` (2 ids, one class): in every
+``ISO-8859-1`` folder the controller's ``EXECUTION_LOG.md`` holds ``✅``/``·``, which the
+encoding cannot carry; its checkout keeps the UTF-8 bytes, and since every byte is a
+Latin-1 character ``git status`` reads them back as other text and lists the log `` M``
+(``failed to encode`` on each pass); Alice's next unrelated ``git commit -a`` commits every
+such log as mojibake (``✅ completed`` becomes ``â\x9c\x85 completed``); nothing ran again
+and the audit still agreed. Fixed (2026-12-01, r80isolog): the controller renders a record
+(the log, the ``execution:`` block) with its own marks, and where that rendering's checkout
+would not give it back (round 79's ``conversion.check_checkout``, asked through
+``WorkTree.gives_back``) renders it again with their ASCII forms (one table,
+``logbook.ASCII_MARKS``: ``[ok] completed``, ``-`` for ``·``, ``...`` for ``…``), which these
+encodings hold: the log reads clean and Alice's commit carries none. Quoted tool
+text keeps round 79's decision (committed as it is). The finding's "no reader notes it" did
+not hold on a re-run: the fresh-clone audit listed ``log-changed`` for each log Alice's
+commit changed (``ok: false``), ``status --json`` and ``show`` noted
+``E_OWNED_BLOCK_CHANGED`` (the module asserts neither; tests/service/test_given_back.py
+now does).
 Held: the CLI's ``hash``, ``show``, ``validate`` and ``freeze`` agreed with the controller
 for the attribute in the root ``.gitattributes``, a nested one, ``.git/info/attributes``,
 ``core.attributesFile`` through ``include.path``, a nested ``.gitattributes`` in the index
@@ -212,15 +215,8 @@ def test_the_cli_reads_what_the_controller_freezes(lab: Lab, vid: str) -> None:
         assert not dirty, got["dirty"]
 
 
-RECORDS_WHY = (
-    "git status lists the controller's EXECUTION_LOG.md modified in every ISO-8859-1 folder "
-    "after its run; Alice's next `git commit -a` commits the log as mojibake"
-)
 RIDS = ["records:clean", "records:once", "records:rows", "records:untouched"]
-RBROKEN: dict[str, Any] = {
-    "records:clean": _xf(RECORDS_WHY),
-    "records:untouched": _xf(RECORDS_WHY),
-}
+RBROKEN: dict[str, Any] = {}  # records:clean, records:untouched fixed (r80isolog)
 
 
 @pytest.mark.parametrize("vid", cases(RIDS, RIDS, RBROKEN))

@@ -6,10 +6,13 @@ from pathlib import Path
 
 from controller.execution.executor import Engine
 from controller.execution.logbook import (
+    ASCII_MARKS,
+    ICONS,
     MAX_GRAPH_BYTES,
     MAX_GRAPH_EDGES,
     ActionView,
     LogHeader,
+    ascii_marks,
     render,
     render_action,
     render_graph,
@@ -137,3 +140,54 @@ def test_resolved_params_quote_the_plans_own_inputs_as_written() -> None:
     text = render_action(action, view, 10_000, fields={}, inputs=own)
     assert '"note": "r65-guess"' in text and '"mix": "r65-guess"' in text
     assert '"note": "***"' in render_action(action, view, 10_000, fields={})
+
+
+def _full_log() -> str:
+    """A log using every mark: header, graph, plan checks, a cut result, a check's result."""
+    action = Action(id=1, tool="t", why="quote ✅ as written")
+    start = {"t": "start", "id": 1, "attempt": 1, "at": "T", "params": {}}
+    end = {"t": "end", "id": 1, "status": "succeeded", "duration_ms": 5,
+           "result": {"said": "tool ✅ · … text" + "x" * 600}}  # fmt: skip
+    check = {"kind": "verify", "tool": "t", "ok": False, "result": {"r": "y" * 400}}
+    view = ActionView("succeeded", start, end, 1, [check])
+    sections = [render_action(action, view, 512)]
+    views = {1: view, 2: ActionView("in_doubt"), 3: ActionView("skipped")}
+    actions = [Action(id=i, tool="t", why="w") for i in (1, 2, 3)]
+    graph = render_graph(actions, {}, views)
+    bare = LogHeader("n", "plans/n", "sha256:0", "", "", "", "awaiting_approval")
+    return render(bare, sections, graph=graph) + render(HEADER, [])
+
+
+def test_every_icon_has_one_ascii_form() -> None:
+    """Round 80: each of the log's marks has its ASCII form, chosen in one table."""
+    assert set(ICONS.values()) <= set(ASCII_MARKS)
+    assert all(form.isascii() and "|" not in form and "#" not in form
+               for form in ASCII_MARKS.values())  # fmt: skip
+
+
+def test_ascii_marks_write_the_controllers_marks_in_ascii_and_quote_the_rest() -> None:
+    """Round 80: within ``ascii_marks`` no mark of the controller's is written otherwise,
+    while what the log quotes (the plan's ``why``, a tool's result) keeps its characters;
+    outside it the log is as before."""
+    plain = _full_log()
+    assert "✅ succeeded" in plain and " · " in plain and "| Approved by | — |" in plain
+    with ascii_marks():
+        text = _full_log()
+    assert "[ok] succeeded" in text and "[x] does not hold" in text and "[pause]" in text
+    assert "| Approved by | - |" in text and "**Tool:** `t` - **Status:**" in text
+    assert "... (cut at 512 bytes)" in text and "y…" not in text
+    quoted = "quote ✅ as written", "tool ✅ · … text"
+    assert all(q in text for q in quoted), text
+    for q in quoted:
+        text = text.replace(q, "")
+    assert text.isascii(), sorted({c for c in text if not c.isascii()})
+    assert _full_log() == plain  # the form holds only within
+
+
+def test_a_cut_output_in_the_execution_block_is_marked_in_ascii_alike() -> None:
+    """Round 80: the ``execution:`` block's cut sign is one of the controller's marks."""
+    from controller.execution.checkpoints import _shown
+
+    assert "… (cut;" in _shown("z" * 300)
+    with ascii_marks():
+        assert "zzz... (cut; 302 chars" in _shown("z" * 300)

@@ -9,6 +9,7 @@ clean. The oracle is git: ``git status`` with the files' stat data changed (git 
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -18,7 +19,7 @@ import structlog.testing
 
 from controller.git import iconv
 from tests.support.gitenv import ALICE, commit_all, git, identity, run_cli
-from tests.support.gitkit import PLAN, controller, head_plan, subjects, write_plan
+from tests.support.gitkit import PLAN, approve, controller, head_plan, subjects, write_plan
 
 pytestmark = pytest.mark.skipif(not iconv.available(), reason="no glibc iconv")
 
@@ -118,3 +119,63 @@ def test_the_controllers_own_log_is_committed_and_reads_clean(repo: Path) -> Non
     log = git(repo, "show", "HEAD:plans/greet/EXECUTION_LOG.md")
     assert "✅" in log
     assert _status(repo) == ""
+
+
+def _ran_in(repo: Path, encoding: str) -> None:
+    """A plan runs to completion in a folder whose working tree is in ``encoding``."""
+    (repo / ".gitattributes").write_text(f"plans/** working-tree-encoding={encoding}\n")
+    commit_all(repo, "the attribute")
+    write_plan(repo)
+    with controller(repo) as ctl:
+        ctl.run_once()
+    approve(repo)
+    for _ in range(2):
+        with controller(repo) as ctl:
+            ctl.run_once()
+    assert head_plan(repo)["execution"]["status"] == "completed"
+
+
+@pytest.mark.parametrize("encoding", ["ISO-8859-1", "ISO-8859-15", "CP1252", "KOI8-R"])
+def test_the_log_s_own_marks_are_written_so_its_checkout_gives_it_back(
+    repo: Path, encoding: str
+) -> None:
+    """Round 80: a single-byte encoding reads any bytes, so the UTF-8 bytes of a ``✅`` git
+    could not write there read back as other text (``â\\x9c\\x85``): ``git status`` listed the
+    log modified after every run and a person's next ``git commit -a`` committed it so. The
+    controller's marks are written in their ASCII forms there; the log reads clean and an
+    unrelated ``git commit -a`` carries none of its records."""
+    _ran_in(repo, encoding)
+    log = git(repo, "show", "HEAD:plans/greet/EXECUTION_LOG.md")
+    assert "| Status | [ok] completed |" in log and "✅" not in log, log[:600]
+    assert _status(repo) == ""
+    (repo / "README").write_text("notes\n")
+    git(repo, "add", "README")
+    git(repo, "commit", "-q", "-a", "-m", "alice: notes", env=identity(*ALICE))
+    assert git(repo, "show", "--name-only", "--format=", "HEAD").split() == ["README"]
+
+
+def test_a_person_s_commit_of_a_changed_log_is_noted_by_the_audit_and_status(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 80: the record the controller committed is the reference, by blob. A person's
+    commit of the log as git read it back (the controller's ``✅`` written as UTF-8 into an
+    ``ISO-8859-1`` working tree, stored as ``â\\x9c\\x85``) is ``log-changed`` to the audit of
+    a fresh clone and ``E_OWNED_BLOCK_CHANGED`` on the status row; nothing runs again."""
+    _ran_in(repo, "ISO-8859-1")
+    path = repo / "plans/greet/EXECUTION_LOG.md"
+    text = git(repo, "show", "HEAD:plans/greet/EXECUTION_LOG.md").replace("[ok]", "✅")
+    path.write_bytes(text.encode("utf-8"))
+    git(repo, "commit", "-q", "-a", "-m", "alice: notes", env=identity(*ALICE))
+    assert "â\x9c\x85 completed" in git(repo, "show", "HEAD:plans/greet/EXECUTION_LOG.md")
+    with controller(repo) as ctl:
+        ctl.run_once()
+        (row,) = [r for r in ctl.status() if r["plan"] == "plans/greet"]
+    assert row["status"] == "completed"
+    assert any(n.startswith("E_OWNED_BLOCK_CHANGED: EXECUTION_LOG.md") and ALICE[1] in n
+               for n in row["notes"]), row["notes"]  # fmt: skip
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    report = json.loads(run_cli("audit", "--json", cwd=clone).stdout)
+    found = [(f["plan"], f["kind"]) for f in report["findings"]]
+    assert ("plans/greet", "log-changed") in found, report["findings"]
+    assert [e["plan"] for e in report["executions"] if e.get("approval_valid")] == ["plans/greet"]

@@ -414,6 +414,7 @@ def twin_folder_verdict(
     else None."""
     found = [f"{twin}/{name}" for twin, names in twins.items() for name in plan_file_claims(names)]
     found += [path for path, name in (split or {}).items() if plan_file_claims([name])]
+    found = list(dict.fromkeys(found))  # a folder ``\\`` in the plan's is a twin AND split
     if not found:
         return None
     shown = " and ".join(visible(name) for name in found)

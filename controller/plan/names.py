@@ -166,7 +166,8 @@ def path_twins(path: str, names_in: Callable[[str], Collection[str]], top: int =
     entries; none for no folder), each level's entries one with the path's next part (or,
     holding a backslash, its next parts). The index finds a plan's twins among its plans by
     the same rule (:class:`controller.git.twins.FolderTwins`); a reader that has listings,
-    not the index, asks this (round 76: a pin checked the last part only)."""
+    not the index, asks this (round 76: a pin checked the last part only). A folder ``\\``
+    has no part (:func:`path_parts`): ``plans/x/\\`` is ``plans/x`` (round 80)."""
     parts = path_parts(path)
     found, walk = [], [("/".join(parts[:top]), top)]
     while walk:

@@ -58,6 +58,7 @@ from controller.git.history import (
     HistoryIndex,
     PlanState,
     changed_plan_ids,
+    history_paths,
     plan_id_of,
     withdraw_rule,
 )
@@ -487,7 +488,9 @@ def _replay(
     auditor.index = index
     timeline.findings = auditor.report.findings  # one list, in the order of history
     timeline.notes = auditor.report.notes
-    paths = [timeline.plans_dir, recorded.POLICY_PATH, *recorded.TWIN_SPECS]
+    # the history the controller's index reads (round 80: the files below a root folder
+    # ``plans\`` too), the policy's record and its twins
+    paths = [*history_paths(timeline.plans_dir), recorded.POLICY_PATH, *recorded.TWIN_SPECS]
     records = []
     with _Prefetcher(index, repo) as prefetch:  # plan versions read in bulk, as a scan does
         for record in repo.first_parent_log(None, head, paths, newest_first=True):

@@ -40,8 +40,14 @@ POLICY_PATH = ".plangate/policy.json"
 #: letters or the end NTFS drops (``.PLANGATE/``, ``.plangate./``), its 8.3 short name
 #: (``PLANGA~1/``), and the file's name so spelled in either (round 75); a root file whose
 #: name holds a backslash (``.plangate\\policy.json``: git for Windows splits it there,
-#: :func:`controller.plan.names.path_parts`; round 77).
-TWIN_SPECS = (":(glob,icase)*.*p*l*a*n*g*a*t*e*/*", ":(glob,icase)*p*~*/*", ":(glob)*\\\\*")
+#: :func:`controller.plan.names.path_parts`; round 77), and the files below a root folder so
+#: named (``.plangate\\/policy.json``, ``\\/.plangate/policy.json``: round 80).
+TWIN_SPECS = (
+    ":(glob,icase)*.*p*l*a*n*g*a*t*e*/*",
+    ":(glob,icase)*p*~*/*",
+    ":(glob)*\\\\*",
+    ":(glob)*\\\\*/**",
+)
 
 
 def is_twin(path: str) -> bool:

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "97"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "99"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -297,6 +297,9 @@ INDEX_VERSION = "97"  # 3: risk and estimate per plan; 4: approval identities, f
 # 96: 95 and 93 together
 # 97: 96, and the files below a root folder whose name holds a backslash (``plans\rf/PLAN.yml``
 # IS ``plans/rf/PLAN.yml`` on git for Windows) are read and claim the plan's place (round 79)
+# 99: 97, and every part of a path lands where ``names.path_parts`` splits it (empty parts
+# dropped): the root folder ``plans\`` IS the plans folder, ``plans\/tb/PLAN.yml`` claims
+# ``plans/tb``'s plan file's place, a folder ``\`` is the folder it lies in (round 80)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

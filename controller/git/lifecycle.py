@@ -429,13 +429,13 @@ class Lifecycle(IndexStore):
         folders: set[str] = set()
         split: set[str] = set()  # round 77: ``plans/lo\\EXECUTION_LOG.md`` is ``plans/lo``'s log
         for change in record.changes:
-            parts = path_parts(change.path)
-            if not is_log_name(parts[-1]) or not self._under_plans("/".join(parts)):
+            parts = path_parts(change.path)  # none for a name of backslashes alone
+            if not parts or not is_log_name(parts[-1]):
                 continue
             if self._under_plans(change.path):
                 folders.add(change.path.rpartition("/")[0])
-            if "\\" in path_name(change.path):  # a root file ``plans\\ok\\EXECUTION_LOG.md``
-                split.add("/".join(parts[:-1]))
+            if "\\" in change.path:  # a root file ``plans\\ok\\EXECUTION_LOG.md``, ``plans\\/ok/``
+                split.add("/".join(parts[:-1]))  # round 80: a backslash in any part
         return {t for folder in sorted(folders | split) for t in self._folder_twins(folder)} | split
 
     def _loose_twin(self, plan_id: str) -> bool:

@@ -111,8 +111,10 @@ def path_parts(path: str) -> list[str]:
     takes ``\\`` for a separator): the folder ``plans/bs\\x`` is the path ``plans/bs/x`` there
     (round 76). Such a name is held for itself (:func:`unsafe_name`); split so, it is also
     the twin of the folder it names (:func:`same_path`). Windows drops an empty part
-    (``plans\\\\x``, ``x\\``), so none is kept."""
-    return [part for part in _SEPARATORS.split(path) if part] or [path]
+    (``plans\\\\x``, ``x\\``), so none is kept: a name of backslashes alone (the folder
+    ``\\``) has no part, it is the folder it lies in (round 80: the root folder ``plans\\``
+    IS ``plans``). The one rule for what a path lands on: every walk below asks it."""
+    return [part for part in _SEPARATORS.split(path) if part]
 
 
 def own_name(name: str) -> str:
@@ -165,14 +167,14 @@ def path_twins(path: str, names_in: Callable[[str], Collection[str]], top: int =
     entries; none for no folder), each level's entries one with the path's next part (or,
     holding a backslash, its next parts). The index finds a plan's twins among its plans by
     the same rule (:class:`controller.git.twins.FolderTwins`); a reader that has listings,
-    not the index, asks this (round 76: a pin checked the last part only)."""
+    not the index, asks this (round 76: a pin checked the last part only). A folder ``\\``
+    has no part (:func:`path_parts`): ``plans/x/\\`` is ``plans/x`` (round 80)."""
     parts = path_parts(path)
     found, walk = [], [("/".join(parts[:top]), top)]
     while walk:
         folder, at = walk.pop()
         if at == len(parts):
-            found.append(folder)
-            continue
+            found.append(folder)  # and the folders ``\\`` in it: no part, the same folder
         for entry in names_in(folder):
             end = at + len(path_parts(entry))
             if end <= len(parts) and same_path(entry, "/".join(parts[at:end])):
@@ -183,17 +185,21 @@ def path_twins(path: str, names_in: Callable[[str], Collection[str]], top: int =
 def split_files(
     folder: str, names_in: Callable[[str], Iterable[str]], base: str = "."
 ) -> dict[str, str]:
-    """The entries above ``folder`` (relative to the repository) whose one name holds a
-    backslash and that git for Windows writes INTO it (round 77): each, as its path, -> the
-    name it has there. Split by the one rule (:func:`path_parts`), ``plans/fy\\PLAN.yml`` is
-    ``plans/fy/PLAN.yml`` (-> ``PLAN.yml`` of ``plans/fy``), ``plans/fu\\x\\PLAN.yml`` and
-    ``plans/fm/x\\PLAN.yml`` are files of ``plans/fu/x`` and ``plans/fm/x``, found by the walk
-    of :func:`twin_folders` (a twin folder on the way too: ``plans/FM/x\\PLAN.yml``), from
-    the repository's root (a root file ``plans\\ok\\EXECUTION_LOG.md``), the plans folder
-    ``base`` entered as written. A reader counts each name as an entry of the folder: a
-    claim of its plan file's place (:func:`plan_file_claims`), of its log's
-    (:func:`log_claims`). A folder's own entries are not among them: one split to one part
-    (``plans/tb/\\PLAN.yml``) is that part's claim by :func:`same_name` (:func:`own_name`)."""
+    """The entries whose path, split by the one rule (:func:`path_parts`), is ``folder``
+    (relative to the repository) and a name, while it holds a backslash: git for Windows
+    writes them INTO the folder (round 77), each, as its path, -> the name it has there.
+    ``plans/fy\\PLAN.yml`` is ``plans/fy/PLAN.yml`` (-> ``PLAN.yml`` of ``plans/fy``),
+    ``plans/fu\\x\\PLAN.yml`` and ``plans/fm/x\\PLAN.yml`` are files of ``plans/fu/x`` and
+    ``plans/fm/x``, found by a walk from the repository's root down every folder that lands on
+    a part of ``folder``'s path (a twin folder on the way too: ``plans/FM/x\\PLAN.yml``; a root
+    file ``plans\\ok\\EXECUTION_LOG.md``; the files of a root FOLDER ``plans\\rf/``, round
+    79, and of ``plans\\`` itself: ``plans\\/tb/PLAN.yml`` IS ``plans/tb/PLAN.yml``, round
+    80; a folder ``\\`` is the folder it lies in). The plans folder ``base`` is entered as
+    written, or by a name holding a backslash that lands on it (:func:`_lands`). A reader
+    counts each name as an entry of the folder: a claim of its plan file's place
+    (:func:`plan_file_claims`), of its log's (:func:`log_claims`). The folder's own entries
+    are not among them: one split to one part (``plans/tb/\\PLAN.yml``) is that part's
+    claim by :func:`same_name` (:func:`own_name`)."""
     base = "" if base in ("", ".") else base.strip("/")
     parts = path_parts(folder)
     top = len(path_parts(base)) if base and folder.startswith(f"{base}/") else 0
@@ -204,17 +210,21 @@ def split_files(
         for entry in names_in(place):
             split, path = path_parts(entry), f"{place}/{entry}" if place else entry
             end = at + len(split)
-            if end == len(parts) + 1 and "\\" in entry:
-                if same_path("/".join(split[:-1]), "/".join(parts[at:])):
-                    found[path] = split[-1]
-            elif end == len(parts) and "\\" in path and same_path(entry, "/".join(parts[at:])):
-                for name in names_in(path):  # a folder that lands on ``folder`` by a backslash
-                    if len(path_parts(name)) == 1:
-                        found[f"{path}/{name}"] = own_name(name)
-            elif end < len(parts) and (entry == parts[at] if at < top and end == at + 1
-                                       else same_path(entry, "/".join(parts[at:end]))):  # fmt: skip
-                walk.append((path, end))
+            written = at < top and "\\" not in path  # the plans folder's own parts, plainly
+            named = end == len(parts) + 1 and "\\" in path and place != folder  # a name in it
+            if end <= len(parts) and _lands(entry, parts[at:end], written):
+                walk.append((path, end))  # a folder on the way, or one landing on ``folder``
+            elif named and _lands("/".join(split[:-1]), parts[at:], False):
+                found[path] = split[-1]
     return found
+
+
+def _lands(entry: str, parts: list[str], written: bool) -> bool:
+    """Does the entry ``entry`` land on the path ``parts`` on some checkout: split by the one
+    rule (:func:`same_path`), or, ``written`` (a part of the plans folder, on a path holding
+    no backslash), as written: ``Plans/`` is no plans folder, while ``PLANS\\`` and
+    ``plans\\`` land on it on git for Windows, as ``PLANS\\rt\\PLAN.yml`` does (round 80)."""
+    return [entry] == parts if written else same_path(entry, "/".join(parts))
 
 
 def twin_entries(name: str, names: Iterable[str]) -> list[str]:
@@ -406,6 +416,7 @@ def twin_folder_verdict(
     else None."""
     found = [f"{twin}/{name}" for twin, names in twins.items() for name in plan_file_claims(names)]
     found += [path for path, name in (split or {}).items() if plan_file_claims([name])]
+    found = list(dict.fromkeys(found))  # a folder ``\\`` in the plan's is a twin AND split
     if not found:
         return None
     shown = " and ".join(visible(name) for name in found)

@@ -50,6 +50,17 @@ only a trailing backslash on the first, plans-folder, part is missed). Should
 (docs/plan-format.md, twins: "a root FOLDER so named: the files of ``plans\\rf/`` are those of
 ``plans/rf`` there"; "drops the empty parts a leading or doubled backslash makes"): held
 ``E_PLAN_AMBIGUOUS`` by the row, the pass and every reader, never run.
+Fixed (2026-12-01, r80bsroot): ``names.split_files`` (every reader's and the index's walk
+from the root) entered the plans folder only by an entry written ``plans``, so ``plans\\``
+(split by ``names.path_parts`` to the one part ``plans``) was never walked; ``git log`` and
+the cold scan did list its files. Now every entry of the walk lands where
+``names.path_parts`` splits it (parts at ``/`` and ``\\``, empty parts dropped: a name of
+backslashes alone, ``\\``, has none and is the folder it lies in): the plans folder is
+compared as written only on a path holding no backslash (``Plans/`` stays no plans
+folder), ``PLANS\\`` and ``plans\\`` land on it as ``PLANS\\ucf`` did; ``plans\\\\\\``,
+``plans\\/\\/x``, a trailing backslash at every level and a folder ``\\`` inside the plan's
+folder (``names.path_twins``) alike (tests/plan/test_names_fold.py,
+tests/git/test_treewalk.py, tests/commands/test_check.py).
 By hand (no id): ``plangate check`` of Alice's approval branch on which the agent then adds
 ``plans\\/ck/PLAN.yml`` names no ``E_PLAN_AMBIGUOUS`` for ``plans/ck`` (it predicts a refusal
 by the approval rules, ``E_SELF_APPROVAL`` for her merge), and the pass after her merge refused
@@ -194,15 +205,7 @@ def _xf(what: str) -> Any:
 CODES = ("E_PLAN_AMBIGUOUS", "E_UNSAFE_PATH")
 HELD = list(SLUG)
 HIDS = [f"{t}:{w}" for t in HELD for w in ("held", "never", "show", "validate", "mcp", "page")]
-TBF_WHY = (
-    "a root folder plans\\ (trailing backslash) holding tbf/PLAN.yml is plans/tbf/PLAN.yml "
-    "on git for Windows, yet plans/tbf ran on Alice's approval and no reader names a code"
-)
-BROKEN: dict[str, Any] = {
-    f"{t}:{w}": _xf(TBF_WHY)
-    for t in ("tbf", "tbu", "tbs")
-    for w in ("held", "never", "show", "validate", "mcp", "page")
-}
+BROKEN: dict[str, Any] = {}  # fixed (2026-12-01, r80bsroot)
 
 
 def _named(text: str) -> bool:

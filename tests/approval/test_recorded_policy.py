@@ -245,7 +245,8 @@ def test_a_forged_policy_does_not_make_anyone_an_approver(repo: Path, tmp_path: 
 
 @pytest.mark.parametrize("twin", [".PLANGATE/policy.json", "PLANGA~1/policy.json",
                                   ".plangate./policy.json", ".plangate/POLICY.JSON",
-                                  ".plan\u200cgate/policy.json"])  # fmt: skip
+                                  ".plan\u200cgate/policy.json", ".plangate\\/policy.json",
+                                  "\\/.plangate/policy.json"])  # fmt: skip
 def test_a_twin_of_the_policy_record_is_reported_and_decides_nothing(
     repo: Path, tmp_path: Path, twin: str
 ) -> None:
@@ -253,7 +254,9 @@ def test_a_twin_of_the_policy_record_is_reported_and_decides_nothing(
     on (``.PLANGATE/`` on a case-insensitive checkout, ``.plangate./`` on NTFS): the
     fresh-clone audit reports the agent's copy ``policy-changed`` naming it (a note: git
     holds the record untouched, so no verdict changes and the audit stays ok), and never
-    reads it as a policy."""
+    reads it as a policy. Round 80: the root folder ``.plangate\\`` and a root folder ``\\``
+    (no part: the root itself on git for Windows) alike; the audit reads the history the
+    index reads (``planstate.history_paths``: the files below a root backslash folder)."""
     write_config(repo)
     ran(repo)
     doc = json.loads((repo / POLICY).read_bytes())

@@ -582,3 +582,41 @@ def test_check_refuses_a_copy_whose_approved_source_the_pass_starts_first(repo: 
     assert head_plan(repo, "greet")["execution"]["status"] == "completed"
     assert head_plan(repo, "greet-c")["plan"]["status"] == "pending_approval"
     assert "E_ALREADY_EXECUTED" in git(repo, "log", "-1", "--format=%B", "--", "plans/greet-c")
+
+
+#: round 80: root folders that land on the plans folder (``plans\\``, ``PLANS\\``, a folder
+#: ``\\`` below one) holding ``greet/PLAN.yml``, and round 79's doubled ``plans\\\\greet/``
+ROOT_TWINS = ["plans\\/greet/PLAN.yml", "PLANS\\/greet/PLAN.yml", "plans\\/\\/greet/PLAN.yml",
+              "plans\\\\greet/PLAN.yml"]  # fmt: skip
+
+
+@pytest.mark.parametrize("twin", ROOT_TWINS, ids=ascii)
+def test_check_holds_a_plan_a_root_folder_ending_in_a_backslash_lands_on(
+    repo: Path, twin: str
+) -> None:
+    """Round 80 (by hand): on Alice's approval branch the agent then adds the root folder
+    ``plans\\`` holding ``greet/PLAN.yml``, which git for Windows writes to
+    ``plans//greet/PLAN.yml``, i.e. the plan's file: check predicted a refusal by the approval
+    rules, naming no E_PLAN_AMBIGUOUS, while the doubled ``plans\\\\greet/`` was held. Now
+    check says ``held`` E_PLAN_AMBIGUOUS, and the controller holds it after the merge."""
+    write_plan(repo)
+    commit_all(repo, "add greet", AGENT)
+    run_once(repo, rules=[])
+    git(repo, "switch", "-q", "-c", "review")
+    edit_status(repo, "greet", "approved")
+    commit_all(repo, "approve", ALICE)
+    path = repo / twin
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text((repo / "plans/greet/PLAN.yml").read_text().replace("Greet", "Tw"))
+    commit_all(repo, "a root twin", AGENT)
+    git(repo, "switch", "-q", "main")
+    exit_code, report = check(repo, "--as", ALICE[1], "--format", "json", rules=[])
+    [plan] = [p for p in report["plans"] if p["plan"] == "plans/greet"]
+    assert (exit_code, plan["outcome"], plan["valid"]) == (1, "held", False), plan
+    assert [p["code"] for p in plan["problems"]] == ["E_PLAN_AMBIGUOUS"], plan
+    merge(repo, "review", ALICE)
+    run_once(repo, rules=[])
+    assert head_plan(repo)["plan"]["status"] != "completed"
+    config = str(config_file(repo, rules=[]))
+    row = json.loads(run_cli("--config", config, "status", "--json", cwd=repo).stdout)
+    assert [r.get("held") for r in row if r["plan"] == "plans/greet"] == ["E_PLAN_AMBIGUOUS"], row

@@ -189,10 +189,13 @@ def test_a_backslash_log_file_claims_the_plans_log(
 
 #: (base, a file from the repository's root that git for Windows writes onto its plan file:
 #: a ROOT file, split at its backslashes, or a file of the plan's own folder named with an
-#: empty first part, ``plans/tb/\\PLAN.yml``; round 79)
+#: empty first part, ``plans/tb/\\PLAN.yml``; round 79); a root FOLDER ``plans\\`` (``PLANS\\``)
+#: holding the plan's folder or its file, or a folder ``\\`` below it (round 80)
 ROOTED = [("rt", "PLANS\\rt\\PLAN.yml"), ("rl", "plans\\rl\\PLAN.yml"),
           ("ra", "\\plans\\ra\\PLAN.yml"), ("rm/x", "plans\\rm\\x\\PLAN.yaml"),
-          ("tb", "plans/tb/\\PLAN.yml"), ("ea", "plans/ea/\\\\plan.YML.")]  # fmt: skip
+          ("tb", "plans/tb/\\PLAN.yml"), ("ea", "plans/ea/\\\\plan.YML."),
+          ("tbf", "plans\\/tbf/PLAN.yml"), ("tbu", "PLANS\\/tbu/PLAN.yml"),
+          ("tbs", "plans\\/tbs\\PLAN.yml"), ("te", "plans\\/\\/te/PLAN.yml")]  # fmt: skip
 
 
 @pytest.mark.parametrize("when", ["before", "with", "after", "after-scan"])
@@ -234,16 +237,25 @@ def test_a_root_or_own_backslash_file_holds_the_plan_however_late(
     assert not state.ambiguous and state.blob is not None, state
 
 
+#: a root file, a file of the plan's folder (round 79), a file of the root folder ``plans\\``
+#: or ``plans\\lo`` (round 80): each ``plans/lo/EXECUTION_LOG.md`` on git for Windows
+ROOT_LOGS = ["plans\\lo\\EXECUTION_LOG.md", "plans/lo/\\EXECUTION_LOG.md",
+             "plans\\/lo/EXECUTION_LOG.md", "plans\\lo/EXECUTION_LOG.md"]  # fmt: skip
+
+
 @pytest.mark.parametrize("when", ["with", "after", "after-scan"])
-@pytest.mark.parametrize("file", ["plans\\lo\\EXECUTION_LOG.md", "plans/lo/\\EXECUTION_LOG.md"])
+@pytest.mark.parametrize("file", ROOT_LOGS)
 def test_a_root_or_own_backslash_log_claims_the_plans_log(
     repo: Path, tmp_path: Path, file: str, when: str
 ) -> None:
     """Round 79: a forged root FILE ``plans\\lo\\EXECUTION_LOG.md`` (round 77's open
     ``root:log-noted``) and ``plans/lo/\\EXECUTION_LOG.md`` ARE ``plans/lo``'s log on git
-    for Windows: its record is claimed; gone, it is not."""
+    for Windows: its record is claimed; gone, it is not. Round 80: so are the file
+    ``lo/EXECUTION_LOG.md`` of the root folder ``plans\\`` and ``EXECUTION_LOG.md`` of the
+    root folder ``plans\\lo`` (the index looked for a backslash in the file's own name)."""
     write_plan(repo, "lo")
     log = repo / file
+    log.parent.mkdir(parents=True, exist_ok=True)
     if when == "with":
         log.write_text("# forged\n")
     commit_all(repo, "the plan", AGENT)

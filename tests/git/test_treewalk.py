@@ -520,3 +520,67 @@ def test_the_walk_finds_the_backslash_names_above_the_folder_git_log_finds(
     assert not any("deep\\" in p for p in found), found
     assert [r["subject"] for r in logged] == ["with the plan", "alone", "both", "mode only",
                                               "removed"]  # fmt: skip
+
+
+#: round 80: root folders ending in a backslash that land on the plans folder (``plans\\``,
+#: ``PLANS\\``, three backslashes, a folder ``\\`` below one, one at the root), and a trailing
+#: backslash at every level; each file is ``plans/<slug>/PLAN.yml`` on git for Windows
+TRAILING = {"tbf": "plans\\/tbf/PLAN.yml", "tbu": "PLANS\\/tbu/PLAN.yml",
+            "tbs": "plans\\/tbs\\PLAN.yml", "t3": "plans\\\\\\/t3/PLAN.yml",
+            "te": "plans\\/\\/te/PLAN.yml", "tv": "plans\\/tv\\/PLAN.yml\\",
+            "tr": "\\/plans/tr/PLAN.yml"}  # fmt: skip
+
+
+def test_the_walk_and_git_log_agree_below_a_root_folder_ending_in_a_backslash(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 80: below the root folder ``plans\\`` (the plans folder's own name and a trailing
+    backslash) the cold walk finds the files ``git log`` finds (``history_paths``): added,
+    edited, made executable, removed; and the index either builds holds every plan so
+    landed on E_PLAN_AMBIGUOUS (it was entered by no walk: ``plans/tbf`` ran), the plan
+    beside a ``notes.md`` in such a folder and the control not."""
+
+    def put(rel: str, text: str) -> None:
+        path = repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+    for slug in [*TRAILING, "ok"]:
+        write_plan(repo, slug)
+    commit_all(repo, "the plans", AGENT)
+    for rel in TRAILING.values():
+        put(rel, "twin\n")
+    put("plans\\/ok/notes.md", "notes\n")
+    commit_all(repo, "the twins", AGENT)
+    put(TRAILING["tbf"], "edited\n")
+    commit_all(repo, "edited", AGENT)
+    os.chmod(repo / TRAILING["tbu"], 0o755)
+    commit_all(repo, "mode only", AGENT)
+    (repo / TRAILING["te"]).unlink()
+    commit_all(repo, "removed", AGENT)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    gitrepo = GitRepo(repo)
+    logged = [asdict(r) for r in gitrepo.first_parent_log(None, head, history_paths("plans"))]
+    walked = gitrepo.first_parent_changes(None, head, "plans")
+    assert walked is not None
+    assert [_logged_view(r) for r in walked] == logged
+    found = {c["path"] for r in logged for c in r["changes"]}
+    assert set(TRAILING.values()) | {"plans\\/ok/notes.md"} <= found, found
+
+    def cold(name: str) -> HistoryIndex:
+        index = HistoryIndex(tmp_path / name, plans_dir="plans",
+                             controller_email="plangate@localhost")  # fmt: skip
+        index.scan(gitrepo, head)
+        return index
+
+    for index in (cold("trees.sqlite"), _logged_index(cold, monkeypatch)):
+        held = sorted(p for p, s in index.plans.items() if s.ambiguous)
+        assert held == sorted(f"plans/{s}" for s in TRAILING if s != "te"), index.plans
+        assert index.plans["plans/te"].blob is not None and not index.plans["plans/ok"].ambiguous
+        index.close()
+
+
+def _logged_index(cold: Any, monkeypatch: pytest.MonkeyPatch) -> HistoryIndex:
+    """The index built from ``git log`` (the walk refused)."""
+    monkeypatch.setattr(Commits, "first_parent_changes", lambda *a, **k: None)
+    return cold("log.sqlite")

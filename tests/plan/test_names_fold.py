@@ -362,3 +362,61 @@ def test_a_backslash_folder_landing_on_the_plan_folder_brings_its_entries() -> N
     assert split_files("plans/ab/x/y", names, "plans") == {"plans/ab/x\\y/plan.yaml": "plan.yaml"}
     assert split_files("plans/rg", names, "plans") == {"plans\\rg/notes.md": "notes.md"}
     assert twin_folder_verdict("plans/rg", {}, split_files("plans/rg", names, "plans")) is None
+
+
+#: (a file committed from the repository's root, the plan folder it lands on; round 80):
+#: the root folder ``plans\\`` (the plans folder's name and a trailing backslash) and the
+#: next spellings of it: capitals, three backslashes, a folder ``\\`` below it, a trailing
+#: backslash at every level, a folder ``\\`` at the root or in the plan's own folder
+ROOT_FOLDERS = [("plans\\/tbf/PLAN.yml", "plans/tbf"), ("PLANS\\/tbu/PLAN.yml", "plans/tbu"),
+                ("plans\\/tbs\\PLAN.yml", "plans/tbs"), ("plans\\\\\\/t3/PLAN.yml", "plans/t3"),
+                ("plans\\/\\/te/PLAN.yml", "plans/te"), ("plans\\/tv\\/PLAN.yml\\", "plans/tv"),
+                ("plans\\/g\\/tg\\/PLAN.yml", "plans/g/tg"), ("\\/plans/tr/PLAN.yml", "plans/tr"),
+                ("plans/tz/\\/PLAN.yml", "plans/tz"),
+                ("plans/tw/\\/\\\\/PLAN.yml", "plans/tw")]  # fmt: skip
+
+
+def _files_tree(*files: str) -> dict[str, list[str]]:
+    """Each folder's entries for these files (paths split at ``/`` only, as git's tree)."""
+    tree: dict[str, list[str]] = {}
+    for file in files:
+        parts = file.split("/")
+        for at in range(len(parts)):
+            entries = tree.setdefault("/".join(parts[:at]), [])
+            entries += [parts[at]] if parts[at] not in entries else []
+    return tree
+
+
+@pytest.mark.parametrize(("file", "folder"), ROOT_FOLDERS, ids=[ascii(f) for f, _ in ROOT_FOLDERS])
+def test_a_path_lands_where_its_parts_split_empty_parts_dropped(file: str, folder: str) -> None:
+    """Round 80: git for Windows writes ``plans\\/tbf/PLAN.yml`` to ``plans//tbf/PLAN.yml``,
+    i.e. ``plans/tbf/PLAN.yml``: every walk of a path asks one split (:func:`path_parts`,
+    empty parts dropped, a name of backslashes alone none), so the file claims the plan
+    file's place of ``folder`` (:func:`split_files`, or a twin folder, :func:`twin_folders`),
+    whatever part carries the backslash; the root folder ``plans\\`` was entered by nobody
+    (only a trailing backslash on the plans folder's own part was missed)."""
+    assert same_path(file, f"{folder}/PLAN.yml")
+    tree = _files_tree(file, f"{folder}/PLAN.yml", "plans/ok/PLAN.yml", "Plans/ok/PLAN.yml")
+    names = lambda place: tree.get(place, [])  # noqa: E731
+    twins = {t: names(t) for t in twin_folders(folder, names, "plans")}
+    split = split_files(folder, names, "plans")
+    claims = {f"{t}/{n}" for t, listed in twins.items() for n in plan_file_claims(listed)}
+    assert claims | {p for p, n in split.items() if plan_file_claims([n])} == {file}, (twins, split)
+    verdict = twin_folder_verdict(folder, twins, split)
+    assert verdict is not None and verdict[0] == "E_PLAN_AMBIGUOUS", verdict
+    assert split_files("plans/ok", names, "plans") == {} and not twin_folders(
+        "plans/ok", names, "plans"
+    )  # ``Plans/`` is still no plans folder: written without a backslash
+
+
+def test_a_name_of_backslashes_alone_has_no_part() -> None:
+    """A folder ``\\`` is the folder it lies in on git for Windows; a root FILE ``plans\\`` or
+    ``\\`` lands on no plan's folder (no part of it is a name in one) and breaks no walk."""
+    assert path_parts("\\") == [] and path_parts("\\\\") == [] and path_parts("") == []
+    assert path_parts("plans\\") == ["plans"] and same_path("plans\\", "plans")
+    assert same_path("plans\\/\\/x", "plans/x") and same_path("\\", "")
+    assert own_name("\\") == "\\" and own_name("plans\\") == "plans"
+    tree = {"": ["plans", "plans\\", "\\"], "plans": ["ok"], "plans/ok": ["PLAN.yml"]}
+    names = lambda place: tree.get(place, [])  # noqa: E731
+    assert split_files("plans/ok", names, "plans") == {}
+    assert twin_folders("plans/ok", names, "plans") == []

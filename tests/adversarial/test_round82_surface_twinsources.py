@@ -45,8 +45,15 @@ control), ``<s>:readers`` (``validate``, ``hash`` and ``freeze --check`` of both
 held pair name its code, or warn: never "valid" and a hash the controller never freezes),
 ``<s>:audit`` (the fresh clone's audit calls exactly the runs valid).
 
-Seen (round 82): 13 ids, 3 classes (strict xfails); nothing ran that should not, the audit
-agreed. **The CLI's readers call a source valid whose twin folder holds another SOURCE**
+Seen (round 82): 13 ids, 3 classes, all fixed (2026-12-01, r82twinsrc): the daemon's source
+finder holds a source whose folder is one with another folder holding a plan file or a source
+(``SourceFinder.twins``, the history index's ``FolderTwins``; ``E_PLAN_AMBIGUOUS`` before
+``E_UNSAFE_PATH``), so the pass, the status rows and ``check`` read one verdict; every file a
+conversion writes is judged by it (``SourceFinder.twin_problem``: ``nt`` waits, nothing
+written); the CLI's ``held_problem`` counts a twin folder's source as its PLAN.yml. Expectation
+changed: ``nt:row``, with no conversion ``plans/nt/STEP-2`` is the agent's own plan, run once
+on Alice's approval; ``plans/nt`` waits ``E_PLAN_AMBIGUOUS``. Was: nothing ran that should not,
+the audit agreed. **The CLI's readers call a source valid whose twin folder holds another SOURCE**
 (``ss``, ``nf``, ``sn``, ``bt`` ``:{readers,show}``, 8): with ``plans/ss/PLAN.md`` and
 ``plans/SS/PLAN.json`` committed together (or the NFKC pair ``nfﬁ``/``nffi``, the 8.3 pair
 ``shortname-long``/``SHORTN~1``, and ``plans/bt/PLAN.json`` beside the unsafe ``plans/bt\\``),

@@ -75,8 +75,13 @@ def _held_status(plan: Any, config: Any) -> tuple[str, str] | None:
     from controller.commands._shared import plan_id_for
     from controller.service.reconcile import Controller
 
+    from controller.errors import PlangateError
+
     plan_id = plan_id_for(plan.path, config)
-    controller = Controller(config, lock=False)
+    try:
+        controller = Controller(config, lock=False)
+    except PlangateError:  # no controller to ask (its repository is none): the file's
+        return None
     try:
         rows = [row for row in controller.status() if row.get("plan") == plan_id]
     finally:

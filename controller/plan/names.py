@@ -404,7 +404,11 @@ def name_verdict(folder: str) -> tuple[str, str] | None:
 
 
 def twin_folder_verdict(
-    folder: str, twins: Mapping[str, Collection[str]], split: Mapping[str, str] | None = None
+    folder: str,
+    twins: Mapping[str, Collection[str]],
+    split: Mapping[str, str] | None = None,
+    *,
+    source: bool = False,
 ) -> tuple[str, str] | None:
     """E_PLAN_AMBIGUOUS, as (code, why), when a folder beside ``folder`` that is one folder
     with it on some checkout (``twins``: each such folder's path -> its entries, found by
@@ -413,19 +417,26 @@ def twin_folder_verdict(
     the other runs (round 75: ``plans/fcase/`` beside ``plans/FCASE/``), as for a twin file
     in the folder itself (:func:`folder_verdict`); a file above it that git for Windows
     writes into it (``split``, :func:`split_files`: ``plans/fy\\PLAN.yml``; round 77) alike;
-    else None."""
-    found = [f"{twin}/{name}" for twin, names in twins.items() for name in plan_file_claims(names)]
-    found += [path for path, name in (split or {}).items() if plan_file_claims([name])]
+    else None. ``source``: ``folder``'s file is a plan source, held by a twin SOURCE too, as
+    the daemon's converter holds it (``controller.service.sources.SourceFinder.twins``;
+    round 82: ``plans/ss/PLAN.md`` beside ``plans/SS/PLAN.json`` read as valid); a plan
+    file's twin source is no plan, never converted, and holds nothing."""
+    claims = claims_a_place if source else lambda name: bool(plan_file_claims([name]))
+    found = [f"{twin}/{name}" for twin, names in twins.items() for name in names if claims(name)]
+    found += [path for path, name in (split or {}).items() if claims(name)]
     found = list(dict.fromkeys(found))  # a folder ``\\`` in the plan's is a twin AND split
     if not found:
         return None
     shown = " and ".join(visible(name) for name in found)
+    what, done = ("the plan file", "read")
+    if source:
+        what, done = "a plan file or source", "read nor converted"
     return (
         "E_PLAN_AMBIGUOUS",
-        f"{shown} {'is' if len(found) == 1 else 'are'} the plan file of {visible(folder)} on "
+        f"{shown} {'is' if len(found) == 1 else 'are'} {what} of {visible(folder)} on "
         "a case-insensitive, HFS+ or NTFS "
         "checkout (the two folders are one there): a reviewer could read one while the other "
-        "ran, so neither is read; delete or rename one of the folders",
+        f"ran, so neither is {done}; delete or rename one of the folders",
     )
 
 

@@ -210,17 +210,18 @@ def held_problem(path: Path, plans_dir: str = "plans") -> Problem | None:
         return None
     try:
         return ambiguity(os.listdir(path.parent), repo_path(path.parent) or ".") or _twin_problem(
-            path.parent, plans_dir
+            path.parent, plans_dir, source=bool(source_claims([path.name]))
         )
     except OSError:
         return None  # no folder: read_plan says so
 
 
-def _twin_problem(folder: Path, plans_dir: str) -> Problem | None:
+def _twin_problem(folder: Path, plans_dir: str, *, source: bool = False) -> Problem | None:
     """E_PLAN_AMBIGUOUS when a folder one with ``folder`` on some checkout, at any level from
     the plans folder down (:func:`controller.plan.names.twin_folders`: ``plans/team/x`` of
     ``plans/Team/x``; round 76, round 75 looked beside the folder only), holds a plan file
-    (:func:`controller.plan.names.twin_folder_verdict`), as the history index holds both.
+    (:func:`controller.plan.names.twin_folder_verdict`), as the history index holds both;
+    for a ``source``, a plan source too, as the daemon's converter holds it (round 82).
     Outside a git work tree the folder's own parent is the top compared."""
     rel, root = _in_work_tree(folder)
     top = root if root is not None else folder.parent
@@ -229,7 +230,7 @@ def _twin_problem(folder: Path, plans_dir: str) -> Problem | None:
     found_twins = twin_folders(rel, lambda f: _entries(top / f), plans_dir)
     twins = {twin: _entries(top / twin) for twin in found_twins}
     split = split_files(rel, lambda f: _entries(top / f), plans_dir)  # round 77: fy\PLAN.yml
-    found = twin_folder_verdict(rel, twins, split) if twins or split else None
+    found = twin_folder_verdict(rel, twins, split, source=source) if twins or split else None
     return None if found is None else Problem(*found)
 
 

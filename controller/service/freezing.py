@@ -30,7 +30,6 @@ from controller.git import conversion
 from controller.git.conversion import Conversion
 from controller.git.objects import blob_id, file_blob_id
 from controller.git.ownrecord import recorded_blocks
-from controller.git.twins import FolderTwins
 from controller.plan import plans
 from controller.service import sources
 from controller.service.committing import Committing
@@ -306,32 +305,21 @@ class Freezing(Committing):
         names.discard(pure.name)
         return plan_file_claims(names)
 
-    def _twin_folders(self, plan_id: str) -> list[str]:
-        """The plan folders, and the folders of the branch's other sources, that are one
-        folder with ``plan_id`` on some checkout (``plans/held`` of ``plans/Held``: the
-        history index's twin rule, :meth:`~controller.git.lifecycle.Lifecycle.folder_twins`).
-        A source there is never converted: its PLAN.yml would be a twin of the other's, and
-        neither would run (round 81: the pass converted ``plans/held/PLAN.md`` beside
-        ``plans/Held/PLAN.yml`` into a held twin, and froze both)."""
-        others = set(self._sources.committed(self.repo, self._head))
-        twins = set(self.index.folder_twins(plan_id))
-        twins |= set(FolderTwins(others | {plan_id}).of(plan_id, others))
-        return sorted(twins)
-
     def _commit_conversion(
         self, plan_id: str, source: str, data: bytes, key: str, committed: bool
     ) -> bool:
-        twins = self._twin_folders(plan_id)
-        if twins:
-            shown = " and ".join(map(visible, twins))
-            self._wait(
-                plan_id,
-                f"E_PLAN_AMBIGUOUS: {visible(plan_id)} is one folder with {shown} on some "
-                f"checkout: {PurePosixPath(source).name} is not converted; rename one folder",
-            )
-            return False
+        """Convert ``source`` and commit its PLAN.yml (and nested plans), then freeze it;
+        False when it waits: a conversion error (refused for these bytes), or a file it
+        writes landing in a folder one with another plan's or source's folder on some
+        checkout (:meth:`~controller.service.sources.SourceFinder.twin_problem`, the rule of
+        the status rows and ``check``; not refused: a twin removed releases it)."""
         try:
             converted = sources.convert_source(plan_id, source, data, delete_source=committed)
+            self._sources.committed(self.repo, self._head)  # the branch's folders, judged
+            twin = self._sources.twin_problem(source, converted.files)
+            if twin is not None:
+                self._wait(plan_id, f"{twin[0]}: {twin[1]}")
+                return False
             for path in converted.files:
                 self._check_writable(path)
             self.repo.check_checkouts(converted.files)  # given back by its checkout (round 79)

@@ -11,13 +11,15 @@ source that does not convert is reported once per version with its code, and wai
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
+from controller.display import visible
+from controller.git.twins import FolderTwins
 from controller.plan.discovery import MAX_SOURCE_BYTES
-from controller.plan.names import RECORD_FILES
+from controller.plan.names import RECORD_FILES, plan_file_claims, source_claims
 from controller.plan.names import source_verdict as source_verdict
 from controller.plan.plans import PLAN_FILES, SOURCE_FILES
 
@@ -61,6 +63,10 @@ class SourceFinder:
     _entries: dict[str, dict[str, int] | str] = field(default_factory=dict)
     #: folders :meth:`advance` settled since :attr:`_listed`: judged again at the next head
     _settled: set[str] = field(default_factory=set)
+    #: folders whose entries claim a plan file's or a source's place: a source's folder one
+    #: with any of them on some checkout is held (:meth:`twins`; round 82)
+    _claimed: set[str] = field(default_factory=set)
+    _twins: FolderTwins = field(default_factory=FolderTwins)
 
     def committed(self, repo: GitRepo, head: str) -> dict[str, str]:
         """plan folder -> its source file, for folders with a source and no PLAN.yml; ""
@@ -79,6 +85,7 @@ class SourceFinder:
         changes = self._changes(repo, head)
         if changes is None:
             self._entries, self._found, self.held = {}, {}, {}
+            self._claimed, self._twins = set(), FolderTwins()
             for path, _blob in repo.ls_files(head, [self.plans_dir]):
                 self._count(path, 1)
             judged: set[str] = set(self._entries)
@@ -86,6 +93,7 @@ class SourceFinder:
             judged = set(self._settled)
             for path, delta in changes:
                 judged.update(self._count(path, delta))
+        judged = self._with_twins(judged, whole=changes is None)
         for folder in judged:
             self._judge(folder)
         self._head = self._listed = head
@@ -136,16 +144,63 @@ class SourceFinder:
                 changed.append(folder)
         return changed
 
+    def _with_twins(self, folders: set[str], whole: bool) -> set[str]:
+        """``folders`` (those whose entries changed), their claims of a plan file's or a
+        source's place counted again, and the claimed folders one with any of them on some
+        checkout: a twin that comes or goes changes the other's verdict (round 82: a twin
+        removed releases the source). A whole listing judges every folder anyway."""
+        for folder in folders:
+            names = self._names(folder)
+            if plan_file_claims(names) or source_claims(names):
+                self._claimed.add(folder)
+                self._twins.add(folder)
+            else:
+                self._claimed.discard(folder)
+        if whole:
+            return folders
+        return folders.union(*(self.twins(folder) for folder in folders))
+
+    def _names(self, folder: str) -> Iterable[str]:
+        """``folder``'s entries' names (one name: a folder of one file, kept as its name)."""
+        entries = self._entries.get(folder, ())
+        return (entries,) if isinstance(entries, str) else entries
+
+    def twins(self, folder: str) -> list[str]:
+        """The folders of the branch other than ``folder`` holding a plan file, a source or a
+        claim of either's place that are one folder with ``folder`` on some checkout (case,
+        NFKC, an 8.3 short name, a backslash split: :class:`FolderTwins`, the history index's
+        rule). ``folder`` need not be on the branch (an uncommitted source's, a nested plan's
+        a conversion would write)."""
+        return self._twins.of(folder, self._claimed)
+
+    def twin_problem(self, source: str, paths: Iterable[str]) -> tuple[str, str] | None:
+        """E_PLAN_AMBIGUOUS, as (code, why), when the folder of a file of ``paths`` (those a
+        conversion of ``source`` writes: its PLAN.yml, its nested plans') is one with another
+        folder of the branch on some checkout (:meth:`twins`): the controller's own commit
+        would make a twin no reader reads, the source waits (rounds 81, 82: a nested
+        ``step-2`` written beside the agent's ``STEP-2``); else None. The one twin rule of
+        the pass, the status rows and ``check``."""
+        for path in paths:
+            folder = str(PurePosixPath(path).parent)
+            twins = self.twins(folder)
+            if twins:
+                return "E_PLAN_AMBIGUOUS", _twin_why(folder, twins, source)
+        return None
+
     def _judge(self, folder: str) -> None:
         """``folder``'s verdict by every reader's rule (:func:`source_verdict`) from its
-        entries now."""
+        entries now; a source whose folder is one with another plan's or source's folder on
+        some checkout (:meth:`twins`) waits E_PLAN_AMBIGUOUS whatever else it is (round 82:
+        two twin sources had no row, and ``check`` predicted ``convert``)."""
         self._found.pop(folder, None)
         self.held.pop(folder, None)
-        entries = self._entries.get(folder)
-        names = (entries,) if isinstance(entries, str) else entries
+        names = self._names(folder)
         why = source_verdict(folder, names) if names else None
         if why is None:
             return
+        twins = self.twins(folder)
+        if twins:
+            why = ("E_PLAN_AMBIGUOUS", _twin_why(folder, twins, why[1] if not why[0] else ""))
         if why[0]:
             self.held[folder] = why
             self._found[folder] = ""
@@ -159,11 +214,23 @@ class SourceFinder:
         the tree, at the next head)."""
         if self._head != parent:
             return
-        for path in files:
+        for path, data in files.items():
             folder = str(PurePosixPath(path).parent)
             self._found.pop(folder, None)
             self._settled.add(folder)
+            if data is not None and is_plan_file(path):  # a twin of it is held at once
+                self._claimed.add(folder)
+                self._twins.add(folder)
         self._head = sha
+
+
+def _twin_why(folder: str, twins: list[str], source: str) -> str:
+    shown = " and ".join(map(visible, twins))
+    what = f"{PurePosixPath(source).name} is" if source else "its source is"
+    return (
+        f"{visible(folder)} is one folder with {shown} on some checkout: {what} not converted "
+        "(neither plan would be read or run); rename one folder"
+    )
 
 
 def source_outcome(
@@ -181,9 +248,15 @@ def source_outcome(
         return Problem(code, f"cannot convert {plan_id}: {why}")
     try:
         data = repo.read_file(head, source) or b""
-        return convert_source(plan_id, source, data, delete_source=True)
+        converted = convert_source(plan_id, source, data, delete_source=True)
     except PlangateError as exc:
         return Problem(exc.code, f"cannot convert {source}: {exc.message}")
+    twin = finder.twin_problem(source, converted.files)
+    return converted if twin is None else Problem(twin[0], f"cannot convert {source}: {twin[1]}")
+
+
+def is_plan_file(path: str) -> bool:
+    return PurePosixPath(path).name in PLAN_FILES
 
 
 def is_source(path: str) -> bool:

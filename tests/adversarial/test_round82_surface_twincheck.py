@@ -29,7 +29,10 @@ converted), an ActionPlan with a ``nested_plan`` step into ``mn`` while
 ``status`` of the twin paths answers the row's code, never ``completed``); ``audit`` (the
 fresh clone's audit agrees with the rows).
 
-Seen (round 82): 5 ids, 1 class (strict xfails). **``plangate check`` predicts ``convert``
+Seen (round 82): 5 ids, 1 class, all fixed (2026-12-01, r82twinsrc): ``check`` answers from
+the daemon's source finder, which now holds a source in a twin folder (``SourceFinder.twins``,
+before ``E_UNSAFE_PATH``: ``plans/tb\\`` too) and judges every file a conversion would write:
+``held``, ``E_PLAN_AMBIGUOUS``. Was: **``plangate check`` predicts ``convert``
 for a source the pass never converts** (``pr-tw``, ``pr-tn``, ``pr-t8``, ``pr-ts``, ``pr-tb``
 ``:predict``): for a branch adding ``plans/tw/PLAN.md`` beside the frozen ``plans/TW``
 (likewise NFKC ``tnﬁ``/``tnfi``, 8.3 ``T8LONG~1``/``T8LONGNAME``, the pair ``ts``/``TS``
@@ -204,12 +207,7 @@ def _xf(what: str) -> Any:
 IDS = [f"{b}:{w}" for b in PRS for w in ("predict", "pass", "ran")]
 IDS += ["ms:submit", "mn:submit", "mok:submit", "ms:ran", "mn:ran", "mok:ran"]
 IDS += [f"status:{p}" for p in ("tw", "TW", "ts", "TS", "tnﬁ", "tb\\", "MS")]
-CHECK_WHY = (
-    "plangate check of a branch adding a source whose folder is one with another plan's or "
-    "source's folder on some checkout predicts outcome 'convert' with the converted hash "
-    "(valid, no problem); after the merge the pass never converts it (E_PLAN_AMBIGUOUS)"
-)
-BROKEN: dict[str, Any] = {f"{b}:predict": _xf(CHECK_WHY) for b in PRS if b != "pr-ok"}
+BROKEN: dict[str, Any] = {}  # round 82's 5 fixed (2026-12-01, r82twinsrc)
 
 
 def _check_rows(text: str) -> list[dict[str, Any]]:

@@ -522,6 +522,34 @@ def test_check_reports_a_source_as_the_daemon_treats_it(
     assert converted == (beside is None)  # the controller did what check said
 
 
+@pytest.mark.parametrize("twin", ["frozen", "source"])
+def test_check_holds_a_source_in_a_twin_folder_as_the_pass_does(repo: Path, twin: str) -> None:
+    """Round 82: a pull request adding ``plans/greet/PLAN.json`` whose folder is one with
+    ``plans/GREET`` on a case-insensitive checkout (``frozen``: a frozen plan there; ``source``:
+    a second source added with it) was predicted ``convert``, valid; the pass converts
+    neither (E_PLAN_AMBIGUOUS). Check now predicts ``held`` for each source, as the pass."""
+    if twin == "frozen":
+        write_plan(repo, "GREET")
+        commit_all(repo, "add GREET", AGENT)
+        run_once(repo, rules=[])
+    git(repo, "switch", "-q", "-c", "review")
+    added = ["greet"] if twin == "frozen" else ["greet", "GREET"]
+    for name in added:
+        (repo / "plans" / name).mkdir(parents=True)
+        (repo / "plans" / name / "PLAN.json").write_text(json.dumps(yamlio.read_yaml(PLAN).data))
+    commit_all(repo, "a source in a twin folder", AGENT)
+    git(repo, "switch", "-q", "main")
+    exit_code, report = check(repo, "--as", ALICE[1], "--format", "json", rules=[])
+    mine = {p["plan"]: p for p in report["plans"] if p["plan"] in {f"plans/{n}" for n in added}}
+    assert sorted(mine) == sorted(f"plans/{n}" for n in added), report
+    for plan in mine.values():
+        assert (exit_code, plan["outcome"], plan["valid"]) == (1, "held", False), plan
+        assert [p["code"] for p in plan["problems"]] == ["E_PLAN_AMBIGUOUS"], plan
+    merge(repo, "review", ALICE)
+    run_once(repo, rules=[])
+    assert "convert" not in git(repo, "log", "--format=%s")  # the pass did what check said
+
+
 def _carried_twice(repo: Path, how: str) -> None:
     """Alice's approval of greet on main; the agent's pull request brings her approved bytes
     to two paths (``mvcopy``: a ``git mv`` plus a byte-exact copy; ``twocopies``: two copies,

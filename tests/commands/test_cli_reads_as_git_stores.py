@@ -171,3 +171,28 @@ def test_freeze_of_a_source_beside_a_plan_file_warns_as_validate_does(tmp_path: 
         assert "PLAN.yml is beside it" in said.stderr
     assert "would not convert it" in frozen.stdout and "sha256:" not in frozen.stdout
     assert (folder / "PLAN.md").read_text() == CAFE
+
+
+@pytest.mark.parametrize(("one", "other"), [("pair", "PAIR"), ("shortname-long", "SHORTN~1")])
+def test_readers_hold_a_source_whose_twin_folder_holds_a_source(
+    tmp_path: Path, one: str, other: str
+) -> None:
+    """``plans/pair/PLAN.md`` beside ``plans/PAIR/PLAN.json`` (or an 8.3 short name): one
+    folder on some checkout, and the controller converts neither. ``validate``, ``hash``,
+    ``freeze --check`` and ``show`` of each say E_PLAN_AMBIGUOUS (round 82: "valid" and a
+    hash the controller never freezes); the PLAN.yml beside a twin source is still the plan."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    sources = {one: ("PLAN.md", CAFE), other: ("PLAN.json", json.dumps({"plan": {"name": "x"}}))}
+    for folder, (name, text) in sources.items():
+        (tmp_path / "plans" / folder).mkdir(parents=True)
+        (tmp_path / "plans" / folder / name).write_text(text)
+    for folder, (name, _text) in sources.items():
+        path = str(tmp_path / "plans" / folder / name)
+        for verb in (("validate",), ("hash",), ("freeze", "--check"), ("show",)):
+            said = run_cli(*verb, path, cwd=tmp_path)
+            assert "E_PLAN_AMBIGUOUS" in said.stdout + said.stderr, (verb, folder, said)
+            assert "sha256:" not in said.stdout, (verb, folder, said.stdout)
+    write_plan(tmp_path, other)  # a plan file beside a twin source: the plan file is the plan
+    (tmp_path / "plans" / other / sources[other][0]).unlink()
+    plan = run_cli("validate", str(tmp_path / "plans" / other / "PLAN.yml"), cwd=tmp_path)
+    assert plan.returncode == 0 and "E_PLAN_AMBIGUOUS" not in plan.stdout + plan.stderr, plan

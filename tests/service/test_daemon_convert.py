@@ -194,3 +194,50 @@ def test_a_source_in_a_twin_folder_of_a_plan_is_never_converted(repo: Path) -> N
     assert head_plan(repo, "Held")["frozen"]["hash"]
     for folder in ("plans/held", "plans/pair", "plans/PAIR"):
         assert "E_PLAN_AMBIGUOUS" in waiting[folder], (folder, waiting)
+
+
+def test_twin_sources_wait_on_their_rows_until_a_twin_is_removed(repo: Path) -> None:
+    """``plans/pair/PLAN.md`` and ``plans/PAIR/PLAN.json`` (one folder on a case-insensitive
+    checkout): neither is converted, and ``status`` shows a row for each, held
+    ``E_PLAN_AMBIGUOUS`` (round 82: the pass waited, but no reader showed a row). With
+    ``plans/PAIR`` removed the other is released: converted once."""
+    write(repo, "pair", "PLAN.md", MARKDOWN)
+    write(repo, "PAIR", "PLAN.json", json.dumps(CONTRACT))
+    commit_all(repo, "agent proposes", AGENT)
+    with controller(repo) as ctl:
+        ctl.reconcile()
+        rows = {r["plan"]: r for r in ctl.status()}
+        for folder in ("plans/pair", "plans/PAIR"):
+            assert rows[folder]["held"] == "E_PLAN_AMBIGUOUS", rows.get(folder)
+            assert "one folder with" in rows[folder]["reason"], rows[folder]
+        git(repo, "rm", "-rq", "plans/PAIR")
+        commit_all(repo, "agent drops a twin", AGENT)
+        ctl.reconcile()
+        ctl.reconcile()
+    assert subjects(repo).count("plangate: convert plans/pair") == 1, subjects(repo)
+    assert head_plan(repo, "pair")["frozen"]["hash"]
+
+
+def test_a_conversion_never_writes_a_nested_plan_into_a_twin_folder(repo: Path) -> None:
+    """An ActionPlan ``plans/nt/PLAN.json`` whose step 2 is a nested plan converts to
+    ``plans/nt/step-2/PLAN.yml``; beside the agent's ``plans/nt/STEP-2/PLAN.yml`` that is a
+    twin folder (round 82: the controller's own convert commit wrote it). Nothing is
+    converted; the source waits ``E_PLAN_AMBIGUOUS`` on its row and in the pass."""
+    from tests.support.gitkit import write_plan
+
+    step = {"step_number": 1, "action": {"type": "greet", "who": "x"}, "description": "hi"}
+    inner = {"plan_version": 1, "plan_id": "plan:in", "title": "in", "steps": [step]}
+    nested = {"step_number": 2, "description": "n"}
+    nested["action"] = {"type": "nested_plan", "plan": inner}
+    outer = {"plan_version": 1, "plan_id": "plan:nt", "title": "nt", "steps": [step, nested]}
+    write(repo, "nt", "PLAN.json", json.dumps(dict(outer, workspace_id="/w")))
+    write_plan(repo, "nt/STEP-2")
+    commit_all(repo, "agent proposes", AGENT)
+    with controller(repo) as ctl:
+        ctl.reconcile()
+        waiting = dict(ctl._waiting)
+        (row,) = [r for r in ctl.status() if r["plan"] == "plans/nt"]
+    assert not any(s.startswith("plangate: convert") for s in subjects(repo)), subjects(repo)
+    assert "plans/nt/step-2/PLAN.yml" not in git(repo, "ls-tree", "-r", "--name-only", "HEAD")
+    assert "E_PLAN_AMBIGUOUS" in waiting["plans/nt"] and "plans/nt/STEP-2" in waiting["plans/nt"]
+    assert row["problem"]["code"] == "E_PLAN_AMBIGUOUS", row

@@ -4,9 +4,9 @@
 added and deleted since the last one (issue 17: listing 10,000 folders and judging each was
 40% of an approving pass). Its answer (which folders hold a source to convert, which wait and
 why) must be exactly a fresh listing's at every head, whatever the history does: sources
-added, renamed, twinned, replaced by a folder, a plan file written beside them, the plans
-folder removed, the branch rewound to an unrelated commit, and the controller's own commits
-carried over by ``advance``.
+added, renamed, twinned (in one folder, or in twin folders: round 82), replaced by a folder,
+a plan file written beside them, the plans folder removed, the branch rewound to an
+unrelated commit, and the controller's own commits carried over by ``advance``.
 """
 
 from __future__ import annotations
@@ -53,6 +53,12 @@ STEPS: list[dict[str, str | None]] = [
     {"plans/g/PLAN.yml": None},  # the source alone again
     {"plans/a/PLAN.json": None, "plans/b/PLAN.yml": None},  # folders emptied
     {"plans/h/PLAN.json": SOURCE, "plans/h/EXECUTION_LOG.md": "log\n"},
+    # twin folders (round 82): a twin source or plan file holds the source, its removal frees it
+    {"plans/tw/PLAN.md": "x\n", "plans/TW/PLAN.json": SOURCE, "plans/Y/PLAN.yml": "plan: y\n"},
+    {"plans/TW/PLAN.json": None, "plans/y/PLAN.json": SOURCE},  # tw freed; y held by Y's plan
+    {"plans/Y/PLAN.yml": None, "plans/longfolder/PLAN.md": "x\n", "plans/LONGFO~1/x": "n\n"},
+    {"plans/LONGFO~1/PLAN.json": SOURCE, "plans/team/z/PLAN.md": "x\n"},  # an 8.3 twin
+    {"plans/Team/z/PLAN.yml": "plan: z\n", "plans/LONGFO~1/PLAN.json": None},  # a twin above
 ]
 
 

@@ -73,9 +73,8 @@ def _held_status(plan: Any, config: Any) -> tuple[str, str] | None:
     Read as ``plangate status`` reads it: the controller's row of the plan. None when the
     row agrees, or there is none (a plan outside the config's repository, not committed)."""
     from controller.commands._shared import plan_id_for
-    from controller.service.reconcile import Controller
-
     from controller.errors import PlangateError
+    from controller.service.reconcile import Controller
 
     plan_id = plan_id_for(plan.path, config)
     try:

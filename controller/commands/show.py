@@ -79,12 +79,12 @@ def _held_status(plan: Any, config: Any) -> tuple[str, str] | None:
     plan_id = plan_id_for(plan.path, config)
     try:
         controller = Controller(config, lock=False)
+        try:
+            rows = [row for row in controller.status() if row.get("plan") == plan_id]
+        finally:
+            controller.close()
     except PlangateError:  # no controller to ask (its repository is none): the file's
         return None
-    try:
-        rows = [row for row in controller.status() if row.get("plan") == plan_id]
-    finally:
-        controller.close()
     if not rows or rows[0].get("status") in (None, plan.status):
         return None
     row = rows[0]

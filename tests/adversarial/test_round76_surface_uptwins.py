@@ -293,11 +293,20 @@ def test_an_up_level_twin_holds_both(lab: Lab, vid: str) -> None:
         assert row.get("status") != "completed", row
         return
     row = got["rows"][f"plans/{base}"]
+    if pid == in_source:  # the twin holds a source only: a note beside the plan file there
+        assert got["calls"][pid] == 1 and row.get("status") == "completed", (row, got["calls"])
+        return
     assert got["calls"][pid] == 0, got["calls"]
     assert row.get("held") in ("E_PLAN_AMBIGUOUS", "E_UNSAFE_PATH"), row
 
 
-READ = [p for p in PAIRS if p != "u-bs"]
+#: The pair whose twin holds a source only (decided 2026-12-01, lead, rounds 81-82): the
+#: source is never converted (its folder waits E_PLAN_AMBIGUOUS) and the base's PLAN.yml is
+#: the plan, as ``validate`` says: one plan file on every checkout, the source a note beside
+#: it (docs/formats.md). Before, the pass converted the source into a twin PLAN.yml, which
+#: held both (round 81 found that conversion a defect).
+in_source = "u-src"
+READ = [p for p in PAIRS if p not in ("u-bs", in_source)]
 RDRS = ("show", "validate", "hash", "freeze", "approve", "mcp-log", "api", "page")
 RIDS = [f"{p}:{r}" for p in READ for r in RDRS]
 RBROKEN: dict[str, Any] = {}
@@ -438,7 +447,7 @@ def test_mcp_status_holds_every_base(lab: Lab) -> None:
     got = lab.got  # type: ignore[attr-defined]
     reply = json.loads(got["mcp-status"])
     rows = {r["plan"]: r for r in json.loads(reply["result"]["content"][0]["text"])["plans"]}
-    for base in [b for p, (b, _) in PAIRS.items() if p != "u-bs"]:
+    for base in [b for p, (b, _) in PAIRS.items() if p not in ("u-bs", in_source)]:
         assert rows[f"plans/{base}"].get("held") == "E_PLAN_AMBIGUOUS", rows[f"plans/{base}"]
 
 

@@ -242,13 +242,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 RAN = {"wt": 1, "fg": 1, "ab": 1, "ab2": 0, "ca": 1, "ca2": 0, "ctl": 1}
 PLANS = {"wt": "complete", "fg": "complete", "ab": "abort", "ca": "abort", "ctl": "complete"}
-FORGED = xfail_81(
-    "MCP wait/log report Mallory's forged status: mid-run, her commit setting `status: completed` "
-    "(ignored by the controller, E_ILLEGAL_TRANSITION; the row stays executing, file_status "
-    "completed) made `wait` from executing answer completed in 0.5 s and `log` say completed "
-    "while the tool still ran"
-)
-BROKEN: dict[str, Any] = {"fg_wait": FORGED, "fg_log": FORGED}
+BROKEN: dict[str, Any] = {}  # fg_wait, fg_log: fixed (2026-12-01, r81mcpwait)
 RIDE = xfail_81(
     "an honest mid-run `git commit -a` abort carries the controller's uncommitted progress "
     "(PLAN.yml execution: block) as Alice's: the fresh-clone audit flags her commit "

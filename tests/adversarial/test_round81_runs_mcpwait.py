@@ -46,7 +46,8 @@ thing, the plan's status row (``Controller.status(plan=...)``, ``plangate status
 through ``AgentApi._reader``); ``wait`` reads it again whenever the branch moves, so it answered
 ``executing``, unchanged, after its 8 s, and ``completed`` once the run did; ``log`` answers the
 row's ``status``, the file's as ``file_status``, and names the ignored status in ``problems``
-(the row's ``E_ILLEGAL_TRANSITION`` note) beside ``E_OWNED_BLOCK_CHANGED``. ``findings:ca_clean``: Alice's honest abort by ``git commit -a`` mid-run
+(the row's ``E_ILLEGAL_TRANSITION`` note) beside ``E_OWNED_BLOCK_CHANGED``.
+``findings:ca_clean``: Alice's honest abort by ``git commit -a`` mid-run
 committed the controller's uncommitted progress (16 lines of the ``execution:`` block) as hers;
 the controller honoured the abort and MCP ``log`` of ``ca`` names no problem, but the fresh-clone
 audit flags her commit ``owned-block-changed`` (``ok: false``): the audit and the controller

@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +36,7 @@ from controller.errors import (
 
 if TYPE_CHECKING:
     from controller.git.gitrepo import GitRepo
+    from controller.service.reconcile import Controller
     from controller.settings import Config
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}(/[a-z0-9][a-z0-9._-]{0,62}){0,3}$")
@@ -317,26 +320,33 @@ class AgentApi:
     # --- following a plan -------------------------------------------------------------
 
     def status(self, path: str | None = None) -> dict[str, Any]:
+        plan_id = self._plan_id(path) if path is not None else None
+        with self._reader() as controller:
+            rows = controller.status(reasons=True, plan=plan_id)  # `plangate status --json`'s
+        if plan_id is not None and not rows:
+            raise UsageError(
+                f"no plan {plan_id} on the watched branch",
+                remedy="submit it first, or check the path",
+                quotes=(plan_id,),
+            )
+        return {"plans": rows, OWN_QUOTES: {"plans": [_repository_text(r) for r in rows]}}
+
+    @contextmanager
+    def _reader(self) -> Iterator[Controller]:
+        """A controller that only reads (no lock): its status rows are the plan's status for
+        every answer here, ``status``, ``log`` and ``wait`` alike."""
         from controller.service.reconcile import Controller
 
         controller = Controller(self.config, lock=False)
         try:
-            rows = controller.status(reasons=True)  # the fields of `plangate status --json`
+            yield controller
         finally:
             controller.close()
-        if path is not None:
-            plan_id = self._plan_id(path)
-            rows = [r for r in rows if r["plan"] == plan_id]
-            if not rows:
-                raise UsageError(
-                    f"no plan {plan_id} on the watched branch",
-                    remedy="submit it first, or check the path",
-                    quotes=(plan_id,),
-                )
-        return {"plans": rows, OWN_QUOTES: {"plans": [_repository_text(r) for r in rows]}}
 
     def log(self, path: str) -> dict[str, Any]:
-        """The plan's status, its run (outputs per action) and EXECUTION_LOG.md, as committed."""
+        """The plan's status as the controller reads it (its status row's, round 81), the
+        file's as committed, its run (outputs per action) and EXECUTION_LOG.md as the
+        controller committed them."""
         plan_id = self._plan_id(path)
         repo = self.repo()
         head = repo.branch_head(repo.current_branch())
@@ -355,15 +365,25 @@ class AgentApi:
         text = record.log
         cut = text is not None and len(text) > MAX_LOG_CHARS
         execution = record.blocks.get("execution")
+        with self._reader() as controller:
+            row = _row_of(controller, plan_id)
+        status, file_status = row.get("status"), _status_of(data)
+        ignored = _ignored_status(row, file_status)
         return {
             "path": plan_id,
-            "status": _status_of(data),
+            "status": status,
+            "file_status": file_status,
             "execution": execution,
             "outputs": _outputs(execution),
             "execution_log": text[:MAX_LOG_CHARS] if text is not None else None,
             "execution_log_truncated": cut,
-            "problems": list(record.notes),
-            OWN_QUOTES: {"path": (plan_id,), "status": (_status_of(data),)},
+            "problems": [*record.notes, *ignored],
+            OWN_QUOTES: {
+                "path": (plan_id,),
+                "status": (status,),
+                "file_status": (file_status,),
+                "problems": tuple(ignored),
+            },
         }
 
     def _record(self, repo: GitRepo, head: str, plan_file: str, data: Any) -> Any:
@@ -383,49 +403,45 @@ class AgentApi:
         return shown_record(git, head, plan_file, is_own, branch, plans_dir=self.config.plans_dir)
 
     def wait(self, path: str, timeout: float = 60.0, status: str | None = None) -> dict[str, Any]:
-        """Until the plan's committed status differs from ``status`` (default: its status
-        now), or ``timeout`` seconds (at most 600)."""
+        """Until the plan's status (the controller's, :meth:`_controller_status`) differs
+        from ``status`` (default: its status now), or ``timeout`` seconds (at most 600)."""
         plan_id = self._plan_id(path)
-        since = status if status is not None else self._committed_status(plan_id)
-        start = time.monotonic()
-        deadline = start + max(0.0, min(float(timeout), MAX_WAIT))
-        while True:
-            current = self._committed_status(plan_id)
-            if current != since:
-                return {
-                    "path": plan_id,
-                    "status": current,
-                    "previous": since,
-                    "changed": True,
-                    "waited": round(time.monotonic() - start, 3),
-                    OWN_QUOTES: _waited_own(plan_id, current, since),
-                }
-            if time.monotonic() >= deadline:
-                return {
-                    "path": plan_id,
-                    "status": current,
-                    "previous": since,
-                    "changed": False,
-                    "waited": round(time.monotonic() - start, 3),
-                    OWN_QUOTES: _waited_own(plan_id, current, since),
-                }
-            time.sleep(0.2)
+        with self._reader() as controller:
+            return self._wait(plan_id, controller, timeout, status)
 
-    def _committed_status(self, plan_id: str) -> str | None:
+    def _wait(
+        self, plan_id: str, controller: Controller, timeout: float, status: str | None
+    ) -> dict[str, Any]:
         repo = self.repo()
         head = repo.branch_head(repo.current_branch())
-        from controller.plan import yamlio
+        current = self._controller_status(plan_id, controller)
+        since = status if status is not None else current
+        start = time.monotonic()
+        deadline = start + max(0.0, min(float(timeout), MAX_WAIT))
+        while current == since and time.monotonic() < deadline:
+            time.sleep(0.2)
+            moved = repo.branch_head(repo.current_branch())
+            if moved != head:  # the status is the history's: read again when it grows
+                head, current = moved, self._controller_status(plan_id, controller)
+        return {
+            "path": plan_id,
+            "status": current,
+            "previous": since,
+            "changed": current != since,
+            "waited": round(time.monotonic() - start, 3),
+            OWN_QUOTES: _waited_own(plan_id, current, since),
+        }
 
+    def _controller_status(self, plan_id: str, controller: Controller) -> str | None:
+        """The plan's status as the controller reads it: its status row's (MCP ``status``'s,
+        ``plangate status``'s), never the file's. A status the controller ignored (round 81:
+        ``completed`` committed mid-run by someone else, ``E_ILLEGAL_TRANSITION``) is none
+        of the plan's: ``wait`` answered it ``changed`` while the run went on."""
+        repo = self.repo()
         # the folder's file as every reader finds it: E_PLAN_AMBIGUOUS is the answer, never
         # "no status" (round 69: wait read that as a change, or waited it out silently)
-        file = self._plan_file(repo, head, plan_id)
-        try:
-            raw = repo.read_file(head, file) if head and file else None
-            if raw is None:
-                return None
-            return _status_of(yamlio.read_yaml(raw.decode("utf-8", "replace"), plan_id).data)
-        except PlangateError:
-            return None
+        self._plan_file(repo, repo.branch_head(repo.current_branch()), plan_id)
+        return _row_of(controller, plan_id).get("status")
 
     def _plan_file(self, repo: GitRepo, head: str | None, plan_id: str) -> str | None:
         """The plan's file on the branch, found as every reader finds it (``PLAN.yml`` or
@@ -612,6 +628,23 @@ def _status_of(data: Any) -> str | None:
     plan = data.get("plan") if isinstance(data, dict) else None
     status = plan.get("status") if isinstance(plan, dict) else None
     return status if isinstance(status, str) else None
+
+
+def _row_of(controller: Controller, plan_id: str) -> dict[str, Any]:
+    """The plan's status row (``{}``: the branch shows no such plan)."""
+    rows = controller.status(plan=plan_id)
+    return rows[0] if rows else {}
+
+
+def _ignored_status(row: dict[str, Any], file_status: str | None) -> list[str]:
+    """The row's note on the file's status where the controller did not take it (its
+    status is another): the history's ``E_ILLEGAL_TRANSITION: <who> set status <it> ...;
+    ignored``, as the row quotes it (round 81: ``log`` answered that status as the plan's)."""
+    if not row or file_status is None or file_status == row.get("status"):
+        return []
+    said = f" set status {file_status} "
+    notes = row.get("notes") or []
+    return [n for n in notes if n.startswith("E_ILLEGAL_TRANSITION") and said in n][-1:]
 
 
 def _waited_own(plan_id: str, current: str | None, since: str | None) -> dict[str, Any]:

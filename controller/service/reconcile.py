@@ -186,21 +186,29 @@ class Controller(Deciding, Outcomes):
 
     # --- reporting ----------------------------------------------------------------------
 
-    def status(self, *, reasons: bool = False) -> list[dict[str, Any]]:
+    def status(self, *, reasons: bool = False, plan: str | None = None) -> list[dict[str, Any]]:
         """Every plan the branch holds: status, hash, approver, last event, waiting reason;
-        with ``reasons``, also why each plan waits, failed or was refused (reads its file)."""
+        with ``reasons``, also why each plan waits, failed or was refused (reads its file).
+        With ``plan``, that plan's row only: the one reading of its status every reader of
+        one plan takes (MCP ``status``, ``log`` and ``wait``; round 81: ``wait`` and ``log``
+        read the file's status, one the controller had ignored)."""
         with self._lock:
             try:
                 self.index.scan(self.repo, self.head())
             except PlangateError as exc:
                 self.last_error = str(exc)
                 self.status_error = exc
+            states = [s for s in self.index.plans.values() if plan in (None, s.plan_id)]
             running, waiting = self.running(), dict(self._waiting)
             if reasons and self.config.remote is None:
-                waiting |= self._outcomes_waiting(running, waiting)
-            problems = {s.plan_id: self._blocker(s) for s in self.index.plans.values()}
-            rows = self._plan_rows(running, waiting, problems, reasons)
-            return rows + self._left_rows({row["plan"] for row in rows}) + self._source_rows()
+                waiting |= self._outcomes_waiting(running, waiting, states)
+            problems = {s.plan_id: self._blocker(s) for s in states}
+            rows = self._plan_rows(states, running, waiting, problems, reasons)
+            if plan is not None and rows:
+                return rows  # a plan of the index has no other row
+            rows += self._left_rows({s.plan_id for s in self.index.plans.values()})
+            rows += self._source_rows()
+            return [row for row in rows if plan in (None, row["plan"])]
 
     def _left_rows(self, shown: set[str]) -> list[dict[str, Any]]:
         """Runs this controller started whose plan the branch no longer shows (its folder
@@ -246,7 +254,9 @@ class Controller(Deciding, Outcomes):
             )
         return rows
 
-    def _outcomes_waiting(self, running: set[str], waiting: dict[str, str]) -> dict[str, str]:
+    def _outcomes_waiting(
+        self, running: set[str], waiting: dict[str, str], states: list[PlanState]
+    ) -> dict[str, str]:
         """Why an approved or started plan that no worker here runs waits (``status`` is
         another process than the controller, which keeps its reasons in memory): edits in the
         working tree the controller will not overwrite, or a folder or special file where its
@@ -257,7 +267,7 @@ class Controller(Deciding, Outcomes):
         found: dict[str, str] = {}
         states = [
             state
-            for state in self.index.plans.values()
+            for state in states
             if state.status in ("approved", "executing", "awaiting_approval")
             and not (state.unsafe or state.plan_id in running or state.plan_id in waiting)
         ]
@@ -314,12 +324,13 @@ class Controller(Deciding, Outcomes):
 
     def _plan_rows(
         self,
+        states: list[PlanState],
         running: set[str],
         waiting: dict[str, str],
         problems: dict[str, Problem | None],
         reasons: bool,
     ) -> list[dict[str, Any]]:
-        foreign = {s.plan_id: self.foreign_run(s) for s in self.index.plans.values()}
+        foreign = {s.plan_id: self.foreign_run(s) for s in states}
         return [
             {
                 "plan": s.plan_id,
@@ -344,7 +355,7 @@ class Controller(Deciding, Outcomes):
                 or self._moved_on_reason(s, running),
                 "notes": self._row_notes(s, problems[s.plan_id]),
             }
-            for s in sorted(self.index.plans.values(), key=lambda s: s.plan_id)
+            for s in sorted(states, key=lambda s: s.plan_id)
         ]
 
     def _row_notes(self, state: PlanState, problem: Problem | None) -> list[str]:

@@ -41,7 +41,13 @@ setting ``status: completed`` mid-run, which the controller ignored (its row ``e
 ``E_OWNED_BLOCK_CHANGED`` problem). docs/agents.md tells the agent to ``wait`` then read ``log``
 for the outcome, and ``log`` is "as committed by the controller"; should: ``wait`` and ``log``
 follow the controller's status (the row's ``status``, as MCP ``status`` does), never a status the
-controller ignored. ``findings:ca_clean``: Alice's honest abort by ``git commit -a`` mid-run
+controller ignored. Fixed (2026-12-01, r81mcpwait): ``status``, ``log`` and ``wait`` read one
+thing, the plan's status row (``Controller.status(plan=...)``, ``plangate status --json``'s,
+through ``AgentApi._reader``); ``wait`` reads it again whenever the branch moves, so it answered
+``executing``, unchanged, after its 8 s, and ``completed`` once the run did; ``log`` answers the
+row's ``status``, the file's as ``file_status``, and names the ignored status in ``problems``
+(the row's ``E_ILLEGAL_TRANSITION`` note) beside ``E_OWNED_BLOCK_CHANGED``.
+``findings:ca_clean``: Alice's honest abort by ``git commit -a`` mid-run
 committed the controller's uncommitted progress (16 lines of the ``execution:`` block) as hers;
 the controller honoured the abort and MCP ``log`` of ``ca`` names no problem, but the fresh-clone
 audit flags her commit ``owned-block-changed`` (``ok: false``): the audit and the controller
@@ -242,13 +248,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 RAN = {"wt": 1, "fg": 1, "ab": 1, "ab2": 0, "ca": 1, "ca2": 0, "ctl": 1}
 PLANS = {"wt": "complete", "fg": "complete", "ab": "abort", "ca": "abort", "ctl": "complete"}
-FORGED = xfail_81(
-    "MCP wait/log report Mallory's forged status: mid-run, her commit setting `status: completed` "
-    "(ignored by the controller, E_ILLEGAL_TRANSITION; the row stays executing, file_status "
-    "completed) made `wait` from executing answer completed in 0.5 s and `log` say completed "
-    "while the tool still ran"
-)
-BROKEN: dict[str, Any] = {"fg_wait": FORGED, "fg_log": FORGED}
+BROKEN: dict[str, Any] = {}  # fg_wait, fg_log: fixed (2026-12-01, r81mcpwait)
 RIDE = xfail_81(
     "an honest mid-run `git commit -a` abort carries the controller's uncommitted progress "
     "(PLAN.yml execution: block) as Alice's: the fresh-clone audit flags her commit "

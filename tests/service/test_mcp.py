@@ -357,7 +357,10 @@ def test_a_client_that_closes_its_input_still_gets_every_reply(repo: Path, tmp_p
 def test_log_and_wait_quote_a_committed_status_as_written(repo: Path, tmp_path: Path) -> None:
     """Round 63: the committed ``plan.status`` is the author's text; ``log`` and ``wait``
     passed it through the redactor, so a status set to a guess of a secret came back
-    ``***`` for the right guess and as written for a wrong one. Both quote it as written."""
+    ``***`` for the right guess and as written for a wrong one. Both quote it as written.
+    Round 81: the status both answer is the controller's, which ignored this one (null);
+    the file's is ``log``'s ``file_status`` and its note of the ignored status, and a
+    ``wait`` from it its ``previous``, each as written."""
     secret = "S3CRETzz-r63"
     config = write_config(tmp_path, repo)
     (tmp_path / "sec.yml").write_text(f"TOK: {secret}\n")
@@ -370,13 +373,68 @@ def test_log_and_wait_quote_a_committed_status_as_written(repo: Path, tmp_path: 
     got: dict[str, list[Any]] = {}
 
     async def body(session: Session) -> None:
-        for slug in ("right", "wrong"):
+        for slug, guess in (("right", secret), ("wrong", secret[:-1] + "x")):
             log = await call(session, "log", path=f"plans/{slug}")
-            waited = await call(session, "wait", path=f"plans/{slug}", timeout=0)
-            got[slug] = [log["status"], waited["status"], waited["previous"]]
+            waited = await call(session, "wait", path=f"plans/{slug}", timeout=0, status=guess)
+            (note,) = log["problems"]
+            said = note.startswith("E_ILLEGAL_TRANSITION") and f"set status {guess} " in note
+            got[slug] = [log["file_status"], waited["previous"], said, log["status"]]
 
     with_agent(config, body)
-    assert got == {"right": [secret] * 3, "wrong": [secret[:-1] + "x"] * 3}, got
+    assert got == {
+        "right": [secret, secret, True, None],
+        "wrong": [f"{secret[:-1]}x"] * 2 + [True, None],
+    }, got
+
+
+def test_wait_and_log_answer_the_controllers_status_never_one_it_ignored(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 81: someone who may not (Mallory, neither approver nor author) commits
+    ``status: completed`` into a pending plan; the controller ignores it
+    (E_ILLEGAL_TRANSITION, its row stays ``pending_approval``), but ``wait`` from
+    ``pending_approval`` answered ``completed``, ``changed``, and ``log`` said ``completed``.
+    Both answer the row's status (MCP ``status``'s); ``log`` names the ignored one. Alice's
+    approval after it is a change ``wait`` answers."""
+    config = write_config(tmp_path, repo)
+    file = repo / "plans" / "fg" / "PLAN.yml"
+    file.parent.mkdir(parents=True)
+    file.write_text(PLAN)
+    commit_all(repo, "a plan", AGENT)
+    file.write_text(PLAN.replace("status: pending_approval", "status: completed"))
+    commit_all(repo, "done", ("Mallory", "mallory@example.com"))
+    seen: dict[str, Any] = {}
+
+    def approve() -> None:
+        file.write_text(PLAN.replace("status: pending_approval", "status: approved"))
+        commit_all(repo, "approve", ALICE)
+
+    async def body(session: Session) -> None:
+        seen["log"] = await call(session, "log", path="plans/fg")
+        seen["wait"] = await call(
+            session, "wait", path="plans/fg", status="pending_approval", timeout=1
+        )
+        seen["row"] = (await call(session, "status", path="plans/fg"))["plans"][0]
+
+        async def approve_soon() -> None:
+            await anyio.sleep(1)
+            await anyio.to_thread.run_sync(approve)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(approve_soon)
+            seen["approved"] = await call(
+                session, "wait", path="plans/fg", status="pending_approval", timeout=60
+            )
+
+    with_agent(config, body)
+    log, waited, row = seen["log"], seen["wait"], seen["row"]
+    assert (row["status"], row["file_status"]) == ("pending_approval", "completed"), row
+    assert (waited["status"], waited["changed"]) == ("pending_approval", False), waited
+    assert log["status"] == "pending_approval" and log.get("file_status") == "completed", log
+    (note,) = log["problems"]
+    assert note.startswith("E_ILLEGAL_TRANSITION: mallory@example.com set status completed")
+    approved = seen["approved"]
+    assert (approved["status"], approved["changed"]) == ("approved", True), approved
 
 
 def test_log_passes_the_committed_record_on_as_the_controller_wrote_it(

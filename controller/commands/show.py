@@ -80,7 +80,7 @@ def _held_status(plan: Any, config: Any) -> tuple[str, str] | None:
     try:
         controller = Controller(config, lock=False)
         try:
-            rows = [row for row in controller.status() if row.get("plan") == plan_id]
+            rows = controller.status(plan=plan_id)
         finally:
             controller.close()
     except PlangateError:  # no controller to ask (its repository is none): the file's

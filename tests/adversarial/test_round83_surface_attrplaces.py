@@ -196,10 +196,10 @@ def _place(lab: Lab, place: str, root: Path) -> list[str]:
     return [place, f"{place}f"]
 
 
-def _one(root: Path, place: str) -> dict[str, Any]:
+def _one(root: Path, place: str, setup: Any = None) -> dict[str, Any]:
     lab = EnvLab(root / place)
     repo = lab.repo
-    slugs = _place(lab, place, root)
+    slugs = (setup or _place)(lab, place, root)
     lab.commit("owner: attributes", OWNER)
     cfg = str(lab.config)
     got: dict[str, Any] = {"cli-freeze": {}, "hash": {}, "show": {}, "validate": {}}
@@ -211,7 +211,9 @@ def _one(root: Path, place: str) -> dict[str, Any]:
     )
     lab.commit("agent: plans", AGENT)
     got["stored"] = {s: "Ã©" in lab.git("show", f"HEAD:plans/{s}/PLAN.yml") for s in slugs}
-    lab.run()
+    done = lab.run(check=False)  # GitPython's noise under includeIf "hasconfig:"
+    got["run"] = done.returncode
+    got["traceback"] = "Traceback" in done.stderr
     got["frozen"] = {s: _frozen(lab, s) for s in slugs}
     for slug in slugs:
         where = str(repo / "plans" / slug / "PLAN.yml")

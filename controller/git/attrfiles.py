@@ -28,6 +28,23 @@ SYSTEM_ATTRIBUTES = (
 _ENV_CONFIG = ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT")
 
 
+def env_bool(name: str) -> bool:
+    """The environment variable ``name`` as git reads a boolean one (``git_env_bool``, its
+    ``git_config_bool``): unset, empty, ``0``, ``false``, ``no``, ``off`` (any case) are false;
+    ``true``, ``yes``, ``on`` and a non-zero number (``2``, ``1k``) true. Round 83:
+    ``GIT_CONFIG_NOSYSTEM=0`` is git reading the system config, which the readers had
+    skipped. A value git refuses (it dies on it) reads false: the files are read, the side a
+    "maybe" is safe on."""
+    value = os.environ.get(name, "").strip().lower()
+    if value in ("true", "yes", "on"):
+        return True
+    number = value[:-1] if value[-1:] in ("k", "m", "g") else value
+    try:
+        return int(number, 0 if number.startswith(("0x", "-0x", "+0x")) else 10) != 0
+    except ValueError:
+        return False
+
+
 @dataclass(frozen=True)
 class Checkout:
     """A working tree's top folder, its git directory and the common one (a linked worktree's
@@ -76,7 +93,7 @@ def files_may_apply(top: Path, git_dir: Path, common_dir: Path, path: str) -> bo
     places = [git_dir / "info" / "attributes", common_dir / "info" / "attributes"]
     xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
     places.append(Path(xdg) / "git" / "attributes")
-    if not os.environ.get("GIT_ATTR_NOSYSTEM"):
+    if not env_bool("GIT_ATTR_NOSYSTEM"):
         places += [Path(name) for name in SYSTEM_ATTRIBUTES]
     return any(os.path.lexists(place) for place in places)
 
@@ -91,13 +108,13 @@ def index_bytes(index: Path) -> bytes | None:
 
 def config_files(git_dir: Path) -> list[Path]:
     """The config files git reads, as its ``config.c`` finds them: the system file (unless
-    ``GIT_CONFIG_NOSYSTEM``), the global ones (``GIT_CONFIG_GLOBAL``, else
-    ``$XDG_CONFIG_HOME/git/config`` and ``~/.gitconfig``), the repository's and its
-    worktree's. A file one of them includes is not followed: editing it applies after a
-    restart, or after any of these is touched."""
+    ``GIT_CONFIG_NOSYSTEM`` is true as git reads it: :func:`env_bool`), the global ones
+    (``GIT_CONFIG_GLOBAL``, else ``$XDG_CONFIG_HOME/git/config`` and ``~/.gitconfig``), the
+    repository's and its worktree's. A file one of them includes is not followed: editing it
+    applies after a restart, or after any of these is touched."""
     env = os.environ
     files: list[Path] = []
-    if not env.get("GIT_CONFIG_NOSYSTEM"):
+    if not env_bool("GIT_CONFIG_NOSYSTEM"):
         files.append(Path(env.get("GIT_CONFIG_SYSTEM") or "/etc/gitconfig"))
     if "GIT_CONFIG_GLOBAL" in env:
         files.append(Path(env["GIT_CONFIG_GLOBAL"]))

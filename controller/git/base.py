@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -30,6 +31,23 @@ from controller.git.store import (
     write_loose,
     write_pack,
 )
+
+
+def _quiet_config_parser_del(unraisable: Any, chained: Any = sys.unraisablehook) -> None:
+    """GitPython builds a config parser for every ``includeIf "hasconfig:remote.*.url:..."``
+    it meets by asking for the remotes, which reads the config again: the recursion fails
+    inside the parser's constructor, and its ``__del__`` then raises ``AttributeError``
+    (``_read_only``) as "Exception ignored" with a traceback on stderr at every command
+    (round 83; a GitPython defect, its read otherwise falls back as documented). Only that
+    one is dropped; any other goes to the hook that was there."""
+    where = getattr(unraisable.object, "__qualname__", "")
+    if where == "GitConfigParser.__del__" and isinstance(unraisable.exc_value, AttributeError):
+        return
+    chained(unraisable)
+
+
+sys.unraisablehook = _quiet_config_parser_del
+
 
 #: An object :meth:`RepoBase.packing` writes at its end: kind, bytes, into the shared store
 #: too, the zlib level of a loose copy (None: by size, as the controller writes its own).
@@ -103,7 +121,7 @@ class RepoBase:
             self.guard = dataclasses.replace(self.guard, objects=str(objects))
             self._shared_objects = self.common_dir / "objects"
         cast(_GuardedGit, self._repo.git).guard = self.guard
-        fmt = self._repo.config_reader("repository").get_value("extensions", "objectformat", "")
+        fmt = self._object_format()
         if str(fmt).lower() not in ("", "sha1"):
             raise GitError(
                 f"{path} uses {fmt} object ids; plangate writes SHA-1 objects only",
@@ -131,6 +149,17 @@ class RepoBase:
         #: inside :meth:`packing`: objects to write at its end, by id: (kind, bytes, into
         #: the shared store too, the zlib level of a loose copy: None chooses by size)
         self._pending: dict[str, Pending] | None = None
+
+    def _object_format(self) -> str:
+        """``extensions.objectFormat`` as git reads it: from the repository's own config file
+        alone, its includes not followed (``read_repository_format``); GitPython's reader
+        would follow them, and recurse on ``includeIf "hasconfig:..."`` (round 83)."""
+        from git.config import GitConfigParser
+
+        parser = GitConfigParser(
+            str(self.common_dir / "config"), read_only=True, merge_includes=False
+        )
+        return str(parser.get_value("extensions", "objectformat", ""))
 
     def close(self) -> None:
         with self._lock:

@@ -36,7 +36,10 @@ controller froze), ``<p>:show`` (``show`` prints the stored task ``Ã©``), ``<p
 the hash the controller then holds for ``plans/<p>f``), ``<p>:clean`` (``git status`` clean).
 Plus ``test_stored_text_is_the_attribute_s`` (the premise: ``git add`` applied each place).
 
-Seen (round 83): **a false ``GIT_CONFIG_NOSYSTEM`` read as set** (``sys0``, ``sysfalse``,
+Seen (round 83), fixed (2026-12-01, lead): ``controller/git/attrfiles.py`` reads
+``GIT_CONFIG_NOSYSTEM`` and ``GIT_ATTR_NOSYSTEM`` as git reads a boolean variable
+(``env_bool``: unset, empty, ``0``, ``false``, ``no``, ``off`` are false). Was:
+**a false ``GIT_CONFIG_NOSYSTEM`` read as set** (``sys0``, ``sysfalse``,
 ``sysno`` x ``hash``/``show``/``validate``/``freeze``, 12 ids): with ``GIT_CONFIG_NOSYSTEM=0``
 (or ``false``, ``no``) git reads the system config, and so ``git add`` stored ``Ã©`` and the
 controller froze that blob (``sha256:...913e92c3`` for ``sys0``), but the CLI's readers
@@ -66,7 +69,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, Lab, cases, load_yaml, plan_text
+from advkit import AGENT, Lab, load_yaml, plan_text
 from test_round2_execution_kit import shared
 
 ENC = "working-tree-encoding=ISO-8859-1"
@@ -250,21 +253,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r83-surface-attrplaces", _lab)
 
 
-def _xf(what: str) -> Any:
-    return pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason=f"round 83 surface: a false GIT_CONFIG_NOSYSTEM read as set: {what}",
-    )
-
-
 WHATS = ("hash", "show", "validate", "freeze", "clean")
 IDS = [f"{p}:{w}" for p in PLACES for w in WHATS]
-BROKEN: dict[str, Any] = {
-    f"{p}:{w}": _xf(f"{p}: the CLI's {w} misses the system config's core.attributesFile")
-    for p in ("sys0", "sysfalse", "sysno")
-    for w in ("hash", "show", "validate", "freeze")
-}
 
 
 def _hash_in(text: str) -> str:
@@ -274,7 +264,7 @@ def _hash_in(text: str) -> str:
     return ""
 
 
-@pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))
+@pytest.mark.parametrize("vid", IDS)
 def test_the_cli_finds_the_attribute_where_git_does(lab: Lab, vid: str) -> None:
     """Wherever git reads the attribute from, the CLI's hash, text and freeze are the
     controller's, and ``git status`` stays clean."""

@@ -129,3 +129,19 @@ def test_outside_any_working_tree_there_is_no_checkout(tmp_path: Path) -> None:
         pytest.skip("the temp folder lies in a git working tree")
     assert attrfiles.checkout_of(loose) is None
     assert os.path.exists(loose)
+
+
+@pytest.mark.parametrize("value", ["0", "false", "No", "off", "", "1", "true", "YES", "on", "2"])
+def test_the_system_config_is_read_as_git_reads_nosystem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    """Round 83: ``GIT_CONFIG_NOSYSTEM=0`` (``false``, ``no``, empty) is git reading the
+    system config; the answer follows git's, whatever the spelling."""
+    repo = _repo(tmp_path)
+    elsewhere = tmp_path / "attrs"
+    elsewhere.write_text(ATTR)
+    system = tmp_path / "system.cfg"
+    system.write_text(f"[core]\n\tattributesFile = {elsewhere}\n")
+    monkeypatch.setenv("GIT_CONFIG_SYSTEM", str(system))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", value)
+    assert _may(repo) == _git_says(repo)

@@ -576,6 +576,36 @@ def test_a_sha256_repository_is_refused_before_anything_is_written(tmp_path: Pat
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("where", ["repository", "global"])
+def test_a_hasconfig_include_is_read_without_a_traceback(tmp_path: Path, where: str) -> None:
+    """Round 83: ``includeIf "hasconfig:remote.*.url:..."`` (a common way to pick a work
+    identity in ~/.gitconfig) sent GitPython's config reader into a recursion whose
+    parsers' ``__del__`` printed a traceback on every command; the SHA-256 check still
+    reads the repository's own config, as git does."""
+    from tests.support.gitenv import run_cli
+
+    repo = tmp_path / "hc"
+    raw_git(tmp_path, "init", "-q", "-b", "main", str(repo))
+    included = tmp_path / "work.cfg"
+    included.write_text("[user]\n\temail = agent@example.com\n")
+    key = "includeIf.hasconfig:remote.*.url:https://forge.example/**.path"
+    if where == "repository":
+        raw_git(repo, "config", key, str(included))
+    else:
+        raw_git(repo, "config", "--global", key, str(included))
+    raw_git(repo, "remote", "add", "origin", "https://forge.example/a.git")
+    (repo / "plans").mkdir()
+    (repo / "README").write_text("x\n")
+    raw_git(repo, "add", "README")
+    raw_git(repo, "commit", "-q", "-m", "init")
+    config = tmp_path / "plangate.yml"
+    config.write_text(f"repo: {repo}\napproval: {{approvers: []}}\ntools: {{}}\n")
+    for args in (["run", "--once"], ["status"]):
+        result = run_cli(*args, "--config", str(config))
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "Traceback" not in result.stderr and "Exception ignored" not in result.stderr
+
+
 def test_separator_characters_in_names_subjects_and_paths_are_read_verbatim(repo: Path) -> None:
     """git keeps the control characters the log format separates with (0x1d-0x1f) in
     names, subjects, trailers and file names: anyone who pushes must not be able to cut

@@ -11,7 +11,7 @@ source that does not convert is reported once per version with its code, and wai
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
@@ -160,7 +160,7 @@ class SourceFinder:
             return folders
         return folders.union(*(self.twins(folder) for folder in folders))
 
-    def _names(self, folder: str) -> Iterable[str]:
+    def _names(self, folder: str) -> Collection[str]:
         """``folder``'s entries' names (one name: a folder of one file, kept as its name)."""
         entries = self._entries.get(folder, ())
         return (entries,) if isinstance(entries, str) else entries

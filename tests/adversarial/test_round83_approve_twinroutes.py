@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit, plan_text, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit, plan_text
 from mcpkit import PLANGATE
 from test_round2_execution_kit import shared
 
@@ -130,11 +130,7 @@ _WHAT = {
     "gp": "Bob's note in plans/GRP/ch/ let his approval of plans/grp/ch run",
     "pa": "plangate approve by Bob, his note in plans/PA/, ran plans/pa",
 }
-BROKEN: dict[str, Any] = {
-    f"{s}:{w}": xfail("twin-folder writer", f"round 83 approve: {what}")
-    for s, what in _WHAT.items()
-    for w in ("ran", "audit")
-}
+BROKEN: dict[str, Any] = {}  # the 14 ids fixed (2026-12-01, r83twinwriter)
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

@@ -78,7 +78,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit, plan_text, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit, plan_text
 from test_round2_execution_kit import shared
 
 # slug -> (the folder Bob approves, the tag that must not run on his approval)
@@ -191,11 +191,7 @@ _WHAT = {
     "bs": "Bob's held twin source plans/bs/PLAN.md let his approval of plans/BS run",
     "np": "Bob's note in plans/NP before the plan came let his approval of plans/np run",
 }
-BROKEN: dict[str, Any] = {
-    f"{s}:{w}": xfail(_CLS, f"round 83 approve: {what}")
-    for s, what in _WHAT.items()
-    for w in ("ran", "audit")
-}
+BROKEN: dict[str, Any] = {}  # the 14 ids fixed (2026-12-01, r83twinwriter)
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

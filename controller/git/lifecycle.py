@@ -2220,9 +2220,9 @@ class Lifecycle(IndexStore):
     def _plans_parts(self, parts: list[str]) -> int:
         """How many of the first ``parts`` of a path are the plans folder on some checkout
         (:func:`controller.plan.names.same_path`: ``PLANS``, ``plans\\`` too; round 83), or
-        0 for a path outside it."""
+        0 for a path outside it (or a plans folder ``.``)."""
         top = 0 if self.plans_dir in ("", ".") else len(path_parts(self.plans_dir))
-        if not top or len(parts) <= top or not same_path("/".join(parts[:top]), self.plans_dir):
+        if not top or len(parts) < top or not same_path("/".join(parts[:top]), self.plans_dir):
             return 0
         return top
 
@@ -2232,7 +2232,8 @@ class Lifecycle(IndexStore):
         are files of ``plans/nb`` and ``plans/rr`` there (round 83): the safe side for
         writers, who gain a refusal of self-approval only (withdrawal rights are a
         version's producers'). What is a plan stays :meth:`_under_plans`'s (round 80)."""
-        return self._under_plans(path) or bool(self._plans_parts(path_parts(path)))
+        parts = path_parts(path)
+        return self._under_plans(path) or 0 < self._plans_parts(parts) < len(parts)
 
     def _short_folders(self) -> set[str]:
         """The folded folders with writers that have an 8.3 short-named part (round 83),

@@ -97,6 +97,17 @@ def twin_note(rel: str, who: tuple[str, str] = ALICE) -> Step:
     return step
 
 
+def twin_note_removed(rel: str, who: tuple[str, str] = ALICE) -> Step:
+    """The note at ``rel`` (as :func:`twin_note` names it) removed by ``who``: the plan's
+    own folder still holds files, so its writers stay (a twin folder is no folder emptied)."""
+
+    def step(lab: Lab, slug: str) -> None:
+        lab.git("rm", "-q", "-r", rel.format(slug=slug, SLUG=slug.upper()))
+        lab.commit(f"drop the note on {slug}", who)
+
+    return step
+
+
 def _merge_ours_then_remerge() -> list[Step]:
     def branch(lab: Lab, slug: str) -> None:
         lab.git("checkout", "-q", "-b", f"{slug}-feat")
@@ -258,6 +269,19 @@ ATTACKS: dict[str, tuple[list[Step], set[str]]] = {
     "twin-plans-folder": ([submit(), twin_note("PLANS/{slug}/NOTES.md"), approve()], SELF),
     "twin-deeper": ([submit(), twin_note("plans/{SLUG}/deep/NOTES.md"), approve()], SELF),
     "twin-before-plan": ([twin_note("plans/{SLUG}/NOTES.md"), submit(), approve()], SELF),
+    "twin-83-before-plan-long": (
+        [twin_note("plans/TWIN-8~1/NOTES.md"), submit(), approve()],
+        SELF,
+    ),
+    "twin-note-removed": (
+        [
+            submit(),
+            twin_note("plans/{SLUG}/NOTES.md"),
+            twin_note_removed("plans/{SLUG}"),
+            approve(),
+        ],
+        SELF,
+    ),
 }
 #: Every variant held since the author index normalises identities, counts co-authors
 #: and remembers who produced each content (issue 11).

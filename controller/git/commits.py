@@ -705,7 +705,10 @@ def _level(raw: bytes, name: bytes, above: bytes) -> tuple[Entry | None, bytes, 
             found.append(entry)
             continue
         kept.append(raw[start:pos])
-        if b"\\" in entry_name:  # a folder: its files, by :meth:`_files_below`
+        if b"\\" in entry_name or entry_name.lower() == name.lower():
+            # a folder: its files, by :meth:`_files_below`; a case twin of the plans
+            # folder's path (``PLANS/``, git's ``:(icase)``): its files are the plans
+            # folder's on a case-insensitive checkout, their committers writers (round 83)
             split.append((above + entry_name, entry))
     if len(found) > 1:
         raise TreeError("a tree names the plans folder twice")

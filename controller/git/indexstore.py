@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "99"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "101"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -300,6 +300,11 @@ INDEX_VERSION = "99"  # 3: risk and estimate per plan; 4: approval identities, f
 # 99: 97, and every part of a path lands where ``names.path_parts`` splits it (empty parts
 # dropped): the root folder ``plans\`` IS the plans folder, ``plans\/tb/PLAN.yml`` claims
 # ``plans/tb``'s plan file's place, a folder ``\`` is the folder it lies in (round 80)
+# 101: 99, and a folder's writers are keyed by its place on a checkout (``folder_key`` folds
+# every part, ``names.fold_path``): a file in a twin folder (``plans/NC``, ``plans\nb``,
+# ``plans/dt.``, the plans folder's case twin ``PLANS/rr``, read by the history walk) writes
+# the plan's folder; an 8.3 short-named folder's writers are matched by ``same_path``
+# (round 83; 100 is perf83mem's)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

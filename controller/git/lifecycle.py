@@ -60,6 +60,7 @@ from controller.git.twins import FolderTwins
 from controller.plan import hashing, likeness, yamlio
 from controller.plan.names import (
     fold,
+    fold_path,
     is_log_twin,
     log_claims,
     log_twins,
@@ -67,6 +68,7 @@ from controller.plan.names import (
     plan_file_claims,
     same_name,
     same_path,
+    short_named,
     split_files,
     twin_folders,
 )
@@ -252,6 +254,9 @@ class Lifecycle(IndexStore):
     #: The plans by the fold of their path (:meth:`_folder_twins`), built at the first
     #: look-up: every plan a commit touches is added to it after that commit.
     _twins: FolderTwins | None = None
+    #: The folded folders with an 8.3 short-named part that have writers (round 83): read
+    #: from the author index at the first look-up (:meth:`_short_folders`), kept after it.
+    _shorts: set[str] | None = None
 
     def _load(self) -> None:
         # Built from the plans as they were: rebuilt from the plans loaded at their next
@@ -260,6 +265,7 @@ class Lifecycle(IndexStore):
         # their ids, among the new copies (perf80mem).
         self._by_blob = None
         self._twins = None
+        self._shorts = None
         super()._load()
         #: The plans whose version's writers to key again after the commit applied
         #: (:meth:`_key_versions`): touched, or their folder written.
@@ -515,11 +521,14 @@ class Lifecycle(IndexStore):
         for change in record.changes:
             if change.new_blob is None and change.old_blob is not None:
                 folders.update(self._folders_above(PurePosixPath(change.path).parent))
+        listed: dict[str, tuple[Counter[str], list[str]]] = {}
         for folder in sorted(folders):
             key = folder_key(str(folder))
             held = self.authors.get(key + _HELD)
             if not (self.authors.get(key) or held) or not repo.is_gone(record.sha, str(folder)):
                 continue
+            if self._twin_stays(repo, record.sha, str(folder), listed):
+                continue  # its place still holds a twin's files (round 83: one key for both)
             if self.authors.get(key):
                 # kept apart for the trails that lead back to what the folder held
                 self._add_authors(key + _EMPTIED, set(self.authors[key]))
@@ -528,6 +537,30 @@ class Lifecycle(IndexStore):
             if held:  # an owned block's editors: of the plan gone (a move carried them)
                 self.authors[key + _HELD] = self.author_set(())
                 self._dirty_authors.add(key + _HELD)
+
+    def _twin_stays(
+        self,
+        repo: GitRepo,
+        sha: str,
+        folder: str,
+        listed: dict[str, tuple[Counter[str], list[str]]],
+    ) -> bool:
+        """Is a folder one with ``folder`` on some checkout still there at ``sha``: a twin
+        plan's (:meth:`_folder_twins`) or a twin beside it (its parent's entries by
+        :func:`fold`, listed once a commit; a name that splits or may be an 8.3 name by
+        :func:`same_path`)? Its writers' key is the twin's too (:func:`folder_key`), so
+        the place is not emptied (round 83)."""
+        if self._folder_twins(folder):
+            return True
+        parent, _, name = folder.rpartition("/")
+        if parent not in listed:
+            names = repo.names_in(sha, parent)
+            odd = [entry for entry in names if "~" in entry or "\\" in entry]
+            listed[parent] = (Counter(fold(entry) for entry in names), odd)
+        folds, odd = listed[parent]
+        if folds[fold(name)]:  # ``folder`` itself is gone: any entry of its fold is a twin
+            return True
+        return any(entry != name and same_path(entry, name) for entry in odd)
 
     def _folders_above(self, folder: PurePosixPath) -> list[PurePosixPath]:
         """``folder`` and every plan folder it lies in, below the plans folder."""
@@ -1417,7 +1450,10 @@ class Lifecycle(IndexStore):
         the last commit are read (a keyed write each, never a scan of all plans)."""
         for plan_id in sorted(self._versions_due):
             state = self.plans.get(plan_id)
-            if state is None or not state.hash or state.ambiguous or state.unsafe:
+            if state is None:
+                continue
+            self._short_writers(plan_id)
+            if not state.hash or state.ambiguous or state.unsafe:
                 continue
             key = version_key(state.hash)
             writers = set(state.changers) | self.authors.get(folder_key(plan_id), frozenset())
@@ -2002,7 +2038,7 @@ class Lifecycle(IndexStore):
         from a file of the same commit (``left``) is also made by its writers (producers)."""
         if change.new_blob is None or change.mode in NOT_A_FILE or not is_text(change.path):
             return
-        if not self._under_plans(change.path):
+        if not self._writes_under_plans(change.path):
             return
         self._add_authors(_blob_key(change.new_blob), who)
         self._folder_writers(PurePosixPath(change.path).parent, who)
@@ -2162,12 +2198,73 @@ class Lifecycle(IndexStore):
 
     def _folder_writers(self, folder: PurePosixPath, who: set[str]) -> None:
         """``who`` wrote a file in ``folder``: a writer of every plan folder it lies in,
-        whatever the file's bytes (round 11), its name a plan's too (round 41)."""
-        for inside in (folder, *folder.parents):
-            if str(inside) in (self.plans_dir, ".") or len(inside.parts) > MAX_PATH_PARTS:
-                break
-            self._add_authors(folder_key(str(inside)), who)
-            self._versions_due.add(str(inside))  # the version it holds: keyed again
+        whatever the file's bytes (round 11), its name a plan's too (round 41). Each folder
+        is its place on a checkout (round 83, :func:`folder_key`: ``plans/NC/`` is
+        ``plans/nc/``, ``plans\\nb/`` is ``plans/nb/``, ``PLANS/rr/`` is ``plans/rr/``), split
+        as git for Windows splits it (:func:`controller.plan.names.path_parts`); a folder that
+        is one with a plan's only by an 8.3 short name (``plans/SHORTN~1``) writes that
+        plan's folder too, and is kept for a plan put there later (:meth:`_short_writers`)."""
+        parts = path_parts(str(folder))
+        if len(parts) > MAX_PATH_PARTS:
+            return
+        for end in range(len(parts), self._plans_parts(parts), -1):
+            inside = "/".join(parts[:end])
+            self._add_authors(folder_key(inside), who)
+            self._versions_due.add(inside)  # the version it holds: keyed again
+            for twin in self._folder_twins(inside):  # its twin plans, 8.3 names too
+                self._add_authors(folder_key(twin), who)
+                self._versions_due.add(twin)
+            if short_named(inside):
+                self._short_folders().add(fold_path(inside))
+
+    def _plans_parts(self, parts: list[str]) -> int:
+        """How many of the first ``parts`` of a path are the plans folder on some checkout
+        (:func:`controller.plan.names.same_path`: ``PLANS``, ``plans\\`` too; round 83), or
+        0 for a path outside it (or a plans folder ``.``)."""
+        top = 0 if self.plans_dir in ("", ".") else len(path_parts(self.plans_dir))
+        if not top or len(parts) < top or not same_path("/".join(parts[:top]), self.plans_dir):
+            return 0
+        return top
+
+    def _writes_under_plans(self, path: str) -> bool:
+        """Does ``path`` lie under the plans folder on some checkout, so that its file has
+        writers (:meth:`_folder_writers`)? ``plans\\nb/NOTES.md`` and ``PLANS/rr/NOTES.md``
+        are files of ``plans/nb`` and ``plans/rr`` there (round 83): the safe side for
+        writers, who gain a refusal of self-approval only (withdrawal rights are a
+        version's producers'). What is a plan stays :meth:`_under_plans`'s (round 80)."""
+        parts = path_parts(path)
+        return self._under_plans(path) or 0 < self._plans_parts(parts) < len(parts)
+
+    def _short_folders(self) -> set[str]:
+        """The folded folders with writers that have an 8.3 short-named part (round 83),
+        read once from the author index's folder keys."""
+        if self._shorts is None:
+            head = len(folder_key(""))
+            self._shorts = {
+                key[head:]
+                for key in self.authors
+                if key.startswith("folder:") and "~" in key and "@" not in key
+                if short_named(key[head:])
+            }
+        return self._shorts
+
+    def _short_writers(self, plan_id: str) -> None:
+        """A plan's folder takes the writers of every folder one with it on some checkout
+        by an 8.3 short name (round 83: Bob's ``plans/SHORTN~1/NOTES.md`` before or after
+        the plan ``plans/shortname-long``), matched by :func:`same_path` when its version is
+        keyed; a short-named plan's folder asks every folder with writers (rare)."""
+        if short_named(plan_id):
+            head = len(folder_key(""))
+            found = [
+                key[head:] for key in self.authors if key.startswith("folder:") and "@" not in key
+            ]
+        else:
+            found = list(self._short_folders())
+        for folder in found:
+            if folder != fold_path(plan_id) and same_path(folder, plan_id):
+                self._add_authors(
+                    folder_key(plan_id), set(self.authors.get(folder_key(folder), ()))
+                )
 
     def _draft_hash(self, repo: GitRepo, file: str, blob: str | None) -> str | None:
         """The hashed content of a file under the plans folder that is plan text under

@@ -21,6 +21,7 @@ from controller.plan import yamlio
 from controller.plan.names import (
     HELD_CODES,
     ambiguous_claims,
+    fold_path,
     source_verdict,
     split_files,
     twin_folder_verdict,
@@ -269,8 +270,13 @@ EventSink = Callable[[HistoryEvent], None]
 
 def folder_key(folder: str) -> str:
     """The author index's key for everyone who wrote a file in ``folder`` (beside the
-    plan hashes and blob ids it keys)."""
-    return f"folder:{folder}"
+    plan hashes and blob ids it keys): the folder's place on a checkout, by the one rule
+    (:func:`controller.plan.names.fold_path`: every part folded, a backslash a separator), so
+    a file in a twin folder (``plans/NC``, ``plans/fia`` of its NFKC twin, ``plans\\nb``,
+    ``plans/dt.``, ``PLANS/rr``) is a file of the plan's folder (round 83). An 8.3 short name
+    is matched against the plan's folder when its writers are asked
+    (``Lifecycle._short_writers``)."""
+    return f"folder:{fold_path(folder)}"
 
 
 def file_key(folder: str) -> str:
@@ -323,7 +329,10 @@ def history_paths(plans_dir: str) -> list[str]:
     above = plans_dir.split("/")[:-1]
     folders = ["/".join(above[:at]) for at in range(len(above) + 1)]
     globs = [f":(glob){_glob_escaped(f)}{'/' if f else ''}*\\\\*" for f in folders]
-    return [plans_dir, *(g for glob in globs for g in (glob, glob + "/**"))]
+    # the plans folder's case twins (``PLANS/rr/NOTES.md``: its files on a case-insensitive
+    # checkout, whose committers are writers; round 83), as the tree walk reads them
+    twins = f":(icase,literal){plans_dir}"
+    return [plans_dir, twins, *(g for glob in globs for g in (glob, glob + "/**"))]
 
 
 def _glob_escaped(path: str) -> str:

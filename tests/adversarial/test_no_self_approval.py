@@ -6,7 +6,10 @@ any spelling, another spelling of their address (case, Unicode NFD/NFC, git's st
 punctuation), committing someone else's authored change, or content that reaches the branch
 through merges the index does not attribute (``merge -s ours`` then a re-merge, a plan
 deleted and merged or reverted back, moved or copied to a new folder), a comment line of
-their own in the plan file (no hashed byte: round 71). Defence: the approval
+their own in the plan file (no hashed byte: round 71), a note of their own in a folder that
+is the plan's folder on some checkout (a case, NFKC, 8.3, backslash or trailing-dot twin, the
+plans folder's case twin, a folder below a twin, a note before the plan: round 83). Defence:
+the approval
 is refused with E_SELF_APPROVAL (or E_PLAN_HASH_MISMATCH for a merge that changed content),
 the tool never runs; honest controls in the same repo still run.
 
@@ -78,6 +81,31 @@ def approve(who: tuple[str, str] = ALICE) -> Step:
 
 def coauthored(trailer: str, approver: tuple[str, str] = ALICE) -> list[Step]:
     return [submit(), edit(AGENT, message=trailer), approve(approver)]
+
+
+def twin_note(rel: str, who: tuple[str, str] = ALICE) -> Step:
+    """A review note committed by ``who`` at ``rel`` (``{slug}``, ``{SLUG}`` its upper case,
+    ``{nfkc}`` its NFKC form): a folder one with the plan's on some checkout (round 83)."""
+
+    def step(lab: Lab, slug: str) -> None:
+        nfkc = unicodedata.normalize("NFKC", slug)
+        path = lab.repo / rel.format(slug=slug, SLUG=slug.upper(), nfkc=nfkc)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("Reviewed.\n", encoding="utf-8")
+        lab.commit(f"note on {slug}", who)
+
+    return step
+
+
+def twin_note_removed(rel: str, who: tuple[str, str] = ALICE) -> Step:
+    """The note at ``rel`` (as :func:`twin_note` names it) removed by ``who``: the plan's
+    own folder still holds files, so its writers stay (a twin folder is no folder emptied)."""
+
+    def step(lab: Lab, slug: str) -> None:
+        lab.git("rm", "-q", "-r", rel.format(slug=slug, SLUG=slug.upper()))
+        lab.commit(f"drop the note on {slug}", who)
+
+    return step
 
 
 def _merge_ours_then_remerge() -> list[Step]:
@@ -232,6 +260,28 @@ ATTACKS: dict[str, tuple[list[Step], set[str]]] = {
     "deleted-reverted-back": (_deleted_and_reverted_back(), SELF),
     "moved": (_moved(copy=False), SELF),
     "copied": (_moved(copy=True), SELF),
+    # round 83: one twin spelling of each kind of the plan's folder (r83twinwriter)
+    "twin-case": ([submit(), twin_note("plans/{SLUG}/NOTES.md"), approve()], SELF),
+    "twin-nfkc-\ufb01": ([submit(), twin_note("plans/{nfkc}/NOTES.md"), approve()], SELF),
+    "twin-shortname-long": ([submit(), twin_note("plans/TWIN-S~1/NOTES.md"), approve()], SELF),
+    "twin-backslash": ([submit(), twin_note("plans\\{slug}/NOTES.md"), approve()], SELF),
+    "twin-trailing-dot": ([submit(), twin_note("plans/{slug}./NOTES.md"), approve()], SELF),
+    "twin-plans-folder": ([submit(), twin_note("PLANS/{slug}/NOTES.md"), approve()], SELF),
+    "twin-deeper": ([submit(), twin_note("plans/{SLUG}/deep/NOTES.md"), approve()], SELF),
+    "twin-before-plan": ([twin_note("plans/{SLUG}/NOTES.md"), submit(), approve()], SELF),
+    "twin-83-before-plan-long": (
+        [twin_note("plans/TWIN-8~1/NOTES.md"), submit(), approve()],
+        SELF,
+    ),
+    "twin-note-removed": (
+        [
+            submit(),
+            twin_note("plans/{SLUG}/NOTES.md"),
+            twin_note_removed("plans/{SLUG}"),
+            approve(),
+        ],
+        SELF,
+    ),
 }
 #: Every variant held since the author index normalises identities, counts co-authors
 #: and remembers who produced each content (issue 11).

@@ -22,23 +22,27 @@ the fresh clone's ``plangate audit`` calls no run on Bob's approval valid and ag
 - ``pa``: ``plans/PA/NOTES.md``; Bob approves with ``plangate approve plans/pa``.
 - ``ok`` (control): the agent's plan approved by Alice runs once.
 
-Seen (round 83): 14 ids broke, the one class of ``test_round83_approve_twinwriters``
-(twin-folder writer): ``rr``, ``mg``, ``dp``, ``dt``, ``sp``, ``gp``, ``pa`` (``:ran`` and
-``:audit``); ``dq`` held (``E_SELF_APPROVAL``: a note below the plan's own folder makes Bob its
-writer) and ``ok`` ran once. Every twin-spelled note left Bob no writer: ``plangate status``
-``completed plans/dp ... bob@ops.example.com ... plangate: complete plans/dp`` beside
-``pending_approval plans/dq ... approval refused: E_SELF_APPROVAL: bob@ops.example.com wrote
-or changed this plan's content and cannot approve it``; the fresh clone's ``plangate audit``
-called each of the seven runs valid. ``plangate approve plans/pa`` (Bob, his note in
-``plans/PA/``) printed ``approved plans/pa in 105cdaf98d89 on main`` with no warning and the
-plan ran. docs/plan-format.md counts every one of these spellings one name with the plan's
-folder ("NTFS makes more names one ... trailing dots and spaces", case, ``names.same_name``,
-"compared at every level", ``names.path_twins``); docs/approvals.md: "Whoever commits any
-file into a plan's folder ... is a writer of the plan that folder holds or will hold", and a
-merge's brought file is its branch's makers' writing. ``rr`` is the weakest: round 80 kept
-``Plans/`` "no plans folder" for holding plans, but on a case-insensitive checkout
-``PLANS/rr/NOTES.md`` is the file ``plans/rr/NOTES.md``.
-"""
+Seen (round 83), fixed (2026-12-01, r83twinwriter): a folder's writers are keyed by its place
+on a checkout (``folder_key`` folds every part by ``names.fold_path``, the backslash split of
+``path_parts``; an 8.3 short-named writer folder is matched against the plan's folder by
+``same_path``; the plans folder's case twins are read by the history walk), so a file in a twin
+folder is exactly what the same file in the plan's folder is: its committer is refused
+``E_SELF_APPROVAL`` by the controller, ``check`` and the fresh-clone audit alike. Before the
+fix: 14 ids broke, the one class of ``test_round83_approve_twinwriters`` (twin-folder writer):
+``rr``, ``mg``, ``dp``, ``dt``, ``sp``, ``gp``, ``pa`` (``:ran`` and ``:audit``); ``dq`` held
+(``E_SELF_APPROVAL``: a note below the plan's own folder makes Bob its writer) and ``ok`` ran
+once. Every twin-spelled note left Bob no writer: ``plangate status`` ``completed plans/dp ...
+bob@ops.example.com ... plangate: complete plans/dp`` beside ``pending_approval plans/dq ...
+approval refused: E_SELF_APPROVAL: bob@ops.example.com wrote or changed this plan's content and
+cannot approve it``; the fresh clone's ``plangate audit`` called each of the seven runs valid.
+``plangate approve plans/pa`` (Bob, his note in ``plans/PA/``) printed ``approved plans/pa in
+105cdaf98d89 on main`` with no warning and the plan ran. docs/plan-format.md counts every one
+of these spellings one name with the plan's folder ("NTFS makes more names one ... trailing
+dots and spaces", case, ``names.same_name``, "compared at every level", ``names.path_twins``);
+docs/approvals.md: "Whoever commits any file into a plan's folder ... is a writer of the plan
+that folder holds or will hold", and a merge's brought file is its branch's makers' writing.
+``rr`` is the weakest: round 80 kept ``Plans/`` "no plans folder" for holding plans, but on a
+case-insensitive checkout ``PLANS/rr/NOTES.md`` is the file ``plans/rr/NOTES.md``."""
 
 from __future__ import annotations
 
@@ -49,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit, plan_text, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit, plan_text
 from mcpkit import PLANGATE
 from test_round2_execution_kit import shared
 
@@ -130,11 +134,7 @@ _WHAT = {
     "gp": "Bob's note in plans/GRP/ch/ let his approval of plans/grp/ch run",
     "pa": "plangate approve by Bob, his note in plans/PA/, ran plans/pa",
 }
-BROKEN: dict[str, Any] = {
-    f"{s}:{w}": xfail("twin-folder writer", f"round 83 approve: {what}")
-    for s, what in _WHAT.items()
-    for w in ("ran", "audit")
-}
+BROKEN: dict[str, Any] = {}  # the 14 ids fixed (2026-12-01, r83twinwriter)
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

@@ -36,11 +36,17 @@ valid and agrees with the controller):
   into ``plans/NM``: refused ``E_SELF_APPROVAL``.
 - ``ok`` (control): the agent's plan approved by Alice runs once.
 
-Seen (round 83): 14 ids broke, one class (twin-folder writer): ``nc``, ``nk``, ``n8``,
-``nb``, ``nt``, ``bs``, ``np`` (``:ran`` and ``:audit``). A file Bob commits into a folder that
-is ONE folder with the plan's on some checkout (the controller's own words for a twin source:
-"plans/bs is one folder with plans/BS on some checkout") never makes him a writer of the plan,
-while the same note in the plan's own spelling (``nn``) does. Shortest reproduction::
+Seen (round 83), fixed (2026-12-01, r83twinwriter): a folder's writers are keyed by its place
+on a checkout (``folder_key`` folds every part by ``names.fold_path``, the backslash split of
+``path_parts``; an 8.3 short-named writer folder is matched against the plan's folder by
+``same_path``; the plans folder's case twins are read by the history walk), so a file in a twin
+folder is exactly what the same file in the plan's folder is: its committer is refused
+``E_SELF_APPROVAL`` by the controller, ``check`` and the fresh-clone audit alike. Before the
+fix: 14 ids broke, one class (twin-folder writer): ``nc``, ``nk``, ``n8``, ``nb``, ``nt``,
+``bs``, ``np`` (``:ran`` and ``:audit``). A file Bob commits into a folder that is ONE folder
+with the plan's on some checkout (the controller's own words for a twin source: "plans/bs is
+one folder with plans/BS on some checkout") never makes him a writer of the plan, while the
+same note in the plan's own spelling (``nn``) does. Shortest reproduction::
 
     # agent: plans/nc/PLAN.yml (pending), run --once (frozen)
     mkdir plans/NC && echo Reviewed > plans/NC/NOTES.md
@@ -78,7 +84,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit, plan_text, xfail
+from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit, plan_text
 from test_round2_execution_kit import shared
 
 # slug -> (the folder Bob approves, the tag that must not run on his approval)
@@ -191,11 +197,7 @@ _WHAT = {
     "bs": "Bob's held twin source plans/bs/PLAN.md let his approval of plans/BS run",
     "np": "Bob's note in plans/NP before the plan came let his approval of plans/np run",
 }
-BROKEN: dict[str, Any] = {
-    f"{s}:{w}": xfail(_CLS, f"round 83 approve: {what}")
-    for s, what in _WHAT.items()
-    for w in ("ran", "audit")
-}
+BROKEN: dict[str, Any] = {}  # the 14 ids fixed (2026-12-01, r83twinwriter)
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

@@ -94,6 +94,7 @@ def commit_status(
     force: bool = False,
 ) -> int:
     from controller.commands._shared import optional_config
+    from controller.git import sharedwrite
     from controller.git.gitrepo import GitRepo
     from controller.plan import plans, yamlio
 
@@ -125,7 +126,13 @@ def commit_status(
     new_text = yamlio.set_scalar(yamlio.read_yaml(text, rel), ("plan", "status"), status)
     message = _message(status, plan_id, loaded.hash, note)
     repo.check_checkouts({rel: new_text.encode()})  # given back by its checkout (round 79)
-    sha = repo.commit_files(
+    disk_text = on_disk if on_disk != text else new_text
+    if on_disk != text:  # keep the engine's uncommitted execution block, change only the status
+        disk_text = yamlio.set_scalar(yamlio.read_yaml(on_disk, rel), ("plan", "status"), status)
+    # the one writer of a shared working tree (controller.git.sharedwrite): index.lock held
+    # from before the branch moves until the index and the tree hold the commit
+    sha = sharedwrite.commit_checked_out(
+        repo,
         branch=branch,
         parent=head,
         files={rel: new_text.encode()},
@@ -133,14 +140,10 @@ def commit_status(
         author=repo.user("AUTHOR"),
         committer=repo.user("COMMITTER"),
         sign=sign,
+        tree_files={rel: disk_text.encode("utf-8")},  # as git would check it out
     )
     if sha is None:
         raise GitError(f"{branch} moved while committing", remedy="run the command again")
-    disk_text = on_disk if on_disk != text else new_text
-    if on_disk != text:  # keep the engine's uncommitted execution block, change only the status
-        disk_text = yamlio.set_scalar(yamlio.read_yaml(on_disk, rel), ("plan", "status"), status)
-    repo.write_worktree({rel: disk_text.encode("utf-8")})  # as git would check it out
-    repo.set_index_entries({rel: new_text.encode()})
     # the folder and the branch are anyone's text
     print(f"{DONE[status]} {visible(plan_id)} in {sha[:12]} on {visible(branch)}{NEXT[status]}")
     return 0

@@ -7,6 +7,10 @@ else the server needs is the controller's own config (catalog, plans_dir, repo).
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from controller.settings.models import Config
 
 
 def mcp(config_path: str | None = None) -> int:
@@ -17,5 +21,22 @@ def mcp(config_path: str | None = None) -> int:
     config = required_config(config_path)
     # stdout is the protocol: every log line (plangate's, the SDK's) goes to stderr
     logs.configure(level="warning", stream=sys.stderr)
+    _finish_writes(config)
     serve(config)
     return 0
+
+
+def _finish_writes(config: Config) -> None:
+    """Local mode: a server killed between a submission's commit and its working-tree and
+    index writes left them undone and ``.git/index.lock`` held; this start finishes them
+    (:func:`controller.git.sharedwrite.recover`, round 83)."""
+    import contextlib
+
+    from controller.errors import PlangateError
+    from controller.git import sharedwrite
+    from controller.git.gitrepo import GitRepo
+
+    if config.is_remote:
+        return
+    with contextlib.suppress(OSError, PlangateError):
+        sharedwrite.recover(GitRepo(config.repo_path()))

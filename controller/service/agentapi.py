@@ -33,6 +33,7 @@ from controller.errors import (
     UnsafePath,
     UsageError,
 )
+from controller.git import sharedwrite
 
 if TYPE_CHECKING:
     from controller.git.gitrepo import GitRepo
@@ -186,6 +187,8 @@ class AgentApi:
         message = submission_message(str(Path(rel).parent), note, identity.name, identity.email)
         folder = str(Path(rel).parent)
         with self._committing:
+            if not pull_request:
+                sharedwrite.recover(repo)  # a killed server's unfinished writes, first
             return self._commit_once(repo, rel, folder, data, branch, watched, person, message,
                                      pull_request)  # fmt: skip
 
@@ -216,14 +219,26 @@ class AgentApi:
             repo.check_checkouts({rel: data})
             if not pull_request:
                 self._check_worktree(repo, rel)
-            sha = repo.commit_files(
-                branch=branch,
-                parent=parent,
-                files={rel: data},
-                message=message,
-                author=person,
-                committer=person,
-            )
+                if repo.read_file(parent, rel) == data:
+                    # the branch holds this very plan already (a submit answered nothing,
+                    # killed after its commit, sent again): nothing to commit twice
+                    return parent, branch, rel
+                # the one writer of the shared working tree (controller.git.sharedwrite):
+                # index.lock held from before the branch moves until the index and the
+                # tree hold the submission; a killed server's writes finished by the next
+                sha = sharedwrite.commit_checked_out(
+                    repo, branch=branch, parent=parent, files={rel: data}, message=message,
+                    author=person, committer=person,
+                )  # fmt: skip
+            else:
+                sha = repo.commit_files(
+                    branch=branch,
+                    parent=parent,
+                    files={rel: data},
+                    message=message,
+                    author=person,
+                    committer=person,
+                )
             if sha is not None:
                 if not pull_request:
                     self._sync_worktree(repo, watched, rel, sha, data)
@@ -240,6 +255,8 @@ class AgentApi:
         commit that landed meanwhile is written too (both writers then agree)."""
         for _ in range(10):
             head = repo.branch_head(watched)
+            if head == sha:
+                return  # written with the commit, under its index.lock
             want = data if head == sha or head is None else repo.read_file(head, rel)
             repo.write_worktree({rel: want})
             repo.set_index_entries({rel: want})
@@ -512,6 +529,9 @@ class AgentApi:
             from controller.git.gitrepo import GitRepo
 
             self._repo = GitRepo(self.config.repo_path())
+            # a server killed between a submission's commit and its tree and index writes:
+            # this start finishes them (controller.git.sharedwrite)
+            sharedwrite.recover(self._repo)
         return self._repo
 
     def _facts(self, plan_id: str, data: Any, author: str | None = None) -> dict[str, Any]:

@@ -229,10 +229,30 @@ class ControllerCore:
                 self._repo.index_lock_note = self.state.index_lock_note
                 if self._repo.recover_index():
                     self.log.warning("index_lock.released", reason="left by a crashed controller")
+                self.finish_shared_writes()
                 removed = self._repo.remove_stray_temps(self.config.plans_dir)
                 if removed:
                     self.log.warning("temp_files.removed", count=removed, reason="a killed write")
         return self._repo
+
+    def finish_shared_writes(self) -> None:
+        """Local mode: the working-tree and index writes a ``plangate mcp`` submit or a
+        ``plangate approve`` killed after its commit left undone, finished, and the
+        ``.git/index.lock`` it held removed (:func:`controller.git.sharedwrite.recover`; round
+        83). Nothing while one is still writing."""
+        from controller.git import sharedwrite
+
+        if self.config.remote is not None or self._repo is None:
+            return
+        if not (self._repo.git_dir / sharedwrite.NOTE).exists():
+            return
+        try:
+            released = sharedwrite.recover(GitRepo(self.config.repo_path()))
+        except (OSError, PlangateError) as exc:
+            self.log.error("worktree_not_written", error=str(exc))
+            return
+        if released:
+            self.log.warning("index_lock.released", reason="left by a killed plangate writer")
 
     def _open_repo(self) -> GitRepo:
         if self.config.remote is None:

@@ -88,6 +88,7 @@ class Controller(Deciding, Outcomes):
     def _pass(self) -> list[Job]:
         self._head = self._sync()
         self._catch_up_tree()  # a landed commit's files a full disk kept out (round 56)
+        self.finish_shared_writes()  # a killed MCP submit's or approve's (round 83)
         cold = self.index.meta("last_commit") is None  # a lost (or new) index: no tip seen
         self.index.scan(self.repo, self._head)
         if cold:  # the index cannot see a rewrite: the controller's record of its commits can

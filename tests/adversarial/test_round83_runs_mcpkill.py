@@ -57,6 +57,20 @@ hand: submit under another slug", about the server's own unfinished write); each
 once; two MCP servers of 4 submits each racing a ``run --once`` committed all 8 once, the pass's
 freeze kept, ``git status`` clean. A kill caught inside git's ref transaction sometimes leaves
 ``HEAD.lock`` (git's own crash; the bench removes it as git's message says).
+fixed (2026-12-01, r83mcpkill): every commit plangate makes into the shared working tree beside
+the controller (MCP ``submit``, ``plangate approve``/``reject``/``abort``) goes through one writer
+(``controller.git.sharedwrite``) under the controller's crash rule: git's ``.git/index.lock``
+taken before the branch moves and held until the index and the tree hold the commit, the
+commit's entries noted first in ``.git/plangate-index-lock``; a killed writer's note and lock
+are finished and removed by the next writer, ``plangate mcp`` start, or controller start or
+pass (under an ``flock`` the writer holds: never while one is still writing). Alice's careful
+``git add`` in the window now fails loudly ("index.lock ... File exists"); the bench leaves that
+lock (docs/operations.md), she commits after the pass, her file alone. A second submit of the
+very plan the branch already holds makes no second commit (answered ``ok``). Fixer's variants:
+``ref-commita`` (Alice's ``git commit -a`` in the window), ``ref-mcpstart`` (the next MCP start
+alone finishes the writes: ``test_mcpstart``), ``test_locked`` (the lock held and Alice refused,
+per commit variant), ``test_approve_killed`` (a ``plangate approve`` killed after its commit:
+the same rule).
 """
 
 from __future__ import annotations
@@ -75,7 +89,10 @@ from test_round2_execution_kit import shared
 
 TRIGS = ["ref", "file"]
 AFTER = ["commit", "approve", "pass", "resub"]
-KILLED = [f"{t}-{a}" for t in TRIGS for a in AFTER]
+# fixer's variants (r83mcpkill): Alice's `git commit -a` in the window; the next `plangate mcp`
+# start alone (no submit, no pass) finishing the writes
+ADDED = ["ref-commita", "ref-mcpstart"]
+KILLED = [f"{t}-{a}" for t in TRIGS for a in AFTER] + ADDED
 VIDS = [*KILLED, "ctl-commit"]
 RACE = [f"a{i}" for i in range(4)] + [f"b{i}" for i in range(4)]
 
@@ -126,18 +143,93 @@ def _kill_at(lab: Lab, vid: str) -> dict[str, Any]:
     assert p.stdout is not None
     # a git the kill caught inside its ref transaction leaves its lock (git's own crash): the
     # person follows git's message and docs/operations.md ("with no git running, remove the
-    # file it names")
-    locks = [x for x in (".git/HEAD.lock", ".git/refs/heads/main.lock", ".git/index.lock")
+    # file it names"); the `.git/index.lock` a killed plangate writer holds is left, as
+    # docs/operations.md says (the next plangate writer or pass finishes its writes; fixed
+    # 2026-12-01, r83mcpkill: before, the server held none)
+    locks = [x for x in (".git/HEAD.lock", ".git/refs/heads/main.lock")
              if (lab.repo / x).exists()]  # fmt: skip
     for x in locks:
         (lab.repo / x).unlink()
-    return {"hit": hit, "ok": _ok(p.stdout.read()), "after_kill": _porcelain(lab), "locks": locks}
+    held = (lab.repo / ".git/index.lock").exists()
+    return {
+        "hit": hit, "ok": _ok(p.stdout.read()), "after_kill": _porcelain(lab), "locks": locks,
+        "index_lock": held,
+    }  # fmt: skip
+
+
+def _careful(lab: Lab, vid: str, row: dict[str, Any], *add: str) -> None:
+    """Alice's commit of her own plan (``add``: the paths she stages; none: ``commit -a``).
+    Refused loudly while a killed writer's ``index.lock`` stands: she waits for the
+    controller's next pass (docs/operations.md), then commits."""
+    lab.set_status(f"y-{vid}", "approved")
+    first = subprocess.run(
+        ["git", *(["add", *add] if add else ["commit", "-q", "-a", "-m", f"approve y-{vid}"])],
+        cwd=lab.repo, env=lab.env(ALICE), capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    row["refused"] = first.returncode != 0 and "index.lock" in first.stderr
+    if first.returncode != 0:
+        assert row["refused"], first.stderr
+        lab.run()  # the daemon's next pass finishes the killed writer's writes
+    elif not add:
+        return  # committed at once (no lock: the writes were done)
+    row["before"] = lab.head()
+    if add:
+        lab.git("add", *add)
+        lab.git("commit", "-q", "-m", f"approve y-{vid}", who=ALICE)
+    else:
+        lab.git("commit", "-q", "-a", "-m", f"approve y-{vid}", who=ALICE)
+
+
+APV = ["apv-y", "apv-w"]
+
+
+def _approve_killed(lab: Lab) -> dict[str, Any]:
+    """(fixer's, r83mcpkill) The other writer of the shared tree: ``plangate approve
+    plans/apv-y`` SIGKILLed the moment ``main`` moves (its commit on the branch, the tree
+    and the index not yet written), then Alice's careful commit of ``plans/apv-w``."""
+    ref = lab.repo / ".git" / "refs" / "heads" / "main"
+    before = ref.read_text()
+    lab.git("pack-refs", "--all")  # the loose ref is written fresh by the approve's move
+    p = subprocess.Popen(
+        [PLANGATE, "approve", "plans/apv-y", "--config", str(lab.config)],
+        cwd=lab.repo, env=lab.env(ALICE), start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    end, hit = time.time() + 60, False
+    while time.time() < end and p.poll() is None:
+        if ref.exists() and ref.read_text() != before:
+            os.killpg(p.pid, signal.SIGKILL)
+            hit = True
+            break
+    p.wait()
+    for x in (".git/HEAD.lock", ".git/refs/heads/main.lock"):
+        (lab.repo / x).unlink(missing_ok=True)
+    row: dict[str, Any] = {"hit": hit, "after_kill": _porcelain(lab)}
+    row["index_lock"] = (lab.repo / ".git/index.lock").exists()
+    lab.set_status("apv-w", "approved")
+    first = subprocess.run(
+        ["git", "add", "plans/apv-w/PLAN.yml"],
+        cwd=lab.repo, env=lab.env(ALICE), capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    row["refused"] = first.returncode != 0 and "index.lock" in first.stderr
+    if first.returncode != 0:
+        lab.run()  # the daemon's next pass finishes the killed approve's writes
+    mark = lab.head()
+    lab.git("add", "plans/apv-w/PLAN.yml")
+    lab.git("commit", "-q", "-m", "approve apv-w", who=ALICE)
+    row["alice"] = lab.git("diff", "--name-status", mark, "HEAD").splitlines()
+    lab.run()
+    row["clean"] = _porcelain(lab)
+    row["ran"] = len(lab.calls("apv-y"))  # the approval kept: the plan ran, once
+    return row
 
 
 def _build(root: Path) -> Lab:
     lab = Lab(root, extra="agent: {identity: {name: Agent, email: agent@example.com}}\n")
     for vid in VIDS:
         lab.write(f"y-{vid}", plan_text(f"y-{vid}"))
+    for slug in APV:
+        lab.write(slug, plan_text(slug))
     lab.commit("agent plans")
     lab.run()
     seen: dict[str, Any] = {}
@@ -150,11 +242,18 @@ def _build(root: Path) -> Lab:
             row = {"hit": False, "ok": _ok(p.stdout.read()), "after_kill": _porcelain(lab)}
         else:
             row = _kill_at(lab, vid)
-        before = lab.head()
+        before = row["before"] = lab.head()
         if after == "commit":
-            lab.set_status(f"y-{vid}", "approved")
-            lab.git("add", f"plans/y-{vid}/PLAN.yml")
-            lab.git("commit", "-q", "-m", f"approve y-{vid}", who=ALICE)
+            _careful(lab, vid, row, f"plans/y-{vid}/PLAN.yml")
+            before = row["before"]
+        elif after == "commita":
+            _careful(lab, vid, row)
+            before = row["before"]
+        elif after == "mcpstart":
+            p = _mcp(lab, [])  # a session that calls nothing: the start alone
+            p.wait(timeout=120)
+            row["started"] = _porcelain(lab)
+            row["lock_after_start"] = (lab.repo / ".git/index.lock").exists()
         elif after == "approve":
             env = {**lab.env(ALICE), "REC_LOG": str(lab.log)}
             out = subprocess.run(
@@ -167,11 +266,12 @@ def _build(root: Path) -> Lab:
             p.wait(timeout=120)
             assert p.stdout is not None
             row["resub"] = p.stdout.read()[-800:]
-        if after in ("commit", "approve"):
+        if after in ("commit", "commita", "approve"):
             row["alice"] = lab.git("diff", "--name-status", before, "HEAD").splitlines()
         lab.run()
         row["clean"] = _porcelain(lab)
         seen[vid] = row
+    seen["apv"] = _approve_killed(lab)
     # RACE: two MCP servers and a pass at once
     lab.write("r0", plan_text("r0"))
     lab.commit("agent r0", AGENT, "plans/r0")
@@ -225,11 +325,9 @@ def _x(what: str) -> Any:
 
 
 BROKEN: dict[str, Any] = {}
-KEPT_BROKEN = {"ref-commit": _x("Alice's careful commit deletes the submitted plan")}
-ALICE_BROKEN = {
-    "ref-commit": _x("Alice's commit of her own path carries the submission's deletion"),
-    "file-commit": _x("Alice's commit of her own path carries the submission's deletion"),
-}
+# fixed 2026-12-01 (r83mcpkill): ref-commit:kept, ref-commit:alice, file-commit:alice
+KEPT_BROKEN: dict[str, Any] = {}
+ALICE_BROKEN: dict[str, Any] = {}
 
 
 def _window(lab: Lab, vid: str) -> None:
@@ -272,6 +370,28 @@ def test_alice(lab: Lab, vid: str) -> None:
     assert row["alice"] == [f"M\tplans/y-{vid}/PLAN.yml"], row
 
 
+LOCKED = [v for v in KILLED if "commit" in v]
+
+
+@pytest.mark.parametrize("vid", cases(LOCKED, LOCKED, {}))
+def test_locked(lab: Lab, vid: str) -> None:
+    """(fixer's, r83mcpkill) The window is the controller's: ``.git/index.lock`` held from
+    before the branch moved, so Alice's first ``git add``/``git commit -a`` fails loudly
+    ("index.lock ... File exists") instead of taking the older index."""
+    _window(lab, vid)
+    row = lab.seen[vid]  # type: ignore[attr-defined]
+    assert row["index_lock"] and row["refused"], row
+
+
+def test_mcpstart(lab: Lab) -> None:
+    """(fixer's, r83mcpkill) The next ``plangate mcp`` start alone finishes a killed
+    submit's writes: the working tree and the index hold the branch, the lock is gone."""
+    vid = "ref-mcpstart"
+    _window(lab, vid)
+    row = lab.seen[vid]  # type: ignore[attr-defined]
+    assert row["started"] == [] and not row["lock_after_start"], row
+
+
 @pytest.mark.parametrize("vid", cases(VIDS, VIDS, BROKEN))
 def test_clean(lab: Lab, vid: str) -> None:
     row = lab.seen[vid]  # type: ignore[attr-defined]
@@ -304,3 +424,21 @@ def test_race(lab: Lab, what: str) -> None:
     else:
         assert "plangate: freeze plans/r0" in seen["subjects"], seen["subjects"][:40]
         assert all(seen["rows"].get(f"plans/{s}") == "pending_approval" for s in RACE), seen
+
+
+@pytest.mark.parametrize("what", ["alice", "kept", "locked", "clean"])
+def test_approve_killed(lab: Lab, what: str) -> None:
+    """(fixer's, r83mcpkill) ``plangate approve`` shares the submit's writer: killed after
+    its commit, Alice's careful commit is refused until the pass finishes the writes, then
+    changes her file alone; the approval stays on the branch (the plan runs once)."""
+    row = lab.seen["apv"]  # type: ignore[attr-defined]
+    if "M  plans/apv-y/PLAN.yml" not in row["after_kill"]:
+        pytest.skip(f"the kill missed the window: {row['after_kill']}")
+    if what == "alice":
+        assert row["alice"] == ["M\tplans/apv-w/PLAN.yml"], row
+    elif what == "kept":
+        assert row["ran"] == 1, row
+    elif what == "locked":
+        assert row["index_lock"] and row["refused"], row
+    else:
+        assert row["clean"] == [], row

@@ -229,6 +229,7 @@ def test_a_submission_never_leaves_the_tree_behind_a_controller_commit(
     as the branch head has the plan, never with the submitted bytes over the frozen ones (the
     plan would then wait forever on an edit nobody made)."""
     from controller.git.gitrepo import GitRepo
+    from controller.git.records import Person
     from controller.service.agentapi import AgentApi
     from controller.settings import load_config
 
@@ -237,10 +238,15 @@ def test_a_submission_never_leaves_the_tree_behind_a_controller_commit(
 
     def then_the_controller_commits(self: GitRepo, **kwargs: Any) -> str | None:
         sha = real(self, **kwargs)
+        # the controller commits off-index (the submit holds index.lock until its own
+        # writes: round 83), then writes its version
+        real(
+            GitRepo(repo), branch="main", parent=sha,
+            files={"plans/greet/PLAN.yml": frozen.encode()},
+            message="plangate: freeze plans/greet", author=Person(*AGENT),
+        )  # fmt: skip
         (repo / "plans/greet").mkdir(parents=True, exist_ok=True)
         (repo / "plans/greet/PLAN.yml").write_text(frozen)
-        git(repo, "add", "plans/greet/PLAN.yml")
-        git(repo, "commit", "-q", "-m", "plangate: freeze plans/greet", env=identity(*AGENT))
         return sha
 
     monkeypatch.setattr(GitRepo, "commit_files", then_the_controller_commits)

@@ -1,0 +1,127 @@
+"""One writer for every commit plangate makes into a shared working tree beside the controller
+(``plangate mcp``'s ``submit``, ``plangate approve``/``reject``/``abort``), under the
+controller's own crash rule (:meth:`~controller.git.worktree.WorkTree.hold_index`):
+
+- git's ``.git/index.lock`` is taken before the branch moves and held until the index and the
+  working tree hold the new commit, so a person's ``git add``/``git commit`` in between fails
+  loudly ("index.lock exists") instead of committing the older index (round 83: a SIGKILLed
+  ``submit`` left the index behind the branch and Alice's careful commit deleted the agent's
+  submission under her name);
+- before the branch moves, the commit's entries are noted in ``.git/plangate-index-lock``
+  (the format of the controller's ``index-lock`` note); a writer killed in the window leaves
+  the note and its lock, and the next writer, ``plangate mcp`` start, or controller start or
+  pass finishes the writes and removes that lock (:func:`recover`);
+- the window is held under an ``flock`` of ``.git/plangate-index-lock.flock``: writers take
+  turns, and a note found while the ``flock`` is free is a dead writer's (the kernel released
+  its ``flock``), never one still writing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from controller.git.gitrepo import GitRepo
+    from controller.git.records import Person
+    from controller.git.worktree import IndexHold
+
+NOTE = "plangate-index-lock"
+
+
+def _note(repo: GitRepo) -> Path:
+    return Path(repo.git_dir) / NOTE
+
+
+@contextlib.contextmanager
+def _flock(repo: GitRepo, *, wait: bool) -> Iterator[bool]:
+    path = _note(repo).with_name(NOTE + ".flock")
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:
+        yield False
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)  # also releases the flock
+
+
+@contextlib.contextmanager
+def _noting(repo: GitRepo) -> Iterator[None]:
+    before = repo.index_lock_note
+    repo.index_lock_note = _note(repo)
+    try:
+        yield
+    finally:
+        repo.index_lock_note = before
+
+
+def recover(repo: GitRepo) -> bool:
+    """Finish the working-tree and index writes of a shared writer killed between its commit
+    and them (:meth:`~controller.git.worktree.WorkTree.recover_index` over its note): the
+    ``index.lock`` it left removed, the files the branch holds written where nobody edited
+    them since, their index entries set. Nothing while a writer holds the window. True when
+    a lock was removed."""
+    if not _note(repo).exists():
+        return False
+    with _flock(repo, wait=False) as held:
+        if not held or not _note(repo).exists():
+            return False
+        with _noting(repo):
+            return repo.recover_index()
+
+
+def commit_checked_out(
+    repo: GitRepo,
+    *,
+    branch: str,
+    parent: str,
+    files: Mapping[str, bytes | None],
+    message: str,
+    author: Person,
+    committer: Person | None = None,
+    sign: bool = False,
+    tree_files: Mapping[str, bytes | None] | None = None,
+) -> str | None:
+    """Commit ``files`` on ``parent`` and move the checked-out ``branch`` there, then write
+    ``tree_files`` (default ``files``) into the working tree and ``files`` into the index,
+    all under the one crash rule above. None when the branch moved meanwhile (nothing
+    changed)."""
+    with _flock(repo, wait=True), _noting(repo):
+        with contextlib.suppress(OSError):
+            repo.recover_index()  # a dead writer's note first: this one replaces it
+        holds: list[IndexHold] = []
+        sha: str | None = None
+        moved = False
+        try:
+            repo.note_index_update(files, parent)
+            sha = repo.commit_files(
+                branch=branch,
+                parent=parent,
+                files=files,
+                message=message,
+                author=author,
+                committer=committer,
+                sign=sign,
+                before_ref=lambda _sha: holds.append(repo.hold_index(files)),
+            )
+            moved = sha is None
+            if sha is not None:
+                repo.write_worktree(dict(tree_files if tree_files is not None else files))
+                repo.set_index_entries(dict(files), hold=holds[0], stored=True)
+        finally:
+            for held in holds:
+                held.release()  # unless written: nothing landed, or the tree was not written
+            if moved:
+                _note(repo).unlink(missing_ok=True)  # nothing landed: nothing to finish
+        return sha

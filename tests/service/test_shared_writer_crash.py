@@ -1,0 +1,95 @@
+"""The one writer of a shared working tree (``controller.git.sharedwrite``: MCP ``submit``,
+``plangate approve``/``reject``/``abort``) killed between its commit and its working-tree and
+index writes (round 83, r83mcpkill).
+
+A process killed (``os._exit``) the moment it would write the working tree, its commit on the
+branch: ``.git/index.lock`` stays held, so a person's ``git add``/``git commit`` fails loudly
+instead of committing the older index (which took the commit back under their name); the next
+writer, or :func:`sharedwrite.recover`, finishes the writes and removes the lock.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from controller.git import sharedwrite
+from controller.git.gitrepo import GitRepo
+from controller.git.records import Person
+from tests.support.gitenv import git
+
+AGENT = Person("Agent", "agent@example.com")
+
+
+def _killed_commit(repo: Path, path: str, data: bytes) -> str:
+    """Commit ``path`` through the writer in a child killed before its tree write."""
+    head = git(repo, "rev-parse", "HEAD").strip()
+    pid = os.fork()
+    if pid == 0:  # the writer, killed in its window
+        try:
+            writer = GitRepo(repo)
+            writer.write_worktree = lambda files: os._exit(9)  # type: ignore[method-assign]
+            sharedwrite.commit_checked_out(
+                writer, branch="main", parent=head, files={path: data}, message="submit",
+                author=AGENT,
+            )  # fmt: skip
+        finally:
+            os._exit(3)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 9
+    assert git(repo, "rev-parse", "HEAD").strip() != head  # the commit landed
+    return head
+
+
+def test_a_killed_writer_holds_the_lock_and_a_person_commit_fails(repo: Path) -> None:
+    _killed_commit(repo, "plans/s/PLAN.yml", b"plan: s\n")
+    assert (repo / ".git" / "index.lock").exists()
+    assert "D  plans/s/PLAN.yml" in git(repo, "status", "--porcelain")  # the index behind
+    (repo / "notes.txt").write_text("mine\n")
+    refused = subprocess.run(
+        ["git", "add", "notes.txt"], cwd=repo, capture_output=True, text=True, check=False
+    )
+    assert refused.returncode != 0 and "index.lock" in refused.stderr
+    assert sharedwrite.recover(GitRepo(repo)) is True  # the next start: its lock removed
+    assert not (repo / ".git" / "index.lock").exists()
+    assert not (repo / ".git" / sharedwrite.NOTE).exists()
+    assert (repo / "plans/s/PLAN.yml").read_bytes() == b"plan: s\n"
+    assert git(repo, "status", "--porcelain") == "?? notes.txt\n"  # index = HEAD = tree
+    git(repo, "add", "notes.txt")
+    git(repo, "commit", "-q", "-m", "mine")
+    assert git(repo, "diff", "--name-status", "HEAD~1", "HEAD") == "A\tnotes.txt\n"
+
+
+def test_the_next_writer_finishes_a_killed_ones_writes_first(repo: Path) -> None:
+    _killed_commit(repo, "plans/s/PLAN.yml", b"plan: s\n")
+    writer = GitRepo(repo)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    sha = sharedwrite.commit_checked_out(
+        writer, branch="main", parent=head, files={"plans/t/PLAN.yml": b"plan: t\n"},
+        message="submit t", author=AGENT,
+    )  # fmt: skip
+    assert sha is not None
+    assert git(repo, "status", "--porcelain") == ""
+    assert not (repo / ".git" / "index.lock").exists()
+    assert git(repo, "ls-files", "plans") == "plans/s/PLAN.yml\nplans/t/PLAN.yml\n"
+
+
+def test_a_writer_still_writing_is_never_recovered(repo: Path) -> None:
+    """A note while the writer's ``flock`` is held is a live writer's: left alone."""
+    import fcntl
+
+    _killed_commit(repo, "plans/s/PLAN.yml", b"plan: s\n")
+    flock = repo / ".git" / (sharedwrite.NOTE + ".flock")
+    fd = os.open(flock, os.O_RDWR | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        pid = os.fork()
+        if pid == 0:  # another process: flock is per open file
+            os._exit(0 if sharedwrite.recover(GitRepo(repo)) is False else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.WEXITSTATUS(status) == 0
+        assert (repo / ".git" / "index.lock").exists()
+    finally:
+        os.close(fd)
+    assert sharedwrite.recover(GitRepo(repo)) is True

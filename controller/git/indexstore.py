@@ -541,7 +541,8 @@ class IndexStore:
         self._db.executemany("DELETE FROM plans WHERE plan_id=?", gone)
         self._db.executemany(
             "INSERT OR REPLACE INTO memory.authors VALUES(?, ?)",
-            [(h, json.dumps(sorted(self.authors[h]))) for h in self._dirty_authors],
+            # a generator too: a cold scan's 80,000 rows of 20,000 plans held 10 MB (perf83mem)
+            ((h, json.dumps(sorted(self.authors[h]))) for h in self._dirty_authors),
         )
         self._db.executemany(
             "INSERT OR REPLACE INTO memory.approvals VALUES(?, ?)",

@@ -35,6 +35,7 @@ from controller.git.indexstore import INDEX_VERSION
 from controller.git.lifecycle import Lifecycle
 from controller.git.planstate import (
     LOG_NAME,
+    AuthorIndex,
     BlobFacts,
     EventSink,
     HistoryEvent,
@@ -125,6 +126,8 @@ class HistoryIndex(Lifecycle):
         # (_cold_scan); other scans find them with `git log -- plans/` (the plan versions they
         # name read and parsed in the background meanwhile), then apply them oldest first.
         cold = last is None
+        if cold:  # nearly every author key is new: all saved, none listed (perf83mem)
+            self._authors_all_dirty = True
         with _full_collections_held() if cold else contextlib.nullcontext():
             side = list(self._side)
             try:
@@ -312,7 +315,7 @@ class HistoryIndex(Lifecycle):
         self._facts = {}
         forget_parses()  # the parses of old versions the scan kept (up to 10 MB)
         forget_scan_answers()  # and what it asked of its last 16,384 paths
-        self.plans, self.authors, self.approval_ids = {}, {}, {}
+        self.plans, self.authors, self.approval_ids = {}, AuthorIndex(), {}
         gc.collect()
         self._load()
         release_memory()

@@ -526,10 +526,10 @@ class Lifecycle(IndexStore):
                 # kept apart for the trails that lead back to what the folder held
                 self._add_authors(key + _EMPTIED, set(self.authors[key]))
                 self.authors[key] = self.author_set(())
-                self._dirty_authors.add(key)
+                self.author_dirty(key)
             if held:  # an owned block's editors: of the plan gone (a move carried them)
                 self.authors[key + _HELD] = self.author_set(())
-                self._dirty_authors.add(key + _HELD)
+                self.author_dirty(key + _HELD)
 
     def _folders_above(self, folder: PurePosixPath) -> list[PurePosixPath]:
         """``folder`` and every plan folder it lies in, below the plans folder."""
@@ -2850,7 +2850,7 @@ class Lifecycle(IndexStore):
         known = self.authors.get(plan_hash, frozenset())
         if not who <= known:
             self.authors[plan_hash] = self.author_set(known | who)
-            self._dirty_authors.add(plan_hash)
+            self.author_dirty(plan_hash)
 
     def signed_at(self, record: CommitRecord, *, on_line: bool = True) -> float:
         """When a withdrawal's signing key must have been valid (``valid-after``,

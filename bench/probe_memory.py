@@ -16,8 +16,8 @@ import argparse
 import gc
 import os
 import sys
-import threading
 import tempfile
+import threading
 import time
 import tracemalloc
 from pathlib import Path
@@ -104,7 +104,8 @@ def main() -> int:
         compact(self)
         if args.trace:
             print(
-                f"  after the reload: tracemalloc now / peak in it {mb(tracemalloc.get_traced_memory())} MB"
+                "  after the reload: tracemalloc now / peak in it",
+                f"{mb(tracemalloc.get_traced_memory())} MB",
             )
             tracemalloc.reset_peak()
 

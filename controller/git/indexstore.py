@@ -424,7 +424,8 @@ class IndexStore:
         for h, d in self._db.execute("SELECT hash, data FROM memory.authors"):
             self.authors[hashes.get(h, h)] = self.author_set(json.loads(d))
         self.authors.canon = self._held_string
-        del hashes, loaded
+        hashes.clear()  # (the closure keeps the dict, not its entries)
+        del loaded
         self._dirty_authors: set[str] = set()
         #: Every author key is saved at the next save (a cold scan: nearly all are new,
         #: and a set of their keys held each one's string to the scan's end; perf83mem).

@@ -389,6 +389,8 @@ class Commits(Objects, Refs, Signing):
         folder: str,
         on_changes: Callable[[list[FileChange]], None] | None = None,
         on_records: Callable[[list[CommitRecord]], None] | None = None,
+        *,
+        keep: bool = True,
     ) -> list[CommitRecord] | None:
         """What :meth:`first_parent_log` ``(since, until, history_paths(folder))`` yields
         (:func:`controller.git.planstate.history_paths`), oldest first, found from the raw
@@ -399,7 +401,9 @@ class Commits(Objects, Refs, Signing):
         commit's changes as they are found; ``on_records`` hears the records, complete and in
         order, a run at a time as they are read while the walk goes on (the rest at its end).
         None when the folder is no plain path or a tree is one git could read differently
-        (the caller then asks ``git log``; ``on_records`` may have heard some records)."""
+        (the caller then asks ``git log``; ``on_records`` may have heard some records).
+        ``keep`` False: the records are ``on_records``'s alone, the list returned is empty
+        (a cold scan drops each once applied: perf83mem)."""
         if not _plain_folder(folder):
             return None
         chain = self._first_parent_chain(since, until)
@@ -411,7 +415,8 @@ class Commits(Objects, Refs, Signing):
         splits: dict[str, _Splits] = {}  # root tree -> its backslash names above the folder
 
         def hand_on(found: list[CommitRecord]) -> None:
-            records.extend(found)
+            if keep:
+                records.extend(found)
             if on_records is not None and found:
                 on_records(found)
 

@@ -26,7 +26,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from controller.git.planstate import BlobFacts, PlanState, _needs_attention
+from controller.git.planstate import AuthorIndex, BlobFacts, PlanState, _needs_attention
 from controller.plan.plans import DEFAULT_MAX_BYTES
 
 _PLANS = "SELECT data FROM plans"
@@ -421,12 +421,20 @@ class IndexStore:
         #: Everyone who ever produced each hashed content, on any path (never forgotten:
         #: content moved, copied, deleted and brought back keeps its authors).
         hashes = {s.hash: s.hash for s in self.plans.values() if s.hash}  # one copy each
-        self.authors: dict[str, frozenset[str]] = {
-            hashes.get(h, h): self.author_set(json.loads(d))
-            for h, d in self._db.execute("SELECT hash, data FROM memory.authors")
-        }
-        del hashes
+
+        def loaded(kind: str, rest: str) -> str:  # a version key's hash held once too
+            return hashes.get(rest, rest) if kind == "version" else self._held_string(kind, rest)
+
+        self.authors = AuthorIndex(loaded)
+        for h, d in self._db.execute("SELECT hash, data FROM memory.authors"):
+            self.authors[hashes.get(h, h)] = self.author_set(json.loads(d))
+        self.authors.canon = self._held_string
+        hashes.clear()  # (the closure keeps the dict, not its entries)
+        del loaded
         self._dirty_authors: set[str] = set()
+        #: Every author key is saved at the next save (a cold scan: nearly all are new,
+        #: and a set of their keys held each one's string to the scan's end; perf83mem).
+        self._authors_all_dirty = False
         #: Approval identities (author, author time, subject; with a decision: plan, status)
         #: -> "<commit> <what it was for> <hand>[ lapsed]" (Lifecycle._seen_approval).
         self.approval_ids: dict[str, str] = dict(
@@ -537,6 +545,16 @@ class IndexStore:
         self.controller_time = 0
         self._uncapped = set()
 
+    def author_dirty(self, key: str) -> None:
+        """The authors of ``key`` changed: saved at the next save."""
+        if not self._authors_all_dirty:
+            self._dirty_authors.add(key)
+
+    def _held_string(self, kind: str, rest: str) -> str:
+        """A plan's id as the plan holds it, for an author key made from it (else ``rest``)."""
+        state = self.plans.get(rest) if kind != "version" else None
+        return state.plan_id if state is not None else rest
+
     def save(self, last_commit: str) -> None:
         # A generator: the rows are encoded one at a time as sqlite takes them (a controller
         # commit capping 50,000 human freezes otherwise held 47 MB of JSON at once).
@@ -546,7 +564,11 @@ class IndexStore:
         self._db.executemany("DELETE FROM plans WHERE plan_id=?", gone)
         self._db.executemany(
             "INSERT OR REPLACE INTO memory.authors VALUES(?, ?)",
-            [(h, json.dumps(sorted(self.authors[h]))) for h in self._dirty_authors],
+            # a generator too: a cold scan's 80,000 rows of 20,000 plans held 10 MB (perf83mem)
+            (
+                (h, json.dumps(sorted(self.authors[h])))
+                for h in (self.authors if self._authors_all_dirty else self._dirty_authors)
+            ),
         )
         self._db.executemany(
             "INSERT OR REPLACE INTO memory.approvals VALUES(?, ?)",
@@ -568,6 +590,7 @@ class IndexStore:
             [(h, json.dumps(sorted(who))) for h, who in self._new_producers.items()],
         )
         self._dirty_authors.clear()
+        self._authors_all_dirty = False
         self._new_producers.clear()
         self._new_approval_ids.clear()
         self._new_withdrawn.clear()

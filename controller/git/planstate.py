@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
@@ -293,6 +293,80 @@ def version_key(plan_hash: str) -> str:
     editors' hold): a plan holding that content later, by whatever route, takes them
     (round 74: a copy of an older version, of a deleted plan, in other bytes)."""
     return f"version:{plan_hash}"
+
+
+#: The author index's keys made from a plan's id (``folder:``, ``file:``) or hash
+#: (``version:``): held apart by kind (:class:`AuthorIndex`).
+_KEY_KINDS = ("folder", "file", "version")
+
+
+class AuthorIndex(MutableMapping[str, frozenset[str]]):
+    """The author index (``folder:<id>``, ``file:<id>``, ``version:<hash>``, a plan hash, a
+    blob key ... -> everyone who wrote it), a mapping of those string keys as before; a key
+    of a kind made from a plan's id or hash is held as the rest of it, in a table per kind,
+    that rest the very string the plan holds where ``canon`` finds it (perf83mem: a
+    ``folder:``, ``file:`` and ``version:`` string per plan were 6.8 MB of a 20,000-plan
+    index after its load, 17 MB at 50,000)."""
+
+    __slots__ = ("_kinds", "_plain", "canon")
+
+    def __init__(self, canon: Callable[[str, str], str] | None = None) -> None:
+        self._plain: dict[str, frozenset[str]] = {}
+        self._kinds: dict[str, dict[str, frozenset[str]]] = {kind: {} for kind in _KEY_KINDS}
+        #: ``canon(kind, rest)``: the string already held equal to ``rest`` (or ``rest``)
+        self.canon = canon
+
+    def _table(self, key: str) -> tuple[dict[str, frozenset[str]], str]:
+        kind, sep, rest = key.partition(":")
+        table = self._kinds.get(kind) if sep else None
+        return (self._plain, key) if table is None else (table, rest)
+
+    def __getitem__(self, key: str) -> frozenset[str]:
+        table, at = self._table(key)
+        return table[at]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        table, at = self._table(key)
+        return table.get(at, default)
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str):
+            return False
+        table, at = self._table(key)
+        return at in table
+
+    def __setitem__(self, key: str, value: frozenset[str]) -> None:
+        kind, sep, rest = key.partition(":")
+        table = self._kinds.get(kind) if sep else None
+        if table is None:
+            self._plain[key] = value
+        elif rest in table:
+            table[rest] = value
+        else:
+            table[rest if self.canon is None else self.canon(kind, rest)] = value
+
+    def __delitem__(self, key: str) -> None:
+        table, at = self._table(key)
+        del table[at]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self._plain
+        for kind, table in self._kinds.items():
+            for rest in table:
+                yield f"{kind}:{rest}"
+
+    def __len__(self) -> int:
+        return len(self._plain) + sum(len(table) for table in self._kinds.values())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, AuthorIndex):
+            return self._plain == other._plain and self._kinds == other._kinds
+        return super().__eq__(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"AuthorIndex({dict(self.items())!r})"
 
 
 _PLAN_ID_NAMES = frozenset((*PLAN_FILES, LOG_NAME))

@@ -22,23 +22,44 @@ class FolderTwins:
     places: a look-up filters, nothing has to forget)."""
 
     def __init__(self, plan_ids: Iterable[str] = ()) -> None:
-        self._by_fold: dict[str, set[str]] = {}
+        #: fold -> the one id of that fold (nearly every fold: the id itself, as the key
+        #: too), or the set of them (perf83mem: a set and a folded copy per plan were
+        #: 4.5 MB of a 20,000-plan index, twice: the index's and the source finder's)
+        self._by_fold: dict[str, str | set[str]] = {}
         self._short: set[str] = set()
         for plan_id in plan_ids:
             self.add(plan_id)
 
     def add(self, plan_id: str) -> None:
-        self._by_fold.setdefault(fold_path(plan_id), set()).add(plan_id)
+        fold = fold_path(plan_id)
+        if fold == plan_id:
+            fold = plan_id  # one string for both
+        add_held(self._by_fold, fold, plan_id)
         if short_named(plan_id):
             self._short.add(plan_id)
+
+    def ids(self, fold: str) -> Collection[str]:
+        """The ids added under ``fold``."""
+        held = self._by_fold.get(fold, ())
+        return (held,) if isinstance(held, str) else held
 
     def of(self, path: str, plans: Collection[str]) -> list[str]:
         """The ids among ``plans`` other than ``path`` that are one folder with ``path`` on
         some checkout (``path`` itself need not be a plan: a folder holding a log only)."""
-        found = {p for p in self._by_fold.get(fold_path(path), ()) if p in plans}
+        found = {p for p in self.ids(fold_path(path)) if p in plans}
         if short_named(path):  # an 8.3 name is one with a long name of another fold
             found |= {p for p in plans if same_path(p, path)}
         else:
             found |= {p for p in self._short if p in plans and same_path(p, path)}
         found.discard(path)
         return sorted(found)
+
+
+def add_held(by: dict[str, str | set[str]], key: str, plan_id: str) -> None:
+    """Add ``plan_id`` under ``key`` of a map holding a key's one id as that id alone and
+    only several as a set (nearly every blob and fold has one plan)."""
+    held = by.setdefault(key, plan_id)
+    if isinstance(held, set):
+        held.add(plan_id)
+    elif held != plan_id:
+        by[key] = {held, plan_id}

@@ -1,0 +1,103 @@
+"""perf83mem: the maps a cold scan builds hold one plan per key as its id alone, a set only
+when several share it, and answer as the sets they replace did (issue 17: the daemon's
+memory with 50,000 plans)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from controller.git.gitrepo import GitRepo
+from controller.git.history import HistoryIndex
+from controller.git.planstate import AuthorIndex, file_key, folder_key, version_key
+from controller.git.twins import FolderTwins, add_held
+from tests.support.gitkit import AGENT, BOB, PLAN, commit_all, git, write_plan
+
+
+def _index(tmp_path: Path) -> HistoryIndex:
+    return HistoryIndex(
+        tmp_path / "index.sqlite",
+        plans_dir="plans",
+        controller_email="plangate@localhost",
+        memory=tmp_path / "memory.sqlite",
+    )
+
+
+def test_a_key_of_one_id_holds_the_id_and_of_two_a_set() -> None:
+    by: dict[str, str | set[str]] = {}
+    add_held(by, "blob", "plans/a")
+    add_held(by, "blob", "plans/a")  # again: still the one id
+    assert by == {"blob": "plans/a"}
+    add_held(by, "blob", "plans/b")
+    add_held(by, "blob", "plans/c")
+    assert by == {"blob": {"plans/a", "plans/b", "plans/c"}}
+
+
+def test_folder_twins_answer_for_two_plans_of_one_fold() -> None:
+    twins = FolderTwins(["plans/FCASE", "plans/other", "plans/fcase"])
+    assert twins._by_fold["plans/other"] == "plans/other"  # one id: the id itself
+    plans = {"plans/FCASE", "plans/fcase", "plans/other"}
+    assert twins.of("plans/fcase", plans) == ["plans/FCASE"]
+    assert twins.of("plans/FCASE", plans) == ["plans/fcase"]
+    assert twins.of("plans/Fcase", plans) == ["plans/FCASE", "plans/fcase"]  # a folder alone
+    assert twins.of("plans/other", plans) == []
+    assert twins.of("plans/fcase", {"plans/fcase"}) == []  # the twin gone from the plans
+
+
+def test_the_author_index_is_a_mapping_of_its_keys() -> None:
+    authors = AuthorIndex()
+    keys = [
+        folder_key("plans/a"),
+        file_key("plans/a"),
+        version_key("sha256:" + "0" * 64),
+        "sha256:" + "1" * 64,
+        folder_key("plans/a") + "@held",
+        "blob:abc",
+    ]
+    for n, key in enumerate(keys):
+        authors[key] = frozenset({f"w{n}@example.com"})
+    assert sorted(authors) == sorted(keys) and len(authors) == len(keys)
+    assert dict(authors) == {k: frozenset({f"w{n}@example.com"}) for n, k in enumerate(keys)}
+    assert folder_key("plans/b") not in authors and authors.get(file_key("plans/b")) is None
+    assert authors.get("folder:plans/a") == frozenset({"w0@example.com"})
+    del authors[file_key("plans/a")]
+    assert file_key("plans/a") not in authors and folder_key("plans/a") in authors
+
+
+def test_two_plans_of_one_blob_both_give_their_writers_to_an_exact_copy(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Two plans hold one blob (the blob map's set), a third plan another (its id alone):
+    an exact copy of the shared blob takes both sources' folder writers, after a cold scan
+    and in a controller restarted on the saved index alike; the author keys it keys by a
+    plan's id and hash read back equal."""
+    write_plan(repo, "a")
+    commit_all(repo, "a", AGENT)
+    shutil.copytree(repo / "plans/a", repo / "plans/b")
+    write_plan(repo, "c", text=PLAN.replace("Say hello to the world", "Say hello again"))
+    commit_all(repo, "b, a copy of a by bob; c", BOB)
+    first = git(repo, "rev-parse", "HEAD").strip()
+    shutil.copytree(repo / "plans/a", repo / "plans/copy")
+    commit_all(repo, "a copy", AGENT)
+    second = git(repo, "rev-parse", "HEAD").strip()
+
+    index = _index(tmp_path)
+    index.scan(GitRepo(repo), first)
+    assert index.plans["plans/a"].blob == index.plans["plans/b"].blob
+    assert index._plans_holding(index.plans["plans/a"].blob or "") == ["plans/a", "plans/b"]
+    assert index._plans_holding(index.plans["plans/c"].blob or "") == ["plans/c"]
+    assert isinstance(index._by_blob[1][index.plans["plans/c"].blob], str)  # type: ignore[index]
+    index.scan(GitRepo(repo), second)
+    writers = index.authors[folder_key("plans/copy")]
+    assert {AGENT[1], BOB[1]} <= writers
+    plans, authors = dict(index.plans), dict(index.authors)
+    index.close()
+
+    reopened = _index(tmp_path)
+    assert dict(reopened.authors) == authors and reopened.plans == plans
+    state = reopened.plans["plans/a"]
+    # the keys made from a plan's id and hash hold the plan's own strings
+    held = reopened.authors._kinds
+    assert next(k for k in held["folder"] if k == state.plan_id) is state.plan_id
+    assert next(k for k in held["file"] if k == state.plan_id) is state.plan_id
+    reopened.close()

@@ -119,6 +119,36 @@ def ascii_marks_on() -> bool:
     return _ASCII.get()
 
 
+#: What :func:`escaped` writes a character as: its HTML numeric character reference, which
+#: every Markdown view shows as the character itself (round 83).
+_REFERENCE = re.compile(r"&#x([0-9A-F]{1,6});")
+
+
+def escaped(text: str, held: Callable[[str], bool]) -> str:
+    """``text`` with every character ``held`` says the record's checkout cannot hold written
+    as its HTML numeric character reference (``—``: ``&#x2014;``; round 83: the plan's name,
+    an action's ``why``, a parameter as written, a tool's output, under ``working-tree-encoding=
+    ISO-8859-1``), and, where any is, each ``&`` before a ``#`` as ``&#x26;`` so the form is
+    reversible (:func:`unescaped`). Run on the rendered record, after redaction (the journal
+    and the params it quotes are redacted before any of it is rendered). ``text`` as it is
+    where ``held`` holds every character: no other record changes."""
+    lost = [char for char in dict.fromkeys(text) if not char.isascii() and not held(char)]
+    if not lost:
+        return text
+    found = re.compile("&(?=#)|[" + "".join(re.escape(char) for char in lost) + "]")
+    return found.sub(lambda m: f"&#x{ord(m.group(0)):X};", text)
+
+
+def unescaped(text: str) -> str:
+    """The text :func:`escaped` was given (references of another form are left as they are)."""
+    return _REFERENCE.sub(_referenced, text)
+
+
+def _referenced(match: re.Match[str]) -> str:
+    point = int(match.group(1), 16)
+    return chr(point) if point <= 0x10FFFF else match.group(0)
+
+
 @contextlib.contextmanager
 def ascii_marks() -> Iterator[None]:
     """Within: every :func:`mark` is its ASCII form (this thread's rendering only)."""

@@ -10,9 +10,14 @@ Each is rendered with the controller's own marks (``✅``, ``·``, ``…``) unle
 would not give it back (the caller's ``gives_back``, asked of the blob as committed at its
 path: :func:`controller.git.conversion.gives_back`, round 79's rule), and then again with
 their ASCII forms (:data:`controller.execution.logbook.ASCII_MARKS`; round 80: a
-``working-tree-encoding=ISO-8859-1`` folder's log read modified after every run). What that
-rendering quotes (a tool's output the encoding cannot hold) is committed all the same
-(round 79): the record is never lost or stalled.
+``working-tree-encoding=ISO-8859-1`` folder's log read modified after every run). Where that
+rendering still would not come back (round 83: it quotes the plan's text or a tool's output
+the encoding cannot hold), every character the checkout cannot hold (each asked alone, once a
+run) is written in a reversible ASCII form, whoever wrote it: the log's HTML references
+(:func:`controller.execution.logbook.escaped`), the block's YAML escapes
+(:class:`controller.plan.yamlio.Escaped`). Both are applied to the rendering of the journal's
+state, which is redacted already. What no such form reaches is committed all the same: the
+record is never lost or stalled.
 """
 
 from __future__ import annotations
@@ -173,7 +178,12 @@ class Checkpoints:
         data = blob(rendered)
         if data.isascii() or self.gives_back({path: data}):
             return rendered
-        return escape(rendered, lambda char: self._holds(path, char))
+
+        def held(char: str) -> bool:
+            return self._holds(path, char)
+
+        with logbook.ascii_marks(), logbook.escaping(held):  # the log's bound counts escapes
+            return escape(produce(), held)
 
     def _holds(self, path: str, char: str) -> bool:
         """Does the checkout of ``path`` give ``char`` back (asked of it alone, once a run)?"""

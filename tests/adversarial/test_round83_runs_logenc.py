@@ -57,7 +57,15 @@ preview (``gp:paused``: `` M`` while the gate waits). Should (docs/operations.md
 text a person or an agent wrote is committed by the controller as a blob whose checkout git would
 not give back"; "`git status` stays clean"): the plan's text is the agent's, not a tool's output
 (the one exception the docs make); the plan held ``E_ATTRIBUTE_UNSUPPORTED`` at its freeze, or the
-record's quoting of it made to come back. Nothing ran twice; the audit agreed.
+record's quoting of it made to come back. Nothing ran twice; the audit agreed. Fixed
+(2026-12-01, r83logenc): where a record with the ASCII marks still would not come back, every
+character the folder's encoding cannot hold (each asked alone, ``conversion.gives_back``),
+whoever wrote it, is written in a reversible ASCII form at the render: the log's HTML numeric
+references (``&#x2014;``, ``&`` before ``#`` as ``&#x26;``; ``logbook.escaped``), the
+``execution:`` block's YAML escapes (``yamlio.Escaped``); a tool's output too (round 79/80's
+exception retired). Added: ``to`` (a tool's output in the log), ``bo`` (a tool's output
+captured into the ``execution:`` block, PLAN.yml in ISO-8859-1 too), ``ref`` (a ``why``
+holding ``&#x2014;`` itself: ``test_lossless`` reads every one back exactly).
 Held: ``sj`` (a ``~`` and ``\\`` in the name under SHIFT-JIS: given back, clean); every other
 encoding (single-byte, EBCDIC, UTF-7, UTF-16, CJK multibyte, stateful ISO-2022-JP) gave back the
 log and PLAN.yml; the failure records (exit code, timeout, missing program, a cut output, non-JSON)

@@ -10,9 +10,14 @@ Each is rendered with the controller's own marks (``✅``, ``·``, ``…``) unle
 would not give it back (the caller's ``gives_back``, asked of the blob as committed at its
 path: :func:`controller.git.conversion.gives_back`, round 79's rule), and then again with
 their ASCII forms (:data:`controller.execution.logbook.ASCII_MARKS`; round 80: a
-``working-tree-encoding=ISO-8859-1`` folder's log read modified after every run). What that
-rendering quotes (a tool's output the encoding cannot hold) is committed all the same
-(round 79): the record is never lost or stalled.
+``working-tree-encoding=ISO-8859-1`` folder's log read modified after every run). Where that
+rendering still would not come back (round 83: it quotes the plan's text or a tool's output
+the encoding cannot hold), every character the checkout cannot hold (each asked alone, once a
+run) is written in a reversible ASCII form, whoever wrote it: the log's HTML references
+(:func:`controller.execution.logbook.escaped`), the block's YAML escapes
+(:class:`controller.plan.yamlio.Escaped`). Both are applied to the rendering of the journal's
+state, which is redacted already. What no such form reaches is committed all the same: the
+record is never lost or stalled.
 """
 
 from __future__ import annotations
@@ -120,6 +125,8 @@ class Checkpoints:
         self._written: str | None = None
         #: At a pause: what approving it runs with (:mod:`controller.execution.gateview`).
         self.gate: dict[str, Any] | None = None
+        #: (path, character) -> does that record's checkout give it back (round 83)
+        self._held: dict[tuple[str, str], bool] = {}
 
     def maybe_write(self) -> None:
         # Never spend more than ~1/CHECKPOINT_SHARE of the run rewriting state files, however
@@ -137,27 +144,55 @@ class Checkpoints:
         plan_file = f"{self.plan_id}/{self.plan_file.name}"
         with self.lock:
             self.block = block = self._given_back(
-                plan_file, lambda: self.execution_block(status, finished), _block_bytes
+                plan_file,
+                lambda: self.execution_block(status, finished),
+                _block_bytes,
+                _escaped_block,
             )
             self.log_text = text = self._given_back(
                 f"{self.plan_id}/{self.log_file.name}",
                 lambda: self.render_log(status, finished),
                 str.encode,
+                logbook.escaped,
             )
         return block, text
 
     def _given_back(
-        self, path: str, produce: Callable[[], _Rendered], blob: Callable[[_Rendered], bytes]
+        self,
+        path: str,
+        produce: Callable[[], _Rendered],
+        blob: Callable[[_Rendered], bytes],
+        escape: Callable[[_Rendered, Callable[[str], bool]], _Rendered],
     ) -> _Rendered:
         """``produce()`` with the controller's marks, or with their ASCII forms where that
-        rendering's checkout at ``path`` would not give it back (round 80)."""
+        rendering's checkout at ``path`` would not give it back (round 80), and then, where
+        it still would not, with every character the checkout cannot hold in its reversible
+        ASCII form (``escape``; round 83: the plan's own text and a tool's output)."""
         rendered = produce()
         data = blob(rendered)
         # an ASCII rendering holds no mark to write otherwise: git is asked nothing
         if self.gives_back is None or data.isascii() or self.gives_back({path: data}):
             return rendered
         with logbook.ascii_marks():
-            return produce()
+            rendered = produce()
+        data = blob(rendered)
+        if data.isascii() or self.gives_back({path: data}):
+            return rendered
+
+        def held(char: str) -> bool:
+            return self._holds(path, char)
+
+        with logbook.ascii_marks(), logbook.escaping(held):  # the log's bound counts escapes
+            return escape(produce(), held)
+
+    def _holds(self, path: str, char: str) -> bool:
+        """Does the checkout of ``path`` give ``char`` back (asked of it alone, once a run)?"""
+        known = self._held.get((path, char))
+        if known is None:
+            gives_back = self.gives_back
+            known = gives_back is None or gives_back({path: char.encode("utf-8", "replace")})
+            self._held[(path, char)] = known
+        return known
 
     def write(self, status: str, *, final: bool = False) -> None:
         started = time.monotonic()
@@ -442,6 +477,26 @@ def _shown(value: Any) -> Any:
         return value
     cut = logbook.mark("…")
     return f"{text[:STATE_VALUE_CHARS]}{cut} (cut; {len(text)} chars, see EXECUTION_LOG.md)"
+
+
+def _escaped_block(block: dict[str, Any], held: Callable[[str], bool]) -> dict[str, Any]:
+    """``block`` with each string (key or value) holding a character ``held`` says the
+    checkout of PLAN.yml cannot hold written as YAML's double-quoted escapes
+    (:class:`controller.plan.yamlio.Escaped`: ``\\u2014``, the very value read back; round
+    83)."""
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            lost = any(not char.isascii() and not held(char) for char in item)
+            return yamlio.Escaped(item) if lost else item
+        if isinstance(item, dict):
+            return {walk(k): walk(v) for k, v in item.items()}
+        if isinstance(item, list):
+            return [walk(v) for v in item]
+        return item
+
+    escaped: dict[str, Any] = walk(block)
+    return escaped
 
 
 def _block_bytes(block: dict[str, Any]) -> bytes:

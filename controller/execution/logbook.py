@@ -53,7 +53,11 @@ its ASCII form (:data:`ASCII_MARKS`), which the controller renders where the rec
 checkout would not give the marks back (round 80: ``✅`` under ``working-tree-encoding=
 ISO-8859-1``, which git checks out as its UTF-8 bytes and reads back as ``â\x9c\x85``, so
 ``git status`` listed every such log modified and a person's ``git commit -a`` committed it
-as other text). Quoted text (a tool's output, the plan's words) is never changed.
+as other text). Where the record still would not come back (round 83: the plan's name, a
+``why``, a parameter, a gate's preview or a tool's output holds a character the folder's
+encoding cannot hold), :func:`escaped` writes each such character, whoever wrote it, as its
+HTML numeric character reference (``&#x2014;``: a Markdown view shows ``—``), reversibly
+(:func:`unescaped`); a record that comes back is never changed.
 """
 
 from __future__ import annotations
@@ -119,6 +123,57 @@ def ascii_marks_on() -> bool:
     return _ASCII.get()
 
 
+#: What :func:`escaped` writes a character as: its HTML numeric character reference, which
+#: every Markdown view shows as the character itself (round 83).
+_REFERENCE = re.compile(r"&#x([0-9A-F]{1,6});")
+#: the characters of that form: written as they are
+_FORM = frozenset("&#x;0123456789ABCDEF")
+#: Within :func:`escaping`: what the record's checkout holds (its size is counted escaped).
+_HELD: ContextVar[Callable[[str], bool] | None] = ContextVar("held", default=None)
+
+
+def escaped(text: str, held: Callable[[str], bool]) -> str:
+    """``text`` with every character ``held`` says the record's checkout cannot hold written
+    as its HTML numeric character reference (``—``: ``&#x2014;``; round 83: the plan's name,
+    an action's ``why``, a parameter as written, a tool's output, under ``working-tree-encoding=
+    ISO-8859-1``), and, where any is, each ``&`` before a ``#`` as ``&#x26;`` so the form is
+    reversible (:func:`unescaped`). Run on the rendered record, after redaction (the journal
+    and the params it quotes are redacted before any of it is rendered). ``text`` as it is
+    where ``held`` holds every character: no other record changes."""
+    lost = [char for char in dict.fromkeys(text) if char not in _FORM and not held(char)]
+    if not lost:
+        return text
+    found = re.compile("&(?=#)|[" + "".join(re.escape(char) for char in lost) + "]")
+    return found.sub(lambda m: f"&#x{ord(m.group(0)):X};", text)
+
+
+@contextlib.contextmanager
+def escaping(held: Callable[[str], bool]) -> Iterator[None]:
+    """Within: the log's size (:data:`MAX_LOG_BYTES`) is counted as :func:`escaped` writes it
+    (a reference is up to 10 bytes for a character's 2 to 4; this thread's rendering only)."""
+    token = _HELD.set(held)
+    try:
+        yield
+    finally:
+        _HELD.reset(token)
+
+
+def _size(text: str) -> int:
+    """The bytes ``text`` takes in the record (escaped within :func:`escaping`)."""
+    held = _HELD.get()
+    return len((text if held is None else escaped(text, held)).encode("utf-8"))
+
+
+def unescaped(text: str) -> str:
+    """The text :func:`escaped` was given (references of another form are left as they are)."""
+    return _REFERENCE.sub(_referenced, text)
+
+
+def _referenced(match: re.Match[str]) -> str:
+    point = int(match.group(1), 16)
+    return chr(point) if point <= 0x10FFFF else match.group(0)
+
+
 @contextlib.contextmanager
 def ascii_marks() -> Iterator[None]:
     """Within: every :func:`mark` is its ASCII form (this thread's rendering only)."""
@@ -158,10 +213,10 @@ def render(
     for extra in (graph, plan_checks, waiting):
         if extra:
             top += "\n" + extra
-    size = len(top.encode("utf-8"))
+    size = _size(top)
     kept: list[str] = []
     for section in sections:
-        size += len(section.encode("utf-8")) + 6
+        size += _size(section) + 6
         if size > MAX_LOG_BYTES:
             left = len(sections) - len(kept)
             kept.append(

@@ -556,6 +556,35 @@ def _refuse(event: Any, source: str, what: str) -> NoReturn:
 # --- writing ----------------------------------------------------------------------------
 
 
+class Escaped(str):
+    """A string the controller's record writes with every non-ASCII character as YAML's
+    double-quoted escape (``\\u2014``): the very value read back, in ASCII (round 83: a
+    record's checkout that would not give it back, :mod:`controller.execution.checkpoints`).
+    Equal to its text everywhere else."""
+
+    __slots__ = ()
+
+
+def _plain_strings(value: Any) -> tuple[Any, bool]:
+    """``value`` with each :class:`Escaped` a plain ``str`` (for ruamel's writer), and
+    whether it held any."""
+    found = False
+
+    def walk(item: Any) -> Any:
+        nonlocal found
+        if type(item) is Escaped:
+            found = True
+            return str(item)
+        if type(item) is dict:
+            return {walk(k): walk(v) for k, v in item.items()}
+        if type(item) is list:
+            return [walk(v) for v in item]
+        return item
+
+    plain = walk(value)
+    return plain, found
+
+
 def dump(value: Any) -> str:
     """Block-style YAML for data the controller writes (plain JSON data only).
 
@@ -570,7 +599,8 @@ def dump(value: Any) -> str:
     try:
         _emit(value, 0, out)
     except _Unhandled:
-        return _ruamel_dump(value)
+        plain, escaped = _plain_strings(value)
+        return _ruamel_dump(plain, ascii_only=escaped)
     return "".join(out)
 
 
@@ -589,7 +619,7 @@ def _writable(value: Any) -> Any:
         return value  # not plain JSON data: ruamel's writer decides
 
     def text(item: str) -> str:
-        return _LONE_SURROGATE.sub(_surrogate_text, item)
+        return type(item)(_LONE_SURROGATE.sub(_surrogate_text, item))
 
     def walk(item: Any) -> Any:
         if isinstance(item, str):
@@ -611,12 +641,12 @@ def _surrogate_text(match: re.Match[str]) -> str:
     return f"\\x{point - 0xDC00:02x}" if 0xDC80 <= point <= 0xDCFF else f"\\u{point:04x}"
 
 
-def _ruamel_dump(value: Any) -> str:
+def _ruamel_dump(value: Any, *, ascii_only: bool = False) -> str:
     yaml = YAML(typ="safe", pure=False)
     yaml.default_flow_style = False
     yaml.sort_base_mapping_type_on_output = False  # type: ignore[assignment]
     yaml.width = 4096
-    yaml.allow_unicode = True
+    yaml.allow_unicode = not ascii_only  # a value to write Escaped: every one, in ASCII
     out = io.StringIO()
     yaml.dump(value, out)
     text = out.getvalue()
@@ -666,7 +696,7 @@ def _emit(value: Any, indent: int, out: list[str], first: str | None = None) -> 
     only (not their subclasses): anything else is left to ruamel, as before."""
     if type(value) is dict and value:
         for key, item in value.items():
-            if type(key) is not str or len(key) > _MAX_KEY:
+            if type(key) not in (str, Escaped) or len(key) > _MAX_KEY:
                 raise _Unhandled
             start = first if first is not None else " " * indent
             first = None
@@ -706,6 +736,9 @@ def _scalar_text(value: Any) -> str:
         return _float_text(value)
     if kind is dict or kind is list:  # empty: a nonempty one is a block
         return "{}" if kind is dict else "[]"
+    if kind is Escaped:  # double-quoted, every non-ASCII character escaped (round 83)
+        return _NON_ASCII.sub(_yaml_escape, _scalar_patterns()[2].sub(_yaml_escape,
+                              json.dumps(value, ensure_ascii=False)))  # fmt: skip
     if kind is not str:
         raise _Unhandled
     plain, one_line, escape = _scalar_patterns()
@@ -716,6 +749,9 @@ def _scalar_text(value: Any) -> str:
             return "'" + value.replace("'", "''") + "'"
     quoted = json.dumps(value, ensure_ascii=False)
     return escape.sub(_yaml_escape, quoted)
+
+
+_NON_ASCII = re.compile("[^\x00-\x7f]")
 
 
 def _yaml_escape(match: re.Match[str]) -> str:

@@ -57,7 +57,15 @@ preview (``gp:paused``: `` M`` while the gate waits). Should (docs/operations.md
 text a person or an agent wrote is committed by the controller as a blob whose checkout git would
 not give back"; "`git status` stays clean"): the plan's text is the agent's, not a tool's output
 (the one exception the docs make); the plan held ``E_ATTRIBUTE_UNSUPPORTED`` at its freeze, or the
-record's quoting of it made to come back. Nothing ran twice; the audit agreed.
+record's quoting of it made to come back. Nothing ran twice; the audit agreed. Fixed
+(2026-12-01, r83logenc): where a record with the ASCII marks still would not come back, every
+character the folder's encoding cannot hold (each asked alone, ``conversion.gives_back``),
+whoever wrote it, is written in a reversible ASCII form at the render: the log's HTML numeric
+references (``&#x2014;``, ``&`` before ``#`` as ``&#x26;``; ``logbook.escaped``), the
+``execution:`` block's YAML escapes (``yamlio.Escaped``); a tool's output too (round 79/80's
+exception retired). Added: ``to`` (a tool's output in the log), ``bo`` (a tool's output
+captured into the ``execution:`` block, PLAN.yml in ISO-8859-1 too), ``ref`` (a ``why``
+holding ``&#x2014;`` itself: ``test_lossless`` reads every one back exactly).
 Held: ``sj`` (a ``~`` and ``\\`` in the name under SHIFT-JIS: given back, clean); every other
 encoding (single-byte, EBCDIC, UTF-7, UTF-16, CJK multibyte, stateful ISO-2022-JP) gave back the
 log and PLAN.yml; the failure records (exit code, timeout, missing program, a cut output, non-JSON)
@@ -68,6 +76,7 @@ not change what was committed; each action ran once.
 
 from __future__ import annotations
 
+import html
 import json
 import subprocess
 import sys
@@ -75,7 +84,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, valid_runs
+from advkit import AGENT, ALICE, Lab, cases, load_yaml, plan_text, valid_runs
 from test_round2_execution_kit import shared
 
 BAD = """\
@@ -108,7 +117,14 @@ FAILS = {
 }
 MID = ["ga", "gr", "wd", "wa", "ctl"]
 TEXT = ["nm", "wy", "pa", "gp"]
-VIDS = [f"e-{e.lower()}" for e in ENCS] + list(FAILS) + MID + TEXT + ["sj"]
+#: added by the fix (r83logenc): a tool's output (``to``: the log; ``bo``: the ``execution:``
+#: block's captured output, PLAN.yml in ISO-8859-1 too) and a text holding the escape's own
+#: form (``ref``: read back lossless)
+MORE = ["to", "bo", "ref"]
+VIDS = [f"e-{e.lower()}" for e in ENCS] + list(FAILS) + MID + TEXT + ["sj"] + MORE
+#: the plan text is ASCII (YAML's escape); the tool echoes the characters themselves
+ECHOED = '      note: "\\u2014 tool \\u2705"\n'
+REF_WHY = "a &#x2014; b — c &amp; &#38;"
 GATED = {*MID, "gp"}  # the audit lists the start and the gate's approval: two valid entries
 # what really ran: rec calls of <v> and <v>2
 RAN = {v: (1, 0) for v in VIDS}
@@ -178,7 +194,11 @@ def _build(root: Path) -> Lab:
     lab.write("pa", _bad_plan("pa", "x — y", "bad"))
     lab.write("gp", plan_text("gp", extra_actions=_gate("gp", "hold — on")))
     lab.write("sj", plan_text("sj", name="sj a~b\\\\c"))
-    attrs.update(nm=ISO, wy=ISO, pa=ISO, gp=ISO)
+    lab.write("to", plan_text("to", params=ECHOED))
+    captured = '    outputs:\n      - {name: v, path: "$.json.echo.note"}\n'
+    lab.write("bo", plan_text("bo", params=ECHOED) + captured)
+    lab.write("ref", plan_text("ref").replace("record that variant ref ran", REF_WHY))
+    attrs.update(nm=ISO, wy=ISO, pa=ISO, gp=ISO, to=ISO, bo=BOTH, ref=ISO)
     attrs["sj"] = "EXECUTION_LOG.md working-tree-encoding=SHIFT-JIS\n"
     for v, text in attrs.items():
         (lab.repo / "plans" / v / ".gitattributes").write_text(text)
@@ -219,6 +239,11 @@ def _build(root: Path) -> Lab:
     lab.git("commit", "-q", "-a", "-m", "alice: readme", who=ALICE)
     seen["commita"] = lab.git("show", "--name-only", "--format=", "HEAD").split()
     seen["calls"] = {v: (len(lab.calls(v)), len(lab.calls(f"{v}2"))) for v in VIDS}
+    seen["blobs"] = {
+        v: (lab.git("show", f"HEAD:plans/{v}/EXECUTION_LOG.md"),
+            lab.git("show", f"HEAD:plans/{v}/PLAN.yml"))
+        for v in MORE
+    }  # fmt: skip
     lab.seen = seen  # type: ignore[attr-defined]
     return lab
 
@@ -228,15 +253,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r83-logenc", _build)
 
 
-def _x(what: str) -> Any:
-    return pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason=f"round 83 runs: plan text in a log not given back: {what}",
-    )
-
-
-BROKEN = {v: _x(f"{v}: the plan's own text quoted into the log") for v in TEXT}
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(VIDS, VIDS, {}))
@@ -274,7 +291,7 @@ def test_audit(lab: Lab, vid: str) -> None:
     assert not named, named
 
 
-@pytest.mark.parametrize("vid", cases(["gp", "ctl"], ["gp", "ctl"], {"gp": BROKEN["gp"]}))
+@pytest.mark.parametrize("vid", cases(["gp", "ctl"], ["gp", "ctl"], {}))
 def test_paused(lab: Lab, vid: str) -> None:
     """While the gate waits, the paused log reads clean."""
     paused = lab.seen["paused"]  # type: ignore[attr-defined]
@@ -284,3 +301,21 @@ def test_paused(lab: Lab, vid: str) -> None:
 def test_audit_ok(lab: Lab) -> None:
     report = lab.seen["report"]  # type: ignore[attr-defined]
     assert report.get("ok") is True, report.get("findings")
+
+
+def test_lossless(lab: Lab) -> None:
+    """The escaped record reads back as the very text (r83logenc): the log's HTML references
+    (as Markdown reads its inline text, ``html.unescape``; in a code block,
+    ``logbook.unescaped``), the ``execution:`` block's YAML escapes (the value itself)."""
+    from controller.execution.logbook import unescaped
+
+    blobs = lab.seen["blobs"]  # type: ignore[attr-defined]
+    log, _ = blobs["ref"]
+    why = [html.unescape(line) for line in log.splitlines() if line.startswith("**Why:**")]
+    assert log.isascii() and why == [f"**Why:** {REF_WHY}"], why
+    for v in ("to", "bo"):
+        log, _ = blobs[v]
+        assert log.isascii() and "— tool ✅" in unescaped(log), log[:600]
+    block = load_yaml(blobs["bo"][1])["execution"]
+    assert blobs["bo"][1].isascii(), blobs["bo"][1]
+    assert block["actions"][0]["outputs"] == {"v": "— tool ✅"}, block

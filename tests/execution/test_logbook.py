@@ -13,9 +13,12 @@ from controller.execution.logbook import (
     ActionView,
     LogHeader,
     ascii_marks,
+    escaped,
+    escaping,
     render,
     render_action,
     render_graph,
+    unescaped,
 )
 from controller.plan.schema import Action
 from tests.support.executor_kit import PY, make_plan, run
@@ -191,3 +194,39 @@ def test_a_cut_output_in_the_execution_block_is_marked_in_ascii_alike() -> None:
     assert "… (cut;" in _shown("z" * 300)
     with ascii_marks():
         assert "zzz... (cut; 302 chars" in _shown("z" * 300)
+
+
+def _latin1(char: str) -> bool:
+    return ord(char) < 0x100
+
+
+def test_escaped_writes_what_the_checkout_cannot_hold_as_references_reversibly() -> None:
+    """Round 83 (r83logenc): in a record whose checkout would not give it back, each
+    character the folder cannot hold is its HTML numeric reference, whoever wrote it (the
+    plan's name, a tool's output), and an ``&`` before a ``#`` is one too: the text comes
+    back exactly; a record holding nothing to escape is as it is."""
+    text = "nm — named ✅ café &#x2014; &amp; & # 🚀 ⚠️"
+    out = escaped(text, _latin1)
+    assert out.isascii() is False and "café" in out  # Latin-1 holds it: as it is
+    assert "nm &#x2014; named &#x2705;" in out and "&#x26;#x2014;" in out and "&amp; & #" in out
+    assert "&#x1F680;" in out and "&#x26A0;&#xFE0F;" in out
+    assert unescaped(out) == text
+    assert escaped(text, lambda char: True) == text
+    plain = "no & #x2014; to escape é"
+    assert escaped(plain, _latin1) == plain  # no character lost: not even the & guarded
+    assert unescaped("&#x110000; &#xZZ;") == "&#x110000; &#xZZ;"
+
+
+def test_an_escaped_log_is_bounded_as_written() -> None:
+    """Round 83: a reference is longer than the character's UTF-8: within ``escaping`` the
+    log's bound counts the escaped size, so the committed log stays under it."""
+    from controller.execution.logbook import MAX_LOG_BYTES
+
+    section = "中" * 100_000 + "\n"  # 300 KB as UTF-8, 800 KB escaped
+    sections = [section] * 3
+    plain = render(HEADER, sections)
+    assert plain.count(section) == 3
+    with escaping(_latin1):
+        bounded = render(HEADER, sections)
+    assert bounded.count(section) == 1 and "more sections are not written" in bounded
+    assert len(escaped(bounded, _latin1).encode()) <= MAX_LOG_BYTES

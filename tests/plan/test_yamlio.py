@@ -252,3 +252,15 @@ def test_a_respelled_status_key_is_no_status_change_alone() -> None:
     assert yamlio.read_yaml(after).data["plan"]["status"] == "approved"
     assert not yamlio.scalar_alone_changed(before, after, ("plan", "status"))
     assert not yamlio.scalar_alone_changed(before, "plan: [", ("plan", "status"))
+
+
+def test_an_escaped_string_is_written_in_ascii_and_reads_back_itself() -> None:
+    """Round 83 (r83logenc): the ``execution:`` block of a record whose checkout would not
+    give it back writes such a string double-quoted with YAML's escapes, key or value, by the
+    fast writer or ruamel's."""
+    e = yamlio.Escaped
+    value = {"a": e("x \u2014 y \u2705 \U0001f680 \x85 \"q\" 'z'"), e("k\u2014"): [e("\u00e9"), 1]}
+    long = {**value, "k" * 200: "left to ruamel"}  # a long key: ruamel's writer
+    for written, text in ((value, yamlio.dump(value)), (long, yamlio.dump(long))):
+        assert text.isascii(), text
+        assert yamlio.read_yaml(text).data == written

@@ -32,7 +32,7 @@ import re
 import threading
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, NoReturn
 
@@ -743,9 +743,17 @@ def is_block_mapping(doc: YamlDoc) -> bool:
     return isinstance(doc.data, dict) and bool(doc.data) and root is not None and not root.flow
 
 
-def set_block(doc: YamlDoc, key: str, value: Any, *, checked: bool = True) -> str:
-    """The text with top-level ``key`` set to ``value`` (None removes it), all else unchanged."""
-    return edit(doc, {key: value}, checked=checked)
+def set_block(
+    doc: YamlDoc,
+    key: str,
+    value: Any,
+    *,
+    checked: bool = True,
+    dumped: Mapping[str, str] | None = None,
+) -> str:
+    """The text with top-level ``key`` set to ``value`` (None removes it), all else unchanged.
+    ``dumped``: ``{key: dump({key: value})}`` already made by the caller, of this very value."""
+    return edit(doc, {key: value}, checked=checked, dumped=dumped)
 
 
 def edit(
@@ -754,6 +762,7 @@ def edit(
     scalars: dict[Path_, str] | None = None,
     *,
     checked: bool = True,
+    dumped: Mapping[str, str] | None = None,
 ) -> str:
     """The text with several top-level ``blocks`` set (None removes one) and ``scalars``
     replaced (keeping their quote style), from this one parse: the same text as applying
@@ -764,14 +773,20 @@ def edit(
     :class:`YamlParseError`, so the controller reports the file and never commits one the
     reader refuses (round 74: an indented plan was left unreadable by the controller's own
     ``refuse`` commit). ``checked=False`` only for the engine's checkpoints on disk, never
-    committed: the run's start edit of the same parse was checked, and its outcome is."""
-    text = _splice(doc, blocks, scalars or {})
+    committed: the run's start edit of the same parse was checked, and its outcome is.
+    ``dumped``: a block's text (``dump({key: value})``) the caller made of that very value."""
+    text = _splice(doc, blocks, scalars or {}, dumped or {})
     if checked:
         _check_edit(doc, text, blocks, scalars or {})
     return text
 
 
-def _splice(doc: YamlDoc, blocks: dict[str, Any], scalars: dict[Path_, str]) -> str:
+def _splice(
+    doc: YamlDoc,
+    blocks: dict[str, Any],
+    scalars: dict[Path_, str],
+    dumped: Mapping[str, str] | None = None,
+) -> str:
     if not is_block_mapping(doc):
         raise YamlParseError("the top level of the file must be a block mapping to be edited")
     lines = doc.text.splitlines(keepends=True)
@@ -782,7 +797,8 @@ def _splice(doc: YamlDoc, blocks: dict[str, Any], scalars: dict[Path_, str]) -> 
     ops: list[tuple[int, int, list[str]]] = []  # replace lines[start:end] by new lines
     appended: list[str] = []
     for key, value in blocks.items():
-        new = "" if value is None else dump({key: value}).replace("\n", eol)
+        made = (dumped or {}).get(key) if value is not None else None
+        new = "" if value is None else (made or dump({key: value})).replace("\n", eol)
         new_lines = [margin + line if line.strip() else line for line in new.splitlines(True)]
         if key in spans:
             first, last = spans[key]
@@ -797,7 +813,7 @@ def _splice(doc: YamlDoc, blocks: dict[str, Any], scalars: dict[Path_, str]) -> 
     for path, value in scalars.items():
         line = _scalar_line(doc, lines, path, value)
         if line is None:  # a key to insert: edit in turn (rare: a file without plan.status)
-            text = _splice(doc, blocks, {p: v for p, v in scalars.items() if p != path})
+            text = _splice(doc, blocks, {p: v for p, v in scalars.items() if p != path}, dumped)
             return _insert_scalar(read_yaml(text), path, value)
         ops.append((line[0], line[0] + 1, [line[1]]))
     ops.sort(key=lambda op: (op[0], op[1]))

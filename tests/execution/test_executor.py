@@ -371,3 +371,39 @@ def test_a_result_nested_too_deep_fails_the_action_cleanly(tmp_path: Path) -> No
     assert outcome.error.code == "E_TOOL_OUTPUT_INVALID"
     assert "nested deeper than 100 levels" in outcome.error.message
     assert statuses(plan_file) == ["failed", "pending"]
+
+
+def test_a_long_plan_s_checkpoints_write_the_block_they_measured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The execution block a checkpoint bounds (whole, its steps slimmed, or counted) is
+    dumped once to be measured and that text is what PLAN.yml gets (round 83: three dumps
+    a checkpoint); the file reads back as the block, whichever form it took."""
+    from controller.execution import checkpoints
+
+    seen: list[tuple[dict[str, object], str | None]] = []
+    bounded = checkpoints._bounded
+
+    def spy(block: dict[str, object], limit: int) -> tuple[dict[str, object], str | None]:
+        found = bounded(block, limit)
+        seen.append(found)
+        return found
+
+    monkeypatch.setattr(checkpoints, "_bounded", spy)
+    actions = [
+        {
+            "id": i,
+            "tool": "echo",
+            "params": {"value": "v" * 150},
+            "outputs": [{"name": "value", "path": "$.value"}],
+        }
+        for i in range(1, 201)
+    ]
+    config, plan_file = make_plan(tmp_path, actions, {"echo": {"kind": "echo"}})
+    outcome = run(Engine(config), plan_file)
+    assert outcome.status == "completed", outcome
+    assert any(text is not None for _, text in seen)  # a block measured by its YAML
+    for block, text in seen:
+        if text is not None:
+            assert text == yamlio.dump({"execution": block})
+    assert execution(plan_file) == seen[-1][0] == outcome.execution

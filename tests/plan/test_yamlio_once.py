@@ -282,3 +282,14 @@ def test_the_controllers_writer_never_writes_a_lone_surrogate() -> None:
     }
     assert _as_text("b\udcffob@ops.example.com") == "b\\xffob@ops.example.com"
     assert _as_text("alice@example.com") == "alice@example.com"
+
+
+def test_an_edit_given_its_block_text_writes_what_it_would_have_dumped() -> None:
+    """A checkpoint hands the edit the ``execution:`` text it dumped to measure the block
+    (round 83: dumped three times a checkpoint): the same file as dumping it again."""
+    doc = yamlio.read_yaml(PLAN)
+    block = {"status": "executing", "actions": [{"id": 1, "status": "succeeded"}]}
+    made = yamlio.dump({"execution": block})
+    given = yamlio.set_block(doc, "execution", block, checked=False, dumped={"execution": made})
+    assert given == yamlio.set_block(doc, "execution", block)
+    assert yamlio.read_yaml(given).data["execution"] == block

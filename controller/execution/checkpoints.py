@@ -446,6 +446,9 @@ def _bounded(block: dict[str, Any], limit: int) -> tuple[dict[str, Any], str | N
     slim = [{k: a[k] for k in ("id", "status", "attempts") if k in a} for a in steps]
     for actions in (steps, slim):
         candidate = {**block, "actions": actions}
+        floor = yamlio.dump_floor({"execution": candidate})
+        if floor is not None and floor > limit:
+            continue  # longer than the limit for sure: not dumped to be measured
         text = yamlio.dump({"execution": candidate})
         if len(text.encode("utf-8")) <= limit:
             return candidate, text

@@ -825,9 +825,10 @@ def edit(
     ``refuse`` commit). ``checked=False`` only for the engine's checkpoints on disk, never
     committed: the run's start edit of the same parse was checked, and its outcome is.
     ``dumped``: a block's text (``dump({key: value})``) the caller made of that very value."""
-    text = _splice(doc, blocks, scalars or {}, dumped or {})
+    scalars = scalars or {}
+    text = _splice(doc, blocks, scalars, dumped) if dumped else _splice(doc, blocks, scalars)
     if checked:
-        _check_edit(doc, text, blocks, scalars or {})
+        _check_edit(doc, text, blocks, scalars)
     return text
 
 

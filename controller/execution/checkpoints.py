@@ -104,6 +104,9 @@ class Checkpoints:
         self.log = log
         self.nested = nested if nested is not None else {}
         self._limit: int | None = None
+        #: The execution block this checkpoint built and its YAML (``{"execution": block}``),
+        #: when :func:`_bounded` dumped it to measure it: the same text is what PLAN.yml gets.
+        self._dumped: tuple[dict[str, Any], str] | None = None
         #: the graph's edges as the log draws them (logbook.reduced_needs), once per run
         self._reduced: tuple[list[tuple[int, int]], int] | None = None
         self.interval = config.execution.checkpoint_interval
@@ -146,7 +149,7 @@ class Checkpoints:
             self.block = block = self._given_back(
                 plan_file,
                 lambda: self.execution_block(status, finished),
-                _block_bytes,
+                self._block_bytes,
                 _escaped_block,
             )
             self.log_text = text = self._given_back(
@@ -203,6 +206,8 @@ class Checkpoints:
         except (PlangateError, OSError) as exc:
             # The journal is the record of truth; a state file we cannot write is reported.
             self.log.error("checkpoint_failed", error=str(exc))
+        finally:
+            self._dumped = None  # the block is the outcome's from here: never read again
         self.last = time.monotonic()
         self.cost = self.last - started
 
@@ -223,7 +228,22 @@ class Checkpoints:
         if status == "awaiting_approval" and self.gate is not None:
             block["gate"] = self.gate
         room = plans.controller_room(self.config.limits.max_plan_bytes)
-        return _bounded(block, room * 3 // 4)
+        bounded, text = _bounded(block, room * 3 // 4)
+        self._dumped = (bounded, text) if text is not None else None
+        return bounded
+
+    def _block_bytes(self, block: dict[str, Any]) -> bytes:
+        """The ``execution:`` block as PLAN.yml holds it (its marks' checkout is asked of it):
+        the text :func:`_bounded` measured it by, when it is that very block."""
+        return self._block_text(block).encode("utf-8")
+
+    def _block_text(self, block: dict[str, Any]) -> str:
+        dumped = self._dumped
+        if dumped is not None and dumped[0] is block:
+            return dumped[1]  # built for this checkpoint, unchanged since: dumped once
+        text = yamlio.dump({"execution": block})
+        self._dumped = (block, text)
+        return text
 
     def _inner_keys(self, action: Action) -> list[ActionKey]:
         """Keys of a nested plan's actions (and their fallbacks), then the action's fallbacks."""
@@ -277,7 +297,8 @@ class Checkpoints:
             doc = yamlio.read_yaml(text, str(self.plan_file))
         # not read back (a 1,000-action run writes one per action): never committed, and
         # the start and the outcome commit make the same edit of this parse, checked
-        self._written = yamlio.set_block(doc, "execution", block, checked=False)
+        dumped = {"execution": self._block_text(block)}
+        self._written = yamlio.set_block(doc, "execution", block, checked=False, dumped=dumped)
         fsutil.write_atomic(self.plan_file, self._written, root=self.root)
 
     def render_log(self, status: str, finished: str | None) -> str:
@@ -446,28 +467,35 @@ class Checkpoints:
         return lambda written: refs.recorded(written, ctx, self._mask)
 
 
-def _bounded(block: dict[str, Any], limit: int) -> dict[str, Any]:
+def _bounded(block: dict[str, Any], limit: int) -> tuple[dict[str, Any], str | None]:
     """The execution block within ``limit`` bytes of YAML (three quarters of the room every
     plan keeps for the controller: 48 KiB by default): whole; else each
     step with its id, status and attempts only; else a count of the steps by status. The
     log and the journal keep every step; PLAN.yml stays within ``limits.max_plan_bytes``
-    (round 19: 1,000 steps and 5,000 outputs grew a plan past it, unreadable for good)."""
+    (round 19: 1,000 steps and 5,000 outputs grew a plan past it, unreadable for good).
+    With it, the YAML of ``{"execution": block}`` when it was dumped to be measured (round
+    83: the checkpoint's checkout question and PLAN.yml's edit dumped it twice more)."""
     if len(json.dumps(block, ensure_ascii=False)) * 2 <= limit:
-        return block  # the usual plan: YAML is well under twice its JSON
+        return block, None  # the usual plan: YAML is well under twice its JSON
     steps = block["actions"]
     slim = [{k: a[k] for k in ("id", "status", "attempts") if k in a} for a in steps]
     for actions in (steps, slim):
         candidate = {**block, "actions": actions}
-        if len(yamlio.dump({"execution": candidate}).encode("utf-8")) <= limit:
-            return candidate
+        floor = yamlio.dump_floor({"execution": candidate})
+        if floor is not None and floor > limit:
+            continue  # longer than the limit for sure: not dumped to be measured
+        text = yamlio.dump({"execution": candidate})
+        if len(text.encode("utf-8")) <= limit:
+            return candidate, text
     counts: dict[str, int] = {}
     for step in steps:
         counts[str(step.get("status"))] = counts.get(str(step.get("status")), 0) + 1
-    return {
+    counted = {
         **block,
         "actions": [],
         "steps": {"count": len(steps), "by_status": counts, "see": "EXECUTION_LOG.md"},
     }
+    return counted, None
 
 
 def _shown(value: Any) -> Any:
@@ -497,8 +525,3 @@ def _escaped_block(block: dict[str, Any], held: Callable[[str], bool]) -> dict[s
 
     escaped: dict[str, Any] = walk(block)
     return escaped
-
-
-def _block_bytes(block: dict[str, Any]) -> bytes:
-    """The ``execution:`` block as PLAN.yml holds it (its marks' checkout is asked of it)."""
-    return yamlio.dump({"execution": block}).encode("utf-8")

@@ -114,6 +114,7 @@ class Run(Protocol):
     def record(self, record: dict[str, Any]) -> None: ...
     def crash_point(self, point: str, key: ActionKey) -> None: ...
     def interrupted(self, key: ActionKey, doing: str) -> RunOutcome | None: ...
+    def calling(self) -> None: ...
 
 
 class StepRunner:
@@ -444,6 +445,7 @@ class StepRunner:
             on_spawn=functools.partial(self._record_spawn, step.key, attempt),
             redact=self.run.redactor.text,
         )
+        self.run.calling()
         try:
             returned = tool.call(params, ctx)
         except PlangateError as error:
@@ -451,6 +453,8 @@ class StepRunner:
         except Exception as exc:  # a bug in a tool kind must not kill the daemon
             self.run.log.exception("tool_crashed", action=step.key, tool=step.tool)
             return None, {}, ToolError(f"{step.tool}: internal error: {exc!r}", permanent=True)
+        finally:
+            self.run.calling()  # and its end: what it did is looked at afresh
         try:
             result = take_result(step.tool, returned)
         except PlangateError as error:
@@ -477,6 +481,7 @@ class StepRunner:
                 plan_id=self.run.plan_id,
                 redact=self.run.redactor.text,
             )
+            self.run.calling()
             try:
                 returned = tool.call(params, ctx)
             except PlangateError as error:
@@ -484,6 +489,8 @@ class StepRunner:
                 if error.code == "E_TIMEOUT" and budget.runtime_left() == 0:
                     raise budget.runtime_exceeded(step.key) from error
                 raise
+            finally:
+                self.run.calling()
             # expect reads a check's result as recorded (round 43): never a test of a secret
             return self.run.redactor.view(take_result(name, returned))
 

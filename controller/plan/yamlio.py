@@ -32,7 +32,7 @@ import re
 import threading
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, NoReturn
 
@@ -713,6 +713,56 @@ def _emit(value: Any, indent: int, out: list[str], first: str | None = None) -> 
         out.append(f"{_scalar_text(value)}\n")
 
 
+def dump_floor(value: Any) -> int | None:
+    """A number of characters :func:`dump` writes at least for ``value`` (so at least as
+    many bytes), counted without writing it: :func:`_emit`'s layout, every key and string
+    as long as its plain form (quoting and escapes only lengthen it). None when it cannot
+    tell: a value left to ruamel, a float. A checkpoint's execution block too long for
+    PLAN.yml is known so without a dump (round 83: 30 ms for a 1,000-step block)."""
+    try:
+        return _floor(value, 0) if type(value) in (dict, list) and value else None
+    except _Unhandled:
+        return None
+
+
+def _floor(value: Any, indent: int) -> int:
+    """What :func:`_emit` writes for a non-empty mapping or list at ``indent``, at least."""
+    total = 0
+    if type(value) is dict:
+        for key, item in value.items():
+            if type(key) is not str or len(key) > _MAX_KEY:
+                raise _Unhandled
+            head = indent + len(key) + 1  # the indent (or a list item's dash), "key:"
+            if type(item) is dict and item:
+                total += head + 1 + _floor(item, indent + 2)
+            elif type(item) is list and item:
+                total += head + 1 + _floor(item, indent)
+            else:
+                total += head + 1 + _scalar_floor(item) + 1
+    else:
+        for item in value:
+            if type(item) in (dict, list) and item:
+                total += _floor(item, indent + 2)  # its first line starts with the dash
+            else:
+                total += indent + 2 + _scalar_floor(item) + 1
+    return total
+
+
+def _scalar_floor(value: Any) -> int:
+    kind = type(value)
+    if kind is str:
+        return len(value)
+    if value is None:
+        return 4
+    if kind is bool:
+        return 4 if value else 5
+    if kind is int:
+        return len(str(value))
+    if (kind is dict or kind is list) and not value:
+        return 2
+    raise _Unhandled  # a float (its text is decided by ruamel's reading), or no JSON type
+
+
 def _emit_entry(head: str, item: Any, inner: int, indent: int, out: list[str]) -> None:
     if type(item) is dict and item:
         out.append(head + "\n")
@@ -779,9 +829,17 @@ def is_block_mapping(doc: YamlDoc) -> bool:
     return isinstance(doc.data, dict) and bool(doc.data) and root is not None and not root.flow
 
 
-def set_block(doc: YamlDoc, key: str, value: Any, *, checked: bool = True) -> str:
-    """The text with top-level ``key`` set to ``value`` (None removes it), all else unchanged."""
-    return edit(doc, {key: value}, checked=checked)
+def set_block(
+    doc: YamlDoc,
+    key: str,
+    value: Any,
+    *,
+    checked: bool = True,
+    dumped: Mapping[str, str] | None = None,
+) -> str:
+    """The text with top-level ``key`` set to ``value`` (None removes it), all else unchanged.
+    ``dumped``: ``{key: dump({key: value})}`` already made by the caller, of this very value."""
+    return edit(doc, {key: value}, checked=checked, dumped=dumped)
 
 
 def edit(
@@ -790,6 +848,7 @@ def edit(
     scalars: dict[Path_, str] | None = None,
     *,
     checked: bool = True,
+    dumped: Mapping[str, str] | None = None,
 ) -> str:
     """The text with several top-level ``blocks`` set (None removes one) and ``scalars``
     replaced (keeping their quote style), from this one parse: the same text as applying
@@ -800,14 +859,21 @@ def edit(
     :class:`YamlParseError`, so the controller reports the file and never commits one the
     reader refuses (round 74: an indented plan was left unreadable by the controller's own
     ``refuse`` commit). ``checked=False`` only for the engine's checkpoints on disk, never
-    committed: the run's start edit of the same parse was checked, and its outcome is."""
-    text = _splice(doc, blocks, scalars or {})
+    committed: the run's start edit of the same parse was checked, and its outcome is.
+    ``dumped``: a block's text (``dump({key: value})``) the caller made of that very value."""
+    scalars = scalars or {}
+    text = _splice(doc, blocks, scalars, dumped) if dumped else _splice(doc, blocks, scalars)
     if checked:
-        _check_edit(doc, text, blocks, scalars or {})
+        _check_edit(doc, text, blocks, scalars)
     return text
 
 
-def _splice(doc: YamlDoc, blocks: dict[str, Any], scalars: dict[Path_, str]) -> str:
+def _splice(
+    doc: YamlDoc,
+    blocks: dict[str, Any],
+    scalars: dict[Path_, str],
+    dumped: Mapping[str, str] | None = None,
+) -> str:
     if not is_block_mapping(doc):
         raise YamlParseError("the top level of the file must be a block mapping to be edited")
     lines = doc.text.splitlines(keepends=True)
@@ -818,7 +884,8 @@ def _splice(doc: YamlDoc, blocks: dict[str, Any], scalars: dict[Path_, str]) -> 
     ops: list[tuple[int, int, list[str]]] = []  # replace lines[start:end] by new lines
     appended: list[str] = []
     for key, value in blocks.items():
-        new = "" if value is None else dump({key: value}).replace("\n", eol)
+        made = (dumped or {}).get(key) if value is not None else None
+        new = "" if value is None else (made or dump({key: value})).replace("\n", eol)
         new_lines = [margin + line if line.strip() else line for line in new.splitlines(True)]
         if key in spans:
             first, last = spans[key]
@@ -833,7 +900,7 @@ def _splice(doc: YamlDoc, blocks: dict[str, Any], scalars: dict[Path_, str]) -> 
     for path, value in scalars.items():
         line = _scalar_line(doc, lines, path, value)
         if line is None:  # a key to insert: edit in turn (rare: a file without plan.status)
-            text = _splice(doc, blocks, {p: v for p, v in scalars.items() if p != path})
+            text = _splice(doc, blocks, {p: v for p, v in scalars.items() if p != path}, dumped)
             return _insert_scalar(read_yaml(text), path, value)
         ops.append((line[0], line[0] + 1, [line[1]]))
     ops.sort(key=lambda op: (op[0], op[1]))

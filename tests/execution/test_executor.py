@@ -291,6 +291,39 @@ def test_abort_stops_before_the_next_action(tmp_path: Path) -> None:
     assert execution(plan_file)["status"] == "aborted"
 
 
+def test_the_abort_check_reads_the_branch_once_per_action(tmp_path: Path) -> None:
+    """The checks before one call share one clear answer (round 83: three reads of the
+    branch ref per action); a tool's call or end, or a few milliseconds, and it is asked
+    again: an abort its tool made stops the next action."""
+    target = tmp_path / "effects.txt"
+    actions = [{"id": i, "tool": "add", "params": {"line": str(i)}} for i in (1, 2, 3)]
+    config, plan_file = make_plan(tmp_path, actions, {"add": appender(target)})
+    asked: list[int] = []
+
+    def abort_requested() -> bool:
+        asked.append(1)
+        return target.exists() and len(target.read_text().splitlines()) >= 2
+
+    outcome = run(Engine(config), plan_file, abort_requested=abort_requested)
+    assert (outcome.status, outcome.action) == ("aborted", 3)
+    assert target.read_text() == "1\n2\n"
+    assert len(asked) == 3  # once before each of actions 1 and 2, and the abort before 3
+
+
+def test_the_shared_abort_answer_expires(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ABORT_SHARED with no call between, a check asks the branch again."""
+    from controller.execution import executor
+
+    monkeypatch.setattr(executor, "ABORT_SHARED", 0.0)
+    target = tmp_path / "effects.txt"
+    actions = [{"id": i, "tool": "add", "params": {"line": str(i)}} for i in (1, 2)]
+    config, plan_file = make_plan(tmp_path, actions, {"add": appender(target)})
+    asked: list[int] = []
+    outcome = run(Engine(config), plan_file, abort_requested=lambda: bool(asked.append(1)))
+    assert outcome.status == "completed"
+    assert len(asked) == 6  # the scheduler's, the step's before and its checking, each
+
+
 def test_stop_is_resumable_and_records_no_failure(tmp_path: Path) -> None:
     target = tmp_path / "effects.txt"
     actions = [{"id": i, "tool": "add", "params": {"line": str(i)}} for i in (1, 2, 3)]
@@ -338,3 +371,39 @@ def test_a_result_nested_too_deep_fails_the_action_cleanly(tmp_path: Path) -> No
     assert outcome.error.code == "E_TOOL_OUTPUT_INVALID"
     assert "nested deeper than 100 levels" in outcome.error.message
     assert statuses(plan_file) == ["failed", "pending"]
+
+
+def test_a_long_plan_s_checkpoints_write_the_block_they_measured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The execution block a checkpoint bounds (whole, its steps slimmed, or counted) is
+    dumped once to be measured and that text is what PLAN.yml gets (round 83: three dumps
+    a checkpoint); the file reads back as the block, whichever form it took."""
+    from controller.execution import checkpoints
+
+    seen: list[tuple[dict[str, object], str | None]] = []
+    bounded = checkpoints._bounded
+
+    def spy(block: dict[str, object], limit: int) -> tuple[dict[str, object], str | None]:
+        found = bounded(block, limit)
+        seen.append(found)
+        return found
+
+    monkeypatch.setattr(checkpoints, "_bounded", spy)
+    actions = [
+        {
+            "id": i,
+            "tool": "echo",
+            "params": {"value": "v" * 150},
+            "outputs": [{"name": "value", "path": "$.value"}],
+        }
+        for i in range(1, 201)
+    ]
+    config, plan_file = make_plan(tmp_path, actions, {"echo": {"kind": "echo"}})
+    outcome = run(Engine(config), plan_file)
+    assert outcome.status == "completed", outcome
+    assert any(text is not None for _, text in seen)  # a block measured by its YAML
+    for block, text in seen:
+        if text is not None:
+            assert text == yamlio.dump({"execution": block})
+    assert execution(plan_file) == seen[-1][0] == outcome.execution

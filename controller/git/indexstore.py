@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "99"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "102"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -300,6 +300,9 @@ INDEX_VERSION = "99"  # 3: risk and estimate per plan; 4: approval identities, f
 # 99: 97, and every part of a path lands where ``names.path_parts`` splits it (empty parts
 # dropped): the root folder ``plans\`` IS the plans folder, ``plans\/tb/PLAN.yml`` claims
 # ``plans/tb``'s plan file's place, a folder ``\`` is the folder it lies in (round 80)
+# 102: a plan held E_PLAN_AMBIGUOUS keeps what the hold found (``held_from``: status,
+# version, request) and its release takes it back; a status set while held is a decision
+# made while held, refused E_PLAN_AMBIGUOUS by its own author (round 83)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -170,7 +170,10 @@ def test_audit(lab: Lab, vid: str) -> None:
 def test_row(lab: Lab, vid: str) -> None:
     seen = lab.seen  # type: ignore[attr-defined]
     calls = seen["calls"][vid]
-    status = seen["end"].get(f"plans/{vid}", ("?", ""))[0]
+    # the row and the calls read at one time, after the last pass (r83gatetwin: the row
+    # after the twin went is "awaiting_approval" when the gate approval made while held is
+    # refused, and the calls are counted after Alice's approval again)
+    status = seen["again"].get(f"plans/{vid}", ("?", ""))[0]
     # completed only if the gated action really ran; never a status only the forged log says
     assert (status == "completed") == (calls[1] == 1), (status, calls, seen["end"].get(vid))
 
@@ -183,7 +186,7 @@ def _x(what: str) -> Any:
     )
 
 
-LOST = {v: _x(f"{v}: refused E_ALREADY_EXECUTED as a first approval") for v in ["cs", "bs", "tb"]}
+LOST: dict[str, Any] = {}  # fixed (2026-12-01, r83gatetwin)
 
 
 @pytest.mark.parametrize("vid", cases(VIDS, VIDS, LOST))

@@ -338,6 +338,9 @@ class ApprovalRequest:
     #: A merge brought the status from a branch that held this version with it over another
     #: pause of the started run (an earlier gate or failure): not an answer to this one.
     other_pause: bool = False
+    #: The approving commit set the status while the plan was held ``E_PLAN_AMBIGUOUS`` (a
+    #: twin of its folder or file stood): it approves nothing, once the hold ends too.
+    held: bool = False
 
 
 @dataclass(frozen=True)
@@ -381,6 +384,7 @@ def verify_approval(request: ApprovalRequest, policy: ApprovalSettings) -> Decis
     """Apply every rule of §5 in order; the first failure is the refusal."""
     approver = approver_of(request, policy)
     for check in (
+        _check_held,
         _check_void,
         _check_frozen,
         _check_withdrawn,
@@ -398,6 +402,21 @@ def verify_approval(request: ApprovalRequest, policy: ApprovalSettings) -> Decis
 
 
 Refusal = tuple[str, str] | None
+
+
+def _check_held(request: ApprovalRequest, policy: ApprovalSettings, approver: str) -> Refusal:
+    """A decision made while the plan was held ``E_PLAN_AMBIGUOUS`` approves nothing: what
+    its approver saw may have been the twin's file (round 83; rounds 74 and 80 for a first
+    approval). The hold's release puts the plan back where the hold found it, a paused run
+    at its pause, and this refusal sends it back there: a new approval answers it."""
+    if request.held:
+        return (
+            "E_PLAN_AMBIGUOUS",
+            f"{request.commit[:12]} set the status while the plan was held E_PLAN_AMBIGUOUS "
+            "(a twin of its folder or file stood, so neither was read): it approves nothing; "
+            "approve again now that the plan is no longer held",
+        )
+    return None
 
 
 def _check_void(request: ApprovalRequest, policy: ApprovalSettings, approver: str) -> Refusal:

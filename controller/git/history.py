@@ -474,6 +474,7 @@ def build_request(
         bound_hash=req.get("bound_hash"),
         bound_elsewhere=req.get("bound_elsewhere"),
         other_pause=bool(req.get("other_pause")),
+        held=bool(req.get("held")),
     )
 
 

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "101"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "103"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -305,6 +305,10 @@ INDEX_VERSION = "101"  # 3: risk and estimate per plan; 4: approval identities, 
 # ``plans/dt.``, the plans folder's case twin ``PLANS/rr``, read by the history walk) writes
 # the plan's folder; an 8.3 short-named folder's writers are matched by ``same_path``
 # (round 83; 100 is perf83mem's)
+# 102: a plan held E_PLAN_AMBIGUOUS keeps what the hold found (``held_from``: status,
+# version, request) and its release takes it back; a status set while held is a decision
+# made while held, refused E_PLAN_AMBIGUOUS by its own author (round 83)
+# 103: 101 and 102 together (both landed on 2026-12-01)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

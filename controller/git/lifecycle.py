@@ -259,6 +259,9 @@ class Lifecycle(IndexStore):
     #: The folded folders with an 8.3 short-named part that have writers (round 83): read
     #: from the author index at the first look-up (:meth:`_short_folders`), kept after it.
     _shorts: set[str] | None = None
+    #: The plans a commit released from a hold, with what the hold found (:meth:`_ambiguity`),
+    #: until :meth:`_apply_plan_change` applies the release.
+    _released: dict[str, dict[str, Any]] | None = None
 
     def _load(self) -> None:
         # Built from the plans as they were: rebuilt from the plans loaded at their next
@@ -2359,7 +2362,9 @@ class Lifecycle(IndexStore):
         if before is not None and (before.ambiguous or before.file != change.path):
             change = self._ambiguity(repo, record, change, before, by_controller)
             if before.ambiguous:
+                self._held_decision(repo, record, change, before, by_controller)
                 return
+        released = self._released.pop(plan_id, None) if self._released else None
         snapshot = PlanState(**asdict(before)) if before and sink else None
         moved = self._move_source(repo, record, change) if not by_controller else None
         if (
@@ -2497,6 +2502,8 @@ class Lifecycle(IndexStore):
                 sink,
                 snapshot,
             )
+            if released is not None:
+                self._held_request(state, record, change, new, released)
             if approved and record.author.email.lower() == self.controller_email:
                 # a start commit under the controller's name that it did not make (by its
                 # record or signature), of a plan an approval had reached, still says the
@@ -3083,7 +3090,11 @@ class Lifecycle(IndexStore):
             or self._moved_away(repo, record, change)
             or self._kept_rename(repo, record, change)  # a merge's too (round 71)
         )
-        if not by_controller and (len(held) > 1 or not moving):
+        if (
+            not by_controller
+            and (len(held) > 1 or not moving)
+            and not self._status_only(repo, record, change)
+        ):
             identities = {
                 approvals.normalize_identity(record.author.email),
                 approvals.normalize_identity(record.committer.email),
@@ -3093,6 +3104,9 @@ class Lifecycle(IndexStore):
         if len(held) > 1:
             if not state.ambiguous:
                 self._problem(state, _ambiguous_note(held, twins))
+                # what the hold leaves intact (round 83): the plan's status (a paused run's
+                # pause), its version and its open request, taken back at the release
+                state.held_from = _held_from(state)
             state.ambiguous = True
             state.status = state.file_status = state.request = None
             state.hash = state.frozen_hash = state.blob = None
@@ -3106,7 +3120,95 @@ class Lifecycle(IndexStore):
         blobs = ((path, repo.blob_sha(record.sha, path)) for path in present)
         path, blob = next(((p, b) for p, b in blobs if b), (change.path, None))
         state.file = path
+        kept, state.held_from = state.held_from or {}, None
+        if kept.get("blob") and kept.get("file") == path:
+            # the release (round 83): the plan goes on from the version, status and request
+            # the hold found (a paused run is still paused, never a plan "from nothing" whose
+            # gate approval reads as a first one), its file judged as changed from there
+            state.status, state.file_status = kept.get("status"), kept.get("file_status")
+            state.request, state.blob = kept.get("request"), kept["blob"]
+            if self._released is None:
+                self._released = {}
+            self._released[state.plan_id] = kept
+            return FileChange(path, kept["blob"], blob, "100644")
         return FileChange(path, None, blob, "100644")
+
+    def _status_only(self, repo: GitRepo, record: CommitRecord, change: FileChange) -> bool:
+        """Whether ``record`` changed the plan file ``change`` names by its status alone (a
+        plain status line, the hashed content kept: :meth:`_plan_file_verdict`), which
+        writes nothing, held or not (round 83: an approver's status edit while a twin held
+        the plan made her its writer, and every later approval of hers ``E_SELF_APPROVAL``)."""
+        if not change.old_blob or change.old_blob == change.new_blob:
+            return False
+        if not any(c.path == change.path for c in record.changes):
+            return False
+        return self._plan_file_verdict(repo, record, change) is None
+
+    def _held_decision(
+        self,
+        repo: GitRepo,
+        record: CommitRecord,
+        change: FileChange,
+        state: PlanState,
+        by_controller: bool,
+    ) -> None:
+        """A human commit changed the held plan's file (round 83): the blob is noted as last
+        seen while held, and an approving status it set as a decision made while held
+        (whose commit, from the status the hold found), which the release refuses."""
+        kept = state.held_from
+        if kept is None or by_controller or change.path != kept.get("file"):
+            return
+        new, old = self.facts(repo, change.new_blob), self.facts(repo, change.old_blob)
+        decision = kept.get("decision")
+        if new is not None and new.status != (old.status if old else None):
+            kind = approvals.classify(kept.get("status"), new.status)
+            decision = None
+            if kind in (Transition.APPROVE, Transition.GATE, Transition.RESUME):
+                decision = {
+                    "commit": record.sha,
+                    "kind": kind.value,
+                    "status": new.status,
+                    "author": record.author.email,
+                    "committer": record.committer.email,
+                    "time": record.commit_time,
+                    "author_time": record.author_time,
+                    "merge": record.is_merge,
+                }
+        state.held_from = {**kept, "seen": change.new_blob, "decision": decision}
+
+    def _held_request(
+        self,
+        state: PlanState,
+        record: CommitRecord,
+        change: FileChange,
+        new: BlobFacts,
+        kept: dict[str, Any],
+    ) -> None:
+        """The release of a hold took the plan's status back (:meth:`_ambiguity`), so the
+        file's status reads as set by the releasing commit: one a human set while the plan
+        was held, the releasing commit leaving the file as it was, is that commit's decision
+        instead, made while held (``held``: refused ``E_PLAN_AMBIGUOUS`` by its own author,
+        the plan back where the hold found it)."""
+        decision = kept.get("decision")
+        request = state.request
+        if (
+            decision is None
+            or request is None
+            or request.get("commit") != record.sha
+            or kept.get("seen") != change.new_blob
+            or new.status != decision["status"]
+        ):
+            return
+        state.request = {
+            **request,
+            **{key: decision[key] for key in ("commit", "author", "committer", "time")},
+            **{key: decision[key] for key in ("author_time", "merge")},
+            "held": True,
+        }
+        state.note(
+            f"{decision['commit'][:12]} approval request ({request['kind']}) by "
+            f"{decision['author']}, made while the plan was held E_PLAN_AMBIGUOUS"
+        )
 
     def _changers(
         self, repo: GitRepo, record: CommitRecord, change: FileChange, new: BlobFacts
@@ -4152,6 +4254,20 @@ def forget_scan_answers() -> None:
     _unsafe_name.cache_clear()
     _claimed_folder.cache_clear()
     fold.cache_clear()
+
+
+def _held_from(state: PlanState) -> dict[str, Any]:
+    """What a hold found of the plan (round 83): its file, version, status and open request,
+    which its release takes back (a paused run stays the run it was)."""
+    return {
+        "file": state.file,
+        "blob": state.blob,
+        "seen": state.blob,
+        "status": state.status,
+        "file_status": state.file_status,
+        "request": dict(state.request) if state.request else None,
+        "decision": None,
+    }
 
 
 def _ambiguous_note(held: list[str], twins: list[str]) -> str:

@@ -199,6 +199,10 @@ class PlanState:
     #: A hostile name or a link where the plan file should be (E_UNSAFE_PATH): never read
     #: or acted on (its path may be one no file system holds).
     unsafe: bool = False
+    #: While ``ambiguous``: what the hold found (``status``, ``file_status``, ``blob``,
+    #: ``file``, ``request``), the plan file's blob last seen while held (``seen``) and a
+    #: status a human set while held (``decision``): the release takes them back (round 83).
+    held_from: dict[str, Any] | None = None
 
     def stake(self) -> str | None:
         """The version a withdrawal withdraws: the running one once started (the approved

@@ -37,6 +37,20 @@ paused run is lost). Should (docs/approvals.md: "a refused gate approval back to
 `awaiting_approval`"; round 80: a twin "removed after [the approval] left the plan waiting"): the
 paused run waits at its gate (or runs Alice's gate approval once the twin is gone) and a new gate
 approval resumes it. Nothing ran twice; the audit agreed (``ok: true``).
+Fixed (2026-12-01, r83gatetwin): the cause was the hold itself: ``Lifecycle._ambiguity`` erased
+the plan's status, version and open request, and the release read the file as a plan "from
+nothing" (``FileChange(path, None, blob)``), so the status Alice set while held classified as
+``None -> approved`` (a FIRST approval) by the release commit, its version's first start
+already recorded: ``E_ALREADY_EXECUTED``, ``by`` the agent who removed the twin. Now the hold
+keeps what it found (``PlanState.held_from``) and its release takes it back (the file judged as
+changed from that version, the paused run still paused, for every twin kind and pause); a
+status set while held approves nothing, as rounds 74 and 80 decided for a first approval: it is
+that commit's request, refused ``E_PLAN_AMBIGUOUS`` by its own author (``approvals._check_held``),
+the plan back at ``awaiting_approval``, and Alice's next approval runs the gate once. A
+status-only edit while held makes no writer (she had become one: ``E_SELF_APPROVAL``). The
+``row`` control reads the row after the last pass, as the calls are (it had compared the row
+before Alice's new approval with the calls after it). Variants:
+``test_round83_runs_gatetwinkinds.py``.
 Held: no twin's action ever ran; while the twin stood the plan was held ``E_PLAN_AMBIGUOUS``
 (``tb\\`` itself ``E_UNSAFE_PATH``); the forged root-folder log (``lg``) changed nothing: the gate
 ran once, the row ``completed`` from the controller's record (the audit: no finding); ``ctl``
@@ -170,7 +184,10 @@ def test_audit(lab: Lab, vid: str) -> None:
 def test_row(lab: Lab, vid: str) -> None:
     seen = lab.seen  # type: ignore[attr-defined]
     calls = seen["calls"][vid]
-    status = seen["end"].get(f"plans/{vid}", ("?", ""))[0]
+    # the row and the calls read at one time, after the last pass (r83gatetwin: the row
+    # after the twin went is "awaiting_approval" when the gate approval made while held is
+    # refused, and the calls are counted after Alice's approval again)
+    status = seen["again"].get(f"plans/{vid}", ("?", ""))[0]
     # completed only if the gated action really ran; never a status only the forged log says
     assert (status == "completed") == (calls[1] == 1), (status, calls, seen["end"].get(vid))
 
@@ -183,7 +200,7 @@ def _x(what: str) -> Any:
     )
 
 
-LOST = {v: _x(f"{v}: refused E_ALREADY_EXECUTED as a first approval") for v in ["cs", "bs", "tb"]}
+LOST: dict[str, Any] = {}  # fixed (2026-12-01, r83gatetwin)
 
 
 @pytest.mark.parametrize("vid", cases(VIDS, VIDS, LOST))

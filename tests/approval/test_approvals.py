@@ -55,10 +55,19 @@ def test_valid_approval() -> None:
         ({"voided_by": "d" * 40}, "E_PLAN_HASH_MISMATCH"),
         ({"author_email": "mallory@example.com"}, "E_APPROVER_NOT_ALLOWED"),
         ({"changers": frozenset({"Alice@Example.com"})}, "E_SELF_APPROVAL"),
+        ({"held": True}, "E_PLAN_AMBIGUOUS"),  # set while a twin held the plan (round 83)
+        ({"held": True, "kind": Transition.GATE, "approved_hash": H}, "E_PLAN_AMBIGUOUS"),
     ],
 )
 def test_each_rule_refuses_with_its_code(change: dict[str, object], expected: str) -> None:
     assert code(dataclasses.replace(GOOD, **change)) == expected  # type: ignore[arg-type]
+
+
+def test_an_approval_made_while_held_is_refused_by_its_own_author() -> None:
+    """Round 83: the refusal of a status set while the plan was held names its maker."""
+    decision = verify_approval(dataclasses.replace(GOOD, held=True), POLICY)
+    assert not decision.valid and decision.code == "E_PLAN_AMBIGUOUS"
+    assert decision.approver == "alice@example.com"
 
 
 def test_glob_patterns_and_empty_list() -> None:

@@ -577,7 +577,9 @@ def test_a_sha256_repository_is_refused_before_anything_is_written(tmp_path: Pat
 
 
 @pytest.mark.parametrize("where", ["repository", "global"])
-def test_a_hasconfig_include_is_read_without_a_traceback(tmp_path: Path, where: str) -> None:
+def test_a_hasconfig_include_is_read_without_a_traceback(
+    tmp_path: Path, where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Round 83: ``includeIf "hasconfig:remote.*.url:..."`` (a common way to pick a work
     identity in ~/.gitconfig) sent GitPython's config reader into a recursion whose
     parsers' ``__del__`` printed a traceback on every command; the SHA-256 check still
@@ -591,7 +593,10 @@ def test_a_hasconfig_include_is_read_without_a_traceback(tmp_path: Path, where: 
     key = "includeIf.hasconfig:remote.*.url:https://forge.example/**.path"
     if where == "repository":
         raw_git(repo, "config", key, str(included))
-    else:
+    else:  # a global config of this test's own: the session's is every test's
+        own = tmp_path / "global.cfg"
+        own.write_bytes(Path(os.environ["GIT_CONFIG_GLOBAL"]).read_bytes())
+        monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(own))
         raw_git(repo, "config", "--global", key, str(included))
     raw_git(repo, "remote", "add", "origin", "https://forge.example/a.git")
     (repo / "plans").mkdir()

@@ -28,7 +28,45 @@ with no config calls valid exactly the runs the controller made):
 - ``q-o`` (control): Bob and Carol approve: runs once. ``ok`` (control): Alice approves: runs
   once.
 
-Seen (round 84): see the FINDINGS row; ``BROKEN`` lists the ids that broke (strict xfail).
+Seen (round 84): 6 ids broke, 2 classes.
+
+1. **A status set while held is credited to the release's committer (rejection)** (``rm:ran``,
+   ``rm:audit``, ``rm:who``, ``rj:who``): round 83 refuses an APPROVAL set while held ``by:`` its
+   own author, but a ``rejected`` set while held is read at the release as the releaser's
+   own status change. Mallory (no approver, no author) rejects while held, the agent removes
+   the twin: the row says ``agent@example.com set status rejected``, the plan is
+   ``rejected`` for good, and Alice's approval is ``E_ILLEGAL_TRANSITION ... (from rejected);
+   ignored``. Without a hold (``rn``) Mallory's rejection is "E_APPROVER_NOT_ALLOWED: ...
+   only an allowed approver or an author of the plan may; ignored" and Alice's approval runs::
+
+       # agent: plans/rm/PLAN.yml, run --once (frozen)
+       mkdir plans/RM && cp plans/rm/PLAN.yml plans/RM/ && git add -A && git commit -qm twin
+       plangate run --once --config ../plangate.yml            # held E_PLAN_AMBIGUOUS
+       sed -i 's/status: pending_approval/status: rejected/' plans/rm/PLAN.yml
+       git -c user.name=Mallory -c user.email=mallory@example.com commit -qam reject
+       git rm -rq plans/RM && git commit -qm "agent: twin gone"
+       plangate run --once --config ../plangate.yml
+       status --json notes: "8c32e28701cc agent@example.com set status rejected"  -> rejected
+       (Alice approves, run --once)
+       rejected  plans/rm ... E_ILLEGAL_TRANSITION: alice@example.com set status approved
+           (from rejected) in 1724e3639df5; ignored          # the tool never ran
+
+   Should (docs/approvals.md): "Withdrawals (aborted or rejected, by an allowed approver or an
+   author of the plan)"; "A status set while held ... is then that commit's decision, made
+   while held: refused E_PLAN_AMBIGUOUS with by: its own author (never the committer of the
+   release)". Bob's rejection (``rj``) ends the plan as it should, but under the agent's name.
+2. **Twin-folder writer through the plans folder's spelling, in a quorum** (``q-w:ran``,
+   ``q-w:audit``): Carol's ``plans./q-w/NOTES.md``, then Bob's and Carol's votes: 2 of
+   ``ops`` met, ran, ``by: carol``, the audit valid (see test_round84_approve_heldwriters).
+
+Held: ``q-h`` (Bob's vote while held refused, Carol's later vote alone partial), ``q-k``
+(Carol's vote while held refused by carol), ``ma``/``ag``/``mb`` (Mallory's and the agent's
+approvals while held refused ``E_PLAN_AMBIGUOUS`` by their makers, released by the agent or
+by Bob), ``mr`` (released by Mallory: refused by alice), ``ra`` (the author's rejection:
+rejected), ``rn``, ``q-o``, ``ok``; the audit agreed on every plan. Conservative, not a break:
+``q-k:again``: Bob's vote made before the hold did not survive it (Carol's second vote left
+``q-k`` partial, "more approvals needed: 1 more from ops"), though docs/approvals.md says the
+hold "keeps what it found of the plan (its status, version and open request)".
 """
 
 from __future__ import annotations

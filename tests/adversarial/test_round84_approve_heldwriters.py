@@ -43,7 +43,50 @@ the refusal is ``E_PLAN_AMBIGUOUS`` ``by:`` alice; ``<slug>:audit`` as above):
 - ``fm``: the same three commits on a branch the agent merges ``--no-ff``: the hold starts
   and ends inside the merged branch.
 
-Seen (round 84): see the FINDINGS row; ``BROKEN`` lists the ids that broke (strict xfail).
+Seen (round 84): 18 ids broke, 2 classes.
+
+1. **Twin-folder writer through the plans folder's own spelling** (16 ids: ``pt``, ``pb``,
+   ``pw``, ``pf``, ``pd``, ``pe``, ``pu``, ``pm`` ``:{ran,audit}``). Round 83 made a file in a
+   twin of the PLAN's folder (and in ``PLANS/``, ``Plans/``: ``pc`` held) make its committer a
+   writer, but not a twin of the PLANS FOLDER by a trailing dot (``plans./``, ``plans.../``,
+   ``PLANS./``, ``plans./PM/`` for ``plans/pm``), a trailing blank (``plans /``, ``plans. /``),
+   NFKC (``ｐｌａｎｓ/``), or the root file ``plans\\pf\\NOTES.md`` (while a root FILE
+   ``plans\\rf\\PLAN.yml`` does hold ``plans/rf``: test_round84_approve_planstwin ``rf``)::
+
+       # agent: plans/pt/PLAN.yml (pending), run --once (frozen)
+       mkdir -p plans./pt && echo Reviewed > plans./pt/NOTES.md
+       git add -A && git -c user.name=Bob -c user.email=bob@ops.example.com commit -qm note
+       sed -i 's/status: pending_approval/status: approved/' plans/pt/PLAN.yml
+       git -c user.name=Bob -c user.email=bob@ops.example.com commit -qam approve
+       plangate run --once --config ../plangate.yml; plangate status --config ../plangate.yml
+       completed  plans/pt  87ccd50099e7 medium bob@ops.example.com ... plangate: complete plans/pt
+       plangate audit    # fresh clone, no config
+       plans/pt: start ... approved by bob@ops.example.com in af53f579afa7: valid -> complete
+
+   The same note in ``plans/own/`` is ``E_SELF_APPROVAL``. Should (docs/approvals.md):
+   "Whoever commits any file into a plan's folder ... is a writer of the plan that folder
+   holds or will hold"; CHANGELOG round 83: "a file an approver committed into a folder that
+   is one with the plan's folder on some checkout ... made him no writer" (fixed for
+   ``PLANS/rr/``, ``plans/dt./``, ``plans/sp /``, ``plans\\nb/``). On Windows ``plans.``
+   and ``plans `` are ``plans``; git for Windows splits ``plans\\pf\\NOTES.md`` into
+   ``plans/pf/NOTES.md``. Caveat: docs/plan-format.md says "The plans folder itself is compared
+   as written (a ``Plans/`` beside ``plans/`` holds no plan)" for PLAN files; for writers round
+   83 already reads ``PLANS/``/``Plans/``, so these spellings are the same hole.
+2. **Held approval brought by a merge** (``fm:held``, ``fm:audit``; arguable): twin
+   ``plans/FM/PLAN.yml`` added, Alice sets ``approved`` in ``plans/fm``, twin removed, all on a
+   branch ``fmb``; Alice merges ``--no-ff``: ``fm`` runs (``by: alice``), audit valid. The same
+   three commits on main (``ff``) are refused ``E_PLAN_AMBIGUOUS`` by alice. docs/approvals.md:
+   "a status someone sets in its file meanwhile approves nothing: what the approver saw may
+   have been the twin's file". The lead may rule her own merge a fresh decision (``fn``: her
+   branch approval with no twin, merged by her, runs; merged by the agent it is the agent's,
+   ``E_APPROVER_NOT_ALLOWED``).
+
+Held: ``own``, ``pc`` (``Plans/``), ``up``/``upo`` alike (a note one level up makes no writer
+in either spelling), ``rb``/``rbo``, ``rn``/``rno`` alike (a note removed or moved before the
+plan came: no writer in either), ``rk``/``rko`` alike (``E_SELF_APPROVAL``: the twin folder
+never emptied); ``fa``/``fb``/``fc``/``fv``/``ff`` refused ``E_PLAN_AMBIGUOUS`` by alice
+whoever released (agent, Bob, Alice), ``fv2`` (another version slipped in while held) never
+ran, ``fa:again`` ran once; the audit agreed with the controller on every plan.
 """
 
 from __future__ import annotations

@@ -25,10 +25,12 @@ with no config calls valid exactly the runs the controller made):
   runs.
 - ``mr``: Alice approves while held, MALLORY removes the twin: nothing runs, refused
   ``E_PLAN_AMBIGUOUS`` by alice.
+- ``ar``: ALICE sets ``rejected`` while held, Mallory removes the twin, Bob approves: her
+  withdrawal must not be lost to the release (nothing runs).
 - ``q-o`` (control): Bob and Carol approve: runs once. ``ok`` (control): Alice approves: runs
   once.
 
-Seen (round 84): 6 ids broke, 2 classes.
+Seen (round 84): 8 ids broke, 2 classes.
 
 1. **A status set while held is credited to the release's committer (rejection)** (``rm:ran``,
    ``rm:audit``, ``rm:who``, ``rj:who``): round 83 refuses an APPROVAL set while held ``by:`` its
@@ -55,6 +57,12 @@ Seen (round 84): 6 ids broke, 2 classes.
    author of the plan)"; "A status set while held ... is then that commit's decision, made
    while held: refused E_PLAN_AMBIGUOUS with by: its own author (never the committer of the
    release)". Bob's rejection (``rj``) ends the plan as it should, but under the agent's name.
+   The other way round it RUNS a rejected plan (``ar:ran``, ``ar:audit``): ALICE sets
+   ``rejected`` while held, MALLORY removes the twin: the row says "E_APPROVER_NOT_ALLOWED:
+   mallory@example.com set status rejected in fd445a6ee12f, but only an allowed approver or an
+   author of the plan may; ignored", then Bob's approval starts and completes ``plans/ar``
+   (the tool ran once; the fresh-clone audit calls it valid). Docs: withdrawals "win in every
+   status a plan can still run from, in any order of commits".
 2. **Twin-folder writer through the plans folder's spelling, in a quorum** (``q-w:ran``,
    ``q-w:audit``): Carol's ``plans./q-w/NOTES.md``, then Bob's and Carol's votes: 2 of
    ``ops`` met, ran, ``by: carol``, the audit valid (see test_round84_approve_heldwriters).
@@ -87,7 +95,7 @@ rules:
   - match: {paths: ["plans/q-*"]}
     require: [{group: ops, count: 2}]
 """
-HELD = ["q-h", "q-k", "rj", "ra", "rm", "ma", "ag", "mr", "mb"]
+HELD = ["q-h", "q-k", "rj", "ra", "rm", "ma", "ag", "mr", "mb", "ar"]
 SLUGS = [*HELD, "rn", "q-w", "q-o", "ok"]
 RUNS = {"rm": 1, "rn": 1, "q-o": 1, "ok": 1}
 
@@ -138,16 +146,19 @@ def _build(root: Path) -> Lab:
         ("ag", AGENT, "approved"),
         ("mr", ALICE, "approved"),
         ("mb", MALLORY, "approved"),
+        ("ar", ALICE, "rejected"),
     ):
         lab.set_status(slug, status)
         lab.commit(f"{who[0]}: {status} {slug} while held", who)
     lab.run()
     for slug in HELD:
-        if slug not in ("mr", "mb"):
+        if slug not in ("mr", "mb", "ar"):
             lab.git("rm", "-rq", f"plans/{slug.upper()}")
     lab.commit("agent: twins gone", AGENT)
     lab.git("rm", "-rq", "plans/MR")
     lab.commit("mallory: twin gone", MALLORY)
+    lab.git("rm", "-rq", "plans/AR")
+    lab.commit("mallory: twin AR gone", MALLORY)
     lab.git("rm", "-rq", "plans/MB")
     lab.commit("bob: twin gone", BOB)
     lab.set_status("rn", "rejected")
@@ -160,6 +171,7 @@ def _build(root: Path) -> Lab:
     lab.commit("alice: approve after the release", ALICE)
     lab.approve("q-w", BOB)
     lab.approve("q-o", BOB)
+    lab.approve("ar", BOB)
     lab.approve("ok", ALICE)
     lab.run()
     lab.approve("q-w", CAROL)
@@ -209,6 +221,8 @@ BROKEN: dict[str, Any] = {
     "rm:audit": xfail(_R, "the audit agrees: Alice's approval of rm never ran"),
     "rm:who": xfail(_R, "the row says agent@example.com set status rejected (Mallory did)"),
     "rj:who": xfail(_R, "the row says agent@example.com set status rejected (Bob did)"),
+    "ar:ran": xfail(_R, "Alice's rejected set while held became Mallory's (ignored); Bob's ran"),
+    "ar:audit": xfail(_R, "the fresh-clone audit calls the run of the plan Alice rejected valid"),
 }
 
 

@@ -23,9 +23,11 @@ Abort while held (``<slug>:ran`` action 2 ran once after Alice's gate approval):
   Mallory (no approver, no author) sets ``aborted`` while held; the agent removes the twin;
   Alice approves the gate: Mallory's abort counts for nothing ("Withdrawals (aborted or
   rejected, by an allowed approver or an author of the plan)").
+- ``gc``: ALICE sets ``aborted`` while held, Mallory removes the twin, Bob approves the gate:
+  her abort must not be lost to the release (action 2 never runs).
 - ``gb`` (control): the same with no twin: her abort is ignored, the gate approval runs.
 
-Seen (round 84): 11 ids broke, 2 classes.
+Seen (round 84): 12 ids broke, 2 classes.
 
 1. **A status set while held is credited to the release's committer (abort)** (``ga:ran``):
    ``ga`` paused at its gate; the agent's twin ``plans/GA/PLAN.yml``; Mallory sets
@@ -35,7 +37,11 @@ Seen (round 84): 11 ids broke, 2 classes.
    hold (``gb``) Mallory's abort is ignored and the gate approval runs action 2 once. Should
    (docs/approvals.md): "Withdrawals (aborted or rejected, by an allowed approver or an author
    of the plan)"; a status set while held is "refused E_PLAN_AMBIGUOUS with by: its own
-   author (never the committer of the release)".
+   author (never the committer of the release)". The other way round (``gc:ran``): ALICE sets
+   ``aborted`` of the paused run while held, MALLORY removes the twin: "E_APPROVER_NOT_ALLOWED:
+   mallory@example.com set status aborted in 07ba73b3cd39 ... ignored", and Bob's gate
+   approval runs action 2 (``gc2`` ran once; the run ``completed``): an allowed approver's
+   abort lost.
 2. **A plans-folder twin plan file holds nothing** (``dt``, ``bl``, ``kc``, ``mc``, ``uc``
    ``:{ran,held}``, 10 ids; against docs/plan-format.md's explicit rule "The plans folder
    itself is compared as written (a Plans/ beside plans/ holds no plan: it is no plans
@@ -60,7 +66,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, MALLORY, Lab, cases, clone_audit, plan_text
+from advkit import AGENT, ALICE, BOB, MALLORY, Lab, cases, clone_audit, plan_text
 from test_round2_execution_kit import shared
 
 TWINS = {
@@ -71,7 +77,7 @@ TWINS = {
     "uc": "PLANS/uc/PLAN.yml",
     "rf": "plans\\rf\\PLAN.yml",
 }
-GATED = ["ga", "gb"]
+GATED = ["ga", "gb", "gc"]
 
 
 def _put(lab: Lab, rel: str, text: str) -> None:
@@ -105,23 +111,30 @@ def _build(root: Path) -> Lab:
         _put(lab, rel, plan_text(f"{slug}-twin"))
     lab.commit("mallory: twins", MALLORY)
     lab.write("GA", plan_text("ga-twin"))
-    lab.commit("agent: twin GA", AGENT)
+    lab.write("GC", plan_text("gc-twin"))
+    lab.commit("agent: twins GA, GC", AGENT)
     lab.run()
     got["held"] = {
         r["plan"]: r
         for r in json.loads(lab.cli("status", "--json", "--config", str(lab.config)).stdout)
     }
-    for slug in GATED:
+    for slug in ("ga", "gb"):
         lab.set_status(slug, "aborted")
     lab.commit("mallory: abort while held", MALLORY)
+    lab.set_status("gc", "aborted")
+    lab.commit("alice: abort gc while held", ALICE)
     lab.run()
     lab.git("rm", "-rq", "plans/GA")
     lab.commit("agent: twin GA gone", AGENT)
+    lab.git("rm", "-rq", "plans/GC")
+    lab.commit("mallory: twin GC gone", MALLORY)
     lab.run()
     got["released"] = {s: lab.status().get(f"plans/{s}", {}).get("status") for s in GATED}
-    for slug in [*TWINS, "ok", *GATED]:
+    for slug in [*TWINS, "ok", "ga", "gb"]:
         lab.set_status(slug, "approved")
     lab.commit("alice: approve", ALICE)
+    lab.set_status("gc", "approved")
+    lab.commit("bob: approve gc's gate", BOB)
     lab.run()
     lab.run()
     got["calls"] = {s: len(lab.calls(s)) for s in [*TWINS, "ok"]}
@@ -170,6 +183,7 @@ BROKEN: dict[str, Any] = {
     },
     **{f"{s}:held": xfail(_T, f"{w} held nothing") for s, w in _TW.items()},
     "ga:ran": xfail(_A, "Mallory's aborted set while held became the agent's abort request"),
+    "gc:ran": xfail(_A, "Alice's aborted set while held became Mallory's (ignored); gate ran"),
 }
 
 
@@ -191,7 +205,9 @@ def test_round84_planstwin(lab: Lab, vid: str) -> None:
         held = got["held"].get(f"plans/{slug}", {})
         assert "E_PLAN_AMBIGUOUS" in json.dumps(held, ensure_ascii=False), held
         return
-    if slug in ("ok", *GATED):
+    if slug == "gc":
+        assert calls[slug] == 0, (calls, row.get("status"), row.get("notes"))
+    elif slug in ("ok", *GATED):
         assert calls[slug] == 1, (calls, row.get("status"), row.get("notes"))
     else:
         assert calls[slug] == 0, (calls[slug], row.get("status"), row.get("notes"))

@@ -27,6 +27,8 @@ with no config calls valid exactly the runs the controller made):
   ``E_PLAN_AMBIGUOUS`` by alice.
 - ``ar``: ALICE sets ``rejected`` while held, Mallory removes the twin, Bob approves: her
   withdrawal must not be lost to the release (nothing runs).
+- ``mx``: Mallory sets ``approved`` while held; the agent removes the twin on a branch that
+  ALICE merges ``--no-ff`` (her merge is the release): nothing runs.
 - ``q-o`` (control): Bob and Carol approve: runs once. ``ok`` (control): Alice approves: runs
   once.
 
@@ -70,8 +72,9 @@ Seen (round 84): 8 ids broke, 2 classes.
 Held: ``q-h`` (Bob's vote while held refused, Carol's later vote alone partial), ``q-k``
 (Carol's vote while held refused by carol), ``ma``/``ag``/``mb`` (Mallory's and the agent's
 approvals while held refused ``E_PLAN_AMBIGUOUS`` by their makers, released by the agent or
-by Bob), ``mr`` (released by Mallory: refused by alice), ``ra`` (the author's rejection:
-rejected), ``rn``, ``q-o``, ``ok``; the audit agreed on every plan. Conservative, not a break:
+by Bob), ``mr`` (released by Mallory: refused by alice), ``mx`` (Mallory's approval while held,
+released by Alice's merge of the agent's removal: refused by mallory), ``ra`` (the
+author's rejection: rejected), ``rn``, ``q-o``, ``ok``; the audit agreed on every plan. Conservative, not a break:
 ``q-k:again``: Bob's vote made before the hold did not survive it (Carol's second vote left
 ``q-k`` partial, "more approvals needed: 1 more from ops"), though docs/approvals.md says the
 hold "keeps what it found of the plan (its status, version and open request)".
@@ -95,7 +98,7 @@ rules:
   - match: {paths: ["plans/q-*"]}
     require: [{group: ops, count: 2}]
 """
-HELD = ["q-h", "q-k", "rj", "ra", "rm", "ma", "ag", "mr", "mb", "ar"]
+HELD = ["q-h", "q-k", "rj", "ra", "rm", "ma", "ag", "mr", "mb", "ar", "mx"]
 SLUGS = [*HELD, "rn", "q-w", "q-o", "ok"]
 RUNS = {"rm": 1, "rn": 1, "q-o": 1, "ok": 1}
 
@@ -147,16 +150,22 @@ def _build(root: Path) -> Lab:
         ("mr", ALICE, "approved"),
         ("mb", MALLORY, "approved"),
         ("ar", ALICE, "rejected"),
+        ("mx", MALLORY, "approved"),
     ):
         lab.set_status(slug, status)
         lab.commit(f"{who[0]}: {status} {slug} while held", who)
     lab.run()
     for slug in HELD:
-        if slug not in ("mr", "mb", "ar"):
+        if slug not in ("mr", "mb", "ar", "mx"):
             lab.git("rm", "-rq", f"plans/{slug.upper()}")
     lab.commit("agent: twins gone", AGENT)
     lab.git("rm", "-rq", "plans/MR")
     lab.commit("mallory: twin gone", MALLORY)
+    lab.git("checkout", "-q", "-b", "mxb")
+    lab.git("rm", "-rq", "plans/MX")
+    lab.commit("agent: twin MX gone (branch)", AGENT)
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "-q", "--no-ff", "-m", "merge mxb", "mxb", who=ALICE)
     lab.git("rm", "-rq", "plans/AR")
     lab.commit("mallory: twin AR gone", MALLORY)
     lab.git("rm", "-rq", "plans/MB")

@@ -74,7 +74,8 @@ Held: ``q-h`` (Bob's vote while held refused, Carol's later vote alone partial),
 approvals while held refused ``E_PLAN_AMBIGUOUS`` by their makers, released by the agent or
 by Bob), ``mr`` (released by Mallory: refused by alice), ``mx`` (Mallory's approval while held,
 released by Alice's merge of the agent's removal: refused by mallory), ``ra`` (the
-author's rejection: rejected), ``rn``, ``q-o``, ``ok``; the audit agreed on every plan. Conservative, not a break:
+author's rejection: rejected), ``rn``, ``q-o``, ``ok``; the audit agreed on every plan.
+Conservative, not a break:
 ``q-k:again``: Bob's vote made before the hold did not survive it (Carol's second vote left
 ``q-k`` partial, "more approvals needed: 1 more from ops"), though docs/approvals.md says the
 hold "keeps what it found of the plan (its status, version and open request)".

@@ -32,6 +32,13 @@ session's ``status`` call: its start finishes notes), ``run`` (a ``run --once`` 
   itself a symlink to a file of the operator's, then an honest MCP ``submit``;
 - ``real:<finisher>`` (controls): a real killed submit's note, finished by that finisher
   (the plan's file and index entry written, the lock gone).
+Races (``test_the_shared_writer_under_races``): ``v2:{answer,clean}``: a submit of ``s-dv``
+SIGKILLed the moment ``main`` moves, then the agent's slightly different ``s-dv`` (another task):
+answered ``ok``, the branch holds v2, ``git status`` clean; ``q:submits``, ``ra:approve``,
+``rb:approve``, ``race:clean``: one MCP session of four submits, Alice's two ``plangate
+approve`` and a ``run --once`` started at once, then two passes: each submit ``ok`` and
+committed once, each approve either committed once (its plan ran once) or refused with an
+``E_`` code committing nothing (its plan still pending), ``git status`` clean.
 Checks per variant: nothing written outside the tree, into ``.git/hooks`` or through the link,
 the operator's file unchanged, ``y-<vid>`` as committed, no forged entry in the index or any
 commit, ``git status`` clean; for ``approve`` its approval committed (exit 0).
@@ -40,7 +47,12 @@ Seen (round 84): nothing broke. Every forged note was dropped with its lock and 
 was written (neither side), by each finisher; a symlinked ``index.lock`` was left alone (the
 operator's file untouched; ``run --once`` refuses ``E_GIT ... index.lock': File exists``, the
 remedy "if no git process is running, remove ... index.lock", the bench removes it); a symlinked
-flock file or note was not written through, the honest ``submit`` answered ``ok``. Noted: the
+flock file or note was not written through, the honest ``submit`` answered ``ok``.
+Races held: v2 was
+committed as the new version over the finished v1; the four submits were committed once each; one
+racing ``plangate approve`` was refused ``E_GIT: main moved while committing`` (remedy "run the
+command again"; noted: it does not retry as ``submit`` does for about 4 s), nothing committed,
+its plan pending; the other committed and ran once. Noted: the
 readers (``plangate status --json``, ``show``, ``hash``) do not finish a killed writer's note
 (no reader writes); ``status`` answered the submitted plan's row from the branch
 (``pending_approval``, "waiting to be frozen") while its file was still missing from the tree.
@@ -57,7 +69,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, plan_text
+from advkit import AGENT, ALICE, Lab, plan_text
 from mcpkit import PLANGATE, _requests, call
 from test_round2_execution_kit import shared
 
@@ -213,7 +225,60 @@ def _build(root: Path) -> Lab:
         victim = root / f"victim-{_tag(vid)}"
         victim.write_text("the operator's file\n")
     lab.got = {vid: _finish(lab, vid) for vid in VIDS}  # type: ignore[attr-defined]
+    lab.race = _race(lab)  # type: ignore[attr-defined]
     return lab
+
+
+def _race(lab: Lab) -> dict[str, Any]:
+    """A killed submit of ``dv``, then the agent's slightly different ``dv`` (v2); then one
+    MCP session of four submits, Alice's two ``plangate approve`` and a ``run --once`` started
+    at once; two more passes."""
+    got: dict[str, Any] = {}
+    lab.write("ra", plan_text("ra"))
+    lab.write("rb", plan_text("rb"))
+    lab.commit("agent: race plans", AGENT, "plans/ra", "plans/rb")
+    lab.run()
+    _kill_submit(lab, "dv")  # submits plans/s-dv
+    v2 = plan_text("s-dv").replace("attack variant s-dv", "attack variant s-dv v2")
+    reply = call(lab, "submit", {"plan": v2, "slug": "s-dv"})
+    got["v2_ok"] = not reply.get("result", {}).get("isError")
+    got["v2_head"] = "variant s-dv v2" in lab.git("show", "HEAD:plans/s-dv/PLAN.yml")
+    got["v2_porcelain"] = lab.git("status", "--porcelain").strip()
+    cfg = str(lab.config)
+    mcp = subprocess.Popen(
+        [PLANGATE, "mcp", "--config", cfg], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL, cwd=lab.root, env=lab.env(), text=True,
+    )  # fmt: skip
+    approves = {
+        s: subprocess.Popen(
+            [PLANGATE, "approve", f"plans/{s}", "--config", cfg],
+            cwd=lab.repo,
+            env=lab.env(ALICE),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for s in ("ra", "rb")
+    }
+    env = lab.env()
+    env["REC_LOG"] = str(lab.log)
+    run = subprocess.Popen(
+        [PLANGATE, "run", "--once", "--config", cfg], cwd=lab.root, env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    calls = [("submit", {"plan": plan_text(f"q{i}"), "slug": f"q{i}"}) for i in range(4)]
+    out, _ = mcp.communicate(_requests(calls), timeout=180)
+    got["submits_ok"] = out.count('\\"ok\\": true')
+    got["approve"] = {s: (p.wait(180), (p.stdout.read() if p.stdout else "")[-300:])
+                      for s, p in approves.items()}  # fmt: skip
+    got["run_rc"] = run.wait(180)
+    lab.run()
+    lab.run()
+    got["porcelain"] = lab.git("status", "--porcelain").strip()
+    got["subjects"] = lab.git("log", "--format=%an|%s").splitlines()
+    got["rows"] = {k: v.get("status") for k, v in lab.status().items()}
+    got["ran"] = lab.log.read_text() if lab.log.exists() else ""
+    return got
 
 
 @pytest.fixture(scope="module")
@@ -239,3 +304,38 @@ def test_a_forged_note_writes_nothing_it_names(lab: Lab, vid: str) -> None:
         assert row["lock_link"], row  # never taken over, never written through
     elif fin in ("mcp", "submit", "approve") or kind == "real":
         assert row["ok"], row["answer"]
+
+
+RACE = ["v2:answer", "v2:clean", "q:submits", "ra:approve", "rb:approve", "race:clean"]
+
+
+@pytest.mark.parametrize("vid", RACE)
+def test_the_shared_writer_under_races(lab: Lab, vid: str) -> None:
+    """A slightly different resubmission after a kill is committed as the new version, the
+    tree clean; four submits racing two approves and a pass: each submit committed once, each
+    approve either committed once (and its plan ran once) or refused with a code, committing
+    nothing; ``git status`` clean."""
+    got = lab.race  # type: ignore[attr-defined]
+    what, check = vid.split(":")
+    if vid == "v2:answer":
+        assert got["v2_ok"] and got["v2_head"], got
+    elif vid == "v2:clean":
+        assert got["v2_porcelain"] == "", got["v2_porcelain"]
+    elif vid == "q:submits":
+        assert got["submits_ok"] == 4, got
+        for i in range(4):
+            mine = [x for x in got["subjects"] if x == f"Agent|Submit plan plans/q{i}"]
+            assert len(mine) == 1, got["subjects"]
+            assert got["rows"].get(f"plans/q{i}") == "pending_approval", got["rows"]
+    elif check == "approve":
+        code, text = got["approve"][what]
+        approvals = [x for x in got["subjects"] if x.startswith("Alice|") and what in x]
+        runs = got["ran"].count(f'"argv": ["{what}"]')
+        if code == 0:
+            assert len(approvals) == 1 and runs == 1, (text, approvals, runs)
+            assert got["rows"].get(f"plans/{what}") == "completed", got["rows"]
+        else:
+            assert "E_" in text and approvals == [] and runs == 0, (text, approvals, runs)
+            assert got["rows"].get(f"plans/{what}") == "pending_approval", got["rows"]
+    else:
+        assert got["porcelain"] == "" and got["run_rc"] == 0, got

@@ -79,7 +79,10 @@ Seen (round 84): 18 ids broke, 2 classes.
    "a status someone sets in its file meanwhile approves nothing: what the approver saw may
    have been the twin's file". The lead may rule her own merge a fresh decision (``fn``: her
    branch approval with no twin, merged by her, runs; merged by the agent it is the agent's,
-   ``E_APPROVER_NOT_ALLOWED``).
+   ``E_APPROVER_NOT_ALLOWED``). Decided by the lead (2026-12-01): by design. Her merge is
+   her approval of the merge result, made where nothing is held (main's first parent never
+   saw the twin), as any pull request's merge is; ``fm`` now asserts it runs once and the
+   audit agrees.
 
 Held: ``own``, ``pc`` (``Plans/``), ``up``/``upo`` alike (a note one level up makes no writer
 in either spelling), ``rb``/``rbo``, ``rn``/``rno`` alike (a note removed or moved before the
@@ -274,13 +277,9 @@ _WHY = {
 BROKEN: dict[str, Any] = {
     f"{s}:{w}": xfail(_W, what) for s, what in _WHY.items() for w in ("ran", "audit")
 }
-BROKEN["fm:held"] = xfail(
-    "held approval brought by a merge",
-    "Alice's approval made while a twin stood on her branch ran once she merged it",
-)
-BROKEN["fm:audit"] = xfail(
-    "held approval brought by a merge", "the fresh-clone audit calls that run valid"
-)
+# fm (decided by the lead, 2026-12-01): her merge is her approval, made where nothing is
+# held (main never saw the twin: the first parent's view), as a pull request's merge is;
+# consistent with ``fn``. It runs once and the audit agrees.
 
 
 def _ran(got: dict[str, Any]) -> list[str]:
@@ -298,10 +297,10 @@ def test_round84_heldwriters(lab: Lab, vid: str) -> None:
         for s in folders:
             plan = f"plans/{FOLDER.get(s, s)}"
             assert (plan in got["valid"]) == (plan in ran), (plan, got["valid"], ran)
-        if slug in ("own", *SPELL, *HELD) and slug not in ("fn", "fa"):
+        if slug in ("own", *SPELL, *HELD) and slug not in ("fn", "fa", "fm"):
             assert f"plans/{slug}" not in got["valid"], got["valid"]
         return
-    if slug in ("ok", "fn"):
+    if slug in ("ok", "fn", "fm"):
         assert calls[slug] == 1, (calls, verdict[slug])
     elif what == "again":
         assert got["again"] == 1, (got["again"], verdict["fa"])

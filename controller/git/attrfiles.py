@@ -9,6 +9,7 @@ Over-inclusive by design: a "maybe" only leads to a ``git check-attr``.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -28,21 +29,54 @@ SYSTEM_ATTRIBUTES = (
 _ENV_CONFIG = ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT")
 
 
+#: git's largest ``int`` (``git_config_int`` refuses a value past it)
+_INT_MAX = 2**31 - 1
+_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+#: a number as ``strtoimax(value, &end, 0)`` reads it (leading blanks, a sign, a base), then
+#: the rest, which git allows only as a unit (``git_parse_signed``)
+_NUMBER = re.compile(r"[ \t\n\v\f\r]*([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)(.*)", re.S)
+
+
 def env_bool(name: str) -> bool:
     """The environment variable ``name`` as git reads a boolean one (``git_env_bool``, its
-    ``git_config_bool``): unset, empty, ``0``, ``false``, ``no``, ``off`` (any case) are false;
-    ``true``, ``yes``, ``on`` and a non-zero number (``2``, ``1k``) true. Round 83:
-    ``GIT_CONFIG_NOSYSTEM=0`` is git reading the system config, which the readers had
-    skipped. A value git refuses (it dies on it) reads false: the files are read, the side a
-    "maybe" is safe on."""
-    value = os.environ.get(name, "").strip().lower()
-    if value in ("true", "yes", "on"):
-        return True
-    number = value[:-1] if value[-1:] in ("k", "m", "g") else value
-    try:
-        return int(number, 0 if number.startswith(("0x", "-0x", "+0x")) else 10) != 0
-    except ValueError:
+    ``git_config_bool``): unset, empty, ``false``, ``no``, ``off`` (any case) and a zero
+    number are false; ``true``, ``yes``, ``on`` and any other number git reads (``2``,
+    `` 1``, ``0x10``, ``1k``) true. A value git refuses (``1 ``, ``maybe``, a number past its
+    ``int``) makes every git command die, so it is refused here too (:class:`GitError`
+    naming it), never read one way or the other (rounds 83-84: ``GIT_CONFIG_NOSYSTEM=0`` had
+    been read as set, and ``1 `` printed a hash no controller could freeze)."""
+    value = os.environ.get(name)
+    if value is None or value.lower() in ("", "false", "no", "off"):
         return False
+    if value.lower() in ("true", "yes", "on"):
+        return True
+    found = _NUMBER.fullmatch(value)
+    unit = found.group(3).lower() if found else None
+    if found is None or unit not in _UNITS:
+        raise _bad_bool(name, value)
+    digits = found.group(2)  # strtoimax's base 0: 0x hex, a leading 0 octal, else decimal
+    base = 16 if digits[:2].lower() == "0x" else 8 if digits.startswith("0") else 10
+    number = int(digits, base) * _UNITS[unit]
+    if number > _INT_MAX:  # either sign: git bounds by its largest int (git_parse_signed)
+        raise _bad_bool(name, value)
+    return number != 0
+
+
+def _bad_bool(name: str, value: str) -> PlangateError:
+    from controller.errors import GitError
+
+    return GitError(
+        f"{name}={value!r} is no boolean git reads: git refuses every command with it "
+        "(fatal: bad boolean config value)",
+        remedy=f"set {name} to 1 or 0 (true or false), or unset it",
+    )
+
+
+def check_git_env() -> None:
+    """Refuse, before git or GitPython is asked anything, a boolean variable git would die
+    on (:func:`env_bool`): GitPython's import runs ``git version`` and fails with no code."""
+    for name in ("GIT_CONFIG_NOSYSTEM", "GIT_ATTR_NOSYSTEM"):
+        env_bool(name)
 
 
 @dataclass(frozen=True)

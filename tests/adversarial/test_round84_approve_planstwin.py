@@ -182,8 +182,6 @@ BROKEN: dict[str, Any] = {
         for s, w in _TW.items()
     },
     **{f"{s}:held": xfail(_T, f"{w} held nothing") for s, w in _TW.items()},
-    "ga:ran": xfail(_A, "Mallory's aborted set while held became the agent's abort request"),
-    "gc:ran": xfail(_A, "Alice's aborted set while held became Mallory's (ignored); gate ran"),
 }
 
 

@@ -2490,14 +2490,15 @@ class Lifecycle(IndexStore):
                 if new.status == "approved":  # its approval carried (round 77): not voided
                     content_changed = False
                     self._carried_request(state, source, record, sink, snapshot)
-            # a status set while the plan was held is its maker's (round 84), not the release's
-            judged = self._held_maker(repo, record, change, new, released)
             approved = state.status == "approved"  # an approval open before this commit
-            if approved and old is not None and new.status != old.status:
-                maker = self._lapse_maker(repo, judged, change)
-                self._note_decision_lapse(repo, state.request, judged, change.path, maker)
-                self._note_lapse(state.request, maker)
             try:
+                # a status set while the plan was held is its maker's (round 84), not the
+                # release's: judged as that commit, its key at the time the hold saw it
+                judged = self._held_maker(repo, record, change, new, released)
+                if approved and old is not None and new.status != old.status:
+                    maker = self._lapse_maker(repo, judged, change)
+                    self._note_decision_lapse(repo, state.request, judged, change.path, maker)
+                    self._note_lapse(state.request, maker)
                 self._human_commit(
                     state,
                     judged,

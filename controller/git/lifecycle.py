@@ -262,6 +262,9 @@ class Lifecycle(IndexStore):
     #: The plans a commit released from a hold, with what the hold found (:meth:`_ambiguity`),
     #: until :meth:`_apply_plan_change` applies the release.
     _released: dict[str, dict[str, Any]] | None = None
+    #: The held decision the release applies now (:meth:`_held_maker`): its commit and the
+    #: time its key had to be valid, fixed when it was seen (:meth:`signed_at`).
+    _decided_at: tuple[str, float] | None = None
 
     def _load(self) -> None:
         # Built from the plans as they were: rebuilt from the plans loaded at their next
@@ -2488,22 +2491,27 @@ class Lifecycle(IndexStore):
                     content_changed = False
                     self._carried_request(state, source, record, sink, snapshot)
             approved = state.status == "approved"  # an approval open before this commit
-            if approved and old is not None and new.status != old.status:
-                maker = self._lapse_maker(repo, record, change)
-                self._note_decision_lapse(repo, state.request, record, change.path, maker)
-                self._note_lapse(state.request, maker)
-            self._human_commit(
-                state,
-                record,
-                change,
-                old,
-                new,
-                (content_changed, state_changed_here, since_before, other_pause),
-                sink,
-                snapshot,
-            )
-            if released is not None:
-                self._held_request(state, record, change, new, released)
+            try:
+                # a status set while the plan was held is its maker's (round 84), not the
+                # release's: judged as that commit, its key at the time the hold saw it
+                judged = self._held_maker(repo, record, change, new, released)
+                if approved and old is not None and new.status != old.status:
+                    maker = self._lapse_maker(repo, judged, change)
+                    self._note_decision_lapse(repo, state.request, judged, change.path, maker)
+                    self._note_lapse(state.request, maker)
+                self._human_commit(
+                    state,
+                    judged,
+                    change,
+                    old,
+                    new,
+                    (content_changed, state_changed_here, since_before, other_pause),
+                    sink,
+                    snapshot,
+                )
+            finally:
+                self._decided_at = None
+            self._held_request(state, judged, record)
             if approved and record.author.email.lower() == self.controller_email:
                 # a start commit under the controller's name that it did not make (by its
                 # record or signature), of a plan an approval had reached, still says the
@@ -2965,6 +2973,8 @@ class Lifecycle(IndexStore):
         (with skew: then that clock), and on the first-parent line never before the
         controller's last commit before it (a withdrawal cannot have been made earlier: a
         key retired by then withdraws nothing, however the commit is dated)."""
+        if self._decided_at is not None and self._decided_at[0] == record.sha and on_line:
+            return self._decided_at[1]  # a decision made while held: as it was seen then
         now = self.clock() if self.clock is not None else time.time()
         claimed = float(record.commit_time)
         at = claimed if claimed <= now + CLOCK_SKEW else now
@@ -3153,61 +3163,63 @@ class Lifecycle(IndexStore):
         by_controller: bool,
     ) -> None:
         """A human commit changed the held plan's file (round 83): the blob is noted as last
-        seen while held, and an approving status it set as a decision made while held
-        (whose commit, from the status the hold found), which the release refuses."""
+        seen while held, and a status it set as a decision made while held (its commit, and
+        the time its signing key must have been valid then: :meth:`signed_at`). The release
+        judges that status as this commit's, never the releasing one's (:meth:`_held_maker`):
+        an approval refused, a withdrawal counted or ignored by its own maker (round 84: a
+        rejection or abort set while held was read as the releasing commit's)."""
         kept = state.held_from
         if kept is None or by_controller or change.path != kept.get("file"):
             return
         new, old = self.facts(repo, change.new_blob), self.facts(repo, change.old_blob)
         decision = kept.get("decision")
         if new is not None and new.status != (old.status if old else None):
-            kind = approvals.classify(kept.get("status"), new.status)
             decision = None
-            if kind in (Transition.APPROVE, Transition.GATE, Transition.RESUME):
+            if new.status != kept.get("file_status"):  # set back: no decision is left
                 decision = {
                     "commit": record.sha,
-                    "kind": kind.value,
                     "status": new.status,
-                    "author": record.author.email,
-                    "committer": record.committer.email,
-                    "time": record.commit_time,
-                    "author_time": record.author_time,
-                    "merge": record.is_merge,
+                    "at": self.signed_at(record),
                 }
         state.held_from = {**kept, "seen": change.new_blob, "decision": decision}
 
-    def _held_request(
+    def _held_maker(
         self,
-        state: PlanState,
+        repo: GitRepo,
         record: CommitRecord,
         change: FileChange,
         new: BlobFacts,
-        kept: dict[str, Any],
-    ) -> None:
-        """The release of a hold took the plan's status back (:meth:`_ambiguity`), so the
-        file's status reads as set by the releasing commit: one a human set while the plan
-        was held, the releasing commit leaving the file as it was, is that commit's decision
-        instead, made while held (``held``: refused ``E_PLAN_AMBIGUOUS`` by its own author,
-        the plan back where the hold found it)."""
-        decision = kept.get("decision")
-        request = state.request
+        kept: dict[str, Any] | None,
+    ) -> CommitRecord:
+        """Whose status change the release ``record`` of a hold applies (round 84): the
+        status a human set while the plan was held (:meth:`_held_decision`), the release
+        leaving the file as that commit left it, is that commit's, read again by its sha
+        (its author, committer, dates, trailers and signature: every identity rule as
+        for any commit); anything else is the releasing commit's own."""
+        decision = (kept or {}).get("decision")
         if (
             decision is None
-            or request is None
-            or request.get("commit") != record.sha
+            or kept is None
             or kept.get("seen") != change.new_blob
             or new.status != decision["status"]
         ):
+            return record
+        maker = repo.commit(str(decision["commit"]))
+        if decision.get("at") is not None:
+            self._decided_at = (maker.sha, float(decision["at"]))
+        return maker
+
+    def _held_request(self, state: PlanState, maker: CommitRecord, record: CommitRecord) -> None:
+        """An approval request the release ``record`` applied that ``maker`` made while the
+        plan was held (:meth:`_held_maker`) is a decision made while held (``held``: refused
+        ``E_PLAN_AMBIGUOUS`` by its own author, the plan back where the hold found it)."""
+        request = state.request
+        if maker.sha == record.sha or request is None or request.get("commit") != maker.sha:
             return
-        state.request = {
-            **request,
-            **{key: decision[key] for key in ("commit", "author", "committer", "time")},
-            **{key: decision[key] for key in ("author_time", "merge")},
-            "held": True,
-        }
+        state.request = {**request, "held": True}
         state.note(
-            f"{decision['commit'][:12]} approval request ({request['kind']}) by "
-            f"{decision['author']}, made while the plan was held E_PLAN_AMBIGUOUS"
+            f"{maker.sha[:12]} approval request ({request['kind']}) by "
+            f"{maker.author.email}, made while the plan was held E_PLAN_AMBIGUOUS"
         )
 
     def _changers(

@@ -65,6 +65,10 @@ Seen (round 84): 8 ids broke, 2 classes.
    author of the plan may; ignored", then Bob's approval starts and completes ``plans/ar``
    (the tool ran once; the fresh-clone audit calls it valid). Docs: withdrawals "win in every
    status a plan can still run from, in any order of commits".
+   Fixed (2026-12-01, r84heldwd): at the release a status set while held is judged as the
+   commit that set it, read again by its sha (``Lifecycle._held_decision`` keeps every kind,
+   ``_held_maker``), never as the releasing commit: a withdrawal counts for its maker when
+   she may withdraw, is ignored ``E_APPROVER_NOT_ALLOWED`` by her when not.
 2. **Twin-folder writer through the plans folder's spelling, in a quorum** (``q-w:ran``,
    ``q-w:audit``): Carol's ``plans./q-w/NOTES.md``, then Bob's and Carol's votes: 2 of
    ``ops`` met, ran, ``by: carol``, the audit valid (see test_round84_approve_heldwriters).
@@ -223,16 +227,9 @@ def xfail(cls: str, what: str) -> Any:
 
 IDS = [f"{s}:{w}" for s in SLUGS for w in ("ran", "audit")] + ["q-k:again", "rj:who", "rm:who"]
 _Q = "twin-folder writer through the plans folder's own spelling (quorum)"
-_R = "a status set while held credited to the release's committer (rejection)"
 BROKEN: dict[str, Any] = {
     "q-w:ran": xfail(_Q, "Carol's note in plans./q-w let her vote complete the 2-of-ops quorum"),
     "q-w:audit": xfail(_Q, "the fresh-clone audit calls the q-w run valid"),
-    "rm:ran": xfail(_R, "Mallory's rejected set while held became the agent's withdrawal"),
-    "rm:audit": xfail(_R, "the audit agrees: Alice's approval of rm never ran"),
-    "rm:who": xfail(_R, "the row says agent@example.com set status rejected (Mallory did)"),
-    "rj:who": xfail(_R, "the row says agent@example.com set status rejected (Bob did)"),
-    "ar:ran": xfail(_R, "Alice's rejected set while held became Mallory's (ignored); Bob's ran"),
-    "ar:audit": xfail(_R, "the fresh-clone audit calls the run of the plan Alice rejected valid"),
 }
 
 

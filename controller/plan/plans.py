@@ -489,6 +489,18 @@ def check_document(
     return (model if not problems else None), problems
 
 
+def schema_model(data: Any) -> PlanDocument | None:
+    """The model of a document the schema accepts, whatever the rules say of it (None: the
+    schema refuses it). For crash recovery of a run whose plan turned invalid (round 84,
+    :meth:`controller.execution.executor.Engine.run`): its actions as approved, never run."""
+    if not isinstance(data, dict) or non_json_problems(data):
+        return None
+    from controller.plan.schema import parse_document
+
+    model, _errors = parse_document(convert_legacy_params(data))
+    return model
+
+
 def _top(path: str) -> str:
     return re.split(r"[.\[]", path, maxsplit=1)[0]
 

@@ -216,14 +216,7 @@ def _seen(lab: Lab) -> dict[str, Any]:
     return lab.seen  # type: ignore[attr-defined,no-any-return]
 
 
-NESTKILL = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 84 runs: nestkill: a nested plan edited, deleted or made a symlink after a "
-    "SIGKILL mid-run: the next pass fails the run with no crash recovery (no execution block, "
-    "log left untracked, tool left running)",
-)
-BROKEN: dict[str, Any] = {"ne": NESTKILL, "nd": NESTKILL, "ns": NESTKILL}
+BROKEN: dict[str, Any] = {}  # nestkill fixed (r84nestkill)
 
 
 @pytest.mark.parametrize("vid", VIDS)

@@ -187,13 +187,7 @@ def _seen(lab: Lab) -> dict[str, Any]:
     return lab.seen  # type: ignore[attr-defined,no-any-return]
 
 
-NESTKILL = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 84 runs: nestkill: a plan invalid at the pass after a SIGKILL (its tool out "
-    "of the catalog, two plan files in its nested folder) is failed with no crash recovery",
-)
-BROKEN: dict[str, Any] = {"tc": NESTKILL, "n2": NESTKILL}
+BROKEN: dict[str, Any] = {}  # nestkill fixed (r84nestkill)
 
 
 @pytest.mark.parametrize("vid", VIDS)

@@ -359,14 +359,7 @@ def test_end(lab: Lab, vid: str) -> None:
         assert '"completed"' in row, row
 
 
-NESTKILL = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 84 runs: nestkill: a twin of the nested plan's folder after a SIGKILL fails "
-    "the run E_PLAN_AMBIGUOUS with no crash recovery (stale execution block, log left "
-    "uncommitted, tool left running, the next resume spent recording the doubt)",
-)
-DOUBT_BROKEN: dict[str, Any] = {"kn": NESTKILL, "kt": NESTKILL}
+DOUBT_BROKEN: dict[str, Any] = {}  # nestkill fixed (r84nestkill)
 
 
 @pytest.mark.parametrize("vid", cases(KILLED, KILLED, DOUBT_BROKEN))

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "103"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "106"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -308,7 +308,8 @@ INDEX_VERSION = "103"  # 3: risk and estimate per plan; 4: approval identities, 
 # 102: a plan held E_PLAN_AMBIGUOUS keeps what the hold found (``held_from``: status,
 # version, request) and its release takes it back; a status set while held is a decision
 # made while held, refused E_PLAN_AMBIGUOUS by its own author (round 83)
-# 103: 101 and 102 together (both landed on 2026-12-01)
+# 103: 101 and 102 together (both landed on 2026-12-01); 106: a plan whose pinned nested
+# plan has a YAML error hashes as its own text (round 84, r84nestkill), not None
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -77,8 +77,13 @@ class LoadedPlan:
 
     @property
     def hash(self) -> str | None:
-        """The hash of the file as written (None when it is not a mapping of JSON data)."""
-        if not isinstance(self.data, dict) or any(p.code == "E_YAML_PARSE" for p in self.problems):
+        """The hash of the file as written (None when it is not a mapping of JSON data). A
+        pinned nested plan's YAML error (its problem at ``actions[n].plan``) is not this
+        file's: round 84 (r84nestkill), a run killed mid-action whose nested plan was then
+        broken read as "hashes to None" and waited for good, its tool left running."""
+        if not isinstance(self.data, dict) or any(
+            p.code == "E_YAML_PARSE" and not p.path for p in self.problems
+        ):
             return None
         if self.doc is not None and self.doc.data is self.data and self.doc.text == self.text:
             return text_hash(self.text)  # the data as read from this text: hashed once

@@ -53,6 +53,12 @@ was stopped"), ``am`` (PLAN.yaml beside) is held and, once the copy goes, record
 (nothing committed) the same. The fresh-clone audit finds one valid start each and reports
 only the agent's own ``git mv`` (``plans/mv2`` "agent@example.com set status executing (from
 nothing) ...; ignored"); it does not notice the false records.
+
+Fixed (2026-12-01, r84nestkill): ``Engine.run`` consults the run's journal before the plan's
+validity, one path for every reason the plan is invalid on the next pass: the tool process
+the kill left running is stopped, each open start ends ``in_doubt`` (an idempotent tool's
+``failed``), the plan fails E_ACTION_IN_DOUBT naming the validation error too, and the
+outcome commit carries its ``execution:`` block and log (``PlanRun.recover_invalid``).
 """
 
 from __future__ import annotations

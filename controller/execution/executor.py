@@ -29,6 +29,7 @@ SIGKILLs the engine's own process at ``before-start``, ``after-start``, ``after-
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import json
 import os
@@ -174,7 +175,15 @@ class Engine:
         record names), asked only when the journal was lost; the run goes on from it, and
         only when the file's block is that one. Without it the file's block is taken as the
         record (the caller vouches for the file)."""
-        plan, frozen = self._load(plan_file, approval.get("plan_hash"), loaded)
+        invalid: PlanInvalid | None = None
+        try:
+            plan, frozen = self._load(plan_file, approval.get("plan_hash"), loaded)
+        except PlanInvalid as error:
+            # round 84 (nestkill): a journaled run is recovered whatever the plan's validity
+            found = self._journaled(plan_file, plan_id, approval.get("plan_hash"), loaded)
+            if found is None:
+                raise
+            plan, frozen, invalid = *found, error
         path = journal_path(self.state_dir, plan_id, frozen)
         with Journal(path) as journal:
             run = PlanRun(self, plan, frozen, plan_id, approval, journal)
@@ -184,7 +193,37 @@ class Engine:
             run.record_source = record
             run.abort_requested = abort_requested
             run.stop_requested = stop_requested
+            if invalid is not None:
+                if not any(r.get("t") in ("run", "start", "end") for r in journal.records):
+                    raise invalid  # the run never began: nothing of it to recover
+                return run.recover_invalid(invalid)
             return run.execute(gate_approved=gate_approved)
+
+    def _journaled(
+        self,
+        plan_file: Path,
+        plan_id: str,
+        approved: Any,
+        loaded: plans.LoadedPlan | None,
+    ) -> tuple[plans.LoadedPlan, str] | None:
+        """The approved plan an INVALID plan file still is, when a run of it was journaled
+        (round 84, nestkill: a pass killed mid-action, then a commit made the plan invalid
+        for the next pass: a pinned nested plan edited, deleted, twinned or a symlink, a
+        tool dropped from the catalog). Crash recovery (:meth:`PlanRun.recover_invalid`)
+        comes before, and whatever, the plan's validity decides: one rule for every reason
+        it is invalid. None (the validation error stands alone) when nothing of a run of
+        this version was journaled, or the file is not the approved version's bytes, or
+        its actions cannot be read at all."""
+        plan = loaded if loaded is not None else plans.load_plan(plan_file, self.config)
+        frozen = plan.frozen_hash
+        if frozen is None or plan.hash != frozen or (approved is not None and approved != frozen):
+            return None
+        model = plan.model if plan.model is not None else plans.schema_model(plan.data)
+        if model is None or rules.plan_graph(model)[0] is None:
+            return None  # its actions cannot be read: the validation error stands alone
+        if not journal_path(self.state_dir, plan_id, frozen).is_file():
+            return None  # the run never began (or its journal was lost): nothing to recover
+        return dataclasses.replace(plan, model=model), frozen
 
     def _load(
         self, plan_file: Path, approved: Any = None, loaded: plans.LoadedPlan | None = None
@@ -339,6 +378,98 @@ class PlanRun:
             scheduler = Scheduler(self, self.runner, self.graph, actions, limit)
             outcome = scheduler.run(gate_approved)
         return self._finish(outcome or RunOutcome("completed"))
+
+    def recover_invalid(self, invalid: PlanInvalid) -> RunOutcome:
+        """Crash recovery of a journaled run whose plan is INVALID on this pass (round 84,
+        nestkill: killed mid-action, then a commit edited, deleted, twinned or symlinked a
+        pinned nested plan, or dropped a tool from the catalog). The journal is consulted
+        first, whatever made the plan invalid, as docs/execution.md says of a crash: the tool
+        process it left running (if any) is stopped; a start with no end is ended
+        ``in_doubt`` (an idempotent tool's ``failed``: a resume runs it again; nothing runs
+        now); an open nested action fails with its inner doubt. The outcome is ``failed``,
+        its error naming both the in-doubt action(s) and the validation error, and the
+        ``execution:`` block and log record what the journal holds."""
+        run: dict[str, Any] = {"t": "run", "resume": self.resume, "pid": os.getpid()}
+        if self.state.plan_approval is None and not self.state.recovered:
+            run["approval"] = self.approval
+        self.record(run)
+        self._stop_orphans()
+        self.log.error("plan_invalid_after_crash", error=str(invalid))
+        why = f"the plan is invalid on this pass ({invalid.code}: {invalid.message})"
+        opened = [k for k, rec in self.state.actions.items() if rec.open_start]
+        doubts: list[ActionInDoubt] = []
+        inner: dict[str, ActionInDoubt] = {}
+        for key in sorted(opened, key=lambda k: (-str(k).count("/"), str(k))):
+            rec = self.state.actions[key]
+            parent = str(key).split("/", 1)[0]
+            tool = self._tool_of(key)
+            if tool is None and isinstance(key, int) and str(key) in inner:  # a nested plan
+                error: PlangateError = inner[str(key)]
+                status = "failed"
+            elif tool is not None and self._idempotent_tool(key, tool):
+                error = error_for(invalid.code, f"not run again: {why}", quotes=invalid.quoted())
+                status = "failed"
+            else:
+                started = (rec.last_start or {}).get("at", "?")
+                orphan = self.orphans_stopped.get(key)
+                stopped = (
+                    f"; its tool process {orphan} was still running and was stopped"
+                    if orphan
+                    else ""
+                )
+                error = ActionInDoubt(
+                    f"action {key} ({tool or 'a nested plan step'}) started at {started} but "
+                    f"its end was never recorded (the controller stopped mid-action){stopped}; "
+                    "it may or may not have taken effect"
+                )
+                doubts.append(error)
+                inner.setdefault(parent, error)
+                status = "in_doubt"
+            self.record(
+                {
+                    "t": "end",
+                    "id": key,
+                    "attempt": rec.attempts,
+                    "status": status,
+                    "retry": False,
+                    "duration_ms": None,
+                    "result": None,
+                    "outputs": {},
+                    "error": {"code": error.code, "message": error.recorded(self.redactor.text)},
+                }
+            )
+        outcome_error: PlangateError = invalid
+        if doubts:
+            said = "; ".join(d.message for d in doubts[:5])
+            outcome_error = ActionInDoubt(
+                f"{said}; and {why}: nothing is run",
+                remedy="check what the action did; make the plan valid again (restore what "
+                "it pins, or the catalog's tool), then approve a resume (it runs the action "
+                "in doubt again) or abort",
+                quotes=invalid.quoted(),
+            )
+        return self._finish(RunOutcome("failed", outcome_error, None))
+
+    def _tool_of(self, key: ActionKey) -> str | None:
+        """The tool of a step of this plan's own (an action or a fallback step), if known (a
+        nested plan's step is not: its plan may be what is invalid)."""
+        if "/" in str(key):
+            return None
+        for action in self.model.actions:
+            if action.id == key:
+                return action.tool
+            for step in action.fallback:
+                if step.id == key:
+                    return step.tool
+        return None
+
+    def _idempotent_tool(self, key: ActionKey, tool: str) -> bool:
+        try:
+            spec = self.catalog.get(tool).spec
+        except PlangateError:
+            return False  # not in the catalog: nothing says running it again is safe
+        step = next((a for a in self.model.actions if a.id == key), None)
+        return bool(spec.idempotent) and getattr(step, "idempotent", None) is not False
 
     def _journal_lost(self) -> RunOutcome:
         """The start was recorded but the journal is gone (deleted, emptied, a lost state

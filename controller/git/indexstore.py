@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "104"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "106"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -312,6 +312,8 @@ INDEX_VERSION = "104"  # 3: risk and estimate per plan; 4: approval identities, 
 # 104: a status set while held is kept as its commit and the time its key had to be valid
 # (``held_from.decision``: ``commit``, ``status``, ``at``), every kind (a rejection or an abort
 # too): the release judges it as that commit's (round 84)
+# 106: a plan whose pinned nested plan has a YAML error hashes as its own text (round 84,
+# r84nestkill), not None (with 104)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

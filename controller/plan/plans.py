@@ -77,8 +77,13 @@ class LoadedPlan:
 
     @property
     def hash(self) -> str | None:
-        """The hash of the file as written (None when it is not a mapping of JSON data)."""
-        if not isinstance(self.data, dict) or any(p.code == "E_YAML_PARSE" for p in self.problems):
+        """The hash of the file as written (None when it is not a mapping of JSON data). A
+        pinned nested plan's YAML error (its problem at ``actions[n].plan``) is not this
+        file's: round 84 (r84nestkill), a run killed mid-action whose nested plan was then
+        broken read as "hashes to None" and waited for good, its tool left running."""
+        if not isinstance(self.data, dict) or any(
+            p.code == "E_YAML_PARSE" and not p.path for p in self.problems
+        ):
             return None
         if self.doc is not None and self.doc.data is self.data and self.doc.text == self.text:
             return text_hash(self.text)  # the data as read from this text: hashed once
@@ -487,6 +492,18 @@ def check_document(
                 p for p in check_rules(salvaged, config, origin) if not _covered(p, problems)
             ]
     return (model if not problems else None), problems
+
+
+def schema_model(data: Any) -> PlanDocument | None:
+    """The model of a document the schema accepts, whatever the rules say of it (None: the
+    schema refuses it). For crash recovery of a run whose plan turned invalid (round 84,
+    :meth:`controller.execution.executor.Engine.run`): its actions as approved, never run."""
+    if not isinstance(data, dict) or non_json_problems(data):
+        return None
+    from controller.plan.schema import parse_document
+
+    model, _errors = parse_document(convert_legacy_params(data))
+    return model
 
 
 def _top(path: str) -> str:

@@ -53,6 +53,12 @@ was stopped"), ``am`` (PLAN.yaml beside) is held and, once the copy goes, record
 (nothing committed) the same. The fresh-clone audit finds one valid start each and reports
 only the agent's own ``git mv`` (``plans/mv2`` "agent@example.com set status executing (from
 nothing) ...; ignored"); it does not notice the false records.
+
+Fixed (2026-12-01, r84nestkill): ``Engine.run`` consults the run's journal before the plan's
+validity, one path for every reason the plan is invalid on the next pass: the tool process
+the kill left running is stopped, each open start ends ``in_doubt`` (an idempotent tool's
+``failed``), the plan fails E_ACTION_IN_DOUBT naming the validation error too, and the
+outcome commit carries its ``execution:`` block and log (``PlanRun.recover_invalid``).
 """
 
 from __future__ import annotations
@@ -216,14 +222,7 @@ def _seen(lab: Lab) -> dict[str, Any]:
     return lab.seen  # type: ignore[attr-defined,no-any-return]
 
 
-NESTKILL = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 84 runs: nestkill: a nested plan edited, deleted or made a symlink after a "
-    "SIGKILL mid-run: the next pass fails the run with no crash recovery (no execution block, "
-    "log left untracked, tool left running)",
-)
-BROKEN: dict[str, Any] = {"ne": NESTKILL, "nd": NESTKILL, "ns": NESTKILL}
+BROKEN: dict[str, Any] = {}  # nestkill fixed (r84nestkill)
 
 
 @pytest.mark.parametrize("vid", VIDS)

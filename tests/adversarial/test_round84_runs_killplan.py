@@ -36,6 +36,12 @@ process the kill left waiting still runs after two passes. Held: ``t0``, ``pe`` 
 added action never runs; HEAD holds what ran, no ``pe-added``), ``sm`` (a PLAN.md beside),
 ``lg`` (a committed symlink log): each ``plangate: fail`` "E_ACTION_IN_DOUBT: action 1 (kil)
 started ... its tool process ... was still running and was stopped", the block ``failed``.
+
+Fixed (2026-12-01, r84nestkill): ``Engine.run`` consults the run's journal before the plan's
+validity, one path for every reason the plan is invalid on the next pass: the tool process
+the kill left running is stopped, each open start ends ``in_doubt`` (an idempotent tool's
+``failed``), the plan fails E_ACTION_IN_DOUBT naming the validation error too, and the
+outcome commit carries its ``execution:`` block and log (``PlanRun.recover_invalid``).
 """
 
 from __future__ import annotations
@@ -187,13 +193,7 @@ def _seen(lab: Lab) -> dict[str, Any]:
     return lab.seen  # type: ignore[attr-defined,no-any-return]
 
 
-NESTKILL = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 84 runs: nestkill: a plan invalid at the pass after a SIGKILL (its tool out "
-    "of the catalog, two plan files in its nested folder) is failed with no crash recovery",
-)
-BROKEN: dict[str, Any] = {"tc": NESTKILL, "n2": NESTKILL}
+BROKEN: dict[str, Any] = {}  # nestkill fixed (r84nestkill)
 
 
 @pytest.mark.parametrize("vid", VIDS)

@@ -67,6 +67,12 @@ a crash): "start, no end (the process died during it) | first, the tool process 
 running (if any) is stopped (below); then tool ``idempotent: true`` -> run again; otherwise an
 end ``in_doubt`` is written and the plan ends ``failed`` with E_ACTION_IN_DOUBT". The
 fresh-clone audit says ``ok`` over the false record.
+
+Fixed (2026-12-01, r84nestkill): ``Engine.run`` consults the run's journal before the plan's
+validity, one path for every reason the plan is invalid on the next pass: the tool process
+the kill left running is stopped, each open start ends ``in_doubt`` (an idempotent tool's
+``failed``), the plan fails E_ACTION_IN_DOUBT naming the validation error too, and the
+outcome commit carries its ``execution:`` block and log (``PlanRun.recover_invalid``).
 """
 
 from __future__ import annotations
@@ -359,14 +365,7 @@ def test_end(lab: Lab, vid: str) -> None:
         assert '"completed"' in row, row
 
 
-NESTKILL = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 84 runs: nestkill: a twin of the nested plan's folder after a SIGKILL fails "
-    "the run E_PLAN_AMBIGUOUS with no crash recovery (stale execution block, log left "
-    "uncommitted, tool left running, the next resume spent recording the doubt)",
-)
-DOUBT_BROKEN: dict[str, Any] = {"kn": NESTKILL, "kt": NESTKILL}
+DOUBT_BROKEN: dict[str, Any] = {}  # nestkill fixed (r84nestkill)
 
 
 @pytest.mark.parametrize("vid", cases(KILLED, KILLED, DOUBT_BROKEN))

@@ -225,8 +225,6 @@ IDS = [f"{s}:{w}" for s in SLUGS for w in ("ran", "audit")] + ["q-k:again", "rj:
 _Q = "twin-folder writer through the plans folder's own spelling (quorum)"
 _R = "a status set while held credited to the release's committer (rejection)"
 BROKEN: dict[str, Any] = {
-    "q-w:ran": xfail(_Q, "Carol's note in plans./q-w let her vote complete the 2-of-ops quorum"),
-    "q-w:audit": xfail(_Q, "the fresh-clone audit calls the q-w run valid"),
     "rm:ran": xfail(_R, "Mallory's rejected set while held became the agent's withdrawal"),
     "rm:audit": xfail(_R, "the audit agrees: Alice's approval of rm never ran"),
     "rm:who": xfail(_R, "the row says agent@example.com set status rejected (Mallory did)"),

@@ -100,7 +100,7 @@ import pytest
 from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit, plan_text
 from test_round2_execution_kit import shared
 
-SPELL = ["pt", "pb", "pw", "pc", "pf", "pd", "pe", "pu", "pm"]
+SPELL = ["pt", "pb", "pw", "pc", "pf", "pd", "pe", "pu", "pm", "ps", "pk", "pr"]
 WRITERS = ["own", *SPELL, "up", "rb", "rn", "rk"]
 PAIRS = {"up": "upo", "rb": "rbo", "rn": "rno", "rk": "rko"}
 FOLDER = {"up": "grp/ch", "upo": "grq/ch"}
@@ -116,6 +116,9 @@ NOTES = {
     "pe": "plans. /pe/NOTES.md",
     "pu": "PLANS./pu/NOTES.md",
     "pm": "plans./PM/NOTES.md",
+    "ps": "PLANS~1/ps/NOTES.md",
+    "pk": "Plans::$DATA/pk/NOTES.md",
+    "pr": "PLANS\\pr/NOTES.md",
     "up": "plans/GRP/NOTES.md",
     "upo": "plans/grq/NOTES.md",
     "rb": "plans/RB/NOTES.md",
@@ -271,8 +274,12 @@ _WHY = {
     "pu": "Bob's note in PLANS./pu let his approval of plans/pu run",
     "pm": "Bob's note in plans./PM let his approval of plans/pm run",
 }
+#: fixed (r84plansdir) but the NFKC spelling: ``ｐｌａｎｓ`` is one folder with ``plans`` on no
+#: checkout (names.fold: case, canonical forms, HFS+'s ignored code points, NTFS's tail;
+#: no compatibility mapping, as for ``plans/ｘ`` beside ``plans/x``): the lead's call
+_NFKC = "ｐｌａｎｓ is one folder with plans on no checkout (fold has no NFKC): the lead's call"
 BROKEN: dict[str, Any] = {
-    f"{s}:{w}": xfail(_W, what) for s, what in _WHY.items() for w in ("ran", "audit")
+    f"pw:{w}": xfail(_W, f"{_WHY['pw']} ({_NFKC})") for w in ("ran", "audit")
 }
 BROKEN["fm:held"] = xfail(
     "held approval brought by a merge",

@@ -76,7 +76,11 @@ TWINS = {
     "mc": "Plans/mc/PLAN.yml",
     "uc": "PLANS/uc/PLAN.yml",
     "rf": "plans\\rf\\PLAN.yml",
+    "sn": "PLANS~1/sn/PLAN.yml",
+    "cd": "Plans./cd/PLAN.yml",
 }
+#: twins committed BEFORE the agent's plan (its plan comes beside them: round 84 variant)
+EARLY = {"el": "plans. /el/PLAN.yml"}
 GATED = ["ga", "gb", "gc"]
 
 
@@ -96,7 +100,10 @@ def _gated(v: str) -> str:
 def _build(root: Path) -> Lab:
     lab = Lab(root)
     got: dict[str, Any] = {}
-    for slug in [*TWINS, "ok"]:
+    for slug, rel in EARLY.items():
+        _put(lab, rel, plan_text(f"{slug}-twin"))
+    lab.commit("mallory: early twins", MALLORY)
+    for slug in [*TWINS, *EARLY, "ok"]:
         lab.write(slug, plan_text(slug))
     for slug in GATED:
         lab.write(slug, _gated(slug))
@@ -130,16 +137,16 @@ def _build(root: Path) -> Lab:
     lab.commit("mallory: twin GC gone", MALLORY)
     lab.run()
     got["released"] = {s: lab.status().get(f"plans/{s}", {}).get("status") for s in GATED}
-    for slug in [*TWINS, "ok", "ga", "gb"]:
+    for slug in [*TWINS, *EARLY, "ok", "ga", "gb"]:
         lab.set_status(slug, "approved")
     lab.commit("alice: approve", ALICE)
     lab.set_status("gc", "approved")
     lab.commit("bob: approve gc's gate", BOB)
     lab.run()
     lab.run()
-    got["calls"] = {s: len(lab.calls(s)) for s in [*TWINS, "ok"]}
+    got["calls"] = {s: len(lab.calls(s)) for s in [*TWINS, *EARLY, "ok"]}
     got["calls"].update({s: len(lab.calls(f"{s}2")) for s in GATED})
-    got["twin_calls"] = {s: len(lab.calls(f"{s}-twin")) for s in [*TWINS, *GATED]}
+    got["twin_calls"] = {s: len(lab.calls(f"{s}-twin")) for s in [*TWINS, *EARLY, *GATED]}
     got["rows"] = {
         r["plan"]: r
         for r in json.loads(lab.cli("status", "--json", "--config", str(lab.config)).stdout)
@@ -163,7 +170,7 @@ def xfail(cls: str, what: str) -> Any:
 
 
 IDS = (
-    [f"{s}:{w}" for s in TWINS for w in ("ran", "held", "audit")]
+    [f"{s}:{w}" for s in [*TWINS, *EARLY] for w in ("ran", "held", "audit")]
     + ["ok:ran", "ok:audit"]
     + [f"{s}:{w}" for s in GATED for w in ("ran", "audit")]
 )
@@ -176,12 +183,12 @@ _TW = {
     "uc": "PLANS/uc/PLAN.yml",
 }
 _A = "a status set while held credited to the release's committer (abort)"
+#: fixed (r84plansdir) but the NFKC spelling: ``ｐｌａｎｓ`` is one folder with ``plans`` on no
+#: checkout (names.fold has no compatibility mapping, as for ``plans/ｘ`` beside ``plans/x``)
+_NFKC = "ｐｌａｎｓ is one folder with plans on no checkout (fold has no NFKC): the lead's call"
 BROKEN: dict[str, Any] = {
-    **{
-        f"{s}:ran": xfail(_T, f"Mallory's {w} beside it: Alice's approval ran the agent's plan")
-        for s, w in _TW.items()
-    },
-    **{f"{s}:held": xfail(_T, f"{w} held nothing") for s, w in _TW.items()},
+    "kc:ran": xfail(_T, f"Mallory's {_TW['kc']} beside it: Alice's approval ran it ({_NFKC})"),
+    "kc:held": xfail(_T, f"{_TW['kc']} held nothing ({_NFKC})"),
     "ga:ran": xfail(_A, "Mallory's aborted set while held became the agent's abort request"),
     "gc:ran": xfail(_A, "Alice's aborted set while held became Mallory's (ignored); gate ran"),
 }

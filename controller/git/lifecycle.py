@@ -69,8 +69,8 @@ from controller.plan.names import (
     same_name,
     same_path,
     short_named,
-    split_files,
     spelled_under,
+    split_files,
     twin_folders,
 )
 from controller.plan.plans import MAX_PATH_PARTS, PLAN_FILES, SOURCE_FILES, unsafe_name

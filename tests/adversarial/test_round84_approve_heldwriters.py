@@ -43,7 +43,13 @@ the refusal is ``E_PLAN_AMBIGUOUS`` ``by:`` alice; ``<slug>:audit`` as above):
 - ``fm``: the same three commits on a branch the agent merges ``--no-ff``: the hold starts
   and ends inside the merged branch.
 
-Seen (round 84): 18 ids broke, 2 classes.
+Seen (round 84): 18 ids broke, 2 classes. Class 1 fixed (2026-12-01, r84plansdir): a
+top-level entry one folder with the plans folder on some checkout (``names.same_path``) is
+read by the history walk and by ``git log`` (its spellings found from the trees) and counts as
+the plans folder for writers; a root file's folder is its split. ``pw`` (fullwidth
+``ｐｌａｎｓ``: one folder with ``plans`` on no checkout, ``names.fold`` has no NFKC) stays a
+strict xfail, the lead's call. Added: ``ps`` (``PLANS~1/``), ``pk`` (``Plans::$DATA/``),
+``pr`` (``PLANS\\pr/``).
 
 1. **Twin-folder writer through the plans folder's own spelling** (16 ids: ``pt``, ``pb``,
    ``pw``, ``pf``, ``pd``, ``pe``, ``pu``, ``pm`` ``:{ran,audit}``). Round 83 made a file in a
@@ -278,9 +284,7 @@ _WHY = {
 #: checkout (names.fold: case, canonical forms, HFS+'s ignored code points, NTFS's tail;
 #: no compatibility mapping, as for ``plans/ｘ`` beside ``plans/x``): the lead's call
 _NFKC = "ｐｌａｎｓ is one folder with plans on no checkout (fold has no NFKC): the lead's call"
-BROKEN: dict[str, Any] = {
-    f"pw:{w}": xfail(_W, f"{_WHY['pw']} ({_NFKC})") for w in ("ran", "audit")
-}
+BROKEN: dict[str, Any] = {f"pw:{w}": xfail(_W, f"{_WHY['pw']} ({_NFKC})") for w in ("ran", "audit")}
 BROKEN["fm:held"] = xfail(
     "held approval brought by a merge",
     "Alice's approval made while a twin stood on her branch ran once she merged it",

@@ -27,7 +27,13 @@ Abort while held (``<slug>:ran`` action 2 ran once after Alice's gate approval):
   her abort must not be lost to the release (action 2 never runs).
 - ``gb`` (control): the same with no twin: her abort is ignored, the gate approval runs.
 
-Seen (round 84): 12 ids broke, 2 classes.
+Seen (round 84): 12 ids broke, 2 classes. Class 2 fixed (2026-12-01, r84plansdir): another
+spelling of the plans folder (``names.same_path``, ``names.spelled_under``) is read by the
+history walk and ``git log``, and a plan file below it is a twin claim holding the plan at the
+same path (``names.split_files`` walks every spelling), never a plan of its own. ``kc``
+(fullwidth: one folder with ``plans`` on no checkout, ``names.fold`` has no NFKC) stays a
+strict xfail, the lead's call. Added: ``sn`` (``PLANS~1/sn/PLAN.yml``), ``cd``
+(``Plans./cd/PLAN.yml``), ``el`` (``plans. /el/PLAN.yml`` committed before the plan).
 
 1. **A status set while held is credited to the release's committer (abort)** (``ga:ran``):
    ``ga`` paused at its gate; the agent's twin ``plans/GA/PLAN.yml``; Mallory sets

@@ -479,13 +479,24 @@ class Lifecycle(IndexStore):
         part holding a backslash (round 77), or below another spelling of the plans folder
         (:func:`controller.plan.names.spelled_under`: ``PLANS/uc/PLAN.yml``, ``plans./uc/``;
         round 84)? Kept in ``_split_names``, walked by :meth:`_split_files`."""
-        return "\\" in path or spelled_under(path, self.plans_dir)
+        if "\\" in path:
+            return True
+        if not spelled_under(path, self.plans_dir):
+            return False
+        # kept only where it claims a plan file's or the log's place (a folder ``PLANS/`` of
+        # many notes is no claim: its files are read for their writers alone)
+        parts = path_parts(path)
+        return _claimed_folder(path) is not None or is_log_name(parts[-1])
 
     def _split_into(self, plan_id: str) -> bool:
         """Does a committed path that lands elsewhere than written (``_split_names``,
         :meth:`_split_path`) split into a folder one with ``plan_id``'s
         (:func:`controller.plan.names.same_path`)?"""
-        return any(same_path("/".join(path_parts(p)[:-1]), plan_id) for p in self._split_names)
+        return any(
+            same_path("/".join(path_parts(p)[:-1]), plan_id)
+            or same_path(_claimed_folder(p) or "", plan_id)  # ``PLANS/uc/PLAN.yml/x`` (round 84)
+            for p in self._split_names
+        )
 
     def _note_split(self, change: FileChange) -> None:
         """Keep (or forget, deleted) a path a part of which holds a backslash (round 77; a

@@ -489,8 +489,10 @@ def _replay(
     timeline.findings = auditor.report.findings  # one list, in the order of history
     timeline.notes = auditor.report.notes
     # the history the controller's index reads (round 80: the files below a root folder
-    # ``plans\`` too), the policy's record and its twins
-    paths = [*history_paths(timeline.plans_dir), recorded.POLICY_PATH, *recorded.TWIN_SPECS]
+    # ``plans\``), the plans folder's other spellings (round 84), the policy's record and twins
+    spelled = repo.folder_spellings(None, head, timeline.plans_dir)
+    paths = [*history_paths(timeline.plans_dir, spelled), recorded.POLICY_PATH]
+    paths += recorded.TWIN_SPECS
     records = []
     with _Prefetcher(index, repo) as prefetch:  # plan versions read in bulk, as a scan does
         for record in repo.first_parent_log(None, head, paths, newest_first=True):

@@ -42,6 +42,7 @@ from controller.git.refs import Refs
 from controller.git.signing import Signing
 from controller.git.store import check_object
 from controller.git.treediff import S_IFDIR, Entry, TreeError, diff_level, is_dir, read_entry
+from controller.plan.names import same_path
 
 
 class Commits(Objects, Refs, Signing):
@@ -440,6 +441,41 @@ class Commits(Objects, Refs, Signing):
             hand_on(reader.rest())
         return records
 
+    def folder_spellings(self, since: str | None, until: str, folder: str) -> list[str]:
+        """The other spellings of ``folder`` (the plans folder) the root trees of ``since..
+        until``'s first-parent line (and the tree before it) hold at any level of its path,
+        each one folder with it on some checkout (:func:`_spells`: ``PLANS``, ``plans.``,
+        ``plans ``; round 84), as the paths ``git log`` is asked for beside it
+        (:func:`controller.git.planstate.history_paths`): what the tree walk reads
+        (:func:`_level`), found from the same trees. A name holding a backslash is not among
+        them (its pathspec is a glob). None read where a tree cannot be."""
+        if folder in ("", "."):
+            return []
+        chain = self._first_parent_chain(since, until)
+        if not chain:
+            return []
+        first = self._parent_tree(chain[0][2])
+        current = {t for _, t, _ in chain} | ({first} if first else set())
+        found: set[str] = set()
+        above = ""
+        for name in folder.encode("utf-8", "surrogateescape").split(b"/"):
+            try:
+                raws = self._raw_trees(current)
+            except TreeError:
+                break
+            current = set()
+            for raw in raws.values():
+                pos = 0
+                while pos < len(raw):
+                    entry_name, entry, pos = read_entry(raw, pos)
+                    if entry_name == name:
+                        if is_dir(entry):
+                            current.add(entry.sha.hex())
+                    elif b"\\" not in entry_name and _spells(entry_name, name):
+                        found.add(above + entry_name.decode("utf-8", "surrogateescape"))
+            above += name.decode("utf-8", "surrogateescape") + "/"
+        return sorted(found)
+
     def _first_parent_chain(self, since: str | None, until: str) -> list[tuple[str, str, str]]:
         """(commit, tree, first parent or "") of ``since..until``'s first parents, oldest first."""
         spec = f"{since}..{until}" if since else until
@@ -710,14 +746,30 @@ def _level(raw: bytes, name: bytes, above: bytes) -> tuple[Entry | None, bytes, 
             found.append(entry)
             continue
         kept.append(raw[start:pos])
-        if b"\\" in entry_name or entry_name.lower() == name.lower():
-            # a folder: its files, by :meth:`_files_below`; a case twin of the plans
-            # folder's path (``PLANS/``, git's ``:(icase)``): its files are the plans
-            # folder's on a case-insensitive checkout, their committers writers (round 83)
+        if b"\\" in entry_name or _spells(entry_name, name):
+            # a folder: its files, by :meth:`_files_below`; another spelling of the plans
+            # folder's path (``PLANS/``, ``plans./``, ``plans /``: :func:`_spells`): its files
+            # are the plans folder's on some checkout, their committers writers (rounds 83, 84)
             split.append((above + entry_name, entry))
     if len(found) > 1:
         raise TreeError("a tree names the plans folder twice")
     return (found[0] if found else None), b"".join(kept), tuple(split)
+
+
+def _spells(entry_name: bytes, name: bytes) -> bool:
+    """Is the entry ``entry_name`` (not ``name`` itself) one folder with ``name``, a part of
+    the plans folder's path, on some checkout (:func:`controller.plan.names.same_path`: case,
+    HFS+'s ignored code points, NTFS's trailing dots and blanks, an 8.3 short name; round
+    84)? Read by the walk (:func:`_level`) and by ``git log``'s pathspecs alike
+    (:meth:`Commits.folder_spellings`)."""
+    if entry_name.lower() == name.lower():
+        return True
+    if entry_name.isascii() and not any(c in entry_name for c in (b"~", b":", b"\\")):
+        # every root entry of every commit is asked: an ASCII name's fold is its lower case
+        # without NTFS's trailing dots and blanks (:func:`controller.plan.names.fold`)
+        return (entry_name.lower().rstrip(b". ") or entry_name) == name.lower()
+    text = entry_name.decode("utf-8", "surrogateescape")
+    return same_path(text, name.decode("utf-8", "surrogateescape"))
 
 
 def _split_changes(before: _Splits | None, after: _Splits) -> list[FileChange]:

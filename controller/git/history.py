@@ -278,11 +278,12 @@ class HistoryIndex(Lifecycle):
         """The plan commits after ``last``, oldest first, from ``git log -- plans/`` (and the
         backslash names above it: :func:`controller.git.planstate.history_paths`)."""
         segments = _segments(repo, last, head) if cold else [(last, head)]
+        # the plans folder's other spellings, found in the trees as the walk finds them
+        paths = history_paths(self.plans_dir, repo.folder_spellings(last, head, self.plans_dir))
         with _Prefetcher(self, repo) as prefetch:
 
             def collect(segment: tuple[str | None, str]) -> list[CommitRecord]:
                 found = []
-                paths = history_paths(self.plans_dir)
                 for record in repo.first_parent_log(*segment, paths, newest_first=True):
                     found.append(record)
                     prefetch.add(record)

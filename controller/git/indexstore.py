@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "106"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "107"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -314,6 +314,12 @@ INDEX_VERSION = "106"  # 3: risk and estimate per plan; 4: approval identities, 
 # too): the release judges it as that commit's (round 84)
 # 106: a plan whose pinned nested plan has a YAML error hashes as its own text (round 84,
 # r84nestkill), not None (with 104)
+# 105: 103, and the plans folder's other spellings (``plans./``, ``plans /``, ``Plans/``,
+# ``PLANS~1/``, a root file ``plans\pf\x``) are read by the history walk and ``git log``:
+# their files' committers write the folder they land on, and a plan file there is kept among
+# the split names (``_split_names``) as a twin claim holding the plan at that path (round 84;
+# 104 left to the other round-84 fixers)
+# 107: 104, 105 and 106 together (round 84)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -69,6 +69,7 @@ from controller.plan.names import (
     same_name,
     same_path,
     short_named,
+    spelled_under,
     split_files,
     twin_folders,
 )
@@ -314,7 +315,7 @@ class Lifecycle(IndexStore):
         twins: set[str] = set()  # plans beside an entry named as their log in another spelling
         added: dict[str, bool] = {}  # new plans -> by the controller (or its move)
         for change in record.changes:
-            if "\\" in change.path:  # before any plan of the commit is judged
+            if self._split_path(change.path):  # before any plan of the commit is judged
                 self._note_split(change)
             plan_id = plan_id_of(change.path, self.plans_dir)
             # the merged commits' makers, not the merger, wrote what a merge brought
@@ -448,8 +449,8 @@ class Lifecycle(IndexStore):
                 continue
             if self._under_plans(change.path):
                 folders.add(change.path.rpartition("/")[0])
-            if "\\" in change.path:  # a root file ``plans\\ok\\EXECUTION_LOG.md``, ``plans\\/ok/``
-                split.add("/".join(parts[:-1]))  # round 80: a backslash in any part
+            if self._split_path(change.path):  # a root file ``plans\\ok\\EXECUTION_LOG.md``,
+                split.add("/".join(parts[:-1]))  # ``plans\\/ok/`` (round 80), ``PLANS./ok/`` (84)
         return {t for folder in sorted(folders | split) for t in self._folder_twins(folder)} | split
 
     def _loose_twin(self, plan_id: str) -> bool:
@@ -476,10 +477,29 @@ class Lifecycle(IndexStore):
             return {}
         return split_files(plan_id, lambda f: repo.names_in(sha, f), self.plans_dir)
 
+    def _split_path(self, path: str) -> bool:
+        """Does ``path`` land in a plan's folder on some checkout other than as written: a
+        part holding a backslash (round 77), or below another spelling of the plans folder
+        (:func:`controller.plan.names.spelled_under`: ``PLANS/uc/PLAN.yml``, ``plans./uc/``;
+        round 84)? Kept in ``_split_names``, walked by :meth:`_split_files`."""
+        if "\\" in path:
+            return True
+        if not spelled_under(path, self.plans_dir):
+            return False
+        # kept only where it claims a plan file's or the log's place (a folder ``PLANS/`` of
+        # many notes is no claim: its files are read for their writers alone)
+        parts = path_parts(path)
+        return _claimed_folder(path) is not None or is_log_name(parts[-1])
+
     def _split_into(self, plan_id: str) -> bool:
-        """Does a committed path whose own name holds a backslash (``_split_names``) split
-        into a folder one with ``plan_id``'s (:func:`controller.plan.names.same_path`)?"""
-        return any(same_path("/".join(path_parts(p)[:-1]), plan_id) for p in self._split_names)
+        """Does a committed path that lands elsewhere than written (``_split_names``,
+        :meth:`_split_path`) split into a folder one with ``plan_id``'s
+        (:func:`controller.plan.names.same_path`)?"""
+        return any(
+            same_path("/".join(path_parts(p)[:-1]), plan_id)
+            or same_path(_claimed_folder(p) or "", plan_id)  # ``PLANS/uc/PLAN.yml/x`` (round 84)
+            for p in self._split_names
+        )
 
     def _note_split(self, change: FileChange) -> None:
         """Keep (or forget, deleted) a path a part of which holds a backslash (round 77; a
@@ -2053,7 +2073,8 @@ class Lifecycle(IndexStore):
         if not self._writes_under_plans(change.path):
             return
         self._add_authors(_blob_key(change.new_blob), who)
-        self._folder_writers(PurePosixPath(change.path).parent, who)
+        # its folder as split (a root file ``plans\\pf\\NOTES.md`` is in ``plans/pf``: round 84)
+        self._folder_writers(PurePosixPath("/".join(path_parts(change.path)[:-1]) or "."), who)
         plan_hash = self._draft_hash(repo, change.path, change.new_blob)
         if plan_hash is not None:  # plan text under another name: its content is theirs too
             self._add_authors(plan_hash, who)
@@ -3013,7 +3034,8 @@ class Lifecycle(IndexStore):
         folder = _claimed_folder(change.path)
         if folder is not None:
             self._rejudge(repo, record, folder, by_controller, sink)
-            if "\\" in change.path:  # its folder by the split (round 77): ``FC\\PLAN.yml``
+            if self._split_path(change.path):  # its folder by the split (round 77):
+                # ``FC\\PLAN.yml``; below another spelling of the plans folder (round 84)
                 for twin in self._folder_twins(folder):
                     self._rejudge(repo, record, twin, by_controller, sink)
 

@@ -395,13 +395,16 @@ def path_name(path: str) -> str:
     return PurePosixPath(path).name if name in ("", ".") else name
 
 
-def history_paths(plans_dir: str) -> list[str]:
+def history_paths(plans_dir: str, spelled: Iterable[str] = ()) -> list[str]:
     """The pathspecs of the history a plan index reads: the plans folder, and the entries of
     each folder above it whose own name holds a backslash (``:(glob)*\\\\*``, a ``*`` never
     crossing a ``/``): git for Windows splits such a name (:func:`controller.plan.names.
     split_files`), so the root file ``plans\\rt\\PLAN.yml`` is written into ``plans/rt``
     (round 79: the index read the plans folder alone and ran the plan ``show`` held). A
-    repository with no such name lists the same commits as with the plans folder alone."""
+    repository with no such name lists the same commits as with the plans folder alone.
+    ``spelled``: the plans folder's other spellings the trees hold (``plans./``, ``plans /``:
+    :meth:`controller.git.commits.Commits.folder_spellings`, what the tree walk reads; round
+    84), each asked as written; a pathspec has no NTFS or HFS+ fold."""
     if plans_dir in ("", "."):
         return ["."]
     above = plans_dir.split("/")[:-1]
@@ -410,7 +413,8 @@ def history_paths(plans_dir: str) -> list[str]:
     # the plans folder's case twins (``PLANS/rr/NOTES.md``: its files on a case-insensitive
     # checkout, whose committers are writers; round 83), as the tree walk reads them
     twins = f":(icase,literal){plans_dir}"
-    return [plans_dir, twins, *(g for glob in globs for g in (glob, glob + "/**"))]
+    others = [f":(literal){path}" for path in spelled]
+    return [plans_dir, twins, *others, *(g for glob in globs for g in (glob, glob + "/**"))]
 
 
 def _glob_escaped(path: str) -> str:

@@ -122,6 +122,20 @@ def path_parts(path: str) -> list[str]:
     return [part for part in _SEPARATORS.split(path) if part]
 
 
+def spelled_under(path: str, base: str) -> bool:
+    """Does ``path`` lie below another spelling of the plans folder ``base``, one folder with
+    it on some checkout (:func:`same_path`: ``PLANS/``, ``Plans/``, ``plans./``, ``plans /``,
+    ``PLANS~1/``; a backslash split) but not ``base`` as written? Its files are the plans
+    folder's there: their committers are writers of the folder they land on, a plan file
+    among them claims the place of the plan at that path (round 84). No plan is ever read
+    from it: the plans folder is compared as written for what IS a plan (round 80)."""
+    if base in ("", ".") or path.startswith(f"{base}/"):
+        return False
+    top = path_parts(base)
+    parts = path_parts(path)
+    return len(parts) > len(top) and same_path("/".join(parts[: len(top)]), base)
+
+
 def own_name(name: str) -> str:
     """The name the entry ``name`` of a folder has on a checkout git for Windows writes: its
     one part when :func:`path_parts` splits it to one (Win32 drops the empty parts around a
@@ -199,8 +213,10 @@ def split_files(
     a part of ``folder``'s path (a twin folder on the way too: ``plans/FM/x\\PLAN.yml``; a root
     file ``plans\\ok\\EXECUTION_LOG.md``; the files of a root FOLDER ``plans\\rf/``, round
     79, and of ``plans\\`` itself: ``plans\\/tb/PLAN.yml`` IS ``plans/tb/PLAN.yml``, round
-    80; a folder ``\\`` is the folder it lies in). The plans folder ``base`` is entered as
-    written, or by a name holding a backslash that lands on it (:func:`_lands`). A reader
+    80; a folder ``\\`` is the folder it lies in). The plans folder ``base`` is entered by
+    every name that lands on it (:func:`_lands`), and the names below another spelling of it
+    count as split too (:func:`spelled_under`: ``PLANS/uc/PLAN.yml``, ``plans./uc/PLAN.yml``
+    are files of ``plans/uc`` there; round 84). A reader
     counts each name as an entry of the folder: a claim of its plan file's place
     (:func:`plan_file_claims`), of its log's (:func:`log_claims`). The folder's own entries
     are not among them: one split to one part (``plans/tb/\\PLAN.yml``) is that part's
@@ -215,21 +231,23 @@ def split_files(
         for entry in names_in(place):
             split, path = path_parts(entry), f"{place}/{entry}" if place else entry
             end = at + len(split)
-            written = at < top and "\\" not in path  # the plans folder's own parts, plainly
-            named = end == len(parts) + 1 and "\\" in path and place != folder  # a name in it
-            if end <= len(parts) and _lands(entry, parts[at:end], written):
+            # a name in it: split into it, or below another spelling of the plans folder
+            # (``PLANS/uc/PLAN.yml``, ``plans./uc/``: round 84)
+            spelled = "\\" in path or bool(top and spelled_under(path, base))
+            named = end == len(parts) + 1 and spelled and place != folder
+            if end <= len(parts) and _lands(entry, parts[at:end]):
                 walk.append((path, end))  # a folder on the way, or one landing on ``folder``
-            elif named and _lands("/".join(split[:-1]), parts[at:], False):
+            elif named and _lands("/".join(split[:-1]), parts[at:]):
                 found[path] = split[-1]
     return found
 
 
-def _lands(entry: str, parts: list[str], written: bool) -> bool:
-    """Does the entry ``entry`` land on the path ``parts`` on some checkout: split by the one
-    rule (:func:`same_path`), or, ``written`` (a part of the plans folder, on a path holding
-    no backslash), as written: ``Plans/`` is no plans folder, while ``PLANS\\`` and
-    ``plans\\`` land on it on git for Windows, as ``PLANS\\rt\\PLAN.yml`` does (round 80)."""
-    return [entry] == parts if written else same_path(entry, "/".join(parts))
+def _lands(entry: str, parts: list[str]) -> bool:
+    """Does the entry ``entry`` land on the path ``parts`` on some checkout, split by the one
+    rule (:func:`same_path`)? The plans folder's own parts too (round 84): ``Plans/``,
+    ``plans./``, ``PLANS\\`` land on it (no plan is read from them, but a plan file there
+    is one file with the plan's on that checkout)."""
+    return same_path(entry, "/".join(parts))
 
 
 def twin_entries(name: str, names: Iterable[str]) -> list[str]:

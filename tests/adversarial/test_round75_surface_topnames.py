@@ -44,6 +44,10 @@ Seen (round 75):
   each (``recorded.is_twin``: ``names.same_path``) ``policy-changed`` naming it, as a note
   (not a finding: git holds the record untouched, every verdict follows the controller's
   record commits, and ``policy-{upper,83,dot}:audit`` keeps its exit 0).
+Round 84 (r84plansdir, 2026-12-01): another spelling of the plans folder is the plans folder for
+what lands there: ``Plans/ok/PLAN.yml`` (other bytes) is a twin claim of ``plans/ok``'s plan
+file, so ``plans/ok`` is held ``E_PLAN_AMBIGUOUS`` and never runs (``ok:ran`` and the audit ids
+now say so; round 84's ``planstwin`` ``mc``, ``uc``); the aliases are still no plans.
 Held: ``PLANS/px``, ``Plans/ok`` (other bytes beside the real ``plans/ok``), ``plans./py``,
 ``plans<U+200C>/pz``, each committed ``approved``, are no plans: no row, never frozen or run;
 ``plans/ok`` ran once, approved by alice; the agent's self-approval under its forged policy
@@ -142,9 +146,11 @@ SIDS = ["ok:ran", "self:ran", "self:row", "policy:record"]
 def test_the_control_runs_and_the_forged_policy_twins_decide_nothing(lab: Lab, vid: str) -> None:
     got = lab.got  # type: ignore[attr-defined]
     if vid == "ok:ran":
+        # round 84 (r84plansdir): ``Plans/ok/PLAN.yml`` (other bytes) IS ``plans/ok/PLAN.yml``
+        # on a case-insensitive checkout: a twin claim that holds ``plans/ok``, no plan itself
         row = got["rows"]["plans/ok"]
-        assert got["calls"]["ok"] == 1 and row["status"] == "completed", (got["calls"], row)
-        assert row["approver"] == ALICE[1], row
+        assert got["calls"]["ok"] == 0 and got["calls"]["ok-alias"] == 0, (got["calls"], row)
+        assert "E_PLAN_AMBIGUOUS" in json.dumps(row), row
     elif vid == "self:ran":
         assert got["calls"]["self"] == 0, got["calls"]
     elif vid == "self:row":
@@ -162,8 +168,8 @@ def test_the_fresh_clone_audit_reads_no_policy_twin(lab: Lab, vid: str) -> None:
     got = lab.got  # type: ignore[attr-defined]
     assert got["audit-rc"] == 0, (got["audit-rc"], got["audit-err"])
     completed = sorted(p for p, r in got["rows"].items() if r["status"] == "completed")
-    assert got["audit"]["valid"] == completed == ["plans/ok"], got["audit"]
-    assert got["audit"]["runs"] == 1, got["audit"]
+    assert got["audit"]["valid"] == completed == [], got["audit"]  # ``plans/ok`` held (round 84)
+    assert got["audit"]["runs"] == 0, got["audit"]
     folder = POLICY[vid.split(":")[0].removeprefix("policy-")]
     assert f"{folder}/policy.json" not in got["audit-err"], got["audit-err"]
 

@@ -32,7 +32,9 @@ with no config calls valid exactly the runs the controller made):
 - ``q-o`` (control): Bob and Carol approve: runs once. ``ok`` (control): Alice approves: runs
   once.
 
-Seen (round 84): 8 ids broke, 2 classes.
+Seen (round 84): 8 ids broke, 2 classes. Class 2 (``q-w``) fixed (2026-12-01, r84plansdir):
+a spelling of the plans folder itself is the plans folder for writers (read by the history
+walk and ``git log``, ``names.same_path``): Carol's note makes her vote ``E_SELF_APPROVAL``.
 
 1. **A status set while held is credited to the release's committer (rejection)** (``rm:ran``,
    ``rm:audit``, ``rm:who``, ``rj:who``): round 83 refuses an APPROVAL set while held ``by:`` its
@@ -226,11 +228,7 @@ def xfail(cls: str, what: str) -> Any:
 
 
 IDS = [f"{s}:{w}" for s in SLUGS for w in ("ran", "audit")] + ["q-k:again", "rj:who", "rm:who"]
-_Q = "twin-folder writer through the plans folder's own spelling (quorum)"
-BROKEN: dict[str, Any] = {
-    "q-w:ran": xfail(_Q, "Carol's note in plans./q-w let her vote complete the 2-of-ops quorum"),
-    "q-w:audit": xfail(_Q, "the fresh-clone audit calls the q-w run valid"),
-}
+BROKEN: dict[str, Any] = {}  # all fixed (r84plansdir, r84heldwd)
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

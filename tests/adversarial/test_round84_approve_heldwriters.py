@@ -43,7 +43,13 @@ the refusal is ``E_PLAN_AMBIGUOUS`` ``by:`` alice; ``<slug>:audit`` as above):
 - ``fm``: the same three commits on a branch the agent merges ``--no-ff``: the hold starts
   and ends inside the merged branch.
 
-Seen (round 84): 18 ids broke, 2 classes.
+Seen (round 84): 18 ids broke, 2 classes. Class 1 fixed (2026-12-01, r84plansdir): a
+top-level entry one folder with the plans folder on some checkout (``names.same_path``) is
+read by the history walk and by ``git log`` (its spellings found from the trees) and counts as
+the plans folder for writers; a root file's folder is its split. ``pw`` (fullwidth
+``ｐｌａｎｓ``: one folder with ``plans`` on no checkout, ``names.fold`` has no NFKC) stays a
+strict xfail, the lead's call. Added: ``ps`` (``PLANS~1/``), ``pk`` (``Plans::$DATA/``),
+``pr`` (``PLANS\\pr/``).
 
 1. **Twin-folder writer through the plans folder's own spelling** (16 ids: ``pt``, ``pb``,
    ``pw``, ``pf``, ``pd``, ``pe``, ``pu``, ``pm`` ``:{ran,audit}``). Round 83 made a file in a
@@ -103,7 +109,7 @@ import pytest
 from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit, plan_text
 from test_round2_execution_kit import shared
 
-SPELL = ["pt", "pb", "pw", "pc", "pf", "pd", "pe", "pu", "pm"]
+SPELL = ["pt", "pb", "pw", "pc", "pf", "pd", "pe", "pu", "pm", "ps", "pk", "pr"]
 WRITERS = ["own", *SPELL, "up", "rb", "rn", "rk"]
 PAIRS = {"up": "upo", "rb": "rbo", "rn": "rno", "rk": "rko"}
 FOLDER = {"up": "grp/ch", "upo": "grq/ch"}
@@ -119,6 +125,9 @@ NOTES = {
     "pe": "plans. /pe/NOTES.md",
     "pu": "PLANS./pu/NOTES.md",
     "pm": "plans./PM/NOTES.md",
+    "ps": "PLANS~1/ps/NOTES.md",
+    "pk": "Plans::$DATA/pk/NOTES.md",
+    "pr": "PLANS\\pr/NOTES.md",
     "up": "plans/GRP/NOTES.md",
     "upo": "plans/grq/NOTES.md",
     "rb": "plans/RB/NOTES.md",
@@ -274,9 +283,11 @@ _WHY = {
     "pu": "Bob's note in PLANS./pu let his approval of plans/pu run",
     "pm": "Bob's note in plans./PM let his approval of plans/pm run",
 }
-BROKEN: dict[str, Any] = {
-    f"{s}:{w}": xfail(_W, what) for s, what in _WHY.items() for w in ("ran", "audit")
-}
+#: fixed (r84plansdir) but the NFKC spelling: ``ｐｌａｎｓ`` is one folder with ``plans`` on no
+#: checkout (names.fold: case, canonical forms, HFS+'s ignored code points, NTFS's tail;
+#: no compatibility mapping, as for ``plans/ｘ`` beside ``plans/x``): the lead's call
+_NFKC = "ｐｌａｎｓ is one folder with plans on no checkout (fold has no NFKC): the lead's call"
+BROKEN: dict[str, Any] = {f"pw:{w}": xfail(_W, f"{_WHY['pw']} ({_NFKC})") for w in ("ran", "audit")}
 # fm (decided by the lead, 2026-12-01): her merge is her approval, made where nothing is
 # held (main never saw the twin: the first parent's view), as a pull request's merge is;
 # consistent with ``fn``. It runs once and the audit agrees.

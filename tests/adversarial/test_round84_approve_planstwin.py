@@ -27,7 +27,13 @@ Abort while held (``<slug>:ran`` action 2 ran once after Alice's gate approval):
   her abort must not be lost to the release (action 2 never runs).
 - ``gb`` (control): the same with no twin: her abort is ignored, the gate approval runs.
 
-Seen (round 84): 12 ids broke, 2 classes.
+Seen (round 84): 12 ids broke, 2 classes. Class 2 fixed (2026-12-01, r84plansdir): another
+spelling of the plans folder (``names.same_path``, ``names.spelled_under``) is read by the
+history walk and ``git log``, and a plan file below it is a twin claim holding the plan at the
+same path (``names.split_files`` walks every spelling), never a plan of its own. ``kc``
+(fullwidth: one folder with ``plans`` on no checkout, ``names.fold`` has no NFKC) stays a
+strict xfail, the lead's call. Added: ``sn`` (``PLANS~1/sn/PLAN.yml``), ``cd``
+(``Plans./cd/PLAN.yml``), ``el`` (``plans. /el/PLAN.yml`` committed before the plan).
 
 1. **A status set while held is credited to the release's committer (abort)** (``ga:ran``):
    ``ga`` paused at its gate; the agent's twin ``plans/GA/PLAN.yml``; Mallory sets
@@ -80,7 +86,11 @@ TWINS = {
     "mc": "Plans/mc/PLAN.yml",
     "uc": "PLANS/uc/PLAN.yml",
     "rf": "plans\\rf\\PLAN.yml",
+    "sn": "PLANS~1/sn/PLAN.yml",
+    "cd": "Plans./cd/PLAN.yml",
 }
+#: twins committed BEFORE the agent's plan (its plan comes beside them: round 84 variant)
+EARLY = {"el": "plans. /el/PLAN.yml"}
 GATED = ["ga", "gb", "gc"]
 
 
@@ -100,7 +110,10 @@ def _gated(v: str) -> str:
 def _build(root: Path) -> Lab:
     lab = Lab(root)
     got: dict[str, Any] = {}
-    for slug in [*TWINS, "ok"]:
+    for slug, rel in EARLY.items():
+        _put(lab, rel, plan_text(f"{slug}-twin"))
+    lab.commit("mallory: early twins", MALLORY)
+    for slug in [*TWINS, *EARLY, "ok"]:
         lab.write(slug, plan_text(slug))
     for slug in GATED:
         lab.write(slug, _gated(slug))
@@ -134,16 +147,16 @@ def _build(root: Path) -> Lab:
     lab.commit("mallory: twin GC gone", MALLORY)
     lab.run()
     got["released"] = {s: lab.status().get(f"plans/{s}", {}).get("status") for s in GATED}
-    for slug in [*TWINS, "ok", "ga", "gb"]:
+    for slug in [*TWINS, *EARLY, "ok", "ga", "gb"]:
         lab.set_status(slug, "approved")
     lab.commit("alice: approve", ALICE)
     lab.set_status("gc", "approved")
     lab.commit("bob: approve gc's gate", BOB)
     lab.run()
     lab.run()
-    got["calls"] = {s: len(lab.calls(s)) for s in [*TWINS, "ok"]}
+    got["calls"] = {s: len(lab.calls(s)) for s in [*TWINS, *EARLY, "ok"]}
     got["calls"].update({s: len(lab.calls(f"{s}2")) for s in GATED})
-    got["twin_calls"] = {s: len(lab.calls(f"{s}-twin")) for s in [*TWINS, *GATED]}
+    got["twin_calls"] = {s: len(lab.calls(f"{s}-twin")) for s in [*TWINS, *EARLY, *GATED]}
     got["rows"] = {
         r["plan"]: r
         for r in json.loads(lab.cli("status", "--json", "--config", str(lab.config)).stdout)
@@ -167,7 +180,7 @@ def xfail(cls: str, what: str) -> Any:
 
 
 IDS = (
-    [f"{s}:{w}" for s in TWINS for w in ("ran", "held", "audit")]
+    [f"{s}:{w}" for s in [*TWINS, *EARLY] for w in ("ran", "held", "audit")]
     + ["ok:ran", "ok:audit"]
     + [f"{s}:{w}" for s in GATED for w in ("ran", "audit")]
 )
@@ -179,12 +192,12 @@ _TW = {
     "mc": "Plans/mc/PLAN.yml",
     "uc": "PLANS/uc/PLAN.yml",
 }
+#: fixed (r84plansdir) but the NFKC spelling: ``ｐｌａｎｓ`` is one folder with ``plans`` on no
+#: checkout (names.fold has no compatibility mapping, as for ``plans/ｘ`` beside ``plans/x``)
+_NFKC = "ｐｌａｎｓ is one folder with plans on no checkout (fold has no NFKC): the lead's call"
 BROKEN: dict[str, Any] = {
-    **{
-        f"{s}:ran": xfail(_T, f"Mallory's {w} beside it: Alice's approval ran the agent's plan")
-        for s, w in _TW.items()
-    },
-    **{f"{s}:held": xfail(_T, f"{w} held nothing") for s, w in _TW.items()},
+    "kc:ran": xfail(_T, f"Mallory's {_TW['kc']} beside it: Alice's approval ran it ({_NFKC})"),
+    "kc:held": xfail(_T, f"{_TW['kc']} held nothing ({_NFKC})"),
 }
 
 

@@ -187,8 +187,13 @@ def test_a_twin_above_the_plan_folder_holds_the_plan_for_every_reader(
         assert [p.code for p in plan.problems] == ["E_PLAN_AMBIGUOUS"], plan.problems
         assert f"plans/{other}/PLAN.yml" in plan.problems[0].message
     assert load_plan(tmp_path / "plans" / "Other" / "x" / "PLAN.yml").valid
-    (tmp_path / "Plans" / "Other" / "x").mkdir(parents=True)  # outside the plans folder
+    (tmp_path / "Plans" / "Other" / "x").mkdir(parents=True)  # the plans folder's spelling
     (tmp_path / "Plans" / "Other" / "x" / "PLAN.yml").write_text(BASE_TEXT)
+    # round 84: a plan file below another spelling of the plans folder claims the place of
+    # the plan at that path (it is that file on a case-insensitive checkout), never a plan
+    held = load_plan(tmp_path / "plans" / "Other" / "x" / "PLAN.yml")
+    assert [p.code for p in held.problems] == ["E_PLAN_AMBIGUOUS"], held.problems
+    (tmp_path / "Plans" / "Other" / "x" / "PLAN.yml").unlink()
     assert load_plan(tmp_path / "plans" / "Other" / "x" / "PLAN.yml").valid
     (tmp_path / "plans" / twin / "PLAN.yml").rename(tmp_path / "plans" / twin / "notes.md")
     assert load_plan(tmp_path / "plans" / base / "PLAN.yml").valid

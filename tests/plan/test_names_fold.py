@@ -404,9 +404,10 @@ def test_a_path_lands_where_its_parts_split_empty_parts_dropped(file: str, folde
     assert claims | {p for p, n in split.items() if plan_file_claims([n])} == {file}, (twins, split)
     verdict = twin_folder_verdict(folder, twins, split)
     assert verdict is not None and verdict[0] == "E_PLAN_AMBIGUOUS", verdict
-    assert split_files("plans/ok", names, "plans") == {} and not twin_folders(
-        "plans/ok", names, "plans"
-    )  # ``Plans/`` is still no plans folder: written without a backslash
+    # round 84: ``Plans/ok/PLAN.yml`` claims ``plans/ok``'s plan file (the plans folder's
+    # spelling, as a split name does); it is no twin FOLDER of a plan (no plan is read there)
+    assert split_files("plans/ok", names, "plans") == {"Plans/ok/PLAN.yml": "PLAN.yml"}
+    assert not twin_folders("plans/ok", names, "plans")
 
 
 def test_a_name_of_backslashes_alone_has_no_part() -> None:

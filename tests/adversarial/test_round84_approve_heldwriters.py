@@ -48,8 +48,8 @@ top-level entry one folder with the plans folder on some checkout (``names.same_
 read by the history walk and by ``git log`` (its spellings found from the trees) and counts as
 the plans folder for writers; a root file's folder is its split. ``pw`` (fullwidth
 ``ｐｌａｎｓ``: one folder with ``plans`` on no checkout, ``names.fold`` has no NFKC) is
-decided by design: no write in ``plans/pw``, Bob's approval runs once. Added: ``ps`` (``PLANS~1/``), ``pk`` (``Plans::$DATA/``),
-``pr`` (``PLANS\\pr/``).
+decided by design: no write in ``plans/pw``, Bob's approval runs once. Added: ``ps``
+(``PLANS~1/``), ``pk`` (``Plans::$DATA/``), ``pr`` (``PLANS\\pr/``).
 
 1. **Twin-folder writer through the plans folder's own spelling** (16 ids: ``pt``, ``pb``,
    ``pw``, ``pf``, ``pd``, ``pe``, ``pu``, ``pm`` ``:{ran,audit}``). Round 83 made a file in a

@@ -32,8 +32,9 @@ spelling of the plans folder (``names.same_path``, ``names.spelled_under``) is r
 history walk and ``git log``, and a plan file below it is a twin claim holding the plan at the
 same path (``names.split_files`` walks every spelling), never a plan of its own. ``kc``
 (fullwidth: one folder with ``plans`` on no checkout, ``names.fold`` has no NFKC) is decided
-by design: no twin, Alice's approval runs ``plans/kc`` once. Added: ``sn`` (``PLANS~1/sn/PLAN.yml``), ``cd``
-(``Plans./cd/PLAN.yml``), ``el`` (``plans. /el/PLAN.yml`` committed before the plan).
+by design: no twin, Alice's approval runs ``plans/kc`` once. Added: ``sn``
+(``PLANS~1/sn/PLAN.yml``), ``cd`` (``Plans./cd/PLAN.yml``), ``el`` (``plans. /el/PLAN.yml``
+committed before the plan).
 
 1. **A status set while held is credited to the release's committer (abort)** (``ga:ran``):
    ``ga`` paused at its gate; the agent's twin ``plans/GA/PLAN.yml``; Mallory sets

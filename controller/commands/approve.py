@@ -12,7 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from controller.display import visible
-from controller.errors import GitError, IllegalTransition, PlangateError, UsageError
+from controller.errors import (
+    GitError,
+    IllegalTransition,
+    PlangateError,
+    PlanHashMismatch,
+    UsageError,
+)
 
 if TYPE_CHECKING:
     from controller.git.gitrepo import GitRepo
@@ -105,49 +111,76 @@ def commit_status(
     repo = GitRepo.containing(plan_file.parent)
     rel = plan_file.relative_to(repo.path.resolve()).as_posix()
     branch = repo.current_branch()
-    head = repo.rev("HEAD")
-    committed = repo.read_file(head, rel) if head else None
-    if committed is None or head is None:
-        raise UsageError(f"{rel} is not committed", remedy="commit the plan first")
-    text = committed.decode("utf-8")
-    on_disk = _on_disk(repo, plan_file, rel, committed)
-    _refuse_uncommitted(text, on_disk, rel)
-    loaded = plans.validate_text(text, Path(rel))
-    plan_id = str(Path(rel).parent)
-    if config is not None and not force:
-        # the status the controller holds: a withdrawal it ignored (its author was not
-        # entitled) leaves the plan where it was (round 28: approve refused a plan the
-        # controller showed waiting for an approval)
-        authors, held = _history(repo, head, config, plan_id, status)
-        _check_transition(loaded, status, plan_id, held)
-        _precheck(repo, config, plan_id, status, authors)
+    reviewed: str | None = None  # the version the first attempt read: the one she approves
+    for _attempt in range(COMMIT_ATTEMPTS):
+        head = repo.rev("HEAD")
+        committed = repo.read_file(head, rel) if head else None
+        if committed is None or head is None:
+            raise UsageError(f"{rel} is not committed", remedy="commit the plan first")
+        text = committed.decode("utf-8")
+        loaded = plans.validate_text(text, Path(rel))
+        plan_id = str(Path(rel).parent)
+        version = loaded.hash or ""
+        if reviewed is None:
+            reviewed = version
+        elif version != reviewed:
+            # the branch moved under the command and brought another version: what she
+            # read is no longer what the commit would approve; never carried over
+            raise PlanHashMismatch(
+                f"{visible(plan_id)} changed on {visible(branch)} while committing "
+                f"({reviewed[:12]} -> {version[:12]}); nothing committed",
+                remedy="review the new version (plangate show) and run the command again",
+            )
+        on_disk = _on_disk(repo, plan_file, rel, committed)
+        _refuse_uncommitted(text, on_disk, rel)
+        if config is not None and not force:
+            # the status the controller holds: a withdrawal it ignored (its author was not
+            # entitled) leaves the plan where it was (round 28: approve refused a plan the
+            # controller showed waiting for an approval)
+            authors, held = _history(repo, head, config, plan_id, status)
+            _check_transition(loaded, status, plan_id, held)
+            _precheck(repo, config, plan_id, status, authors)
+        else:
+            _check_transition(loaded, status, plan_id)
+        new_text = yamlio.set_scalar(yamlio.read_yaml(text, rel), ("plan", "status"), status)
+        message = _message(status, plan_id, loaded.hash, note)
+        repo.check_checkouts({rel: new_text.encode()})  # given back by its checkout (round 79)
+        disk_text = on_disk if on_disk != text else new_text
+        if on_disk != text:  # keep the engine's uncommitted execution block, change the status
+            disk_text = yamlio.set_scalar(
+                yamlio.read_yaml(on_disk, rel), ("plan", "status"), status
+            )
+        # the one writer of a shared working tree (controller.git.sharedwrite): index.lock
+        # held from before the branch moves until the index and the tree hold the commit
+        sha = sharedwrite.commit_checked_out(
+            repo,
+            branch=branch,
+            parent=head,
+            files={rel: new_text.encode()},
+            message=message,
+            author=repo.user("AUTHOR"),
+            committer=repo.user("COMMITTER"),
+            sign=sign,
+            tree_files={rel: disk_text.encode("utf-8")},  # as git would check it out
+        )
+        if sha is not None:
+            break
+        # the branch moved (the controller's or an agent's commit): read it again and try
+        # once more, on the same version only (above)
     else:
-        _check_transition(loaded, status, plan_id)
-    new_text = yamlio.set_scalar(yamlio.read_yaml(text, rel), ("plan", "status"), status)
-    message = _message(status, plan_id, loaded.hash, note)
-    repo.check_checkouts({rel: new_text.encode()})  # given back by its checkout (round 79)
-    disk_text = on_disk if on_disk != text else new_text
-    if on_disk != text:  # keep the engine's uncommitted execution block, change only the status
-        disk_text = yamlio.set_scalar(yamlio.read_yaml(on_disk, rel), ("plan", "status"), status)
-    # the one writer of a shared working tree (controller.git.sharedwrite): index.lock held
-    # from before the branch moves until the index and the tree hold the commit
-    sha = sharedwrite.commit_checked_out(
-        repo,
-        branch=branch,
-        parent=head,
-        files={rel: new_text.encode()},
-        message=message,
-        author=repo.user("AUTHOR"),
-        committer=repo.user("COMMITTER"),
-        sign=sign,
-        tree_files={rel: disk_text.encode("utf-8")},  # as git would check it out
-    )
-    if sha is None:
-        raise GitError(f"{branch} moved while committing", remedy="run the command again")
+        raise GitError(
+            f"{branch} kept moving while committing ({COMMIT_ATTEMPTS} tries); nothing committed",
+            remedy="run the command again",
+        )
     # the folder and the branch are anyone's text
     print(f"{DONE[status]} {visible(plan_id)} in {sha[:12]} on {visible(branch)}{NEXT[status]}")
     return 0
 
+
+#: tries of ``approve``/``reject``/``abort`` when the branch moves under the commit (a
+#: controller in local mode commits often); each reads the branch again and commits only
+#: onto the version the first read
+COMMIT_ATTEMPTS = 5
 
 #: what the commit is, in the user's words: the controller decides what it does
 DONE = {"approved": "approved", "rejected": "rejected", "aborted": "abort requested for"}

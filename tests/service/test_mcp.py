@@ -797,25 +797,27 @@ def test_log_and_wait_hold_a_plan_beside_a_twin_above_its_folder(
 def test_log_notes_a_log_in_a_twin_above_the_plan_folder(repo: Path, tmp_path: Path) -> None:
     """Round 76: a log at ``plans/lg/x/EXECUTION_LOG.md`` (a twin of ``plans/Lg/x`` one level
     up, no plan of its own) IS ``plans/Lg/x``'s log on a case-insensitive checkout: ``log``
-    notes it E_OWNED_BLOCK_CHANGED and never shows it; one at ``Plans/ok/`` (a twin of the
-    plans folder, compared as written) is no plan's."""
+    notes it E_OWNED_BLOCK_CHANGED and never shows it. Since round 84 the same holds for a
+    spelling of the plans folder itself (``Plans/ok/`` is ``plans/ok/`` there); a fullwidth
+    ``ｐｌａｎｓ/fw/`` is one folder with ``plans/`` on no checkout: no plan's."""
     from controller.commands._shared import required_config
     from controller.service.agentapi import AgentApi
 
-    for name in ("Lg/x", "ok"):
+    for name in ("Lg/x", "ok", "fw"):
         (repo / "plans" / name).mkdir(parents=True)
         (repo / "plans" / name / "PLAN.yml").write_text(PLAN)
-    for folder in ("plans/lg/x", "Plans/ok"):
+    for folder in ("plans/lg/x", "Plans/ok", "\uff50\uff4c\uff41\uff4e\uff53/fw"):
         (repo / folder).mkdir(parents=True)
         (repo / folder / "EXECUTION_LOG.md").write_text("- Status: completed (forged)\n")
     commit_all(repo, "plans and notes", AGENT)
     api = AgentApi(required_config(str(write_config(tmp_path, repo))))
     try:
-        answer = api.log("plans/Lg/x")
-        noted = [p for p in answer["problems"] if p.startswith("E_OWNED_BLOCK_CHANGED")]
-        assert noted and "plans/lg/x/EXECUTION_LOG.md" in noted[0], answer
-        assert "forged" not in json.dumps(answer)
-        assert api.log("plans/ok")["problems"] == []
+        for plan, log in (("plans/Lg/x", "plans/lg/x"), ("plans/ok", "Plans/ok")):
+            answer = api.log(plan)
+            noted = [p for p in answer["problems"] if p.startswith("E_OWNED_BLOCK_CHANGED")]
+            assert noted and f"{log}/EXECUTION_LOG.md" in noted[0], answer
+            assert "forged" not in json.dumps(answer)
+        assert api.log("plans/fw")["problems"] == []
     finally:
         api.close()
 

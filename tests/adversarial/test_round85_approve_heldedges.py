@@ -37,7 +37,66 @@ Writers through a merged spelling of the plans folder (Bob's note, then Bob's ap
 - ``slo`` (control): the same symlink at ``plans/slo/NOTES.md``: ``E_SELF_APPROVAL``.
 - ``po`` (control): ``plans/po/NOTES.md`` on the merged branch: ``E_SELF_APPROVAL``.
 
-Seen (round 85): filled below.
+Seen (round 85): 18 ids broke, 3 classes (the audit agreed with the controller each time).
+
+1. **Of several statuses set while held only the last is judged** (``am``, ``ar``, ``aa``,
+   ``gd`` ``:{ran,audit}``; more in test_round85_approve_heldmany): Alice's ``rejected`` set
+   while held is lost when a later commit, still while held, sets another status (Mallory's
+   ``pending_approval``, Mallory's ``git revert`` of Alice's commit, Alice's own
+   ``approved``; for a paused run Alice's ``aborted`` then Mallory's ``approved``): after
+   the release Bob's approval runs the plan (``gd``: action 2 ran). Without a hold (``nh``)
+   the same pair leaves the plan ``rejected`` ("E_ILLEGAL_TRANSITION: mallory@example.com set
+   status pending_approval (from rejected)") and Bob's approval is ignored::
+
+       # plans/am frozen; the agent's twin plans/AM/PLAN.yml committed; run --once (held)
+       sed -i 's/  status: .*/  status: rejected/' plans/am/PLAN.yml
+       git -c user.name=Alice -c user.email=alice@example.com commit -qam "alice: reject am"
+       sed -i 's/  status: .*/  status: pending_approval/' plans/am/PLAN.yml
+       git -c user.name=Mallory -c user.email=mallory@example.com commit -qam "mallory: back"
+       git rm -rq plans/AM && git commit -qm "agent: twin gone"
+       plangate run --once --config ../plangate.yml
+       sed -i 's/  status: .*/  status: approved/' plans/am/PLAN.yml
+       git -c user.name=Bob -c user.email=bob@ops.example.com commit -qam "bob: approve am"
+       plangate run --once --config ../plangate.yml
+       plangate status: completed  plans/am ... bob@ops.example.com  plangate: complete plans/am
+       (fresh clone) plangate audit: plans/am: start cfe37fdf0c91 ... approved by
+           bob@ops.example.com in 0ae99b92fcae: valid -> complete
+
+   Should (docs/approvals.md): withdrawals by an allowed approver "win in every status a plan
+   can still run from, in any order of commits"; "The rule is one for every status a human
+   sets while held: the release judges it as the commit that set it" (every such commit, not
+   only the last one's).
+2. **A writer through a spelling of the plans folder that comes by a merge is no writer**
+   (``pm``, ``pd``, ``pb`` ``:{ran,audit}``; with ``plans_dir: ops/plans`` in
+   test_round85_approve_opsdir): Bob's ``PLANS/pm/NOTES.md`` (``plans./pd/``, the root file
+   ``plans\\pb\\NOTES.md``) on his branch, merged ``--no-ff`` by the agent, then his approval:
+   it runs, the audit calls it valid. The same note committed on main (round 84's ``PLANS/rr``),
+   fast-forwarded (``pff``), or merged in the plan's own spelling (``po``) is
+   ``E_SELF_APPROVAL``::
+
+       git checkout -qb notes; mkdir -p PLANS/pm; echo Reviewed > PLANS/pm/NOTES.md
+       git add -A; git -c user.name=Bob -c user.email=bob@ops.example.com commit -qm "bob: note"
+       git checkout -q main; git merge -q --no-ff -m "merge notes" notes
+       (Bob sets approved in plans/pm/PLAN.yml; run --once)
+       completed  plans/pm  d19b1437a3e7 medium bob@ops.example.com  plangate: complete plans/pm
+
+   Should (docs/approvals.md): a file in a spelling of the plans folder "is exactly what the
+   same file in the plan's folder is, whenever it came (before the plan, on a merged branch):
+   its committer is a writer, refused E_SELF_APPROVAL".
+3. **A symlink committed into the plan's folder makes no writer** (``sl``, ``slo``
+   ``:{ran,audit}``): Bob commits ``plans/slo/NOTES.md`` as a symlink (``-> ../../README``;
+   ``PLANS/sl/NOTES.md`` alike), then approves: it runs; ``plangate status`` lists the link
+   only as "E_UNSAFE_PATH: plans/sy/NOTES.md is a symbolic link in the plans folder; it is
+   not followed". Should (docs/approvals.md): "Whoever commits any file into a plan's folder
+   (notes, a draft, a patch, anything but the status change of an approval) is a writer of the
+   plan that folder holds or will hold, whatever the file's bytes". (The lead may rule a link
+   no file; then ``slo``/``sl`` become "decided".)
+
+Held: ``ma`` (Mallory's rejection then Alice's: rejected), ``rc`` (Alice's rejection in the
+release commit: rejected), ``bm`` (her rejection and release on a branch Mallory merges:
+rejected), ``bx`` (her rejection on a branch merged after the release: rejected), ``nh``,
+``mc`` (Mallory's rejection in her release commit ignored; Alice's approval ran once), ``ok``,
+``pff``, ``po``; no twin's text ever ran; the lab is live (``gd`` paused at its gate).
 """
 
 from __future__ import annotations

@@ -22,7 +22,22 @@ while held (in this order); the agent removes the twin; the follow-up approvals 
 - ``ok`` (control): Alice approves after the release: runs once. ``q-ok`` (control): Alice
   and Carol approve after: runs once.
 
-Seen (round 85): filled below.
+Seen (round 85): 8 ids broke, 1 class (the audit agreed with the controller each time).
+
+1. **Of several statuses set while held only the last is judged** (``ab``, ``ag``, ``mo``,
+   ``q-r`` ``:{ran,audit}``; the class of test_round85_approve_heldedges): the withdrawal set
+   first while held (Alice's ``rejected``, the agent's ``rejected``, Bob's ``rejected`` in the
+   quorum) is lost to the status set after it while held by anyone (Bob's or Carol's approval,
+   which is itself refused ``E_PLAN_AMBIGUOUS``; Mallory's ``aborted``, ignored
+   "E_ILLEGAL_TRANSITION: mallory@example.com set status aborted (from pending_approval)";
+   the author's own ``pending_approval``): after the release the next approval (Carol's,
+   Alice's, Bob's; Alice's and Carol's 2 of ``ops``) runs the plan once, and the fresh-clone
+   audit calls it valid. With the withdrawal set last (``bl``, ``q-x``) the plan is
+   ``rejected``. Should (docs/approvals.md): withdrawals "win in every status a plan can still
+   run from, in any order of commits"; a status set while held "is, likewise, that commit's
+   withdrawal ... the release judges it as the commit that set it".
+
+Held: ``bl``, ``q-x`` (the withdrawal last: rejected), ``ok``, ``q-ok``; no twin ran.
 """
 
 from __future__ import annotations

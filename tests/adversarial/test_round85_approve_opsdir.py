@@ -33,7 +33,28 @@ some checkout:
 - ``tcs`` (control): ``ops/plans/TCS/PLAN.yml`` (a twin of the plan's own folder): held.
 - ``tok`` (control): no twin: runs once.
 
-Seen (round 85): see BROKEN below and the module's final message (filled after the run).
+Seen (round 85): 8 ids broke, 1 class (the audit agreed with the controller each time).
+
+1. **A writer through a spelling of the plans folder that comes by a merge is no writer**
+   (``wmg``, ``wmu``, ``wmd``, ``wmb`` ``:{ran,audit}``): Bob's ``ops/PLANS/wmg/NOTES.md``
+   (``OPS/plans/``, ``ops/plans./``, the root file ``ops\\plans\\wmb\\NOTES.md``) on his
+   branch, merged ``--no-ff`` by the agent, then Bob's approval: the plan runs
+   (``plangate: complete ops/plans/wmg``) and the fresh clone's audit calls it valid. The same
+   notes committed on main (``wuo``, ``wup``, ``wdt``, ``wpd``, ``wbs``, ``wbm``) and the
+   plan's own spelling merged (``wmo``) are refused ``E_SELF_APPROVAL``. The same with the
+   default ``plans`` (test_round85_approve_heldedges ``pm``). Should (docs/approvals.md): a
+   file in a spelling of the plans folder "is exactly what the same file in the plan's folder
+   is, whenever it came (before the plan, on a merged branch): its committer is a writer,
+   refused E_SELF_APPROVAL".
+
+Held: every spelling of ``ops/plans`` committed on main is the plans folder for writers and a
+twin plan file below it (also by a merge, ``tmg``) is held ``E_PLAN_AMBIGUOUS`` and never
+runs; ``wtp`` (a top-level ``plans/`` is no plans folder here: Bob's approval ran once),
+``tok``, ``tcs``, ``tmo``. Conservative, not a break: ``wcd``: Bob's note made and deleted in
+``OPS/plans/wcd/`` before the plan came makes him a writer (refused), while its own-spelling
+analog ``wcn`` (``ops/plans/wcn/``, also deleted before the plan) does not (ran once), where
+docs/approvals.md says the spelling "is exactly what the same file in the plan's folder is";
+round 84's ``rb``/``rbo`` agree for a plan-folder twin.
 """
 
 from __future__ import annotations

@@ -66,6 +66,10 @@ Seen (round 85): 18 ids broke, 3 classes (the audit agreed with the controller e
    can still run from, in any order of commits"; "The rule is one for every status a human
    sets while held: the release judges it as the commit that set it" (every such commit, not
    only the last one's).
+   Fixed (2026-12-01, r85heldmany): a hold keeps every status set while held, in commit order
+   (``held_from.decisions``, bounded: every withdrawal and the last status kept), and the
+   release judges each as its own commit in that order (``Lifecycle._held_steps``, then the
+   last by ``_held_maker``), as with no hold (``nh``); the controller and the audit alike.
 2. **A writer through a spelling of the plans folder that comes by a merge is no writer**
    (``pm``, ``pd``, ``pb`` ``:{ran,audit}``; with ``plans_dir: ops/plans`` in
    test_round85_approve_opsdir): Bob's ``PLANS/pm/NOTES.md`` (``plans./pd/``, the root file
@@ -243,14 +247,9 @@ def xfail(cls: str, what: str) -> Any:
 
 
 IDS = [f"{s}:{w}" for s in SLUGS for w in ("ran", "audit")] + ["all:twins", "gd:paused"]
-_A = "of several statuses set while held only the last is judged at the release"
 _B = "a writer through a spelling of the plans folder that comes by a merge is no writer"
 _C = "a symlink committed into the plan's folder makes no writer"
 _WHY = {
-    "am": (_A, "Alice's rejection while held, Mallory's pending_approval while held: Bob's ran"),
-    "ar": (_A, "Alice's rejection while held, Mallory's git revert of it while held: Bob's ran"),
-    "aa": (_A, "Alice's rejection then her approval while held: Bob's approval ran"),
-    "gd": (_A, "Alice's abort while held, Mallory's approved while held: Bob's gate ran"),
     "pm": (_B, "Bob's PLANS/pm/NOTES.md merged --no-ff, his approval ran"),
     "pd": (_B, "Bob's plans./pd/NOTES.md merged --no-ff, his approval ran"),
     "pb": (_B, "Bob's root file plans\\pb\\NOTES.md merged --no-ff, his approval ran"),

@@ -19,6 +19,13 @@ while held (in this order); the agent removes the twin; the follow-up approvals 
 - ``q-r``: Bob ``rejected``, then Carol ``approved``; after the release Alice and Carol
   approve (2 of ``ops``): nothing runs.
 - ``q-x``: Carol ``approved``, then Bob ``rejected``; Alice and Carol after: nothing runs.
+- r85heldmany's variants of the same class (not tried by the attacker; nothing runs):
+  ``tr``: Alice ``rejected``, MALLORY ``approved``, Mallory ``pending_approval`` (three while
+  held), Bob approves after; ``cap``: Alice ``rejected``, then 72 statuses by Mallory
+  (``approved``, ``pending_approval`` in turn: past the cap of kept statuses), Bob after;
+  ``q-3``: Bob ``rejected``, Carol ``approved``, Mallory ``pending_approval``, Alice and
+  Carol after. ``bb`` (control): Bob ``approved`` then ``pending_approval`` while held (his
+  approval refused, then set back); Alice approves after: runs once.
 - ``ok`` (control): Alice approves after the release: runs once. ``q-ok`` (control): Alice
   and Carol approve after: runs once.
 
@@ -36,6 +43,11 @@ Seen (round 85): 8 ids broke, 1 class (the audit agreed with the controller each
    ``rejected``. Should (docs/approvals.md): withdrawals "win in every status a plan can still
    run from, in any order of commits"; a status set while held "is, likewise, that commit's
    withdrawal ... the release judges it as the commit that set it".
+   Fixed (2026-12-01, r85heldmany): a hold keeps every status set while held, in commit order
+   (``held_from.decisions``, bounded: every withdrawal and the last status kept), and the
+   release judges each as its own commit in that order (``Lifecycle._held_steps``, then the
+   last by ``_held_maker``), as with no hold: the withdrawal wins, the later statuses are
+   ``E_ILLEGAL_TRANSITION`` from ``rejected``; the controller and the fresh-clone audit alike.
 
 Held: ``bl``, ``q-x`` (the withdrawal last: rejected), ``ok``, ``q-ok``; no twin ran.
 """
@@ -64,6 +76,13 @@ WHILE = {
     "bl": [(BOB, "approved"), (ALICE, "rejected")],
     "q-r": [(BOB, "rejected"), (CAROL, "approved")],
     "q-x": [(CAROL, "approved"), (BOB, "rejected")],
+    # r85heldmany's variants (not tried by the attacker): three statuses while held, the
+    # withdrawal first; a hold past the cap of kept statuses; a quorum's three; a set-back
+    "tr": [(ALICE, "rejected"), (MALLORY, "approved"), (MALLORY, "pending_approval")],
+    "cap": [(ALICE, "rejected")]
+    + [(MALLORY, s) for _ in range(36) for s in ("approved", "pending_approval")],
+    "q-3": [(BOB, "rejected"), (CAROL, "approved"), (MALLORY, "pending_approval")],
+    "bb": [(BOB, "approved"), (BOB, "pending_approval")],
     "ok": [],
     "q-ok": [],
 }
@@ -74,11 +93,15 @@ AFTER = {
     "bl": [CAROL],
     "q-r": [ALICE, CAROL],
     "q-x": [ALICE, CAROL],
+    "tr": [BOB],
+    "cap": [BOB],
+    "q-3": [ALICE, CAROL],
+    "bb": [ALICE],
     "ok": [ALICE],
     "q-ok": [ALICE, CAROL],
 }
 SLUGS = list(WHILE)
-RUNS = {"ok": 1, "q-ok": 1}
+RUNS = {"ok": 1, "q-ok": 1, "bb": 1}
 
 
 def _rows(lab: Lab) -> dict[str, Any]:
@@ -98,7 +121,7 @@ def _build(root: Path) -> Lab:
     lab.commit("agent: twins", AGENT)
     lab.run()
     got["held"] = _rows(lab)
-    for step in range(2):
+    for step in range(max(len(moves) for moves in WHILE.values())):
         for slug, moves in WHILE.items():
             if step < len(moves):
                 who, status = moves[step]
@@ -140,12 +163,7 @@ def xfail(cls: str, what: str) -> Any:
 
 IDS = [f"{s}:{w}" for s in SLUGS for w in ("ran", "audit")] + ["all:twins"]
 _A = "of several statuses set while held only the last is judged at the release"
-_WHY = {
-    "ab": "Alice's rejection while held, then Bob's approval while held: Carol's approval ran",
-    "ag": "the author's rejection while held, then its pending_approval: Alice's approval ran",
-    "mo": "Alice's rejection while held, then Mallory's aborted while held: Bob's ran",
-    "q-r": "Bob's rejection while held, then Carol's vote while held: Alice+Carol ran it",
-}
+_WHY: dict[str, str] = {}
 BROKEN: dict[str, Any] = {
     f"{s}:{w}": xfail(_A, why) for s, why in _WHY.items() for w in ("ran", "audit")
 }

@@ -3227,16 +3227,8 @@ class Lifecycle(IndexStore):
         commit left it, is that commit's, read again by its sha (its author, committer,
         dates, trailers and signature: every identity rule as for any commit); anything
         else is the releasing commit's own."""
-        decisions = (kept or {}).get("decisions") or ()
-        decision = decisions[-1] if decisions else None
-        if (
-            decision is None
-            or kept is None
-            or kept.get("seen") != change.new_blob
-            or new.status != decision["status"]
-        ):
-            return record
-        return self._held_commit(repo, decision)
+        decision = _held_left(kept, change, new)
+        return record if decision is None else self._held_commit(repo, decision)
 
     def _held_commit(self, repo: GitRepo, decision: dict[str, Any]) -> CommitRecord:
         """The commit that made a decision while held, its key's time the hold saw."""
@@ -3254,16 +3246,19 @@ class Lifecycle(IndexStore):
         kept: dict[str, Any] | None,
         judge: tuple[FileChange, BlobFacts, int | None, EventSink | None, PlanState | None],
     ) -> BlobFacts | None:
-        """The statuses set while held before the last one (round 85), each judged at the
+        """The statuses set while held (round 85), but the last one when the release leaves
+        the file as it set it (:meth:`_held_maker` judges that one), each judged at the
         release ``record`` as its own commit, in commit order, exactly as with no hold: a
         transition from the status the step before it left (an approval refused
         ``E_PLAN_AMBIGUOUS`` by its maker, a withdrawal by an entitled maker kept whatever
         came after it). Returns ``old`` as the last of them left the file's status, from
         which the release's own change (judged by :meth:`_held_maker`) is read."""
-        decisions = list((kept or {}).get("decisions") or ())[:-1]
+        change, new, since, sink, snapshot = judge
+        decisions = list((kept or {}).get("decisions") or ())
+        if _held_left(kept, change, new) is not None:
+            decisions.pop()  # the last: the release leaves it as it was set, judged after
         if old is None or not decisions:
             return old
-        change, new, since, sink, snapshot = judge
         for decision in decisions:
             facts = self.facts(repo, decision.get("blob")) or new
             step = replace(facts, status=decision["status"])
@@ -4361,6 +4356,23 @@ def _held_from(state: PlanState) -> dict[str, Any]:
         "request": dict(state.request) if state.request else None,
         "decisions": [],
     }
+
+
+def _held_left(
+    kept: dict[str, Any] | None, change: FileChange, new: BlobFacts
+) -> dict[str, Any] | None:
+    """The last status set while held (:meth:`Lifecycle._held_decision`) when the release
+    ``change`` leaves the file as that commit left it (its blob seen last, its status)."""
+    decisions = (kept or {}).get("decisions") or ()
+    decision = decisions[-1] if decisions else None
+    if (
+        decision is None
+        or kept is None
+        or kept.get("seen") != change.new_blob
+        or new.status != decision["status"]
+    ):
+        return None
+    return dict(decision)
 
 
 #: How many statuses set while a plan is held are kept for its release (round 85): past it,

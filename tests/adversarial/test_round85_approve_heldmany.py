@@ -24,8 +24,10 @@ while held (in this order); the agent removes the twin; the follow-up approvals 
   held), Bob approves after; ``cap``: Alice ``rejected``, then 72 statuses by Mallory
   (``approved``, ``pending_approval`` in turn: past the cap of kept statuses), Bob after;
   ``q-3``: Bob ``rejected``, Carol ``approved``, Mallory ``pending_approval``, Alice and
-  Carol after. ``bb`` (control): Bob ``approved`` then ``pending_approval`` while held (his
-  approval refused, then set back); Alice approves after: runs once.
+  Carol after; ``rl``: Alice ``rejected`` while held, then MALLORY's release commit (the twin
+  removed) sets ``pending_approval`` back, Bob after. ``bb`` (control): Bob ``approved`` then
+  ``pending_approval`` while held (his approval refused, then set back); Alice approves
+  after: runs once.
 - ``ok`` (control): Alice approves after the release: runs once. ``q-ok`` (control): Alice
   and Carol approve after: runs once.
 
@@ -83,6 +85,7 @@ WHILE = {
     + [(MALLORY, s) for _ in range(36) for s in ("approved", "pending_approval")],
     "q-3": [(BOB, "rejected"), (CAROL, "approved"), (MALLORY, "pending_approval")],
     "bb": [(BOB, "approved"), (BOB, "pending_approval")],
+    "rl": [(ALICE, "rejected")],
     "ok": [],
     "q-ok": [],
 }
@@ -97,9 +100,13 @@ AFTER = {
     "cap": [BOB],
     "q-3": [ALICE, CAROL],
     "bb": [ALICE],
+    "rl": [BOB],
     "ok": [ALICE],
     "q-ok": [ALICE, CAROL],
 }
+#: a release that sets a status itself (r85heldmany): Mallory removes the twin and sets
+#: ``pending_approval`` back in one commit, after Alice's ``rejected`` set while held
+RELEASE = {"rl": (MALLORY, "pending_approval")}
 SLUGS = list(WHILE)
 RUNS = {"ok": 1, "q-ok": 1, "bb": 1}
 
@@ -128,8 +135,13 @@ def _build(root: Path) -> Lab:
                 lab.set_status(slug, status)
                 lab.commit(f"{who[0]}: {status} {slug} while held", who)
     lab.run()
-    for slug in SLUGS:
+    for slug, (who, status) in RELEASE.items():
         lab.git("rm", "-rq", f"plans/{slug.upper()}")
+        lab.set_status(slug, status)
+        lab.commit(f"{who[0]}: {status} {slug}, twin gone", who)
+    for slug in SLUGS:
+        if slug not in RELEASE:
+            lab.git("rm", "-rq", f"plans/{slug.upper()}")
     lab.commit("agent: twins gone", AGENT)
     lab.run()
     got["released"] = _rows(lab)

@@ -18,7 +18,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -2511,6 +2511,9 @@ class Lifecycle(IndexStore):
                 if new.status == "approved":  # its approval carried (round 77): not voided
                     content_changed = False
                     self._carried_request(state, source, record, sink, snapshot)
+            # the statuses set while held before the last, each its own commit's (round 85)
+            judge = (change, new, since_before, sink, snapshot)
+            old = self._held_steps(repo, state, record, old, released, judge)
             approved = state.status == "approved"  # an approval open before this commit
             try:
                 # a status set while the plan was held is its maker's (round 84), not the
@@ -3185,25 +3188,30 @@ class Lifecycle(IndexStore):
         by_controller: bool,
     ) -> None:
         """A human commit changed the held plan's file (round 83): the blob is noted as last
-        seen while held, and a status it set as a decision made while held (its commit, and
-        the time its signing key must have been valid then: :meth:`signed_at`). The release
-        judges that status as this commit's, never the releasing one's (:meth:`_held_maker`):
-        an approval refused, a withdrawal counted or ignored by its own maker (round 84: a
-        rejection or abort set while held was read as the releasing commit's)."""
+        seen while held, and a status it set as a decision made while held (its commit, the
+        status, the blob it left and the time its signing key must have been valid then:
+        :meth:`signed_at`). The release judges every such decision as its own commit's, in
+        commit order (:meth:`_held_steps`, :meth:`_held_maker`), never the releasing one's:
+        an approval refused, a withdrawal counted or ignored by its own maker (round 84). A
+        hold collapses none of them (round 85: Alice's ``rejected`` followed, still while
+        held, by Mallory's ``pending_approval`` was lost, and Bob's approval ran the plan);
+        bounded by :data:`_HELD_DECISIONS` (:func:`_keep_decisions`)."""
         kept = state.held_from
         if kept is None or by_controller or change.path != kept.get("file"):
             return
         new, old = self.facts(repo, change.new_blob), self.facts(repo, change.old_blob)
-        decision = kept.get("decision")
+        decisions = list(kept.get("decisions") or ())
         if new is not None and new.status != (old.status if old else None):
-            decision = None
-            if new.status != kept.get("file_status"):  # set back: no decision is left
-                decision = {
+            decisions.append(
+                {
                     "commit": record.sha,
                     "status": new.status,
+                    "blob": change.new_blob,
                     "at": self.signed_at(record),
                 }
-        state.held_from = {**kept, "seen": change.new_blob, "decision": decision}
+            )
+            decisions = _keep_decisions(decisions)
+        state.held_from = {**kept, "seen": change.new_blob, "decisions": decisions}
 
     def _held_maker(
         self,
@@ -3214,22 +3222,68 @@ class Lifecycle(IndexStore):
         kept: dict[str, Any] | None,
     ) -> CommitRecord:
         """Whose status change the release ``record`` of a hold applies (round 84): the
-        status a human set while the plan was held (:meth:`_held_decision`), the release
-        leaving the file as that commit left it, is that commit's, read again by its sha
-        (its author, committer, dates, trailers and signature: every identity rule as
-        for any commit); anything else is the releasing commit's own."""
-        decision = (kept or {}).get("decision")
-        if (
-            decision is None
-            or kept is None
-            or kept.get("seen") != change.new_blob
-            or new.status != decision["status"]
-        ):
-            return record
+        last status a human set while the plan was held (:meth:`_held_decision`; the earlier
+        ones judged before it, :meth:`_held_steps`), the release leaving the file as that
+        commit left it, is that commit's, read again by its sha (its author, committer,
+        dates, trailers and signature: every identity rule as for any commit); anything
+        else is the releasing commit's own."""
+        decision = _held_left(kept, change, new)
+        return record if decision is None else self._held_commit(repo, decision)
+
+    def _held_commit(self, repo: GitRepo, decision: dict[str, Any]) -> CommitRecord:
+        """The commit that made a decision while held, its key's time the hold saw."""
         maker = repo.commit(str(decision["commit"]))
         if decision.get("at") is not None:
             self._decided_at = (maker.sha, float(decision["at"]))
         return maker
+
+    def _held_steps(
+        self,
+        repo: GitRepo,
+        state: PlanState,
+        record: CommitRecord,
+        old: BlobFacts | None,
+        kept: dict[str, Any] | None,
+        judge: tuple[FileChange, BlobFacts, int | None, EventSink | None, PlanState | None],
+    ) -> BlobFacts | None:
+        """The statuses set while held (round 85), but the last one when the release leaves
+        the file as it set it (:meth:`_held_maker` judges that one), each judged at the
+        release ``record`` as its own commit, in commit order, exactly as with no hold: a
+        transition from the status the step before it left (an approval refused
+        ``E_PLAN_AMBIGUOUS`` by its maker, a withdrawal by an entitled maker kept whatever
+        came after it). Returns ``old`` as the last of them left the file's status, from
+        which the release's own change (judged by :meth:`_held_maker`) is read."""
+        change, new, since, sink, snapshot = judge
+        decisions = list((kept or {}).get("decisions") or ())
+        if _held_left(kept, change, new) is not None:
+            decisions.pop()  # the last: the release leaves it as it was set, judged after
+        if old is None or not decisions:
+            return old
+        for decision in decisions:
+            facts = self.facts(repo, decision.get("blob")) or new
+            step = replace(facts, status=decision["status"])
+            here = FileChange(change.path, change.old_blob, decision.get("blob"), change.mode)
+            maker = self._held_commit(repo, decision)
+            try:
+                if state.status == "approved" and step.status != old.status:
+                    made = self._lapse_maker(repo, maker, here)
+                    self._note_decision_lapse(repo, state.request, maker, here.path, made)
+                    self._note_lapse(state.request, made)
+                self._human_commit(
+                    state,
+                    maker,
+                    here,
+                    old,
+                    step,
+                    (False, False, since, False),
+                    sink,
+                    snapshot,
+                )
+            finally:
+                self._decided_at = None
+            self._held_request(state, maker, record)
+            old = replace(old, status=decision["status"])
+        return old
 
     def _held_request(self, state: PlanState, maker: CommitRecord, record: CommitRecord) -> None:
         """An approval request the release ``record`` applied that ``maker`` made while the
@@ -4300,8 +4354,50 @@ def _held_from(state: PlanState) -> dict[str, Any]:
         "status": state.status,
         "file_status": state.file_status,
         "request": dict(state.request) if state.request else None,
-        "decision": None,
+        "decisions": [],
     }
+
+
+def _held_left(
+    kept: dict[str, Any] | None, change: FileChange, new: BlobFacts
+) -> dict[str, Any] | None:
+    """The last status set while held (:meth:`Lifecycle._held_decision`) when the release
+    ``change`` leaves the file as that commit left it (its blob seen last, its status)."""
+    decisions = (kept or {}).get("decisions") or ()
+    decision = decisions[-1] if decisions else None
+    if (
+        decision is None
+        or kept is None
+        or kept.get("seen") != change.new_blob
+        or new.status != decision["status"]
+    ):
+        return None
+    return dict(decision)
+
+
+#: How many statuses set while a plan is held are kept for its release (round 85): past it,
+#: every withdrawal stays and the non-withdrawals but the last are dropped first.
+_HELD_DECISIONS = 64
+
+
+def _keep_decisions(decisions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``decisions`` (commit order) bounded by :data:`_HELD_DECISIONS`: the oldest of the
+    non-withdrawals before the last decision dropped first; every withdrawal (``rejected``,
+    ``aborted``) and the last decision are kept, so a withdrawal set while held is never lost
+    to the statuses set after it (round 85)."""
+    while len(decisions) > _HELD_DECISIONS:
+        drop = next(
+            (
+                i
+                for i, d in enumerate(decisions[:-1])
+                if d.get("status") not in ("rejected", "aborted")
+            ),
+            None,
+        )
+        if drop is None:
+            break
+        del decisions[drop]
+    return decisions
 
 
 def _ambiguous_note(held: list[str], twins: list[str]) -> str:

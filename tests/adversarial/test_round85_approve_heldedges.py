@@ -244,18 +244,11 @@ def xfail(cls: str, what: str) -> Any:
 
 IDS = [f"{s}:{w}" for s in SLUGS for w in ("ran", "audit")] + ["all:twins", "gd:paused"]
 _A = "of several statuses set while held only the last is judged at the release"
-_B = "a writer through a spelling of the plans folder that comes by a merge is no writer"
-_C = "a symlink committed into the plan's folder makes no writer"
 _WHY = {
     "am": (_A, "Alice's rejection while held, Mallory's pending_approval while held: Bob's ran"),
     "ar": (_A, "Alice's rejection while held, Mallory's git revert of it while held: Bob's ran"),
     "aa": (_A, "Alice's rejection then her approval while held: Bob's approval ran"),
     "gd": (_A, "Alice's abort while held, Mallory's approved while held: Bob's gate ran"),
-    "pm": (_B, "Bob's PLANS/pm/NOTES.md merged --no-ff, his approval ran"),
-    "pd": (_B, "Bob's plans./pd/NOTES.md merged --no-ff, his approval ran"),
-    "pb": (_B, "Bob's root file plans\\pb\\NOTES.md merged --no-ff, his approval ran"),
-    "sl": (_C, "Bob's symlink PLANS/sl/NOTES.md, his approval ran"),
-    "slo": (_C, "Bob's symlink plans/slo/NOTES.md, his approval ran"),
 }
 BROKEN: dict[str, Any] = {
     f"{s}:{w}": xfail(*why) for s, why in _WHY.items() for w in ("ran", "audit")

@@ -185,12 +185,7 @@ IDS = (
     + [f"{s}:{w}" for s in TSLUGS for w in ("ran", "held", "audit")]
     + ["all:twins"]
 )
-_M = "a writer through a spelling of the plans folder that comes by a merge is no writer"
-BROKEN: dict[str, Any] = {
-    f"{s}:{w}": xfail(_M, f"Bob's {MERGED[s]!r} merged --no-ff, his approval ran")
-    for s in ("wmg", "wmu", "wmd", "wmb")
-    for w in ("ran", "audit")
-}
+BROKEN: dict[str, Any] = {}  # round 85's wmg, wmu, wmd, wmb: fixed (r85mergespell)
 
 
 def _brief(row: dict[str, Any]) -> Any:

@@ -82,7 +82,10 @@ Seen (round 85): 18 ids broke, 3 classes (the audit agreed with the controller e
 
    Should (docs/approvals.md): a file in a spelling of the plans folder "is exactly what the
    same file in the plan's folder is, whenever it came (before the plan, on a merged branch):
-   its committer is a writer, refused E_SELF_APPROVAL".
+   its committer is a writer, refused E_SELF_APPROVAL". Fixed (2026-12-01, r85mergespell):
+   the merged branches' walk (``Lifecycle.merged_authors``) asked ``git log`` for ``plans``
+   alone; it asks the paths the first-parent line is read by, with the spellings found in
+   every commit's tree (``Commits.folder_spellings(merged=True)``).
 3. **A symlink committed into the plan's folder makes no writer** (``sl``, ``slo``
    ``:{ran,audit}``): Bob commits ``plans/slo/NOTES.md`` as a symlink (``-> ../../README``;
    ``PLANS/sl/NOTES.md`` alike), then approves: it runs; ``plangate status`` lists the link
@@ -90,7 +93,9 @@ Seen (round 85): 18 ids broke, 3 classes (the audit agreed with the controller e
    not followed". Should (docs/approvals.md): "Whoever commits any file into a plan's folder
    (notes, a draft, a patch, anything but the status change of an approval) is a writer of the
    plan that folder holds or will hold, whatever the file's bytes". (The lead may rule a link
-   no file; then ``slo``/``sl`` become "decided".)
+   no file; then ``slo``/``sl`` become "decided".) Fixed (2026-12-01, r85mergespell): any
+   entry committed in a plan's folder, whatever its mode (a link, a gitlink), makes its
+   committer a writer (``Lifecycle._blob_writers``); the link stays unread.
 
 Held: ``ma`` (Mallory's rejection then Alice's: rejected), ``rc`` (Alice's rejection in the
 release commit: rejected), ``bm`` (her rejection and release on a branch Mallory merges:

@@ -441,21 +441,31 @@ class Commits(Objects, Refs, Signing):
             hand_on(reader.rest())
         return records
 
-    def folder_spellings(self, since: str | None, until: str, folder: str) -> list[str]:
+    def folder_spellings(
+        self, since: str | None, until: str, folder: str, *, merged: bool = False
+    ) -> list[str]:
         """The other spellings of ``folder`` (the plans folder) the root trees of ``since..
         until``'s first-parent line (and the tree before it) hold at any level of its path,
         each one folder with it on some checkout (:func:`_spells`: ``PLANS``, ``plans.``,
         ``plans ``; round 84), as the paths ``git log`` is asked for beside it
         (:func:`controller.git.planstate.history_paths`): what the tree walk reads
         (:func:`_level`), found from the same trees. A name holding a backslash is not among
-        them (its pathspec is a glob). None read where a tree cannot be."""
+        them (its pathspec is a glob). None read where a tree cannot be. ``merged``: the root
+        trees of EVERY commit of ``since..until`` (the merged branches' too), the paths the
+        merged branches' walk asks (``Lifecycle.merged_authors``): every parent of a merge
+        reads the plans folder's spellings as the first-parent line does (round 85: Bob's
+        ``PLANS/pm/NOTES.md`` on a branch merged ``--no-ff`` made no writer)."""
         if folder in ("", "."):
             return []
-        chain = self._first_parent_chain(since, until)
-        if not chain:
-            return []
-        first = self._parent_tree(chain[0][2])
-        current = {t for _, t, _ in chain} | ({first} if first else set())
+        if merged:
+            spec = f"{since}..{until}" if since else until
+            current = set(self.run("log", "--no-show-signature", "--format=%T", spec).split())
+        else:
+            chain = self._first_parent_chain(since, until)
+            if not chain:
+                return []
+            first = self._parent_tree(chain[0][2])
+            current = {t for _, t, _ in chain} | ({first} if first else set())
         found: set[str] = set()
         above = ""
         for name in folder.encode("utf-8", "surrogateescape").split(b"/"):

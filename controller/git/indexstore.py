@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "109"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "110"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -323,6 +323,11 @@ INDEX_VERSION = "109"  # 3: risk and estimate per plan; 4: approval identities, 
 # 109: a hold keeps every status set while held, in commit order (``held_from.decisions``:
 # ``commit``, ``status``, ``blob``, ``at`` each; bounded, every withdrawal kept), each judged
 # at the release as its own commit (round 85, r85heldmany; 108 left to the other fixers)
+# 110: 107, and the merged branches read the plans folder's spellings as the first-parent
+# line does (their notes' committers write the folder), any entry committed in a plan's
+# folder (a symlink, a gitlink) makes its committer a writer, and a spelled folder emptied
+# before a plan forgets its writers as the plans folder's own does (round 85, r85mergespell;
+# 108 and 109 left to the other round-85 fixers)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -41,6 +41,7 @@ from controller.git.planstate import (
     facts_of,
     file_key,
     folder_key,
+    history_paths,
     is_text,
     path_name,
     plan_id_of,
@@ -235,6 +236,8 @@ COPY_SCORE = 66
 #: The writers a folder had when it was last emptied (:meth:`Lifecycle._forget_emptied`):
 #: no writers of a plan later put there, still of the text that left it.
 _EMPTIED = "@emptied"
+#: The spellings of a folder's place :meth:`Lifecycle._place_held` follows at each level.
+_PLACES = 64
 #: Where the old version of a path followed back is put in the scratch index that pairs an
 #: edit of it as if the commit added it (:meth:`Lifecycle._rewritten_from`).
 _WAS = ".plangate-was"
@@ -588,18 +591,44 @@ class Lifecycle(IndexStore):
         folds, odd = listed[parent]
         if folds[fold(name)]:  # ``folder`` itself is gone: any entry of its fold is a twin
             return True
-        return any(entry != name and same_path(entry, name) for entry in odd)
+        if any(entry != name and same_path(entry, name) for entry in odd):
+            return True
+        return self._place_held(repo, sha, folder)
+
+    def _place_held(self, repo: GitRepo, sha: str, folder: str) -> bool:
+        """Does a folder one with ``folder`` on some checkout by a folder ABOVE it hold
+        anything at ``sha`` (``ops/plans/x`` of ``OPS/plans/x``, ``plans./x`` of
+        ``plans/x``): each part followed from the root through every entry :func:`same_path`
+        with it (round 85: a spelling of the plans folder is emptied as its own is, and only
+        when no twin of it is left)? A name holding a backslash is not followed (its folder
+        is kept: the safe side)."""
+        here = [""]
+        for part in folder.split("/"):
+            here = [
+                f"{at}/{entry}" if at else entry
+                for at in here
+                for entry in repo.names_in(sha, at)
+                if "\\" not in entry and (fold(entry) == fold(part) or same_path(entry, part))
+            ]
+            if not here or len(here) > _PLACES:
+                return len(here) > _PLACES  # too many spellings to follow: kept
+        return True
 
     def _folders_above(self, folder: PurePosixPath) -> list[PurePosixPath]:
-        """``folder`` and every plan folder it lies in, below the plans folder."""
-        if self.plans_dir != "." and PurePosixPath(self.plans_dir) not in (
-            folder,
-            *folder.parents,
-        ):
+        """``folder`` and every plan folder it lies in, below the plans folder or below
+        another spelling of it (``OPS/plans/x``, ``plans./x``: its files are the plans
+        folder's on some checkout, their writers forgotten as the plans folder's own are
+        when the place is emptied; round 85, ``wcd`` and ``wcn`` agree). A folder whose name
+        holds a backslash is never emptied (kept: the safe side)."""
+        top = PurePosixPath(self.plans_dir)
+        spelled = "\\" not in str(folder) and spelled_under(str(folder), self.plans_dir)
+        if self.plans_dir != "." and top not in folder.parents and not spelled:
             return []
         found = []
         for inside in (folder, *folder.parents):
-            if str(inside) in (self.plans_dir, ".") or len(inside.parts) > MAX_PATH_PARTS:
+            if str(inside) == "." or len(inside.parts) <= len(top.parts) != 0:
+                break
+            if len(inside.parts) > MAX_PATH_PARTS:
                 break
             found.append(inside)
         return found
@@ -2067,14 +2096,19 @@ class Lifecycle(IndexStore):
         a folder writes the plan that folder holds or will hold: plan text wrapped so that
         it reads as no plan (commented out, fenced in notes, under another key, a patch) and
         unwrapped by someone else is still hers (round 11). A draft's content it did not take
-        from a file of the same commit (``left``) is also made by its writers (producers)."""
-        if change.new_blob is None or change.mode in NOT_A_FILE or not is_text(change.path):
+        from a file of the same commit (``left``) is also made by its writers (producers).
+        Any entry git commits in the folder is a file of it, whatever its mode: a symbolic
+        link or a submodule entry makes its committer a writer of the folders above it
+        (round 85: Bob's ``plans/sy/NOTES.md -> ../../README``), its target never read."""
+        if change.new_blob is None or not is_text(change.path):
             return
         if not self._writes_under_plans(change.path):
             return
-        self._add_authors(_blob_key(change.new_blob), who)
         # its folder as split (a root file ``plans\\pf\\NOTES.md`` is in ``plans/pf``: round 84)
         self._folder_writers(PurePosixPath("/".join(path_parts(change.path)[:-1]) or "."), who)
+        if change.mode in NOT_A_FILE:
+            return  # a link's or gitlink's id names no bytes of the folder's: not read
+        self._add_authors(_blob_key(change.new_blob), who)
         plan_hash = self._draft_hash(repo, change.path, change.new_blob)
         if plan_hash is not None:  # plan text under another name: its content is theirs too
             self._add_authors(plan_hash, who)
@@ -3356,7 +3390,12 @@ class Lifecycle(IndexStore):
         #: this call's merged commits under the controller's name not its own, and why (the
         #: audit flags them: round 66, a look-alike ``complete`` on a review branch)
         self.side_disowned: list[tuple[CommitRecord, str]] = []
-        for commit in repo.merged_in(since, until, [self.plans_dir]):
+        # the paths the first-parent line is read by, the plans folder's spellings found in
+        # every commit's tree (round 85: ``PLANS/pm/NOTES.md`` on a merged branch is a writer)
+        merges = repo.merges_after(since, until)
+        spelled = repo.folder_spellings(since, until, self.plans_dir, merged=True) if merges else []
+        paths = history_paths(self.plans_dir, spelled)
+        for commit in repo.merged_in(since, until, paths):
             who = self.identities(commit)
             left = self._left(repo, commit)
             # Under the controller's name is enough here: a side freeze only ever makes a
@@ -3376,7 +3415,7 @@ class Lifecycle(IndexStore):
             moves += _removed_and_written(
                 [c for c in commit.changes if c.new_blob is None or self._writes_plan(repo, c)]
             )
-        for merge in repo.merges_merged_in(since, until, [self.plans_dir]):
+        for merge in repo.merges_merged_in(since, until, paths):
             self._side_merge_writes(repo, merge)
         self._follow_merged_moves(repo, [*moves, *self._merge_moves(repo, since, until)])
         self._place_side_made(repo, since, until)

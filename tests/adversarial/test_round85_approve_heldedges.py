@@ -86,7 +86,10 @@ Seen (round 85): 18 ids broke, 3 classes (the audit agreed with the controller e
 
    Should (docs/approvals.md): a file in a spelling of the plans folder "is exactly what the
    same file in the plan's folder is, whenever it came (before the plan, on a merged branch):
-   its committer is a writer, refused E_SELF_APPROVAL".
+   its committer is a writer, refused E_SELF_APPROVAL". Fixed (2026-12-01, r85mergespell):
+   the merged branches' walk (``Lifecycle.merged_authors``) asked ``git log`` for ``plans``
+   alone; it asks the paths the first-parent line is read by, with the spellings found in
+   every commit's tree (``Commits.folder_spellings(merged=True)``).
 3. **A symlink committed into the plan's folder makes no writer** (``sl``, ``slo``
    ``:{ran,audit}``): Bob commits ``plans/slo/NOTES.md`` as a symlink (``-> ../../README``;
    ``PLANS/sl/NOTES.md`` alike), then approves: it runs; ``plangate status`` lists the link
@@ -94,7 +97,9 @@ Seen (round 85): 18 ids broke, 3 classes (the audit agreed with the controller e
    not followed". Should (docs/approvals.md): "Whoever commits any file into a plan's folder
    (notes, a draft, a patch, anything but the status change of an approval) is a writer of the
    plan that folder holds or will hold, whatever the file's bytes". (The lead may rule a link
-   no file; then ``slo``/``sl`` become "decided".)
+   no file; then ``slo``/``sl`` become "decided".) Fixed (2026-12-01, r85mergespell): any
+   entry committed in a plan's folder, whatever its mode (a link, a gitlink), makes its
+   committer a writer (``Lifecycle._blob_writers``); the link stays unread.
 
 Held: ``ma`` (Mallory's rejection then Alice's: rejected), ``rc`` (Alice's rejection in the
 release commit: rejected), ``bm`` (her rejection and release on a branch Mallory merges:
@@ -247,15 +252,8 @@ def xfail(cls: str, what: str) -> Any:
 
 
 IDS = [f"{s}:{w}" for s in SLUGS for w in ("ran", "audit")] + ["all:twins", "gd:paused"]
-_B = "a writer through a spelling of the plans folder that comes by a merge is no writer"
-_C = "a symlink committed into the plan's folder makes no writer"
-_WHY = {
-    "pm": (_B, "Bob's PLANS/pm/NOTES.md merged --no-ff, his approval ran"),
-    "pd": (_B, "Bob's plans./pd/NOTES.md merged --no-ff, his approval ran"),
-    "pb": (_B, "Bob's root file plans\\pb\\NOTES.md merged --no-ff, his approval ran"),
-    "sl": (_C, "Bob's symlink PLANS/sl/NOTES.md, his approval ran"),
-    "slo": (_C, "Bob's symlink plans/slo/NOTES.md, his approval ran"),
-}
+#: every class found here is fixed (r85heldmany: A; r85mergespell: B, C)
+_WHY: dict[str, tuple[str, str]] = {}
 BROKEN: dict[str, Any] = {
     f"{s}:{w}": xfail(*why) for s, why in _WHY.items() for w in ("ran", "audit")
 }

@@ -45,7 +45,9 @@ Seen (round 85): 8 ids broke, 1 class (the audit agreed with the controller each
    default ``plans`` (test_round85_approve_heldedges ``pm``). Should (docs/approvals.md): a
    file in a spelling of the plans folder "is exactly what the same file in the plan's folder
    is, whenever it came (before the plan, on a merged branch): its committer is a writer,
-   refused E_SELF_APPROVAL".
+   refused E_SELF_APPROVAL". Fixed (2026-12-01, r85mergespell): the merged branches' walk
+   asks ``git log`` for the paths the first-parent line is read by, with the spellings found
+   in every commit's tree (``Commits.folder_spellings(merged=True)``), not ``ops/plans`` alone.
 
 Held: every spelling of ``ops/plans`` committed on main is the plans folder for writers and a
 twin plan file below it (also by a merge, ``tmg``) is held ``E_PLAN_AMBIGUOUS`` and never
@@ -54,7 +56,12 @@ runs; ``wtp`` (a top-level ``plans/`` is no plans folder here: Bob's approval ra
 ``OPS/plans/wcd/`` before the plan came makes him a writer (refused), while its own-spelling
 analog ``wcn`` (``ops/plans/wcn/``, also deleted before the plan) does not (ran once), where
 docs/approvals.md says the spelling "is exactly what the same file in the plan's folder is";
-round 84's ``rb``/``rbo`` agree for a plan-folder twin.
+round 84's ``rb``/``rbo`` agree for a plan-folder twin. Made to agree (2026-12-01,
+r85mergespell), by the docs' round-55 rule ("A folder's writers count since it was last
+emptied ... a folder is emptied only when no twin of it is left"): a spelled folder is emptied
+as the plans folder's own is (``Lifecycle._folders_above``), so ``wcd`` runs once as ``wcn``
+does; a place is kept while any folder one with it on some checkout holds a file
+(``_place_held``).
 """
 
 from __future__ import annotations
@@ -185,12 +192,7 @@ IDS = (
     + [f"{s}:{w}" for s in TSLUGS for w in ("ran", "held", "audit")]
     + ["all:twins"]
 )
-_M = "a writer through a spelling of the plans folder that comes by a merge is no writer"
-BROKEN: dict[str, Any] = {
-    f"{s}:{w}": xfail(_M, f"Bob's {MERGED[s]!r} merged --no-ff, his approval ran")
-    for s in ("wmg", "wmu", "wmd", "wmb")
-    for w in ("ran", "audit")
-}
+BROKEN: dict[str, Any] = {}  # round 85's wmg, wmu, wmd, wmb: fixed (r85mergespell)
 
 
 def _brief(row: dict[str, Any]) -> Any:

@@ -169,10 +169,11 @@ def _build(root: Path) -> Lab:
         if v == "fp":
             tip = lab.head()
             lab.git("reset", "-q", "--hard", approval)
-            seen["fp_err"] = [lab.run(check=False).stderr[-1500:], lab.run(check=False).stderr[-800:]]
+            errs = [lab.run(check=False).stderr[-1500:], lab.run(check=False).stderr[-800:]]
+            seen["fp_err"] = errs
             seen["fp_row"] = lab.status().get("plans/fp")
             seen["fp_calls"] = (len(lab.calls("stb:fp")), len(lab.calls("fp2")))
-            seen["fp_alive"] = _alive(kd / "PID-fp")
+            seen["fp_alive"] = _alive(kd / "PID-fp")  # recorded, not asserted (see waitleft)
             lab.git("reset", "-q", "--hard", tip)
     seen["err"] = [lab.run(check=False).stderr[-1500:], lab.run(check=False).stderr[-800:]]
     seen["end"] = {v: _head(lab, v) for v in VIDS}

@@ -255,9 +255,9 @@ LEFT = xfail(
     "tool process left running",
 )
 LOST = xfail(
-    "linklost",
-    "a killed run's PLAN.yml made a symlink then restored byte for byte is never recovered: "
-    "executing for good, tool running, log left in the checkout",
+    "linkheld",
+    "a PLAN.yml once committed as a symlink stays held E_UNSAFE_PATH after a regular file is "
+    "back: a killed run never recovered, a new version never frozen, an approval never run",
 )
 BROKEN: dict[str, Any] = {"sy": LOST}
 

@@ -34,7 +34,35 @@ somewhere on the branch under ``plans/sd``; ``sv``: the new version ``completed`
 first run's doubt recorded in the history), ``calls`` (``kil`` once; ``sv`` twice, the second
 never beside the first process), ``tree``, ``audit``.
 
-Seen (round 85): see ``BROKEN`` and the round table (tests/adversarial/FINDINGS.md).
+- ``nk`` (no kill): a pending plan (frozen, never approved): its PLAN.yml made the symlink
+  and back, two commits before any pass; later Alice approves it.
+
+Seen (round 85): **a PLAN.yml once committed as a symlink is held ``E_UNSAFE_PATH`` for good
+after a regular file is back** (class ``linkheld``; ``s0``, ``s1``, ``sv`` ``:{stopped,
+record,tree}``, ``sv``, ``nk`` ``:{calls,audit}``, ``nk:record``: 14 ids). The shortest (``nk``,
+no kill): the controller froze ``plans/nk`` (``pending_approval``); the agent ``mv
+plans/nk/PLAN.yml plans/nk/real.yml; ln -s real.yml plans/nk/PLAN.yml; git add -A plans/nk;
+git commit``, then ``rm plans/nk/PLAN.yml; mv plans/nk/real.yml plans/nk/PLAN.yml; git add -A
+plans/nk; git commit`` (the very bytes the controller froze); two ``run --once``; Alice
+commits ``status: approved``; ``run --once``: nothing runs (``kil:nk`` 0 calls), and
+``plangate status`` says ``approved plans/nk ... approval request (approve) by
+alice@example.com`` / ``E_UNSAFE_PATH: plans/nk/PLAN.yml is a symbolic link, not a plan file;
+it is not read`` (``--json``: ``"held": "E_UNSAFE_PATH"``) while HEAD's PLAN.yml is a regular
+file. After a kill mid-action (``s0``: the link and the file again before any pass; ``s1``:
+with passes between; ``sv``: a NEW version as the file) the run is never recovered: HEAD's
+PLAN.yml stays ``executing`` with no ``execution:`` block, the row's status is ``null``
+("E_ILLEGAL_TRANSITION: agent@example.com set status executing (from nothing) ...; ignored"),
+the ``kil`` process the kill left running is never stopped, ``?? plans/s1/EXECUTION_LOG.md``
+stays in the shared checkout, and ``sv``'s new version is never frozen: Alice's approval of
+it never runs. Should (docs/plan-format.md: "An entry held ``E_UNSAFE_PATH`` (a symlink
+``plan.yml``, ...) that is deleted takes its ``status`` row with it"; docs/execution.md:
+"When the branch no longer shows such a plan executing (... a deletion reverted ...), the run
+goes on as it would have without the crash ... An abort request, an ambiguous folder ... or an
+unsafe path keeps its own rule"): the hold ends with the link; the killed run recovered in
+doubt (its tool stopped, block and log committed), the new version frozen and run once.
+Held: ``sd`` (the link then the folder removed: recovered ``failed`` E_ACTION_IN_DOUBT, tool
+stopped), ``sf`` (the FOLDER a symlink to its moved copy, then moved back: recovered), ``c2``;
+no tool ever ran twice or beside itself.
 """
 
 from __future__ import annotations

@@ -38,8 +38,35 @@ the undo's two passes ran), ``tree`` (nothing of the plan left in the shared che
 once), ``audit`` (fresh clone: one valid start per plan that the controller started, no
 finding but the agent's illegal edits).
 
-Seen (round 85): see the module's ``BROKEN`` and the round table (tests/adversarial/
-FINDINGS.md, round 85, runs and records).
+Seen (round 85): two classes, 6 ids.
+
+**``waitleft``** (``stopped[yb]``, ``stopped[sy]``, 2): after the kill the agent commits
+``not: [a plan`` over ``plans/yb/PLAN.yml`` (or makes it a symlink); two ``run --once``
+passes: the plan waits (HEAD keeps the agent's file, nothing committed for it) and the
+``kil`` process the kill left running is still alive after both passes (``/proc/<pid>/stat``
+state ``S``). Only once the file is back does a pass stop it and fail the run
+E_ACTION_IN_DOUBT (``yb``; ``sy`` never: below). Should (docs/execution.md, "A tool left
+running by a dead controller": "Left alone it would keep acting after the action was
+declared in doubt ... Before the next run decides anything, it checks the spawn record of
+every action that started without an end ... the group gets SIGTERM"): the process is
+stopped by the next pass, whatever the file; the lead may rule that a waiting plan's tool is
+left alone, but then the docs should say so. ``rd`` (the file ``git rm``-ed) is stopped at
+once.
+
+**``linkheld``** (``sy`` ``:{stopped_undone,doubt,tree,resume}``, 4): PLAN.yml a symlink to
+``real.yml`` (the approved bytes) after the kill, then a regular file of the very bytes the
+start commit held: the plan stays held ``E_UNSAFE_PATH: plans/sy/PLAN.yml is a symbolic link,
+not a plan file; it is not read`` for good (``status --json``: ``"status": null``,
+``"last_event": "E_ILLEGAL_TRANSITION: agent@example.com set status executing (from nothing)
+in <undo>; ignored"``), HEAD stays ``executing`` with no block, the tool keeps running,
+``?? plans/sy/EXECUTION_LOG.md`` stays in the checkout. Pinned down, with the shortest
+reproduction, in ``test_round85_runs_killlink.py``.
+
+Held: ``ep``, ``cr``, ``bm``, ``rd`` (the top-level file's bytes changed AND the nested plan
+invalid: the run goes on from the start commit, recovered ``failed`` E_ACTION_IN_DOUBT at
+once, tool stopped, block and log committed; a resume after the nested plan is put back runs
+``kil`` again and the nested action once, ``completed``), ``yb`` once undone, ``c0``; no
+action ran twice; the fresh-clone audit's findings are only the agent's own edits.
 """
 
 from __future__ import annotations

@@ -34,7 +34,16 @@ PLAN.yml ``failed`` with its block ``failed`` naming ``E_ACTION_IN_DOUBT``; ``ti
 ``tree`` (nothing of the plan left in the shared checkout), ``audit`` (fresh clone: one valid
 start per plan, no finding).
 
-Seen (round 85): see ``BROKEN`` and the round table (tests/adversarial/FINDINGS.md).
+Seen (round 85): all held. ``tt``: the recovery pass SIGKILLed right after its SIGTERM (the
+tool noted it and ran on); the next pass stopped the group (SIGKILL after the grace) and
+failed the run E_ACTION_IN_DOUBT, ``stb`` once. ``ti``: the next pass stopped it and ran the
+idempotent tool again once, never beside the first process (``overlap`` false), then action
+2 once, ``completed``. ``fp``: with the start commit reset away the plan was refused
+``E_ALREADY_EXECUTED`` ("a copy, move or rewritten history of it does not run again") and its
+row named ``E_HISTORY_REWRITTEN``; nothing ran; the tip put back, it was recovered
+``failed`` E_ACTION_IN_DOUBT. Noted, not asserted: while reset, the tool the kill left
+running was still alive after two passes (as ``waitleft`` in ``test_round85_runs_killtop``).
+The fresh-clone audit: one valid start each, no finding.
 """
 
 from __future__ import annotations

@@ -258,14 +258,10 @@ def _seen(lab: Lab) -> dict[str, Any]:
     return lab.seen  # type: ignore[attr-defined,no-any-return]
 
 
-LINK = xfail(
-    "linkheld",
-    "a PLAN.yml once committed as a symlink stays held E_UNSAFE_PATH after a regular file is "
-    "back: a killed run never recovered, a new version never frozen, an approval never run",
-)
-BROKEN: dict[str, Any] = {v: LINK for v in ("s0", "s1", "sv")}
-CALLS: dict[str, Any] = {v: LINK for v in ("sv", "nk")}
-RECORD: dict[str, Any] = {v: LINK for v in ("s0", "s1", "sv", "nk")}
+# linkheld (14 ids) fixed (2026-12-01, r85linkheld): no xfail left
+BROKEN: dict[str, Any] = {}
+CALLS: dict[str, Any] = {}
+RECORD: dict[str, Any] = {}
 
 
 def test_dump(lab: Lab) -> None:

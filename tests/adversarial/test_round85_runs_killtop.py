@@ -281,12 +281,8 @@ LEFT = xfail(
     "a killed run whose top-level PLAN.yml is no plan (YAML error, a symlink) waits with its "
     "tool process left running",
 )
-LOST = xfail(
-    "linkheld",
-    "a PLAN.yml once committed as a symlink stays held E_UNSAFE_PATH after a regular file is "
-    "back: a killed run never recovered, a new version never frozen, an approval never run",
-)
-BROKEN: dict[str, Any] = {"sy": LOST}
+# linkheld (sy, 4 ids) fixed (2026-12-01, r85linkheld)
+BROKEN: dict[str, Any] = {}
 
 
 def test_dump(lab: Lab) -> None:

@@ -81,7 +81,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, load_yaml, valid_runs, xfail
+from advkit import AGENT, ALICE, Lab, load_yaml, valid_runs
 from mcpkit import PLANGATE
 from test_round2_execution_kit import shared
 
@@ -276,13 +276,8 @@ def _seen(lab: Lab) -> dict[str, Any]:
     return lab.seen  # type: ignore[attr-defined,no-any-return]
 
 
-LEFT = xfail(
-    "waitleft",
-    "a killed run whose top-level PLAN.yml is no plan (YAML error, a symlink) waits with its "
-    "tool process left running",
-)
+# waitleft (yb, sy: 2 ids) fixed (2026-12-01, r85linkheld)
 # linkheld (sy, 4 ids) fixed (2026-12-01, r85linkheld)
-BROKEN: dict[str, Any] = {}
 
 
 def test_dump(lab: Lab) -> None:
@@ -298,19 +293,19 @@ def test_mid(lab: Lab, vid: str) -> None:
     assert seen["midcalls"][vid] == (1, 0), seen["midcalls"][vid]
 
 
-@pytest.mark.parametrize("vid", cases(VIDS, VIDS, {"yb": LEFT, "sy": LEFT}))
+@pytest.mark.parametrize("vid", VIDS)
 def test_stopped(lab: Lab, vid: str) -> None:
     """After the first two passes (the file still changed)."""
     assert _seen(lab)["alive"][vid] is False, (_seen(lab)["alive"], _seen(lab)["midrows"])
 
 
-@pytest.mark.parametrize("vid", cases(VIDS, VIDS, BROKEN))
+@pytest.mark.parametrize("vid", VIDS)
 def test_stopped_undone(lab: Lab, vid: str) -> None:
     """After the undo's two passes."""
     assert _seen(lab)["alive2"][vid] is False, (_seen(lab)["alive2"], _seen(lab)["endrows"])
 
 
-@pytest.mark.parametrize("vid", cases(VIDS, VIDS, BROKEN))
+@pytest.mark.parametrize("vid", VIDS)
 def test_doubt(lab: Lab, vid: str) -> None:
     data = _seen(lab)["end"][vid]
     assert data is not None, _seen(lab)["rows"]
@@ -321,7 +316,7 @@ def test_doubt(lab: Lab, vid: str) -> None:
     assert "E_ACTION_IN_DOUBT" in text, text[:1500]
 
 
-@pytest.mark.parametrize("vid", cases(VIDS, VIDS, BROKEN))
+@pytest.mark.parametrize("vid", VIDS)
 def test_tree(lab: Lab, vid: str) -> None:
     tree = [
         line
@@ -331,7 +326,7 @@ def test_tree(lab: Lab, vid: str) -> None:
     assert not tree, tree
 
 
-@pytest.mark.parametrize("vid", cases(VIDS, VIDS, BROKEN))
+@pytest.mark.parametrize("vid", VIDS)
 def test_resume(lab: Lab, vid: str) -> None:
     seen = _seen(lab)
     data = seen["final"][vid] or {"plan": {}}

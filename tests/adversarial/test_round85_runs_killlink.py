@@ -34,6 +34,8 @@ somewhere on the branch under ``plans/sd``; ``sv``: the new version ``completed`
 first run's doubt recorded in the history), ``calls`` (``kil`` once; ``sv`` twice, the second
 never beside the first process), ``tree``, ``audit``.
 
+- ``sg`` (added by r85linkheld): PLAN.yml a gitlink (``160000``, an empty folder in the
+  checkout), ``real.yml`` the bytes; (passes) restored as a regular file, ``real.yml`` gone.
 - ``nk`` (no kill): a pending plan (frozen, never approved): its PLAN.yml made the symlink
   and back, two commits before any pass; later Alice approves it.
 
@@ -63,6 +65,17 @@ doubt (its tool stopped, block and log committed), the new version frozen and ru
 Held: ``sd`` (the link then the folder removed: recovered ``failed`` E_ACTION_IN_DOUBT, tool
 stopped), ``sf`` (the FOLDER a symlink to its moved copy, then moved back: recovered), ``c2``;
 no tool ever ran twice or beside itself.
+
+Fixed (2026-12-01, r85linkheld): an ``E_UNSAFE_PATH`` hold of a plan's own file keeps what
+it found (version, status, request: ``held_from``, as round 83's twin hold) and a regular
+plan file committed back at the path ends it (``Lifecycle._unsafe_release``): the plan goes
+on from the version the hold found, so the killed run is recovered in doubt, ``nk``'s frozen
+version waits for and runs on Alice's approval, ``sv``'s new version is a new request; and
+every pass first stops, by each open job's journal, the tool a dead controller left
+(``Starting._stop_left_tools``), whatever the plan file holds. Added (same classes): ``sg``
+(PLAN.yml a gitlink, an empty folder in the checkout, then the file again with passes
+between: ``:{calls,stopped,record,tree,audit}``) and ``stopped_mid`` (every killed variant:
+the tool already stopped after the first two passes, the file still a link).
 """
 
 from __future__ import annotations

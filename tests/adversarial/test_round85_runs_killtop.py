@@ -62,6 +62,12 @@ in <undo>; ignored"``), HEAD stays ``executing`` with no block, the tool keeps r
 ``?? plans/sy/EXECUTION_LOG.md`` stays in the checkout. Pinned down, with the shortest
 reproduction, in ``test_round85_runs_killlink.py``.
 
+Fixed (2026-12-01, r85linkheld): ``waitleft``: every pass, before it decides anything about a
+plan or its file, stops by each open job's journal the tool a dead controller left
+(``Starting._stop_left_tools``; the in-doubt end and the failure still wait for a readable
+file); ``linkheld``: a regular file back where the link was ends the ``E_UNSAFE_PATH`` hold,
+the plan taken on from what the hold found (``Lifecycle._unsafe_release``).
+
 Held: ``ep``, ``cr``, ``bm``, ``rd`` (the top-level file's bytes changed AND the nested plan
 invalid: the run goes on from the start commit, recovered ``failed`` E_ACTION_IN_DOUBT at
 once, tool stopped, block and log committed; a resume after the nested plan is put back runs

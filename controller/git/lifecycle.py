@@ -2370,8 +2370,10 @@ class Lifecycle(IndexStore):
         crash recovered), the file judged as changed from there; at another name, from
         nothing, as a new file."""
         state.unsafe = False
-        kept, state.held_from = state.held_from or {}, None
         self.touch(state.plan_id)
+        if state.ambiguous:  # a twin hold's too: what it found is its release's (_ambiguity)
+            return change
+        kept, state.held_from = state.held_from or {}, None
         if kept.get("blob") and kept.get("file") == change.path:
             state.file = change.path
             state.status, state.file_status = kept.get("status"), kept.get("file_status")

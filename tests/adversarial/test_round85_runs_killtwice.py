@@ -182,7 +182,7 @@ def _build(root: Path) -> Lab:
             seen["fp_err"] = errs
             seen["fp_row"] = lab.status().get("plans/fp")
             seen["fp_calls"] = (len(lab.calls("stb:fp")), len(lab.calls("fp2")))
-            seen["fp_alive"] = _alive(kd / "PID-fp")  # recorded, not asserted (see waitleft)
+            seen["fp_alive"] = _alive(kd / "PID-fp")  # test_held_stopped (r85linkheld)
             lab.git("reset", "-q", "--hard", tip)
     seen["err"] = [lab.run(check=False).stderr[-1500:], lab.run(check=False).stderr[-800:]]
     seen["end"] = {v: _head(lab, v) for v in VIDS}
@@ -280,3 +280,10 @@ def test_audit(lab: Lab, vid: str) -> None:
     assert len(valid_runs(report, vid)) == 1, valid_runs(report, vid)
     mine = [f for f in report.get("findings", []) if f"plans/{vid}" in json.dumps(f)]
     assert not mine, mine
+
+
+def test_held_stopped(lab: Lab) -> None:
+    """``fp`` while held ``E_HISTORY_REWRITTEN`` (the start commit reset away): the tool the
+    kill left is stopped by the journal's recovery all the same, whatever decides about the
+    plan (added by r85linkheld: the ``waitleft`` rule, every open job's journal first)."""
+    assert _seen(lab)["fp_alive"] is False, (_seen(lab)["fp_row"], _seen(lab)["fp_err"])

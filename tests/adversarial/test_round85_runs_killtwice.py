@@ -43,6 +43,8 @@ idempotent tool again once, never beside the first process (``overlap`` false), 
 row named ``E_HISTORY_REWRITTEN``; nothing ran; the tip put back, it was recovered
 ``failed`` E_ACTION_IN_DOUBT. Noted, not asserted: while reset, the tool the kill left
 running was still alive after two passes (as ``waitleft`` in ``test_round85_runs_killtop``).
+Fixed (2026-12-01, r85linkheld): every pass first stops, by each open job's journal, the tool
+a dead controller left, whatever holds the plan; asserted by ``test_held_stopped``.
 The fresh-clone audit: one valid start each, no finding.
 """
 

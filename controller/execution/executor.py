@@ -63,6 +63,7 @@ from controller.execution.journal import (
     JournalUnwritable,
     cut_messages,
     journal_path,
+    read_records,
     replay,
 )
 from controller.execution.nesting import NestedRun
@@ -691,7 +692,14 @@ class PlanRun:
         return None
 
     def _stop_orphans(self) -> None:
-        """Stop any tool process a crashed run left running, before anything else happens."""
+        """Stop any tool process a crashed run left running, before anything else happens
+        (those the pass stopped already, :func:`stop_left`, named as stopped here)."""
+        with _LEFT_LOCK:
+            early = _LEFT_STOPPED.pop(str(self.journal.path), {})
+        for action_id, pid in early.items():
+            rec = self.state.actions.get(action_id)
+            if rec is not None and rec.open_start:
+                self.orphans_stopped[action_id] = pid
         for action_id, rec in self.state.actions.items():
             spawned = _spawned(rec.spawn) if rec.open_start else None
             if spawned is not None and stop_orphan(spawned):
@@ -1015,6 +1023,43 @@ def _not_whole(value: Any) -> bool:
 
 def _step_name(key: Any) -> str:
     return "the plan's preconditions" if key is None else f"action {key}"
+
+
+def stop_left(state_dir: Path, plan_id: str, plan_hash: str) -> dict[ActionKey, int]:
+    """Stop the tool processes a dead controller's run of ``plan_id`` at ``plan_hash`` left
+    running (round 85, waitleft): every open start's spawn record in its journal, as
+    :meth:`PlanRun._stop_orphans` does when the run is taken up, but before, and whatever,
+    anything decides about the plan's file (a YAML error, a symlink, a hold: the plan waits,
+    its tool must not act on). The journal is read, never taken (a live run may hold it);
+    a run of this very process (its last ``run`` record names this pid) is left alone: its
+    tools are its own. Action id -> pid of each process stopped."""
+    path = journal_path(state_dir, plan_id, plan_hash)
+    try:
+        records = read_records(path)
+    except PlangateError:
+        return {}  # a damaged journal: the run's own open says so
+    runs = [r for r in records if r.get("t") == "run"]
+    if not runs or runs[-1].get("pid") == os.getpid():
+        return {}
+    stopped: dict[ActionKey, int] = {}
+    for action_id, rec in replay(records).actions.items():
+        spawned = _spawned(rec.spawn) if rec.open_start else None
+        if spawned is not None and stop_orphan(spawned):
+            stopped[action_id] = spawned.pid
+            structlog.get_logger("plangate").warning(
+                "orphan_killed", plan=plan_id, action=action_id, pid=spawned.pid,
+                pgid=spawned.pgid, reason="left running by a dead controller's run",
+            )  # fmt: skip
+    if stopped:
+        with _LEFT_LOCK:  # the run's recovery names them (PlanRun._stop_orphans)
+            _LEFT_STOPPED.setdefault(str(path), {}).update(stopped)
+    return stopped
+
+
+#: Journal path -> the processes :func:`stop_left` stopped for it, until the run's own
+#: recovery takes them (its in-doubt error says the process was still running and stopped).
+_LEFT_STOPPED: dict[str, dict[ActionKey, int]] = {}
+_LEFT_LOCK = threading.Lock()
 
 
 def _spawned(record: dict[str, Any] | None) -> Spawned | None:

@@ -2394,11 +2394,39 @@ class Lifecycle(IndexStore):
             self.touch(plan_id)
         return True
 
+    def _unsafe_release(self, state: PlanState, change: FileChange) -> FileChange:
+        """A regular plan file (a safe name: :func:`_unsafe_why` passed it) at a plan held
+        E_UNSAFE_PATH ends the hold (round 85, linkheld: a PLAN.yml once committed as a
+        symlink stayed held for good after a regular file was back; a killed run was never
+        recovered, a new version never frozen). As a twin hold's release (round 83,
+        :meth:`_ambiguity`): at the file the hold found, the plan goes on from the version,
+        status and request the hold kept (an executing run is still the run it was, its
+        crash recovered), the file judged as changed from there; at another name, from
+        nothing, as a new file."""
+        state.unsafe = False
+        self.touch(state.plan_id)
+        if state.ambiguous:  # a twin hold's too: what it found is its release's (_ambiguity)
+            return change
+        kept, state.held_from = state.held_from or {}, None
+        if kept.get("blob") and kept.get("file") == change.path:
+            state.file = change.path
+            state.status, state.file_status = kept.get("status"), kept.get("file_status")
+            state.request, state.blob = kept.get("request"), kept["blob"]
+            if self._released is None:
+                self._released = {}
+            self._released[state.plan_id] = kept
+            return FileChange(change.path, kept["blob"], change.new_blob, change.mode)
+        return FileChange(change.path, None, change.new_blob, change.mode)
+
     def _unsafe(self, plan_id: str, path: str, why: str) -> None:
         """A plan under a hostile name, or a link where its file should be: recorded with
         E_UNSAFE_PATH, never read or acted on."""
         state = self.plans.get(plan_id) or PlanState(plan_id, path)
         self._problem(state, f"E_UNSAFE_PATH: {why}")
+        if not (state.unsafe or state.ambiguous):
+            # what the hold leaves intact (round 85, as a twin hold's: round 83): a regular
+            # plan file back at the path takes the plan on from there (_unsafe_release)
+            state.held_from = _held_from(state)
         state.unsafe = True  # nothing reads, writes or acts on it
         state.status = state.file_status = state.request = None
         state.hash = state.frozen_hash = state.blob = None
@@ -2417,6 +2445,8 @@ class Lifecycle(IndexStore):
         sink: EventSink | None,
     ) -> None:
         before = self.plans.get(plan_id)
+        if before is not None and before.unsafe and change.new_blob is not None:
+            change = self._unsafe_release(before, change)
         if before is not None and (before.ambiguous or before.file != change.path):
             change = self._ambiguity(repo, record, change, before, by_controller)
             if before.ambiguous:

@@ -205,6 +205,9 @@ class ControllerCore:
         self._seen_rebuilds = 0
         #: index.rebuilds when orphaned runs were last looked for (-1: never)
         self._orphans_seen = -1
+        #: (plan, frozen hash) of the job rows whose journal was looked at for a tool a dead
+        #: controller left running (Starting._stop_left_tools: once per process and run)
+        self._left_seen: set[tuple[str, str]] = set()
         #: index.rebuilds when lost executed records were last looked for (-1: never)
         self._executed_seen = -1
         self._scanner = UntrackedScanner(config.repo_path(), config.plans_dir)

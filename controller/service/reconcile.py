@@ -96,6 +96,7 @@ class Controller(Deciding, Outcomes):
         if cold:  # the index cannot see a rewrite: the controller's record of its commits can
             self.hold_erased_own(self._head)
         self._release_holds()
+        self._stop_left_tools()  # before anything decides about a plan or its file (round 85)
         self._release_refusals()
         self._recover_executed()  # before any approval is decided (SPEC §15)
         self._distrust_older_journals()  # a restored copy: its journals vouch for nothing

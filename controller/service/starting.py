@@ -207,6 +207,31 @@ class Starting(Committing):
             self._recheck |= keep
         return jobs
 
+    def _stop_left_tools(self) -> None:
+        """Stop every tool process a dead controller's run left running, by the journal of
+        each run this controller holds a job row for (round 85, waitleft: a run killed
+        mid-action whose PLAN.yml then held a YAML error or a symlink waited, as documented,
+        with its tool still acting; so did a run held E_HISTORY_REWRITTEN). The journal's
+        recovery comes before any decision about the plan's file: the in-doubt end and the
+        plan's failure still wait for a readable file (the run's own recovery). Once per
+        process and run (a left process is a dead process's: a later look finds none)."""
+        jobs = self.index.jobs()
+        with self._jobs_lock:
+            running = set(self._running)
+        rows = set()
+        for plan_id, data in sorted(jobs.items()):
+            plan_hash = data.get("plan_hash")
+            if not isinstance(plan_hash, str) or not plan_hash:
+                continue
+            rows.add((plan_id, plan_hash))
+            if (plan_id, plan_hash) in self._left_seen or plan_id in running:
+                continue
+            self._left_seen.add((plan_id, plan_hash))
+            from controller.execution.executor import stop_left
+
+            stop_left(self.state.path, plan_id, plan_hash)
+        self._left_seen &= rows
+
     def _recover_executed(self) -> None:
         """Record as executed the frozen hash of every start of this controller that is on
         the branch and missing from ``executed``: a kill after the start commit moved the

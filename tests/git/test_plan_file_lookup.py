@@ -262,3 +262,55 @@ def test_a_reader_by_id_refuses_a_plan_beside_its_twin_folder() -> None:
     refuse_twin("plans/ok", lambda folder: tree.get(folder, []), "plans")
     tree["plans"].append("Notes")  # a twin holding no plan file: no claim
     refuse_twin("plans/notes", lambda folder: tree.get(folder, []), "plans")
+
+
+@pytest.mark.parametrize("back", ["same", "edited", "yaml"])
+def test_a_plan_file_link_replaced_by_a_file_ends_its_hold(
+    repo: Path, tmp_path: Path, back: str
+) -> None:
+    """Round 85 (linkheld): a PLAN.yml committed as a symlink held the plan E_UNSAFE_PATH for
+    good, a regular file back or not. The hold keeps what it found (``held_from``) and a
+    regular file at the path ends it, the plan taken on from there: the same bytes keep its
+    status and version; another version is an edit of it; a file under the other name beside
+    the link still there is no release (a claim beside it: E_PLAN_AMBIGUOUS)."""
+    write_plan(repo, "p")
+    commit_all(repo, "the plan", AGENT)
+    index = HistoryIndex(tmp_path / "index.sqlite", plans_dir="plans",
+                         controller_email="plangate@localhost")  # fmt: skip
+    gitrepo = GitRepo(repo)
+    index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+    found = index.plans["plans/p"]
+    status, blob, plan_hash = found.status, found.blob, found.hash
+    top = repo / "plans" / "p" / "PLAN.yml"
+    raw = top.read_bytes()
+    top.unlink()
+    (repo / "plans" / "p" / "real.yml").write_bytes(raw)
+    top.symlink_to("real.yml")
+    commit_all(repo, "a link", AGENT)
+    index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+    assert index.plans["plans/p"].unsafe
+    assert index.plans["plans/p"].status is None
+    if back == "yaml":
+        (repo / "plans" / "p" / "PLAN.yaml").write_bytes(raw)
+    else:
+        top.unlink()
+        top.write_bytes(
+            raw if back == "same" else raw.replace(b"Say hello to the world", b"Say hello again", 1)
+        )
+    commit_all(repo, "a file again", AGENT)
+    index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+    state = index.plans["plans/p"]
+    if back == "yaml":
+        assert state.ambiguous or state.unsafe, state
+        index.close()
+        return
+    assert not state.unsafe and not state.ambiguous, state.notes
+    assert state.held_from is None
+    if back == "same":
+        assert (state.status, state.blob, state.hash) == (status, blob, plan_hash)
+    else:
+        assert state.hash is not None and state.blob != blob
+    index.close()
+    again = HistoryIndex(tmp_path / "index.sqlite", plans_dir="plans",
+                         controller_email="plangate@localhost")  # fmt: skip
+    assert not again.plans["plans/p"].unsafe  # saved so

@@ -15,17 +15,17 @@ folder holds a ``post-commit`` that writes a marker. Environments ``<e>``:
   ``GIT_REPLACE_REF_BASE=refs/alt/``; ``objdir``: ``GIT_OBJECT_DIRECTORY=evil/.git/objects``
   (main's tip missing there); ``crafted``: ``GIT_INDEX_FILE=crafted.index``;
   ``hooks``: ``GIT_CONFIG_COUNT=1`` ``core.hooksPath=<hooks>``; ``none`` (control).
-Readers, one id each ``<e>:<reader>``: ``status`` (``status --json`` rows: plan, status,
-hash as with no such variable, or an ``E_`` refusal), ``show`` (``show --json --config
-plans/pa``: ``pending_approval`` and the frozen hash), ``hash`` (``plans/pa``), MCP
-``mcp-status``/``mcp-log``/``mcp-wait`` (0.5 s) of ``plans/pa``, one session with the
-submit (the controller's ``pending_approval``, or a refusal naming git: ``E_GIT``; never a
-verdict the controller does not hold, such as "no plan"); ``submit`` (MCP ``submit`` of ``plans/s<e>``: ok with one
-commit on the real main adding only that file, the shared checkout clean, ``evil`` untouched,
-no hook run; or refused with nothing committed or left anywhere); ``approve`` (Alice's
-``plangate approve plans/ap<e>``: one commit on the real main changing only that PLAN.yml, or
-refused with nothing committed; ``evil`` untouched, no hook run). A refusal must be ``E_GIT``
-(git failed in the reader's environment), never a verdict about the plan.
+Readers, one id each ``<e>:<reader>``: ``status`` (``status --json`` rows: plan, status, hash as
+with no such variable, or an ``E_`` refusal), ``show`` (``show --json --config plans/pa``:
+``pending_approval`` and the frozen hash), ``hash`` (``plans/pa``), MCP
+``mcp-status``/``mcp-log``/``mcp-wait`` (0.5 s) of ``plans/pa``, one session with the submit
+(the controller's ``pending_approval``, or a refusal naming git: ``E_GIT``; never a verdict the
+controller does not hold, such as "no plan"); ``submit`` (MCP ``submit`` of ``plans/s<e>``: ok
+with one commit on the real main adding only that file, the shared checkout clean, ``evil``
+untouched, no hook run; or refused with nothing committed or left anywhere); ``approve``
+(Alice's ``plangate approve plans/ap<e>``: one commit on the real main changing only that
+PLAN.yml, or refused with nothing committed; ``evil`` untouched, no hook run). A refusal must be
+``E_GIT`` (git failed in the reader's environment), never a verdict about the plan.
 
 Seen (round 85): 4 ids broke, 1 class.
 **A git failure read as a verdict on the plan** (``{gitdir,gitdirwt,objdir}:mcp-status``,

@@ -359,6 +359,9 @@ def entry() -> int:
     Files and atexit handlers are closed and run as before. Tests call :func:`main`.
     """
     gc.disable()
+    from controller.git.guard import drop_location_env
+
+    drop_location_env()  # the repository is the config's or the plan's, never GIT_DIR's
     try:
         return main()
     finally:

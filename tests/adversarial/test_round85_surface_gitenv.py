@@ -45,6 +45,18 @@ plans/apobjdir/PLAN.yml is not committed  remedy: commit the plan first`` (it is
 error shape of every plangate command"): one verdict for every reader, ``E_GIT`` naming git's
 failure; "submit it first" invites the agent to resubmit a frozen plan. Nothing was written:
 no commit, ``evil`` untouched, the checkout clean.
+fixed (2026-12-01, r85surface): two rules. (1) The repository is the config's (or the
+clone holding the plan named), never the environment's: ``plangate`` drops git's location
+variables (``GIT_DIR``, ``GIT_WORK_TREE``, ``GIT_COMMON_DIR``, ``GIT_INDEX_FILE``,
+``GIT_OBJECT_DIRECTORY``, ``GIT_ALTERNATE_OBJECT_DIRECTORIES``, ``GIT_NAMESPACE``...) at its
+start and no git child is given them (``controller.git.guard.LOCATION_ENV``): every reader
+now answers the controller's ``pending_approval`` under each. (2) A read that failed is
+never "absent": git's "missing" for ``<commit>:<path>`` is checked (the commit, the folder,
+the entry's own object: ``Objects._unreadable``), ``rev`` of a ref naming an unreadable
+object is ``E_GIT``, and the one-plan status row (MCP ``status``/``log``/``wait``) of a
+history not read is the scan's ``E_GIT``, never "no plan" (``tests/git/test_gitrepo.py``,
+``test_unreadable_*``). Added ids: ``commondir`` (``GIT_COMMON_DIR=evil/.git``) and
+``altobj`` (``GIT_ALTERNATE_OBJECT_DIRECTORIES=evil/.git/objects``), every reader and writer.
 
 Held: ``show --config`` and ``hash`` (the frozen hash and the controller's status under every
 variable: they read the checkout, not the environment's repository); CLI ``status`` (the
@@ -72,6 +84,7 @@ from test_round2_execution_kit import shared
 AGENT_CFG = "agent: {identity: {name: Agent, email: agent@example.com}}\n"
 ENVS = [
     "none", "gitdir", "gitdirwt", "worktree", "ns", "repbase", "objdir", "crafted", "hooks",
+    "commondir", "altobj",
 ]  # fmt: skip
 KEEP = ("plans/ok", "plans/pa")
 HOOK = "#!/bin/sh\necho ran >> {marker}\n"
@@ -88,6 +101,8 @@ def _envs(root: Path) -> dict[str, dict[str, str]]:
         "repbase": {"GIT_REPLACE_REF_BASE": "refs/alt/"},
         "objdir": {"GIT_OBJECT_DIRECTORY": str(evil / ".git" / "objects")},
         "crafted": {"GIT_INDEX_FILE": str(root / "crafted.index")},
+        "commondir": {"GIT_COMMON_DIR": str(evil / ".git")},
+        "altobj": {"GIT_ALTERNATE_OBJECT_DIRECTORIES": str(evil / ".git" / "objects")},
         "hooks": {
             "GIT_CONFIG_COUNT": "1",
             "GIT_CONFIG_KEY_0": "core.hooksPath",
@@ -234,13 +249,7 @@ READERS = ("status", "show", "hash", "mcp-status", "mcp-log", "mcp-wait")
 READ_IDS = [f"{e}:{r}" for e in ENVS for r in READERS]
 WRITE_IDS = [f"{e}:{w}" for e in ENVS for w in ("submit", "approve")]
 _G = "a git failure read as a verdict on the plan"
-BROKEN: dict[str, Any] = {
-    **{
-        f"{e}:mcp-status": xfail(_G, f"MCP status under {e}: E_USAGE 'no plan plans/pa'")
-        for e in ("gitdir", "gitdirwt", "objdir")
-    },
-    "objdir:approve": xfail(_G, "approve under objdir: E_USAGE 'is not committed'"),
-}
+BROKEN: dict[str, Any] = {}  # fixed (2026-12-01, r85surface): see the module docstring
 
 
 @pytest.mark.parametrize("vid", cases(READ_IDS, READ_IDS, BROKEN))

@@ -37,6 +37,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from controller import GIT_LOCATION_ENV
 from controller.errors import GitError
 
 #: Variables a git child may see besides ``GIT_*`` and ``LC_*``: locating config and keys,
@@ -51,21 +52,9 @@ PASS_ENV = frozenset(
     }
 )  # fmt: skip
 PASS_PREFIXES = ("GIT_", "LC_")
-#: git's variables that choose WHICH repository, store, index or namespace it reads and
-#: writes: never passed. plangate names its repository by a path (the config's ``repo:``,
-#: or the clone holding the plan named), never by the environment: a hook, ``git rebase
-#: -x`` or an agent's harness sets them for its own repository (round 85: under
-#: ``GIT_DIR``/``GIT_OBJECT_DIRECTORY`` naming Mallory's clone, refs were read from the
-#: configured repository and objects from hers). The ``plangate`` process drops them at its
-#: start (:func:`controller.cli.entry`), so GitPython's children, which start from
-#: ``os.environ``, never see them either.
-LOCATION_ENV = frozenset(
-    {
-        "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE",
-        "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE",
-        "GIT_PREFIX", "GIT_QUARANTINE_PATH", "GIT_SHALLOW_FILE",
-    }
-)  # fmt: skip
+#: git's location variables, never passed (:data:`controller.GIT_LOCATION_ENV`): the
+#: repository is the config's or the plan's, never the environment's.
+LOCATION_ENV = GIT_LOCATION_ENV
 
 #: Pinned whatever any config says: git never runs these for plangate.
 FIXED = (
@@ -130,12 +119,6 @@ _CONFIG_ENV = ("GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
 def passes(name: str) -> bool:
     """May a git child see the controller's environment variable ``name``?"""
     return name in PASS_ENV or (name.startswith(PASS_PREFIXES) and name not in LOCATION_ENV)
-
-
-def drop_location_env() -> None:
-    """Forget :data:`LOCATION_ENV` for this process (the ``plangate`` command's start)."""
-    for name in LOCATION_ENV:
-        os.environ.pop(name, None)
 
 
 @dataclass(frozen=True)
@@ -220,7 +203,7 @@ class GitGuard:
         """For a library that starts from ``os.environ`` and lets us only add or replace
         variables (GitPython): every variable that must not pass is blanked."""
         # a location variable cannot be blanked (git reads GIT_DIR="" as a repository):
-        # the process dropped them at its start (:func:`drop_location_env`)
+        # the process dropped them at its start (:func:`controller.cli.entry`)
         blanks = {k: "" for k in os.environ if not passes(k) and k not in LOCATION_ENV}
         return {**blanks, **self.env()}
 

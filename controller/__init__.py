@@ -9,6 +9,22 @@ daemon reconciling the repository's state on every event. See docs/architecture.
 #: a constant, so ``plangate --version`` and ``--help`` need no package-metadata lookup.
 __version__ = "0.1.0"
 
+#: git's variables that choose WHICH repository, store, index or namespace git reads and
+#: writes: the ``plangate`` process drops them at its start (:func:`controller.cli.entry`)
+#: and no git child is given them (:mod:`controller.git.guard`). plangate names its
+#: repository by a path (the config's ``repo:``, or the clone holding the plan named),
+#: never by the environment: a hook, ``git rebase -x`` or an agent's harness sets them for
+#: its own repository (round 85: under ``GIT_DIR``/``GIT_OBJECT_DIRECTORY`` naming Mallory's
+#: clone, refs were read from the configured repository and objects from hers). Here, not
+#: in the guard: ``plangate --help`` imports no git module.
+GIT_LOCATION_ENV = frozenset(
+    {
+        "GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_INDEX_FILE",
+        "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE",
+        "GIT_PREFIX", "GIT_QUARANTINE_PATH", "GIT_SHALLOW_FILE",
+    }
+)  # fmt: skip
+
 
 def _refuse_pydantic_plugins() -> None:
     """No pydantic plugin ever sees or changes how plangate validates.

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from controller import __version__
+from controller import GIT_LOCATION_ENV, __version__
 
 if TYPE_CHECKING:
     from controller.errors import PlangateError
@@ -359,6 +359,8 @@ def entry() -> int:
     Files and atexit handlers are closed and run as before. Tests call :func:`main`.
     """
     gc.disable()
+    for name in GIT_LOCATION_ENV:  # the repository is the config's or the plan's, never
+        os.environ.pop(name, None)  # the environment's (round 85: GIT_DIR, ...)
     try:
         return main()
     finally:

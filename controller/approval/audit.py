@@ -64,7 +64,7 @@ from controller.git.history import (
 )
 from controller.git.prefetch import _Prefetcher
 from controller.git.records import RUN_START, PlanEvent, plan_event, record_events
-from controller.plan import plans
+from controller.plan import nested, plans
 from controller.settings import Config
 
 OUTCOME_EVENTS = ("complete", "fail", "await-approval", "abort", "checkpoint")
@@ -313,16 +313,20 @@ class Auditor:
             self.flag(event, "start-without-approval", execution.message)
             self._started_twice(event, execution, earlier)
             return
-        # The start commit's time is the controller's clock when it decided (§5 max_age).
-        request, verdict = verdicts.decide(
-            state,
-            self.repo,
-            config,
-            _checker(state.file, config),
-            verified_at=event.commit.commit_time,
-            authors=self.index.authors if self.index is not None else None,
-            withdrawn=self.index.withdrawn if self.index is not None else None,
-        )
+        # The start commit's time is the controller's clock when it decided (§5 max_age),
+        # and its tree what the controller read: the plans a pin names are read there, never
+        # in the checkout the audit runs in (round 85: a run killed, then its nested plan
+        # broken, was audited as a start on an invalid plan).
+        with nested.reading_from(verdicts.fetch_at(self.repo, event.commit.sha)):
+            request, verdict = verdicts.decide(
+                state,
+                self.repo,
+                config,
+                _checker(state.file, config),
+                verified_at=event.commit.commit_time,
+                authors=self.index.authors if self.index is not None else None,
+                withdrawn=self.index.withdrawn if self.index is not None else None,
+            )
         execution.approval_kind = request.kind.value
         execution.approved_at = _iso(request.commit_time)
         execution.approver = verdict.approver if verdict.outcome == "start" else None

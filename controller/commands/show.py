@@ -38,6 +38,8 @@ def show(
     fmt = "json" if as_json else fmt
     if plan.model is None:
         problems = [*plan.problems, *_record_problems(plan, config)]
+        if config is not None:  # the controller's status too, as for a valid plan
+            problems += _row_problems(plan, config, problems)
         if fmt in ("json", "toon"):  # the --json error shape, with every problem
             raise PlanInvalid(problems, str(plan_file))
         print_problems(plan_file, problems)
@@ -91,6 +93,38 @@ def _held_status(plan: Any, config: Any) -> tuple[str, str] | None:
     said = f"the file says status {plan.status!r}; the controller holds {row['status']!r}"
     last = row.get("last_event")
     return str(row["status"]), f"{said} (last event: {last})" if last else said
+
+
+def _row_problems(plan: Any, config: Any, problems: list[Any]) -> list[Any]:
+    """With a config, the controller's row of a plan that does not validate, as a problem
+    (``status``: the row's status and code, beside the file's own problems): the status
+    shown is the controller's whether the file validates or not (round 85: a run killed
+    mid-action, then its nested plan broken, showed only ``E_YAML_PARSE`` where every other
+    reader said ``failed`` with ``E_ACTION_IN_DOUBT``). None when the row is none (a plan
+    outside the config's repository, not committed) or cannot be read."""
+    from controller.commands._shared import plan_id_for
+    from controller.errors import PlangateError, Problem
+    from controller.service.reconcile import Controller
+
+    plan_id = plan_id_for(plan.path, config)
+    try:
+        controller = Controller(config, lock=False)
+        try:
+            rows = controller.status(reasons=True, plan=plan_id)
+        finally:
+            controller.close()
+    except PlangateError:  # no controller to ask: the file's problems alone
+        return []
+    if not rows or not rows[0].get("status"):
+        return []
+    row = rows[0]
+    reason = str(row.get("reason") or row.get("waiting") or "")
+    code, sep, why = reason.partition(": ")
+    if not (sep and code.startswith("E_") and code.replace("_", "").isalnum() and code.isupper()):
+        # no code of its own: the plan's first problem is why the controller holds it
+        code, why = (problems[0].code if problems else "E_SCHEMA_INVALID"), reason
+    said = f"the controller holds status {row['status']}" + (f": {why}" if why else "")
+    return [Problem(code, said, "status")]
 
 
 def _review(plan: Any, config: Any) -> dict[str, Any]:

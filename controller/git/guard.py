@@ -37,6 +37,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from controller import GIT_LOCATION_ENV
 from controller.errors import GitError
 
 #: Variables a git child may see besides ``GIT_*`` and ``LC_*``: locating config and keys,
@@ -51,6 +52,9 @@ PASS_ENV = frozenset(
     }
 )  # fmt: skip
 PASS_PREFIXES = ("GIT_", "LC_")
+#: git's location variables, never passed (:data:`controller.GIT_LOCATION_ENV`): the
+#: repository is the config's or the plan's, never the environment's.
+LOCATION_ENV = GIT_LOCATION_ENV
 
 #: Pinned whatever any config says: git never runs these for plangate.
 FIXED = (
@@ -114,7 +118,7 @@ _CONFIG_ENV = ("GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
 
 def passes(name: str) -> bool:
     """May a git child see the controller's environment variable ``name``?"""
-    return name in PASS_ENV or name.startswith(PASS_PREFIXES)
+    return name in PASS_ENV or (name.startswith(PASS_PREFIXES) and name not in LOCATION_ENV)
 
 
 @dataclass(frozen=True)
@@ -198,7 +202,9 @@ class GitGuard:
     def env_over_environ(self) -> dict[str, str]:
         """For a library that starts from ``os.environ`` and lets us only add or replace
         variables (GitPython): every variable that must not pass is blanked."""
-        blanks = {k: "" for k in os.environ if not passes(k)}
+        # a location variable cannot be blanked (git reads GIT_DIR="" as a repository):
+        # the process dropped them at its start (:func:`controller.cli.entry`)
+        blanks = {k: "" for k in os.environ if not passes(k) and k not in LOCATION_ENV}
         return {**blanks, **self.env()}
 
     def _pins(self) -> Iterable[tuple[str, str]]:

@@ -182,11 +182,66 @@ class Objects(RepoBase):
         with self._lock, DEADLINES.bound(self.timeout, self._stop_readers, "git cat-file"):
             try:
                 sha, kind, _ = self._repo.git.get_object_header(spec)
-            except ValueError:  # "<spec> missing"
-                return None
+            except ValueError:  # "<spec> missing": not there, or an object git cannot read
+                sha = None
             except OSError as exc:  # the persistent cat-file died
                 raise GitError(f"cannot look up {spec}: {exc}") from None
+        if sha is None:
+            self._unreadable(spec)
+            return None
         return _text(sha), _text(kind)
+
+    def _unreadable(self, spec: str) -> None:
+        """git said ``<tree-ish>:<path>`` is missing: return when nothing is at that path,
+        raise ``E_GIT`` when what is missing is an object the path goes through (the commit,
+        a tree on the way, the entry's own object). A read that failed is never an absence
+        (round 85: under ``GIT_OBJECT_DIRECTORY`` naming a store without the branch's tip,
+        MCP ``status`` said "no plan ... submit it first" and ``approve`` "not committed")."""
+        name, _, path = spec.partition(":")
+        if not path:  # the tree-ish itself
+            sha = name if _HEX40.fullmatch(name) else self._resolved(name)
+            if sha is None:
+                return  # a ref that names nothing: nothing there
+            if sha in self._readable:
+                return
+            with self._lock, DEADLINES.bound(self.timeout, self._stop_readers, "git cat-file"):
+                try:
+                    self._repo.git.get_object_header(sha)
+                except ValueError:
+                    raise GitError(
+                        f"cannot read object {sha}: git's object store does not hold it",
+                        remedy="check the repository (git fsck) and the GIT_* variables set",
+                    ) from None
+                except OSError as exc:
+                    raise GitError(f"cannot look up {sha}: {exc}") from None
+            if len(self._readable) > 4096:
+                self._readable.clear()
+            self._readable.add(sha)
+            return
+        folder, _, entry = path.rpartition("/")
+        if folder:
+            found = self._lookup(f"{name}:{folder}")  # raises when the folder is unread
+            if found is None or found[1] != "tree":
+                return  # no folder there: nothing at the path
+            tree = found[0]
+        else:
+            self._unreadable(name)  # raises when the tree-ish is unread
+            sha = name if _HEX40.fullmatch(name) else self._resolved(name)
+            if sha is None:
+                return
+            kind, data = self._typed_object(sha)
+            if kind == b"commit":
+                tree = data.split(b"\n", 1)[0][5:].decode()
+            elif kind == b"tree":
+                tree = sha
+            else:
+                return
+        listed = self._tree_entry(tree, entry)  # reading the tree raises when git cannot
+        if listed is not None and listed[1] != _GITLINK_MODE:  # a submodule's commit: absent
+            raise GitError(
+                f"cannot read object {listed[0]} ({spec}): git's object store does not hold it",
+                remedy="check the repository (git fsck) and the GIT_* variables set",
+            )
 
     def _walked(self, spec: str) -> tuple[str, str] | None:
         """:meth:`_lookup` through objects each hashed against its name (:meth:`_object`)."""
@@ -249,9 +304,13 @@ class Objects(RepoBase):
         )
         if out.returncode != 0:
             raise GitError(f"cannot look up {len(folders)} folders in {commit[:12]}")
+        lines = out.stdout.splitlines()
+        for spec, line in zip(specs, lines, strict=False):
+            if _kind(line) is None:
+                self._unreadable(spec)  # absent, or git could not read it
         trees = {
             folder: line.split()[0].decode()
-            for folder, line in zip(folders, out.stdout.splitlines(), strict=False)
+            for folder, line in zip(folders, lines, strict=False)
             if _kind(line) == b"tree"
         }
         read = self.blobs(sorted(set(trees.values())), keep=False)
@@ -284,6 +343,9 @@ class Objects(RepoBase):
         if out.returncode != 0:
             raise GitError(f"cannot look up {len(askable)} paths in {commit[:12]}")
         lines = out.stdout.splitlines()
+        for path, line in zip(askable, lines, strict=False):
+            if _kind(line) is None:
+                self._unreadable(f"{commit}:{path}")  # absent, or git could not read it
         return {path for path, line in zip(askable, lines, strict=False) if _kind(line) == b"tree"}
 
     def is_gone(self, commit: str, path: str) -> bool:

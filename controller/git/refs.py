@@ -37,8 +37,19 @@ class Refs(RepoBase):
     """Reading refs, moving them by compare-and-swap, fetching and pushing."""
 
     def rev(self, ref: str) -> str | None:
+        """The commit ``ref`` names (None: it names none); ``E_GIT`` when it names an object
+        git cannot read: a failed read is never "no such commit" (round 85: ``approve`` under
+        ``GIT_OBJECT_DIRECTORY`` said the committed plan "is not committed")."""
         result = self.run_raw("rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
-        return result.stdout.decode().strip() or None if result.returncode == 0 else None
+        if result.returncode == 0:
+            return result.stdout.decode().strip() or None
+        named = self._named(ref)
+        if named is not None and self.run_raw("cat-file", "-e", named).returncode != 0:
+            raise GitError(
+                f"cannot read object {named} ({ref}): git's object store does not hold it",
+                remedy="check the repository (git fsck) and the GIT_* variables set",
+            )
+        return None
 
     def branch_head(self, branch: str) -> str | None:
         """The commit ``refs/heads/<branch>`` points at, read in-process when git's files

@@ -199,11 +199,12 @@ class Controller(Deciding, Outcomes):
         one plan takes (MCP ``status``, ``log`` and ``wait``; round 81: ``wait`` and ``log``
         read the file's status, one the controller had ignored)."""
         with self._lock:
+            failed: PlangateError | None = None
             try:
                 self.index.scan(self.repo, self.head())
             except PlangateError as exc:
                 self.last_error = str(exc)
-                self.status_error = exc
+                self.status_error = failed = exc
             states = [s for s in self.index.plans.values() if plan in (None, s.plan_id)]
             running, waiting = self.running(), dict(self._waiting)
             if reasons and self.config.remote is None:
@@ -214,7 +215,11 @@ class Controller(Deciding, Outcomes):
                 return rows  # a plan of the index has no other row
             rows += self._left_rows({s.plan_id for s in self.index.plans.values()})
             rows += self._source_rows()
-            return [row for row in rows if plan in (None, row["plan"])]
+            rows = [row for row in rows if plan in (None, row["plan"])]
+            if plan is not None and not rows and failed is not None:
+                # the history not read: git's failure, never "no such plan" (round 85)
+                raise failed
+            return rows
 
     def _left_rows(self, shown: set[str]) -> list[dict[str, Any]]:
         """Runs this controller started whose plan the branch no longer shows (its folder

@@ -726,3 +726,53 @@ def test_mode_of_answers_as_git_ls_tree_for_every_kind_of_entry(repo: Path) -> N
         listed = git(repo, "ls-tree", "-z", head, "--", path).split("\0")[0]
         expected = listed.split()[0] if listed and listed.split()[1] != "tree" else None
         assert gitrepo.mode_of(head, path) == expected, path
+
+
+def _drop_object(repo: Path, sha: str) -> None:
+    """Make ``sha`` unreadable: its loose file removed (a store it never reached)."""
+    os.unlink(repo / ".git" / "objects" / sha[:2] / sha[2:])
+
+
+def _lab_with_plan(repo: Path) -> tuple[str, dict[str, str]]:
+    (repo / "plans/pa").mkdir(parents=True)
+    (repo / "plans/pa/PLAN.yml").write_text("a: 1\n")
+    commit_all(repo, "plan")
+    head = git(repo, "rev-parse", "HEAD").strip()
+    ids = {
+        "blob": git(repo, "rev-parse", "HEAD:plans/pa/PLAN.yml").strip(),
+        "folder": git(repo, "rev-parse", "HEAD:plans/pa").strip(),
+        "plans": git(repo, "rev-parse", "HEAD:plans").strip(),
+        "commit": head,
+    }
+    return head, ids
+
+
+@pytest.mark.parametrize("lost", ["blob", "folder", "plans", "commit"])
+def test_unreadable_objects_are_git_failures_never_absent_paths(repo: Path, lost: str) -> None:
+    """Round 85 (r85surface): a read that failed (git cannot read the commit, a tree on the
+    way or the blob) is ``E_GIT``, never "not there"; an absent path stays None."""
+    from controller.errors import GitError
+
+    head, ids = _lab_with_plan(repo)
+    _drop_object(repo, ids[lost])
+    gitrepo = GitRepo(repo)
+    with pytest.raises(GitError, match=ids[lost][:12]):
+        gitrepo.read_file(head, "plans/pa/PLAN.yml")
+    if lost == "commit":
+        with pytest.raises(GitError, match="cannot read object"):
+            gitrepo.rev("HEAD")
+    else:  # what git can read answers as before
+        assert gitrepo.rev("HEAD") == head
+    if lost in ("blob", "folder"):  # the plans folder read: another folder is absent
+        assert gitrepo.read_file(head, "plans/none/PLAN.yml") is None
+
+
+def test_unreadable_check_leaves_absent_paths_absent(repo: Path) -> None:
+    head, _ids = _lab_with_plan(repo)
+    gitrepo = GitRepo(repo)
+    assert gitrepo.read_file(head, "plans/pa/PLAN.yaml") is None
+    assert gitrepo.read_file(head, "plans/nope/PLAN.yml") is None
+    assert gitrepo.read_file(head, "nope/x/y") is None
+    assert gitrepo.mode_of(head, "plans/nope/PLAN.yml") is None
+    assert gitrepo.rev("refs/heads/nope") is None
+    assert gitrepo.names_in(head, "plans/nope") == []

@@ -353,6 +353,17 @@ class AuthorIndex(MutableMapping[str, frozenset[str]]):
         table, at = self._table(key)
         del table[at]
 
+    def adopt(self, kind: str, held: str) -> None:
+        """The ``kind:held`` key, if there is one, kept by the very string ``held`` (the
+        plan's own id or hash) instead of an equal copy: a cold scan keys a plan's folder
+        and file before its state exists, and its version from a key string built then, so
+        each rest was a string of its own to the scan's end (perf85mem: 4.4 MB of a
+        20,000-plan scan's peak). The mapping is unchanged."""
+        table = self._kinds[kind]
+        value = table.pop(held, None)
+        if value is not None:
+            table[held] = value
+
     def __iter__(self) -> Iterator[str]:
         yield from self._plain
         for kind, table in self._kinds.items():

@@ -1486,14 +1486,20 @@ class Lifecycle(IndexStore):
             if state is None:
                 continue
             self._short_writers(plan_id)
-            self.authors.adopt("folder", state.plan_id)  # one string per plan (perf85mem)
-            self.authors.adopt("file", state.plan_id)
+            # A cold scan's keys hold the plan's own strings (perf85mem); only then: a key
+            # re-keyed grows its table as a new one would (the pass touches every plan),
+            # and after a load the keys already hold them (IndexStore._held_string).
+            cold = self._authors_all_dirty
+            if cold:
+                self.authors.adopt("folder", state.plan_id)
+                self.authors.adopt("file", state.plan_id)
             if not state.hash or state.ambiguous or state.unsafe:
                 continue
             key = version_key(state.hash)
             writers = set(state.changers) | self.authors.get(folder_key(plan_id), frozenset())
             self._add_authors(key, writers - {self.controller_email})
-            self.authors.adopt("version", state.hash)
+            if cold:
+                self.authors.adopt("version", state.hash)
             held = self.authors.get(folder_key(plan_id) + _HELD, frozenset())
             if held:
                 self._add_authors(key + _HELD, set(held))

@@ -64,8 +64,9 @@ class SourceFinder:
     #: folders :meth:`advance` settled since :attr:`_listed`: judged again at the next head
     _settled: set[str] = field(default_factory=set)
     #: folders whose entries claim a plan file's or a source's place: a source's folder one
-    #: with any of them on some checkout is held (:meth:`twins`; round 82)
-    _claimed: set[str] = field(default_factory=set)
+    #: with any of them on some checkout is held (:meth:`twins`; round 82). Held in the twin
+    #: map alone, a folder discarded from it when it claims no more (perf85mem: a set of
+    #: them beside the map was a 2 MB table of 20,000 plan folders)
     _twins: FolderTwins = field(default_factory=FolderTwins)
 
     def committed(self, repo: GitRepo, head: str) -> dict[str, str]:
@@ -85,7 +86,7 @@ class SourceFinder:
         changes = self._changes(repo, head)
         if changes is None:
             self._entries, self._found, self.held = {}, {}, {}
-            self._claimed, self._twins = set(), FolderTwins()
+            self._twins = FolderTwins()
             for path, _blob in repo.ls_files(head, [self.plans_dir]):
                 self._count(path, 1)
             judged: set[str] = set(self._entries)
@@ -152,10 +153,9 @@ class SourceFinder:
         for folder in folders:
             names = self._names(folder)
             if plan_file_claims(names) or source_claims(names):
-                self._claimed.add(folder)
                 self._twins.add(folder)
             else:
-                self._claimed.discard(folder)
+                self._twins.discard(folder)
         if whole:
             return folders
         return folders.union(*(self.twins(folder) for folder in folders))
@@ -171,7 +171,7 @@ class SourceFinder:
         NFKC, an 8.3 short name, a backslash split: :class:`FolderTwins`, the history index's
         rule). ``folder`` need not be on the branch (an uncommitted source's, a nested plan's
         a conversion would write)."""
-        return self._twins.of(folder, self._claimed)
+        return self._twins.of(folder, self._twins)
 
     def twin_problem(self, source: str, paths: Iterable[str]) -> tuple[str, str] | None:
         """E_PLAN_AMBIGUOUS, as (code, why), when the folder of a file of ``paths`` (those a

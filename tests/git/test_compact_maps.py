@@ -169,3 +169,23 @@ def test_a_cold_scan_keys_a_plans_folder_file_and_version_by_its_own_strings(
     assert {AGENT[1]} <= index.authors[folder_key("plans/a")]
     assert {BOB[1]} <= index.authors[file_key("plans/b")] | index.authors[folder_key("plans/b")]
     index.close()
+
+
+def test_folder_twins_discard_one_of_a_fold_and_keep_the_other() -> None:
+    """perf85mem: the source finder's claimed folders are its twin map alone; a folder
+    discarded is no twin and no member, its fold's other folder still both."""
+    twins = FolderTwins(["plans/FCASE", "plans/fcase", "plans/other", "plans/rotate~1"])
+    assert set(twins) == {"plans/FCASE", "plans/fcase", "plans/other", "plans/rotate~1"}
+    assert len(twins) == 4 and "plans/fcase" in twins and "plans/nope" not in twins
+    assert twins.of("plans/fcase", twins) == ["plans/FCASE"]
+    twins.discard("plans/FCASE")
+    assert "plans/FCASE" not in twins and "plans/fcase" in twins
+    assert twins._by_fold["plans/fcase"] == "plans/fcase"  # one left: the id alone again
+    assert twins.of("plans/fcase", twins) == [] and twins.of("plans/FCASE", twins) == [
+        "plans/fcase"
+    ]
+    twins.discard("plans/fcase")
+    twins.discard("plans/fcase")  # twice: nothing to do
+    twins.discard("plans/rotate~1")
+    assert set(twins) == {"plans/other"} and len(twins) == 1
+    assert twins.of("plans/ROTATE-KEYS", twins) == []

@@ -11,7 +11,7 @@ source that does not convert is reported once per version with its code, and wai
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
@@ -68,6 +68,9 @@ class SourceFinder:
     #: map alone, a folder discarded from it when it claims no more (perf85mem: a set of
     #: them beside the map was a 2 MB table of 20,000 plan folders)
     _twins: FolderTwins = field(default_factory=FolderTwins)
+    #: ``canon(folder)``: the string a folder's path is kept as (the controller's: the index's
+    #: plan id for a plan's folder, one string per plan; perf85mem)
+    canon: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
 
     def committed(self, repo: GitRepo, head: str) -> dict[str, str]:
         """plan folder -> its source file, for folders with a source and no PLAN.yml; ""
@@ -127,6 +130,8 @@ class SourceFinder:
         changed = []
         for depth in range(1, len(parts)):
             folder, name = "/".join(parts[:depth]), parts[depth]
+            if self.canon is not None and folder not in self._entries:
+                folder = self.canon(folder)
             name = _NAMES.get(name, name)  # one copy of the names every plan folder holds
             held = self._entries.get(folder)
             entries = {} if held is None else {held: 1} if isinstance(held, str) else held
@@ -219,7 +224,6 @@ class SourceFinder:
             self._found.pop(folder, None)
             self._settled.add(folder)
             if data is not None and is_plan_file(path):  # a twin of it is held at once
-                self._claimed.add(folder)
                 self._twins.add(folder)
         self._head = sha
 

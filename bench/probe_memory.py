@@ -21,6 +21,7 @@ import threading
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -57,6 +58,9 @@ def main() -> int:
     parser.add_argument("--trace", action="store_true", help="tracemalloc snapshots too")
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()))
+    parser.add_argument(
+        "--phases", action="store_true", help="the RSS's high point in each phase of the pass"
+    )
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="plangate-probe-memory-"))
@@ -110,6 +114,31 @@ def main() -> int:
             tracemalloc.reset_peak()
 
     history.HistoryIndex._compact = probed  # type: ignore[method-assign]
+    phase = ["walk and apply"]
+    highs: dict[str, float] = {}
+    if args.phases:  # a thread reads VmRSS every 10 ms; each phase keeps its highest
+        from controller.git.indexstore import IndexStore
+
+        def phased(name: str, method: Any) -> Any:
+            def run(self: Any, *a: Any, **k: Any) -> Any:
+                before, phase[0] = phase[0], name
+                try:
+                    return method(self, *a, **k)
+                finally:
+                    phase[0] = before if name != "reload" else "rest of the pass"
+
+            return run
+
+        IndexStore.save = phased("save", IndexStore.save)  # type: ignore[method-assign]
+        history.HistoryIndex._compact = phased("reload", history.HistoryIndex._compact)  # type: ignore[method-assign]
+
+        def sample() -> None:
+            while True:
+                rss = status_mb()[0]
+                highs[phase[0]] = max(highs.get(phase[0], 0.0), rss)
+                time.sleep(0.01)
+
+        threading.Thread(target=sample, daemon=True).start()
     peak: list[tracemalloc.Snapshot] = []
     scanning = threading.Event()
     if args.trace:
@@ -136,6 +165,8 @@ def main() -> int:
     print(
         f"after the pass ({wall:.1f} s wall, {cpu:.1f} s CPU): RSS {rss:.1f} MB, peak {hwm:.1f} MB"
     )
+    for name, high in highs.items():
+        print(f"  RSS high in {name}: {high:.1f} MB")
     if args.trace:
         print(
             f"  tracemalloc: now / peak since the reload {mb(tracemalloc.get_traced_memory())} MB"

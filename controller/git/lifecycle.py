@@ -429,7 +429,8 @@ class Lifecycle(IndexStore):
         if self._twins is None:
             self._twins = FolderTwins(self.plans)
         for plan_id in {p for p in touched.values() if p in self.plans}:
-            self._twins.add(plan_id)  # every plan a commit makes, by whatever route
+            # every plan a commit makes, by whatever route; by the plan's own id string
+            self._twins.add(self.plans[plan_id].plan_id)
         came = {  # plan files added or removed: an edit changes no folder's twins
             plan_id
             for change, plan_id in touched.items()
@@ -1514,11 +1515,20 @@ class Lifecycle(IndexStore):
             if state is None:
                 continue
             self._short_writers(plan_id)
+            # A cold scan's keys hold the plan's own strings (perf85mem); only then: a key
+            # re-keyed grows its table as a new one would (the pass touches every plan),
+            # and after a load the keys already hold them (IndexStore._held_string).
+            cold = self._authors_all_dirty
+            if cold:
+                self.authors.adopt("folder", state.plan_id)
+                self.authors.adopt("file", state.plan_id)
             if not state.hash or state.ambiguous or state.unsafe:
                 continue
             key = version_key(state.hash)
             writers = set(state.changers) | self.authors.get(folder_key(plan_id), frozenset())
             self._add_authors(key, writers - {self.controller_email})
+            if cold:
+                self.authors.adopt("version", state.hash)
             held = self.authors.get(folder_key(plan_id) + _HELD, frozenset())
             if held:
                 self._add_authors(key + _HELD, set(held))

@@ -124,6 +124,8 @@ def facts_of(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> BlobFacts:
 
 #: PlanState's string fields many plans share a value of (:meth:`PlanState.share`).
 _POOLED = ("status", "file_status", "risk", "last_commit", "log_commit", "controller_commit")
+#: PlanState's times many plans share a value of (:meth:`PlanState.share`).
+_POOLED_TIMES = ("frozen_since", "version_since")
 #: Statuses of a started run: a withdrawal then aborts the approved version.
 _RUN_STATES = frozenset({"executing", "awaiting_approval", "failed"})
 
@@ -242,6 +244,12 @@ class PlanState:
                 setattr(self, name, pool.setdefault(value, value))
         if self.frozen_hash == self.hash:
             self.frozen_hash = self.hash
+        # the times too: one commit's plans share them, and a version's time is mostly its
+        # freeze's (perf85mem: two int objects per plan, 3.2 MB of 50,000 plans)
+        for name in _POOLED_TIMES:
+            value = getattr(self, name)
+            if value is not None:
+                setattr(self, name, pool.setdefault(("time", value), value))
         if self.controller_blob == self.blob:  # the controller's last change is the file's
             self.controller_blob = self.blob or ""
         self.notes = pool.setdefault(("notes", *self.notes), self.notes)
@@ -352,6 +360,17 @@ class AuthorIndex(MutableMapping[str, frozenset[str]]):
     def __delitem__(self, key: str) -> None:
         table, at = self._table(key)
         del table[at]
+
+    def adopt(self, kind: str, held: str) -> None:
+        """The ``kind:held`` key, if there is one, kept by the very string ``held`` (the
+        plan's own id or hash) instead of an equal copy: a cold scan keys a plan's folder
+        and file before its state exists, and its version from a key string built then, so
+        each rest was a string of its own to the scan's end (perf85mem: 4.4 MB of a
+        20,000-plan scan's peak). The mapping is unchanged."""
+        table = self._kinds[kind]
+        value = table.pop(held, None)
+        if value is not None:
+            table[held] = value
 
     def __iter__(self) -> Iterator[str]:
         yield from self._plain

@@ -11,7 +11,7 @@ not by comparing every pair of a 50,000-plan index.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 
 from controller.plan.names import fold_path, same_path, short_named
 
@@ -37,6 +37,33 @@ class FolderTwins:
         add_held(self._by_fold, fold, plan_id)
         if short_named(plan_id):
             self._short.add(plan_id)
+
+    def discard(self, plan_id: str) -> None:
+        """``plan_id`` no longer added (a holder that keeps no other set of its ids: the
+        source finder's claimed folders, perf85mem)."""
+        fold = fold_path(plan_id)
+        held = self._by_fold.get(fold)
+        if isinstance(held, set):
+            held.discard(plan_id)
+            if len(held) == 1:
+                self._by_fold[fold] = next(iter(held))
+        elif held == plan_id:
+            del self._by_fold[fold]
+        self._short.discard(plan_id)
+
+    def __contains__(self, plan_id: object) -> bool:
+        """Is ``plan_id`` added (and not discarded)?"""
+        return isinstance(plan_id, str) and plan_id in self.ids(fold_path(plan_id))
+
+    def __iter__(self) -> Iterator[str]:
+        for held in self._by_fold.values():
+            if isinstance(held, str):
+                yield held
+            else:
+                yield from held
+
+    def __len__(self) -> int:
+        return sum(1 if isinstance(held, str) else len(held) for held in self._by_fold.values())
 
     def ids(self, fold: str) -> Collection[str]:
         """The ids added under ``fold``."""

@@ -211,7 +211,7 @@ class ControllerCore:
         #: index.rebuilds when lost executed records were last looked for (-1: never)
         self._executed_seen = -1
         self._scanner = UntrackedScanner(config.repo_path(), config.plans_dir)
-        self._sources = SourceFinder(config.plans_dir)
+        self._sources = SourceFinder(config.plans_dir, canon=self._held_id)
         self.last_error: str | None = None
         self._notifier: Any = None
         #: Why the last status() could not read history (it then shows the index as it was).
@@ -221,6 +221,13 @@ class ControllerCore:
         self.unreadable = UnreadablePlans(config, self.log)
 
     # --- plumbing -----------------------------------------------------------------------
+
+    def _held_id(self, folder: str) -> str:
+        """A plan folder's path as the index's plan holds it (else ``folder``): the source
+        finder and the untracked scan keep every plan folder's path, each an equal string of
+        its own before (perf85mem: 2 MB of 20,000 plans after the pass)."""
+        state = self.index.plans.get(folder)
+        return state.plan_id if state is not None else folder
 
     @property
     def repo(self) -> GitRepo:

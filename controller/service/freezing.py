@@ -45,7 +45,8 @@ class Freezing(Committing):
     def _untracked_plans(self) -> set[str]:
         """Local mode: PLAN.yml files in the working tree that the branch does not hold."""
         if self.config.remote is None and self.config.execution.adopt_untracked:
-            return self._scanner.scan(self.index.plans.keys())  # a plan's id is its folder
+            # a plan's id is its folder
+            return self._scanner.scan(self.index.plans.keys(), self._held_id)
         return set()
 
     def _freeze(self, file: str, *, adopt: bytes | None = None, first: bool = False) -> None:

@@ -11,7 +11,7 @@ source that does not convert is reported once per version with its code, and wai
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
@@ -64,9 +64,13 @@ class SourceFinder:
     #: folders :meth:`advance` settled since :attr:`_listed`: judged again at the next head
     _settled: set[str] = field(default_factory=set)
     #: folders whose entries claim a plan file's or a source's place: a source's folder one
-    #: with any of them on some checkout is held (:meth:`twins`; round 82)
-    _claimed: set[str] = field(default_factory=set)
+    #: with any of them on some checkout is held (:meth:`twins`; round 82). Held in the twin
+    #: map alone, a folder discarded from it when it claims no more (perf85mem: a set of
+    #: them beside the map was a 2 MB table of 20,000 plan folders)
     _twins: FolderTwins = field(default_factory=FolderTwins)
+    #: ``canon(folder)``: the string a folder's path is kept as (the controller's: the index's
+    #: plan id for a plan's folder, one string per plan; perf85mem)
+    canon: Callable[[str], str] | None = field(default=None, repr=False, compare=False)
 
     def committed(self, repo: GitRepo, head: str) -> dict[str, str]:
         """plan folder -> its source file, for folders with a source and no PLAN.yml; ""
@@ -85,7 +89,7 @@ class SourceFinder:
         changes = self._changes(repo, head)
         if changes is None:
             self._entries, self._found, self.held = {}, {}, {}
-            self._claimed, self._twins = set(), FolderTwins()
+            self._twins = FolderTwins()
             for path, _blob in repo.ls_files(head, [self.plans_dir]):
                 self._count(path, 1)
             judged: set[str] = set(self._entries)
@@ -126,6 +130,8 @@ class SourceFinder:
         changed = []
         for depth in range(1, len(parts)):
             folder, name = "/".join(parts[:depth]), parts[depth]
+            if self.canon is not None and folder not in self._entries:
+                folder = self.canon(folder)
             name = _NAMES.get(name, name)  # one copy of the names every plan folder holds
             held = self._entries.get(folder)
             entries = {} if held is None else {held: 1} if isinstance(held, str) else held
@@ -152,10 +158,9 @@ class SourceFinder:
         for folder in folders:
             names = self._names(folder)
             if plan_file_claims(names) or source_claims(names):
-                self._claimed.add(folder)
                 self._twins.add(folder)
             else:
-                self._claimed.discard(folder)
+                self._twins.discard(folder)
         if whole:
             return folders
         return folders.union(*(self.twins(folder) for folder in folders))
@@ -171,7 +176,7 @@ class SourceFinder:
         NFKC, an 8.3 short name, a backslash split: :class:`FolderTwins`, the history index's
         rule). ``folder`` need not be on the branch (an uncommitted source's, a nested plan's
         a conversion would write)."""
-        return self._twins.of(folder, self._claimed)
+        return self._twins.of(folder, self._twins)
 
     def twin_problem(self, source: str, paths: Iterable[str]) -> tuple[str, str] | None:
         """E_PLAN_AMBIGUOUS, as (code, why), when the folder of a file of ``paths`` (those a
@@ -219,7 +224,6 @@ class SourceFinder:
             self._found.pop(folder, None)
             self._settled.add(folder)
             if data is not None and is_plan_file(path):  # a twin of it is held at once
-                self._claimed.add(folder)
                 self._twins.add(folder)
         self._head = sha
 

@@ -7,7 +7,7 @@ Finding them must not cost a walk of every plan folder on every pass (see
 from __future__ import annotations
 
 import os
-from collections.abc import Container
+from collections.abc import Callable, Container
 from pathlib import Path, PurePosixPath
 
 from controller.git.history import is_text
@@ -30,7 +30,11 @@ class UntrackedScanner:
         self.found: set[str] = set()
         self._children: dict[str, list[str]] = {}
 
-    def scan(self, tracked_dirs: Container[str]) -> set[str]:
+    def scan(
+        self, tracked_dirs: Container[str], held: Callable[[str], str] | None = None
+    ) -> set[str]:
+        """The untracked plan files; ``held(folder)``: the string a folder's path is kept as
+        (the index's plan id for a plan's folder: one string per plan, perf85mem)."""
         pending = [self.root]
         seen: set[str] = set()
         while pending:
@@ -44,12 +48,14 @@ class UntrackedScanner:
                 pending += [d for d in self._children.get(folder, ()) if d not in tracked_dirs]
                 continue
             self.mtimes[folder] = mtime
-            pending += self._list(folder, tracked_dirs)
+            pending += self._list(folder, tracked_dirs, held)
         self.mtimes = {k: v for k, v in self.mtimes.items() if k in seen}
         self.found = {f for f in self.found if (self.repo / f).is_file()}
         return {f for f in self.found if str(PurePosixPath(f).parent) not in tracked_dirs}
 
-    def _list(self, folder: str, tracked_dirs: Container[str]) -> list[str]:
+    def _list(
+        self, folder: str, tracked_dirs: Container[str], held: Callable[[str], str] | None = None
+    ) -> list[str]:
         subdirs: list[str] = []
         try:
             entries = list(os.scandir(self.repo / folder))
@@ -58,7 +64,7 @@ class UntrackedScanner:
         for entry in entries:
             rel = f"{folder}/{entry.name}" if folder != "." else entry.name
             if entry.is_dir(follow_symlinks=False) and not entry.name.startswith("."):
-                subdirs.append(rel)
+                subdirs.append(rel if held is None else held(rel))
             elif (
                 entry.name in (*plans.PLAN_FILES, *plans.SOURCE_FILES)
                 and folder not in tracked_dirs

@@ -101,3 +101,91 @@ def test_two_plans_of_one_blob_both_give_their_writers_to_an_exact_copy(
     assert next(k for k in held["folder"] if k == state.plan_id) is state.plan_id
     assert next(k for k in held["file"] if k == state.plan_id) is state.plan_id
     reopened.close()
+
+
+def test_adopting_a_key_keeps_the_mapping_and_holds_the_given_string() -> None:
+    """perf85mem: ``adopt`` re-keys an equal key by the plan's own string, nothing else."""
+    authors = AuthorIndex()
+    authors[folder_key("plans/a")] = frozenset({"w@example.com"})
+    authors[version_key("sha256:" + "0" * 64)] = frozenset({"v@example.com"})
+    before = dict(authors)
+    held = "".join(["plans/", "a"])  # an equal string of its own
+    plan_hash = "".join(["sha256:", "0" * 64])
+    authors.adopt("folder", held)
+    authors.adopt("version", plan_hash)
+    authors.adopt("file", held)  # no such key: none made
+    assert dict(authors) == before and file_key("plans/a") not in authors
+    assert next(k for k in authors._kinds["folder"] if k == held) is held
+    assert next(k for k in authors._kinds["version"] if k == plan_hash) is plan_hash
+
+
+def test_shared_facts_answer_as_their_own_and_hold_repeated_strings_once() -> None:
+    """perf85mem: a scan's facts of two versions share their status, digests and (equal to
+    the hash) frozen hash; each still equals what the version says."""
+    from controller.git.planstate import facts_of
+    from controller.git.prefetch import SHARED_STRINGS, shared
+
+    one = facts_of(PLAN.encode())
+    two = facts_of(PLAN.replace("Say hello to the world", "Say hello again").encode())
+    pool: dict[str, str] = {}
+    a, b = shared(one, pool), shared(two, pool)
+    assert (a, b) == (one, two)
+    assert a.status is b.status and a.owned_digest is b.owned_digest
+    assert a.execution_digest is b.execution_digest
+    if a.frozen_hash == a.hash:
+        assert a.frozen_hash is a.hash
+    full = {str(n): str(n) for n in range(SHARED_STRINGS)}
+    assert shared(one, full) == one and len(full) == SHARED_STRINGS  # a full pool grows no more
+
+
+def test_a_cold_scan_keys_a_plans_folder_file_and_version_by_its_own_strings(
+    repo: Path, tmp_path: Path
+) -> None:
+    """perf85mem: after a cold scan (before any reload), the author keys made from a plan's
+    id and hash are the plan's own strings, and the twin map holds the plan's id."""
+    write_plan(repo, "a")
+    commit_all(repo, "a", AGENT)
+    write_plan(repo, "b", text=PLAN.replace("Say hello to the world", "Say hello again"))
+    commit_all(repo, "b", BOB)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    index = _index(tmp_path)
+    compact = index._compact
+    seen: dict[str, bool] = {}
+
+    def probed() -> None:  # the scan's own maps, before they are dropped and reloaded
+        held = index.authors._kinds
+        for state in index.plans.values():
+            assert state.hash is not None
+            seen[state.plan_id] = (
+                next(k for k in held["folder"] if k == state.plan_id) is state.plan_id
+                and next(k for k in held["file"] if k == state.plan_id) is state.plan_id
+                and next(k for k in held["version"] if k == state.hash) is state.hash
+            )
+        compact()
+
+    index._compact = probed  # type: ignore[method-assign]
+    index.scan(GitRepo(repo), head)
+    assert seen == {"plans/a": True, "plans/b": True}
+    assert {AGENT[1]} <= index.authors[folder_key("plans/a")]
+    assert {BOB[1]} <= index.authors[file_key("plans/b")] | index.authors[folder_key("plans/b")]
+    index.close()
+
+
+def test_folder_twins_discard_one_of_a_fold_and_keep_the_other() -> None:
+    """perf85mem: the source finder's claimed folders are its twin map alone; a folder
+    discarded is no twin and no member, its fold's other folder still both."""
+    twins = FolderTwins(["plans/FCASE", "plans/fcase", "plans/other", "plans/rotate~1"])
+    assert set(twins) == {"plans/FCASE", "plans/fcase", "plans/other", "plans/rotate~1"}
+    assert len(twins) == 4 and "plans/fcase" in twins and "plans/nope" not in twins
+    assert twins.of("plans/fcase", twins) == ["plans/FCASE"]
+    twins.discard("plans/FCASE")
+    assert "plans/FCASE" not in twins and "plans/fcase" in twins
+    assert twins._by_fold["plans/fcase"] == "plans/fcase"  # one left: the id alone again
+    assert twins.of("plans/fcase", twins) == [] and twins.of("plans/FCASE", twins) == [
+        "plans/fcase"
+    ]
+    twins.discard("plans/fcase")
+    twins.discard("plans/fcase")  # twice: nothing to do
+    twins.discard("plans/rotate~1")
+    assert set(twins) == {"plans/other"} and len(twins) == 1
+    assert twins.of("plans/ROTATE-KEYS", twins) == []

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "111"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "112"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -331,6 +331,7 @@ INDEX_VERSION = "111"  # 3: risk and estimate per plan; 4: approval identities, 
 # 111: a plan held E_UNSAFE_PATH for its own file (a symlink or gitlink PLAN.yml) keeps what
 # the hold found (``held_from``, as 102's twin hold) and a regular file back ends the hold
 # (round 85, r85linkheld; 108-110 left to the other round-85 helpers)
+# 112: 109, 110 and 111 together (round 85; 108 unused)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -2437,6 +2437,13 @@ class Lifecycle(IndexStore):
             # what the hold leaves intact (round 85, as a twin hold's: round 83): a regular
             # plan file back at the path takes the plan on from there (_unsafe_release)
             state.held_from = _held_from(state)
+        if state.held_from is not None:
+            # the entries that hold it: only a regular file AT one of them ends the hold (a
+            # link PLAN.yaml beside the plan's PLAN.yml stays a claim on its place while the
+            # PLAN.yml changes: round 85, tests/commands/test_check.py)
+            held_at = state.held_from.setdefault("unsafe_at", [])
+            if path not in held_at:
+                held_at.append(path)
         state.unsafe = True  # nothing reads, writes or acts on it
         state.status = state.file_status = state.request = None
         state.hash = state.frozen_hash = state.blob = None
@@ -2455,7 +2462,12 @@ class Lifecycle(IndexStore):
         sink: EventSink | None,
     ) -> None:
         before = self.plans.get(plan_id)
-        if before is not None and before.unsafe and change.new_blob is not None:
+        if (
+            before is not None
+            and before.unsafe
+            and change.new_blob is not None
+            and change.path in (before.held_from or {}).get("unsafe_at", ())
+        ):  # a regular file where the entry that holds it was: the hold ends
             change = self._unsafe_release(before, change)
         if before is not None and (before.ambiguous or before.file != change.path):
             change = self._ambiguity(repo, record, change, before, by_controller)

@@ -237,11 +237,23 @@ class Objects(RepoBase):
             else:
                 return
         listed = self._tree_entry(tree, entry)  # reading the tree raises when git cannot
-        if listed is not None and listed[1] != _GITLINK_MODE:  # a submodule's commit: absent
-            raise GitError(
-                f"cannot read object {listed[0]} ({spec}): git's object store does not hold it",
-                remedy="check the repository (git fsck) and the GIT_* variables set",
-            )
+        if listed is None or listed[1] == _GITLINK_MODE:  # a submodule's commit: absent
+            return
+        # git's path lookup also misses an entry its tree lists out of order or twice (round
+        # 58's odd trees: git's own reading, the path absent); only an object the store does
+        # not hold is a failed read
+        with self._lock, DEADLINES.bound(self.timeout, self._stop_readers, "git cat-file"):
+            try:
+                self._repo.git.get_object_header(listed[0])
+                return
+            except ValueError:
+                pass
+            except OSError as exc:
+                raise GitError(f"cannot look up {listed[0]}: {exc}") from None
+        raise GitError(
+            f"cannot read object {listed[0]} ({spec}): git's object store does not hold it",
+            remedy="check the repository (git fsck) and the GIT_* variables set",
+        )
 
     def _walked(self, spec: str) -> tuple[str, str] | None:
         """:meth:`_lookup` through objects each hashed against its name (:meth:`_object`)."""

@@ -26,7 +26,7 @@ MAX_SOURCE_BYTES = 4 * 1024 * 1024
 def discovery_warning(file: Path, config: Config | None) -> str | None:
     """Why the controller would not read ``file`` and where it expects it, or None."""
     plans_dir = config.plans_dir if config is not None else "plans"
-    path = file.resolve()
+    path = file.absolute().parent.resolve() / file.name  # the file itself: never through a link
     if config is not None and config.remote is None:
         repo: Path | None = config.repo_path().resolve()
     else:

@@ -165,7 +165,7 @@ def plan_file_in(path: Path) -> Path:
     verdict (:func:`held_problem`: two sources, a twin, a claim beside it; round 74)."""
     if path.is_dir():
         for name in PLAN_FILES:
-            if (path / name).is_file():
+            if (path / name).is_file() or (path / name).is_symlink():  # a link: refused later
                 return path / name
         try:
             sources = source_claims(os.listdir(path))
@@ -277,13 +277,28 @@ def name_problem(path: Path) -> Problem | None:
     return None if why is None else Problem("E_UNSAFE_PATH", why)
 
 
+def link_problem(path: Path, data: bytes | None = None) -> Problem | None:
+    """E_UNSAFE_PATH for a plan file that is a symbolic link (dangling or not), the verdict
+    the controller gives a link committed where a plan file is: the readers (``validate``,
+    ``hash``, ``show``, ``freeze``) never show the file a link points at as the plan, which
+    nothing would ever run. Outside a git work tree (a plan kept elsewhere and linked for
+    ``freeze``) the link is followed. ``data``: the caller read the bytes itself."""
+    if data is not None or not path.is_symlink() or _in_work_tree(path)[1] is None:
+        return None  # outside a git work tree no controller reads it: a link is the user's
+    return Problem(
+        "E_UNSAFE_PATH",
+        "the plan file is a symbolic link; plangate never follows one, and the controller "
+        "holds such a plan without running it: commit the plan as a regular file",
+    )
+
+
 def read_plan(path: Path, config: Config | None = None, *, data: bytes | None = None) -> LoadedPlan:
     """Read and parse a plan file (size limit, UTF-8, strict YAML) without validating it.
     ``data``: the file's bytes as the caller read them, not read again (local mode's
     adoption reads an uncommitted file once, as ``git add`` would store it: round 78)."""
     max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
     plans_dir = config.plans_dir if config else "plans"
-    refused = held_problem(path, plans_dir) or name_problem(path)
+    refused = held_problem(path, plans_dir) or name_problem(path) or link_problem(path, data)
     if refused is not None:
         return LoadedPlan(path, "", problems=[refused])
     try:

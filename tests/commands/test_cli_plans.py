@@ -282,3 +282,27 @@ def test_the_cli_reads_a_lone_source_as_the_daemon_converts_it(tmp_path: Path) -
     (folder / "EXECUTION_LOG.md").write_text("# Execution log\n")  # no claim of its place
     result = run_cli("validate", str(folder))
     assert result.returncode == 0 and "valid (sha256:" in result.stdout, result.stderr
+
+
+@pytest.mark.parametrize("target", ["plan", "dangling"])
+def test_the_readers_refuse_a_linked_plan_file_as_the_controller_holds_it(
+    tmp_path: Path, target: str
+) -> None:
+    """A PLAN.yml that is a symbolic link is held ``E_UNSAFE_PATH`` by the controller and
+    never runs; the readers said what the link points at (``show``: that plan, ``validate``:
+    valid, with a warning naming the target's folder) or, for a dangling link, that the
+    folder holds no plan file (``approve``: ``E_USAGE``). Each now says ``E_UNSAFE_PATH``,
+    the target never read."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    real = write_plan(tmp_path, name="real")
+    folder = tmp_path / "plans" / "x"
+    folder.mkdir()
+    (folder / "PLAN.yml").symlink_to("../real/PLAN.yml" if target == "plan" else "../nowhere")
+    for command in (("show",), ("validate",), ("hash",), ("approve",)):
+        for named in ("plans/x", "plans/x/PLAN.yml"):
+            result = run_cli(*command, named, cwd=tmp_path)
+            said = result.stdout + result.stderr
+            assert result.returncode == 1, (command, named, said)
+            assert "E_UNSAFE_PATH" in said, (command, named, said)
+            assert "rotate" not in said and "plans/real" not in said, (command, named, said)
+    assert real.read_text(encoding="utf-8") == BASE_TEXT

@@ -1069,11 +1069,13 @@ def _spawned(record: dict[str, Any] | None) -> Spawned | None:
     pid, pgid, ticks, boot = (record.get(k) for k in ("pid", "pgid", "start_ticks", "boot_id"))
     if not isinstance(pid, int) or not isinstance(pgid, int):
         return None
+    marker = record.get("marker")  # none in a journal written before round 86
     return Spawned(
         pid,
         pgid,
         ticks if isinstance(ticks, int) else None,
         boot if isinstance(boot, str) else None,
+        marker if isinstance(marker, str) and marker else None,
     )
 
 

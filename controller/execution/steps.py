@@ -529,6 +529,7 @@ class StepRunner:
                 "pgid": spawned.pgid,
                 "start_ticks": spawned.start_ticks,
                 "boot_id": spawned.boot_id,
+                "marker": spawned.marker,
             }
         )
 

@@ -7,20 +7,30 @@ calling thread; only the first ``limit`` bytes of each stream are kept, the rest
 dropped, so a runaway tool cannot exhaust the controller's memory.
 
 Right after the child starts, the caller's ``on_spawn`` hears who it is (:class:`Spawned`: pid,
-process group, start time and boot id) so the engine can journal it. A controller that died
-mid-tool leaves that child running; on recovery :func:`stop_orphan` stops its group, but only
-when the pid still names the same process (same boot, same start time), never one that reused
-the pid.
+process group, start time, boot id and the call's marker) so the engine can journal it. A
+controller that died mid-tool leaves that child running; on recovery :func:`stop_orphan` stops
+its group, but only when the pid still names the same process (same boot, same start time),
+never one that reused the pid.
+
+Each call's environment carries a marker of its own, :data:`MARKER_ENV` (round 86): a helper
+that left the group (``setsid``, ``setpgid``, a double fork into a new session) is no longer
+in the group nor, once its parent is gone, below the child; it still carries the environment
+it was started with. Every stop (a timeout, an error, the recovery of a dead controller's
+run) also SIGKILLs each process of this user whose ``/proc/<pid>/environ`` holds the marker,
+until none is left (:func:`stop_marked`). A helper that clears or rewrites its environment
+before it execs, and any platform without ``/proc``, is beyond it (docs/threat-model.md).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import selectors
 import signal
 import subprocess
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -34,6 +44,10 @@ _CHUNK = 65_536
 _PIPE_BUF = 512
 _PROC = Path("/proc")
 _REAP_POLL = 0.02
+#: The environment variable that marks every process of one tool call (round 86).
+MARKER_ENV = "PLANGATE_ATTEMPT"
+#: Seconds :func:`stop_marked` keeps killing marked processes until none is left.
+MARKED_WAIT = 5.0
 
 
 @dataclass(frozen=True)
@@ -41,13 +55,16 @@ class Spawned:
     """Who a tool's child process is, precisely enough to recognise it after a crash.
 
     ``start_ticks`` (``/proc/<pid>/stat`` field 22) and ``boot_id`` tell this process from a
-    later one that reused its pid; both are None where ``/proc`` is not available.
+    later one that reused its pid; both are None where ``/proc`` is not available. ``marker``
+    is the call's :data:`MARKER_ENV` value, which every process it started inherits (None in
+    a journal written before round 86).
     """
 
     pid: int
     pgid: int
     start_ticks: int | None
     boot_id: str | None
+    marker: str | None = None
 
 
 @dataclass
@@ -91,21 +108,24 @@ def run_process(
     """Run ``argv`` to its end or raise :class:`Overran` after killing its process group.
 
     ``on_spawn`` is told who the child is before it is waited for; if it raises, the child
-    is killed and the error propagates.
+    is killed and the error propagates. The child's environment carries the call's own
+    :data:`MARKER_ENV` (whatever ``env`` says), so every kill also finds the processes that
+    left its group.
     """
-    proc = _spawn(argv, env, cwd)
+    marker = new_marker()
+    proc = _spawn(argv, {**env, MARKER_ENV: marker}, cwd)
     deadline = time.monotonic() + timeout
     out, err = _Capture(limit), _Capture(limit)
     try:
         if on_spawn is not None:
-            on_spawn(identify(proc.pid))
+            on_spawn(dataclasses.replace(identify(proc.pid), marker=marker))
         _pump(proc, stdin, out, err, deadline)
         proc.wait(max(deadline - time.monotonic(), 0.001))
     except (Overran, subprocess.TimeoutExpired):
-        kill_group(proc)
+        kill_group(proc, marker)
         raise Overran() from None
     except BaseException:
-        kill_group(proc)
+        kill_group(proc, marker)
         raise
     return Finished(proc.returncode, bytes(out.kept), bytes(err.kept), out.total, err.total)
 
@@ -180,10 +200,16 @@ def _write(
     return offset
 
 
-def kill_group(proc: subprocess.Popen[bytes]) -> None:
+def new_marker() -> str:
+    """A fresh :data:`MARKER_ENV` value: one tool call's, never another's."""
+    return f"{os.getpid()}-{uuid.uuid4().hex}"
+
+
+def kill_group(proc: subprocess.Popen[bytes], marker: str | None = None) -> None:
     """SIGTERM the child's process group, then SIGKILL it after :data:`KILL_GRACE`; and every
     process below the child that left the group (``setsid``: a new session is a new group),
-    found by parent pid while the child still lives, dies with it (round 11)."""
+    found by parent pid while the child still lives, dies with it (round 11), as does every
+    process that carries the call's ``marker`` (round 86: one whose parent is gone too)."""
     strays = [identify(pid) for pid in _descendants(proc.pid)]
     _signal_group(proc.pid, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
@@ -194,6 +220,8 @@ def kill_group(proc: subprocess.Popen[bytes]) -> None:
         if _still(stray):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(stray.pid, signal.SIGKILL)
+    if marker is not None:
+        stop_marked(marker)
     proc.wait()
     for stream in (proc.stdin, proc.stdout, proc.stderr):
         if stream is not None and not stream.closed:
@@ -271,11 +299,21 @@ def is_same_process(spawned: Spawned) -> bool:
 
 
 def stop_orphan(spawned: Spawned) -> bool:
-    """Stop a recorded child's process group if that very process still runs; True if it did.
+    """Stop a recorded child's process group if that very process still runs, and every
+    process that carries the call's marker; True if it stopped any.
 
     SIGTERM to the group, :data:`KILL_GRACE` for the leader to exit, SIGKILL to the group, then
-    a short wait until the leader is gone, so a re-run never overlaps it.
+    a short wait until the leader is gone, so a re-run never overlaps it. Then (round 86) the
+    marked processes: a helper that left the group, whether or not the child still runs (a
+    child that exited while its helper held its output open left the action open as well).
     """
+    stopped = _stop_leader(spawned)
+    if spawned.marker is not None and stop_marked(spawned.marker):
+        stopped = True
+    return stopped
+
+
+def _stop_leader(spawned: Spawned) -> bool:
     if not is_same_process(spawned):
         return False
     _signal_group(spawned.pgid, signal.SIGTERM)
@@ -286,6 +324,54 @@ def stop_orphan(spawned: Spawned) -> bool:
     _signal_group(spawned.pgid, signal.SIGKILL)
     _wait_gone(spawned, KILL_GRACE)
     return True
+
+
+def stop_marked(marker: str) -> bool:
+    """SIGKILL every process of this user (this one aside) whose environment holds
+    ``MARKER_ENV=marker``, again until none is left (one may fork while it is killed), for at
+    most :data:`MARKED_WAIT` seconds; True if there was any. A zombie has done all it will."""
+    if not marker:
+        return False
+    needle = f"{MARKER_ENV}={marker}".encode()
+    found = False
+    deadline = time.monotonic() + MARKED_WAIT
+    while True:
+        marked = _marked(needle)
+        if not marked:
+            return found
+        found = True
+        for pid in marked:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        if time.monotonic() >= deadline:
+            return found
+        time.sleep(_REAP_POLL)
+
+
+def _marked(needle: bytes) -> list[int]:
+    """The live (not zombie) processes of this user whose initial environment holds
+    ``needle`` as one whole entry; none without ``/proc``."""
+    try:
+        names = [e.name for e in os.scandir(_PROC) if e.name.isdigit()]
+    except OSError:
+        return []
+    me, uid, found = os.getpid(), os.getuid(), []
+    for name in names:
+        pid = int(name)
+        if pid == me:
+            continue
+        try:
+            if os.stat(_PROC / name).st_uid != uid:
+                continue
+            environ = (_PROC / name / "environ").read_bytes()
+        except OSError:  # gone, or not ours to read
+            continue
+        if needle not in environ.split(b"\0"):
+            continue
+        stat = _stat(pid)
+        if stat is not None and stat[0] != "Z":
+            found.append(pid)
+    return found
 
 
 def _wait_gone(spawned: Spawned, seconds: float) -> None:

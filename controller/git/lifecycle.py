@@ -3864,17 +3864,18 @@ class Lifecycle(IndexStore):
         (:meth:`_held_withdrawal`), each as its own commit's, read again by its sha, exactly
         as :meth:`apply_side_withdrawals` applies one with no hold: the version they were made
         for withdrawn (an approval the release or a status set while held opened lapses, the
-        plan ``rejected``; a run's abort requested). A plan gone at its release: the version
-        is vetoed by hash, as a withdrawal of a plan no longer there is."""
+        plan ``rejected``; a run's abort requested). The version it withdrew is vetoed by hash
+        whatever the release leaves (the plan gone, another version), as a withdrawal of a
+        plan no longer there is (:meth:`_side_veto`)."""
         for entry in side or ():
             commit = repo.commit(str(entry["commit"]))
             status, plan_hash = str(entry["status"]), entry.get("hash")
+            if plan_hash is not None and plan_hash not in self.started:
+                # the version it withdrew, wherever the release leaves the plan (gone, another
+                # version, ended while held), as a withdrawal vetoes it with no hold
+                self._veto(plan_hash, commit, plan_id, commit.author.email, status)
             state = self.plans.get(plan_id)
-            if state is None:
-                if plan_hash is not None and plan_hash not in self.started:
-                    self._veto(plan_hash, commit, plan_id, commit.author.email, status)
-                continue
-            if state.status in ("rejected", "aborted", "completed", "failed"):
+            if state is None or state.status in ("rejected", "aborted", "completed", "failed"):
                 continue
             if plan_hash is not None and plan_hash != state.hash:
                 continue  # the release brought another version: not this one's

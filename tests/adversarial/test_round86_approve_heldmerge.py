@@ -23,7 +23,9 @@ a pass; the agent removes the twins (the release); a pass; the follow-up approva
   brings ``approved``); Bob after: nothing runs.
 - r86heldmerge's variants (not tried by the attacker; nothing runs): ``rp``: Alice
   ``rejected`` then Mallory ``pending_approval`` on the branch (the merge changes nothing of
-  the plan file: a quiet merge for it); ``rr``: Alice's branch merged by Mallory, the plan's
+  the plan file: a quiet merge for it); ``pe``: Alice's branch merged BEFORE the twin comes,
+  both read in one pass (the scan applies merged withdrawals at its end, the plan held by
+  then); ``rr``: Alice's branch merged by Mallory, the plan's
   release in that very merge commit (Mallory removes the twin while merging); ``q-2``: two
   branches of Bob (``rejected``) and Carol (``approved``) merged by Mallory one after the
   other, Alice and Carol after.
@@ -47,8 +49,18 @@ Seen (round 86): the attacker's 8 ids broke (``rj``, ``q-rj``, ``ag``, ``ra``
    valid. Should (docs/approvals.md): withdrawals "win in every status a plan can still run
    from, in any order of commits"; "Who releases the hold lends the status no rights and
    takes none from it, by a plain commit or by a merge".
+   The lab found 6 more ids of the class before the fix (``rp``, ``pe``, ``q-2``
+   ``:{ran,audit}``): 14 of 29 broke.
+   Fixed (2026-12-01, r86heldmerge): a withdrawal a merged branch made, read while the plan
+   is held, is judged as its own commit against what the hold found (its version, status and
+   authors; the key at the commit's time) and, when its maker may withdraw, kept in
+   ``held_from.side`` (``Lifecycle._held_withdrawal``) and applied at the release as that
+   commit's, as ``apply_side_withdrawals`` applies one with no hold (``_apply_held_side``):
+   the approval opened since lapses, the version is vetoed, the plan stays ``rejected``; the
+   merge's own status change stays the merger's (``mo``, ``mw``). The controller and the
+   fresh-clone audit alike; ``INDEX_VERSION`` 114.
 
-Held: ``ff`` (her commit is on the line), ``mo``, ``mw``, ``nh``, ``ok``, ``q-ok``; no twin
+Held: ``ff`` (her commit is on the line), ``rr``, ``mo``, ``mw``, ``nh``, ``ok``, ``q-ok``; no twin
 ran.
 """
 

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "113"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "114"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -334,6 +334,9 @@ INDEX_VERSION = "113"  # 3: risk and estimate per plan; 4: approval identities, 
 # 112: 109, 110 and 111 together (round 85; 108 unused)
 # 113: an E_UNSAFE_PATH hold names the entries that hold it (``held_from.unsafe_at``): only a
 # regular file at one of them ends it (a link PLAN.yaml beside a changed PLAN.yml does not)
+# 114: a hold keeps the version it found (``held_from.hash``) and the withdrawals merged
+# branches made while held (``held_from.side``: ``commit``, ``status``, ``hash`` each, judged
+# as with no hold), applied at the release as their own commits' (round 86, r86heldmerge)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

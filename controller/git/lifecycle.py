@@ -266,6 +266,10 @@ class Lifecycle(IndexStore):
     #: The plans a commit released from a hold, with what the hold found (:meth:`_ambiguity`),
     #: until :meth:`_apply_plan_change` applies the release.
     _released: dict[str, dict[str, Any]] | None = None
+    #: The withdrawals merged branches made while a plan was held (``held_from.side``:
+    #: :meth:`_held_withdrawal`), by plan, from its release (:meth:`_ambiguity`,
+    #: :meth:`_unsafe_release`) until :meth:`_apply_plan_change` applies them (round 86).
+    _held_side: dict[str, list[dict[str, Any]]] | None = None
     #: The held decision the release applies now (:meth:`_held_maker`): its commit and the
     #: time its key had to be valid, fixed when it was seen (:meth:`signed_at`).
     _decided_at: tuple[str, float] | None = None
@@ -2418,6 +2422,7 @@ class Lifecycle(IndexStore):
         if state.ambiguous:  # a twin hold's too: what it found is its release's (_ambiguity)
             return change
         kept, state.held_from = state.held_from or {}, None
+        self._carry_held_side(state.plan_id, kept)
         if kept.get("blob") and kept.get("file") == change.path:
             state.file = change.path
             state.status, state.file_status = kept.get("status"), kept.get("file_status")
@@ -2475,6 +2480,7 @@ class Lifecycle(IndexStore):
                 self._held_decision(repo, record, change, before, by_controller)
                 return
         released = self._released.pop(plan_id, None) if self._released else None
+        side = self._held_side.pop(plan_id, None) if self._held_side else None
         snapshot = PlanState(**asdict(before)) if before and sink else None
         moved = self._move_source(repo, record, change) if not by_controller else None
         if (
@@ -2510,6 +2516,7 @@ class Lifecycle(IndexStore):
             # removal read first, the name added after it made a new plan "from nothing")
             if before is not None and before.file == change.path and not _renamed(record, change):
                 del self.plans[plan_id]
+            self._apply_held_side(repo, plan_id, side, sink)  # the version vetoed by hash
             return
         state = before or PlanState(plan_id, change.path)
         if before is None:  # the folder's log committed before its plan is its plan's
@@ -2628,6 +2635,10 @@ class Lifecycle(IndexStore):
                 # version ran: refusing it is safe. One with no approval before it is an
                 # illegal transition, ignored (round 2: the plan runs once when approved)
                 self._note_if_start(record, plan_id, new.hash, plan_event(record, plan_id))
+        # the withdrawals merged branches made while it was held, each its own commit's, as
+        # with no hold (round 86): applied after the release's own change is judged, as
+        # apply_side_withdrawals applies them after the merge that brought them
+        self._apply_held_side(repo, plan_id, side, sink)
 
     def _carried_request(
         self,
@@ -3242,6 +3253,7 @@ class Lifecycle(IndexStore):
         path, blob = next(((p, b) for p, b in blobs if b), (change.path, None))
         state.file = path
         kept, state.held_from = state.held_from or {}, None
+        self._carry_held_side(state.plan_id, kept)
         if kept.get("blob") and kept.get("file") == path:
             # the release (round 83): the plan goes on from the version, status and request
             # the hold found (a paused run is still paused, never a plan "from nothing" whose
@@ -3729,38 +3741,146 @@ class Lifecycle(IndexStore):
             if state is None:
                 self._side_veto(plan_id, commit, status, plan_hash, floor)
                 continue
+            if state.held_from is not None and (state.ambiguous or state.unsafe):
+                # held (round 86): kept as its own commit's for the release, judged now
+                # against what the hold found, as with no hold against the plan then
+                self._held_withdrawal(state, commit, status, plan_hash, floor, sink)
+                continue
             if state.status in ("rejected", "aborted", "completed", "failed"):
                 continue
             if plan_hash is not None and plan_hash != state.hash:
                 continue  # a withdrawal of another version of the plan
-            who = commit.author.email
             snapshot = PlanState(**asdict(state)) if sink else None
-            allowed = self.withdrawers(state)
-            if self.may_withdraw is not None and not self.may_withdraw(
-                commit, allowed, max(self.signed_at(commit, on_line=False), floor)
-            ):
-                # ignored, and said, as on the branch itself (round 24: the audit was silent)
-                text = (
-                    f"E_APPROVER_NOT_ALLOWED: {who} set status {status} in {commit.sha[:12]} "
-                    "on a merged branch, but only an allowed approver or an author of the plan "
-                    "may; ignored"
-                )
-                self._emit(sink, "withdraw-not-allowed", state, commit, snapshot, text)
+            if not self._side_allowed(state, commit, status, floor, sink, snapshot):
                 continue
-            if state.status == "approved" and state.request is not None:
-                self._lapse(state, commit, status)  # back where it was approved (a gate: paused)
-            if state.status in ("pending_approval", "approved", None):
-                self._veto(state.hash, commit, plan_id, who, status)
-                state.status, state.request = status, None
-                state.note(f"{commit.sha[:12]} {who} set status {status} on a merged branch")
-                kind = "reject" if status == "rejected" else "abort-request"
-            else:
-                state.abort_requested, state.abort_by = True, who
-                state.request = None  # a gate or resume approval beside it lapses
-                state.note(f"{commit.sha[:12]} abort requested by {who} on a merged branch")
-                kind = "abort-request"
-            self._emit(sink, kind, state, commit, snapshot, who)
-            self.touch(plan_id)
+            self._side_withdrawn(state, commit, status, sink, snapshot)
+
+    def _side_allowed(
+        self,
+        state: PlanState,
+        commit: CommitRecord,
+        status: str,
+        floor: float,
+        sink: EventSink | None,
+        snapshot: PlanState | None,
+    ) -> bool:
+        """May ``commit``'s maker withdraw ``state``'s version (an allowed approver or one of
+        its authors, the key judged at the commit's time, never before ``floor``)? When not,
+        the withdrawal is ignored and said, as on the branch itself (round 24)."""
+        allowed = self.withdrawers(state)
+        if self.may_withdraw is None or self.may_withdraw(
+            commit, allowed, max(self.signed_at(commit, on_line=False), floor)
+        ):
+            return True
+        text = (
+            f"E_APPROVER_NOT_ALLOWED: {commit.author.email} set status {status} in "
+            f"{commit.sha[:12]} on a merged branch, but only an allowed approver or an author "
+            "of the plan may; ignored"
+        )
+        self._emit(sink, "withdraw-not-allowed", state, commit, snapshot, text)
+        return False
+
+    def _side_withdrawn(
+        self,
+        state: PlanState,
+        commit: CommitRecord,
+        status: str,
+        sink: EventSink | None,
+        snapshot: PlanState | None,
+    ) -> None:
+        """An entitled withdrawal made on a merged branch applied to ``state``: an approval
+        not acted on lapses and the version is vetoed, a run's abort is requested."""
+        plan_id, who = state.plan_id, commit.author.email
+        if state.status == "approved" and state.request is not None:
+            self._lapse(state, commit, status)  # back where it was approved (a gate: paused)
+        if state.status in ("pending_approval", "approved", None):
+            self._veto(state.hash, commit, plan_id, who, status)
+            state.status, state.request = status, None
+            state.note(f"{commit.sha[:12]} {who} set status {status} on a merged branch")
+            kind = "reject" if status == "rejected" else "abort-request"
+        else:
+            state.abort_requested, state.abort_by = True, who
+            state.request = None  # a gate or resume approval beside it lapses
+            state.note(f"{commit.sha[:12]} abort requested by {who} on a merged branch")
+            kind = "abort-request"
+        self._emit(sink, kind, state, commit, snapshot, who)
+        self.touch(plan_id)
+
+    def _held_withdrawal(
+        self,
+        state: PlanState,
+        commit: CommitRecord,
+        status: str,
+        plan_hash: str | None,
+        floor: float,
+        sink: EventSink | None,
+    ) -> None:
+        """A withdrawal a merged branch made, brought while the plan is held (round 86:
+        Alice's ``rejected`` on her branch, merged by Mallory while a twin held the plan, was
+        judged at the release as the merge's, Mallory's, and ignored; Bob's approval then ran
+        the plan). Judged now as with no hold, against what the hold found (its version,
+        status and authors, the key at the commit's time): another version's, or one of a
+        plan that had ended, is none; one by someone not entitled is ignored and said. An
+        entitled one is kept in ``held_from.side`` (its commit, status and version; bounded by
+        :data:`_HELD_DECISIONS`) and applied at the release as its own commit's
+        (:meth:`_apply_held_side`), whoever merged it or releases the hold."""
+        kept = dict(state.held_from or {})
+        held_hash, held_status = kept.get("hash"), kept.get("status")
+        if held_status in ("rejected", "aborted", "completed", "failed"):
+            return
+        if plan_hash is not None and held_hash is not None and plan_hash != held_hash:
+            return  # a withdrawal of another version of the plan
+        found = replace(state, status=held_status, hash=held_hash, notes=[])
+        snapshot = PlanState(**asdict(state)) if sink else None
+        if not self._side_allowed(found, commit, status, floor, sink, snapshot):
+            return
+        side = list(kept.get("side") or ())
+        if len(side) >= _HELD_DECISIONS or any(e.get("commit") == commit.sha for e in side):
+            return  # every one kept is an entitled withdrawal of that version: one suffices
+        side.append({"commit": commit.sha, "status": status, "hash": plan_hash})
+        state.held_from = {**kept, "side": side}
+        state.note(
+            f"{commit.sha[:12]} {commit.author.email} set status {status} on a merged "
+            "branch while the plan was held; applied at its release"
+        )
+        self.touch(state.plan_id)
+
+    def _carry_held_side(self, plan_id: str, kept: dict[str, Any]) -> None:
+        """The withdrawals merged while held (:meth:`_held_withdrawal`), from the release of
+        the hold ``kept`` to :meth:`_apply_plan_change`."""
+        if kept.get("side"):
+            if self._held_side is None:
+                self._held_side = {}
+            self._held_side[plan_id] = [dict(e) for e in kept["side"]]
+
+    def _apply_held_side(
+        self,
+        repo: GitRepo,
+        plan_id: str,
+        side: list[dict[str, Any]] | None,
+        sink: EventSink | None,
+    ) -> None:
+        """Apply at the release the withdrawals merged branches made while the plan was held
+        (:meth:`_held_withdrawal`), each as its own commit's, read again by its sha, exactly
+        as :meth:`apply_side_withdrawals` applies one with no hold: the version they were made
+        for withdrawn (an approval the release or a status set while held opened lapses, the
+        plan ``rejected``; a run's abort requested). The version it withdrew is vetoed by hash
+        whatever the release leaves (the plan gone, another version), as a withdrawal of a
+        plan no longer there is (:meth:`_side_veto`)."""
+        for entry in side or ():
+            commit = repo.commit(str(entry["commit"]))
+            status, plan_hash = str(entry["status"]), entry.get("hash")
+            if plan_hash is not None and plan_hash not in self.started:
+                # the version it withdrew, wherever the release leaves the plan (gone, another
+                # version, ended while held), as a withdrawal vetoes it with no hold
+                self._veto(plan_hash, commit, plan_id, commit.author.email, status)
+            state = self.plans.get(plan_id)
+            if state is None or state.status in ("rejected", "aborted", "completed", "failed"):
+                continue
+            if plan_hash is not None and plan_hash != state.hash:
+                continue  # the release brought another version: not this one's
+            snapshot = PlanState(**asdict(state)) if sink else None
+            self._side_withdrawn(state, commit, status, sink, snapshot)
 
     def _side_veto(
         self, plan_id: str, commit: CommitRecord, status: str, plan_hash: str | None, floor: float
@@ -4441,6 +4561,7 @@ def _held_from(state: PlanState) -> dict[str, Any]:
     return {
         "file": state.file,
         "blob": state.blob,
+        "hash": state.hash,
         "seen": state.blob,
         "status": state.status,
         "file_status": state.file_status,

@@ -32,7 +32,43 @@ Readers, one id each ``<e>:<reader>``: ``status`` (``status --json --config``: t
 ``mcp`` (MCP ``status`` of ``plans/pa`` and ``log`` of ``plans/par``); every reader either the
 controller's answer, or a refusal with an ``E_`` code naming git (``E_GIT``), never another
 verdict; and for every environment ``<e>:clean``: no marker written (no program ran), no
-secret in any trace file, the repository and clone unchanged, ``evil`` untouched.
+secret in any trace file, the repository and clone unchanged, ``evil`` untouched. Round
+85's six location environments run only the readers round 85 did not (``validate``,
+``freeze``, ``audit``, ``check``); ``none`` and the seven new ones run all eight.
+
+Seen (round 87): 0 ids broke; 102 ids, all held.
+Held: every reader under every environment gave the controller's answer: ``status`` rows
+``plans/ok completed``, ``plans/pa pending_approval``, ``plans/par completed`` with their
+hashes; ``show``/``hash``/``validate``/``freeze --check`` the frozen hash of ``plans/pa``
+(``pa/PLAN.yml: frozen sha256:775c... (unchanged)``); the clone's ``audit --json`` both runs
+``approval_valid: true`` and no finding, ``par``'s nested ``lib`` judged as of the run's start
+though ``lib`` was edited on main after it (the row of ``par`` stays ``completed``), also under
+``GIT_SHALLOW_FILE`` cutting the history at the commit after the runs and ``GIT_GRAFT_FILE``
+re-parenting main's tip onto the initial commit (git itself honours both: ``git log`` under
+the shallow file shows 3 of main's 15 commits, from ``plangate: complete plans/par``; under
+the graft file 2); ``check`` ``plans/pa`` ``approved``, counted
+Alice, ``outcome: start``; MCP ``status`` ``pending_approval`` and ``log`` of ``plans/par``
+``completed``. No program ran (``core.fsmonitor``, ``core.hooksPath``, aliases of ``log`` and
+``show``, a ``filter`` on ``*.yml``, ``diff.external``, ``core.pager`` from
+``GIT_CONFIG_GLOBAL``; ``git-*`` scripts in ``GIT_EXEC_PATH``), nothing written in the
+repository, the clone or ``evil``.
+Noted, within the promise (a refusal with git's code, or nothing the controller reads): the
+pathspec variables are not dropped at ``check``'s entry: ``pathspec:check`` (and
+``GIT_ICASE_PATHSPECS=1`` or ``GIT_GLOB_PATHSPECS=1`` alone) answers ``{"ok": false, "code":
+"E_GIT", "message": "git ls-tree -r: fatal: plans: pathspec magic not supported by this
+command: 'glob', 'icase'"}`` while ``status``, ``audit`` and the others answer as without
+them (``GIT_NOGLOB_PATHSPECS=1``, ``GIT_LITERAL_PATHSPECS=0``: ``check`` as without them). The
+trace variables reach plangate's git children: ``trace`` left about 400 KB of git traces
+(``git cat-file --batch``, ``git log``, ``git config --list``, ``git ls-tree``...) in the
+files the environment names; no secret (``TOK``, ``plans/ok``'s param) was in them.
+
+Should (docs/agents.md): "git's location variables in the environment (``GIT_DIR``,
+``GIT_WORK_TREE``, ``GIT_COMMON_DIR``, ``GIT_INDEX_FILE``, ``GIT_OBJECT_DIRECTORY``,
+``GIT_ALTERNATE_OBJECT_DIRECTORIES``, ``GIT_NAMESPACE``, as a hook, ``git rebase -x`` or a
+harness sets them) are dropped when ``plangate`` starts"; "a read that failed is never taken
+for an absent plan, by any reader or writer"; docs/threat-model.md: "every git child runs
+with ``GIT_NO_REPLACE_OBJECTS=1`` and an empty graft file: history as the branch holds it",
+"``core.hooksPath=/dev/null``, ``core.fsmonitor=false``, no pager, editor, external diff".
 """
 
 from __future__ import annotations

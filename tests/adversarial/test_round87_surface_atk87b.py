@@ -62,6 +62,13 @@ trace variables reach plangate's git children: ``trace`` left about 400 KB of gi
 (``git cat-file --batch``, ``git log``, ``git config --list``, ``git ls-tree``...) in the
 files the environment names; no secret (``TOK``, ``plans/ok``'s param) was in them.
 
+Hand probes (not ids here; round 87, held): a lab where ``plans/par`` pinning ``plans/lib``
+ran once, then the agent on main, in a fresh clone, deletes ``plans/lib``, renames its file
+``PLAN.yaml``, moves the folder away and leaves a symlink ``plans/lib -> y``, adds a twin
+``plans/LIB``, or adds a ``PLAN.yaml`` beside ``PLAN.yml`` with another default: ``audit
+--json`` exit 0, ``"ok": true``, ``plans/par`` ``approval_valid: true``, no finding, as with no
+edit (the pinned plan read at the run's start commit).
+
 Should (docs/agents.md): "git's location variables in the environment (``GIT_DIR``,
 ``GIT_WORK_TREE``, ``GIT_COMMON_DIR``, ``GIT_INDEX_FILE``, ``GIT_OBJECT_DIRECTORY``,
 ``GIT_ALTERNATE_OBJECT_DIRECTORIES``, ``GIT_NAMESPACE``, as a hook, ``git rebase -x`` or a

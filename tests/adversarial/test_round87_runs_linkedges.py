@@ -30,6 +30,10 @@ Never killed (frozen, ``pending_approval``):
   frozen bytes); Alice approves PLAN.yaml.
 - ``nd``: the agent's link; the link deleted (real.yml stays); a regular PLAN.yml (real.yml's
   bytes) committed; Alice approves.
+- ``yy``: the plan's file is ``PLAN.yaml`` from the start: the link there and the file back;
+  Alice approves.
+- ``lp``: the agent's link; the link re-pointed to ``real2.yml`` (another version: action 2's
+  tag ``lpx2``); the ORIGINAL bytes back as a regular PLAN.yml; Alice approves.
 - ``mz`` (no link): the agent's PLAN.yml committed ``100755``; Alice approves (her status edit,
   ``git add``).
 
@@ -47,6 +51,7 @@ Killed mid-action:
 - ``gy``: PLAN.yml a gitlink (real.yml the bytes); the gitlink removed, a regular ``PLAN.yaml``.
 - ``rz``: as ``ry``, then ``git mv PLAN.yaml PLAN.yml``.
 - ``rd``: the link; the link deleted (real.yml stays).
+- ``ky``: as ``kr`` without the resume, the plan's file ``PLAN.yaml`` from the start.
 
 Checks: ``held`` (at ``mid``, every link held: no ``kil`` call of an unkilled plan, one of a
 killed one, no ``rec <v>2``), ``calls`` (the end: ``c0``, ``mx``, ``dl``, ``mg`` once; ``ta``,
@@ -94,7 +99,8 @@ the file put back by the agent with ``status: approved`` is refused ``E_APPROVER
 killed runs recovered in doubt, never resumed), ``fb`` (Alice putting the file back with
 ``approved`` is ``E_SELF_APPROVAL``: nothing ran), ``ka``, ``kh``, ``kx`` (recovered ``failed``
 E_ACTION_IN_DOUBT, ``rec <v>2`` never), ``kr`` (one resume: ``kil`` twice, never beside
-itself), ``dl``, ``mg``, ``mx`` (ran once), every killed tool stopped, every ``:held``.
+itself), ``dl``, ``mg``, ``mx``, ``yy`` (ran once), ``lp`` (ran once, the re-pointed link's
+``lpx2`` never), ``ky`` (recovered), every killed tool stopped, every ``:held``.
 
 Should (docs/plan-format.md): "A plan whose own file is committed as a symlink or a gitlink is
 held ``E_UNSAFE_PATH`` keeping what the hold found (its version, status and open request ...);
@@ -157,12 +163,17 @@ for _ in range(0 if second else 600):
 print('{"ok": true}')
 """
 
-CALM = ["c0", "ta", "la", "fb", "mx", "dl", "mg", "ne", "nz", "nd", "mz"]
-KILLED = ["kc", "ka", "kh", "ry", "kx", "kr", "kt", "rz", "rd", "gy"]
+CALM = ["c0", "ta", "la", "fb", "mx", "dl", "mg", "ne", "nz", "nd", "mz", "yy", "lp"]
+KILLED = ["kc", "ka", "kh", "ry", "kx", "kr", "kt", "rz", "rd", "gy", "ky"]
 VIDS = CALM + KILLED
 OPEN = ("fb", "ne")  # no documented outcome: at most once, the audit agreeing
-ONCE = ("c0", "mx", "dl", "mg", "nz", "nd", "mz")
-YAML = ("ry", "gy", "nz", "ne")  # the plan file ends as PLAN.yaml
+ONCE = ("c0", "mx", "dl", "mg", "nz", "nd", "mz", "yy", "lp")
+YAML = ("ry", "gy", "nz", "ne", "yy", "ky")  # the plan file ends as PLAN.yaml
+BORN_YAML = ("yy", "ky")  # the plan file is PLAN.yaml from the start
+
+
+def _name(v: str) -> str:
+    return "PLAN.yaml" if v in BORN_YAML else "PLAN.yml"
 
 
 def _plan(v: str) -> str:
@@ -210,12 +221,12 @@ def _head(lab: Lab, v: str) -> dict[str, Any] | None:
 
 
 def _link(lab: Lab, v: str, who: tuple[str, str] = AGENT, status: str = "") -> None:
-    top = lab.repo / "plans" / v / "PLAN.yml"
-    raw = lab.git("show", f"HEAD:plans/{v}/PLAN.yml").encode()
+    top = lab.repo / "plans" / v / _name(v)
+    raw = lab.git("show", f"HEAD:plans/{v}/{_name(v)}").encode()
     top.unlink()
     (lab.repo / "plans" / v / "real.yml").write_bytes(_status(raw, status) if status else raw)
     os.symlink("real.yml", top)
-    lab.git("add", f"plans/{v}/PLAN.yml", f"plans/{v}/real.yml")
+    lab.git("add", f"plans/{v}/{_name(v)}", f"plans/{v}/real.yml")
     lab.git("commit", "-q", "-m", f"{v}: PLAN.yml a link", who=who)
 
 
@@ -258,7 +269,7 @@ def _target(lab: Lab, v: str, status: str) -> None:
 def _unlink(
     lab: Lab, v: str, who: tuple[str, str] = AGENT, status: str = "", mode: int = 0
 ) -> None:
-    top = lab.repo / "plans" / v / "PLAN.yml"
+    top = lab.repo / "plans" / v / _name(v)
     real = lab.repo / "plans" / v / "real.yml"
     raw = real.read_bytes()
     top.unlink()
@@ -267,7 +278,10 @@ def _unlink(
         os.chmod(top, mode)
     lab.git("rm", "-q", "--cached", f"plans/{v}/real.yml")
     real.unlink()
-    lab.git("add", f"plans/{v}/PLAN.yml")
+    if v == "lp":
+        lab.git("rm", "-q", "--cached", "plans/lp/real2.yml")
+        (lab.repo / "plans/lp/real2.yml").unlink()
+    lab.git("add", f"plans/{v}/{_name(v)}")
     lab.git("commit", "-q", "-m", f"{v}: PLAN.yml a file again", who=who)
 
 
@@ -283,6 +297,13 @@ def _first(lab: Lab, v: str) -> None:
     _link(lab, v)
     if v in ("ta", "kt"):
         _target(lab, v, "approved")
+    if v == "lp":  # the link re-pointed to another version
+        raw = (lab.repo / "plans/lp/real.yml").read_text()
+        (lab.repo / "plans/lp/real2.yml").write_text(raw.replace('"lp2"', '"lpx2"'))
+        (lab.repo / "plans/lp/PLAN.yml").unlink()
+        os.symlink("real2.yml", lab.repo / "plans/lp/PLAN.yml")
+        lab.git("add", "plans/lp")
+        lab.git("commit", "-q", "-m", "lp: the link re-pointed to real2.yml", who=AGENT)
     if v == "ne":
         (lab.repo / "plans/ne/PLAN.yaml").write_bytes((lab.repo / "plans/ne/real.yml").read_bytes())
         lab.git("add", "plans/ne/PLAN.yaml")
@@ -310,7 +331,7 @@ def _second(lab: Lab, v: str) -> None:
         _unlink(lab, v, who=ALICE)
     elif v in ("mx", "kx"):
         _unlink(lab, v, mode=0o755)
-    elif v in ("dl", "kr"):
+    elif v in ("dl", "kr", "yy", "ky", "lp"):
         _unlink(lab, v)
     elif v == "mg":
         lab.git("checkout", "-q", "-b", "side-mg")
@@ -335,7 +356,7 @@ def _build(root: Path) -> Lab:
     env_ = f"{{KIL_DIR: {json.dumps(str(kd))}, REC_LOG: {log}}}"
     lab = Lab(root / "lab", tools=f"kil: {{kind: exec, argv: {argv}, env: {env_}}}\n")
     for v in VIDS:
-        lab.write(v, _plan(v))
+        lab.write(v, _plan(v), filename=_name(v))
     os.chmod(lab.repo / "plans/mz/PLAN.yml", 0o755)
     lab.commit("agent plans")
     lab.run()
@@ -344,8 +365,8 @@ def _build(root: Path) -> Lab:
     env = lab.env()
     env["REC_LOG"] = str(lab.log)
     for v in KILLED:
-        lab.set_status(v, "approved")
-        lab.git("add", f"plans/{v}/PLAN.yml")
+        lab.set_status(v, "approved", filename=_name(v))
+        lab.git("add", f"plans/{v}/{_name(v)}")
         lab.git("commit", "-q", "-m", f"approve {v}", who=ALICE)
         p = subprocess.Popen(
             [PLANGATE, "run", "--once", "--config", str(lab.config)],
@@ -391,6 +412,7 @@ def _build(root: Path) -> Lab:
     seen["hist"] = {v: lab.git("log", "-p", "--format=%an %s", "--", f"plans/{v}") for v in VIDS}
     seen["calls"] = {v: lab.calls(f"kil:{v}") for v in VIDS}
     seen["after"] = {v: len(lab.calls(f"{v}2")) for v in VIDS}
+    seen["lpx"] = len(lab.calls("lpx2"))
     clone = root / "clone"
     subprocess.run(["git", "clone", "-q", str(lab.repo), str(clone)], check=True)
     out = lab.cli("audit", "--json", cwd=clone)
@@ -461,6 +483,7 @@ def test_calls(lab: Lab, vid: str) -> None:
         assert seen["marked"][vid], seen["marked"]
     if vid in ONCE:
         assert (len(calls), after) == (1, 1), (calls, after, row, seen["err4"])
+        assert seen["lpx"] == 0, "the re-pointed link's version ran"
     elif vid in ("ta", "la"):
         assert (len(calls), after) == (0, 0), (calls, after, row)
     elif vid in OPEN:

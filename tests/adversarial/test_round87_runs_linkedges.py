@@ -36,6 +36,7 @@ Never killed (frozen, ``pending_approval``):
   tag ``lpx2``); the ORIGINAL bytes back as a regular PLAN.yml; Alice approves.
 - ``mz`` (no link): the agent's PLAN.yml committed ``100755``; Alice approves (her status edit,
   ``git add``).
+- ``ma`` (no link): as ``mz``, Alice approves with ``plangate approve plans/ma``.
 
 Killed mid-action:
 
@@ -84,7 +85,8 @@ recovered ``failed`` E_ACTION_IN_DOUBT), ``rd`` (the link deleted, real.yml left
 the controller committed ``plans/rd/PLAN.yml`` ``failed`` with its log), ``nd``.
 
 **The controller commits a ``100755`` PLAN.yml as ``100644`` and leaves the checkout's file
-executable** (class ``modeflip``; ``mz:{calls,audit,tree}``, ``mx:tree``, ``kx:tree``: 5 ids).
+executable** (class ``modeflip``; ``mz:{calls,audit,tree}``, ``mx:tree``, ``kx:tree``,
+``ma:tree``: 6 ids).
 ``mz``: the agent's ``plans/mz/PLAN.yml`` committed ``100755``; the pass's ``plangate: freeze``
 commit: ``mode change 100755 => 100644 plans/mz/PLAN.yml``; ``git status``: `` M
 plans/mz/PLAN.yml`` (the mode only). Alice edits ``status: approved`` and ``git add``s the
@@ -92,7 +94,9 @@ file: her commit ``mode change 100644 => 100755``; the pass: ``plangate: refuse 
 row ``approval refused: E_SELF_APPROVAL: alice@example.com wrote or changed this plan's
 content and cannot approve it``; ``kil:mz`` never called. ``mx``/``kx`` (the file back from a
 link as ``100755``): they ran / were recovered, but the start or fail commit flipped the mode
-the same way and `` M plans/mx/PLAN.yml`` stays in the shared checkout.
+the same way and `` M plans/mx/PLAN.yml`` stays in the shared checkout. ``ma``: ``plangate
+approve plans/ma`` (as Alice) answers ``approved plans/ma in ... on main`` and the plan runs
+once, but `` M plans/ma/PLAN.yml`` (the mode) stays in the checkout after ``complete``.
 
 Held: ``ta``, ``la``, ``kt`` (an approval written into the link's target is no approval, and
 the file put back by the agent with ``status: approved`` is refused ``E_APPROVER_NOT_ALLOWED``;
@@ -163,11 +167,11 @@ for _ in range(0 if second else 600):
 print('{"ok": true}')
 """
 
-CALM = ["c0", "ta", "la", "fb", "mx", "dl", "mg", "ne", "nz", "nd", "mz", "yy", "lp"]
+CALM = ["c0", "ta", "la", "fb", "mx", "dl", "mg", "ne", "nz", "nd", "mz", "yy", "lp", "ma"]
 KILLED = ["kc", "ka", "kh", "ry", "kx", "kr", "kt", "rz", "rd", "gy", "ky"]
 VIDS = CALM + KILLED
 OPEN = ("fb", "ne")  # no documented outcome: at most once, the audit agreeing
-ONCE = ("c0", "mx", "dl", "mg", "nz", "nd", "mz", "yy", "lp")
+ONCE = ("c0", "mx", "dl", "mg", "nz", "nd", "mz", "yy", "lp", "ma")
 YAML = ("ry", "gy", "nz", "ne", "yy", "ky")  # the plan file ends as PLAN.yaml
 BORN_YAML = ("yy", "ky")  # the plan file is PLAN.yaml from the start
 
@@ -286,7 +290,7 @@ def _unlink(
 
 
 def _first(lab: Lab, v: str) -> None:
-    if v in ("c0", "kc", "mz"):
+    if v in ("c0", "kc", "mz", "ma"):
         return
     if v == "gy":
         _gitlink(lab, v)
@@ -314,7 +318,7 @@ def _first(lab: Lab, v: str) -> None:
 
 
 def _second(lab: Lab, v: str) -> None:
-    if v in ("c0", "kc", "mz"):
+    if v in ("c0", "kc", "mz", "ma"):
         return
     if v in ("ry", "gy", "nz", "rz"):
         _to_yaml(lab, v)
@@ -358,6 +362,7 @@ def _build(root: Path) -> Lab:
     for v in VIDS:
         lab.write(v, _plan(v), filename=_name(v))
     os.chmod(lab.repo / "plans/mz/PLAN.yml", 0o755)
+    os.chmod(lab.repo / "plans/ma/PLAN.yml", 0o755)
     lab.commit("agent plans")
     lab.run()
     seen: dict[str, Any] = {"marked": {}}
@@ -399,10 +404,17 @@ def _build(root: Path) -> Lab:
     lab.git("commit", "-q", "-m", "rz: PLAN.yaml renamed PLAN.yml", who=AGENT)
     seen["err3"] = lab.run(check=False).stderr[-1200:]
     for v in (*ONCE, "kr"):
+        if v == "ma":
+            continue
         name = "PLAN.yaml" if v in YAML else "PLAN.yml"
         lab.set_status(v, "approved", filename=name)
         lab.git("add", f"plans/{v}/{name}")
     lab.git("commit", "-q", "-m", "approve c0 mx dl mg, resume kr", who=ALICE)
+    done = subprocess.run(
+        [PLANGATE, "approve", "--config", str(lab.config), "plans/ma"],
+        cwd=lab.repo, env=lab.env(ALICE), capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    seen["approve_ma"] = f"{done.returncode} {done.stdout}{done.stderr}"[-800:]
     seen["err4"] = [lab.run(check=False).stderr[-1200:], lab.run(check=False).stderr[-600:]]
     seen["rows"] = lab.status()
     seen["end"] = {v: _head(lab, v) for v in VIDS}
@@ -444,14 +456,26 @@ _MODE = xfail(
 BROKEN: dict[str, Any] = {
     **{i: _RENAME for i in ("ry:record", "ry:row", "ry:tree", "gy:record", "gy:row", "gy:tree")},
     **{i: _RENAME for i in ("nz:calls", "nz:row", "nz:audit", "ne:row")},
-    **{i: _MODE for i in ("mz:calls", "mz:audit", "mz:tree", "mx:tree", "kx:tree")},
+    **{i: _MODE for i in ("mz:calls", "mz:audit", "mz:tree", "mx:tree", "kx:tree", "ma:tree")},
 }
 
 
 def test_dump(lab: Lab) -> None:
     """Not a check: the whole story, for the reader of ``-rA``."""
     seen = _seen(lab)
-    keep = ("marked", "err", "err2", "err3", "err4", "mid", "mid2", "alive", "tree", "after")
+    keep = (
+        "approve_ma",
+        "marked",
+        "err",
+        "err2",
+        "err3",
+        "err4",
+        "mid",
+        "mid2",
+        "alive",
+        "tree",
+        "after",
+    )
     print(json.dumps({k: seen[k] for k in keep}, default=str, indent=1))
     print(json.dumps(seen["calls"], default=str))
     for v in VIDS:

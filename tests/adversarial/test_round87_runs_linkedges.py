@@ -98,6 +98,14 @@ the same way and `` M plans/mx/PLAN.yml`` stays in the shared checkout. ``ma``: 
 approve plans/ma`` (as Alice) answers ``approved plans/ma in ... on main`` and the plan runs
 once, but `` M plans/ma/PLAN.yml`` (the mode) stays in the checkout after ``complete``.
 
+Fixed (2026-12-01, r87mode): ``modeflip``. Every file the controller commits keeps the mode its
+entry has on the branch it commits onto (``objects.kept_mode`` where every commit's tree is
+built: ``100644`` or ``100755``; a new file, or one over a link, ``100644``), and in local mode
+the index entry and the working-tree file it writes get that mode (``Objects.file_modes``,
+``WorkTree.write_worktree``/``set_index_entries``/``hold_index``, the crash note). It never
+normalises a mode (a change under its name of what it did not write); ``plangate audit``
+flags a controller commit that changes its plan file's mode ``controller-unexplained``.
+
 Held: ``ta``, ``la``, ``kt`` (an approval written into the link's target is no approval, and
 the file put back by the agent with ``status: approved`` is refused ``E_APPROVER_NOT_ALLOWED``;
 killed runs recovered in doubt, never resumed), ``fb`` (Alice putting the file back with
@@ -448,15 +456,9 @@ _RENAME = xfail(
     "stays held E_UNSAFE_PATH naming the link the branch no longer holds (a killed run never "
     "recovered, a frozen plan's approval never run)",
 )
-_MODE = xfail(
-    "modeflip",
-    "the controller commits a 100755 PLAN.yml as 100644 and leaves the checkout's file 100755: "
-    "Alice's honest `git add` of her status edit is read as a content change, E_SELF_APPROVAL",
-)
 BROKEN: dict[str, Any] = {
     **{i: _RENAME for i in ("ry:record", "ry:row", "ry:tree", "gy:record", "gy:row", "gy:tree")},
     **{i: _RENAME for i in ("nz:calls", "nz:row", "nz:audit", "ne:row")},
-    **{i: _MODE for i in ("mz:calls", "mz:audit", "mz:tree", "mx:tree", "kx:tree", "ma:tree")},
 }
 
 

@@ -8,6 +8,7 @@ import os
 import re
 import secrets
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 
 from controller.errors import PlanTooLarge, UnsafePath
@@ -22,30 +23,44 @@ BOUNDED = -1
 
 
 def write_atomic(
-    path: Path, text: str | bytes, *, durable: bool = True, root: Path | None = None
+    path: Path,
+    text: str | bytes,
+    *,
+    durable: bool = True,
+    root: Path | None = None,
+    executable: bool | None = None,
 ) -> None:
     """Replace ``path`` with ``text`` atomically (temp file in the same folder + rename).
 
     With ``root`` (the working tree ``path`` lies in), no folder between them may be a
     symlink or anything but a folder (E_UNSAFE_PATH): they are opened one by one without
     following links, and the file is written and renamed inside the last one, so a folder
-    swapped for a link meanwhile cannot send the write elsewhere (round 14)."""
+    swapped for a link meanwhile cannot send the write elsewhere (round 14).
+
+    The new file keeps the mode of the regular file it replaces (a new one: 0600);
+    ``executable`` True or False sets or clears its executable bits (:func:`_exec_bits`: a
+    file git checks out as ``100755`` or ``100644``), None keeps them."""
     data = text.encode("utf-8") if isinstance(text, str) else text
     folder = _folder(path.parent, root)
     try:
-        _write_in(folder, path.name, data, durable)
+        _write_in(folder, path.name, data, durable, executable)
     finally:
         os.close(folder)
 
 
-def write_atomic_many(files: list[tuple[Path, bytes]], *, root: Path | None = None) -> None:
+def write_atomic_many(
+    files: list[tuple[Path, bytes]],
+    *,
+    root: Path | None = None,
+    executable: Mapping[Path, bool] | None = None,
+) -> None:
     """:func:`write_atomic` (durable) for many files at once: each is written to its temp
     file, the temp files fsynced, renamed onto their names, and their folders fsynced, as
     one by one, but the fsyncs of each step run together (the filesystem's journal commits
     concurrent fsyncs as one: a burst's thousand files cost a few disk flushes, not two
-    thousand)."""
+    thousand). ``executable``: as :func:`write_atomic`'s, per path (a path not in it: kept)."""
     for start in range(0, len(files), _MANY_AT_ONCE):  # bounded: open descriptors
-        _write_durably(files[start : start + _MANY_AT_ONCE], root)
+        _write_durably(files[start : start + _MANY_AT_ONCE], root, executable or {})
 
 
 #: Files :func:`write_atomic_many` holds open at once, and its fsync threads.
@@ -54,7 +69,9 @@ _FSYNC_THREADS = 16
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
-def _write_durably(files: list[tuple[Path, bytes]], root: Path | None) -> None:
+def _write_durably(
+    files: list[tuple[Path, bytes]], root: Path | None, executable: Mapping[Path, bool]
+) -> None:
     from concurrent.futures import ThreadPoolExecutor
 
     folders: dict[Path, int] = {}
@@ -69,7 +86,7 @@ def _write_durably(files: list[tuple[Path, bytes]], root: Path | None) -> None:
                 tmp = _temp_name(path.name)
                 fds.append(os.open(tmp, _CREATE, 0o600, dir_fd=folder))
                 made.append((folder, tmp, path.name))
-                _keep_mode(fds[-1], folder, path.name)
+                _keep_mode(fds[-1], folder, path.name, executable.get(path))
                 view = memoryview(data)
                 while view:
                     view = view[os.write(fds[-1], view) :]
@@ -188,24 +205,37 @@ def _temp_name(name: str) -> str:
 TEMP_NAME = re.compile(r"\..+\.[0-9a-f]{12}\.tmp", re.DOTALL)
 
 
-def _keep_mode(fd: int, folder: int, name: str) -> None:
-    """The new file takes the mode of the regular file it replaces (a new one stays 0600)."""
+def _keep_mode(fd: int, folder: int, name: str, executable: bool | None = None) -> None:
+    """The new file takes the mode of the regular file it replaces (a new one stays 0600),
+    its executable bits set or cleared by ``executable`` (None: kept)."""
     try:
         mode = os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode
     except FileNotFoundError:
-        return
-    if stat.S_ISREG(mode):
-        os.fchmod(fd, mode & 0o7777)
+        mode = 0
+    perms = mode & 0o7777 if stat.S_ISREG(mode) else os.fstat(fd).st_mode & 0o7777
+    wanted = perms if executable is None else _exec_bits(perms, executable)
+    if stat.S_ISREG(mode) or wanted != perms:
+        os.fchmod(fd, wanted)
 
 
-def _write_in(folder: int, name: str, data: bytes, durable: bool) -> None:
+def _exec_bits(perms: int, executable: bool) -> int:
+    """``perms`` with the executable bits of a file git checks out as ``100755`` (one for each
+    read bit, the owner's always: git reads the owner's) or ``100644`` (none)."""
+    if not executable:
+        return perms & ~0o111
+    return perms | 0o100 | ((perms & 0o444) >> 2)
+
+
+def _write_in(
+    folder: int, name: str, data: bytes, durable: bool, executable: bool | None = None
+) -> None:
     """Write ``name`` in the open ``folder`` atomically: a new temp file there, then a rename
     over ``name`` (the rename replaces a link itself, never its target)."""
     tmp = _temp_name(name)
     fd = os.open(tmp, _CREATE, 0o600, dir_fd=folder)
     try:
         try:
-            _keep_mode(fd, folder, name)
+            _keep_mode(fd, folder, name, executable)
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]

@@ -78,3 +78,22 @@ def test_a_path_outside_the_root_is_refused(tree: tuple[Path, Path]) -> None:
     root, outside = tree
     with pytest.raises(UnsafePath):
         fsutil.write_atomic(outside / "PLAN.yml", "x", root=root)
+
+
+def test_a_write_sets_or_clears_the_executable_bits_as_asked(tmp_path: Path) -> None:
+    """Round 87: a working-tree file written beside a commit gets the commit's executable
+    bit (``executable``), whatever the file it replaces had; None keeps the old mode."""
+    from controller.fsutil import write_atomic, write_atomic_many
+
+    plain, tool = tmp_path / "plain", tmp_path / "tool"
+    plain.write_text("a\n")
+    os.chmod(plain, 0o755)
+    write_atomic(plain, "b\n", executable=False)
+    assert plain.stat().st_mode & 0o777 == 0o644
+    write_atomic(plain, "c\n")
+    assert plain.stat().st_mode & 0o777 == 0o644
+    write_atomic(tool, "new\n", executable=True)  # a new file: 0600, the owner's bit added
+    assert tool.stat().st_mode & 0o777 == 0o700
+    os.chmod(tool, 0o640)
+    write_atomic_many([(tool, b"x\n"), (plain, b"y\n")], executable={tool: True})
+    assert (tool.stat().st_mode & 0o777, plain.stat().st_mode & 0o777) == (0o750, 0o644)

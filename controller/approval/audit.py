@@ -271,6 +271,9 @@ class Auditor:
             return f"{where} {said.subject!r} is not a plangate event for {event.plan_id}"
         if after.file_status not in EVENT_STATUS[verb]:
             return f"a {verb} commit cannot set status {after.file_status}"
+        moved = self._mode_changed(event, verb)
+        if moved:
+            return moved
         if before is None or before.blob is None or before.hash == after.hash:
             return None
         if verb == "freeze" and self._same_content(before.blob, after.blob, after.file):
@@ -279,6 +282,20 @@ class Auditor:
         if running is not None and running.plan_hash == after.hash and verb != "start":
             return None  # writes back the version that ran over a change made meanwhile
         return f"a {verb} commit changed the plan's content ({before.hash} -> {after.hash})"
+
+    def _mode_changed(self, event: HistoryEvent, verb: str) -> str | None:
+        """A commit under the controller's identity that gave the plan file another mode
+        than its parent held: the controller keeps each file's mode (round 87: ``100755``
+        written back as ``100644`` made the next approver's ``git add`` a writer's change),
+        so a changed mode is a change it did not make."""
+        before, after, commit = event.before, event.after, event.commit
+        if before is None or after is None or before.file != after.file or not commit.parents:
+            return None
+        was = self.repo.mode_of(commit.parents[0], after.file)
+        now = self.repo.mode_of(commit.sha, after.file)
+        if was is None or now is None or was == now:
+            return None
+        return f"a {verb} commit changed the mode of {after.file} ({was} -> {now})"
 
     def _same_content(self, old: str, new: str | None, file: str) -> bool:
         """Equal hashes once legacy references count as converted (as freezing does: round

@@ -24,6 +24,7 @@ from controller.git.store import STORE_RAW_ABOVE, check_object, write_loose
 
 _TREE_MODE = 0o40000
 _BLOB_MODE = 0o100644
+_EXEC_MODE = 0o100755
 _GITLINK_MODE = 0o160000
 _HEX40 = re.compile(r"[0-9a-f]{40}")
 #: A tree this big (bytes) has its changed entries patched in place instead of re-parsed.
@@ -154,6 +155,16 @@ class Objects(RepoBase):
                 return None
             sha, mode = entry
         return f"{mode:o}" if sha is not None and mode != _TREE_MODE else None
+
+    def file_modes(self, commit: str | None, paths: Sequence[str]) -> dict[str, int]:
+        """The mode (an ``int``) a file of ``paths`` the controller commits on ``commit`` gets
+        (:func:`kept_mode`: the entry's own, ``100644`` or ``100755``; ``100644`` for a new
+        one): what the index entry and the working-tree file are given beside the commit."""
+        modes = {}
+        for path in paths:
+            found = self.mode_of(commit, path) if commit else None
+            modes[path] = _EXEC_MODE if found == f"{_EXEC_MODE:o}" else _BLOB_MODE
+        return modes
 
     def _tree_entry(self, tree: str, name: str) -> tuple[str, int] | None:
         """``_parsed_tree(tree).get(name)`` without decoding a big tree it does not hold:
@@ -433,18 +444,22 @@ class Objects(RepoBase):
         no empty folders)."""
         raw = self._object(base_tree) if base_tree else b""
         nested: dict[str, dict[str, bytes | None]] = {}
-        changes: dict[str, tuple[str, int] | None] = {}
+        leaves: dict[str, bytes | None] = {}
         for path, data in files.items():
             head, sep, rest = path.partition("/")
             if sep:
                 nested.setdefault(head, {})[rest] = data
             else:
-                changes[head] = None if data is None else (self.store_blob(data), _BLOB_MODE)
+                leaves[head] = data
         olds: Mapping[str, tuple[str, int] | None] = {}
-        if base_tree and len(nested) > BATCH_LOOKUPS:  # many folders: one parse, no lookups
+        if base_tree and len(nested) + len(leaves) > BATCH_LOOKUPS:  # one parse, no lookups
             olds = self._parsed_tree(base_tree)
         elif base_tree:
-            olds = {name: self._entry(base_tree, raw, name) for name in nested}
+            olds = {name: self._entry(base_tree, raw, name) for name in (*nested, *leaves)}
+        changes: dict[str, tuple[str, int] | None] = {}
+        for name, data in leaves.items():
+            mode = kept_mode(olds.get(name))
+            changes[name] = None if data is None else (self.store_blob(data), mode)
         for name, sub in nested.items():
             old = olds.get(name)
             sha = self._merged(old[0] if old and old[1] == _TREE_MODE else None, sub)
@@ -501,6 +516,18 @@ class Objects(RepoBase):
                 return None
             spliced[at : at + 20] = bytes.fromhex(entry[0])
         return bytes(spliced)
+
+
+def kept_mode(old: tuple[str, int] | None) -> int:
+    """The mode a file the controller writes over the tree entry ``old`` gets: the entry's
+    own when it is a regular file (``100644`` or ``100755``), else (none, a symlink, a
+    gitlink, a folder) a plain ``100644``. Never a fixed ``100644``: a ``100755`` plan file
+    the agent committed, written back as ``100644`` by the controller's commit, left the
+    checkout's file differing from the branch by its executable bit, and the approver's
+    ``git add`` of her status edit then made it executable again under her name, a writer's
+    change (round 87's ``modeflip``). Never normalised either: a mode the controller changed
+    would be a change under its name of what it did not produce."""
+    return _EXEC_MODE if old is not None and old[1] == _EXEC_MODE else _BLOB_MODE
 
 
 def blob_id(data: bytes) -> str:

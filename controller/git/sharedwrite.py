@@ -104,7 +104,8 @@ def commit_checked_out(
         sha: str | None = None
         moved = False
         try:
-            repo.note_index_update(files, parent)
+            modes = repo.file_modes(parent, list(files))  # each file's kept (round 87)
+            repo.note_index_update(files, parent, modes)
             sha = repo.commit_files(
                 branch=branch,
                 parent=parent,
@@ -113,12 +114,12 @@ def commit_checked_out(
                 author=author,
                 committer=committer,
                 sign=sign,
-                before_ref=lambda _sha: holds.append(repo.hold_index(files)),
+                before_ref=lambda _sha: holds.append(repo.hold_index(files, modes)),
             )
             moved = sha is None
             if sha is not None:
-                repo.write_worktree(dict(tree_files if tree_files is not None else files))
-                repo.set_index_entries(dict(files), hold=holds[0], stored=True)
+                repo.write_worktree(dict(tree_files if tree_files is not None else files), modes)
+                repo.set_index_entries(dict(files), hold=holds[0], stored=True, modes=modes)
         finally:
             for held in holds:
                 held.release()  # unless written: nothing landed, or the tree was not written

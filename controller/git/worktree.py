@@ -22,7 +22,7 @@ from controller.errors import AttributeUnsupported, GitError, PlangateError
 from controller.fsutil import read_regular
 from controller.git import attrfiles, conversion, eol
 from controller.git.base import git_failure
-from controller.git.objects import _BLOB_MODE, Objects, blob_id, stream_blob_id
+from controller.git.objects import _BLOB_MODE, _EXEC_MODE, Objects, blob_id, stream_blob_id
 from controller.git.records import ZERO, Person
 
 _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git hash-object -t tree /dev/null
@@ -263,12 +263,18 @@ class WorkTree(Objects):
         found = self.conversions(asked) if asked else {}
         return {path: found.get(path, conversion.NONE) for path in paths}
 
-    def write_worktree(self, files: Mapping[str, bytes | None]) -> None:
+    def write_worktree(
+        self, files: Mapping[str, bytes | None], modes: Mapping[str, int] | None = None
+    ) -> None:
         """Write ``files`` (blobs) into the working tree as git would check them out
-        (atomically and durably; None deletes)."""
+        (atomically and durably; None deletes). ``modes``: the mode each has in the commit
+        (:meth:`~controller.git.objects.Objects.file_modes`); a file written gets that
+        executable bit (a ``100755`` plan file stays executable, a ``100644`` one is not;
+        round 87); without, a file keeps the mode of the one it replaces."""
         from controller.fsutil import write_atomic, write_atomic_many
 
         changed: list[tuple[Path, bytes]] = []
+        executable: dict[Path, bool] = {}
         for path, data in self.as_checked_out(files).items():
             target = self.path / path
             if _through_link(self.path, path):
@@ -279,11 +285,14 @@ class WorkTree(Objects):
                 target.parent.mkdir(parents=True, exist_ok=True)
                 if target.is_symlink() or not target.exists() or target.read_bytes() != data:
                     changed.append((target, data))  # replaces a link itself, never its target
+                    if modes is not None:
+                        executable[target] = modes.get(path, _BLOB_MODE) == _EXEC_MODE
         # root: the folders are opened without following a link swapped in meanwhile
         if len(changed) == 1:
-            write_atomic(*changed[0], root=self.path)
+            target, data = changed[0]
+            write_atomic(target, data, root=self.path, executable=executable.get(target))
         elif changed:  # a batched commit's files: their fsyncs together
-            write_atomic_many(changed, root=self.path)
+            write_atomic_many(changed, root=self.path, executable=executable)
 
     def set_index_entries(
         self,
@@ -291,27 +300,38 @@ class WorkTree(Objects):
         hold: IndexHold | None = None,
         *,
         stored: bool = False,
+        modes: Mapping[str, int] | None = None,
     ) -> None:
         """Point the index entries of ``files`` at these contents, leaving all others alone
         (through ``hold``, the lock taken before the commit moved the branch, when given).
         ``stored``: the blobs are in the store already (the commit of these very files wrote
         them; storing them again asked git, per file, whether the shared store held each
-        and read it back: a third of a 1,000-plan burst's starts, issue 17)."""
+        and read it back: a third of a 1,000-plan burst's starts, issue 17). ``modes``: the
+        mode of each in the commit (:meth:`~controller.git.objects.Objects.file_modes`;
+        not given: ``100644``), the entry's mode as git's checkout sets it."""
         for data in () if stored else files.values():
             if data is not None:
                 self.store_blob(data)
         if hold is not None:
             hold.write()
         else:
-            self._update_index(_index_records(files))
+            self._update_index(_index_records(files, modes))
 
-    def note_index_update(self, files: Mapping[str, bytes | None], parent: str) -> None:
+    def note_index_update(
+        self,
+        files: Mapping[str, bytes | None],
+        parent: str,
+        modes: Mapping[str, int] | None = None,
+    ) -> None:
         """Before a commit of ``files`` on ``parent`` moves the branch: note the entries it
         sets, so that a controller killed before it wrote them into the working tree and the
         index (:meth:`recover_index`) can still make both agree with the commit. Only with
-        :attr:`index_lock_note`."""
+        :attr:`index_lock_note`. ``modes``: :meth:`file_modes` of ``parent`` (asked when not
+        given), the modes the commit keeps."""
         if self.index_lock_note is None:
             return
+        if modes is None:
+            modes = self.file_modes(parent, list(files))
         held = []  # what each file holds now: the controller's own last write (a run's
         for path in files:  # checkpoint) or the version the commit replaces
             try:
@@ -320,7 +340,7 @@ class WorkTree(Objects):
                 sha = "-"  # none, or a link: never written through
             held.append(f"{sha}\t{path}\0")
         self._note_context = (parent + "\n" + "".join(held)).encode("utf-8", "surrogateescape")
-        _write_note(self.index_lock_note, self._noted(b"-", _index_records(files)))
+        _write_note(self.index_lock_note, self._noted(b"-", _index_records(files, modes)))
 
     def _noted(self, header: bytes, records: bytes) -> bytes:
         return b"%s\n%d\n%s%s" % (header, len(records), records, self._note_context)
@@ -328,7 +348,9 @@ class WorkTree(Objects):
     def _update_index(self, records: bytes) -> None:
         self._hold(records).write()
 
-    def hold_index(self, files: Mapping[str, bytes | None]) -> IndexHold:
+    def hold_index(
+        self, files: Mapping[str, bytes | None], modes: Mapping[str, int] | None = None
+    ) -> IndexHold:
         """Take ``index.lock`` to point the entries of ``files`` at these contents
         (:meth:`IndexHold.write`, through :meth:`set_index_entries`).
 
@@ -337,8 +359,8 @@ class WorkTree(Objects):
         built its tree from the index's older entries and silently took the controller's
         change back (the demo, under load); now it fails on the lock, as git's own commands
         do beside each other, and is run again. A human's ``git add``/``commit`` holding it
-        for a moment is waited for (bounded)."""
-        return self._hold(_index_records(files))
+        for a moment is waited for (bounded). ``modes``: as :meth:`set_index_entries`'s."""
+        return self._hold(_index_records(files, modes))
 
     def _hold(self, records: bytes) -> IndexHold:
         lock_path = self.git_dir / "index.lock"
@@ -428,6 +450,7 @@ class WorkTree(Objects):
         meta, _, raw_path = record.partition(b"\t")
         path = raw_path.decode("utf-8", "surrogateescape")
         want = meta.split()[-1].decode("ascii")
+        mode = int(meta.split()[0], 8)  # the noted entry's: the commit's mode
         target = self.path / path
         try:
             current: str | None = blob_id(read_regular(target, root=self.path))
@@ -444,7 +467,8 @@ class WorkTree(Objects):
             except GitError:
                 before = None
             if current == (None if was == "-" else was) or current == before:
-                self.write_worktree({path: None if want == ZERO else self.blob(want)})
+                data = None if want == ZERO else self.blob(want)
+                self.write_worktree({path: data}, {path: mode})
         with contextlib.suppress(OSError):
             strays = [
                 stray
@@ -673,12 +697,17 @@ class IndexHold:
                 _write_note(self.note, self.tree._noted(b"-", self.records))
 
 
-def _index_records(files: Mapping[str, bytes | None]) -> bytes:
-    """``git update-index -z --index-info`` records setting ``files`` (None: removed)."""
+def _index_records(
+    files: Mapping[str, bytes | None], modes: Mapping[str, int] | None = None
+) -> bytes:
+    """``git update-index -z --index-info`` records setting ``files`` (None: removed), each
+    with its mode in ``modes`` (not there: ``100644``)."""
+    modes = modes or {}
     records = []
     for path, data in files.items():  # NUL-terminated: a path may hold a newline
         sha = ZERO if data is None else blob_id(data)
-        records.append(f"{0 if data is None else _BLOB_MODE:o} {sha}\t{path}\0")
+        mode = 0 if data is None else modes.get(path, _BLOB_MODE)
+        records.append(f"{mode:o} {sha}\t{path}\0")
     return "".join(records).encode("utf-8", "surrogateescape")
 
 

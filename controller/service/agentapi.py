@@ -258,8 +258,9 @@ class AgentApi:
             if head == sha:
                 return  # written with the commit, under its index.lock
             want = data if head == sha or head is None else repo.read_file(head, rel)
-            repo.write_worktree({rel: want})
-            repo.set_index_entries({rel: want})
+            modes = repo.file_modes(head, [rel])  # the branch's mode of it (round 87)
+            repo.write_worktree({rel: want}, modes)
+            repo.set_index_entries({rel: want}, modes=modes)
             if repo.branch_head(watched) == head:
                 return
 

@@ -688,15 +688,20 @@ class Committing(ControllerCore):
         refused: Callable[[str, PushRefused], None] | None = None,
     ) -> str:
         holds: list[IndexHold] = []
+        # the mode each file keeps in the commit (100644 or 100755, never normalised: round
+        # 87), the index entries and the working-tree files given the same
+        modes: dict[str, int] = {}
         if self.config.remote is None and worktree:
             self._catch_up_tree()  # before its note is replaced by this commit's
-            self.repo.note_index_update(files, head)  # a crash before the writes: recover_index
+            modes = self.repo.file_modes(head, list(files))
+            # a crash before the writes: recover_index
+            self.repo.note_index_update(files, head, modes)
 
             def hold(sha: str) -> None:
                 """index.lock, from before the branch moves until the index holds the
                 commit's entries: a human's `git commit` between the two would build its
                 tree from the older entries and take the controller's change back."""
-                holds.append(self.repo.hold_index(files))
+                holds.append(self.repo.hold_index(files, modes))
 
             before_ref = hold if before_ref is None else _then(before_ref, hold)  # last
         try:
@@ -716,11 +721,14 @@ class Committing(ControllerCore):
             if on_commit is not None:
                 on_commit(sha)
             if self.config.remote is None:
-                lagging = worktree and not self._write_tree(self.repo.write_worktree, files)
+                write = partial(self.repo.write_worktree, modes=modes)
+                lagging = worktree and not self._write_tree(write, files)
                 if before_index is not None:
                     before_index()
                 if worktree and not lagging:
-                    index = partial(self.repo.set_index_entries, hold=holds[0], stored=True)
+                    index = partial(
+                        self.repo.set_index_entries, hold=holds[0], stored=True, modes=modes
+                    )
                     self._write_tree(index, files)  # the commit stored the blobs
         finally:
             for held in holds:

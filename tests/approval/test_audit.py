@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -279,3 +280,43 @@ def test_a_commit_under_its_name_not_in_its_record_is_unexplained(repo: Path) ->
         (forged, "controller-unexplained")
     ], report["findings"]
     assert "record" in report["findings"][0]["detail"]
+
+
+def test_an_executable_plan_file_keeps_its_mode_and_a_changed_mode_is_unexplained(
+    repo: Path,
+) -> None:
+    """Round 87 (modeflip): the agent's PLAN.yml committed ``100755`` stays ``100755``
+    through the controller's freeze, start and outcome (``git status`` clean), so Alice's
+    plain status edit is an approval and the run is valid to the audit, without finding. A
+    commit under the controller's name that changes the mode (a hash-neutral comment beside
+    it) is one it did not make: ``controller-unexplained``."""
+    plan = write_plan(repo)
+    os.chmod(plan, 0o755)
+    commit_all(repo, "add greet", AGENT)
+    run_once(repo)  # frozen
+    assert git(repo, "status", "--porcelain") == ""
+    approve(repo)
+    run_once(repo)
+    assert head_plan(repo)["plan"]["status"] == "completed"
+    assert git(repo, "ls-tree", "HEAD", "plans/greet/PLAN.yml").split()[0] == "100755"
+    assert "mode change" not in git(repo, "log", "--summary", "--format=", "--", "plans")
+    assert git(repo, "status", "--porcelain") == ""
+    write_plan(repo, "other")
+    os.chmod(repo / "plans/other/PLAN.yml", 0o755)
+    commit_all(repo, "add other", AGENT)
+    run_once(repo)  # frozen, 100755 kept
+    code, report = _audit(repo, keep_state=True)
+    assert code == 0 and report["executions"][0]["approval_valid"], report
+    os.chmod(repo / "plans/other/PLAN.yml", 0o644)
+    with (repo / "plans/other/PLAN.yml").open("a") as handle:
+        handle.write("# tidied\n")
+    forged = commit_all(
+        repo,
+        "plangate: freeze plans/other\n\nPlan: plans/other\nPlan-Status: pending_approval\n",
+        BOT,
+    )
+    code, report = _audit(repo)
+    found = [f for f in report["findings"] if f["commit"] == forged]
+    assert report["executions"][0]["approval_valid"], report
+    assert code == 1 and [f["kind"] for f in found] == ["controller-unexplained"], report
+    assert "changed the mode of plans/other/PLAN.yml (100755 -> 100644)" in found[0]["detail"]

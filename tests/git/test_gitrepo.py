@@ -776,3 +776,88 @@ def test_unreadable_check_leaves_absent_paths_absent(repo: Path) -> None:
     assert gitrepo.mode_of(head, "plans/nope/PLAN.yml") is None
     assert gitrepo.rev("refs/heads/nope") is None
     assert gitrepo.names_in(head, "plans/nope") == []
+
+
+def test_a_file_the_controller_commits_keeps_its_mode_on_the_branch(repo: Path) -> None:
+    """Round 87 (modeflip): a file the controller writes over a ``100755`` entry stays
+    ``100755`` (in a small tree and a big one, patched in place), a ``100644`` one and a
+    new one are ``100644``; a symlink written over becomes a plain file."""
+    from controller.git.objects import BIG_TREE
+
+    (repo / "plans/x").mkdir(parents=True)
+    (repo / "plans/x/PLAN.yml").write_text("a: 1\n")
+    (repo / "plans/x/plain.yml").write_text("b: 1\n")
+    os.chmod(repo / "plans/x/PLAN.yml", 0o755)
+    os.symlink("plain.yml", repo / "plans/x/link.yml")
+    big = repo / "big"
+    big.mkdir()
+    for i in range(BIG_TREE // 40 + 10):  # a tree over BIG_TREE bytes
+        (big / f"file-{i:05d}.txt").write_text(f"{i}\n")
+    os.chmod(big / "file-00003.txt", 0o755)
+    commit_all(repo, "tree")
+    gitrepo = GitRepo(repo)
+    head = gitrepo.rev("HEAD")
+    assert head
+    files: dict[str, bytes | None] = {
+        "plans/x/PLAN.yml": b"a: 2\n",
+        "plans/x/plain.yml": b"b: 2\n",
+        "plans/x/link.yml": b"c: 2\n",
+        "plans/x/EXECUTION_LOG.md": b"log\n",
+        "big/file-00003.txt": b"three\n",
+    }
+    sha = gitrepo.commit_files(
+        branch="main", parent=head, files=files, message="plangate: test\n", author=BOT
+    )
+    assert sha
+    assert git(repo, "fsck", "--no-progress") == ""
+    modes = {
+        line.split("\t")[1]: line.split()[0]
+        for line in git(repo, "ls-tree", "-r", sha).splitlines()
+        if line.split("\t")[1] in files
+    }
+    assert modes == {
+        "plans/x/PLAN.yml": "100755",
+        "plans/x/plain.yml": "100644",
+        "plans/x/link.yml": "100644",
+        "plans/x/EXECUTION_LOG.md": "100644",
+        "big/file-00003.txt": "100755",
+    }
+    assert "mode change 100755" not in git(repo, "show", "--summary", "--format=", sha)
+    assert gitrepo.file_modes(head, list(files)) == {
+        path: int(mode, 8) for path, mode in modes.items()
+    }
+
+
+def test_the_index_and_the_checkout_get_the_committed_mode(repo: Path) -> None:
+    """Round 87: the index entries and the working-tree files written beside a commit carry
+    its modes (``git status`` clean for a ``100755`` plan file); the executable bit of a file
+    written is the commit's, of one not written (same bytes) what it was."""
+    from controller.git import sharedwrite
+
+    (repo / "plans/x").mkdir(parents=True)
+    (repo / "plans/x/PLAN.yml").write_text("a: 1\n")
+    (repo / "plans/x/same.yml").write_text("s: 1\n")
+    os.chmod(repo / "plans/x/PLAN.yml", 0o755)
+    os.chmod(repo / "plans/x/same.yml", 0o755)
+    commit_all(repo, "agent")
+    gitrepo = GitRepo(repo)
+    head = gitrepo.rev("HEAD")
+    assert head
+    sha = sharedwrite.commit_checked_out(
+        gitrepo, branch="main", parent=head, message="plangate: test\n", author=BOT,
+        files={"plans/x/PLAN.yml": b"a: 2\n", "plans/x/same.yml": b"s: 1\n",
+               "plans/x/new.yml": b"n: 1\n"},
+    )  # fmt: skip
+    assert sha
+    assert git(repo, "status", "--porcelain") == ""
+    staged = git(repo, "ls-files", "-s", "plans/x").splitlines()
+    assert [line.split()[0] for line in staged] == ["100755", "100644", "100755"]
+    assert os.stat(repo / "plans/x/PLAN.yml").st_mode & 0o100
+    assert not os.stat(repo / "plans/x/new.yml").st_mode & 0o111
+    # a file written over a 100644 entry loses an executable bit it had in the checkout
+    (repo / "plans/x/new.yml").write_text("n: 2\n")
+    os.chmod(repo / "plans/x/new.yml", 0o755)
+    gitrepo.write_worktree({"plans/x/new.yml": b"n: 3\n"}, {"plans/x/new.yml": 0o100644})
+    assert not os.stat(repo / "plans/x/new.yml").st_mode & 0o111
+    gitrepo.write_worktree({"plans/x/new.yml": b"n: 4\n"})  # no modes: the file's kept
+    assert not os.stat(repo / "plans/x/new.yml").st_mode & 0o111

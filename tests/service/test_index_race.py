@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from tests.support.gitenv import identity
 from tests.support.gitkit import AGENT, approve, controller, git, head_plan, submitted
@@ -41,10 +42,10 @@ def test_a_commit_in_the_window_never_takes_the_controllers_change_back(repo: Pa
     with controller(repo) as ctl:
         write = ctl.repo.write_worktree
 
-        def write_after_a_human(files: dict[str, bytes | None]) -> None:
+        def write_after_a_human(files: dict[str, bytes | None], **how: Any) -> None:
             if not raced:  # the branch has the controller's commit; its index does not yet
                 raced.append(_human_commit(repo))
-            write(files)
+            write(files, **how)
 
         ctl.repo.write_worktree = write_after_a_human  # type: ignore[method-assign]
         ctl.run_once()

@@ -29,7 +29,7 @@ def _killed_commit(repo: Path, path: str, data: bytes) -> str:
     if pid == 0:  # the writer, killed in its window
         try:
             writer = GitRepo(repo)
-            writer.write_worktree = lambda files: os._exit(9)  # type: ignore[method-assign]
+            writer.write_worktree = lambda *_: os._exit(9)  # type: ignore[method-assign]
             sharedwrite.commit_checked_out(
                 writer, branch="main", parent=head, files={path: data}, message="submit",
                 author=AGENT,

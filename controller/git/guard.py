@@ -9,8 +9,9 @@ plangate starts (its own ``subprocess`` calls and GitPython's persistent ``cat-f
 
 - **an environment of what git needs** (:data:`PASS_ENV`, ``GIT_*``, ``LC_*``): no
   ``PLANGATE_*`` variable, no secret, nothing else of the controller's environment;
-- **configuration at the highest precedence** (``GIT_CONFIG_COUNT``/``KEY_n``/``VALUE_n``,
-  the command scope git reads after every file): hooks and fsmonitor off, no pager, editor
+- **configuration at the highest precedence** (the command scope git reads after every
+  file, as ``GIT_CONFIG_PARAMETERS``, the last of it: :func:`_config_env`): hooks and
+  fsmonitor off, no pager, editor
   or alternate-refs command, and every program, key and trust anchor git could take from a
   config file (ssh, askpass, credential helpers, gpg/gpgsm/ssh-keygen, the allowed-signers and
   revocation files, the signing key and format) set to what the *trusted* scopes say, else
@@ -31,6 +32,7 @@ config names.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 from collections.abc import Iterable, Mapping
@@ -154,19 +156,20 @@ class GitGuard:
     ) -> GitGuard:
         """Read the trusted config as git sees it from ``cwd`` (a repository or not)."""
         args = ["git", "config", "--list", "-z", "--show-scope", "--includes"]
+        # The environment without pins: a pin must not read back as a trusted value.
+        env = {k: v for k, v in os.environ.items() if passes(k)}
+        inherited_config(env)  # E_GIT naming a variable git would refuse, before git does
         try:
-            # The environment without pins: a pin must not read back as a trusted value.
-            env = {k: v for k, v in os.environ.items() if passes(k)}
             result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, check=False)
         except OSError as exc:
             raise GitError(f"cannot run git: {exc.strerror}", remedy="install git") from None
         if result.returncode != 0:
             message = result.stderr.decode("utf-8", "replace").strip()
-            raise GitError(
-                f"git config: {message}",
-                path=str(cwd),
-                remedy="fix the git config file git names (git config --list shows the rest)",
-            )
+            named = [name for name in ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT") if name in env]
+            remedy = "fix the git config file git names (git config --list shows the rest)"
+            if named:  # a key git refuses (`invalid key`) in the inherited command scope
+                remedy += f", or unset {' and '.join(named)} if git names the command line"
+            raise GitError(f"git config: {message}", path=str(cwd), remedy=remedy)
         scopes = _TRUSTED_SCOPES | ({"local", "worktree"} if trust_repo_config else set())
         strict = tuple(_parse_list(result.stdout, _TRUSTED_SCOPES))
         trusted = tuple(_parse_list(result.stdout, scopes))
@@ -193,6 +196,8 @@ class GitGuard:
         env["GIT_NO_REPLACE_OBJECTS"] = "1"
         env["GIT_GRAFT_FILE"] = os.devnull
         env.update(_config_env(env, (*self.pins, *pins)))
+        for name in [k for k in env if k.startswith(_CONFIG_ENV[1:])]:
+            del env[name]  # read into GIT_CONFIG_PARAMETERS (a count of 0 hides the rest)
         if self.objects is not None:
             env["GIT_OBJECT_DIRECTORY"] = self.objects
             env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = ""
@@ -240,18 +245,132 @@ def _parse_list(raw: bytes, scopes: frozenset[str] | set[str]) -> Iterable[tuple
 
 
 def _config_env(env: Mapping[str, str], pins: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """The pins as ``GIT_CONFIG_*`` entries after the operator's own (later wins)."""
-    try:
-        count = int(env.get("GIT_CONFIG_COUNT", "0") or 0)
-    except ValueError:
-        count = 0
-    out: dict[str, str] = {}
-    for key, value in pins:
-        out[f"GIT_CONFIG_KEY_{count}"] = key
-        out[f"GIT_CONFIG_VALUE_{count}"] = value
-        count += 1
-    out["GIT_CONFIG_COUNT"] = str(count)
-    return out
+    """The command scope a git child reads: the operator's own entries, then the pins.
+
+    git reads ``GIT_CONFIG_COUNT``/``KEY_n``/``VALUE_n`` first, then ``GIT_CONFIG_PARAMETERS``
+    (what ``git -c`` exports to its children: a hook, an alias, a harness running plangate
+    under ``git -c``), the last entry of a key winning. Both inherited lists go, in that
+    order, into one ``GIT_CONFIG_PARAMETERS`` with the pins after them, and the count is 0: no
+    inherited entry comes after a pin (round 86: ``core.hooksPath``, ``core.fsmonitor``,
+    ``core.useReplaceRefs`` and ``i18n.logOutputEncoding`` from ``git -c`` won over them)."""
+    entries = [*inherited_config(env), *pins]
+    return {
+        "GIT_CONFIG_COUNT": "0",
+        "GIT_CONFIG_PARAMETERS": " ".join(_sq_pair(key, value) for key, value in entries),
+    }
+
+
+def inherited_config(env: Mapping[str, str]) -> list[tuple[str, str | None]]:
+    """The command-scope entries ``env`` gives git, in git's reading order (``config.c``,
+    ``git_config_from_parameters``): ``GIT_CONFIG_COUNT``'s, then ``GIT_CONFIG_PARAMETERS``'
+    (None: a key without a value, "true"). One git would refuse is ``E_GIT`` naming the
+    variable: every git call would fail on it."""
+    entries: list[tuple[str, str | None]] = []
+    raw = env.get("GIT_CONFIG_COUNT")
+    if raw is not None:
+        count = _strtoul(raw)
+        if count is None:
+            raise _bad_config_env("GIT_CONFIG_COUNT", f"is not a count git reads: {raw!r}")
+        for n in range(count):
+            key, value = env.get(f"GIT_CONFIG_KEY_{n}"), env.get(f"GIT_CONFIG_VALUE_{n}")
+            if key is None or value is None:
+                missing = f"GIT_CONFIG_KEY_{n}" if key is None else f"GIT_CONFIG_VALUE_{n}"
+                raise _bad_config_env("GIT_CONFIG_COUNT", f"is {raw!r} but {missing} is not set")
+            entries.append((key, value))
+    text = env.get("GIT_CONFIG_PARAMETERS")
+    if text:
+        entries += _parse_parameters(text)
+    return entries
+
+
+#: White space as git's ``isspace`` has it (between ``GIT_CONFIG_PARAMETERS`` entries).
+_BLANK = " \t\n\r"
+
+
+def _strtoul(raw: str) -> int | None:
+    """``GIT_CONFIG_COUNT`` as git's ``strtoul`` reads it (leading blanks, a sign; empty is 0);
+    None where git refuses it (anything after the digits, a negative or huge count)."""
+    if raw == "":
+        return 0
+    match = re.fullmatch(r"[ \t\n\v\f\r]*([+-]?)([0-9]+)", raw)
+    if match is None:
+        return None
+    count = int(match.group(2))
+    if (match.group(1) == "-" and count) or count > 2**31 - 1:
+        return None
+    return count
+
+
+def _parse_parameters(text: str) -> list[tuple[str, str | None]]:
+    """``GIT_CONFIG_PARAMETERS`` as git parses it (``config.c``, ``parse_config_env_list``):
+    single-quoted words (``'\\''`` and ``'\\!'`` inside), each entry ``'key'='value'``,
+    ``'key'=`` (no value) or the older ``'key=value'``, separated by white space."""
+    entries: list[tuple[str, str | None]] = []
+    pos = 0
+    while pos < len(text):
+        key, pos = _sq_word(text, pos)
+        if pos < len(text) and text[pos] == "=":
+            pos += 1
+            value: str | None = None
+            if pos < len(text) and text[pos] == "'":
+                value, pos = _sq_word(text, pos)
+            if pos < len(text) and text[pos] not in _BLANK:
+                raise _bad_parameters(text)
+            entries.append((key, value))
+        elif pos == len(text) or text[pos] in _BLANK:
+            name, equals, value = key.partition("=")  # the older 'key=value'
+            if not name.strip():
+                raise _bad_parameters(text)
+            entries.append((name.strip(), value if equals else None))
+        else:
+            raise _bad_parameters(text)
+        while pos < len(text) and text[pos] in _BLANK:
+            pos += 1
+    return entries
+
+
+def _sq_word(text: str, pos: int) -> tuple[str, int]:
+    """One single-quoted word at ``pos`` (git's ``sq_dequote_step``): its text and the
+    position after it."""
+    if pos >= len(text) or text[pos] != "'":
+        raise _bad_parameters(text)
+    out: list[str] = []
+    pos += 1
+    while True:
+        end = text.find("'", pos)
+        if end < 0:
+            raise _bad_parameters(text)
+        out.append(text[pos:end])
+        pos = end + 1
+        escaped = text[pos : pos + 1] == "\\" and text[pos + 2 : pos + 3] == "'"
+        if escaped and text[pos + 1 : pos + 2] in ("'", "!"):  # '\'' or '\!'
+            out.append(text[pos + 1])
+            pos += 3
+            continue
+        return "".join(out), pos
+
+
+def _sq_pair(key: str, value: str | None) -> str:
+    """An entry as ``git -c`` writes it (``'key'='value'``; ``'key'=``: no value)."""
+    return f"{_sq(key)}={'' if value is None else _sq(value)}"
+
+
+def _sq(word: str) -> str:
+    """``word`` single-quoted as git's ``sq_quote_buf`` does (``'`` and ``!`` escaped)."""
+    return "'" + word.replace("'", "'\\''").replace("!", "'\\!'") + "'"
+
+
+def _bad_parameters(text: str) -> GitError:
+    shown = text if len(text) <= 200 else text[:200] + "..."
+    return _bad_config_env("GIT_CONFIG_PARAMETERS", f"is not as git writes it: {shown!r}")
+
+
+def _bad_config_env(name: str, what: str) -> GitError:
+    return GitError(
+        f"the git settings inherited from the environment cannot be read: {name} {what}",
+        remedy=f"unset {name} (and GIT_CONFIG_KEY_<n>/GIT_CONFIG_VALUE_<n>) in the "
+        "environment that runs plangate, or set it as git -c does",
+    )
 
 
 def _default_ssh() -> str:

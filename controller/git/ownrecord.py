@@ -42,6 +42,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from controller.display import visible
+from controller.errors import GitError
 from controller.git.records import (
     CommitRecord,
     FileChange,
@@ -216,9 +217,7 @@ def _other_identity(
             continue
         seen_exec = seen_exec or _event(record) in EXECUTION_EVENTS
         if change.new_blob not in hashes:
-            hashes[change.new_blob] = _frozen_hash(
-                git("show", f"{record.sha}:{plan_file}"), plan_file
-            )
+            hashes[change.new_blob] = _frozen_hash(written(git, record, plan_file), plan_file)
         if hashes[change.new_blob] != identity:
             return index
     return len(commits)
@@ -402,7 +401,8 @@ def shown_record(
         notes.append(_note(f"the {names} block", life.plan, is_own))
     log_file = log_file_of(plan_file)
     own_log = last_own(life.log, is_own)
-    text = git("show", f"{own_log[0]}:{log_file}") if own_log is not None else None
+    logged = next((r for r in life.log if own_log is not None and r.sha == own_log[0]), None)
+    text = written(git, logged, log_file) if logged is not None else None
     if life.log and not is_own(life.log[0]) and (own_log or not _removes(life.log[0], log_file)):
         notes.append(_note(LOG_FILE, life.log, is_own))
     notes += log_twin_notes(git, rev, plan_file, plans_dir)
@@ -506,9 +506,33 @@ def _recorded_block(
 ) -> Any:
     found = last_own(log, is_own, EXECUTION_EVENTS if key == "execution" else None)
     record = next((r for r in log if found is not None and r.sha == found[0]), None)
-    where = file_in(record, path) if record is not None else path
-    blocks = blocks_at(git, found[0], where) if found is not None else None
+    if record is None:
+        return None
+    where = file_in(record, path)
+    text = written(git, record, where)
+    blocks = None if text is None else owned_blocks(text, PurePosixPath(where).name)
     return (blocks or {}).get(key)
+
+
+def written(git: GitRunner, record: CommitRecord, path: str) -> str | None:
+    """``path`` as ``record`` (a commit that changed it, as :func:`file_log` read it) wrote
+    it; None where it removed it, or where git's path lookup misses the entry but the blob
+    the commit names is in the store (round 58's odd trees: git's own reading). A blob the
+    store does not hold is ``E_GIT``: a read that failed is never "no log" (round 86: MCP
+    ``log`` answered ``"execution_log": null`` for a committed log whose blob was gone)."""
+    text = git("show", f"{record.sha}:{path}")
+    if text is not None:
+        return text
+    change = _changes(record, path)
+    if change is None or change.new_blob is None or change.mode == "160000":
+        return None
+    if git("cat-file", "-e", change.new_blob) is not None:
+        return None
+    raise GitError(
+        f"cannot read object {change.new_blob} ({record.sha}:{path}): git's object store "
+        "does not hold it",
+        remedy="check the repository (git fsck) and the GIT_* variables set",
+    )
 
 
 def _note(what: str, log: Sequence[CommitRecord], is_own: IsOwn) -> str:

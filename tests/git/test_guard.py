@@ -18,7 +18,7 @@ import pytest
 
 from controller.errors import GitError
 from controller.git.gitrepo import GitRepo, Person
-from controller.git.guard import GitGuard, passes
+from controller.git.guard import GitGuard, inherited_config, passes
 from tests.support.gitenv import ALICE, commit_all, git, identity
 
 SECRET = "Zq7GuardSecretValue"
@@ -275,7 +275,7 @@ def test_gitpythons_cat_file_runs_without_the_controllers_secrets(repo: Path) ->
     for pid in cat_files:
         environ = Path(f"/proc/{pid}/environ").read_bytes()
         assert SECRET.encode() not in environ
-        assert b"=core.hooksPath\0" in environ  # and the pins
+        assert b"'core.hooksPath'='/dev/null'" in environ  # and the pins
     gitrepo.close()
 
 
@@ -427,3 +427,93 @@ def test_worktree_changes_in_a_repository_without_a_commit(tmp_path: Path) -> No
         {"plans/x/PLAN.yml"},
         {"plans/x/NEW"},
     )
+
+
+@pytest.mark.parametrize("form", ["parameters", "count"])
+def test_inherited_command_scope_settings_come_before_the_pins(
+    repo: Path, marker: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, form: str
+) -> None:
+    """Run under `git -c core.hooksPath=...` (a hook, an alias, a harness): git exports the
+    setting as GIT_CONFIG_PARAMETERS and reads it after GIT_CONFIG_COUNT (round 86)."""
+    hooks = tmp_path / "env-hooks"
+    hooks.mkdir()
+    for name in ("pre-commit", "post-commit", "reference-transaction", "post-index-change"):
+        _script(hooks / name, marker)
+    settings = [
+        ("core.hooksPath", str(hooks)),
+        ("core.fsmonitor", str(_script(tmp_path / "fsmon", marker))),
+        ("i18n.logOutputEncoding", "UTF-16"),
+        ("core.useReplaceRefs", "true"),
+        ("user.name", "Harness"),
+    ]
+    if form == "parameters":
+        quoted = " ".join(f"'{key}'='{value}'" for key, value in settings)
+        monkeypatch.setenv("GIT_CONFIG_PARAMETERS", quoted)
+    else:
+        monkeypatch.setenv("GIT_CONFIG_COUNT", str(len(settings)))
+        for n, (key, value) in enumerate(settings):
+            monkeypatch.setenv(f"GIT_CONFIG_KEY_{n}", key)
+            monkeypatch.setenv(f"GIT_CONFIG_VALUE_{n}", value)
+    env = GitGuard.read(repo).env()
+    assert dict(inherited_config(env))["user.name"] == "Harness"  # harmless: still read
+    assert dict(inherited_config(env))["core.hooksPath"] == "/dev/null"  # the pin, last
+    got = subprocess.run(
+        ["git", "config", "--get-all", "core.hooksPath"], cwd=repo, env=env, capture_output=True
+    )
+    assert got.stdout.decode().splitlines()[-1] == "/dev/null"
+    _exercise(repo)
+    assert not marker.exists(), marker.read_text()[:300]
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"GIT_CONFIG_PARAMETERS": "'core.hooksPath"},
+        {"GIT_CONFIG_PARAMETERS": "  'a.b'='c'"},
+        {"GIT_CONFIG_PARAMETERS": "'a.b'='c'd"},
+        {"GIT_CONFIG_COUNT": "x"},
+        {"GIT_CONFIG_COUNT": "-1"},
+        {"GIT_CONFIG_COUNT": "2", "GIT_CONFIG_KEY_0": "a.b", "GIT_CONFIG_VALUE_0": "c"},
+    ],
+)
+def test_a_malformed_inherited_setting_is_e_git_naming_it(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, str]
+) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    refused = subprocess.run(["git", "config", "--list"], cwd=repo, capture_output=True)
+    assert refused.returncode != 0  # git refuses it too
+    with pytest.raises(GitError) as caught:
+        GitGuard.read(repo)
+    name = "GIT_CONFIG_PARAMETERS" if "GIT_CONFIG_PARAMETERS" in env else "GIT_CONFIG_COUNT"
+    assert name in str(caught.value) and f"unset {name}" in (caught.value.remedy or "")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "'a.b'='c'",
+        "'a.b'= 'a.c'",
+        "'a.b=old'   'a.c' 'A.B'='it'\\''s'\\!''  ",
+        "'a.b'='line\none' 'a.c'=''",
+        "",
+    ],
+)
+def test_inherited_parameters_read_as_git_reads_them(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", text)
+    listed = subprocess.run(
+        ["git", "config", "--list", "-z", "--show-scope"], cwd=repo, capture_output=True
+    ).stdout.decode()
+    parts = listed.split("\0")
+    want = [
+        (k.lower(), v if nl else None)
+        for scope, entry in zip(parts[0::2], parts[1::2], strict=False)
+        if scope == "command"
+        for k, nl, v in [entry.partition("\n")]
+    ]
+    got = [(k.lower(), v) for k, v in inherited_config(os.environ)]
+    assert got == want
+    env = GitGuard.read(repo).env()  # and again, the pins after them
+    assert inherited_config(env)[: len(got)] == inherited_config(os.environ)

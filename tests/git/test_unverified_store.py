@@ -13,7 +13,7 @@ import pytest
 
 from controller.errors import GitError
 from controller.git.gitrepo import GitRepo, Person
-from controller.git.guard import guarded_env
+from controller.git.guard import guarded_env, inherited_config
 from tests.support.gitenv import ALICE, commit_all, git
 
 BOT = Person("plangate", "plangate@example.com")
@@ -56,8 +56,7 @@ def test_git_over_an_unverified_store_reads_no_commit_graph(repo: Path) -> None:
     assert [r.sha for r in reader.first_parent_log(one, three, ["plans"])] == [two, three]
     env = guarded_env(repo)  # one-off git calls over the repository's own store
     assert env["GIT_NO_REPLACE_OBJECTS"] == "1"
-    count = int(env["GIT_CONFIG_COUNT"])
-    pins = {env[f"GIT_CONFIG_KEY_{i}"]: env[f"GIT_CONFIG_VALUE_{i}"] for i in range(count)}
+    pins = dict(inherited_config(env))  # the command scope the git child reads, in order
     assert pins["core.commitGraph"] == "false" and pins["core.useReplaceRefs"] == "false"
 
 

@@ -57,6 +57,18 @@ PASS_PREFIXES = ("GIT_", "LC_")
 #: git's location variables, never passed (:data:`controller.GIT_LOCATION_ENV`): the
 #: repository is the config's or the plan's, never the environment's.
 LOCATION_ENV = GIT_LOCATION_ENV
+#: git's variables that change what a read means, never passed: how pathspecs match
+#: (round 87: ``GIT_ICASE_PATHSPECS``/``GIT_GLOB_PATHSPECS`` made ``plangate check``'s
+#: ``ls-tree`` fail "pathspec magic not supported", and ``NOGLOB``/``LITERAL`` change which
+#: paths a pathspec names), where replace refs live (the grafts file is pinned to
+#: ``/dev/null`` below). plangate's git reads history as the branch holds it, whoever
+#: invokes it.
+READING_ENV = frozenset(
+    {
+        "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS",
+        "GIT_LITERAL_PATHSPECS", "GIT_REPLACE_REF_BASE",
+    }
+)  # fmt: skip
 
 #: Pinned whatever any config says: git never runs these for plangate.
 FIXED = (
@@ -120,7 +132,9 @@ _CONFIG_ENV = ("GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
 
 def passes(name: str) -> bool:
     """May a git child see the controller's environment variable ``name``?"""
-    return name in PASS_ENV or (name.startswith(PASS_PREFIXES) and name not in LOCATION_ENV)
+    if name in LOCATION_ENV or name in READING_ENV:
+        return False
+    return name in PASS_ENV or name.startswith(PASS_PREFIXES)
 
 
 @dataclass(frozen=True)

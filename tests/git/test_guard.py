@@ -517,3 +517,33 @@ def test_inherited_parameters_read_as_git_reads_them(
     assert got == want
     env = GitGuard.read(repo).env()  # and again, the pins after them
     assert inherited_config(env)[: len(got)] == inherited_config(os.environ)
+
+
+def test_the_invokers_pathspec_and_graft_variables_never_reach_git(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 87 (atk87b): ``GIT_ICASE_PATHSPECS`` and ``GIT_GLOB_PATHSPECS`` set where
+    plangate was invoked reached its git children: ``plangate check``'s ``ls-tree -- plans``
+    failed "pathspec magic not supported". They, the other pathspec switches and a
+    replace-ref base change what a read means: plangate's git never sees them (a grafts
+    file named by the invoker is pinned away)."""
+    from controller.git.gitrepo import GitRepo
+    from controller.git.guard import READING_ENV
+
+    (repo / "F").write_text("upper\n")
+    (repo / "f").write_text("lower\n")
+    git(repo, "add", "F", "f")
+    git(repo, "commit", "-q", "-m", "two", env=identity("Alice", "alice@example.com"))
+    grafts = tmp_path / "grafts"
+    grafts.write_text(git(repo, "rev-parse", "HEAD").strip() + "\n")  # "no parents"
+    monkeypatch.setenv("GIT_GRAFT_FILE", str(grafts))
+    for name in READING_ENV:
+        monkeypatch.setenv(name, "1")
+    env = GitGuard().env()
+    assert not READING_ENV & set(env), sorted(READING_ENV & set(env))
+    assert env["GIT_GRAFT_FILE"] == os.devnull
+    seen = GitRepo(repo)
+    listed = seen.run("ls-tree", "-r", "--name-only", "HEAD", "--", "f")
+    assert listed.split() == ["f"]  # neither refused nor matched case-insensitively
+    head = seen.commit(git(repo, "rev-parse", "HEAD").strip())
+    assert len(head.parents) == 1  # the grafts file named no parents: not read

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "113"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "114"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -334,6 +334,10 @@ INDEX_VERSION = "113"  # 3: risk and estimate per plan; 4: approval identities, 
 # 112: 109, 110 and 111 together (round 85; 108 unused)
 # 113: an E_UNSAFE_PATH hold names the entries that hold it (``held_from.unsafe_at``): only a
 # regular file at one of them ends it (a link PLAN.yaml beside a changed PLAN.yml does not)
+# 114: an E_UNSAFE_PATH hold ends when the folder holds one regular plan file alone, under
+# either name (round 87, r87linkrename: the link removed and the plan back as PLAN.yaml stayed
+# held); a link's removal keeps the row while another claim holds the folder. The rows'
+# format is 113's: rebuilt so that a plan an older index held for good is read again
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "114"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "115"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -337,6 +337,10 @@ INDEX_VERSION = "114"  # 3: risk and estimate per plan; 4: approval identities, 
 # 114: a hold keeps the version it found (``held_from.hash``) and the withdrawals merged
 # branches made while held (``held_from.side``: ``commit``, ``status``, ``hash`` each, judged
 # as with no hold), applied at the release as their own commits' (round 86, r86heldmerge)
+# 115: an E_UNSAFE_PATH hold ends when the folder holds one regular plan file alone, under
+# either name (round 87, r87linkrename: the link removed and the plan back as PLAN.yaml stayed
+# held); a link's removal keeps the row while another claim holds the folder. The rows'
+# format is 113's: rebuilt so that a plan an older index held for good is read again
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -2408,30 +2408,47 @@ class Lifecycle(IndexStore):
             self.touch(plan_id)
         return True
 
-    def _unsafe_release(self, state: PlanState, change: FileChange) -> FileChange:
-        """A regular plan file (a safe name: :func:`_unsafe_why` passed it) at a plan held
-        E_UNSAFE_PATH ends the hold (round 85, linkheld: a PLAN.yml once committed as a
-        symlink stayed held for good after a regular file was back; a killed run was never
-        recovered, a new version never frozen). As a twin hold's release (round 83,
-        :meth:`_ambiguity`): at the file the hold found, the plan goes on from the version,
-        status and request the hold kept (an executing run is still the run it was, its
-        crash recovered), the file judged as changed from there; at another name, from
-        nothing, as a new file."""
+    def _unsafe_release(
+        self,
+        repo: GitRepo,
+        record: CommitRecord,
+        state: PlanState,
+        change: FileChange,
+        sole: str,
+    ) -> FileChange:
+        """End an E_UNSAFE_PATH hold of a plan whose folder, as ``record`` leaves it, holds
+        the regular plan file ``sole`` alone (:meth:`_sole_file`; round 85, linkheld: a
+        PLAN.yml once committed as a symlink stayed held for good after a regular file was
+        back; round 87, linkrename: the same when the file came back as PLAN.yaml). The
+        change to judge is ``sole``'s, judged as a rename or a new file is judged without a
+        hold. As a twin hold's release (round 83, :meth:`_ambiguity`): at the file the hold
+        found, or under the other name in the commit that removed the link that held it (a
+        rename), the plan goes on from the version, status and request the hold kept (an
+        executing run is still the run it was, its crash recovered), the file judged as
+        changed from there; else from nothing, as a new file."""
         state.unsafe = False
         self.touch(state.plan_id)
         if state.ambiguous:  # a twin hold's too: what it found is its release's (_ambiguity)
             return change
         kept, state.held_from = state.held_from or {}, None
         self._carry_held_side(state.plan_id, kept)
-        if kept.get("blob") and kept.get("file") == change.path:
-            state.file = change.path
+        if change.path == sole:
+            blob, mode = change.new_blob, change.mode
+        else:  # the last link removed, the file beside it unchanged: the plan is that file
+            blob, mode = repo.blob_sha(record.sha, sole), repo.mode_of(record.sha, sole) or ""
+        at = kept.get("file")
+        renamed = at != sole and any(
+            c.path == at and c.new_blob is None and c.old_blob for c in record.changes
+        )
+        if kept.get("blob") and (at == sole or renamed):
+            state.file = sole
             state.status, state.file_status = kept.get("status"), kept.get("file_status")
             state.request, state.blob = kept.get("request"), kept["blob"]
             if self._released is None:
                 self._released = {}
             self._released[state.plan_id] = kept
-            return FileChange(change.path, kept["blob"], change.new_blob, change.mode)
-        return FileChange(change.path, None, change.new_blob, change.mode)
+            return FileChange(sole, kept["blob"], blob, mode)
+        return FileChange(sole, None, blob, mode)
 
     def _unsafe(self, plan_id: str, path: str, why: str) -> None:
         """A plan under a hostile name, or a link where its file should be: recorded with
@@ -2467,13 +2484,20 @@ class Lifecycle(IndexStore):
         sink: EventSink | None,
     ) -> None:
         before = self.plans.get(plan_id)
-        if (
-            before is not None
-            and before.unsafe
-            and change.new_blob is not None
-            and change.path in (before.held_from or {}).get("unsafe_at", ())
-        ):  # a regular file where the entry that holds it was: the hold ends
-            change = self._unsafe_release(before, change)
+        released_here = False
+        if before is not None and before.unsafe:
+            # the hold ends when the folder, as the commit leaves it, holds one regular plan
+            # file alone under either name (round 87, linkrename: the link removed and the
+            # plan back as PLAN.yaml kept it held for good), judged at that file's own change
+            # or, unchanged, at the change that removed the last entry holding it
+            sole = self._sole_file(repo, record, plan_id)
+            if sole and (sole == change.path or not any(c.path == sole for c in record.changes)):
+                change = self._unsafe_release(repo, record, before, change, sole)
+                released_here = not before.ambiguous
+            elif sole == "" and change.new_blob is not None:
+                # no link left, two regular files: a twin hold alone (_ambiguity holds it)
+                before.unsafe, before.held_from = False, before.held_from or _held_from(before)
+                self.touch(plan_id)
         if before is not None and (before.ambiguous or before.file != change.path):
             change = self._ambiguity(repo, record, change, before, by_controller)
             if before.ambiguous:
@@ -2505,8 +2529,9 @@ class Lifecycle(IndexStore):
                     f"{before.status} plan in one commit (a new life of {before.file})",
                 )
             before, snapshot = self._new_life(record, before), None
-        if before is not None and change.old_blob is None:
-            # renamed in its folder: the same plan, an edit in place (in a merge too, round 71)
+        if before is not None and change.old_blob is None and not released_here:
+            # renamed in its folder: the same plan, an edit in place (in a merge too, round 71;
+            # a hold's release judged its own: the removed half was a link, not the plan)
             change = moved or self._rename_edit(record, change) or change
         new = self.facts(repo, change.new_blob)
         old = self.facts(repo, change.old_blob)
@@ -2514,7 +2539,12 @@ class Lifecycle(IndexStore):
         if new is None:
             # a rename to the folder's other name is no end of the plan (round 70: the
             # removal read first, the name added after it made a new plan "from nothing")
-            if before is not None and before.file == change.path and not _renamed(record, change):
+            if (
+                before is not None
+                and before.file == change.path
+                and not _renamed(record, change)
+                and not (before.unsafe and self._claims(repo, record.sha, plan_id, plan_id)[1])
+            ):  # a link (or any claim) left under the other name still holds it (round 87)
                 del self.plans[plan_id]
             self._apply_held_side(repo, plan_id, side, sink)  # the version vetoed by hash
             return
@@ -3202,21 +3232,7 @@ class Lifecycle(IndexStore):
         touches either file counts as a changer. When one of them goes, the other is taken as
         newly added by this commit (returned), so an approval in it is verified afresh."""
         folder = PurePosixPath(change.path).parent
-        # one listing of the folder, its plan file's names compared case-insensitively: a
-        # folder (or file) under either name in any case counts as that file (rounds 69, 71)
-        names = repo.names_in(record.sha, str(folder))
-        held = plan_file_claims(names)
-        twins = [  # the plan files of folders one with this one on some checkout (round 75)
-            f"{twin}/{name}"
-            for twin in self._folder_twins(state.plan_id)
-            for name in plan_file_claims(repo.names_in(record.sha, twin))
-        ]
-        held += twins
-        held += [  # a file above that git for Windows writes into the folder (round 77)
-            path
-            for path, name in self._split_files(repo, record.sha, state.plan_id).items()
-            if plan_file_claims([name])
-        ]
+        names, held, twins = self._claims(repo, record.sha, str(folder), state.plan_id)
         moving = bool(
             self._move_source(repo, record, change)
             or self._moved_away(repo, record, change)
@@ -3237,8 +3253,9 @@ class Lifecycle(IndexStore):
             if not state.ambiguous:
                 self._problem(state, _ambiguous_note(held, twins))
                 # what the hold leaves intact (round 83): the plan's status (a paused run's
-                # pause), its version and its open request, taken back at the release
-                state.held_from = _held_from(state)
+                # pause), its version and its open request, taken back at the release; a
+                # link's hold before it found them first (round 87)
+                state.held_from = state.held_from or _held_from(state)
             state.ambiguous = True
             state.status = state.file_status = state.request = None
             state.hash = state.frozen_hash = state.blob = None
@@ -3265,6 +3282,42 @@ class Lifecycle(IndexStore):
             self._released[state.plan_id] = kept
             return FileChange(path, kept["blob"], blob, "100644")
         return FileChange(path, None, blob, "100644")
+
+    def _claims(
+        self, repo: GitRepo, sha: str, folder: str, plan_id: str
+    ) -> tuple[list[str], list[str], list[str]]:
+        """(``folder``'s names at ``sha``, every entry claiming its plan file's place, the
+        claims of folders one with it): more than one claim is E_PLAN_AMBIGUOUS."""
+        # one listing of the folder, its plan file's names compared case-insensitively: a
+        # folder (or file) under either name in any case counts as that file (rounds 69, 71)
+        names = repo.names_in(sha, folder)
+        held = plan_file_claims(names)
+        twins = [  # the plan files of folders one with this one on some checkout (round 75)
+            f"{twin}/{name}"
+            for twin in self._folder_twins(plan_id)
+            for name in plan_file_claims(repo.names_in(sha, twin))
+        ]
+        held += twins
+        held += [  # a file above that git for Windows writes into the folder (round 77)
+            path
+            for path, name in self._split_files(repo, sha, plan_id).items()
+            if plan_file_claims([name])
+        ]
+        return names, held, twins
+
+    def _sole_file(self, repo: GitRepo, record: CommitRecord, plan_id: str) -> str | None:
+        """The regular plan file (``PLAN.yml`` or ``PLAN.yaml``, a ``100644``/``100755``
+        file) that alone claims ``plan_id``'s plan file place at ``record``: no link, no
+        gitlink, no twin, no other claim beside it. Else None; "" when every claim is a
+        regular plan file of the folder and there are two (twins: E_PLAN_AMBIGUOUS, no
+        E_UNSAFE_PATH with no link left; round 87, linkrename)."""
+        _, held, _ = self._claims(repo, record.sha, plan_id, plan_id)
+        if not held or any(name not in PLAN_FILES for name in held):
+            return None
+        paths = [str(PurePosixPath(plan_id) / name) for name in held]
+        if any(repo.mode_of(record.sha, path) not in _FILE_MODES for path in paths):
+            return None
+        return paths[0] if len(paths) == 1 else ""
 
     def _status_only(self, repo: GitRepo, record: CommitRecord, change: FileChange) -> bool:
         """Whether ``record`` changed the plan file ``change`` names by its status alone (a

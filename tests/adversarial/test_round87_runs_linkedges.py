@@ -83,6 +83,13 @@ called, the audit 0 valid runs. ``ne`` (PLAN.yaml added beside the link, then th
 removed): held the same. Held around it: ``rz`` (``ry`` then ``git mv PLAN.yaml PLAN.yml``:
 recovered ``failed`` E_ACTION_IN_DOUBT), ``rd`` (the link deleted, real.yml left: recovered,
 the controller committed ``plans/rd/PLAN.yml`` ``failed`` with its log), ``nd``.
+Fixed (2026-12-01, r87linkrename): the hold ends when the folder, as a commit leaves it, holds
+one regular plan file alone under either name (``Lifecycle._sole_file``), judged as without a
+hold (``Lifecycle._unsafe_release``): the link's removal with the file in one commit is a
+rename, the plan going on from what the hold found (``ry``, ``gy`` recovered ``failed``
+E_ACTION_IN_DOUBT with their log; ``nz`` waits for and runs on Alice's approval); a file
+beside the link follows the twin rule once the link goes (``ne``); a link left under either
+name keeps the hold. ``INDEX_VERSION`` 114. Variants: ``tests/git/test_plan_file_lookup.py``.
 
 **The controller commits a ``100755`` PLAN.yml as ``100644`` and leaves the checkout's file
 executable** (class ``modeflip``; ``mz:{calls,audit,tree}``, ``mx:tree``, ``kx:tree``,
@@ -146,7 +153,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, load_yaml, valid_runs, xfail
+from advkit import AGENT, ALICE, Lab, cases, load_yaml, valid_runs
 from mcpkit import PLANGATE
 from test_round2_execution_kit import shared
 
@@ -450,16 +457,7 @@ def _seen(lab: Lab) -> dict[str, Any]:
     return lab.seen  # type: ignore[attr-defined,no-any-return]
 
 
-_RENAME = xfail(
-    "linkrename",
-    "PLAN.yml a symlink or gitlink, then the link removed and a regular PLAN.yaml alone: the plan "
-    "stays held E_UNSAFE_PATH naming the link the branch no longer holds (a killed run never "
-    "recovered, a frozen plan's approval never run)",
-)
-BROKEN: dict[str, Any] = {
-    **{i: _RENAME for i in ("ry:record", "ry:row", "ry:tree", "gy:record", "gy:row", "gy:tree")},
-    **{i: _RENAME for i in ("nz:calls", "nz:row", "nz:audit", "ne:row")},
-}
+BROKEN: dict[str, Any] = {}
 
 
 def test_dump(lab: Lab) -> None:

@@ -314,3 +314,121 @@ def test_a_plan_file_link_replaced_by_a_file_ends_its_hold(
     again = HistoryIndex(tmp_path / "index.sqlite", plans_dir="plans",
                          controller_email="plangate@localhost")  # fmt: skip
     assert not again.plans["plans/p"].unsafe  # saved so
+
+
+def _entry(repo: Path, name: str, kind: str, raw: bytes) -> None:
+    """``plans/p/<name>`` as ``kind`` (``symlink`` to ``real.yml``, ``gitlink``, ``file``
+    holding ``raw``), staged; ``None``: removed."""
+    path = repo / "plans" / "p" / name
+    git(repo, "rm", "-rqf", "--cached", "--ignore-unmatch", f"plans/p/{name}")
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        path.rmdir()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "symlink":
+        (repo / "plans" / "p" / "real.yml").write_bytes(raw)
+        path.symlink_to("real.yml")
+    elif kind == "file":
+        path.write_bytes(raw)
+    elif kind == "gitlink":
+        (repo / "plans" / "p" / "real.yml").write_bytes(raw)
+        path.mkdir()
+        head = git(repo, "rev-parse", "HEAD").strip()
+        git(repo, "update-index", "--add", "--cacheinfo", f"160000,{head},plans/p/{name}")
+    git(repo, "add", "-A")
+
+
+#: (the plan file's name, the link's kind, the steps: each a commit of entries put as kinds,
+#: then what the index must say: "held" (unsafe or ambiguous), "ambiguous", "kept" (released,
+#: the version, status and hash the hold found, at that file), "free" (released, a plan)).
+_RENAMES = {
+    "yaml": ("PLAN.yml", "symlink", [({"PLAN.yml": "none", "PLAN.yaml": "file"}, "kept")]),
+    "gitlink": ("PLAN.yml", "gitlink", [({"PLAN.yml": "none", "PLAN.yaml": "file"}, "kept")]),
+    "yml": ("PLAN.yaml", "symlink", [({"PLAN.yaml": "none", "PLAN.yml": "file"}, "kept")]),
+    "later": (
+        "PLAN.yml", "symlink", [({"PLAN.yml": "none"}, "gone"), ({"PLAN.yaml": "file"}, "free")]
+    ),
+    "linkleft": (
+        "PLAN.yml",
+        "symlink",
+        [({"PLAN.yml": "none", "PLAN.yaml": "symlink"}, "held"), ({"PLAN.yaml": "file"}, "free")],
+    ),
+    "bothlinks": (
+        "PLAN.yml",
+        "gitlink",
+        [({"PLAN.yaml": "symlink"}, "held"), ({"PLAN.yml": "none"}, "held"),
+         ({"PLAN.yaml": "none", "PLAN.yml": "file"}, "kept")],
+    ),
+    "twin": (
+        "PLAN.yml",
+        "symlink",
+        [({"PLAN.yaml": "file"}, "ambiguous"), ({"PLAN.yml": "none"}, "free")],
+    ),
+    "twinfile": (  # the link a regular file again beside the twin: the twin rule alone
+        "PLAN.yml",
+        "symlink",
+        [({"PLAN.yaml": "file"}, "ambiguous"), ({"PLAN.yml": "file"}, "twin"),
+         ({"PLAN.yaml": "none"}, "kept")],
+    ),
+    "besidefile": (  # round 72's claim: a link PLAN.yaml beside the regular PLAN.yml
+        "PLAN.yml",
+        "",
+        [({"PLAN.yaml": "symlink"}, "held"), ({"PLAN.yaml": "none"}, "kept")],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(_RENAMES))
+def test_a_plan_file_link_removed_for_a_file_under_either_name_ends_its_hold(
+    repo: Path, tmp_path: Path, case: str
+) -> None:
+    """Round 87 (linkrename): a PLAN.yml committed as a symlink or gitlink, then the link
+    removed and the plan back as a regular PLAN.yaml alone, stayed held E_UNSAFE_PATH for
+    good (a killed run never recovered, a frozen plan's approval never run). The hold ends
+    when the folder holds one regular plan file alone, whatever its name, judged as a rename
+    (the link's removal in the same commit: the version the hold found) or a new file; a
+    link left under either name keeps it, a file beside the link is a twin."""
+    name, kind, steps = _RENAMES[case]
+    folder = repo / "plans" / "p"
+    write_plan(repo, "p")
+    if name != "PLAN.yml":
+        (folder / "PLAN.yml").rename(folder / name)
+    raw = (folder / name).read_bytes()
+    commit_all(repo, "the plan", AGENT)
+    index = HistoryIndex(tmp_path / "index.sqlite", plans_dir="plans",
+                         controller_email="plangate@localhost")  # fmt: skip
+    gitrepo = GitRepo(repo)
+    index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+    found = index.plans["plans/p"]
+    status, blob, plan_hash = found.status, found.blob, found.hash
+    if kind:
+        _entry(repo, name, kind, raw)
+        commit_all(repo, "a link", AGENT)
+        index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+        assert index.plans["plans/p"].unsafe
+    for step, (entries, want) in enumerate(steps):
+        for entry, how in entries.items():
+            _entry(repo, entry, how, raw)
+        if not any(how in ("symlink", "gitlink") for how in entries.values()):
+            git(repo, "rm", "-qf", "--ignore-unmatch", "plans/p/real.yml")
+        commit_all(repo, f"step {step}", AGENT)
+        index.scan(gitrepo, git(repo, "rev-parse", "HEAD").strip())
+        state = index.plans.get("plans/p")
+        if want == "gone":
+            assert state is None, state
+            continue
+        assert state is not None, (step, want)
+        if want == "held":
+            assert state.unsafe and any("E_UNSAFE_PATH" in n for n in state.notes), state
+        elif want == "ambiguous":
+            assert state.ambiguous, state
+        elif want == "twin":
+            assert state.ambiguous and not state.unsafe, state
+        else:
+            assert not state.unsafe and not state.ambiguous, (step, state.notes)
+            assert state.held_from is None and state.hash == plan_hash, state
+        if want == "kept":
+            assert (state.status, state.blob) == (status, blob), state
+            assert (repo / state.file).is_file() and not (repo / state.file).is_symlink()
+    index.close()

@@ -257,7 +257,11 @@ class Refs(RepoBase):
             listed = self.run("for-each-ref", "--format=%(refname)", PUSH_NAMESPACE)
             return [ref for ref in listed.split("\n") if ref]
         top = self.common_dir / PUSH_NAMESPACE
-        loose = [p.relative_to(self.common_dir).as_posix() for p in top.rglob("*") if p.is_file()]
+        loose = [
+            p.relative_to(self.common_dir).as_posix()
+            for p in top.rglob("*")
+            if p.is_file() and not p.name.endswith(".lock")  # git's lock, never a ref
+        ]
         packed = [r.decode() for r in self._packed_refs() if r.startswith(PUSH_NAMESPACE.encode())]
         return sorted({*loose, *packed})
 
@@ -499,7 +503,13 @@ class Refs(RepoBase):
     def _push_source(self, branch: str) -> None:
         """Set ``refs/plangate/push/<branch>`` to the branch's commit, the namespace's only
         ref (any other, from a crash or another branch setting, is deleted in the same
-        transaction): the glob push then carries exactly that one ref."""
+        transaction): the glob push then carries exactly that one ref.
+
+        Only this method writes the namespace, inside a pass under the state directory's
+        lock, so a git lock file found in it is a killed controller's (CI, 2026-12-01: a
+        SIGKILL inside this transaction left ``refs/plangate/push/main.lock``, and every
+        later pass failed ``E_GIT``): it is removed, as no other process can hold it."""
+        self._clear_push_locks()
         name = f"refs/heads/{branch}"
         sha = self._read_ref(name) or self.rev(name)
         if sha is None:
@@ -508,6 +518,15 @@ class Refs(RepoBase):
         lines = [f"delete {ref}\n" for ref in self._push_refs() if ref != source]
         lines.append(f"update {source} {sha}\n")
         self.run("update-ref", "--stdin", input="".join(lines).encode())
+
+    def _clear_push_locks(self) -> None:
+        """Remove the lock files a killed transaction left in :data:`PUSH_NAMESPACE`."""
+        top = self.common_dir / PUSH_NAMESPACE
+        if not top.is_dir():
+            return
+        for path in top.rglob("*.lock"):
+            if path.is_file() and not path.is_symlink():
+                path.unlink(missing_ok=True)
 
 
 def unread_off_line(parents: dict[str, list[str]], last: str, head: str) -> dict[str, str]:

@@ -93,3 +93,22 @@ def test_a_branch_named_like_the_pushed_one_neither_blocks_nor_takes_the_push(
     with pytest.raises(GitError) as info:
         repo.fetch("origin", "main")
     assert "no branch main" in info.value.message
+
+
+def test_a_lock_a_killed_push_left_in_the_own_namespace_is_no_ref_and_no_stop(
+    tmp_path: Path,
+) -> None:
+    """CI, 2026-12-01: a SIGKILL inside the push namespace's transaction left
+    ``refs/plangate/push/main.lock``; it was listed as a ref to delete ("invalid ref
+    format") and every later pass failed. Only the controller writes that namespace, under
+    its state lock, so the lock is a dead controller's: the push goes on."""
+    _seed, bare, repo = _setup(tmp_path)
+    _commit_on(repo, "plangate: start plans/a")
+    assert repo.push("origin", "main") is True
+    stale = repo.common_dir / "refs" / "plangate" / "push" / "main.lock"
+    stale.write_text("0" * 40 + "\n")
+    _commit_on(repo, "plangate: complete plans/a")
+    assert repo.push("origin", "main") is True
+    tip = git(bare, "log", "-1", "--format=%s", "main").strip()
+    assert tip == "plangate: complete plans/a"
+    assert not stale.exists()

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "114"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "115"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -337,6 +337,9 @@ INDEX_VERSION = "114"  # 3: risk and estimate per plan; 4: approval identities, 
 # 114: a hold keeps the version it found (``held_from.hash``) and the withdrawals merged
 # branches made while held (``held_from.side``: ``commit``, ``status``, ``hash`` each, judged
 # as with no hold), applied at the release as their own commits' (round 86, r86heldmerge)
+# 115: a status set while held in ANY plan file of the folder or of a twin folder is a held
+# decision (``decisions``: ``file`` and ``hash`` each; ``held_from.files``: the other files'
+# blobs last seen), mirrored to the held twin folders' plans (round 87, r87heldtwin)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

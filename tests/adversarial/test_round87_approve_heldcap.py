@@ -33,6 +33,14 @@ Statuses set in the TWIN file / folder while held:
   agent removes the twin (her rejection's file); Bob approves ``PLAN.yml``.
 - ``tc``: the agent's twin folder ``plans/TC/``; while held Alice ``rejected`` in
   ``plans/TC/PLAN.yml``; the agent removes ``plans/TC``; Bob approves ``plans/tc``.
+- r87heldtwin's variants (not tried by the attacker): ``tv``: the agent's twin ``PLAN.yaml``
+  of ANOTHER version committed ``approved``; Alice removes ``PLAN.yml``: nothing runs.
+  ``tw``: Mallory's twin FOLDER ``plans/TW/`` (a byte copy) committed ``approved``; Alice
+  removes ``plans/tw``: nothing runs. ``tk`` (control): the agent's twin ``PLAN.yaml`` of
+  another version; while held Alice ``rejected`` in it; the agent removes it; Bob approves
+  ``PLAN.yml``: runs once (a rejection of another version withdraws nothing of this one).
+  ``td``: as ``tr``, but the agent removes BOTH files (the plan gone at its release), then
+  commits the same ``PLAN.yml`` back; Bob approves: nothing runs (her rejection vetoed it).
 
 Writers (Bob makes the entry, then approves; each should be ``E_SELF_APPROVAL``):
 
@@ -99,6 +107,22 @@ which is final``; ``rm``/``rd`` ``E_USAGE: plans/rm/PLAN.yml is not committed`` 
 written back); ``rt`` committed onto the twin's tree and the controller refused it
 ``made while the plan was held E_PLAN_AMBIGUOUS``; ``rb`` ran v1 once; ``ru`` retried and ran.
 
+Fixed (2026-12-01, r87heldtwin): the hold kept only the statuses set in the file it found
+(``Lifecycle._held_decision`` returned for any other path), and a release that left the
+folder's OTHER file read it as a plan "from nothing", its status the releasing commit's
+(``_ambiguity``: ``FileChange(path, None, blob)``, no ``released`` hold); a twin folder's plan
+kept its own decisions, deleted with it. Now every plan file of the held folder and of its twin
+folders is the plan's: a status change in any of them (a new twin file's status compared with
+the status the hold found) is a held decision with its ``file`` and ``hash``, mirrored to the
+held twin folders' plans (``_held_twins``, ``_held_seen``; ``held_from.files``: the other
+files' blobs last seen); the release judges the status of the file it leaves as the commit
+that set it (``_held_left``: the last decision set in THAT file, the file as it left it), the
+others before it in commit order (``_held_steps``); a file left that holds the version the hold
+found takes the plan on from the hold (``_same_version``); a withdrawal set in a file of
+another version, or of a plan the release removes, vetoes that version by hash
+(``_side_veto``, ``_held_vetoes``). ``INDEX_VERSION`` 115. Before the fix 11 ids failed (the 9
+and ``td:{ran,audit}``); ``tv``, ``tw``, ``tk`` held before and after.
+
 Should (docs/approvals.md): "Who releases the hold lends the status no rights and takes none
 from it, by a plain commit or by a merge. The rule is one for every status a human sets while
 held: the release judges it as the commit that set it"; a withdrawal by an allowed approver
@@ -130,7 +154,6 @@ from advkit import (
     clone_audit,
     identity,
     plan_text,
-    xfail,
 )
 from test_round2_execution_kit import shared
 
@@ -146,11 +169,13 @@ GIT = "/usr/bin/git"
 
 HOLD = ["sa", "sa0", "sp", "q-tb", "q-tb0", "q-nh", "hok"]
 TWIN = ["ty", "tz", "tm", "tr", "tc"]
+#: r87heldtwin's variants of the twin class (not tried by the attacker)
+TWIN2 = ["tv", "tw", "tk", "td"]
 WRITERS = ["wc", "wk", "wx", "wd", "wo", "wn", "wg", "wr", "wt"]
 WCTRL = ["wok", "wap"]
 RACES = ["rv", "rr", "rb", "rt", "rm", "rd", "jr", "ru", "rok"]
-SLUGS = HOLD + TWIN + WRITERS + WCTRL + RACES
-RUNS = {"hok": 1, "wok": 1, "wap": 1, "ru": 1, "rok": 1, "q-tb": 1, "q-tb0": 1, "q-nh": 1}
+SLUGS = HOLD + TWIN + TWIN2 + WRITERS + WCTRL + RACES
+RUNS = {"hok": 1, "wok": 1, "wap": 1, "ru": 1, "rok": 1, "q-tb": 1, "q-tb0": 1, "q-nh": 1, "tk": 1}
 #: at most one run, and only of v1 (the version first read)
 ATMOST = {"rb", "rm"}
 
@@ -340,9 +365,15 @@ def _build(root: Path) -> Lab:
     for slug in ("sa", "sa0", "sp", "hok", "q-tb", "q-tb0"):
         lab.write(slug.upper(), plan_text(f"{slug}-twin"))
     lab.write("TC", lab.read("tc"))  # a byte-exact copy: the same version
-    for slug in ("ty", "tr"):
+    for slug in ("ty", "tr", "td"):
         lab.write(slug, lab.read(slug), "PLAN.yaml")
+    lab.write("tk", plan_text("tk-twin"), "PLAN.yaml")  # another version
     lab.commit("agent: twins", AGENT)
+    lab.write("tv", plan_text("tv-twin", status="approved"), "PLAN.yaml")
+    lab.commit("agent: tv twin v2 approved", AGENT)
+    lab.write("TW", lab.read("tw"))
+    _set(lab, "plans/TW/PLAN.yml", "approved")
+    lab.commit("mallory: tw twin folder approved", MALLORY)
     lab.write("tz", lab.read("tz"), "PLAN.yaml")
     _set(lab, "plans/tz/PLAN.yaml", "approved")
     lab.commit("agent: tz twin approved", AGENT)
@@ -362,6 +393,8 @@ def _build(root: Path) -> Lab:
     _set(lab, "plans/ty/PLAN.yaml", "approved")
     _set(lab, "plans/tr/PLAN.yaml", "rejected")
     _set(lab, "plans/TC/PLAN.yml", "rejected")
+    _set(lab, "plans/tk/PLAN.yaml", "rejected")
+    _set(lab, "plans/td/PLAN.yaml", "rejected")
     lab.commit("alice: decide in the twins", ALICE)
     lab.set_status("sa0", "approved")
     lab.commit("mallory: sa0", MALLORY)
@@ -384,9 +417,13 @@ def _build(root: Path) -> Lab:
         "plans/ty/PLAN.yml",
         "plans/tr/PLAN.yaml",
         "plans/rt/PLAN.yaml",
+        "plans/tk/PLAN.yaml",
     )
+    td_text = lab.read("td")
+    lab.git("rm", "-rq", "plans/td")  # both files: the plan gone at its release
     lab.commit("agent: twins gone", AGENT)
-    lab.git("rm", "-q", "plans/tz/PLAN.yml", "plans/tm/PLAN.yml")
+    lab.git("rm", "-q", "plans/tz/PLAN.yml", "plans/tm/PLAN.yml", "plans/tv/PLAN.yml")
+    lab.git("rm", "-rq", "plans/tw")
     lab.commit("alice: keep the yaml", ALICE)
     lab.run()  # P5
     got["released"] = _rows(lab)
@@ -397,7 +434,9 @@ def _build(root: Path) -> Lab:
     for slug in ("q-tb", "q-tb0", "q-nh"):
         lab.set_status(slug, "approved")
     lab.commit("carol: vote", CAROL)
-    for slug in ("tr", "tc"):
+    lab.write("td", td_text)  # the version Alice rejected while held, back
+    lab.commit("agent: td again", AGENT)
+    for slug in ("tr", "tc", "tk", "td"):
         lab.set_status(slug, "approved")
     lab.commit("bob: approve", BOB)
     lab.run()  # P6
@@ -423,23 +462,8 @@ IDS = (
     + [f"{s}:entry" for s in WRITERS]
     + ["ty:who", "all:twins"]
 )
-_CRED = "a status set in the commit that makes the twin file is credited to the release"
-_LOST = "a rejection set in the twin while held is lost when the twin is removed"
-BROKEN: dict[str, Any] = {
-    **{
-        f"{s}:{w}": xfail(_CRED, f"{who}'s twin PLAN.yaml with approved, Alice's release ran it")
-        for s, who in (("tz", "the agent"), ("tm", "Mallory"))
-        for w in ("ran", "audit")
-    },
-    **{
-        f"{s}:{w}": xfail(_LOST, f"Alice's rejected in the byte-exact twin {t}; Bob's approval ran")
-        for s, t in (("tr", "PLAN.yaml"), ("tc", "folder plans/TC"))
-        for w in ("ran", "audit")
-    },
-    "ty:who": xfail(
-        _CRED, "Alice's approval set in the twin refused as the agent's (the releaser)"
-    ),
-}
+#: Fixed (2026-12-01, r87heldtwin): no id is expected to fail.
+BROKEN: dict[str, Any] = {}
 
 
 def _brief(row: dict[str, Any]) -> Any:

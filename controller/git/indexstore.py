@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "115"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "116"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -341,6 +341,9 @@ INDEX_VERSION = "115"  # 3: risk and estimate per plan; 4: approval identities, 
 # either name (round 87, r87linkrename: the link removed and the plan back as PLAN.yaml stayed
 # held); a link's removal keeps the row while another claim holds the folder. The rows'
 # format is 113's: rebuilt so that a plan an older index held for good is read again
+# 116: a status set while held in ANY plan file of the folder or of a twin folder is a held
+# decision (``decisions``: ``file`` and ``hash`` each; ``held_from.files``: the other files'
+# blobs last seen), mirrored to the held twin folders' plans (round 87, r87heldtwin)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -2546,7 +2546,8 @@ class Lifecycle(IndexStore):
                 and not (before.unsafe and self._claims(repo, record.sha, plan_id, plan_id)[1])
             ):  # a link (or any claim) left under the other name still holds it (round 87)
                 del self.plans[plan_id]
-            self._apply_held_side(repo, plan_id, side, sink)  # the version vetoed by hash
+            self._held_vetoes(repo, plan_id, released)  # the versions vetoed by hash
+            self._apply_held_side(repo, plan_id, side, sink)
             return
         state = before or PlanState(plan_id, change.path)
         if before is None:  # the folder's log committed before its plan is its plan's
@@ -3271,15 +3272,19 @@ class Lifecycle(IndexStore):
         state.file = path
         kept, state.held_from = state.held_from or {}, None
         self._carry_held_side(state.plan_id, kept)
-        if kept.get("blob") and kept.get("file") == path:
+        if self._released is None:
+            self._released = {}
+        # the statuses set while held in any plan file of the folder (or a twin folder's),
+        # each judged at the release as its own commit (rounds 84-87), whichever file stays
+        self._released[state.plan_id] = kept
+        if kept.get("blob") and (kept.get("file") == path or self._same_version(repo, kept, blob)):
             # the release (round 83): the plan goes on from the version, status and request
             # the hold found (a paused run is still paused, never a plan "from nothing" whose
-            # gate approval reads as a first one), its file judged as changed from there
+            # gate approval reads as a first one), its file judged as changed from there; the
+            # folder's other file too when it holds that version (round 87: a byte copy of the
+            # plan kept as PLAN.yaml is the plan renamed, its status set by whoever set it)
             state.status, state.file_status = kept.get("status"), kept.get("file_status")
             state.request, state.blob = kept.get("request"), kept["blob"]
-            if self._released is None:
-                self._released = {}
-            self._released[state.plan_id] = kept
             return FileChange(path, kept["blob"], blob, "100644")
         return FileChange(path, None, blob, "100644")
 
@@ -3319,6 +3324,11 @@ class Lifecycle(IndexStore):
             return None
         return paths[0] if len(paths) == 1 else ""
 
+    def _same_version(self, repo: GitRepo, kept: dict[str, Any], blob: str | None) -> bool:
+        """Does ``blob`` (the plan file a release leaves) hold the version the hold found?"""
+        facts = self.facts(repo, blob)
+        return facts is not None and facts.hash is not None and facts.hash == kept.get("hash")
+
     def _status_only(self, repo: GitRepo, record: CommitRecord, change: FileChange) -> bool:
         """Whether ``record`` changed the plan file ``change`` names by its status alone (a
         plain status line, the hashed content kept: :meth:`_plan_file_verdict`), which
@@ -3346,23 +3356,59 @@ class Lifecycle(IndexStore):
         an approval refused, a withdrawal counted or ignored by its own maker (round 84). A
         hold collapses none of them (round 85: Alice's ``rejected`` followed, still while
         held, by Mallory's ``pending_approval`` was lost, and Bob's approval ran the plan);
-        bounded by :data:`_HELD_DECISIONS` (:func:`_keep_decisions`)."""
+        bounded by :data:`_HELD_DECISIONS` (:func:`_keep_decisions`). Every plan file of the
+        folder is the plan's while held (round 87: a twin ``PLAN.yaml`` committed
+        ``approved`` by the agent was credited to Alice who released the hold; Alice's
+        ``rejected`` in a byte-exact twin was lost with it): a status set in any of them, and
+        in a held twin folder's (:meth:`_held_twins`), is kept with its file and version."""
         kept = state.held_from
-        if kept is None or by_controller or change.path != kept.get("file"):
+        if kept is None or by_controller:
             return
         new, old = self.facts(repo, change.new_blob), self.facts(repo, change.old_blob)
+        # every plan file of the folder is the plan's while held (round 87): a status set in
+        # the twin PLAN.yaml (a new one: set from the status the hold found) is one too
+        was = old.status if old is not None else kept.get("file_status")
+        decision: dict[str, Any] | None = None
+        if new is not None and new.status != was:
+            decision = {
+                "commit": record.sha,
+                "status": new.status,
+                "blob": change.new_blob,
+                "at": self.signed_at(record),
+                "file": change.path,
+                "hash": new.hash,
+            }
+        for each in (state, *self._held_twins(state.plan_id)):
+            self._held_seen(each, change, decision)
+
+    def _held_twins(self, plan_id: str) -> list[PlanState]:
+        """The plans held beside ``plan_id`` in the folders one with its own on some checkout
+        (:meth:`_folder_twins`): a status set in any of their plan files is theirs too."""
+        others = (self.plans.get(twin) for twin in self._folder_twins(plan_id))
+        return [
+            other
+            for other in others
+            if other is not None
+            and other.plan_id != plan_id
+            and other.ambiguous
+            and other.held_from is not None
+        ]
+
+    def _held_seen(
+        self, state: PlanState, change: FileChange, decision: dict[str, Any] | None
+    ) -> None:
+        """``change`` seen while ``state`` is held: the blob its file was left at (``seen``
+        for the file the hold found, ``files`` for the others) and its status ``decision``."""
+        kept = state.held_from or {}
+        self.touch(state.plan_id)
         decisions = list(kept.get("decisions") or ())
-        if new is not None and new.status != (old.status if old else None):
-            decisions.append(
-                {
-                    "commit": record.sha,
-                    "status": new.status,
-                    "blob": change.new_blob,
-                    "at": self.signed_at(record),
-                }
-            )
-            decisions = _keep_decisions(decisions)
-        state.held_from = {**kept, "seen": change.new_blob, "decisions": decisions}
+        if decision is not None:
+            decisions = _keep_decisions([*decisions, dict(decision)])
+        if change.path == kept.get("file"):
+            state.held_from = {**kept, "seen": change.new_blob, "decisions": decisions}
+            return
+        files = {**(kept.get("files") or {}), change.path: change.new_blob}
+        state.held_from = {**kept, "files": files, "decisions": decisions}
 
     def _held_maker(
         self,
@@ -3406,14 +3452,23 @@ class Lifecycle(IndexStore):
         which the release's own change (judged by :meth:`_held_maker`) is read."""
         change, new, since, sink, snapshot = judge
         decisions = list((kept or {}).get("decisions") or ())
-        if _held_left(kept, change, new) is not None:
-            decisions.pop()  # the last: the release leaves it as it was set, judged after
-        if old is None or not decisions:
-            return old
+        left = _held_left_at(kept, change, new)
+        if left is not None:
+            del decisions[left]  # the release leaves its file as it was set: judged after
         for decision in decisions:
             facts = self.facts(repo, decision.get("blob")) or new
+            if old is None or (facts.hash and old.hash and facts.hash != old.hash):
+                # set in a plan file of another version than the one judged here (a twin
+                # file, round 87), or the release brought the plan from nothing: a withdrawal
+                # still vetoes the version it withdrew, as a merged branch's does (round 86)
+                if decision["status"] in ("rejected", "aborted"):
+                    maker = repo.commit(str(decision["commit"]))
+                    floor = float(decision.get("at") or 0)
+                    self._side_veto(state.plan_id, maker, decision["status"], facts.hash, floor)
+                continue
             step = replace(facts, status=decision["status"])
-            here = FileChange(change.path, change.old_blob, decision.get("blob"), change.mode)
+            path = str(decision.get("file") or change.path)
+            here = FileChange(path, change.old_blob, decision.get("blob"), change.mode)
             maker = self._held_commit(repo, decision)
             try:
                 if state.status == "approved" and step.status != old.status:
@@ -3435,6 +3490,18 @@ class Lifecycle(IndexStore):
             self._held_request(state, maker, record)
             old = replace(old, status=decision["status"])
         return old
+
+    def _held_vetoes(self, repo: GitRepo, plan_id: str, kept: dict[str, Any] | None) -> None:
+        """A plan gone at its release (every plan file removed): each withdrawal set while
+        held, in any of its files (round 87), still vetoes by hash the version it withdrew
+        when its maker may withdraw it, as a merged branch's does (:meth:`_side_veto`)."""
+        for decision in (kept or {}).get("decisions") or ():
+            if decision.get("status") in ("rejected", "aborted"):
+                facts = self.facts(repo, decision.get("blob"))
+                maker = repo.commit(str(decision["commit"]))
+                floor = float(decision.get("at") or 0)
+                plan_hash = facts.hash if facts is not None else decision.get("hash")
+                self._side_veto(plan_id, maker, str(decision["status"]), plan_hash, floor)
 
     def _held_request(self, state: PlanState, maker: CommitRecord, record: CommitRecord) -> None:
         """An approval request the release ``record`` applied that ``maker`` made while the
@@ -4626,18 +4693,31 @@ def _held_from(state: PlanState) -> dict[str, Any]:
 def _held_left(
     kept: dict[str, Any] | None, change: FileChange, new: BlobFacts
 ) -> dict[str, Any] | None:
-    """The last status set while held (:meth:`Lifecycle._held_decision`) when the release
-    ``change`` leaves the file as that commit left it (its blob seen last, its status)."""
-    decisions = (kept or {}).get("decisions") or ()
-    decision = decisions[-1] if decisions else None
-    if (
-        decision is None
-        or kept is None
-        or kept.get("seen") != change.new_blob
-        or new.status != decision["status"]
-    ):
+    """The status set while held (:meth:`Lifecycle._held_decision`) that the release
+    ``change`` leaves its file at: the last one set in that file (the file the hold found or
+    another plan file of the folder, round 87), the file left as that commit left it."""
+    at = _held_left_at(kept, change, new)
+    return None if at is None or kept is None else dict(kept["decisions"][at])
+
+
+def _held_left_at(kept: dict[str, Any] | None, change: FileChange, new: BlobFacts) -> int | None:
+    """Where :func:`_held_left`'s decision is in the hold's ``decisions``, or None."""
+    if kept is None:
         return None
-    return dict(decision)
+    decisions = kept.get("decisions") or ()
+    main = kept.get("file")
+    at = next(
+        (
+            i
+            for i in range(len(decisions) - 1, -1, -1)
+            if (decisions[i].get("file") or main) == change.path
+        ),
+        None,
+    )
+    seen = kept.get("seen") if change.path == main else (kept.get("files") or {}).get(change.path)
+    if at is None or seen != change.new_blob or new.status != decisions[at]["status"]:
+        return None
+    return at
 
 
 #: How many statuses set while a plan is held are kept for its release (round 85): past it,

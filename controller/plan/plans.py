@@ -20,7 +20,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, cast
 
 from controller.errors import LimitExceeded, PlangateError, Problem, UsageError, YamlParseError
@@ -278,18 +278,29 @@ def name_problem(path: Path) -> Problem | None:
 
 
 def link_problem(path: Path, data: bytes | None = None) -> Problem | None:
-    """E_UNSAFE_PATH for a plan file that is a symbolic link (dangling or not), the verdict
+    """E_UNSAFE_PATH for a plan file that is a symbolic link (dangling or not), or reached
+    through one (a folder on its way below the work tree's root: round 88), the verdict
     the controller gives a link committed where a plan file is: the readers (``validate``,
     ``hash``, ``show``, ``freeze``) never show the file a link points at as the plan, which
     nothing would ever run. Outside a git work tree (a plan kept elsewhere and linked for
     ``freeze``) the link is followed. ``data``: the caller read the bytes itself."""
-    if data is not None or not path.is_symlink() or _in_work_tree(path)[1] is None:
+    if data is not None:
+        return None
+    rel, root = _in_work_tree(path)
+    if root is None:
         return None  # outside a git work tree no controller reads it: a link is the user's
-    return Problem(
-        "E_UNSAFE_PATH",
-        "the plan file is a symbolic link; plangate never follows one, and the controller "
-        "holds such a plan without running it: commit the plan as a regular file",
-    )
+    here = root
+    for part in PurePosixPath(rel).parts:
+        here = here / part
+        if here.is_symlink():
+            what = "the plan file" if here == Path(os.path.abspath(path)) else f"{part!r}"
+            return Problem(
+                "E_UNSAFE_PATH",
+                f"{what} on the way to the plan is a symbolic link; plangate never follows "
+                "one, and the controller holds such a plan without running it: commit the "
+                "plan as a regular file in a regular folder",
+            )
+    return None
 
 
 def read_plan(path: Path, config: Config | None = None, *, data: bytes | None = None) -> LoadedPlan:

@@ -58,6 +58,9 @@ same); ``hash`` printed ``sha256:ea8de259...``; ``validate`` (file and folder) "
 the FILE is refused (hand probe: ``show --config plans/ok/PLAN.yml`` with ``PLAN.yml ->
 real.yml``: "E_UNSAFE_PATH: the plan file is a symbolic link; plangate never follows one").
 The ``ok`` control read as before.
+Fixed (2026-12-01, the lead): a reader refuses a plan file reached through a symbolic link
+ANYWHERE below the git work tree's root (the file or any folder on its way), as ``approve``
+already did: ``E_UNSAFE_PATH``, nothing read through it (``plans.link_problem``).
 Held (first lab, 134 ids and the checkout check, nothing broke): every reader of every
 setting gave the unset answer (``color.ui=always``, ``core.abbrev=4``, the mail map,
 autocrlf: the same rows, hash, audit, MCP texts), no hook,
@@ -514,12 +517,8 @@ def links(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 
 LIDS = [f"{n}:{op}" for n in LINKS for op in LREADERS]
-_FOLLOWED = xfail(
-    "followed",
-    "a plan file reached through a symlinked FOLDER in a git working tree is read and "
-    "shown (its target's text, 'valid', the hash), not E_UNSAFE_PATH",
-)
-LBROKEN: dict[str, Any] = {i: _FOLLOWED for i in LIDS if not i.startswith("ok:")}
+# Was broken (class ``followed``, 24 ids); fixed the same hour by the lead (see the docstring)
+LBROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(LIDS, LIDS, LBROKEN))

@@ -58,6 +58,13 @@ Seen (round 88): two classes, 12 ids of 74 (``late`` and ``stopped`` of each).
   drafts (one chain or three); ``tf`` with chains that started only at the tool's death was
   caught in 1 run of 3 (twice), so the chains churn from the start: 3 of 3 escaped.
 
+Fixed (2026-12-01, the lead): ``zombieleader`` (8 ids): the marker stop reads every
+thread's environment and state under ``/proc/<pid>/task/`` when the leader's is gone or
+``Z`` (``process._task_marked``); a SIGKILL to the pid ends the threads. ``forkchurn`` (4
+ids) stays open (docs/threat-model.md, "Open from round 88"): a scan of ``/proc`` cannot
+catch a chain whose every member forks and exits faster than the scan reaches it; the cure
+is a supervisor no descendant can leave (a cgroup, or a subreaper that outlives the
+controller), not a faster scan.
 Held: ``df`` and ``td`` (round 86's double fork), ``tm`` and ``tt`` (a SIGTERM handler of
 the tool double-forking a fresh marked helper: stopped), ``ho``/``rh``/``hn`` (controls);
 every ``live``, ``calls`` (the tool once; ``rz``/``rh`` twice, resumed once), ``action``,
@@ -357,21 +364,12 @@ def _seen(lab: Lab) -> dict[str, Any]:
     return lab.seen  # type: ignore[attr-defined,no-any-return]
 
 
-_ZOMBIE = xfail(
-    "zombieleader",
-    "the helper's main thread exited: its pid reads Z, its environ is unreadable, the marker "
-    "stop skips it while a second thread carrying the marker lives on and acts",
-)
 _CHURN = xfail(
     "forkchurn",
     "a helper that forks a fresh child and exits over and over outlasts the marker stop's "
     "scans and settles after it, alive, and acts",
 )
 BROKEN: dict[str, Any] = {
-    "zt": _ZOMBIE,
-    "zp": _ZOMBIE,
-    "tz": _ZOMBIE,
-    "rz": _ZOMBIE,
     "fk": _CHURN,
     "tf": _CHURN,
 }

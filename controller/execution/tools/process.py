@@ -363,15 +363,31 @@ def _marked(needle: bytes) -> list[int]:
         try:
             if os.stat(_PROC / name).st_uid != uid:
                 continue
-            environ = (_PROC / name / "environ").read_bytes()
-        except OSError:  # gone, or not ours to read
+        except OSError:  # gone
             continue
-        if needle not in environ.split(b"\0"):
-            continue
-        stat = _stat(pid)
-        if stat is not None and stat[0] != "Z":
+        if _task_marked(_PROC / name, needle):
             found.append(pid)
     return found
+
+
+def _task_marked(proc: Path, needle: bytes) -> bool:
+    """Does a live thread of the process at ``proc`` carry ``needle``? Its leader's
+    environment first; a leader that exited while other threads run (``pthread_exit`` in
+    the main thread: round 88, ``zombieleader``) shows state ``Z`` and no environment at
+    ``/proc/<pid>``, while its threads keep both under ``task/<tid>``, and a SIGKILL to the
+    pid still ends them all."""
+    tasks = [proc]
+    with contextlib.suppress(OSError):
+        tasks += [proc / "task" / e.name for e in os.scandir(proc / "task") if e.name.isdigit()]
+    for task in tasks:
+        try:
+            environ = (task / "environ").read_bytes()
+            state = (task / "stat").read_bytes()
+        except OSError:  # gone, a zombie leader, or not ours to read
+            continue
+        if needle in environ.split(b"\0") and state[state.rfind(b")") + 2 :][:1] != b"Z":
+            return True
+    return False
 
 
 def _wait_gone(spawned: Spawned, seconds: float) -> None:

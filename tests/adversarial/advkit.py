@@ -390,6 +390,25 @@ class Lab:
         return result.returncode, report
 
 
+def until(pred: Callable[[], Any], timeout: float = 60.0, step: float = 0.05) -> bool:
+    """Poll ``pred`` every ``step`` seconds until it is true (True) or ``timeout`` passed."""
+    end = time.time() + timeout
+    while time.time() < end:
+        if pred():
+            return True
+        time.sleep(step)
+    return False
+
+
+def pid_alive(pidfile: Path) -> bool:
+    """Whether the process whose pid ``pidfile`` holds is alive and no zombie (Linux /proc)."""
+    try:
+        stat = Path(f"/proc/{int(pidfile.read_text())}/stat").read_text()
+    except (OSError, ValueError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
 def xfail(cls: str, what: str) -> Any:
     """The marker for an attack that breaks the promise on today's main (issue 11)."""
     import pytest

@@ -74,7 +74,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, load_yaml, plan_text, valid_runs
+from advkit import AGENT, ALICE, Lab, cases, load_yaml, pid_alive, plan_text, until, valid_runs
 from mcpkit import PLANGATE
 from test_round2_execution_kit import shared
 
@@ -113,23 +113,6 @@ def _parent(v: str, pin: str) -> str:
     return (plan_text(v) + two).replace("  - name: rec\n", "  - name: rec\n  - name: kil\n", 1)
 
 
-def _alive(pidfile: Path) -> bool:
-    try:
-        stat = Path(f"/proc/{int(pidfile.read_text())}/stat").read_text()
-    except (OSError, ValueError):
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def _until(pred: Any, timeout: float = 60.0) -> bool:
-    end = time.time() + timeout
-    while time.time() < end:
-        if pred():
-            return True
-        time.sleep(0.1)
-    return False
-
-
 def _build(root: Path) -> Lab:
     kd = root / "kd"
     kd.mkdir()
@@ -159,7 +142,7 @@ def _build(root: Path) -> Lab:
             cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             start_new_session=True,
         )  # fmt: skip
-        seen["marked"][v] = _until((kd / f"DONE-{v}n").exists, 80)
+        seen["marked"][v] = until((kd / f"DONE-{v}n").exists, 80)
         time.sleep(0.3)
         os.killpg(p.pid, signal.SIGKILL)
         p.wait(timeout=30)
@@ -200,7 +183,7 @@ def _build(root: Path) -> Lab:
     lab.git("commit", "-q", "-m", "agent: undone", who=AGENT)
     seen["end_err"] = [lab.run(check=False).stderr[-1200:], lab.run(check=False).stderr[-600:]]
     snap("end")
-    seen["alive"] = {v: _alive(kd / f"PID-{v}n") for v in VIDS}
+    seen["alive"] = {v: pid_alive(kd / f"PID-{v}n") for v in VIDS}
     seen["calls"] = {
         v: (len(lab.calls(f"kil:{v}n")), len(lab.calls(f"{v}n3")), len(lab.calls("ne-edited")))
         for v in VIDS

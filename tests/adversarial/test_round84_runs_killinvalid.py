@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, load_yaml
+from advkit import AGENT, ALICE, Lab, load_yaml, pid_alive, until
 from mcpkit import PLANGATE
 from test_round2_execution_kit import shared
 
@@ -90,23 +90,6 @@ def _plan(v: str, pin: str) -> str:
         "available_tools:\n  - name: rec\n  - name: rec2\n  - name: kil\n  - name: kid\n"
         "actions:\n" + one + two
     )
-
-
-def _alive(pidfile: Path) -> bool:
-    try:
-        stat = Path(f"/proc/{int(pidfile.read_text())}/stat").read_text()
-    except (OSError, ValueError):
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def _until(pred: Any, timeout: float = 60.0) -> bool:
-    end = time.time() + timeout
-    while time.time() < end:
-        if pred():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def _invalidate(lab: Lab, v: str, tools: str) -> None:
@@ -160,7 +143,7 @@ def _build(root: Path) -> Lab:
             cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             start_new_session=True,
         )  # fmt: skip
-        seen["marked"][v] = _until((kd / f"DONE-{WAITS[v]}").exists, 80)
+        seen["marked"][v] = until((kd / f"DONE-{WAITS[v]}").exists, 80)
         time.sleep(0.3)
         os.killpg(p.pid, signal.SIGKILL)
         p.wait(timeout=30)
@@ -168,7 +151,7 @@ def _build(root: Path) -> Lab:
     seen["err"] = [lab.run(check=False).stderr[-1500:], lab.run(check=False).stderr[-800:]]
     seen["end"] = {v: dict(load_yaml(lab.git("show", f"HEAD:plans/{v}/PLAN.yml"))) for v in VIDS}
     seen["tree"] = lab.git("status", "--porcelain", "--untracked-files=all")
-    seen["alive"] = {v: _alive(kd / f"PID-{WAITS[v]}") for v in VIDS}
+    seen["alive"] = {v: pid_alive(kd / f"PID-{WAITS[v]}") for v in VIDS}
     seen["calls"] = {v: (len(lab.calls(f"kil:{WAITS[v]}")), len(lab.calls(f"{v}n2"))) for v in VIDS}
     return lab
 

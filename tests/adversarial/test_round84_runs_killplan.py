@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, load_yaml
+from advkit import AGENT, ALICE, Lab, cases, load_yaml, pid_alive, until
 from mcpkit import PLANGATE
 from test_round2_execution_kit import shared
 
@@ -99,23 +99,6 @@ NESTED = (
 )
 
 
-def _alive(pidfile: Path) -> bool:
-    try:
-        stat = Path(f"/proc/{int(pidfile.read_text())}/stat").read_text()
-    except (OSError, ValueError):
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def _until(pred: Any, timeout: float = 60.0) -> bool:
-    end = time.time() + timeout
-    while time.time() < end:
-        if pred():
-            return True
-        time.sleep(0.1)
-    return False
-
-
 def _build(root: Path) -> Lab:
     kd = root / "kd"
     kd.mkdir()
@@ -147,7 +130,7 @@ def _build(root: Path) -> Lab:
             cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             start_new_session=True,
         )  # fmt: skip
-        seen["marked"][v] = _until((kd / f"DONE-{v}").exists, 80)
+        seen["marked"][v] = until((kd / f"DONE-{v}").exists, 80)
         time.sleep(0.3)
         os.killpg(p.pid, signal.SIGKILL)
         p.wait(timeout=30)
@@ -176,7 +159,7 @@ def _build(root: Path) -> Lab:
     seen["end"] = {v: dict(load_yaml(lab.git("show", f"HEAD:plans/{v}/PLAN.yml"))) for v in VIDS}
     seen["rows"] = {k: json.dumps(r)[:900] for k, r in lab.status().items()}
     seen["tree"] = lab.git("status", "--porcelain", "--untracked-files=all")
-    seen["alive"] = {v: _alive(kd / f"PID-{v}") for v in VIDS}
+    seen["alive"] = {v: pid_alive(kd / f"PID-{v}") for v in VIDS}
     seen["calls"] = {
         v: (len(lab.calls(f"kil:{v}")), len(lab.calls(f"{v}2")), len(lab.calls("pe-added")))
         for v in VIDS

@@ -87,7 +87,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, valid_runs
+from advkit import AGENT, ALICE, Lab, cases, plan_text, until, valid_runs
 from mcpkit import PLANGATE
 from test_round2_execution_kit import shared
 
@@ -170,15 +170,6 @@ def _alive(pidfile: Path) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def _until(pred: Any, timeout: float = 60.0) -> bool:
-    end = time.time() + timeout
-    while time.time() < end:
-        if pred():
-            return True
-        time.sleep(0.1)
-    return False
-
-
 def _build(root: Path) -> Lab:
     kd = root / "kd"
     kd.mkdir()
@@ -236,7 +227,7 @@ def _build(root: Path) -> Lab:
             cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             start_new_session=True,
         )  # fmt: skip
-        seen[f"{vid}:marked"] = _until((kd / f"DONE-{tag}").exists, 80)
+        seen[f"{vid}:marked"] = until((kd / f"DONE-{tag}").exists, 80)
         time.sleep(0.3)
         os.killpg(p.pid, signal.SIGKILL)
         p.wait(timeout=30)

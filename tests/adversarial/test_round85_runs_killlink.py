@@ -90,7 +90,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, load_yaml, valid_runs
+from advkit import AGENT, ALICE, Lab, load_yaml, pid_alive, until, valid_runs
 from mcpkit import PLANGATE
 from test_round2_execution_kit import shared
 
@@ -130,23 +130,6 @@ def _plan(v: str, task: str = "") -> str:
         f'  - id: 1\n    tool: kil\n    why: "once"\n    params: {{t: "{v}"}}\n'
         f'  - id: 2\n    tool: rec\n    why: "after"\n    params: {{tag: "{v}2"}}\n'
     )
-
-
-def _alive(pidfile: Path) -> bool:
-    try:
-        stat = Path(f"/proc/{int(pidfile.read_text())}/stat").read_text()
-    except (OSError, ValueError):
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def _until(pred: Any, timeout: float = 60.0) -> bool:
-    end = time.time() + timeout
-    while time.time() < end:
-        if pred():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def _head(lab: Lab, v: str) -> dict[str, Any] | None:
@@ -252,14 +235,14 @@ def _build(root: Path) -> Lab:
             cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True,
         )  # fmt: skip
-        seen["marked"][v] = _until((kd / f"DONE-{v}").exists, 80)
+        seen["marked"][v] = until((kd / f"DONE-{v}").exists, 80)
         time.sleep(0.3)
         os.killpg(p.pid, signal.SIGKILL)
         p.wait(timeout=30)
         _first(lab, v)
     seen["err"] = [lab.run(check=False).stderr[-1200:], lab.run(check=False).stderr[-600:]]
     seen["midrows"] = lab.status()
-    seen["midalive"] = {v: _alive(kd / f"PID-{v}") for v in KILLED}
+    seen["midalive"] = {v: pid_alive(kd / f"PID-{v}") for v in KILLED}
     for v in VIDS:
         _second(lab, v)
     seen["err2"] = [lab.run(check=False).stderr[-1200:], lab.run(check=False).stderr[-600:]]
@@ -271,7 +254,7 @@ def _build(root: Path) -> Lab:
     lab.git("commit", "-q", "-m", "approve sv v2 and nk", who=ALICE)
     seen["err3"] = lab.run(check=False).stderr[-1200:]
     seen["end"] = {v: _head(lab, v) for v in VIDS}
-    seen["alive"] = {v: _alive(kd / f"PID-{v}") for v in VIDS}
+    seen["alive"] = {v: pid_alive(kd / f"PID-{v}") for v in VIDS}
     seen["tree"] = lab.git("status", "--porcelain", "--untracked-files=all")
     seen["hist"] = {v: lab.git("log", "-p", "--format=%an %s", "--", f"plans/{v}") for v in VIDS}
     seen["calls"] = {v: lab.calls(f"kil:{v}") for v in VIDS}

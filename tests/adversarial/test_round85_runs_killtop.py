@@ -87,7 +87,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, load_yaml, valid_runs
+from advkit import AGENT, ALICE, Lab, load_yaml, pid_alive, until, valid_runs
 from mcpkit import PLANGATE
 from test_round2_execution_kit import shared
 
@@ -127,23 +127,6 @@ def _plan(v: str, pin: str) -> str:
         f'  - id: 1\n    tool: kil\n    why: "once"\n    params: {{t: "{v}"}}\n'
         f'  - id: 2\n    plan: {{path: plans/{v}n, hash: {json.dumps(pin)}}}\n    why: "nested"\n'
     )
-
-
-def _alive(pidfile: Path) -> bool:
-    try:
-        stat = Path(f"/proc/{int(pidfile.read_text())}/stat").read_text()
-    except (OSError, ValueError):
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def _until(pred: Any, timeout: float = 60.0) -> bool:
-    end = time.time() + timeout
-    while time.time() < end:
-        if pred():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def _edit(lab: Lab, v: str) -> None:
@@ -235,7 +218,7 @@ def _build(root: Path) -> Lab:
             cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             start_new_session=True,
         )  # fmt: skip
-        seen["marked"][v] = _until((kd / f"DONE-{v}").exists, 80)
+        seen["marked"][v] = until((kd / f"DONE-{v}").exists, 80)
         time.sleep(0.3)
         os.killpg(p.pid, signal.SIGKILL)
         p.wait(timeout=30)
@@ -243,13 +226,13 @@ def _build(root: Path) -> Lab:
         _edit(lab, v)
     seen["err"] = [lab.run(check=False).stderr[-1500:], lab.run(check=False).stderr[-800:]]
     seen["mid"] = {v: _head(lab, v) for v in VIDS}
-    seen["alive"] = {v: _alive(kd / f"PID-{v}") for v in VIDS}
+    seen["alive"] = {v: pid_alive(kd / f"PID-{v}") for v in VIDS}
     seen["midrows"] = {k: v for k, v in lab.status().items() if k in ("plans/yb", "plans/sy")}
     seen["midcalls"] = {v: (len(lab.calls(f"kil:{v}")), len(lab.calls(f"{v}n2"))) for v in VIDS}
     _undo(lab, seen["starts"])
     seen["err2"] = [lab.run(check=False).stderr[-1500:], lab.run(check=False).stderr[-800:]]
     seen["end"] = {v: _head(lab, v) for v in VIDS}
-    seen["alive2"] = {v: _alive(kd / f"PID-{v}") for v in VIDS}
+    seen["alive2"] = {v: pid_alive(kd / f"PID-{v}") for v in VIDS}
     seen["tree"] = lab.git("status", "--porcelain", "--untracked-files=all")
     seen["rows"] = {k: v.get("status") for k, v in lab.status().items()}
     seen["endrows"] = {k: v for k, v in lab.status().items() if k in ("plans/yb", "plans/sy")}

@@ -60,7 +60,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, load_yaml, valid_runs
+from advkit import ALICE, Lab, cases, load_yaml, pid_alive, until, valid_runs
 from mcpkit import PLANGATE
 from test_round2_execution_kit import shared
 
@@ -103,23 +103,6 @@ def _plan(v: str) -> str:
         f'  - id: 1\n    tool: {tool}\n    why: "once"\n    params: {{t: "{v}"}}\n'
         f'  - id: 2\n    tool: rec\n    why: "after"\n    params: {{tag: "{v}2"}}\n'
     )
-
-
-def _alive(pidfile: Path) -> bool:
-    try:
-        stat = Path(f"/proc/{int(pidfile.read_text())}/stat").read_text()
-    except (OSError, ValueError):
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def _until(pred: Any, timeout: float = 60.0) -> bool:
-    end = time.time() + timeout
-    while time.time() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def _head(lab: Lab, v: str) -> dict[str, Any] | None:
@@ -169,14 +152,14 @@ def _build(root: Path) -> Lab:
         lab.git("commit", "-q", "-m", f"approve {v}", who=ALICE)
         approval = lab.head()
         p = _pass()
-        seen["marked"][v] = _until((kd / f"DONE-{v}").exists, 80)
+        seen["marked"][v] = until((kd / f"DONE-{v}").exists, 80)
         time.sleep(0.3)
         _kill(p)
         if v in ("tt", "ti"):
             p = _pass()
-            seen["termed"][v] = _until((kd / f"TERM-{v}").exists, 80)
+            seen["termed"][v] = until((kd / f"TERM-{v}").exists, 80)
             _kill(p)
-            seen.setdefault("between", {})[v] = _alive(kd / f"PID-{v}")
+            seen.setdefault("between", {})[v] = pid_alive(kd / f"PID-{v}")
         if v == "fp":
             tip = lab.head()
             lab.git("reset", "-q", "--hard", approval)
@@ -184,11 +167,11 @@ def _build(root: Path) -> Lab:
             seen["fp_err"] = errs
             seen["fp_row"] = lab.status().get("plans/fp")
             seen["fp_calls"] = (len(lab.calls("stb:fp")), len(lab.calls("fp2")))
-            seen["fp_alive"] = _alive(kd / "PID-fp")  # test_held_stopped (r85linkheld)
+            seen["fp_alive"] = pid_alive(kd / "PID-fp")  # test_held_stopped (r85linkheld)
             lab.git("reset", "-q", "--hard", tip)
     seen["err"] = [lab.run(check=False).stderr[-1500:], lab.run(check=False).stderr[-800:]]
     seen["end"] = {v: _head(lab, v) for v in VIDS}
-    seen["alive"] = {v: _alive(kd / f"PID-{v}") for v in VIDS}
+    seen["alive"] = {v: pid_alive(kd / f"PID-{v}") for v in VIDS}
     seen["tree"] = lab.git("status", "--porcelain", "--untracked-files=all")
     seen["calls"] = {
         v: (len(lab.calls(f"stb:{v}")), len(lab.calls(f"{v}2")), lab.calls(f"stb:{v}"))

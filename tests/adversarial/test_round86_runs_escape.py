@@ -68,7 +68,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, load_yaml
+from advkit import ALICE, Lab, cases, load_yaml, pid_alive, until
 from mcpkit import PLANGATE
 from test_round2_execution_kit import shared
 
@@ -173,23 +173,6 @@ def _plan(name: str) -> str:
     )
 
 
-def _alive(pidfile: Path) -> bool:
-    try:
-        stat = Path(f"/proc/{int(pidfile.read_text())}/stat").read_text()
-    except (OSError, ValueError):
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def _until(pred: Any, timeout: float = 60.0) -> bool:
-    end = time.time() + timeout
-    while time.time() < end:
-        if pred():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def _head(lab: Lab, plan: str) -> dict[str, Any] | None:
     try:
         return dict(load_yaml(lab.git("show", f"HEAD:plans/{plan}/PLAN.yml")))
@@ -242,17 +225,17 @@ def _build(root: Path) -> Lab:
             p = _pass()
             mine = [v for v in KILLED if VARIANTS[v][0] == plan]
             for v in mine:  # the kill falls mid-action, every helper waiting
-                seen["ready"][v] = _until((kd / f"READY-{v}").exists, 60)
+                seen["ready"][v] = until((kd / f"READY-{v}").exists, 60)
             time.sleep(0.3)
             os.killpg(p.pid, signal.SIGKILL)
             p.wait(timeout=30)
         _approve(lab, ["ab"], "aborted")
         seen["err"].append(lab.run(check=False).stderr[-1500:])
-        seen["alive"] = {v: _alive(kd / f"READY-{v}") for v in KILLED}
+        seen["alive"] = {v: pid_alive(kd / f"READY-{v}") for v in KILLED}
         _approve(lab, ["to"])
         seen["err"].append(lab.run(check=False).stderr[-1500:])
         seen["ready"]["to"] = (kd / "READY-to").exists()
-        seen["alive"]["to"] = _alive(kd / "READY-to")
+        seen["alive"]["to"] = pid_alive(kd / "READY-to")
     finally:
         (kd / "RELEASE").write_text("1")
     time.sleep(2.0)

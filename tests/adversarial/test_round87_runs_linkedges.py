@@ -153,7 +153,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, load_yaml, valid_runs
+from advkit import AGENT, ALICE, Lab, cases, load_yaml, pid_alive, until, valid_runs
 from mcpkit import PLANGATE
 from test_round2_execution_kit import shared
 
@@ -211,23 +211,6 @@ def _status(raw: bytes, status: str) -> bytes:
             lines[i] = f"  status: {status}"
             break
     return "\n".join(lines).encode()
-
-
-def _alive(pidfile: Path) -> bool:
-    try:
-        stat = Path(f"/proc/{int(pidfile.read_text())}/stat").read_text()
-    except (OSError, ValueError):
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
-def _until(pred: Any, timeout: float = 60.0) -> bool:
-    end = time.time() + timeout
-    while time.time() < end:
-        if pred():
-            return True
-        time.sleep(0.1)
-    return False
 
 
 def _head(lab: Lab, v: str) -> dict[str, Any] | None:
@@ -393,7 +376,7 @@ def _build(root: Path) -> Lab:
             cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True,
         )  # fmt: skip
-        seen["marked"][v] = _until((kd / f"DONE-{v}").exists, 80)
+        seen["marked"][v] = until((kd / f"DONE-{v}").exists, 80)
         time.sleep(0.3)
         os.killpg(p.pid, signal.SIGKILL)
         p.wait(timeout=30)
@@ -433,7 +416,7 @@ def _build(root: Path) -> Lab:
     seen["err4"] = [lab.run(check=False).stderr[-1200:], lab.run(check=False).stderr[-600:]]
     seen["rows"] = lab.status()
     seen["end"] = {v: _head(lab, v) for v in VIDS}
-    seen["alive"] = {v: _alive(kd / f"PID-{v}") for v in VIDS}
+    seen["alive"] = {v: pid_alive(kd / f"PID-{v}") for v in VIDS}
     seen["ls"] = {v: lab.git("ls-tree", "HEAD", f"plans/{v}/") for v in VIDS}
     seen["tree"] = lab.git("status", "--porcelain", "--untracked-files=all")
     seen["hist"] = {v: lab.git("log", "-p", "--format=%an %s", "--", f"plans/{v}") for v in VIDS}

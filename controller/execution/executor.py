@@ -972,11 +972,15 @@ class PlanRun:
 
 
 TERMINAL = ("completed", "failed", "aborted")
-#: Records written without fdatasync. A run, gate or check record only matters together with
-#: the start or end record that follows it (whose sync makes both durable); a spawn record
-#: only has to survive the controller's death, which keeps the page cache (a power loss kills
-#: the tool).
-_UNSYNCED = ("run", "gate", "spawn", "check")
+#: Records written without fdatasync: the journal is write-ahead, every record durable
+#: before the next effect (a tool call, whose ``start`` is synced, or the run's return, whose
+#: ``outcome`` is), and one fdatasync makes every record before it durable. A run, gate or
+#: check record only matters together with the start that follows it; an ``end`` is made
+#: durable by the next action's start or the outcome (a power loss between them leaves the
+#: action's start without its end: in doubt, never run again unasked); a spawn record only has
+#: to survive the controller's death, which keeps the page cache (a power loss kills the
+#: tool). So one fdatasync per action, and one per run for its outcome.
+_UNSYNCED = ("run", "gate", "spawn", "check", "end")
 #: Records held to ``limits.max_journal_bytes``: the ones that carry params, results, outputs
 #: or check results (the others are small and bounded by the tool calls and gates).
 _BOUNDED = ("start", "called", "end", "check")

@@ -81,3 +81,47 @@ def test_replay_folds_attempts_gates_and_ends() -> None:
     assert two.open_start and two.status == "running" and two.round_attempts == 2
     assert two.attempts == 2 and not two.done
     assert three.open_start
+
+
+def test_every_record_is_on_disk_before_the_next_tool_call_and_the_return(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Write-ahead: whatever the journal holds when a tool is spawned, and when the run
+    returns, was fdatasynced; one fdatasync per action (its start) and one for the outcome."""
+    import os
+    import sys
+
+    from controller.execution import journal as journal_mod
+    from controller.execution.executor import Engine
+    from controller.execution.tools import process
+    from tests.support.executor_kit import make_plan, run
+
+    synced: dict[int, int] = {}  # fd -> its size at its last fdatasync
+    syncs: list[int] = []
+    spawns: list[tuple[int, int]] = []  # (journal size, size synced) at each tool spawn
+    real_sync, real_spawn = journal_mod._SYNC, process._spawn
+
+    def sync(fd: int) -> None:
+        real_sync(fd)
+        synced[fd] = os.fstat(fd).st_size
+        syncs.append(fd)
+
+    def sizes() -> tuple[int, int]:
+        (fd,) = synced  # one run, one journal
+        return os.fstat(fd).st_size, synced[fd]
+
+    def spawn(*args: object, **kw: object) -> object:
+        spawns.append(sizes())
+        return real_spawn(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(journal_mod, "_SYNC", sync)
+    monkeypatch.setattr(process, "_spawn", spawn)
+    tools = {"py": {"kind": "exec", "argv": [sys.executable, "-c", "print('{}')"]}}
+    config, plan_file = make_plan(tmp_path, [{"id": i, "tool": "py"} for i in (1, 2, 3, 4)], tools)
+    assert run(Engine(config), plan_file).status == "completed"
+    assert len(spawns) == 4 and all(size == done for size, done in spawns), spawns
+    (journal,) = (tmp_path / "state" / "journal").rglob("*.jsonl")
+    assert journal.stat().st_size == next(iter(synced.values()))  # all on disk at the return
+    kinds = [r["t"] for r in journal_mod.read_records(journal)]
+    assert kinds.count("end") == 4 and kinds[-1] == "outcome"
+    assert len(syncs) == 4 + 1, kinds  # each action's start, and the outcome

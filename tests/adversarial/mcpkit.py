@@ -65,7 +65,7 @@ def session(
         check=False,
     )
     replies: dict[Any, dict[str, Any]] = {}
-    for line in done.stdout.splitlines():
+    for line in done.stdout.split("\n"):  # JSON-RPC lines end at \n only (U+2028 is text)
         if line.strip():
             reply = json.loads(line)
             replies[reply.get("id")] = reply

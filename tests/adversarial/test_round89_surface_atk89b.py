@@ -28,7 +28,11 @@ frozen text with ``approved``, or the approval is refused ``uncommitted edits``)
 Env ids ``env<VAR>:<op>``: the variable names a marker program; ``status``, ``show``,
 ``audit``, ``approve`` (Alice, of a frozen plan) and ``run`` (``run --once``, the plan
 completed): nothing ran.
-MCP ids ``mcp:<form>``: ``status``/``log`` of a spelled ``path``: the same answer as
+``cw:<op>``: the agent sets ``core.worktree`` in the shared ``.git/config`` to a tree of its
+own whose ``plans/cw/PLAN.yml`` says ``tag: EVIL`` (``git status``: `` M plans/cw/PLAN.yml``):
+``show`` (the frozen hash), ``approve`` (Alice's one commit: the frozen text, approved),
+``ran`` (``run --once``: ``cw`` ran once, ``EVIL`` never).
+MCP ids ``mcp:<form>:<tool>``: ``status``/``log`` of a spelled ``path``: the same answer as
 ``plans/ok``, or an error with its ``E_`` code; never a traceback, never SECRETTARGET.
 
 Seen (round 89): 20 ids broke, 3 classes.
@@ -51,8 +55,10 @@ and ``freeze --check`` "frozen sha256:264d9a2b... (unchanged)" (exit 0) for the 
 (or ``plans/gc/PLAN.yml``) answered "E_USAGE: no plan plans/gc on the watched branch",
 remedy "check the path", while ``status`` of the same path in the same session answered the
 row ``"held": "E_UNSAFE_PATH"``.
-Held: MCP ``status`` of the gitlink folder; the index cases (``approve`` under a staged
-``EVIL`` committed the working-tree text with ``approved``, the index left clean;
+Held: MCP ``status`` of the gitlink folder; ``core.worktree`` (``cw``: every reader,
+``approve`` and the pass read the configured repository's tree; ``EVIL`` never ran); the
+index cases (``approve`` under a staged ``EVIL`` committed the working-tree text with
+``approved``, the index left clean;
 ``skip-worktree``/``assume-unchanged`` edits: ``show`` STALE, ``freeze --check`` "stale",
 ``approve`` "E_USAGE: plans/su/PLAN.yml has uncommitted edits; approving would not cover
 what you see"; ``EVIL`` never ran, ``ix`` completed as frozen); no program named by
@@ -157,13 +163,15 @@ def _texts(lab: Lab, calls: list[mcpkit.Call]) -> list[tuple[int, str]]:
 
 def _build(root: Path) -> Lab:
     lab = Lab(root, extra=AGENT_CFG)
-    for slug in ("ok", "pa", *INDEX, *(f"e{i}" for i in range(len(ENVS)))):
+    for slug in ("ok", "pa", "cw", *INDEX, *(f"e{i}" for i in range(len(ENVS)))):
         lab.write(slug, plan_text(slug))
     lab.commit("agent: plans", AGENT)
     lab.run()
     lab.approve("ok")
     lab.run()
-    got: dict[str, Any] = {"frozen": {s: lab.plan(s)["frozen"]["hash"] for s in ("pa", *INDEX)}}
+    got: dict[str, Any] = {
+        "frozen": {s: lab.plan(s)["frozen"]["hash"] for s in ("pa", "cw", *INDEX)}
+    }
     secret = lab.read("pa").replace("attack variant pa", SECRET)
     plans = lab.repo / "plans"
     for name in ("gc", "gs", "gu"):
@@ -262,6 +270,25 @@ def _build(root: Path) -> Lab:
         calls += [("status", {"path": form}), ("log", {"path": form})]
     texts = _texts(lab, calls)
     got["mcp"] = {k: texts[2 * i : 2 * i + 2] for i, k in enumerate(forms)}
+    # -- core.worktree in the shared .git/config names another tree holding an EVIL cw
+    alt = root / "alt" / "plans" / "cw"
+    alt.mkdir(parents=True)
+    (alt / "PLAN.yml").write_text(lab.read("cw").replace('tag: "cw"', 'tag: "EVIL"'))
+    lab.git("config", "core.worktree", str(root / "alt"))
+    cw: dict[str, Any] = {}
+    cw["show"] = _run(lab, "show", "--json", "--config", c, str(plans / "cw" / "PLAN.yml"))
+    before = lab.head()
+    cw["approve"] = _run(lab, "approve", "--config", c, "plans/cw", who=ALICE)
+    cw["approve"]["moved"] = lab.head() != before
+    cw["run"] = _run(lab, "run", "--once", "--config", c, cwd=root)
+    lab.git("config", "--unset", "core.worktree")
+    cw["approve"]["text"] = lab.git("show", f"{before}..HEAD", "--format=%an", "--", "plans/cw")
+    cw["ran"] = {
+        "evil": lab.calls("EVIL"),
+        "cw": lab.calls("cw"),
+        "st": lab.plan("cw")["plan"]["status"],
+    }
+    got["cw"] = cw
     lab.got = got  # type: ignore[attr-defined]
     return lab
 
@@ -282,7 +309,8 @@ IIDS = [f"{s}:{op}" for s in INDEX for op in IOPS]
 EIDS = [f"env{v}:{op}" for v in ENVS for op in EOPS]
 MTOOLS = ("status", "log")
 MIDS = [f"mcp:{k}:{t}" for k in MCPFORMS for t in MTOOLS]
-IDS = LIDS + IIDS + EIDS + MIDS
+CIDS = ["cw:show", "cw:approve", "cw:ran"]
+IDS = LIDS + IIDS + EIDS + MIDS + CIDS
 BROKEN: dict[str, Any] = {
     **{
         f"{n}:{op}": xfail(
@@ -389,6 +417,18 @@ def _check_mcp(got: dict[str, Any], vid: str) -> None:
         assert answer == want, (answer[:1000], want[:1000])
 
 
+def _check_worktree(got: dict[str, Any], vid: str) -> None:
+    seen = got["cw"][vid.split(":")[1]]
+    assert "Traceback" not in json.dumps(seen), seen
+    if vid == "cw:show":  # the configured repository's tree: the frozen text
+        assert seen["rc"] == 0 and json.loads(seen["out"])["hash"] == got["frozen"]["cw"], seen
+    elif vid == "cw:approve":  # one commit of Alice's: the frozen text, approved
+        assert seen["rc"] == 0 and seen["moved"], seen
+        assert "EVIL" not in seen["text"] and "+  status: approved" in seen["text"], seen
+    else:
+        assert seen["evil"] == [] and len(seen["cw"]) == 1 and seen["st"] == "completed", seen
+
+
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))
 def test_round89_surface(lab: Lab, vid: str) -> None:
     got = lab.got  # type: ignore[attr-defined]
@@ -398,6 +438,8 @@ def test_round89_surface(lab: Lab, vid: str) -> None:
         _check_index(got, vid)
     elif vid in EIDS:
         _check_env(got, vid)
+    elif vid in CIDS:
+        _check_worktree(got, vid)
     else:
         _check_mcp(got, vid)
 

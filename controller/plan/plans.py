@@ -24,7 +24,17 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, cast
 
 from controller.errors import LimitExceeded, PlangateError, Problem, UsageError, YamlParseError
-from controller.plan import budget, guards, hashing, jsonvalues, refs, regexes, schemarefs, yamlio
+from controller.plan import (
+    budget,
+    guards,
+    hashing,
+    jsonvalues,
+    names,
+    refs,
+    regexes,
+    schemarefs,
+    yamlio,
+)
 
 # the plan id rule (controller.plan.names), re-exported: every reader imports it from here
 from controller.plan.names import MAX_PATH_PARTS as MAX_PATH_PARTS
@@ -277,18 +287,35 @@ def name_problem(path: Path) -> Problem | None:
     return None if why is None else Problem("E_UNSAFE_PATH", why)
 
 
-def link_problem(path: Path, data: bytes | None = None) -> Problem | None:
+def link_problem(
+    path: Path, data: bytes | None = None, plans_dir: str = "plans", watched: Path | None = None
+) -> Problem | None:
     """E_UNSAFE_PATH for a plan file that is a symbolic link (dangling or not), or reached
     through one (a folder on its way below the work tree's root: round 88), the verdict
     the controller gives a link committed where a plan file is: the readers (``validate``,
     ``hash``, ``show``, ``freeze``) never show the file a link points at as the plan, which
     nothing would ever run. Outside a git work tree (a plan kept elsewhere and linked for
-    ``freeze``) the link is followed. ``data``: the caller read the bytes itself."""
+    ``freeze``) the link is followed. ``data``: the caller read the bytes itself.
+
+    Likewise a plan whose own work tree is a repository nested below the plans folder of the
+    work tree around it (round 89: a submodule committed as a gitlink, a ``.git`` file naming
+    a git directory elsewhere, a clone never committed): the controller holds that folder
+    ``E_UNSAFE_PATH`` and never reads into it, so no reader shows what it holds. Unless that
+    repository is the one ``watched`` (the config's ``repo``)."""
     if data is not None:
         return None
     rel, root = _in_work_tree(path)
     if root is None:
         return None  # outside a git work tree no controller reads it: a link is the user's
+    nested = _nested_in(root, plans_dir, watched)
+    if nested is not None:
+        return Problem(
+            "E_UNSAFE_PATH",
+            f"{nested} is a git repository of its own (a submodule or a nested clone) in the "
+            "plans folder of the repository around it; plangate never reads a plan through "
+            "one, and the controller holds such a folder without running it: commit the plan "
+            "as a regular file in a regular folder",
+        )
     here = root
     for part in PurePosixPath(rel).parts:
         here = here / part
@@ -303,13 +330,34 @@ def link_problem(path: Path, data: bytes | None = None) -> Problem | None:
     return None
 
 
+def _nested_in(root: Path, plans_dir: str, watched: Path | None) -> str | None:
+    """``root``'s path in the work tree around it when ``root`` (a plan's work tree) lies
+    below that tree's plans folder, in any spelling one with it on some checkout; else None
+    (no tree around it, or ``root`` is the ``watched`` repository itself)."""
+    if watched is not None and os.path.abspath(watched) == str(root):
+        return None
+    outer = next((p for p in root.parents if os.path.lexists(p / ".git")), None)
+    if outer is None:
+        return None
+    inner = root.relative_to(outer).as_posix()
+    parts, top = names.path_parts(inner), names.path_parts(plans_dir)
+    if len(parts) > len(top) and names.same_path("/".join(parts[: len(top)]), plans_dir):
+        return inner
+    return None
+
+
 def read_plan(path: Path, config: Config | None = None, *, data: bytes | None = None) -> LoadedPlan:
     """Read and parse a plan file (size limit, UTF-8, strict YAML) without validating it.
     ``data``: the file's bytes as the caller read them, not read again (local mode's
     adoption reads an uncommitted file once, as ``git add`` would store it: round 78)."""
     max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
     plans_dir = config.plans_dir if config else "plans"
-    refused = held_problem(path, plans_dir) or name_problem(path) or link_problem(path, data)
+    watched = config.repo if config else None
+    refused = (
+        held_problem(path, plans_dir)
+        or name_problem(path)
+        or link_problem(path, data, plans_dir, watched)
+    )
     if refused is not None:
         return LoadedPlan(path, "", problems=[refused])
     try:

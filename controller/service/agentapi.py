@@ -32,6 +32,7 @@ from controller.errors import (
     Problem,
     UnsafePath,
     UsageError,
+    error_for,
 )
 from controller.git import sharedwrite
 
@@ -371,6 +372,12 @@ class AgentApi:
         file = self._plan_file(repo, head, plan_id)
         raw = repo.read_file(head, file) if head and file else None
         if raw is None:
+            with self._reader() as controller:
+                rows = controller.status(reasons=True, plan=plan_id)
+            held = rows[0].get("held") if rows else None
+            if held:  # the branch holds it unread (a gitlink, a link): that, never "absent"
+                said = rows[0].get("reason") or held
+                raise error_for(held, said.removeprefix(f"{held}: "), plan_id, (plan_id,))
             raise UsageError(
                 f"no plan {plan_id} on the watched branch",
                 remedy="check the path",

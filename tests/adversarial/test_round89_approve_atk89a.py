@@ -50,7 +50,13 @@ Mallory; ``qtbr`` (control) the same merged by Bob (a gate needs one approval).
 
 Lab ``time`` (``max_age: 3600``, default policy): Alice's approval with (author, committer)
 dates moved: ``tnow`` (0, 0), ``tfut30`` (+30 min), ``tfut`` (+2 h both), ``tfutc`` (committer
-+2 h), ``tfuta`` (author +2 h), ``tpast`` (-2 d both), ``tpasta`` (author -2 d).
++2 h), ``tfuta`` (author +2 h), ``tpast`` (-2 d both), ``tpasta`` (author -2 d). In the
+same lab ``{risk: high}`` needs two approvals: ``xrfb`` calls the high-risk ``hot`` only in
+a fallback step; Alice alone approves.
+
+Lab ``toolrule`` (``{tools: [hot2]}`` needs two approvals): ``ua`` calls ``rec`` (Alice: runs),
+``ub`` calls ``hot2`` (Alice, then Bob: runs), ``xtfb`` calls ``hot2`` only in a fallback
+step (Alice alone: partial); then ``plangate audit --json`` in a fresh clone, no config.
 
 Labs ``fseal``/``fnoseal`` (default policy): a forged ``plangate: record policy`` commit
 under the controller's name (author and committer), ``.plangate/policy.json`` naming only
@@ -58,7 +64,21 @@ under the controller's name (author and committer), ``.plangate/policy.json`` na
 the real record's ``Controller:``/``Controller-Seal:`` trailers copied); then Alice approves.
 The controller runs it (its config decides) and the fresh-clone audit must call it valid.
 
-Seen (round 89): nothing broke (108 ids). Every quorum attack ended ``partial``, ``refuse``
+Seen (round 89): 3 ids broke, 1 class; 113 held.
+
+1. **A recorded policy holding a ``{tools: [...]}`` rule is no recorded policy to the
+   fresh-clone audit** (``ua``, ``ub``, ``xtfb`` ``:audit``): the controller recorded its
+   policy (``plangate: record policy``, ``.plangate/policy.json`` with ``"rules": [{"match":
+   {"flows": null, "paths": null, "risk": null, "tools": ["hot2"]}, ...}]``), ran ``ua``
+   and ``ub`` (``approval request (approve) by bob@ops.example.com``, ``plangate: start
+   plans/ub``, ``complete``) and made ``xtfb`` partial, but ``plangate audit --json`` in a
+   fresh clone exits 2: ``{"ok": false, "code": "E_CONFIG_INVALID", "message": "no config
+   found, and the branch holds no recorded policy (.plangate/policy.json) to judge its
+   history by"}``, even reset to the record commit itself. Hand probes: the same with a
+   ``{tools: [echo]}`` rule; ``{risk: high}``, ``{paths: [...]}``, ``max_age`` and a
+   ``risk: high`` tool alone audit fine.
+
+Otherwise nothing broke. Every quorum attack ended ``partial``, ``refuse``
 or ignored: ``qforge``/``qbot`` ``approval request (approve) by alice@example.com``,
 ``plangate: partial``; ``qrevert`` ``approval request (approve) by agent@example.com``,
 ``plangate: refuse``; ``qmmeve`` ``approval request (approve) by eve@example.com``,
@@ -75,7 +95,9 @@ E_APPROVER_NOT_ALLOWED``, check ``refuse``) refused. ``check`` agreed each time 
 2 approvals`` with ``missing: ""``, cosmetic). Dates: ``tfut``/``tfutc`` ``E_PLAN_EXPIRED:
 the plan was frozen 2.0 h before its approval was verified``; ``tfuta`` ran (the committer's
 date counts); ``tpast``/``tpasta`` refused; the audit agreed on every one. Forged records:
-``fa`` ran and the fresh-clone audit called it valid in both labs.
+``fa`` ran and the fresh-clone audit called it valid in both labs. Fallbacks: ``xrfb``
+``risk: high``, ``more approvals needed: 1 more approval``; ``xtfb`` ``plangate: partial``
+(the ``tools`` rule seen through the fallback).
 
 Should (docs/approvals.md, Policy): "Approvals of the same hash accumulate across approval
 commits by distinct people ... One person counts once"; "A group member must also match
@@ -84,7 +106,10 @@ content voids them: the plan is frozen again and collection starts from zero"; "
 collected vote is judged again ... under the policy in force"; "Gates and resumes ... still
 need one approval"; a commit inside a merged branch counts only with a signed
 ``Plan-Approved:`` trailer; ``max_age`` counts "to the *later* of the approving commit's
-time and the verifier's own clock"; the recorded policy: "What makes a policy *recorded* is a
+time and the verifier's own clock"; ``plangate audit``: "Reads git history alone (no state
+directory, no config needed): run it in a fresh clone ... Each approval is judged by the
+policy its ``start`` commit names (``Policy-Hash:``)", the record holding "``approval``: every
+key (..., ``groups``, ``rules``, ...)"; the recorded policy: "What makes a policy *recorded* is a
 commit of the controller's, never the file's bytes".
 """
 
@@ -93,12 +118,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, BOT, CAROL, MALLORY, Lab, cases, clone_audit, plan_text
+from advkit import AGENT, ALICE, BOB, BOT, CAROL, MALLORY, Lab, cases, clone_audit, plan_text, xfail
 from test_round2_execution_kit import shared
 
 EVE = ("Eve", "eve@example.com")
@@ -170,6 +197,45 @@ DATES = {
     "tpast": (-172800, -172800),
     "tpasta": (-172800, 0),
 }
+#: lab ``time`` also: a high-risk tool (``hot``) or a ruled tool (``hot2``) called only in a
+#: fallback step; ``{risk: high}`` and ``{tools: [hot2]}`` need two approvals; Alice approves
+RISK_RULES = """\
+rules:
+  - match: {risk: high}
+    require: [{count: 2}]
+"""
+#: lab ``toolrule``: only ``{tools: [hot2]}`` needs two
+TOOL_RULES = """\
+rules:
+  - match: {tools: [hot2]}
+    require: [{count: 2}]
+"""
+FALLBACK = """\
+plan:
+  name: "{t}"
+  task: "t"
+  status: pending_approval
+available_tools:
+  - name: rec
+  - name: {tool}
+actions:
+  - id: 1
+    tool: rec
+    why: "w"
+    on_failure: fallback
+    params:
+      tag: "{t}"
+    fallback:
+      - id: "1.1"
+        tool: {tool}
+        why: "fb"
+        params:
+          tag: "{t}-fb"
+"""
+FALLBACKS = {"xrfb": "hot"}
+#: lab ``toolrule``: ``ua`` (rec; Alice: runs), ``ub`` (hot2; Alice and Bob: runs), ``xtfb``
+#: (hot2 only in a fallback; Alice alone: partial)
+TOOLRULE_RUNS = {"ua": 1, "ub": 1, "xtfb": 0}
 TIME_RUNS = {"tnow": 1, "tfut30": 1, "tfuta": 1}
 #: forged policy records (own labs): with the real record's ``Controller:`` trailers or none
 FORGES = {"fseal": True, "fnoseal": False}
@@ -405,11 +471,25 @@ def _forge_lab(root: Path, seal: bool) -> dict[str, Any]:
 
 def _time_lab(root: Path) -> dict[str, Any]:
     """``max_age: 3600``: Alice's approvals with dates moved (author, committer) by seconds."""
-    lab = Lab(root, approval="max_age: 3600\n")
+    log = json.dumps(str(root / "ran.log"))
+    rec = json.dumps([sys.executable, str(root / "rec.py"), "{tag}"])
+    lab = Lab(
+        root,
+        approval="max_age: 3600\n" + RISK_RULES,
+        tools=(
+            f"hot: {{kind: exec, argv: {rec}, env: {{REC_LOG: {log}}}, risk: high}}\n"
+            f"hot2: {{kind: exec, argv: {rec}, env: {{REC_LOG: {log}}}}}\n"
+        ),
+    )
     for slug in DATES:
         lab.write(slug, plan_text(slug))
+    for slug, tool in FALLBACKS.items():
+        lab.write(slug, FALLBACK.format(t=slug, tool=tool))
     lab.commit("agent: plans", AGENT)
     lab.run()
+    for slug in FALLBACKS:
+        lab.set_status(slug, "approved")
+    lab.commit("alice: approve the fallback plans", ALICE)
     now = int(time.time())
     for slug, (author, committer) in DATES.items():
         lab.set_status(slug, "approved")
@@ -425,16 +505,63 @@ def _time_lab(root: Path) -> dict[str, Any]:
     lab.run()
     lab.run()
     _report, valid = clone_audit(lab, root)
-    calls = {s: len(lab.calls(s)) for s in DATES}
+    calls = {s: len(lab.calls(s)) for s in [*DATES, *FALLBACKS]}
     return {"calls": calls, "valid": sorted(valid), "rows": _rows(lab)}
 
 
-def _build_all(root: Path) -> Lab:
-    lab = _build(root / "main")
-    lab.got["time"] = _time_lab(root / "time")  # type: ignore[attr-defined]
-    lab.got["forge"] = {  # type: ignore[attr-defined]
-        name: _forge_lab(root / name, seal) for name, seal in FORGES.items()
+def _tool_lab(root: Path) -> dict[str, Any]:
+    """``{tools: [hot2]}`` needs two approvals; the fresh clone's audit with no config."""
+    log = json.dumps(str(root / "ran.log"))
+    rec = json.dumps([sys.executable, str(root / "rec.py"), "{tag}"])
+    lab = Lab(
+        root,
+        approval=TOOL_RULES,
+        tools=f"hot2: {{kind: exec, argv: {rec}, env: {{REC_LOG: {log}}}}}\n",
+    )
+    lab.write("ua", plan_text("ua"))
+    lab.write(
+        "ub", plan_text("ub").replace("name: rec", "name: hot2").replace("tool: rec", "tool: hot2")
+    )
+    lab.write("xtfb", FALLBACK.format(t="xtfb", tool="hot2"))
+    lab.commit("agent: plans", AGENT)
+    lab.run()
+    for slug in TOOLRULE_RUNS:
+        lab.set_status(slug, "approved")
+    lab.commit("alice: approve", ALICE)
+    lab.run()
+    lab.set_status("ub", "approved")
+    lab.commit("bob: approve ub", BOB)
+    lab.run()
+    clone = root / "clone"
+    lab.git("clone", "-q", str(lab.repo), str(clone))
+    res = lab.cli("audit", "--json", cwd=clone)
+    try:
+        report = json.loads(res.stdout)
+    except ValueError:
+        report = {"raw": res.stdout}
+    valid = sorted({e["plan"] for e in report.get("executions", []) if e.get("approval_valid")})
+    calls = {s: len(lab.calls(s)) for s in TOOLRULE_RUNS}
+    return {
+        "calls": calls,
+        "valid": valid,
+        "audit": report,
+        "rc": res.returncode,
+        "rows": _rows(lab),
     }
+
+
+def _build_all(root: Path) -> Lab:
+    """The main lab here, the small labs meanwhile in one thread (each its own folders)."""
+
+    def small() -> dict[str, Any]:
+        out = {"tool": _tool_lab(root / "toolrule"), "time": _time_lab(root / "time")}
+        out["forge"] = {name: _forge_lab(root / name, seal) for name, seal in FORGES.items()}
+        return out
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        others = pool.submit(small)
+        lab = _build(root / "main")
+        lab.got.update(others.result())  # type: ignore[attr-defined]
     return lab
 
 
@@ -449,10 +576,14 @@ IDS = (
     + [f"{s}:gate" for s in GATES]
     + [f"{s}:paused" for s in GATES]
     + [f"{s}:{w}" for s in FORGES for w in ("ran", "audit")]
-    + [f"{s}:{w}" for s in DATES for w in ("ran", "audit")]
+    + [f"{s}:{w}" for s in [*DATES, *FALLBACKS] for w in ("ran", "audit")]
+    + [f"{s}:{w}" for s in TOOLRULE_RUNS for w in ("ran", "audit")]
 )
-#: nothing broke in round 89 (an id that breaks later gets ``advkit.xfail`` here)
-BROKEN: dict[str, Any] = {}
+_T = (
+    "recorded tools rule",
+    "a fresh clone's audit finds no recorded policy when it holds a {tools: [...]} rule",
+)
+BROKEN: dict[str, Any] = {f"{s}:audit": xfail(*_T) for s in TOOLRULE_RUNS}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))
@@ -461,7 +592,15 @@ def test_round89_atk89a(lab: Lab, vid: str) -> None:
     slug, what = vid.rsplit(":", 1)
     plan = f"plans/{slug}"
     row = got["rows"].get(plan, {})
-    if slug in DATES:
+    if slug in TOOLRULE_RUNS:
+        tl = got["tool"]
+        if what == "ran":
+            assert tl["calls"][slug] == TOOLRULE_RUNS[slug], (tl["calls"], _brief(tl["rows"][plan]))
+        else:
+            assert tl["audit"].get("ok") is not False, (tl["rc"], str(tl["audit"])[:400])
+            assert (plan in tl["valid"]) == (tl["calls"][slug] > 0), (tl["valid"], tl["calls"])
+        return
+    if slug in DATES or slug in FALLBACKS:
         tl = got["time"]
         if what == "ran":
             assert tl["calls"][slug] == TIME_RUNS.get(slug, 0), (
@@ -503,6 +642,7 @@ if __name__ == "__main__":
     os.makedirs("/tmp/atk89a", exist_ok=True)
     out = Path(tempfile.mkdtemp(prefix="r89a-", dir="/tmp/atk89a"))
     got = _build_all(out).got  # type: ignore[attr-defined]
+    got["tool"]["rows"] = {p: _brief(r) for p, r in got["tool"]["rows"].items()}
     got["time"]["rows"] = {p: _brief(r) for p, r in got["time"]["rows"].items()}
     for f in got["forge"].values():
         f["rows"] = {p: _brief(r) for p, r in f["rows"].items()}

@@ -37,6 +37,14 @@ around 0.4 s. Plans (all approved by Alice in one commit unless said):
   behind ``requires_approval``; the agent (author) sets ``approved`` (refused, nothing ran),
   then Alice (ran once; audit: 2 valid approvals). ``we``: action 1 ``blk``; while it
   waits the agent commits action 2's ``x: "frozen"`` as ``"edited"``; released.
+- remote mode (a second ``Lab`` in the same build, ``rlab``: a bare ``file://`` remote whose
+  own ``pre-receive``/``post-receive`` hooks SIGKILL the pass's session when the pushed tip's
+  subject is the armed one, so the kill falls INSIDE the controller's push): ``rps`` (the
+  start push refused mid-flight), ``rqs`` (the start push landed, the pass dead), ``rpc``
+  (the outcome push cut), ``rqc`` (the outcome push landed), control ``rh``; one approval
+  pushed by Alice and one pass per plan, then a plain pass. Checks ``landed``, ``calls``,
+  ``record`` (the remote's ``main``), ``subjects`` (one start, one complete on the remote),
+  ``audit`` (a fresh clone of the remote).
 
 Seen (round 89): nothing broke (0 of the ids). The steer plans were ``invalid``
 (``E_TOOL_NOT_DECLARED line 14: tool '$<actions[1].outputs.v>' is not in available_tools``;
@@ -56,7 +64,11 @@ group) finished alone; the next pass: ``failed`` ``E_ACTION_IN_DOUBT: action 1 (
 1 call. The ``kb`` burst cut after ``complete plans/kb4`` (batched ``plangate: start 9
 plans``): every ``kb`` once, completed, audit one valid run each. ``pp`` ran 2 at a time;
 the agent's gate approval ``E_APPROVER_NOT_ALLOWED``; ``we-2`` got ``"frozen"`` and the audit
-flagged the edit ``content-after-approval``.
+flagged the edit ``content-after-approval``. Remote: every hook kill landed (rc -9; tips
+``approve rps``, ``plangate: start plans/rqs``, ``plangate: start plans/rpc`` with the tool
+called once, ``plangate: complete plans/rqc``); the next pass pushed each start/outcome
+once: each tool once, ``completed``, one start and one complete on the remote, the clone's
+audit one valid ``complete`` run each.
 
 Should (held): docs/agents.md "Data from an earlier action ... Only earlier actions; never
 to choose tools or actions"; docs/execution.md (a crash: "never run again" for a recorded
@@ -238,6 +250,101 @@ def _head(lab: Lab, plan: str) -> dict[str, Any] | None:
         return None
 
 
+# -- remote mode: a SIGKILL from the remote's own hooks, mid-push ----------------------------
+HOOK = r"""#!{py}
+import os, signal, subprocess, sys
+d = {kd!r}
+which = os.path.basename(sys.argv[0])
+lines = sys.stdin.read().split()
+for i in range(0, len(lines) - 2, 3):
+    new = lines[i + 1]
+    subject = subprocess.run(["git", "log", "-1", "--format=%s", new], capture_output=True,
+                             text=True).stdout.strip()
+    trig = os.path.join(d, "TRIGGER-" + which)
+    if os.path.exists(trig) and open(trig).read().strip() == subject:
+        os.rename(trig, trig + ".hit")
+        os.killpg(int(open(os.path.join(d, "PASS")).read()), signal.SIGKILL)
+sys.exit(0)
+"""
+#: id -> (hook, subject prefix of the push cut)
+REMOTE: dict[str, tuple[str, str]] = {
+    "rps": ("pre-receive", "start"),
+    "rqs": ("post-receive", "start"),
+    "rpc": ("pre-receive", "complete"),
+    "rqc": ("post-receive", "complete"),
+    "rh": ("", ""),
+}
+
+
+def _remote(root: Path, kd: Path, tools: str, seen: dict[str, Any]) -> None:
+    rl = Lab(root / "rlab", tools=tools)
+    rl.log = root / "lab" / "ran.log"  # the one catalog's log
+    bare = root / "bare.git"
+    for vid in REMOTE:
+        rl.write(vid, _plan(vid, _act(1, vid)))
+    rl.commit("agent plans")
+    subprocess.run(["git", "clone", "-q", "--bare", str(rl.repo), str(bare)], check=True)
+    for hook in ("pre-receive", "post-receive"):
+        path = bare / "hooks" / hook
+        path.write_text(HOOK.format(py=sys.executable, kd=str(kd)))
+        path.chmod(0o755)
+    rl.git("remote", "add", "origin", str(bare))
+    rl.git("fetch", "-q", "origin")
+    rl.git("branch", "-q", "--set-upstream-to", "origin/main")
+    text = rl.config.read_text().replace(
+        f"repo: {rl.repo}\n",
+        f"remote: {{url: 'file://{bare}', branch: main, poll_interval: 0.2}}\n",
+    )
+    rl.config.write_text(text)
+    env = rl.env()
+    env["REC_LOG"] = str(rl.log)
+    seen["rerr"] = [rl.run(check=False).stderr[-800:]]
+    seen["rkill"] = {}
+    for vid, (hook, event) in REMOTE.items():
+        rl.git("pull", "-q", "--rebase", "origin", "main")
+        rl.set_status(vid, "approved")
+        rl.commit(f"approve {vid}", ALICE)
+        rl.git("push", "-q", "origin", "HEAD:main")
+        if hook:
+            (kd / f"TRIGGER-{hook}").write_text(f"plangate: {event} plans/{vid}")
+        p = subprocess.Popen(
+            [PLANGATE, "run", "--once", "--config", str(rl.config)],
+            cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            start_new_session=True,
+        )  # fmt: skip
+        (kd / "PASS").write_text(str(p.pid))
+        err = p.communicate(timeout=120)[1].decode()
+        hit = (kd / f"TRIGGER-{hook}.hit").exists()
+        if hit:
+            (kd / f"TRIGGER-{hook}.hit").unlink()
+        seen["rkill"][vid] = {"rc": p.returncode, "hit": hit, "calls": len(rl.calls(vid))}
+        seen["rkill"][vid]["tip"] = _bare(bare, "log", "-1", "--format=%s", "main")
+        seen["rerr"].append(err[-800:])
+        seen["rerr"].append(rl.run(check=False).stderr[-800:])
+    seen["rerr"].append(rl.run(check=False).stderr[-800:])
+    seen["rcalls"] = {vid: len(rl.calls(vid)) for vid in REMOTE}
+    seen["rend"] = {}
+    for vid in REMOTE:
+        try:
+            seen["rend"][vid] = dict(load_yaml(_bare(bare, "show", f"main:plans/{vid}/PLAN.yml")))
+        except Exception as why:  # what the record check reports
+            seen["rend"][vid] = {"error": repr(why)}
+    seen["rsubjects"] = _bare(bare, "log", "--format=%an|%s", "main").splitlines()
+    clone = root / "rclone"
+    subprocess.run(["git", "clone", "-q", str(bare), str(clone)], check=True)
+    r = rl.cli("audit", "--json", cwd=clone)
+    try:
+        seen["raudit"] = json.loads(r.stdout)
+    except ValueError:
+        seen["raudit"] = {"raw": r.stdout[-800:], "stderr": r.stderr[-800:]}
+
+
+def _bare(bare: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "--git-dir", str(bare), *args], capture_output=True, text=True, check=True
+    ).stdout
+
+
 def _build(root: Path) -> Lab:
     kd = root / "kd"
     kd.mkdir()
@@ -326,6 +433,7 @@ def _build(root: Path) -> Lab:
     bot = [r for r in lab.log_rows() if r[2] == BOT[1]]
     seen["bot_bodies"] = [r[4] for r in bot]
     seen["trailers"] = [lab.git("interpret-trailers", "--parse", input=r[4]) for r in bot]
+    _remote(root, kd, tools, seen)
     try:
         report, valid = clone_audit(lab, root / "clone")
         seen["audit"] = report
@@ -481,6 +589,37 @@ def test_runs(lab: Lab, vid: str, check: str) -> None:
         starts = [x for x in subjects if x.startswith("plangate: start ")]
         ends = [x for x in subjects if x.startswith(("plangate: complete ", "plangate: fail "))]
         assert len(starts) == 1 and len(ends) == 1, subjects
+
+
+@pytest.mark.parametrize("vid", cases(list(REMOTE), list(REMOTE), BROKEN))
+@pytest.mark.parametrize("check", ["landed", "calls", "record", "subjects", "audit"])
+def test_remote(lab: Lab, vid: str, check: str) -> None:
+    """A SIGKILL from the remote's hook mid-push: once, recorded once, the audit agreeing."""
+    seen = _seen(lab)
+    if check == "landed":
+        kill = seen["rkill"][vid]
+        if REMOTE[vid][0]:
+            assert kill["hit"] and kill["rc"] == -9, kill
+        else:
+            assert kill["rc"] == 0 and not kill["hit"], kill
+    elif check == "calls":
+        assert seen["rcalls"][vid] == 1, (seen["rcalls"], seen["rkill"][vid])
+    elif check == "record":
+        end = seen["rend"][vid]
+        assert (end.get("plan") or {}).get("status") == "completed", end
+        assert (end.get("execution") or {}).get("status") == "completed", end
+    elif check == "subjects":
+        mine = [s for s in seen["rsubjects"] if s.endswith(f" plans/{vid}")]
+        starts = [s for s in mine if s.startswith("plangate|plangate: start ")]
+        ends = [s for s in mine if s.startswith("plangate|plangate: complete ")]
+        assert len(starts) == 1 and len(ends) == 1, mine
+    else:
+        runs = [
+            e
+            for e in seen["raudit"].get("executions", [])
+            if e.get("plan") == f"plans/{vid}" and e.get("approval_valid")
+        ]
+        assert len(runs) == 1 and runs[0]["outcome"] == "complete", (runs, seen["raudit"])
 
 
 def test_batched(lab: Lab) -> None:

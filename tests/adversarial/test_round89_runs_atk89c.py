@@ -45,8 +45,29 @@ around 0.4 s. Plans (all approved by Alice in one commit unless said):
   pushed by Alice and one pass per plan, then a plain pass. Checks ``landed``, ``calls``,
   ``record`` (the remote's ``main``), ``subjects`` (one start, one complete on the remote),
   ``audit`` (a fresh clone of the remote).
+- ``gk`` (gate, killed): action 2 behind ``requires_approval``; Alice's first approval runs
+  action 1 and pauses; her gate approval is committed and the pass SIGKILLed at its first
+  ``.git/index.lock``/``main.lock``; a plain pass (``calls``: action 2 once, ``record``:
+  ``completed``); then Alice approves again and two passes (``audit``: the valid
+  approvals; whether her second approval then ran action 2 once was seen once, then not
+  in a later build, not judged here). ``wu``: as ``we`` but the agent's edits
+  stay UNCOMMITTED (action 2's param, a forged EXECUTION_LOG.md, an extra ``evil.txt``),
+  then it discards its PLAN.yml edit: ``frozen``, ``plan``, ``files`` (the controller's
+  commits of ``plans/wu`` touch only PLAN.yml and EXECUTION_LOG.md), ``log``, ``record``,
+  ``audit``.
 
-Seen (round 89): nothing broke (0 of the ids). The steer plans were ``invalid``
+Seen (round 89): one class, 2 ids (``test_gate_killed[calls]``, ``[record]``):
+``gatelost``. In two builds the pass SIGKILLed after Alice's gate approval (once with HEAD
+her ``approve gk``, once with HEAD ``plangate: start plans/gk`` already committed, its
+``Approval-Commit`` her gate approval) was followed by a plain ``run --once`` that committed
+(or kept) ``plangate: start plans/gk`` and then ``plangate: await-approval plans/gk``:
+status ``awaiting_approval``, "paused before action 2 (t89): approve it to continue, or
+abort", ``gk-2`` called 0 times; the journal read ``begin`` twice for the same start, then
+``run`` ``"resume": false`` and ``outcome`` ``awaiting_approval``, ``"action": 2``. Her
+second approval of the same gate ran ``gk-2`` once, ``completed``, in two builds (in a
+third, the passes after it logged ``error`` events and ``gk-2`` was not yet called when the
+lab read its calls; not judged here). The unkilled gate ``gt`` needed one approval. Everything
+else held. The steer plans were ``invalid``
 (``E_TOOL_NOT_DECLARED line 14: tool '$<actions[1].outputs.v>' is not in available_tools``;
 ``E_SCHEMA_INVALID ... Input should be a valid integer (got '$<actions[1].outputs.v>')``;
 ``rp`` ``required key `hash` is missing``), Alice's approval ``E_ILLEGAL_TRANSITION ...
@@ -64,13 +85,22 @@ group) finished alone; the next pass: ``failed`` ``E_ACTION_IN_DOUBT: action 1 (
 1 call. The ``kb`` burst cut after ``complete plans/kb4`` (batched ``plangate: start 9
 plans``): every ``kb`` once, completed, audit one valid run each. ``pp`` ran 2 at a time;
 the agent's gate approval ``E_APPROVER_NOT_ALLOWED``; ``we-2`` got ``"frozen"`` and the audit
-flagged the edit ``content-after-approval``. Remote: every hook kill landed (rc -9; tips
+flagged the edit ``content-after-approval``. ``wu``: the outcome waited ("the outcome
+waits: plans/wu/PLAN.yml has uncommitted edits; plangate will not overwrite them"), ``wu-2``
+got ``"frozen"``; once the agent discarded its PLAN.yml edit the next pass committed the
+outcome over the untracked forged log (no ``FORGED`` in HEAD's log), never ``evil.txt``.
+Remote: every hook kill landed (rc -9; tips
 ``approve rps``, ``plangate: start plans/rqs``, ``plangate: start plans/rpc`` with the tool
 called once, ``plangate: complete plans/rqc``); the next pass pushed each start/outcome
 once: each tool once, ``completed``, one start and one complete on the remote, the clone's
 audit one valid ``complete`` run each.
 
-Should (held): docs/agents.md "Data from an earlier action ... Only earlier actions; never
+Should: ``gatelost``: docs/execution.md: "After a restart the controller finds its runs
+from its own records ... a job row ... whose start commit is on the branch, and no outcome
+commit of its own for the plan since ... the run goes on as it would have without the
+crash"; the record says ``start`` with ``Approved-By: alice`` / ``Approval-Commit`` her gate
+approval, then pauses before the very action she approved (her approval recorded and
+dropped). Held: docs/agents.md "Data from an earlier action ... Only earlier actions; never
 to choose tools or actions"; docs/execution.md (a crash: "never run again" for a recorded
 end; an action cut mid-call is ``E_ACTION_IN_DOUBT`` and runs again only on a resume);
 docs/approvals.md (a batched commit: "``plangate audit``, ``status`` and the history index
@@ -89,7 +119,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOT, Lab, cases, clone_audit, load_yaml
+from advkit import AGENT, ALICE, BOT, Lab, cases, clone_audit, load_yaml, xfail
 from mcpkit import PLANGATE
 from test_round2_execution_kit import shared
 
@@ -108,7 +138,7 @@ if mode == "pay":
 if mode == "blk":
     open(os.path.join(d, "READY-" + tag), "w").write(str(os.getpid()))
     for _ in range(1200):
-        if os.path.exists(os.path.join(d, "RELEASE")):
+        if os.path.exists(os.path.join(d, "RELEASE-" + tag)):
             break
         time.sleep(0.05)
 if mode == "par":
@@ -196,6 +226,10 @@ def _texts() -> dict[str, str]:
     plans["gt"] = _plan(
         "gt", _act(1, "gt-1") + _act(2, "gt-2", extra="    requires_approval: true\n")
     )
+    plans["wu"] = _plan("wu", _act(1, "wu-1", "blk") + _act(2, "wu-2", params=', x: "frozen"'))
+    plans["gk"] = _plan(
+        "gk", _act(1, "gk-1") + _act(2, "gk-2", extra="    requires_approval: true\n")
+    )
     plans["we"] = _plan("we", _act(1, "we-1", "blk") + _act(2, "we-2", params=', x: "frozen"'))
     return plans
 
@@ -233,7 +267,17 @@ def _killed_pass(lab: Lab, root: Path, cond: Any, limit: float = 60) -> dict[str
     if p.poll() is None:
         os.killpg(p.pid, signal.SIGKILL)
     p.wait(timeout=30)
-    return {"hit": hit, "rc": p.returncode, "head": lab.log_rows("%s%x00%an%x00%ae%x00%s")[0][3]}
+    stale = []  # a git killed mid-write leaves its lock: the owner removes it, as git says
+    for lock in ("HEAD.lock", "index.lock", "refs/heads/main.lock"):
+        if (lab.repo / ".git" / lock).exists():
+            (lab.repo / ".git" / lock).unlink()
+            stale.append(lock)
+    return {
+        "stale": stale,
+        "hit": hit,
+        "rc": p.returncode,
+        "head": lab.log_rows("%s%x00%an%x00%ae%x00%s")[0][3],
+    }
 
 
 def _approve(lab: Lab, plans: list[str], who: tuple[str, str] = ALICE) -> None:
@@ -411,8 +455,44 @@ def _build(root: Path) -> Lab:
     text = lab.read("we").replace('x: "frozen"', 'x: "edited"')
     lab.write("we", text)
     lab.commit("agent edits we mid-run")
-    (kd / "RELEASE").write_text("1")
+    (kd / "RELEASE-we-1").write_text("1")
     seen["err"].append(p.communicate(timeout=120)[1].decode()[-1500:])
+    # the agent edits the working tree, uncommitted, while wu's first action runs
+    _approve(lab, ["wu"])
+    p = subprocess.Popen(
+        [PLANGATE, "run", "--once", "--config", str(lab.config)],
+        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        start_new_session=True,
+    )  # fmt: skip
+    end = time.time() + 60
+    while time.time() < end and not (kd / "READY-wu-1").exists():
+        time.sleep(0.05)
+    time.sleep(0.3)
+    lab.write("wu", lab.read("wu").replace('x: "frozen"', 'x: "edited"'))
+    lab.write("wu", "# Execution log: wu\nFORGED completed by Alice\n", "EXECUTION_LOG.md")
+    lab.write("wu", "FORGED extra\n", "evil.txt")
+    (kd / "RELEASE-wu-1").write_text("1")
+    seen["err"].append(p.communicate(timeout=120)[1].decode()[-1500:])
+    seen["wu_wait"] = str(lab.status().get("plans/wu"))
+    lab.git("checkout", "-q", "--", "plans/wu/PLAN.yml")  # the agent discards its edit
+    seen["err"].append(lab.run(check=False).stderr[-1500:])
+    seen["wu_files"] = lab.git(
+        "log", "--author=plangate@localhost", "--name-only", "--format=", "--", "plans/wu"
+    ).split()
+    # a SIGKILL at the commit that resumes a gated run on Alice's gate approval
+    _approve(lab, ["gk"])
+    seen["err"].append(lab.run(check=False).stderr[-1500:])
+    seen["gk_mid"] = len(lab.calls("gk-2"))
+    _approve(lab, ["gk"])
+    seen["kill"]["gk"] = _killed_pass(lab, root, lambda: _locked(lab))
+    seen["kill"]["gk"]["calls_at_kill"] = len(lab.calls("gk-2"))
+    seen["err"].append(lab.run(check=False).stderr[-1500:])
+    seen["gk_after"] = {
+        "calls": len(lab.calls("gk-2")),
+        "status": str((_head(lab, "gk") or {}).get("plan")),
+        "row": str(lab.status().get("plans/gk", {}).get("reason")),
+    }
+    _approve(lab, ["gk"])  # Alice approves the gate a second time
     for _ in range(2):
         seen["err"].append(lab.run(check=False).stderr[-1500:])
     seen["calls"] = {}
@@ -426,6 +506,7 @@ def _build(root: Path) -> Lab:
             seen["logs"][name] = lab.git("show", f"HEAD:plans/{name}/EXECUTION_LOG.md")
         except Exception as why:  # what the log check reports
             seen["logs"][name] = repr(why)
+    seen["wu_log"] = lab.git("show", "HEAD:plans/wu/EXECUTION_LOG.md", check=False)
     par = (kd / "par.log").read_text().split("\n") if (kd / "par.log").exists() else []
     seen["par"] = [x.split() for x in par if x.strip()]
     seen["subjects"] = {name: lab.subjects(name) for name in _texts()}
@@ -453,7 +534,13 @@ def _seen(lab: Lab) -> dict[str, Any]:
     return lab.seen  # type: ignore[attr-defined,no-any-return]
 
 
-BROKEN: dict[str, Any] = {}
+_GATELOST = xfail(
+    "gatelost",
+    "a SIGKILL of the pass at its first git lock after Alice's gate approval: the next pass "
+    "commits `start plans/gk` naming her approval and then `await-approval` again; action 2 "
+    "never runs until she approves the same gate a second time",
+)
+BROKEN: dict[str, Any] = {"calls": _GATELOST, "record": _GATELOST}
 
 RUNS = KILLS + BATCH + HONEST + HBATCH
 WANT = {vid: "completed" for vid in RUNS} | {"ksp": "failed"}
@@ -655,6 +742,55 @@ def test_gate(lab: Lab, check: str) -> None:
         assert _row(lab, "gt").get("status") == "completed"
     else:
         assert len(_valid(lab, "gt")) == 2, _valid(lab, "gt")
+
+
+@pytest.mark.parametrize("check", ["frozen", "plan", "files", "log", "record", "audit"])
+def test_uncommitted(lab: Lab, check: str) -> None:
+    """The agent's uncommitted edits mid-run (params, a forged log, an extra file) are
+    neither run nor committed under the controller's name."""
+    seen = _seen(lab)
+    if check == "frozen":
+        second = seen["calls"].get("wu-2", [])
+        assert len(second) == 1 and json.loads(second[0])["x"] == "frozen", second
+    elif check == "plan":
+        action = seen["end"]["wu"]["actions"][1]
+        assert action["params"]["x"] == "frozen", action
+    elif check == "files":
+        assert set(seen["wu_files"]) <= {"plans/wu/PLAN.yml", "plans/wu/EXECUTION_LOG.md"}, seen[
+            "wu_files"
+        ]
+    elif check == "log":
+        assert "FORGED" not in seen["wu_log"], seen["wu_log"][:600]
+        assert "## Action 2: t89" in seen["wu_log"], seen["wu_log"][:600]
+    elif check == "record":
+        assert _row(lab, "wu").get("status") == "completed", _row(lab, "wu")
+    else:
+        assert len(_valid(lab, "wu")) == 1, _valid(lab, "wu")
+
+
+@pytest.mark.parametrize(
+    "check",
+    cases(
+        ["landed", "calls", "record", "audit"],
+        ["landed", "calls", "record", "audit"],
+        BROKEN,
+    ),
+)
+def test_gate_killed(lab: Lab, check: str) -> None:
+    """A SIGKILL at the first commit after Alice's gate approval: action 2 once, recorded."""
+    seen = _seen(lab)
+    if check == "landed":
+        assert seen["kill"]["gk"]["hit"] and seen["gk_mid"] == 0, seen["kill"]["gk"]
+    elif check == "calls":
+        assert len(seen["calls"].get("gk-1", [])) == 1
+        assert seen["gk_after"]["calls"] == 1, seen["gk_after"]
+    elif check == "record":
+        assert "completed" in seen["gk_after"]["status"], seen["gk_after"]
+    elif check == "again":
+        assert len(seen["calls"].get("gk-2", [])) == 1, seen["calls"].get("gk-2")
+        assert _row(lab, "gk").get("status") == "completed", _row(lab, "gk")
+    else:
+        assert len(_valid(lab, "gk")) >= 2, _valid(lab, "gk")
 
 
 @pytest.mark.parametrize("check", ["frozen", "record", "audit"])

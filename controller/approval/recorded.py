@@ -187,12 +187,16 @@ def config_of(doc: dict[str, Any], signers_dir: Path) -> Config:
         path = signers_dir / (hashlib.sha256(text.encode()).hexdigest()[:16] + ".signers")
         path.write_text(text, encoding="utf-8")
         approval["allowed_signers"] = str(path)
+    # the catalog's names go in with the rest: a rule matching ``tools`` is checked against
+    # them (round 89: validated without them, every such record was unreadable); the
+    # recorded tools themselves (:func:`_tool_of`, which cannot run) replace the stand-ins
     config = Config.model_validate(
         {
             "plans_dir": doc["plans_dir"],
             "identity": {"email": doc["identity"]["email"]},
             "approval": approval,
             "limits": doc["limits"],
+            "tools": {name: {"kind": "echo"} for name in doc["tools"]},
         }
     )
     tools = {str(name): _tool_of(record) for name, record in doc["tools"].items()}

@@ -111,6 +111,10 @@ directory, no config needed): run it in a fresh clone ... Each approval is judge
 policy its ``start`` commit names (``Policy-Hash:``)", the record holding "``approval``: every
 key (..., ``groups``, ``rules``, ...)"; the recorded policy: "What makes a policy *recorded* is a
 commit of the controller's, never the file's bytes".
+
+Fixed (2026-12-02, the lead): ``recorded.config_of`` validated the recorded approval rules
+against an empty catalog (the recorded tools were added after), so a ``{tools: [...]}`` rule
+made every such record unreadable; the catalog's names now go in with the rules.
 """
 
 from __future__ import annotations
@@ -583,7 +587,7 @@ _T = (
     "recorded tools rule",
     "a fresh clone's audit finds no recorded policy when it holds a {tools: [...]} rule",
 )
-BROKEN: dict[str, Any] = {f"{s}:audit": xfail(*_T) for s in TOOLRULE_RUNS}
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

@@ -520,3 +520,22 @@ def test_a_record_under_the_controller_name_by_another_committer_records_nothing
     assert code == 1
     assert recorded.hash_of(forged) not in {p["hash"] for p in report["policies"]}
     assert [f["kind"] for f in report["findings"]] == ["policy-changed"], report
+
+
+def test_a_recorded_rule_matching_tools_reads_back(tmp_path: Path) -> None:
+    """Round 89: a rule ``match: {tools: [...]}`` was checked against an empty catalog when
+    the record was read back, so every such record was unreadable and a fresh clone's audit
+    said the branch held no recorded policy."""
+    data = {
+        "repo": str(tmp_path),
+        "tools": {"hot": {"kind": "exec", "argv": ["true"]}, "echo": {"kind": "echo"}},
+        "approval": {
+            "approvers": ["alice@example.com", "bob@example.com"],
+            "rules": [{"match": {"tools": ["hot"]}, "require": [{"count": 2}]}],
+        },
+    }
+    doc = recorded.parse(recorded.policy_bytes(config_from_data(data)))
+    assert doc is not None
+    config = recorded.config_of(doc, tmp_path)
+    assert config.approval.rules[0].match.tools == ["hot"]
+    assert sorted(config.tools) == ["echo", "hot"] and config.tools["hot"].kind == "exec"

@@ -129,7 +129,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, BOT, CAROL, MALLORY, Lab, cases, clone_audit, plan_text, xfail
+from advkit import AGENT, ALICE, BOB, BOT, CAROL, MALLORY, Lab, cases, clone_audit, plan_text
 from test_round2_execution_kit import shared
 
 EVE = ("Eve", "eve@example.com")

@@ -3237,6 +3237,7 @@ class Lifecycle(IndexStore):
         )
         if was and not state.ambiguous:
             self._apply_plan_change(repo, record, found, state.plan_id, by_controller, sink)
+            self._release_judged.add(found.path)  # its own change, later in the commit: this
 
     def _ambiguity(
         self,

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "116"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "117"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -344,6 +344,10 @@ INDEX_VERSION = "116"  # 3: risk and estimate per plan; 4: approval identities, 
 # 116: a status set while held in ANY plan file of the folder or of a twin folder is a held
 # decision (``decisions``: ``file`` and ``hash`` each; ``held_from.files``: the other files'
 # blobs last seen), mirrored to the held twin folders' plans (round 87, r87heldtwin)
+# 117: the held decisions are kept for every file the hold's own rule counts as the plan's
+# (``PLANS/x/``, ``plans./x/``, split names, ``plan.yml``, U+200C twins), a merged branch's
+# too; a merged withdrawal of another version vetoes it. Rows as 116's: rebuilt so that a
+# status an older index lost is judged again (round 88, r88held)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -17,7 +17,7 @@ import json
 import re
 import time
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any
@@ -286,6 +286,10 @@ class Lifecycle(IndexStore):
         #: The plans whose version's writers to key again after the commit applied
         #: (:meth:`_key_versions`): touched, or their folder written.
         self._versions_due: set[str] = set()
+        #: The paths held plans saw in the commit applied (:meth:`_held_note`), and the files
+        #: a hold's release judged there as the commit leaves them (:meth:`_apply_plan_change`).
+        self._held_noted: set[str] = set()
+        self._release_judged: set[str] = set()
 
     def facts(self, repo: GitRepo, blob: str | None) -> BlobFacts | None:
         if blob is None:
@@ -313,6 +317,7 @@ class Lifecycle(IndexStore):
         self._before_move = {} if by_controller else self._move_sources(repo, record)
         self._held_copied: dict[str, set[str]] = {}
         self._same_content: dict[str, set[str]] = {}
+        self._held_noted, self._release_judged = set(), set()  # this commit's alone
         for target, writers in self._follow_parked(repo, record, by_controller).items():
             carried[target] = carried.get(target, set()) | writers
         self.flush_side_made(record.sha)  # the merged branches' makings, in the line's order
@@ -372,6 +377,7 @@ class Lifecycle(IndexStore):
                 self._rejudge(repo, record, plan_id, own, sink)  # beside a folder so named
         self._judge_added(repo, record, added, sink)
         self._judge_twins(repo, record, by_controller, sink)
+        self._held_elsewhere(repo, record, by_controller)
         self._note_logs(record, logs)
         # a log in a folder one with a plan's: judged after the commit's plans, new ones too
         self._note_log_twins(repo, record, (twins - set(added)) | self._log_twin_plans(record))
@@ -476,12 +482,15 @@ class Lifecycle(IndexStore):
             return True
         return any(log_claims([name]) for name in self._split_files(repo, sha, plan_id).values())
 
-    def _split_files(self, repo: GitRepo, sha: str, plan_id: str) -> dict[str, str]:
+    def _split_files(
+        self, repo: GitRepo, sha: str, plan_id: str, walk: bool = False
+    ) -> dict[str, str]:
         """The files above ``plan_id``'s folder at ``sha`` that git for Windows writes into it
         (:func:`controller.plan.names.split_files`: ``plans/fy\\PLAN.yml`` IS
         ``plans/fy/PLAN.yml`` there; round 77), each -> its name in the folder; walked only
-        when a committed name lands in the folder (:meth:`_split_into`)."""
-        if not self._split_into(plan_id):
+        when a committed name lands in the folder (:meth:`_split_into`), or when ``walk``
+        (a path so named is asked about: :meth:`_file_owners`, a merged branch's too)."""
+        if not walk and not self._split_into(plan_id):
             return {}
         return split_files(plan_id, lambda f: repo.names_in(sha, f), self.plans_dir)
 
@@ -2484,6 +2493,12 @@ class Lifecycle(IndexStore):
         sink: EventSink | None,
     ) -> None:
         before = self.plans.get(plan_id)
+        if change.path in self._release_judged:
+            # a hold's release in this commit judged this file as the commit leaves it (its
+            # content and status from what the hold kept): its own change is that one, not a
+            # second change of the releaser's (round 88: ``git mv -f PLAN.yaml PLAN.yml``, the
+            # twin's ``approved`` read again as the releaser's edit of PLAN.yml)
+            return
         released_here = False
         if before is not None and before.unsafe:
             # the hold ends when the folder, as the commit leaves it, holds one regular plan
@@ -2499,10 +2514,13 @@ class Lifecycle(IndexStore):
                 before.unsafe, before.held_from = False, before.held_from or _held_from(before)
                 self.touch(plan_id)
         if before is not None and (before.ambiguous or before.file != change.path):
+            held, asked = before.ambiguous, change.path
             change = self._ambiguity(repo, record, change, before, by_controller)
             if before.ambiguous:
                 self._held_decision(repo, record, change, before, by_controller)
                 return
+            if held and change.path != asked:
+                self._release_judged.add(change.path)
         released = self._released.pop(plan_id, None) if self._released else None
         side = self._held_side.pop(plan_id, None) if self._held_side else None
         snapshot = PlanState(**asdict(before)) if before and sink else None
@@ -3219,6 +3237,7 @@ class Lifecycle(IndexStore):
         )
         if was and not state.ambiguous:
             self._apply_plan_change(repo, record, found, state.plan_id, by_controller, sink)
+            self._release_judged.add(found.path)  # its own change, later in the commit: this
 
     def _ambiguity(
         self,
@@ -3292,23 +3311,86 @@ class Lifecycle(IndexStore):
         self, repo: GitRepo, sha: str, folder: str, plan_id: str
     ) -> tuple[list[str], list[str], list[str]]:
         """(``folder``'s names at ``sha``, every entry claiming its plan file's place, the
-        claims of folders one with it): more than one claim is E_PLAN_AMBIGUOUS."""
+        claims of folders one with it): more than one claim is E_PLAN_AMBIGUOUS. Read from
+        :meth:`_claim_sets`, the one rule the held decisions are kept by too."""
+        names, own, twins, split = self._claim_sets(repo, sha, folder, plan_id)
+        return names, [*own, *twins, *split], twins
+
+    def _claim_sets(
+        self, repo: GitRepo, sha: str, folder: str, plan_id: str, walk: bool = False
+    ) -> tuple[list[str], list[str], list[str], list[str]]:
+        """What claims ``plan_id``'s plan file place at ``sha``, the ONE rule of which files
+        are this plan's (round 88): (``folder``'s names, the claims among them, the claims in
+        folders one with it on some checkout, the paths above it git for Windows or another
+        spelling of the plans folder writes into it). The hold reads it (:meth:`_claims`:
+        more than one is E_PLAN_AMBIGUOUS) and so does the bookkeeping of the statuses set
+        while held (:meth:`_plan_files`, :meth:`_file_owners`): the next spelling the naming
+        rule learns holds the plan and keeps its decisions at once."""
         # one listing of the folder, its plan file's names compared case-insensitively: a
         # folder (or file) under either name in any case counts as that file (rounds 69, 71)
         names = repo.names_in(sha, folder)
-        held = plan_file_claims(names)
+        own = plan_file_claims(names)
         twins = [  # the plan files of folders one with this one on some checkout (round 75)
             f"{twin}/{name}"
             for twin in self._folder_twins(plan_id)
             for name in plan_file_claims(repo.names_in(sha, twin))
         ]
-        held += twins
-        held += [  # a file above that git for Windows writes into the folder (round 77)
+        split = [  # a file above that git for Windows writes into the folder (round 77), or
+            # one below another spelling of the plans folder (``PLANS/x/``: round 84)
             path
-            for path, name in self._split_files(repo, sha, plan_id).items()
+            for path, name in self._split_files(repo, sha, plan_id, walk).items()
             if plan_file_claims([name])
         ]
-        return names, held, twins
+        return names, own, twins, split
+
+    def _plan_files(self, repo: GitRepo, sha: str, plan_id: str, walk: bool = False) -> list[str]:
+        """Every path at ``sha`` that is ``plan_id``'s plan file or claims its place, by the
+        rule its hold is found by (:meth:`_claim_sets`): its folder's claims (``PLAN.yaml``,
+        ``plan.yml``, ``PLAN<U+200C>.yml``), a twin folder's (``plans/KC/``, ``plans/x<U+200C>/``,
+        8.3 names), a split name's or another plans folder spelling's (``plans/x\\PLAN.yml``,
+        ``PLANS/x/``, ``plans./x/``, ``plans /x/``)."""
+        _, own, twins, split = self._claim_sets(repo, sha, plan_id, plan_id, walk)
+        return [*(f"{plan_id}/{name}" for name in own), *twins, *split]
+
+    def _file_owners(
+        self,
+        repo: GitRepo,
+        sha: str,
+        path: str,
+        which: Callable[[PlanState], bool] | None = None,
+    ) -> list[str]:
+        """The plans (of those ``which`` keeps) whose plan file ``path`` is at ``sha``
+        (:meth:`_plan_files`, the hold's own rule): those whose folder is, split as git for
+        Windows splits it, one with the path's folder on some checkout (:meth:`_folder_twins`),
+        confirmed by their claims."""
+        parts = path_parts(path)
+        if len(parts) < 2 or not plan_file_claims([parts[-1]]):
+            return []
+        folder = "/".join(parts[:-1])
+        found = [
+            plan_id
+            for plan_id in sorted({folder, *self._folder_twins(folder)})
+            if plan_id in self.plans and (which is None or which(self.plans[plan_id]))
+        ]
+        walk = "\\" in path or spelled_under(path, self.plans_dir)
+        return [p for p in found if path in self._plan_files(repo, sha, p, walk)]
+
+    def _held_owners(
+        self, repo: GitRepo, record: CommitRecord, change: FileChange
+    ) -> list[PlanState]:
+        """The plans held E_PLAN_AMBIGUOUS (what the hold found kept) whose plan file the
+        regular file ``change`` names is as ``record`` leaves it, or as its first parent had
+        it when ``record`` removed it (:meth:`_file_owners`): a status set in it is a status
+        set while held. A link or gitlink sets no status (its own hold is E_UNSAFE_PATH)."""
+        sha = record.sha
+        if change.new_blob is None:
+            if not record.parents:
+                return []
+            sha = record.parents[0]
+        elif change.mode not in _FILE_MODES:
+            return []
+        found = self._file_owners(repo, sha, change.path, _twin_held)
+        return [self.plans[plan_id] for plan_id in found]
 
     def _sole_file(self, repo: GitRepo, record: CommitRecord, plan_id: str) -> str | None:
         """The regular plan file (``PLAN.yml`` or ``PLAN.yaml``, a ``100644``/``100755``
@@ -3360,39 +3442,50 @@ class Lifecycle(IndexStore):
         folder is the plan's while held (round 87: a twin ``PLAN.yaml`` committed
         ``approved`` by the agent was credited to Alice who released the hold; Alice's
         ``rejected`` in a byte-exact twin was lost with it): a status set in any of them, and
-        in a held twin folder's (:meth:`_held_twins`), is kept with its file and version."""
-        kept = state.held_from
-        if kept is None or by_controller:
+        in any file the hold's own rule counts as the plan's (:meth:`_held_owners`: a twin
+        folder's, ``PLANS/x/``, ``plans/x\\PLAN.yml``; round 88), is kept with its file and
+        version by every held plan whose file it is."""
+        if state.held_from is None or by_controller:
             return
-        new, old = self.facts(repo, change.new_blob), self.facts(repo, change.old_blob)
-        # every plan file of the folder is the plan's while held (round 87): a status set in
-        # the twin PLAN.yaml (a new one: set from the status the hold found) is one too
-        was = old.status if old is not None else kept.get("file_status")
-        decision: dict[str, Any] | None = None
-        if new is not None and new.status != was:
-            decision = {
-                "commit": record.sha,
-                "status": new.status,
-                "blob": change.new_blob,
-                "at": self.signed_at(record),
-                "file": change.path,
-                "hash": new.hash,
-            }
-        for each in (state, *self._held_twins(state.plan_id)):
-            self._held_seen(each, change, decision)
+        owners = {state.plan_id: state}
+        owners.update((each.plan_id, each) for each in self._held_owners(repo, record, change))
+        self._held_note(repo, record, change, list(owners.values()))
 
-    def _held_twins(self, plan_id: str) -> list[PlanState]:
-        """The plans held beside ``plan_id`` in the folders one with its own on some checkout
-        (:meth:`_folder_twins`): a status set in any of their plan files is theirs too."""
-        others = (self.plans.get(twin) for twin in self._folder_twins(plan_id))
-        return [
-            other
-            for other in others
-            if other is not None
-            and other.plan_id != plan_id
-            and other.ambiguous
-            and other.held_from is not None
-        ]
+    def _held_note(
+        self, repo: GitRepo, record: CommitRecord, change: FileChange, owners: list[PlanState]
+    ) -> None:
+        """``change`` (a human commit's) seen by each held plan of ``owners`` whose plan file
+        it is (:meth:`_held_owners`), a status it set kept as a decision made while held."""
+        new, old = self.facts(repo, change.new_blob), self.facts(repo, change.old_blob)
+        for each in owners:
+            kept = each.held_from or {}
+            # a new file (a twin made while held) is set from the status the hold found
+            was = old.status if old is not None else kept.get("file_status")
+            decision: dict[str, Any] | None = None
+            if new is not None and new.status != was:
+                decision = {
+                    "commit": record.sha,
+                    "status": new.status,
+                    "blob": change.new_blob,
+                    "at": self.signed_at(record),
+                    "file": change.path,
+                    "hash": new.hash,
+                }
+            self._held_seen(each, change, decision)
+        if owners:
+            self._held_noted.add(change.path)
+
+    def _held_elsewhere(self, repo: GitRepo, record: CommitRecord, by_controller: bool) -> None:
+        """After ``record``'s plans are judged (a hold it made too): each change no held plan
+        of its own path saw (:meth:`_held_decision`) that is a held plan's file by the hold's
+        rule (:meth:`_held_owners`: ``PLANS/x/PLAN.yml``, ``plans/x\\PLAN.yml``,
+        ``plans/x/plan.yml``, a folder ``plans/x<U+200C>/``; round 88) is seen by it, a status
+        it set a decision made while held, as one in the plan's own file is."""
+        if by_controller:
+            return
+        for change in record.changes:
+            if change.path not in self._held_noted:
+                self._held_note(repo, record, change, self._held_owners(repo, record, change))
 
     def _held_seen(
         self, state: PlanState, change: FileChange, decision: dict[str, Any] | None
@@ -3756,15 +3849,24 @@ class Lifecycle(IndexStore):
         fast-forward that puts the withdrawal behind a second parent), and a withdrawal
         still wins in any order of commits (round 8). Kept until the scan's commits are
         applied (:meth:`apply_side_withdrawals`)."""
-        plan_id = plan_id_of(change.path, self.plans_dir)
-        if plan_id is None or change.new_blob is None or _unsafe_why(change):
+        if change.new_blob is None:
             return
-        if path_name(change.path) not in PLAN_FILES:
+        plan_id = plan_id_of(change.path, self.plans_dir)
+        if _unsafe_why(change) or path_name(change.path) not in PLAN_FILES:
+            plan_id = None
+        # a plan file of a held plan by the hold's own rule (round 88: ``PLANS/x/PLAN.yml``,
+        # ``plans/x\\PLAN.yml``, ``plans/x/plan.yml`` on the merged branch) is its plan's
+        held: list[str] = []
+        if change.mode in _FILE_MODES:
+            held = self._file_owners(repo, commit.sha, change.path, _twin_held)
+        owners = list(dict.fromkeys([*([plan_id] if plan_id else []), *held]))
+        if not owners:
             return
         facts = self.facts(repo, change.new_blob)
         if facts is not None and facts.status in ("rejected", "aborted"):
             floor = self._ancestor_clock(repo, commit)
-            self._side.append((plan_id, commit, facts.status, facts.hash, floor))
+            for owner in owners:
+                self._side.append((owner, commit, facts.status, facts.hash, floor))
 
     def _side_lapse(self, repo: GitRepo, commit: CommitRecord, change: FileChange) -> None:
         """A decision taken back on a branch merged into the watched branch: a commit there
@@ -3949,7 +4051,11 @@ class Lifecycle(IndexStore):
         if held_status in ("rejected", "aborted", "completed", "failed"):
             return
         if plan_hash is not None and held_hash is not None and plan_hash != held_hash:
-            return  # a withdrawal of another version of the plan
+            # a withdrawal of another version (set in a twin file of it: round 88, ``mv``)
+            # vetoes that version by hash when its maker may withdraw it, as a status set
+            # while held in such a file by a plain commit does (:meth:`_held_steps`)
+            self._side_veto(state.plan_id, commit, status, plan_hash, floor)
+            return
         found = replace(state, status=held_status, hash=held_hash, notes=[])
         snapshot = PlanState(**asdict(state)) if sink else None
         if not self._side_allowed(found, commit, status, floor, sink, snapshot):
@@ -4675,6 +4781,11 @@ def forget_scan_answers() -> None:
     fold.cache_clear()
 
 
+def _twin_held(state: PlanState) -> bool:
+    """Is ``state`` held E_PLAN_AMBIGUOUS with what the hold found kept (round 83)?"""
+    return state.ambiguous and state.held_from is not None
+
+
 def _held_from(state: PlanState) -> dict[str, Any]:
     """What a hold found of the plan (round 83): its file, version, status and open request,
     which its release takes back (a paused run stays the run it was)."""
@@ -4715,9 +4826,23 @@ def _held_left_at(kept: dict[str, Any] | None, change: FileChange, new: BlobFact
         None,
     )
     seen = kept.get("seen") if change.path == main else (kept.get("files") or {}).get(change.path)
-    if at is None or seen != change.new_blob or new.status != decisions[at]["status"]:
-        return None
-    return at
+    if at is not None and seen == change.new_blob and new.status == decisions[at]["status"]:
+        return at
+    # the file left holds what another of its plan files held, set while held (round 88: a
+    # twin PLAN.yaml committed ``approved``, moved over PLAN.yml by ``git mv -f`` at the
+    # release): that content's status was set by the commit that set it in the twin
+    for i in range(len(decisions) - 1, -1, -1):
+        decision = decisions[i]
+        file = decision.get("file") or main
+        last = kept.get("seen") if file == main else (kept.get("files") or {}).get(file)
+        if (
+            file != change.path
+            and decision.get("blob") == change.new_blob
+            and last == change.new_blob
+            and new.status == decision["status"]
+        ):
+            return i
+    return None
 
 
 #: How many statuses set while a plan is held are kept for its release (round 85): past it,

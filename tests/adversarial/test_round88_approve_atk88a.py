@@ -94,6 +94,18 @@ Held: the case folder, ``plans/kt./``, the 8.3 name, ``PLAN.yaml`` twins (``kc``
 set status approved (from rejected) ...; ignored``); ``sr`` (Mallory's approval ``made while
 the plan was held E_PLAN_AMBIGUOUS``, nothing ran); the controls ran once.
 
+Fixed (2026-12-02, r88held): the hold and its held-decision bookkeeping now read one rule of
+which files are the plan's (``Lifecycle._claim_sets``: the folder's claims, a twin folder's, a
+split name's or another plans folder spelling's): a change in any of them is seen by every held
+plan whose file it is (``_held_owners``, ``_held_elsewhere``; a merged branch's too,
+``_side_withdrawal``), so Alice's ``rejected`` in ``PLANS/``, ``plans./``, ``plans /``,
+``plans/x\\PLAN.yml``, ``plan.yml``, ``PLAN<U+200C>.yml`` or ``plans/x<U+200C>/`` is kept and
+judged at the release (class 1). A merged withdrawal of another version while held vetoes that
+version by hash when its maker may withdraw it (``_held_withdrawal``: class 2). A release that
+leaves the plan file holding what a twin held when it was set while held is judged as the
+twin's commit (``_held_left_at``), and the plan file's own change in the releasing commit is
+not judged a second time as the releaser's (``_release_judged``: class 3). All 91 ids pass.
+
 Should (docs/approvals.md): "While a twin holds the plan, a status change in ANY of its plan
 files, the file the hold found, the twin file beside it ... or the plan file of a folder one
 with it on some checkout, is a status set while held: kept in ``held_from.decisions`` ... and
@@ -115,7 +127,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, MALLORY, Lab, cases, clone_audit, plan_text, xfail
+from advkit import AGENT, ALICE, BOB, MALLORY, Lab, cases, clone_audit, plan_text
 from test_round2_execution_kit import shared
 
 #: slug -> the twin path of ``plans/<slug>`` (repo-relative) Alice decides in while held
@@ -310,27 +322,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 HELD = [s for s in SLUGS if s not in WINDOW]
 IDS = [f"{s}:{w}" for s in SLUGS for w in ("ran", "audit")] + [f"{s}:held" for s in HELD]
-_A = (
-    "held twin spelling",
-    "a status set in a PLANS/, plans./, split, plan.yml or U+200C twin is lost",
-)
-_B = (
-    "held merge veto",
-    "a merged branch's withdrawal of another version in the twin vetoes nothing",
-)
-_C = (
-    "held release overwrite",
-    "git mv -f of the approved twin over PLAN.yml is the releaser's approval",
-)
-BROKEN: dict[str, Any] = {
-    **{
-        f"{s}:{w}": xfail(*_A)
-        for s in ["ku", "kd", "ks", "kb", "kf", "kz", "kn", "hu", "wu", "mu", "cu", "vu", "vb"]
-        for w in ("ran", "audit")
-    },
-    **{f"mv:{w}": xfail(*_B) for w in ("ran", "audit")},
-    **{f"{s}:{w}": xfail(*_C) for s in ("mvf", "mvm") for w in ("ran", "audit")},
-}
+#: Fixed (2026-12-02, r88held): no id is expected to fail.
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

@@ -304,7 +304,9 @@ class Lab:
         """Every recorded call of ``rec`` for ``tag``: what really ran."""
         if not self.log.exists():
             return []
-        rows = [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
+        text = self.log.read_text()
+        text = text[: text.rfind("\n") + 1]  # a call still being written is not read yet
+        rows = [json.loads(line) for line in text.split("\n") if line.strip()]
         return [r for r in rows if r["argv"][:1] == [tag]]
 
     def plan(self, slug: str, rev: str = "HEAD", filename: str = "PLAN.yml") -> dict[str, Any]:

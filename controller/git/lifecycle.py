@@ -3455,8 +3455,19 @@ class Lifecycle(IndexStore):
         self, repo: GitRepo, record: CommitRecord, change: FileChange, owners: list[PlanState]
     ) -> None:
         """``change`` (a human commit's) seen by each held plan of ``owners`` whose plan file
-        it is (:meth:`_held_owners`), a status it set kept as a decision made while held."""
-        new, old = self.facts(repo, change.new_blob), self.facts(repo, change.old_blob)
+        it is (:meth:`_held_owners`), a status it set kept as a decision made while held.
+        Only a regular file's blob is read: a gitlink names a commit the store may not hold
+        (round 90: every pass stopped E_GIT at the agent's gitlink under ``plans/``)."""
+        if not owners:
+            return
+        new = self.facts(repo, change.new_blob) if change.mode in _FILE_MODES else None
+        old = None
+        if change.old_blob is not None and record.parents:
+            was_mode = change.old_mode
+            if was_mode == "?":
+                was_mode = repo.mode_of(record.parents[0], change.path) or ""
+            if was_mode in _FILE_MODES:
+                old = self.facts(repo, change.old_blob)
         for each in owners:
             kept = each.held_from or {}
             # a new file (a twin made while held) is set from the status the hold found

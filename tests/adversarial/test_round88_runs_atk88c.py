@@ -72,7 +72,7 @@ recorded in the journal's spawn record (``cgroup``); every stop (the timeout's, 
 the recovery's from that record) kills it whole with ``cgroup.kill`` (every member at once,
 forks in flight included) and removes it (``controller.execution.tools.cgroup``). With
 ``PLANGATE_TOOL_CGROUPS=off`` in the controller's environment (the marker scan alone, as on a
-host without cgroup v2) the same 4 ids fail as before: 4 failed, 70 passed.
+host without cgroup v2) the same 4 ids fail as before, and only those.
 Held: ``df`` and ``td`` (round 86's double fork), ``tm`` and ``tt`` (a SIGTERM handler of
 the tool double-forking a fresh marked helper: stopped), ``ho``/``rh``/``hn`` (controls);
 every ``live``, ``calls`` (the tool once; ``rz``/``rh`` twice, resumed once), ``action``,

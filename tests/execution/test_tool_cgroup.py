@@ -266,3 +266,37 @@ def test_fallback_normal_end_leaves_the_marker_scan_to_stops(
             break
         time.sleep(0.01)
     assert (tmp_path / "late").exists()
+
+
+@CONTAINED
+def test_start_up_sweeps_empty_cgroups_of_gone_controllers(tmp_path: Path) -> None:
+    """An empty ``plangate-<pid>-...`` whose controller pid is gone is removed; one of a live
+    controller, or one that holds a process, is not."""
+    mount, own = cgroup.support().mount, cgroup.support().own
+    assert mount is not None and own is not None
+    parent = mount / own.lstrip("/")
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    names = [f"{cgroup.PREFIX}{gone.pid}-r88sweep", f"{cgroup.PREFIX}{live.pid}-r88sweep"]
+    held = parent / f"{cgroup.PREFIX}{gone.pid}-r88held"
+    try:
+        for name in names:
+            (parent / name).mkdir()
+        held.mkdir()
+        (held / "cgroup.procs").write_text(str(live.pid))
+        assert cgroup.sweep() >= 1
+        assert not (parent / names[0]).exists()
+        assert (parent / names[1]).exists() and held.exists()
+    finally:
+        live.kill()
+        live.wait()
+        for path in (parent / names[1], held):
+            for _ in range(200):
+                try:
+                    path.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.01)

@@ -109,7 +109,7 @@ def announce() -> None:
     found = support()
     log = structlog.get_logger("plangate")
     if found.why is None:
-        log.debug("tools.containment", cgroup=found.own, mode="cgroup")
+        log.debug("tools.containment", cgroup=found.own, mode="cgroup", swept=sweep())
         return
     log.warning(
         "tools.containment",
@@ -118,6 +118,40 @@ def announce() -> None:
         note="no cgroup for tool calls: a helper that forks and exits faster than the "
         "marker scan may outlive a stop (docs/execution.md)",
     )
+
+
+def sweep() -> int:
+    """Remove the EMPTY per-call cgroups left below ours by controllers that are gone (the
+    pid the marker starts with runs no more: one killed between making a call's cgroup and
+    journaling it, or whose run was never recovered); how many. A cgroup that still holds a
+    process is left to the journal's recovery; a live controller's is never touched."""
+    found = support()
+    if found.why is not None or found.mount is None or found.own is None:
+        return 0
+    parent = found.mount / found.own.lstrip("/")
+    removed = 0
+    try:
+        names = [e.name for e in os.scandir(parent) if e.name.startswith(PREFIX)]
+    except OSError:
+        return 0
+    for name in names:
+        pid = name[len(PREFIX) :].removeprefix("probe-").split("-", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+            continue
+        with contextlib.suppress(OSError):
+            os.rmdir(parent / name)  # EBUSY while it holds a process: left alone
+            removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: alive
+        return True
+    return True
 
 
 def create(marker: str) -> Box | None:

@@ -29,6 +29,9 @@ def run(*, config_path: str | None, once: bool, take_over: bool = False) -> int:
     from controller.service.reconcile import Controller
 
     logs.configure()  # stderr: JSON lines unless it is a terminal
+    from controller.execution.tools import cgroup
+
+    cgroup.announce()  # how tool calls are contained: a warning if not by cgroups
     controller = Controller(config, take_over=take_over)
     progress = Progress()  # a line on a terminal, `progress` events otherwise
     try:

@@ -1074,12 +1074,14 @@ def _spawned(record: dict[str, Any] | None) -> Spawned | None:
     if not isinstance(pid, int) or not isinstance(pgid, int):
         return None
     marker = record.get("marker")  # none in a journal written before round 86
+    box = record.get("cgroup")  # none before round 88, or where cgroups are not used
     return Spawned(
         pid,
         pgid,
         ticks if isinstance(ticks, int) else None,
         boot if isinstance(boot, str) else None,
         marker if isinstance(marker, str) and marker else None,
+        box if isinstance(box, str) and box else None,
     )
 
 

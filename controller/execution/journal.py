@@ -22,16 +22,19 @@ Format: JSON Lines, one record per line, each with ``t`` (type) and ``at`` (UTC 
 - ``{"t": "start", "id": k, "attempt": n, "key": "step:...", "params": {...}}``: action ``k``
   is about to run with these resolved params (secrets redacted);
 - ``{"t": "spawn", "id": k, "attempt": n, "pid": P, "pgid": G, "start_ticks": T, "boot_id": B,
-  "marker": M}``:
+  "marker": M, "cgroup": C}``:
   that attempt's tool started child process ``P`` in process group ``G`` (``exec`` and
   ``python`` kinds), ``T`` being its start time (``/proc/<pid>/stat`` field 22, clock ticks
   since boot) and ``B`` ``/proc/sys/kernel/random/boot_id`` (both null without ``/proc``);
   ``M`` is the call's ``PLANGATE_ATTEMPT`` value, in the environment of every process the
-  tool started (round 86; absent from older journals, which are read as before).
+  tool started (round 86; absent from older journals, which are read as before); ``C`` is
+  the call's own cgroup v2 (``<controller's cgroup>/plangate-M``, as ``/proc/<pid>/cgroup``
+  names it; null where cgroups are not used, absent before round 88).
   After a crash, recovery stops that group before it re-runs the action or marks it in doubt,
   but only if ``P`` still runs with the same start time in the same boot (a reused pid is
   another process), and every process of the user whose environment carries ``M`` (a helper
-  that left the group). This record is written but *not* fsynced: if the controller process dies,
+  that left the group), and first every process in ``C`` at once (``cgroup.kill``; then
+  ``C`` is removed). This record is written but *not* fsynced: if the controller process dies,
   the kernel still writes it out from the page cache; a power loss or kernel crash loses it,
   but also kills the child it describes;
 - ``{"t": "end", "id": k, "attempt": n, "status": S, "retry": bool, "duration_ms": int,

@@ -530,6 +530,7 @@ class StepRunner:
                 "start_ticks": spawned.start_ticks,
                 "boot_id": spawned.boot_id,
                 "marker": spawned.marker,
+                "cgroup": spawned.cgroup,
             }
         )
 

@@ -128,6 +128,9 @@ class Daemon(Upkeep):
             ).start()
         self._start_pinger()
         log.info("daemon.started", mode=self._mode(), pid=os.getpid())
+        from controller.execution.tools import cgroup
+
+        cgroup.announce()  # how tool calls are contained: a warning if not by cgroups
         self._pass({"start-up"})
         self.notifier.ready(self._status_line())
 

@@ -65,6 +65,14 @@ ids) stays open (docs/threat-model.md, "Open from round 88"): a scan of ``/proc`
 catch a chain whose every member forks and exits faster than the scan reaches it; the cure
 is a supervisor no descendant can leave (a cgroup, or a subreaper that outlives the
 controller), not a faster scan.
+Fixed (2026-12-02, r88cgroup): ``forkchurn`` (4 ids: ``late`` and ``stopped`` of ``fk``
+and ``tf``): each tool call runs in a cgroup v2 of its own (``plangate-<marker>`` below the
+controller's cgroup), entered by a fixed ``/bin/sh`` shim before the tool runs any code and
+recorded in the journal's spawn record (``cgroup``); every stop (the timeout's, an error's,
+the recovery's from that record) kills it whole with ``cgroup.kill`` (every member at once,
+forks in flight included) and removes it (``controller.execution.tools.cgroup``). With
+``PLANGATE_TOOL_CGROUPS=off`` in the controller's environment (the marker scan alone, as on a
+host without cgroup v2) the same 4 ids fail as before, and only those.
 Held: ``df`` and ``td`` (round 86's double fork), ``tm`` and ``tt`` (a SIGTERM handler of
 the tool double-forking a fresh marked helper: stopped), ``ho``/``rh``/``hn`` (controls);
 every ``live``, ``calls`` (the tool once; ``rz``/``rh`` twice, resumed once), ``action``,
@@ -92,7 +100,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, clone_audit, load_yaml, xfail
+from advkit import ALICE, Lab, cases, clone_audit, load_yaml
 from mcpkit import PLANGATE
 from test_round2_execution_kit import shared
 
@@ -364,15 +372,8 @@ def _seen(lab: Lab) -> dict[str, Any]:
     return lab.seen  # type: ignore[attr-defined,no-any-return]
 
 
-_CHURN = xfail(
-    "forkchurn",
-    "a helper that forks a fresh child and exits over and over outlasts the marker stop's "
-    "scans and settles after it, alive, and acts",
-)
-BROKEN: dict[str, Any] = {
-    "fk": _CHURN,
-    "tf": _CHURN,
-}
+#: forkchurn (``fk``, ``tf``): fixed, see the module's "Fixed (2026-12-02, r88cgroup)".
+BROKEN: dict[str, Any] = {}
 
 
 def test_dump(lab: Lab) -> None:

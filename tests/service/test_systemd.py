@@ -95,6 +95,8 @@ def test_units_are_notify_restarting_and_hardened(unit: str) -> None:
     assert s["Restart"] == ["on-failure"]
     assert s["RestartPreventExitStatus"] == ["2"]  # config errors and E_LOCKED: no loop
     assert s["KillMode"] == ["mixed"]  # SIGTERM to plangate only; the running tool finishes
+    # round 88: each tool call in a cgroup of its own below the service's (docs/operations.md)
+    assert s["Delegate"] == ["yes"] and s["ProtectControlGroups"] == ["no"]
     assert s["User"] == ["plangate"]
     assert s["StateDirectory"][0].startswith("plangate")
     assert "WatchdogSec" in s and "ExecReload" in s

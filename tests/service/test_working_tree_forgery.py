@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import textwrap
 import time
@@ -21,18 +22,16 @@ import pytest
 from tests.support.gitenv import commit_all, git, run_cli
 
 # Rewrites the log and the execution block as fast as it can until told to stop: whatever
-# the controller re-reads from the working tree after the engine's last write is forged.
+# the controller re-reads from the working tree after the engine's last write is forged. The
+# agent is a process of its own beside the controller (since round 88 a helper its tool left
+# behind dies with the tool's call, so the agent's tool step only says it forges).
 FORGER = """\
 import os, sys, time
 folder, stop = sys.argv[1:3]
 log, plan = os.path.join(folder, "EXECUTION_LOG.md"), os.path.join(folder, "PLAN.yml")
-if os.fork():
+if sys.argv[3:] == ["tool"]:
     print('{"forging": true}')
     sys.exit(0)
-os.setsid()
-null = os.open(os.devnull, os.O_RDWR)
-for fd in (0, 1, 2):  # let the tool's pipes close: the agent lives on, detached
-    os.dup2(null, fd)
 end = time.time() + 20
 while time.time() < end and not os.path.exists(stop):
     try:
@@ -123,14 +122,16 @@ def test_a_log_and_execution_block_rewritten_during_the_run_are_never_committed(
     forger = tmp_path / "forger.py"
     forger.write_text(FORGER)
     folder = repo / "plans" / "shared"
-    setup(tmp_path, repo, [sys.executable, str(forger), str(folder), str(stop)])
+    setup(tmp_path, repo, [sys.executable, str(forger), str(folder), str(stop), "tool"])
     config = tmp_path / "plangate.yml"
     run_once(config)
     approve(repo)
+    agent = subprocess.Popen([sys.executable, str(forger), str(folder), str(stop)])
     try:
         run_once(config)
     finally:
         stop.write_text("")
+        agent.wait(timeout=60)
     # A pass that read the plan mid-rewrite waits ("uncommitted edits") rather than overwrite
     # it; the next pass commits the outcome the journal holds. Either way: never the forgery.
     time.sleep(0.2)  # the forger polls its stop file every 0.5 ms

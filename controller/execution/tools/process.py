@@ -19,6 +19,13 @@ it was started with. Every stop (a timeout, an error, the recovery of a dead con
 run) also SIGKILLs each process of this user whose ``/proc/<pid>/environ`` holds the marker,
 until none is left (:func:`stop_marked`). A helper that clears or rewrites its environment
 before it execs, and any platform without ``/proc``, is beyond it (docs/threat-model.md).
+
+A scan cannot catch a chain that forks and exits faster than it reads ``/proc`` (round 88,
+``forkchurn``): where the host allows it, each call runs in a cgroup v2 of its own
+(:mod:`controller.execution.tools.cgroup`), entered before the tool runs any code, journaled
+in the spawn record (:attr:`Spawned.cgroup`). Every stop kills it whole (``cgroup.kill``:
+every member at once, forks in flight included) and removes it; so does a call's normal end,
+which kills a helper the tool left behind. The marker scan runs on every stop all the same.
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from controller.execution.tools import ToolError
+from controller.execution.tools import ToolError, cgroup
 
 #: Seconds between SIGTERM and SIGKILL when a tool overruns its timeout.
 KILL_GRACE = 1.0
@@ -57,7 +64,8 @@ class Spawned:
     ``start_ticks`` (``/proc/<pid>/stat`` field 22) and ``boot_id`` tell this process from a
     later one that reused its pid; both are None where ``/proc`` is not available. ``marker``
     is the call's :data:`MARKER_ENV` value, which every process it started inherits (None in
-    a journal written before round 86).
+    a journal written before round 86). ``cgroup`` is the call's own cgroup, as
+    ``/proc/<pid>/cgroup`` names it (None where cgroups are not used, or before round 88).
     """
 
     pid: int
@@ -65,6 +73,7 @@ class Spawned:
     start_ticks: int | None
     boot_id: str | None
     marker: str | None = None
+    cgroup: str | None = None
 
 
 @dataclass
@@ -113,27 +122,39 @@ def run_process(
     left its group.
     """
     marker = new_marker()
-    proc = _spawn(argv, {**env, MARKER_ENV: marker}, cwd)
+    box = cgroup.create(marker)
+    try:
+        proc = _spawn(argv, {**env, MARKER_ENV: marker}, cwd, box)
+    except BaseException:
+        if box is not None:
+            cgroup.remove(box)
+        raise
     deadline = time.monotonic() + timeout
     out, err = _Capture(limit), _Capture(limit)
     try:
         if on_spawn is not None:
-            on_spawn(dataclasses.replace(identify(proc.pid), marker=marker))
+            who = identify(proc.pid)
+            name = box.name if box is not None else None
+            on_spawn(dataclasses.replace(who, marker=marker, cgroup=name))
         _pump(proc, stdin, out, err, deadline)
         proc.wait(max(deadline - time.monotonic(), 0.001))
     except (Overran, subprocess.TimeoutExpired):
-        kill_group(proc, marker)
+        kill_group(proc, marker, box)
         raise Overran() from None
     except BaseException:
-        kill_group(proc, marker)
+        kill_group(proc, marker, box)
         raise
+    if box is not None:
+        cgroup.remove(box)  # a helper the tool left behind dies with its call
     return Finished(proc.returncode, bytes(out.kept), bytes(err.kept), out.total, err.total)
 
 
 def _spawn(
-    argv: Sequence[str], env: Mapping[str, str], cwd: Path | None
+    argv: Sequence[str], env: Mapping[str, str], cwd: Path | None, box: cgroup.Box | None
 ) -> subprocess.Popen[bytes]:
     try:
+        if box is not None:
+            return cgroup.spawn(box, argv, env, cwd)
         return subprocess.Popen(
             list(argv),
             stdin=subprocess.PIPE,
@@ -147,6 +168,8 @@ def _spawn(
     except OSError as exc:
         # A missing program or bad cwd will not fix itself on a retry.
         raise ToolError(f"cannot start {argv[0]!r}: {exc.strerror}", permanent=True) from None
+    except subprocess.SubprocessError as exc:  # the cgroup could not be entered
+        raise ToolError(f"cannot start {argv[0]!r}: {exc}") from None
 
 
 def _pump(
@@ -205,15 +228,20 @@ def new_marker() -> str:
     return f"{os.getpid()}-{uuid.uuid4().hex}"
 
 
-def kill_group(proc: subprocess.Popen[bytes], marker: str | None = None) -> None:
+def kill_group(
+    proc: subprocess.Popen[bytes], marker: str | None = None, box: cgroup.Box | None = None
+) -> None:
     """SIGTERM the child's process group, then SIGKILL it after :data:`KILL_GRACE`; and every
     process below the child that left the group (``setsid``: a new session is a new group),
     found by parent pid while the child still lives, dies with it (round 11), as does every
-    process that carries the call's ``marker`` (round 86: one whose parent is gone too)."""
+    process that carries the call's ``marker`` (round 86: one whose parent is gone too) and,
+    first, every process in the call's cgroup ``box`` (round 88: all at once, then removed)."""
     strays = [identify(pid) for pid in _descendants(proc.pid)]
     _signal_group(proc.pid, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(KILL_GRACE)
+    if box is not None:
+        cgroup.kill(box)
     # Members that outlived the leader (or ignored SIGTERM) die too.
     _signal_group(proc.pid, signal.SIGKILL)
     for stray in strays:
@@ -223,6 +251,8 @@ def kill_group(proc: subprocess.Popen[bytes], marker: str | None = None) -> None
     if marker is not None:
         stop_marked(marker)
     proc.wait()
+    if box is not None:
+        cgroup.remove(box)
     for stream in (proc.stdin, proc.stdout, proc.stderr):
         if stream is not None and not stream.closed:
             stream.close()
@@ -308,6 +338,9 @@ def stop_orphan(spawned: Spawned) -> bool:
     child that exited while its helper held its output open left the action open as well).
     """
     stopped = _stop_leader(spawned)
+    # Round 88: the call's cgroup, every member at once (a chain forking faster than a scan).
+    if spawned.cgroup is not None and cgroup.stop_recorded(spawned.cgroup, spawned.marker):
+        stopped = True
     if spawned.marker is not None and stop_marked(spawned.marker):
         stopped = True
     return stopped

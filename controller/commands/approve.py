@@ -8,6 +8,7 @@ The commit is the approval request; the controller verifies it against history (
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,6 +43,35 @@ def approve(
     )
 
 
+def _not_there(path: str, plan_file: Path) -> UsageError:
+    """The error for a plan file not in the working tree: when the branch holds it (a sparse
+    checkout left it out, or it was deleted and not committed), that, never "no PLAN.yml"
+    (round 90: ``approve`` of a frozen plan a sparse checkout left out said it had none)."""
+    from controller.git.gitrepo import GitRepo
+    from controller.plan.names import PLAN_FILES
+
+    try:
+        absolute = Path(os.path.abspath(plan_file))
+        repo = GitRepo.containing(next(p for p in absolute.parents if p.is_dir()))
+        named = absolute.relative_to(repo.path.resolve()).as_posix()
+        names = (
+            (named,) if absolute.name in PLAN_FILES else tuple(f"{named}/{n}" for n in PLAN_FILES)
+        )
+        rel = next((n for n in names if repo.read_file("HEAD", n) is not None), "")
+        held = bool(rel)
+    except (PlangateError, ValueError, OSError):
+        held = False
+    if held:
+        return UsageError(
+            f"{rel} is on the branch but not in this working tree (a sparse checkout left it "
+            "out, or it was deleted)",
+            remedy=f"check it out first (`git checkout HEAD -- {rel}`, or `git sparse-checkout "
+            "disable`), read it, then approve",
+            quotes=(rel,),
+        )
+    return UsageError(f"{path}: no PLAN.yml there", remedy="give a plan folder or its PLAN.yml")
+
+
 def commit_trailer(path: str, *, note: str | None) -> int:
     """``approve --trailer``: an empty, signed commit ``Plan-Approved: <plan> <hash>`` on the
     current branch (a pull request's), counted as the signer's approval when the branch is
@@ -51,7 +81,7 @@ def commit_trailer(path: str, *, note: str | None) -> int:
 
     plan_file = named_plan_file(path)
     if not plan_file.is_file():
-        raise UsageError(f"{path}: no PLAN.yml there", remedy="give a plan folder or its PLAN.yml")
+        raise _not_there(path, plan_file)
     repo = GitRepo.containing(plan_file.parent)
     rel = plan_file.relative_to(repo.path.resolve()).as_posix()
     head = repo.rev("HEAD")
@@ -107,7 +137,7 @@ def commit_status(
     config = optional_config(config_path)
     plan_file = named_plan_file(path, config.plans_dir if config is not None else "plans")
     if not plan_file.is_file():
-        raise UsageError(f"{path}: no PLAN.yml there", remedy="give a plan folder or its PLAN.yml")
+        raise _not_there(path, plan_file)
     repo = GitRepo.containing(plan_file.parent)
     rel = plan_file.relative_to(repo.path.resolve()).as_posix()
     branch = repo.current_branch()

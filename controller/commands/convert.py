@@ -32,6 +32,7 @@ from controller.errors import UsageError
 if TYPE_CHECKING:
     from controller.plan.convert import Conversion
     from controller.plan.plans import LoadedPlan
+    from controller.settings import Config
 
 
 @dataclass
@@ -56,12 +57,14 @@ def convert(
     config = optional_config(config_path)
     if out_dir is None and len(sources) != 1:
         raise UsageError("several sources need -o DIR", remedy="pass -o DIR (e.g. -o plans)")
+    if out_dir:
+        _refuse_nested(Path(out_dir), config)
     root = _repo_root(Path(out_dir)) if out_dir else None
     targets = []
     for source in sources:
         folder = derived(Path(out_dir) / _slug(source)) if out_dir else None
         base = _relative(folder, root) if folder is not None and root is not None else None
-        conversion = convert_text(_read(source), source, fmt, base, verify=False)
+        conversion = convert_text(_read(source, config), source, fmt, base, verify=False)
         if conversion.children and folder is None:
             raise UsageError(f"{source}: holds nested plans", remedy="pass -o DIR to write them")
         path = folder / "PLAN.yml" if folder else Path("PLAN.yml")
@@ -73,13 +76,14 @@ def convert(
     return _report(targets, as_json)
 
 
-def _read(source: str) -> str:
+def _read(source: str, config: Config | None) -> str:
     if source == "-":
         return sys.stdin.read()
     path = Path(source)
     if not path.is_file():
         raise UsageError(f"{source}: no such file", remedy="give a plan file to convert")
     _refuse_held(path)
+    _refuse_nested(path, config)
     if path.stat().st_size > 16 * 1024 * 1024:
         raise UsageError(f"{source}: over 16 MiB", remedy="split the plan")
     try:  # as git would store it, where an attribute may convert it (round 80)
@@ -112,6 +116,19 @@ def _refuse_held(path: Path) -> None:
         f"controller would not: {held.message}",
         file=sys.stderr,
     )
+
+
+def _refuse_nested(path: Path, config: Config | None) -> None:
+    """A source in, or an output folder below, a repository nested in the plans folder (a
+    submodule, a worktree, a nested clone) is refused as every reader refuses a plan there
+    (round 90: ``convert`` read a source in a nested worktree and ``-o`` wrote into one)."""
+    from controller.errors import error_for
+    from controller.plan.plans import nested_at
+
+    plans_dir = config.plans_dir if config is not None else "plans"
+    found = nested_at(path, plans_dir, config.repo if config is not None else None)
+    if found is not None:
+        raise error_for(found.code, f"{path}: {found.message}", quotes=(str(path),))
 
 
 def _slug(source: str) -> str:

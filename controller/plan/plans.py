@@ -302,20 +302,12 @@ def link_problem(
     a git directory elsewhere, a clone never committed): the controller holds that folder
     ``E_UNSAFE_PATH`` and never reads into it, so no reader shows what it holds. Unless that
     repository is the one ``watched`` (the config's ``repo``)."""
-    if data is not None:
-        return None
     rel, root = _in_work_tree(path)
     if root is None:
         return None  # outside a git work tree no controller reads it: a link is the user's
-    nested = _nested_in(root, plans_dir, watched)
-    if nested is not None:
-        return Problem(
-            "E_UNSAFE_PATH",
-            f"{nested} is a git repository of its own (a submodule or a nested clone) in the "
-            "plans folder of the repository around it; plangate never reads a plan through "
-            "one, and the controller holds such a folder without running it: commit the plan "
-            "as a regular file in a regular folder",
-        )
+    nested = nested_problem(root, plans_dir, watched)
+    if nested is not None or data is not None:  # bytes the caller read: no link followed
+        return nested
     here = root
     for part in PurePosixPath(rel).parts:
         here = here / part
@@ -328,6 +320,32 @@ def link_problem(
                 "plan as a regular file in a regular folder",
             )
     return None
+
+
+def nested_problem(root: Path, plans_dir: str, watched: Path | None) -> Problem | None:
+    """E_UNSAFE_PATH when the work tree ``root`` (a plan's or a source's: the nearest folder
+    above it with a ``.git``) is a repository nested below the plans folder of the work tree
+    around it (:func:`_nested_in`): no reader, converter or adoption reads into it (round 90:
+    local mode adopted a plan in a nested worktree, ``convert`` read and wrote there)."""
+    nested = _nested_in(root, plans_dir, watched)
+    if nested is None:
+        return None
+    return Problem(
+        "E_UNSAFE_PATH",
+        f"{nested} is a git repository of its own (a submodule, a worktree or a nested clone) "
+        "in the plans folder of the repository around it; plangate never reads a plan "
+        "through one, and the controller holds such a folder without running it: commit the "
+        "plan as a regular file in a regular folder",
+    )
+
+
+def nested_at(path: Path, plans_dir: str = "plans", watched: Path | None = None) -> Problem | None:
+    """:func:`nested_problem` for any ``path`` (a file or folder, existing or not): the work
+    tree its nearest existing folder lies in."""
+    absolute = Path(os.path.abspath(path))
+    start = absolute if absolute.is_dir() else absolute.parent
+    root = next((p for p in (start, *start.parents) if os.path.lexists(p / ".git")), None)
+    return None if root is None else nested_problem(root, plans_dir, watched)
 
 
 def _nested_in(root: Path, plans_dir: str, watched: Path | None) -> str | None:

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "117"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "118"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -348,6 +348,10 @@ INDEX_VERSION = "117"  # 3: risk and estimate per plan; 4: approval identities, 
 # (``PLANS/x/``, ``plans./x/``, split names, ``plan.yml``, U+200C twins), a merged branch's
 # too; a merged withdrawal of another version vetoes it. Rows as 116's: rebuilt so that a
 # status an older index lost is judged again (round 88, r88held)
+# 118: a merged branch's withdrawal in a file claiming a plan's place is its plan's, held
+# or not when read (a hold made and ended on the branch), and one of another version set
+# while that tree held it vetoes it; a release leaving a twin's withdrawal of another
+# version vetoes it. Rows as 117's: rebuilt so the vetoes are found (round 89, r89held2)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

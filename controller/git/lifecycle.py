@@ -3358,22 +3358,42 @@ class Lifecycle(IndexStore):
         sha: str,
         path: str,
         which: Callable[[PlanState], bool] | None = None,
+        unknown: bool = False,
     ) -> list[str]:
         """The plans (of those ``which`` keeps) whose plan file ``path`` is at ``sha``
         (:meth:`_plan_files`, the hold's own rule): those whose folder is, split as git for
         Windows splits it, one with the path's folder on some checkout (:meth:`_folder_twins`),
-        confirmed by their claims."""
+        confirmed by their claims. With ``unknown``, the plan folder the path lands on below
+        the plans folder as written (:meth:`_landed_plan`) counts too when the index has no
+        plan there yet (a merged branch read before the scan's commits make it: round 89)."""
         parts = path_parts(path)
         if len(parts) < 2 or not plan_file_claims([parts[-1]]):
             return []
         folder = "/".join(parts[:-1])
+        landed = self._landed_plan(path) if unknown else None
         found = [
             plan_id
-            for plan_id in sorted({folder, *self._folder_twins(folder)})
-            if plan_id in self.plans and (which is None or which(self.plans[plan_id]))
+            for plan_id in sorted(
+                {folder, *self._folder_twins(folder), *([landed] if landed else [])}
+            )
+            if (plan_id in self.plans and (which is None or which(self.plans[plan_id])))
+            or plan_id == landed
         ]
         walk = "\\" in path or spelled_under(path, self.plans_dir)
         return [p for p in found if path in self._plan_files(repo, sha, p, walk)]
+
+    def _landed_plan(self, path: str) -> str | None:
+        """The plan id of the folder the plan file ``path`` lands on, below the plans folder
+        as written, on a checkout that writes it elsewhere than written (:func:`path_parts`:
+        ``plans/x\\PLAN.yml``; :func:`spelled_under`: ``PLANS/x/PLAN.yml``, ``plans./x/``):
+        ``plans/x``; None when it lands on no plan folder."""
+        parts = path_parts(path)
+        top = [] if self.plans_dir in ("", ".") else path_parts(self.plans_dir)
+        if len(parts) < len(top) + 2 or (
+            top and not same_path("/".join(parts[: len(top)]), self.plans_dir)
+        ):
+            return None
+        return plan_id_of("/".join([*top, *parts[len(top) : -1], "PLAN.yml"]), self.plans_dir)
 
     def _held_owners(
         self, repo: GitRepo, record: CommitRecord, change: FileChange
@@ -3558,17 +3578,21 @@ class Lifecycle(IndexStore):
         decisions = list((kept or {}).get("decisions") or ())
         left = _held_left_at(kept, change, new)
         if left is not None:
-            del decisions[left]  # the release leaves its file as it was set: judged after
+            # the release leaves its file as it was set: judged after, as the file's change;
+            # a withdrawal of another version there (round 89: Alice's ``rejected`` of v2 in
+            # the twin ``PLANS/x/PLAN.yml``, moved over the plan by ``git mv -f``, read as a
+            # new life of the path "from nothing") still vetoes the version it withdrew
+            last = decisions.pop(left)
+            facts = self.facts(repo, last.get("blob")) or new
+            if old is None or (facts.hash and old.hash and facts.hash != old.hash):
+                self._held_veto(state, repo, last, facts.hash)
         for decision in decisions:
             facts = self.facts(repo, decision.get("blob")) or new
             if old is None or (facts.hash and old.hash and facts.hash != old.hash):
                 # set in a plan file of another version than the one judged here (a twin
                 # file, round 87), or the release brought the plan from nothing: a withdrawal
                 # still vetoes the version it withdrew, as a merged branch's does (round 86)
-                if decision["status"] in ("rejected", "aborted"):
-                    maker = repo.commit(str(decision["commit"]))
-                    floor = float(decision.get("at") or 0)
-                    self._side_veto(state.plan_id, maker, decision["status"], facts.hash, floor)
+                self._held_veto(state, repo, decision, facts.hash)
                 continue
             step = replace(facts, status=decision["status"])
             path = str(decision.get("file") or change.path)
@@ -3594,6 +3618,17 @@ class Lifecycle(IndexStore):
             self._held_request(state, maker, record)
             old = replace(old, status=decision["status"])
         return old
+
+    def _held_veto(
+        self, state: PlanState, repo: GitRepo, decision: dict[str, Any], plan_hash: str | None
+    ) -> None:
+        """A withdrawal set while held (``decision``) of the version ``plan_hash``, another
+        than the one the release judges from: it vetoes that version by hash when its maker
+        may withdraw it (:meth:`_side_veto`), whichever file the release leaves."""
+        if decision["status"] in ("rejected", "aborted"):
+            maker = repo.commit(str(decision["commit"]))
+            floor = float(decision.get("at") or 0)
+            self._side_veto(state.plan_id, maker, decision["status"], plan_hash, floor)
 
     def _held_vetoes(self, repo: GitRepo, plan_id: str, kept: dict[str, Any] | None) -> None:
         """A plan gone at its release (every plan file removed): each withdrawal set while
@@ -3865,19 +3900,30 @@ class Lifecycle(IndexStore):
         plan_id = plan_id_of(change.path, self.plans_dir)
         if _unsafe_why(change) or path_name(change.path) not in PLAN_FILES:
             plan_id = None
-        # a plan file of a held plan by the hold's own rule (round 88: ``PLANS/x/PLAN.yml``,
-        # ``plans/x\\PLAN.yml``, ``plans/x/plan.yml`` on the merged branch) is its plan's
-        held: list[str] = []
-        if change.mode in _FILE_MODES:
-            held = self._file_owners(repo, commit.sha, change.path, _twin_held)
-        owners = list(dict.fromkeys([*([plan_id] if plan_id else []), *held]))
-        if not owners:
+        # a plan file of a plan by the hold's own rule AT THE COMMIT (round 88:
+        # ``PLANS/x/PLAN.yml``, ``plans/x\\PLAN.yml``, ``plans/x/plan.yml`` on the merged
+        # branch) is its plan's, whether or not a pass saw the plan held (round 89: the twin
+        # added, Alice's ``rejected`` in it and the twin deleted all on the merged branch, or
+        # the hold, the merge and the release in one scan): the branch's own tree says so
+        parts = path_parts(change.path)
+        if plan_id is None and not (parts and plan_file_claims([parts[-1]])):
             return
         facts = self.facts(repo, change.new_blob)
-        if facts is not None and facts.status in ("rejected", "aborted"):
-            floor = self._ancestor_clock(repo, commit)
-            for owner in owners:
-                self._side.append((owner, commit, facts.status, facts.hash, floor))
+        if facts is None or facts.status not in ("rejected", "aborted"):
+            return
+        twins: list[str] = []
+        if change.mode in _FILE_MODES:
+            owned = self._file_owners(repo, commit.sha, change.path, unknown=True)
+            twins = [p for p in owned if p != plan_id]
+        owners = [*([plan_id] if plan_id else []), *twins]
+        if not owners:
+            return
+        floor = self._ancestor_clock(repo, commit)
+        for owner in owners:
+            # held at that commit (more than one claim by the one rule): the withdrawal of
+            # another version there vetoes it as a held plan's does (apply_side_withdrawals)
+            held = len(self._plan_files(repo, commit.sha, owner, walk=True)) > 1
+            self._side.append((owner, commit, facts.status, facts.hash, floor, held))
 
     def _side_lapse(self, repo: GitRepo, commit: CommitRecord, change: FileChange) -> None:
         """A decision taken back on a branch merged into the watched branch: a commit there
@@ -3969,7 +4015,7 @@ class Lifecycle(IndexStore):
         by the controller's abort commit, and the audit hears of each (round 14)."""
         self.flush_side_made()
         side, self._side = self._side, []
-        for plan_id, commit, status, plan_hash, floor in side:
+        for plan_id, commit, status, plan_hash, floor, held in side:
             state = self.plans.get(plan_id)
             if state is None:
                 self._side_veto(plan_id, commit, status, plan_hash, floor)
@@ -3979,10 +4025,13 @@ class Lifecycle(IndexStore):
                 # against what the hold found, as with no hold against the plan then
                 self._held_withdrawal(state, commit, status, plan_hash, floor, sink)
                 continue
+            if plan_hash is not None and plan_hash != state.hash:
+                if held:  # set while a twin held the plan on that branch (round 89): it
+                    # vetoes the version it withdrew, as a held plan's does (_held_withdrawal)
+                    self._side_veto(plan_id, commit, status, plan_hash, floor)
+                continue  # a withdrawal of another version of the plan
             if state.status in ("rejected", "aborted", "completed", "failed"):
                 continue
-            if plan_hash is not None and plan_hash != state.hash:
-                continue  # a withdrawal of another version of the plan
             snapshot = PlanState(**asdict(state)) if sink else None
             if not self._side_allowed(state, commit, status, floor, sink, snapshot):
                 continue

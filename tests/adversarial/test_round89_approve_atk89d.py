@@ -92,6 +92,18 @@ documented) and Bob's approval ran it once. ``wm``, ``wb``, ``wy``, ``wp``: Mall
 as with no hold (``nw``: the same note): "a status it brings is judged as the merge's change
 as before"; they stay rejected, consistent, not a break.
 
+Fixed (2026-12-02, r89held2): a merged branch's withdrawal is matched to its plan by the one
+rule of which files are the plan's, read in the branch commit's own tree, for every plan the
+index knows, held now or not, and the plan folder it lands on when the index has none there
+yet (``Lifecycle._side_withdrawal`` asks ``_file_owners`` with no held-only filter,
+``_landed_plan``), so a hold made and ended on the branch keeps Alice's ``rejected`` set in
+``PLANS/x/``, ``plans/x\\PLAN.yml``, ``plan.yml`` or ``PLAN<U+200C>.yml`` (class 1), and one of
+another version set while the branch's tree held the plan vetoes that version by hash
+(``apply_side_withdrawals``). A release that leaves the plan file as a status set while held
+left another version (a twin moved over it by ``git mv -f``, a new life of the path) vetoes
+that version by hash when the status is a withdrawal its maker may make, as the statuses
+before it do (``_held_steps``, ``_held_veto``: class 2). All 105 ids pass.
+
 Should (docs/approvals.md): "Every entry that claims the plan file's place ... holds the plan,
 and a status set in any of them while held is kept and judged at the release as above
 (``_held_owners``), on the first-parent line and on a merged branch alike"; "With or without a
@@ -110,7 +122,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, MALLORY, Lab, cases, clone_audit, plan_text, xfail
+from advkit import AGENT, ALICE, BOB, MALLORY, Lab, cases, clone_audit, plan_text
 from test_round2_execution_kit import shared
 
 #: slug -> twin path Alice (or Mallory) decides in while held, on the first-parent line
@@ -374,20 +386,8 @@ IDS = (
     + [f"{s}:held" for s in HELD]
     + ["all:paused"]
 )
-_BRANCH = xfail(
-    "a hold made and ended inside one merged branch loses the withdrawal set in its twin",
-    "Alice's rejected in PLANS/x/, plans/x\\PLAN.yml, plan.yml or PLAN<U+200C>.yml on the "
-    "branch (the twin added and deleted there, merged --no-ff): Bob's approval ran the plan",
-)
-_VETO = xfail(
-    "a release by git mv -f of another version's twin over the plan loses its veto",
-    "Alice's rejected of v2 in PLANS/vx/PLAN.yml moved over the plan file by the release: "
-    "'a new life of the path', her status E_ILLEGAL_TRANSITION (from nothing); v2 ran",
-)
-BROKEN: dict[str, Any] = {
-    **{f"{s}:{w}": _BRANCH for s in ("bwu", "bwb", "bwf", "bwz") for w in ("ran", "audit")},
-    **{f"vx:{w}": _VETO for w in ("ran", "audit")},
-}
+#: Fixed (2026-12-02, r89held2): no id is expected to fail.
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

@@ -38,7 +38,7 @@ class Starting(Committing):
         expected = request.current_hash
         gated = request.kind is approvals.Transition.GATE
         previous = self.index.jobs().get(state.plan_id, {})
-        gate = previous.get("paused_gate") if gated else None
+        gate = self._paused_at(previous, expected) if gated else None
         # the index lost the pause (round 45): the controller's own record of it (round 52:
         # never the branch's execution: block, which anyone can commit an edit of)
         own = self._own_pause(state) if gated and gate is None else None
@@ -137,6 +137,42 @@ class Starting(Committing):
             executed=(once, state.plan_id) if once and not remote else None,
         )
         return None  # dispatched, or returned by the pass once its commit is made
+
+    def _paused_at(self, row: dict[str, Any], plan_hash: str | None) -> Any:
+        """The gate the plan's job row says its run is paused before: the pause's own row
+        (``paused_gate``), or the row of a start of the same version that answered that gate
+        and never landed (round 89, gatelost: the row is written before the branch moves, so
+        a SIGKILL there, or a branch that moved meanwhile, left the pause named only by the
+        unlanded start's ``gate_approved``; the next pass found no pause in the row, asked
+        the controller's own record, which the unlanded commit held, and paused again before
+        the very action the approval it started on had let run). None: no pause recorded."""
+        paused = row.get("paused_gate")
+        if paused is not None:
+            return paused
+        return self._unlanded_gate(row, plan_hash)
+
+    def _unlanded_gate(self, row: dict[str, Any], plan_hash: str | None) -> Any:
+        """The gate a row's start answered when that start is not on the branch (and the
+        row is of ``plan_hash``, when given): the branch still shows the run paused there."""
+        gate, start = row.get("gate_approved"), row.get("start")
+        if not isinstance(gate, int | str) or isinstance(gate, bool) or not isinstance(start, str):
+            return None  # no gate answered (a first approval, a resume), or no start
+        if plan_hash is not None and row.get("plan_hash") != plan_hash:
+            return None
+        return None if self._published(start, self._head or self.head()) else gate
+
+    def _forget_unlanded(self, plan_id: str, row: dict[str, Any]) -> None:
+        """A start of this controller that is not on the branch (killed before its branch
+        moved, the branch moved under it, or another controller won): its row goes, and
+        when the start answered a gate the row is that pause again (round 89, gatelost: it
+        went, and the gate's approval, decided again, paused there a second time)."""
+        gate = self._unlanded_gate(row, None)
+        if gate is None:
+            self.index.set_job(plan_id, None)
+            return
+        kept = {key: value for key, value in row.items() if key != "start"}
+        self.index.set_job(plan_id, {**kept, "paused_gate": gate})
+        self.log.warning("start_unlanded", plan=plan_id, start=row.get("start"), gate=gate)
 
     def _own_pause(self, state: PlanState) -> Recorded | None:
         """The controller's own record of a paused plan (its last commit of the file that
@@ -412,7 +448,7 @@ class Starting(Committing):
             return None
         head = self._head or self.head()
         if not self._published(data.get("start"), head):
-            self.index.set_job(state.plan_id, None)  # never published: another controller won
+            self._forget_unlanded(state.plan_id, data)  # never published (a kill, a race)
             return None
         if self._drop_if_taken_over(state.plan_id, str(data["start"]), head):
             return None
@@ -451,7 +487,7 @@ class Starting(Committing):
         head = self._head or self.head()
         start = data.get("start")
         if not self._published(start, head):
-            self.index.set_job(plan_id, None)  # never published: another controller won
+            self._forget_unlanded(plan_id, data)  # never published (a kill, a race)
             return None
         assert start is not None
         ended = self._ended_since(plan_id, start, head)

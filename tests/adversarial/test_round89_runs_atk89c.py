@@ -50,11 +50,18 @@ around 0.4 s. Plans (all approved by Alice in one commit unless said):
   ``.git/index.lock``/``main.lock``; a plain pass (``calls``: action 2 once, ``record``:
   ``completed``); then Alice approves again and two passes (``audit``: the valid
   approvals; whether her second approval then ran action 2 once was seen once, then not
-  in a later build, not judged here). ``wu``: as ``we`` but the agent's edits
-  stay UNCOMMITTED (action 2's param, a forged EXECUTION_LOG.md, an extra ``evil.txt``),
-  then it discards its PLAN.yml edit: ``frozen``, ``plan``, ``files`` (the controller's
-  commits of ``plans/wu`` touch only PLAN.yml and EXECUTION_LOG.md), ``log``, ``record``,
-  ``audit``.
+  in a later build, not judged here). ``gkb``, ``gka`` (added with the fix): as ``gk``,
+  SIGKILLed at ``index.lock`` once the journal holds the gate start's ``begin`` (its job row
+  written, the branch not moved; then one pass waits on the agent's uncommitted edit of the
+  plan, discarded after) and once the branch moved to the start commit: ``landed``,
+  ``calls`` (action 2 once after one plain pass), ``record``, ``audit`` (two valid
+  approvals), ``subjects`` (two starts, one pause, one complete); control ``gkx``: killed as
+  ``gkb``, then the agent commits an edit of action 2 over Alice's approval: ``landed``,
+  ``ran`` (no action 2 of either version), ``record`` (not run on). ``wu``: as ``we`` but
+  the agent's edits stay UNCOMMITTED (action 2's param, a forged EXECUTION_LOG.md, an
+  extra ``evil.txt``), then it discards its PLAN.yml edit: ``frozen``, ``plan``, ``files``
+  (the controller's commits of ``plans/wu`` touch only PLAN.yml and EXECUTION_LOG.md),
+  ``log``, ``record``, ``audit``.
 
 Seen (round 89): one class, 2 ids (``test_gate_killed[calls]``, ``[record]``):
 ``gatelost``. In two builds the pass SIGKILLed after Alice's gate approval (once with HEAD
@@ -105,6 +112,17 @@ to choose tools or actions"; docs/execution.md (a crash: "never run again" for a
 end; an action cut mid-call is ``E_ACTION_IN_DOUBT`` and runs again only on a resume);
 docs/approvals.md (a batched commit: "``plangate audit``, ``status`` and the history index
 read each plan's own group").
+
+Fixed (2026-12-02, r89gate): ``gatelost``. The job row of a start is written before the
+branch moves, and it replaced the pause's row (``paused_gate``); killed before the move, the
+next pass found no pause in the row, asked the controller's own record instead, which the
+unlanded start (in its record of its commits, read as erased) held, and paused again. The
+row of a start not on the branch is now read as the pause it answered
+(``Starting._paused_at``), and put back as that pause when dropped
+(``Starting._forget_unlanded``): one approval, action 2 once (``gk``, ``gkb``, ``gka``);
+``gkx`` runs nothing. Before the fix: ``test_gate_killed[calls]``, ``[record]`` failed (2 of
+the module's ids, strict xfail); ``gkb``, ``gka``, ``gkx`` held in that build (``gkb``'s kill
+fell before its job row was durable).
 """
 
 from __future__ import annotations
@@ -119,7 +137,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOT, Lab, cases, clone_audit, load_yaml, xfail
+from advkit import AGENT, ALICE, BOT, Lab, cases, clone_audit, load_yaml
 from mcpkit import PLANGATE
 from test_round2_execution_kit import shared
 
@@ -202,6 +220,13 @@ PAY: dict[str, bytes] = {
     "fw": json.dumps({"v": "W" * 150 + FORGE_T * 3}).encode(),
 }
 KILLS = ["kst", "ksp", "kcm"]
+#: gate starts SIGKILLed around the start's writes (round 89, gatelost, fixed): ``gkb`` at
+#: ``index.lock`` once the journal holds the gate start's ``begin`` (its job row written, the
+#: branch not moved), then a pass that waits on the agent's uncommitted edit of the plan;
+#: ``gka`` once the branch moved to the start commit (``gk``: at the first git lock, either
+#: side); ``gkx`` as ``gkb`` (no wait), then the agent commits an edit of action 2 (another
+#: version) before the next pass
+GATES = ["gkb", "gka", "gkx"]
 BATCH = [f"kb{i}" for i in range(10)]
 HBATCH = [f"hb{i}" for i in range(10)]
 HONEST = ["h1", "h2", "h3"]
@@ -227,9 +252,10 @@ def _texts() -> dict[str, str]:
         "gt", _act(1, "gt-1") + _act(2, "gt-2", extra="    requires_approval: true\n")
     )
     plans["wu"] = _plan("wu", _act(1, "wu-1", "blk") + _act(2, "wu-2", params=', x: "frozen"'))
-    plans["gk"] = _plan(
-        "gk", _act(1, "gk-1") + _act(2, "gk-2", extra="    requires_approval: true\n")
-    )
+    for vid in ["gk", *GATES]:
+        plans[vid] = _plan(
+            vid, _act(1, f"{vid}-1") + _act(2, f"{vid}-2", extra="    requires_approval: true\n")
+        )
     plans["we"] = _plan("we", _act(1, "we-1", "blk") + _act(2, "we-2", params=', x: "frozen"'))
     return plans
 
@@ -277,6 +303,56 @@ def _killed_pass(lab: Lab, root: Path, cond: Any, limit: float = 60) -> dict[str
         "hit": hit,
         "rc": p.returncode,
         "head": lab.log_rows("%s%x00%an%x00%ae%x00%s")[0][3],
+    }
+
+
+def _begins(lab: Lab, plan: str) -> int:
+    """How many ``begin`` records the plan's journal holds (read as the pass writes them)."""
+    found = 0
+    for path in (lab.state / "journal" / f"plans%2F{plan}").glob("*.jsonl"):
+        try:
+            found += path.read_bytes().count(b'"t":"begin"')
+        except OSError:
+            continue
+    return found
+
+
+def _moved(lab: Lab, old: str) -> bool:
+    """Has the branch moved from ``old`` (the loose ref, read as git writes it)?"""
+    try:
+        now = (lab.repo / ".git" / "refs" / "heads" / "main").read_text().strip()
+    except OSError:
+        return False
+    return bool(now) and now != old
+
+
+def _gate_kill(lab: Lab, root: Path, vid: str, seen: dict[str, Any]) -> None:
+    """Alice approves ``vid``'s gate; the pass is SIGKILLed at the variant's point; then (for
+    ``gkx`` after the agent's edit of action 2) a plain pass."""
+    _approve(lab, [vid])
+    approval = lab.head()
+    if vid == "gka":
+        kill = _killed_pass(lab, root, lambda: _moved(lab, approval))
+    else:  # its job row durable (the lock is taken after it), the branch not moved
+        kill = _killed_pass(lab, root, lambda: _begins(lab, vid) >= 2 and _locked(lab))
+    kill["subject"] = lab.git("log", "-1", "--format=%s").strip()
+    kill["calls_at_kill"] = len(lab.calls(f"{vid}-2"))
+    seen["kill"][vid] = kill
+    if vid == "gkb":  # a pass that decides nothing of it: the agent's uncommitted edit
+        text = lab.read(vid)
+        lab.write(vid, text + "# the agent's edit, not committed\n")
+        seen["err"].append(lab.run(check=False).stderr[-1500:])
+        kill["calls_in_wait"] = len(lab.calls(f"{vid}-2"))
+        lab.write(vid, text)
+    if vid == "gkx":  # another version of the plan, committed over Alice's approval
+        lab.write(vid, lab.read(vid).replace('t: "gkx-2"', 't: "gkx-2-edited"'))
+        lab.commit("agent edits gkx", AGENT)
+    seen["err"].append(lab.run(check=False).stderr[-1500:])
+    seen[f"{vid}_after"] = {
+        "calls": len(lab.calls(f"{vid}-2")) + len(lab.calls(f"{vid}-2-edited")),
+        "status": str((_head(lab, vid) or {}).get("plan")),
+        "row": str(lab.status().get(f"plans/{vid}", {}).get("reason")),
+        "begins": _begins(lab, vid),
     }
 
 
@@ -480,9 +556,10 @@ def _build(root: Path) -> Lab:
         "log", "--author=plangate@localhost", "--name-only", "--format=", "--", "plans/wu"
     ).split()
     # a SIGKILL at the commit that resumes a gated run on Alice's gate approval
-    _approve(lab, ["gk"])
+    _approve(lab, ["gk", *GATES])
     seen["err"].append(lab.run(check=False).stderr[-1500:])
     seen["gk_mid"] = len(lab.calls("gk-2"))
+    seen["gates_mid"] = {vid: len(lab.calls(f"{vid}-2")) for vid in GATES}
     _approve(lab, ["gk"])
     seen["kill"]["gk"] = _killed_pass(lab, root, lambda: _locked(lab))
     seen["kill"]["gk"]["calls_at_kill"] = len(lab.calls("gk-2"))
@@ -495,6 +572,8 @@ def _build(root: Path) -> Lab:
     _approve(lab, ["gk"])  # Alice approves the gate a second time
     for _ in range(2):
         seen["err"].append(lab.run(check=False).stderr[-1500:])
+    for vid in GATES:
+        _gate_kill(lab, root, vid, seen)
     seen["calls"] = {}
     for row in lab.log.read_text().splitlines() if lab.log.exists() else []:
         r = json.loads(row)
@@ -534,13 +613,7 @@ def _seen(lab: Lab) -> dict[str, Any]:
     return lab.seen  # type: ignore[attr-defined,no-any-return]
 
 
-_GATELOST = xfail(
-    "gatelost",
-    "a SIGKILL of the pass at its first git lock after Alice's gate approval: the next pass "
-    "commits `start plans/gk` naming her approval and then `await-approval` again; action 2 "
-    "never runs until she approves the same gate a second time",
-)
-BROKEN: dict[str, Any] = {"calls": _GATELOST, "record": _GATELOST}
+BROKEN: dict[str, Any] = {}  # gatelost fixed (r89gate)
 
 RUNS = KILLS + BATCH + HONEST + HBATCH
 WANT = {vid: "completed" for vid in RUNS} | {"ksp": "failed"}
@@ -805,3 +878,48 @@ def test_edited(lab: Lab, check: str) -> None:
         assert len(_valid(lab, "we")) == 1
         kinds = {f["kind"] for f in seen["audit"]["findings"] if f["plan"] == "plans/we"}
         assert "content-after-approval" in kinds, kinds
+
+
+@pytest.mark.parametrize("vid", ["gkb", "gka"])
+@pytest.mark.parametrize("check", ["landed", "calls", "record", "audit", "subjects"])
+def test_gate_killed_at(lab: Lab, vid: str, check: str) -> None:
+    """A SIGKILL of the gate's start on either side of the branch's move: the next plain
+    pass runs action 2 once, on the approval the start named; one start per approval."""
+    seen = _seen(lab)
+    kill, after = seen["kill"][vid], seen[f"{vid}_after"]
+    if check == "landed":
+        assert kill["hit"] and kill["rc"] == -9 and seen["gates_mid"][vid] == 0, kill
+        assert kill["calls_at_kill"] == kill.get("calls_in_wait", 0) == 0, kill
+        want = f"plangate: start plans/{vid}" if vid == "gka" else f"approve {vid}"
+        assert kill["subject"] == want, kill
+    elif check == "calls":
+        assert len(seen["calls"].get(f"{vid}-1", [])) == 1, seen["calls"].get(f"{vid}-1")
+        assert after["calls"] == 1 == len(seen["calls"].get(f"{vid}-2", [])), after
+    elif check == "record":
+        assert "completed" in after["status"], after
+        assert _row(lab, vid).get("status") == "completed", _row(lab, vid)
+    elif check == "audit":
+        runs = _valid(lab, vid)
+        assert len(runs) == 2 and runs[-1]["outcome"] == "complete", runs
+    else:
+        subjects = seen["subjects"][vid]
+        starts = [x for x in subjects if x.startswith("plangate: start ")]
+        pauses = [x for x in subjects if x.startswith("plangate: await-approval ")]
+        ends = [x for x in subjects if x.startswith("plangate: complete ")]
+        assert (len(starts), len(pauses), len(ends)) == (2, 1, 1), subjects
+
+
+@pytest.mark.parametrize("check", ["landed", "ran", "record"])
+def test_gate_killed_edited(lab: Lab, check: str) -> None:
+    """Control: a gate start killed before the branch moved, then another version of the
+    plan committed over the approval: no action 2 of either version runs on it."""
+    seen = _seen(lab)
+    kill, after = seen["kill"]["gkx"], seen["gkx_after"]
+    if check == "landed":
+        assert kill["hit"] and kill["rc"] == -9 and kill["subject"] == "approve gkx", kill
+    elif check == "ran":
+        assert after["calls"] == 0, after
+        assert not seen["calls"].get("gkx-2") and not seen["calls"].get("gkx-2-edited")
+    else:
+        status = _row(lab, "gkx").get("status")
+        assert status not in ("completed", "executing", "approved"), _row(lab, "gkx")

@@ -83,6 +83,10 @@ s) and removes it"; "At start-up the controller removes the empty ``plangate-<pi
 cgroups below its own whose controller (that pid) is gone" (a cgroup whose only child is
 empty holds no process, and was never removed). Nothing ran twice and nothing acted late:
 the leak is of cgroups (one per such call, for good), not of processes.
+
+Fixed (2026-12-02, the lead): ``cgleft``: a call's cgroup is removed with every cgroup the
+tool made below it, the deepest first (``cgroup._rmdir_tree``), at the call's end, by the
+recovery and by the start-up sweep; ``cgroup.kill`` already killed the whole subtree.
 """
 
 from __future__ import annotations
@@ -98,7 +102,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, clone_audit, load_yaml, xfail
+from advkit import ALICE, Lab, cases, clone_audit, load_yaml
 from mcpkit import PLANGATE
 from test_round2_execution_kit import shared
 
@@ -463,7 +467,7 @@ def _build(root: Path) -> Lab:
         lab,
         onr,
         lambda: (
-            b'"start"' in _journal(lab, "ck")
+            b'"t":"start"' in _journal(lab, "ck")
             and any(p.name.startswith("plangate-") and p.name not in before for p in own.iterdir())
         ),
     )
@@ -582,14 +586,8 @@ def test_exact(lab: Lab, vid: str, check: str) -> None:
 
 
 # -- containment: helpers, sub-cgroups, a frozen sub-cgroup, 30 empty ones ------------------
-_CGLEFT = xfail(
-    "cgleft",
-    "a tool that makes a sub-cgroup in its own call's cgroup: the helper in it dies at the "
-    "call's end or the recovery, but the call's cgroup stays (rmdir EBUSY, "
-    "`tools.cgroup_left`), and no later start-up's sweep removes it",
-)
 CONTS = ["sb", "sz", "sm", "sn", "hc"]
-BROKEN: dict[str, Any] = {"sb": _CGLEFT, "sz": _CGLEFT, "sm": _CGLEFT}
+BROKEN: dict[str, Any] = {}
 
 
 def _beats(lab: Lab, tag: str) -> list[float]:
@@ -647,7 +645,7 @@ def test_left_empty(lab: Lab) -> None:
 # -- SIGKILL of the controller: mid-tool with a helper in a sub-cgroup, at action 2, and at
 # the call's cgroup's creation -------------------------------------------------------------
 KILLS = ["sk", "k2", "ck"]
-KBROKEN: dict[str, Any] = {"sk": _CGLEFT, "k2": _CGLEFT}
+KBROKEN: dict[str, Any] = {}
 KTAG = {"sk": "sk", "k2": "k2-2", "ck": "ck"}
 
 
@@ -690,7 +688,7 @@ def test_killed_removed(lab: Lab, vid: str) -> None:
         assert seen["left"][vid] == [], seen["left"][vid]
 
 
-@pytest.mark.parametrize("decoy", cases(["flat", "nested"], DECOYS, {"nested": _CGLEFT}))
+@pytest.mark.parametrize("decoy", cases(["flat", "nested"], DECOYS, {}))
 def test_sweep(lab: Lab, decoy: str) -> None:
     """At start-up the controller removes the empty ``plangate-<pid>-...`` cgroups of a
     controller that is gone (one empty, one whose only child is empty)."""

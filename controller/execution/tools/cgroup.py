@@ -139,9 +139,20 @@ def sweep() -> int:
         if not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
             continue
         with contextlib.suppress(OSError):
-            os.rmdir(parent / name)  # EBUSY while it holds a process: left alone
+            _rmdir_tree(parent / name)  # EBUSY while it holds a process: left alone
             removed += 1
     return removed
+
+
+def _rmdir_tree(path: Path) -> None:
+    """Remove the cgroup ``path`` and every cgroup a tool made below it, the deepest first (a
+    cgroup with a child cannot be removed: round 90, ``cgleft``); OSError (EBUSY) while any
+    of them holds a process. A cgroup's own files go with its folder."""
+    for folder, _subdirs, _files in os.walk(path, topdown=False):
+        if folder != str(path):
+            with contextlib.suppress(FileNotFoundError):
+                os.rmdir(folder)
+    os.rmdir(path)
 
 
 def _alive(pid: int) -> bool:
@@ -277,11 +288,11 @@ def remove(box: Box, wait: float = EMPTY_WAIT) -> bool:
     with contextlib.suppress(OSError):
         os.rmdir(box.path)  # empty already (the common case: one syscall)
         return True
-    kill(box)
+    kill(box)  # every process of the subtree, cgroups the tool made below included
     deadline = time.monotonic() + wait
     while True:
         try:
-            os.rmdir(box.path)
+            _rmdir_tree(box.path)
             return True
         except FileNotFoundError:
             return True

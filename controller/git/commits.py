@@ -13,6 +13,7 @@ import contextlib
 import functools
 import hashlib
 import itertools
+import re
 import subprocess
 import tempfile
 import time
@@ -23,7 +24,7 @@ from typing import IO, Any
 from controller.errors import GitError
 from controller.git.base import RepoBase, git_failure
 from controller.git.deadline import DEADLINES
-from controller.git.objects import Objects
+from controller.git.objects import BATCH_LOOKUPS, Objects
 from controller.git.records import (
     _RECORD,
     ZERO,
@@ -40,7 +41,7 @@ from controller.git.records import (
 )
 from controller.git.refs import Refs
 from controller.git.signing import Signing
-from controller.git.store import check_object
+from controller.git.store import NotTaken, check_object, commit_links
 from controller.git.treediff import S_IFDIR, Entry, TreeError, diff_level, is_dir, read_entry
 from controller.plan.names import same_path
 
@@ -487,7 +488,11 @@ class Commits(Objects, Refs, Signing):
         return sorted(found)
 
     def _first_parent_chain(self, since: str | None, until: str) -> list[tuple[str, str, str]]:
-        """(commit, tree, first parent or "") of ``since..until``'s first parents, oldest first."""
+        """(commit, tree, first parent or "") of ``since..until``'s first parents, oldest first.
+        A pass's few new commits are read in-process (:meth:`_walked_chain`), else ``git log``."""
+        walked = self._walked_chain(since, until) if since else None
+        if walked is not None:
+            return walked
         spec = f"{since}..{until}" if since else until
         out = self.run("log", "--first-parent", "--no-show-signature", "--format=%H %T %P", spec)
         chain = []
@@ -496,8 +501,72 @@ class Commits(Objects, Refs, Signing):
             chain.append((sha, tree, parents[0] if parents else ""))
         return chain
 
+    def _walked_chain(self, since: str, until: str) -> list[tuple[str, str, str]] | None:
+        """``since..until``'s first parents (see :meth:`_first_parent_chain`) read from the
+        commit objects, following first parents from ``until`` to ``since``: what ``git log
+        --first-parent since..until`` lists when ``since`` is on that line (a commit after it
+        on the line is no ancestor of it). None, and git is asked, past
+        :data:`WALKED_COMMITS` commits, when ``since`` is not met (a rewritten branch), on a
+        shallow repository (git's parents there are not the object's) or an unreadable one.
+        The guard's environment keeps git from replace refs and grafts as this reading is."""
+        if not (_SHA1.fullmatch(since) and _SHA1.fullmatch(until)):
+            return None
+        if (self.common_dir / "shallow").exists() or (self.git_dir / "shallow").exists():
+            return None
+        chain: list[tuple[str, str, str]] = []
+        sha = until
+        try:
+            while sha != since:
+                if len(chain) >= WALKED_COMMITS:
+                    return None
+                kind, raw = self._typed_commit(sha)
+                if kind != b"commit":
+                    return None
+                tree, parents = commit_links(raw)
+                chain.append((sha, tree, parents[0] if parents else ""))
+                if not parents:
+                    return None  # ``since`` is not on the line
+                sha = parents[0]
+        except (GitError, NotTaken):
+            return None
+        return chain[::-1]
+
+    def may_mention(self, since: str | None, until: str, text: str) -> bool:
+        """Could ``git log --first-parent --fixed-strings --grep=<text> since..until`` list a
+        commit? False only when the few new commits were read (:meth:`_walked_chain`) and no
+        message holds the text's bytes, none in an ``encoding`` git would convert from (the
+        pass's policy records: no process for a pass without one, issue 17)."""
+        chain = self._walked_chain(since, until) if since else None
+        if chain is None:
+            return True
+        needle = text.encode()
+        for sha, _, _ in chain:
+            try:
+                raw = self._typed_commit(sha)[1]
+            except GitError:
+                return True
+            header, _, message = raw.partition(b"\n\n")
+            if needle in message or header.startswith(b"encoding ") or b"\nencoding " in header:
+                return True
+        return False
+
+    def _typed_commit(self, sha: str) -> tuple[bytes, bytes]:
+        kept = self._kept.get(sha)
+        return (b"commit", kept) if kept is not None else self._typed_object(sha)
+
+    def _tree_named(self, commit: str) -> str | None:
+        try:
+            kind, raw = self._typed_commit(commit)
+            return commit_links(raw)[0] if kind == b"commit" else None
+        except (GitError, NotTaken):
+            return None
+
     def _parent_tree(self, parent: str) -> str | None:
-        return self.run("rev-parse", f"{parent}^{{tree}}").strip() if parent else None
+        """The root tree of the commit ``parent``: its object's ``tree`` line, as ``git
+        rev-parse parent^{tree}`` answers (replace refs off: the guard)."""
+        if not parent:
+            return None
+        return self._tree_named(parent) or self.run("rev-parse", f"{parent}^{{tree}}").strip()
 
     def _folder_entries(
         self,
@@ -556,6 +625,11 @@ class Commits(Objects, Refs, Signing):
 
     def _raw_trees(self, ids: Iterable[str]) -> dict[str, bytes]:
         wanted = list(ids)
+        if len(wanted) <= BATCH_LOOKUPS:  # a pass's few: the reader already running
+            try:
+                return {sha: self._object(sha) for sha in wanted}
+            except GitError:
+                raise TreeError("a tree could not be read") from None  # git log reports it
         found = self.blobs(wanted, keep=False)  # each is read once
         if len(found) != len(set(wanted)):
             raise TreeError("a tree could not be read")  # git log reports it
@@ -652,6 +726,11 @@ class Commits(Objects, Refs, Signing):
 
 #: Commits whose changed folders are read from git in one exchange.
 CHUNK_COMMITS = 256
+#: Up to this many new first-parent commits (a pass's approval, a merge, the controller's
+#: own commits) are read from their objects instead of asking ``git log`` (issue 17: each
+#: process an approving pass spawns is milliseconds of its approval -> first action).
+WALKED_COMMITS = 32
+_SHA1 = re.compile(r"[0-9a-f]{40}")
 #: git's empty tree (SHA-1): what a commit without parents changed files since
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 #: a simulated merge pairs renames as ``git merge`` does by default, whatever the

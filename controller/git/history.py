@@ -517,6 +517,8 @@ class RecordedPolicies:
         from controller.approval import recorded
         from controller.git.records import parse_trailers
 
+        if not repo.may_mention(since, head, recorded.RECORD_SUBJECT):
+            return []  # a pass's new commits, read in-process: none is a record
         spec = f"{since}..{head}" if since else head
         out = repo.run(
             "log", "--first-parent", "--reverse", "--fixed-strings",

@@ -311,7 +311,7 @@ class Intake:
             if len(commits) >= self.max_commits:
                 raise NotTaken(f"more than {self.max_commits} new commits")
             raw = self._read(sha, b"commit")
-            tree, parents = _commit_links(raw)
+            tree, parents = commit_links(raw)
             if not parents:
                 raise NotTaken("a root commit")
             commits[sha] = (tree, parents, raw)
@@ -320,7 +320,7 @@ class Intake:
             tree, parents, raw = commits[sha]
             base = commits[parents[0]][0] if parents[0] in commits else None
             if base is None:
-                base = _commit_links(self.own(parents[0]))[0]
+                base = commit_links(self.own(parents[0]))[0]
             self._tree(tree, base)
             self.write(b"commit", raw)
 
@@ -396,7 +396,8 @@ def _entries(whole: frozenset[bytes]) -> list[tuple[bytes, bytes, bytes]]:
     return found
 
 
-def _commit_links(raw: bytes) -> tuple[str, list[str]]:
+def commit_links(raw: bytes) -> tuple[str, list[str]]:
+    """(tree, parents) of a commit object's bytes; NotTaken when it has no tree line."""
     header = raw.split(b"\n\n", 1)[0].split(b"\n")
     if not header or not header[0].startswith(b"tree "):
         raise NotTaken("a commit without its tree line")

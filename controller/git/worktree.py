@@ -29,6 +29,10 @@ _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git hash-object -t t
 _U32 = 0xFFFFFFFF  # the index keeps each stat field's low 32 bits
 
 
+#: What ``git check-attr`` answers for a path no attribute file names.
+_UNSPECIFIED = {name: "unspecified" for name in conversion.ATTRIBUTES}
+
+
 class WorkTree(Objects):
     """Writing files and index entries; what the working tree holds."""
 
@@ -92,14 +96,20 @@ class WorkTree(Objects):
         cannot name: no conversion, the file reads as edited)."""
         if self.bare or not paths:
             return {path: conversion.NONE for path in paths}
-        found: dict[str, dict[str, str]] = {path: {} for path in paths}
-        got = self.run_raw("check-attr", "-z", *conversion.ATTRIBUTES, "--", *paths)
-        if got.returncode != 0:
-            return None
-        out = got.stdout.decode("utf-8", "surrogateescape").split("\0")
-        for path, name, value in zip(out[0::3], out[1::3], out[2::3], strict=False):
-            found.setdefault(path, {})[name] = value
         config = self._eol_settings()
+        # where no attribute can apply, git's answer is "unspecified" for each: the config's
+        # conversion alone, without a process (issue 17: the approving pass's start commit)
+        found: dict[str, dict[str, str]] = {
+            path: {} if self._attributes_may_apply(path) else dict(_UNSPECIFIED) for path in paths
+        }
+        asked = [path for path, values in found.items() if not values]
+        if asked:
+            got = self.run_raw("check-attr", "-z", *conversion.ATTRIBUTES, "--", *asked)
+            if got.returncode != 0:
+                return None
+            out = got.stdout.decode("utf-8", "surrogateescape").split("\0")
+            for path, name, value in zip(out[0::3], out[1::3], out[2::3], strict=False):
+                found.setdefault(path, {})[name] = value
         return {path: conversion.of_attributes(got, config) for path, got in found.items()}
 
     def _eol_settings(self) -> eol.EolConfig:

@@ -47,8 +47,43 @@ def test_a_run_asks_no_attributes_when_the_file_is_as_committed(
     commands = _traced_pass(repo, tmp_path, monkeypatch)
     assert head_plan(repo)["execution"]["status"] == "completed"
     assert commands["made"] == 2, commands  # start and outcome
-    # one for each commit's working-tree write, none for the outcome's check
-    assert commands["check-attr"] == commands["made"], commands
+    # no attribute file anywhere: git's conversion is the config's alone, asked of nobody,
+    # for the outcome's check and for each commit's working-tree write (issue 17)
+    assert commands["check-attr"] == 0, commands
+    # the approving pass reads its few new commits in-process: no ``rev-parse`` of a tree,
+    # no ``git log`` of the first-parent chain or of policy records beside the scan's
+    assert commands["rev-parse"] == 0, commands
+
+
+ELSEWHERE = {
+    "info": lambda repo, mine: repo / ".git" / "info" / "attributes",
+    "global": lambda repo, mine: mine / "xdg" / "git" / "attributes",
+    "attributesFile": lambda repo, mine: mine / "attrs",
+}
+
+
+@pytest.mark.parametrize("place", list(ELSEWHERE))
+def test_an_attribute_from_outside_the_tree_still_shapes_what_the_controller_writes(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, place: str
+) -> None:
+    """The shortcut asks "could any attribute apply?" of every place git reads: with
+    ``eol=crlf`` set in ``info/attributes``, the global file or ``core.attributesFile``,
+    the controller's commits write the plan file with CRLF, as ``git checkout`` would, and
+    the working tree stays clean."""
+    mine = tmp_path / "elsewhere"  # this test's own: the session's HOME is shared
+    target = ELSEWHERE[place](repo, mine)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("PLAN.yml text eol=crlf\n")
+    if place == "attributesFile":
+        git(repo, "config", "core.attributesFile", str(target))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(mine / "xdg"))
+    submitted(repo)
+    approve(repo)
+    commands = _traced_pass(repo, tmp_path, monkeypatch)
+    assert head_plan(repo)["execution"]["status"] == "completed"
+    assert commands["check-attr"] >= 1, commands
+    assert b"\r\n" in (repo / "plans" / "greet" / "PLAN.yml").read_bytes()
+    assert git(repo, "status", "--porcelain") == ""
 
 
 def test_a_file_git_converts_is_still_read_as_git_stores_it(

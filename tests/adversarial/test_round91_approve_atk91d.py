@@ -93,6 +93,17 @@ no rights and takes none from it, by a plain commit or by a merge" (class 1). "A
 alone (a plain status line, the hashed content kept) made while held makes no writer, as
 anywhere (her next approval is hers to make); whoever deletes one of the two claims chose the
 content left and is a writer" (class 2: the agent deleted the claim, not Bob).
+
+Fixed (2026-12-02, r91held): a hold's touch of a claim is judged by the one rule for every
+commit (``Lifecycle._touchers``, read by ``_ambiguity``): a re-judging (a twin's change, the
+plan's own file untouched) reads the claims the commit changed by the hold's rule
+(``_claims_plan``, ``_file_owners``); a status line alone writes nothing (``_status_only``);
+what a merge brought, a removal too (``_brought`` -> ``_brought_removal``: a side parent and
+git's clean join both lack the path), is the merged commits' makers' (``_merged_makers``),
+never the merger's; anything else the commit's own (a squash: the squasher). A status line
+alone set in any file claiming a plan's place by another spelling (``PLANS/x/PLAN.yml``,
+``plans/x\\PLAN.yml``, ``plans/x/plan.yml``), on the line or a merged branch, no longer goes
+to the draft writers (``_status_claim``). Class 1 and 2: all 12 ids pass.
 """
 
 from __future__ import annotations
@@ -103,7 +114,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, CAROL, MALLORY, Lab, cases, clone_audit, plan_text, xfail
+from advkit import AGENT, ALICE, BOB, CAROL, MALLORY, Lab, cases, clone_audit, plan_text
 from test_round2_execution_kit import shared
 
 APPROVAL = """\
@@ -457,20 +468,7 @@ IDS = (
     + [f"{s}:held" for s in HELD]
     + ["all:paused"]
 )
-_MERGER = xfail(
-    "release-merge-writer",
-    "Bob's clean --no-ff merge of the agent's branch that deleted the twins made him a writer:"
-    " E_SELF_APPROVAL at his approval (the same merged by Mallory, or with no hold, ran)",
-)
-_HELDLINE = xfail(
-    "held-status-writer",
-    "Bob's status line set in a byte-copy twin while held made him a writer: his next approval"
-    " E_SELF_APPROVAL, his vote from before the hold no longer counted in the quorum",
-)
-BROKEN: dict[str, Any] = {
-    **{f"{s}:{w}": _MERGER for s in ("gk", "gn", "mg", "mb") for w in ("ran", "audit")},
-    **{f"{s}:{w}": _HELDLINE for s in ("sw", "q-w") for w in ("ran", "audit")},
-}
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

@@ -1999,8 +1999,8 @@ class Lifecycle(IndexStore):
             approvals.normalize_identity(record.author.email),
             approvals.normalize_identity(record.committer.email),
         }
-        if any(c.path == change.path for c in record.changes) and (
-            change.old_blob != change.new_blob
+        if change.old_blob != change.new_blob and any(
+            c.path == change.path for c in record.changes
         ):
             touched = [change]
         else:
@@ -2025,9 +2025,14 @@ class Lifecycle(IndexStore):
         parts = path_parts(change.path)
         if not parts or not plan_file_claims([parts[-1]]):
             return False
+        target = self.plans.get(plan_id)
+        if target is None:
+            return False
         shas = [record.sha] if change.new_blob is not None else []
         shas += record.parents[:1] if change.old_blob is not None else []
-        return any(plan_id in self._file_owners(repo, sha, change.path) for sha in shas)
+        return any(  # only this plan's files are listed (a burst's other plans never)
+            self._file_owners(repo, sha, change.path, lambda state: state is target) for sha in shas
+        )
 
     def _status_claim(self, repo: GitRepo, record: CommitRecord, change: FileChange) -> bool:
         """Whether ``change`` (a path that is no plan's own file as written) set a status

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "118"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "119"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -352,6 +352,9 @@ INDEX_VERSION = "118"  # 3: risk and estimate per plan; 4: approval identities, 
 # or not when read (a hold made and ended on the branch), and one of another version set
 # while that tree held it vetoes it; a release leaving a twin's withdrawal of another
 # version vetoes it. Rows as 117's: rebuilt so the vetoes are found (round 89, r89held2)
+# 119: a hold's touch of a claim is its maker's: what a merge brought (a twin's removal too)
+# its branches' makers', a status line alone in any claim (a twin's) no writing. Rows as
+# 118's: rebuilt so a merger or a held status setter is no writer (round 91, r91held)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

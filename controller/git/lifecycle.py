@@ -337,7 +337,7 @@ class Lifecycle(IndexStore):
                 if twin is not None:
                     twins.add(twin)
                 self._link_outside_plan_files(change)
-                if writes:
+                if writes and not self._status_claim(repo, record, change):
                     self._blob_writers(repo, change, self.identities(record), self._carried_here)
                 # a symlink, gitlink or file named as a plan file (in any case or spelling),
                 # or a file below a folder so named: it claims its folder's plan file's place
@@ -1945,8 +1945,10 @@ class Lifecycle(IndexStore):
         without a hand where it conflicted (round 67: :meth:`_settled`). What a merge wrote
         otherwise (a conflict resolved by hand, an edit of its own, a file no branch changed)
         is its own."""
-        if not record.is_merge or change.new_blob is None:
+        if not record.is_merge:
             return False
+        if change.new_blob is None:
+            return self._brought_removal(repo, record, change.path)
         if change.new_blob in self._side_plans(repo, record).files.get(change.path, ()):
             return True
         join = self._join(repo, record)
@@ -1956,6 +1958,96 @@ class Lifecycle(IndexStore):
         if stages is None:
             return change.new_blob == repo.blob_sha(join[0], change.path)
         return self._under_plans(change.path) and self._settle(repo, record, stages, change)
+
+    def _brought_removal(self, repo: GitRepo, record: CommitRecord, path: str) -> bool:
+        """Whether the merge ``record`` removed ``path`` as a merged branch removed it: a side
+        parent lacks it and git's own join of the parents does too, with no conflict there
+        (round 91: the agent's branch deleting a held plan's twin, merged ``--no-ff`` by Bob,
+        made Bob the release's writer; the branch's commits made it)."""
+        if all(repo.blob_sha(parent, path) for parent in record.parents[1:]):
+            return False
+        join = self._join(repo, record)
+        return join is not None and path not in join[1] and not repo.blob_sha(join[0], path)
+
+    def _merged_makers(self, repo: GitRepo, record: CommitRecord, path: str) -> set[str]:
+        """Who made what the merge ``record`` brought at ``path`` (:meth:`_brought`): the
+        makers of the merged branches' commits that changed it (a status line alone is no
+        writing there either: :meth:`_status_only`), not the person who merged."""
+        found: set[str] = set()
+        for parent in record.parents[1:]:
+            for commit in repo.range_log(record.parents[0], parent, [path]):
+                for change in commit.changes:
+                    if change.path == path and (
+                        change.new_blob is None or not self._status_only(repo, commit, change)
+                    ):
+                        found |= self.identities(commit)
+        found.discard(self.controller_email)
+        return found
+
+    def _touchers(
+        self, repo: GitRepo, record: CommitRecord, change: FileChange, plan_id: str
+    ) -> set[str]:
+        """Who wrote what ``record`` changed of ``plan_id``'s claims (:meth:`_ambiguity`:
+        ``change``, or, when that names no change of the commit, a re-judging's, the claims
+        the commit changed by the hold's rule, :meth:`_file_owners`), the one rule for every
+        commit: a status line alone writes nothing (:meth:`_status_only`, a twin's too: round
+        91, Bob's ``approved`` in a byte copy ``PLANS/sw/PLAN.yml`` made while held), what a
+        merge brought is its branches' makers' (:meth:`_merged_makers`: round 91, a twin's
+        deletion merged ``--no-ff`` by Bob), anything else the commit's own. A commit whose
+        touch is found nowhere is its own writer (the safe side)."""
+        own = {  # as the hold has always counted a commit's own touch
+            approvals.normalize_identity(record.author.email),
+            approvals.normalize_identity(record.committer.email),
+        }
+        if change.old_blob != change.new_blob and any(
+            c.path == change.path for c in record.changes
+        ):
+            touched = [change]
+        else:
+            touched = [c for c in record.changes if self._claims_plan(repo, record, c, plan_id)]
+            if not touched:
+                return own
+        found: set[str] = set()
+        for each in touched:
+            if each.new_blob is not None and self._status_only(repo, record, each):
+                continue  # a removal chose the content left: never a status alone
+            if record.is_merge and self._brought(repo, record, each):
+                found |= self._merged_makers(repo, record, each.path)
+            else:
+                found |= own
+        return found
+
+    def _claims_plan(
+        self, repo: GitRepo, record: CommitRecord, change: FileChange, plan_id: str
+    ) -> bool:
+        """Whether ``change`` is of a file claiming ``plan_id``'s plan file place (the hold's
+        rule, :meth:`_file_owners`) as ``record`` leaves it or as its first parent had it."""
+        parts = path_parts(change.path)
+        if not parts or not plan_file_claims([parts[-1]]):
+            return False
+        target = self.plans.get(plan_id)
+        if target is None:
+            return False
+        shas = [record.sha] if change.new_blob is not None else []
+        shas += record.parents[:1] if change.old_blob is not None else []
+        return any(  # only this plan's files are listed (a burst's other plans never)
+            self._file_owners(repo, sha, change.path, lambda state: state is target) for sha in shas
+        )
+
+    def _status_claim(self, repo: GitRepo, record: CommitRecord, change: FileChange) -> bool:
+        """Whether ``change`` (a path that is no plan's own file as written) set a status
+        alone in a file claiming some plan's plan file place (a twin ``PLANS/x/PLAN.yml``,
+        ``plans/x\\PLAN.yml``, ``plans/x/plan.yml``): as in the plan's own file, no writing of
+        the plan (round 91: Bob's ``approved`` in a byte-copy twin while held made him a
+        writer of the plan, his next approval ``E_SELF_APPROVAL``)."""
+        parts = path_parts(change.path)
+        if not parts or not plan_file_claims([parts[-1]]) or change.new_blob is None:
+            return False
+        if change.mode not in _FILE_MODES:
+            return False
+        if not self._status_only(repo, record, change):
+            return False
+        return bool(self._file_owners(repo, record.sha, change.path, unknown=True))
 
     def _settle(
         self, repo: GitRepo, record: CommitRecord, stages: _Stages, change: FileChange
@@ -3263,11 +3355,8 @@ class Lifecycle(IndexStore):
             and (len(held) > 1 or not moving)
             and not self._status_only(repo, record, change)
         ):
-            identities = {
-                approvals.normalize_identity(record.author.email),
-                approvals.normalize_identity(record.committer.email),
-            }
-            state.changers = sorted(set(state.changers) | identities)
+            touched = self._touchers(repo, record, change, state.plan_id)
+            state.changers = sorted(set(state.changers) | touched)
         self.touch(state.plan_id)
         if len(held) > 1:
             if not state.ambiguous:
@@ -3768,7 +3857,7 @@ class Lifecycle(IndexStore):
         side_plan = plan_id_of(change.path, self.plans_dir)
         change = self._move_source(repo, commit, change) or change  # a move writes nothing
         if path_name(change.path) not in PLAN_FILES:
-            if side_plan is None:
+            if side_plan is None and not self._status_claim(repo, commit, change):
                 self._blob_writers(repo, change, who, left, commit.sha)  # side draft
             return
         if side_plan is None:

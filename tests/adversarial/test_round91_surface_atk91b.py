@@ -20,7 +20,24 @@ control); ``row:<n>`` (``status --json``); ``pass:*`` (rc 0, ``cx`` ran once, th
 verdicts, no url/update program fired); ``m<status|log|wait>:<n>``; ``submit:<slug>``;
 ``cv:*``; ``<n>:<api|html>``; ``daemon:*``; ``upd:*``.
 
-Seen (round 91): 17 ids broke, 5 classes.
+Second lab (``gm``, one small repository per variant): the agent's ``plans/a`` frozen; the agent
+commits a ``.gitmodules`` and a gitlink; Alice approves ``a``; one pass and ``audit --json``.
+Ids ``gm:<variant>:<pass|ran|audit>``: ``upd-nolink`` (``update = !cmd``, no gitlink),
+``upd-none``, ``ignore = bogus``, ``name-dotdot`` (a submodule named ``../../y``), ``vendor``
+(``update = !cmd`` for a gitlink outside ``plans/``), ``fetchrecurse`` (``fetchRecurseSubmodules
+= bogus``), ``upd-cmd`` (``update = !cmd``), ``badline`` (an unclosed ``[submodule "x"``),
+``worktree-only`` (a valid ``.gitmodules`` committed, the unclosed one only in the working
+tree, as local mode's agent writes it).
+
+Seen (round 91): 29 ids broke, 5 classes.
+``gitmodules-stops-everything`` in the ``gm`` lab (12 ids: ``fetchrecurse``, ``upd-cmd``,
+``badline``, ``worktree-only`` x ``pass``, ``ran``, ``audit``): the pass exit 2 "plangate:
+E_GIT: git log --first-parent: fatal: bad submodule.x.fetchrecursesubmodules argument: bogus" /
+"fatal: invalid value for 'submodule.x.update'" / "fatal: bad config line 2 in file
+.../repo/.gitmodules" (the working tree's file: for ``worktree-only`` nothing broken was ever
+committed), Alice's approved ``a`` never ran, ``audit --json`` exit 2 the same. Held:
+``upd-nolink``, ``upd-none``, ``ignore``, ``name-dotdot``, ``vendor`` (rc 0, ran once, the
+audit's verdicts); no ``.gitmodules`` program ever ran.
 ``gitmodules-stops-everything`` (``upd:pass``, ``upd:ran``, ``upd:audit``, ``upd:status``): **one
 agent commit of .gitmodules with ``update = !touch ...`` (git itself calls it invalid in a
 repository's .gitmodules) stops the controller**: the pass exit 2 "plangate: E_GIT: git log
@@ -533,6 +550,90 @@ def _check(got: dict[str, Any], vid: str) -> None:
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))
 def test_round91_surface(lab: Lab, vid: str) -> None:
     _check(lab.got, vid)  # type: ignore[attr-defined]
+
+
+GM = {  # .gitmodules text, where the gitlink sits ("" none), committed or working tree only
+    "upd-nolink": ('[submodule "x"]\n\tpath = plans/x\n\turl = ./x\n\tupdate = !touch {m}\n',
+                   "", 1),
+    "upd-none": ('[submodule "x"]\n\tpath = plans/x\n\turl = ./x\n\tupdate = none\n', "plans/x", 1),
+    "ignore": ('[submodule "x"]\n\tpath = plans/x\n\turl = ./x\n\tignore = bogus\n', "plans/x", 1),
+    "name-dotdot": ('[submodule "../../y"]\n\tpath = plans/x\n\turl = ./x\n', "plans/x", 1),
+    "vendor": ('[submodule "v"]\n\tpath = vendor/v\n\turl = ./v\n\tupdate = !touch {m}\n',
+               "vendor/v", 1),
+    "fetchrecurse": ('[submodule "x"]\n\tpath = plans/x\n\turl = ./x\n'
+                     "\tfetchRecurseSubmodules = bogus\n", "plans/x", 1),
+    "upd-cmd": ('[submodule "x"]\n\tpath = plans/x\n\turl = ./x\n\tupdate = !touch {m}\n',
+                "plans/x", 1),
+    "badline": ('[submodule "x"\n\tpath = plans/x\n', "plans/x", 1),
+    "worktree-only": ('[submodule "x"\n', "plans/x", 0),
+}  # fmt: skip
+GMIDS = [f"gm:{k}:{c}" for k in GM for c in ("pass", "ran", "audit")]
+_GMSTOP = _x(
+    "gitmodules-stops-everything",
+    "a .gitmodules git cannot parse (an update command, a bad fetchRecurseSubmodules, a bad "
+    "line; even uncommitted in the working tree) beside a gitlink in plans/: the pass and the "
+    "audit exit E_GIT, Alice's approved plan never runs",
+)
+for _k in ("fetchrecurse", "upd-cmd", "badline", "worktree-only"):
+    for _c in ("pass", "ran", "audit"):
+        BROKEN[f"gm:{_k}:{_c}"] = _GMSTOP
+
+
+def _build_gm(root: Path) -> Lab:
+    got: dict[str, Any] = {}
+    for k, (mods, link, committed) in GM.items():
+        lab = Lab(root / k)
+        lab.write("a", plan_text("a"))
+        lab.commit("agent: plan", AGENT)
+        lab.run()
+        text = mods.format(m=root / f"fired-{k}")
+        if committed:
+            (lab.repo / ".gitmodules").write_text(text)
+        else:  # a valid file committed, the broken one only in the working tree
+            (lab.repo / ".gitmodules").write_text(
+                '[submodule "x"]\n\tpath = plans/x\n\turl = ./x\n'
+            )
+        lab.git("add", ".gitmodules")
+        if link:
+            lab.git("update-index", "--add", "--cacheinfo", f"160000,{lab.head()},{link}")
+        lab.git("commit", "-qm", "agent: submodule", who=AGENT)
+        if not committed:
+            (lab.repo / ".gitmodules").write_text(text)
+        lab.set_status("a", "approved")
+        lab.git("add", "plans/a")
+        lab.git("commit", "-qm", "approve a", who=ALICE)
+        done = lab.run(check=False)
+        aud = lab.cli("audit", "--json", cwd=lab.repo)
+        got[k] = {
+            "rc": done.returncode,
+            "err": done.stderr[-1500:],
+            "ran": len(lab.calls("a")),
+            "audit": aud.returncode,
+            "auditerr": aud.stderr[-1500:],
+            "fired": (root / f"fired-{k}").exists(),
+        }
+    holder = Lab(root / "holder")
+    holder.got = got  # type: ignore[attr-defined]
+    return holder
+
+
+@pytest.fixture(scope="module")
+def gmlab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r91-surface-atk91b-gm", _build_gm)
+
+
+@pytest.mark.parametrize("vid", cases(GMIDS, GMIDS, BROKEN))
+def test_round91_gitmodules(gmlab: Lab, vid: str) -> None:
+    _gm, k, c = vid.split(":")
+    seen = gmlab.got[k]  # type: ignore[attr-defined]
+    assert not seen["fired"], "a .gitmodules program ran"
+    assert "Traceback" not in seen["err"] + seen["auditerr"], seen
+    if c == "pass":  # "every other plan carries on in the same pass"
+        assert seen["rc"] == 0, seen["err"]
+    elif c == "ran":
+        assert seen["ran"] == 1, seen["err"]
+    else:
+        assert seen["audit"] in (0, 1), seen["auditerr"]
 
 
 if __name__ == "__main__":

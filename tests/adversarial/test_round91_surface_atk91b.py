@@ -85,6 +85,25 @@ plan, by any reader or writer (``approve`` too ...)"; ``wait`` "returns when the
 status of the plan (its ``status`` row's, as ``log`` answers it) differs"; round 90's fix:
 "the nested-repository refusal applies to bytes a caller read itself ... and to ``convert``'s
 source and ``-o`` folder" (``submit`` writes the same kind of file into the same folders).
+
+Fixed (2026-12-02, r91surf): all 29. ``gitmodules-stops-everything``: git parses
+``.gitmodules`` (the working tree's, else the index's or HEAD's) in every diff over a gitlink,
+to learn how to show it, and dies on an entry it calls invalid; no config setting stops that
+(``diff.ignoreSubmodules=all``, ``submodule.recurse=false`` tried, git 2.39), the command
+line's ``--ignore-submodules=none`` does (the file never read, no gitlink hidden): every git
+command plangate runs that compares trees gets it (``guard.argv``, used by ``RepoBase.run_raw``,
+the log stream, ``show``'s reads, ``init`` and the page's ``git show --stat``). The others, one
+rule (``planstate.nested_refusal``: a gitlink on the way in the branch's tree, checked out or
+not, or a folder holding a ``.git`` below the plans folder) for MCP ``submit``
+(``AgentApi._check_nested``), ``approve``/``reject``/``abort`` (``approve.named_plan_file``,
+``_shared.refuse_nested``) and the CLI readers of a path with no file there
+(``_shared.as_git_stores``); MCP ``wait`` answers a held row's code as ``log`` does
+(``agentapi._refuse_held``). The lab's own ``git add -A plans`` (the odd names' commit) had
+staged the never checked out ``sn``'s deletion, so the branch held no ``sn`` when the readers
+ran ("no plan" was then true for ``row:sn``, ``mstatus:sn``, ``mlog:sn``, ``sn:api`` and
+``sn:html``; a probe with ``sn`` committed got its row and MCP ``status``/``log``
+``E_UNSAFE_PATH`` before the fix, while ``show`` and ``approve`` said "no plan"): the lab now
+adds the three folders by name, keeping ``sn`` committed.
 """
 
 from __future__ import annotations

@@ -22,12 +22,13 @@ from controller.plan.names import (
     HELD_CODES,
     ambiguous_claims,
     fold_path,
+    same_path,
     source_verdict,
     split_files,
     twin_folder_verdict,
     twin_folders,
 )
-from controller.plan.plans import DEFAULT_MAX_BYTES, PLAN_FILES, text_hash
+from controller.plan.plans import DEFAULT_MAX_BYTES, PLAN_FILES, nested_at, text_hash
 
 LOG_NAME = "EXECUTION_LOG.md"
 MAX_NOTES = 20
@@ -78,10 +79,10 @@ def nested_refusal(
     path (round 91: MCP ``submit`` committed into a submodule's checkout and over its
     gitlink, ``approve`` read a submodule as a plan ``.``, a gitlink never checked out was
     "no plan")."""
-    from controller.plan.plans import nested_at
-
     parts = PurePosixPath(path).parts
-    top = len(PurePosixPath(plans_dir).parts) if plans_dir not in ("", ".") else 0
+    top = 0 if plans_dir.strip("/") in ("", ".") else len(PurePosixPath(plans_dir).parts)
+    if top and (len(parts) <= top or not same_path("/".join(parts[:top]), plans_dir)):
+        return None  # not below the plans folder: no plan's place
     for end in range(top + 1, len(parts) + 1):
         place = "/".join(parts[:end])
         if mode_of(place) == "160000":

@@ -273,6 +273,48 @@ def _attributed(path: Path) -> tuple[GitRepo, str] | None:
     return GitRepo(checkout.top, trust_repo_config=True), rel
 
 
+def _places(config: Config | None) -> tuple[str, Path | None]:
+    """The plans folder and the watched repository of ``config`` (the defaults without)."""
+    return ("plans", None) if config is None else (config.plans_dir, config.repo)
+
+
+def refuse_nested(
+    named: str, path: Path, plans_dir: str = "plans", watched: Path | None = None
+) -> None:
+    """E_UNSAFE_PATH naming the plan, for a plan (``path``: its file or folder, as ``named``)
+    in a repository of its own below the plans folder
+    (:func:`controller.git.planstate.nested_refusal`): a folder holding a ``.git`` (a
+    submodule's checkout: round 91, ``approve`` read it as a plan ``.`` and said
+    E_PLAN_HASH_MISMATCH), or a gitlink on its way at the HEAD of the work tree around it,
+    checked out or not (round 91: one never checked out was "no plan" to ``show`` and
+    ``approve``). Outside a work tree, or before its first commit: nothing to refuse."""
+    import os
+
+    from controller.errors import PlangateError, UnsafePath
+    from controller.git.planstate import nested_refusal
+    from controller.plan import plans
+
+    absolute = Path(os.path.abspath(path))
+    found = plans.nested_at(absolute, plans_dir, watched)
+    if found is not None:
+        raise UnsafePath(f"{named}: {found.message}", quotes=(named,))
+    root = next((p for p in absolute.parents if os.path.lexists(p / ".git")), None)
+    if root is None:
+        return
+    from controller.git.gitrepo import GitRepo
+
+    try:
+        repo = GitRepo.containing(root)
+        rel = absolute.relative_to(Path(os.path.abspath(repo.path))).as_posix()
+        head = repo.rev("HEAD")
+    except (PlangateError, ValueError):
+        return  # no repository or no commit there: the caller says so
+    if head is not None:
+        refused = nested_refusal(rel, plans_dir, lambda place: repo.mode_of(head, place))
+        if refused is not None:
+            raise refused
+
+
 def as_git_stores(path: Path, config: Config | None) -> bytes | None:
     """The plan file ``path`` as ``git add`` would store it, where it lies in a git working
     tree whose attributes may convert it (``working-tree-encoding``, ``eol``, ``ident``):
@@ -281,7 +323,10 @@ def as_git_stores(path: Path, config: Config | None) -> bytes | None:
     UTF-16 checkout's raw bytes as UTF-8). None (:func:`_attributed`), or a file that is no
     regular one or is over its size limit in any spelling: its reader reads it as it is and
     says why. :class:`~controller.errors.AttributeUnsupported`: bytes ``git add`` would
-    refuse."""
+    refuse. E_UNSAFE_PATH where no file is there and the branch holds a gitlink on its way
+    (:func:`refuse_nested`: a submodule never checked out is no absent plan)."""
+    if not path.is_file():
+        refuse_nested(str(path), path, *_places(config))
     found = _attributed(path)
     if found is None:
         return None

@@ -135,7 +135,11 @@ def commit_status(
     from controller.plan import plans, yamlio
 
     config = optional_config(config_path)
-    plan_file = named_plan_file(path, config.plans_dir if config is not None else "plans")
+    plan_file = named_plan_file(
+        path,
+        config.plans_dir if config is not None else "plans",
+        config.repo if config is not None else None,
+    )
     if not plan_file.is_file():
         raise _not_there(path, plan_file)
     repo = GitRepo.containing(plan_file.parent)
@@ -221,7 +225,7 @@ NEXT = {
 }
 
 
-def named_plan_file(path: str, plans_dir: str = "plans") -> Path:
+def named_plan_file(path: str, plans_dir: str = "plans", watched: Path | None = None) -> Path:
     """The plan file ``path`` names, never reached through a symbolic link below its
     repository: in a shared working tree an agent could point ``approve plans/x`` at another
     plan, or at a plan in its own clone, and the approver would sign what she never
@@ -258,6 +262,9 @@ def named_plan_file(path: str, plans_dir: str = "plans") -> Path:
                     "point it at another plan or repository)",
                     remedy="look at the plan (plangate show) and name its real folder",
                 )
+    from controller.commands._shared import refuse_nested
+
+    refuse_nested(path, plan_file, plans_dir, watched)
     return plan_file.resolve()
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from controller.display import visible
 from controller.errors import GitError, UsageError
-from controller.git.guard import GitGuard
+from controller.git.guard import GitGuard, argv
 
 REPO_NAME = "plans-repo"
 #: The example plan's author: not you, so your approval is not a self-approval.
@@ -114,7 +114,7 @@ def _author_email(root: Path) -> str:
 def _git(root: Path, *args: str, check: bool = True, env: dict[str, str] | None = None) -> str:
     try:
         result = subprocess.run(
-            ["git", *args],
+            argv(args),
             cwd=root,
             capture_output=True,
             text=True,

@@ -219,13 +219,13 @@ def _recorded_controller(path: Path) -> tuple[str | None, str | None]:
     import subprocess
 
     from controller.approval import recorded
-    from controller.git.guard import guarded_env
+    from controller.git.guard import argv, guarded_env
 
     folder = path.resolve().parent
     env = guarded_env(folder)
     spec = f":(top){recorded.POLICY_PATH}"
     log = subprocess.run(
-        ["git", "log", "--first-parent", "--format=%H", "HEAD", "--", spec],
+        argv(["log", "--first-parent", "--format=%H", "HEAD", "--", spec]),
         cwd=folder, env=env, capture_output=True, check=False,
     )  # fmt: skip
     shas = log.stdout.decode("ascii", "replace").split() if log.returncode == 0 else []
@@ -271,14 +271,14 @@ def _recorded_owned(
     import subprocess
 
     from controller.git import ownrecord
-    from controller.git.guard import guarded_env
+    from controller.git.guard import argv, guarded_env
 
     folder = path.resolve().parent
     env = guarded_env(folder)
 
     def run(*args: str, cwd: Path = folder) -> str | None:
         result = subprocess.run(
-            ["git", "-c", "core.quotePath=false", *args],
+            argv(["-c", "core.quotePath=false", *args]),
             cwd=cwd,
             env=env,
             capture_output=True,

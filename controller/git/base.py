@@ -21,7 +21,7 @@ import git
 from controller.display import masked_url
 from controller.errors import BlobTooLarge, GitError
 from controller.git.deadline import DEADLINES
-from controller.git.guard import GitGuard
+from controller.git.guard import GitGuard, argv
 from controller.git.store import (
     MAX_PACKS,
     PACK_AT,
@@ -194,7 +194,7 @@ class RepoBase:
         full_env = self.guard.env(env, pins)
         try:
             return subprocess.run(
-                ["git", *args],
+                argv(args),
                 cwd=self.path,
                 input=input,
                 env=full_env,

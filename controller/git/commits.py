@@ -24,6 +24,7 @@ from typing import IO, Any
 from controller.errors import GitError
 from controller.git.base import RepoBase, git_failure
 from controller.git.deadline import DEADLINES
+from controller.git.guard import argv
 from controller.git.objects import BATCH_LOOKUPS, Objects
 from controller.git.records import (
     _RECORD,
@@ -90,7 +91,7 @@ class Commits(Objects, Refs, Signing):
         with tempfile.TemporaryFile() as errors:  # a file: a chatty stderr cannot block git
             try:
                 proc = subprocess.Popen(
-                    ["git", *args],
+                    argv(args),
                     cwd=self.path,
                     env=self.guard.env(),
                     stdout=subprocess.PIPE,

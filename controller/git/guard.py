@@ -35,7 +35,7 @@ import os
 import re
 import shlex
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -128,6 +128,31 @@ TRUSTED_OR_DEFAULT = (
 PERSONAL = frozenset({"gpg.format", "user.signingKey"})
 _TRUSTED_SCOPES = frozenset({"system", "global", "command"})
 _CONFIG_ENV = ("GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
+
+
+#: git commands that compare trees (or a tree and the index) and so ask, for each gitlink they
+#: meet, how ``.gitmodules`` says to show it: git parses the working tree's ``.gitmodules``
+#: (else the index's or ``HEAD``'s) and *dies* on an entry it calls invalid (``update =
+#: !cmd``, a bad ``fetchRecurseSubmodules``, a line it cannot parse): one agent commit
+#: stopped every pass, the audit and ``status`` (round 91). ``--ignore-submodules=none``
+#: overrides that file (git never reads it) and hides no gitlink: :func:`argv` adds it.
+#: (No config setting does it: ``diff.ignoreSubmodules`` is read beside the file, not
+#: instead of it.)
+DIFFING = frozenset({"log", "show", "diff", "diff-tree", "diff-index", "diff-files", "whatchanged"})
+NO_GITMODULES = "--ignore-submodules=none"
+#: git's options before the command that take the next word as their value.
+_VALUED = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--exec-path"})
+
+
+def argv(args: Sequence[str]) -> list[str]:
+    """The command line of a git child running ``args`` (global options, the command, its
+    arguments): a command of :data:`DIFFING` never reads ``.gitmodules``."""
+    at = 0
+    while at < len(args) and args[at].startswith("-"):
+        at += 2 if args[at] in _VALUED else 1
+    if at < len(args) and args[at] in DIFFING:
+        return ["git", *args[: at + 1], NO_GITMODULES, *args[at + 1 :]]
+    return ["git", *args]
 
 
 def passes(name: str) -> bool:

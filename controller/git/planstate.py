@@ -12,7 +12,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from controller.errors import PlanAmbiguous, UnsafePath
@@ -22,12 +22,13 @@ from controller.plan.names import (
     HELD_CODES,
     ambiguous_claims,
     fold_path,
+    same_path,
     source_verdict,
     split_files,
     twin_folder_verdict,
     twin_folders,
 )
-from controller.plan.plans import DEFAULT_MAX_BYTES, PLAN_FILES, text_hash
+from controller.plan.plans import DEFAULT_MAX_BYTES, PLAN_FILES, nested_at, text_hash
 
 LOG_NAME = "EXECUTION_LOG.md"
 MAX_NOTES = 20
@@ -62,6 +63,38 @@ class BlobFacts:
 
 #: File modes that are no plan file: a symlink (never followed) and a gitlink (a submodule).
 NOT_A_FILE = {"120000": "a symbolic link", "160000": "a submodule (gitlink)"}
+
+
+def nested_refusal(
+    path: str,
+    plans_dir: str,
+    mode_of: Callable[[str], str | None],
+    work_tree: Path | None = None,
+) -> UnsafePath | None:
+    """E_UNSAFE_PATH when ``path`` (a plan folder or file, relative to the repository) lies in
+    a repository of its own below the plans folder: a folder on its way committed as a gitlink
+    (``mode_of``: the branch's modes, checked out or not), or, in ``work_tree``, a folder
+    holding a ``.git`` (:func:`controller.plan.plans.nested_at`: a submodule's checkout, a
+    ``git init``, a clone). The one rule of every writer and reader that names a plan by its
+    path (round 91: MCP ``submit`` committed into a submodule's checkout and over its
+    gitlink, ``approve`` read a submodule as a plan ``.``, a gitlink never checked out was
+    "no plan")."""
+    parts = PurePosixPath(path).parts
+    top = 0 if plans_dir.strip("/") in ("", ".") else len(PurePosixPath(plans_dir).parts)
+    if top and (len(parts) <= top or not same_path("/".join(parts[:top]), plans_dir)):
+        return None  # not below the plans folder: no plan's place
+    for end in range(top + 1, len(parts) + 1):
+        place = "/".join(parts[:end])
+        if mode_of(place) == "160000":
+            return UnsafePath(
+                f"{place} is {NOT_A_FILE['160000']} in the plans folder; it is not followed",
+                quotes=(place,),
+            )
+    if work_tree is not None:
+        found = nested_at(work_tree / path, plans_dir, watched=work_tree)
+        if found is not None:
+            return UnsafePath(found.message, quotes=(path,))
+    return None
 
 
 def too_large(size: int, max_bytes: int) -> BlobFacts:

@@ -213,6 +213,7 @@ class AgentApi:
                 time.sleep(min(0.025 * 2**attempt, 1.0))
             parent = self._parent(repo, branch, watched)
             rel = self._plan_file(repo, parent, folder) or rel
+            self._check_nested(repo, parent, folder, pull_request)
             self._check_claims(repo, parent, rel)
             self._check_replaceable(repo, parent, rel)
             # a text its checkout would not give back is never committed (round 79): the
@@ -280,6 +281,23 @@ class AgentApi:
             return existing
         repo.update_ref(f"refs/heads/{branch}", head, "0" * 40)
         return repo.branch_head(branch) or head
+
+    def _check_nested(self, repo: GitRepo, parent: str, folder: str, pull_request: bool) -> None:
+        """E_UNSAFE_PATH, nothing committed, for a folder in a repository of its own below the
+        plans folder: a gitlink on its way in the branch, or (a submission written into the
+        shared working tree) a folder there holding a ``.git`` (round 91: ``submit`` replaced
+        a submodule's gitlink and wrote into its checkout, or into a ``git init``'ed folder),
+        :func:`controller.git.planstate.nested_refusal`, as ``convert`` and every reader."""
+        from controller.git.planstate import nested_refusal
+
+        refused = nested_refusal(
+            folder,
+            self.config.plans_dir,
+            lambda place: repo.mode_of(parent, place),
+            None if pull_request else repo.path,
+        )
+        if refused is not None:
+            raise refused
 
     @staticmethod
     def _check_claims(repo: GitRepo, parent: str, rel: str) -> None:
@@ -374,10 +392,7 @@ class AgentApi:
         if raw is None:
             with self._reader() as controller:
                 rows = controller.status(reasons=True, plan=plan_id)
-            held = rows[0].get("held") if rows else None
-            if held:  # the branch holds it unread (a gitlink, a link): that, never "absent"
-                said = rows[0].get("reason") or held
-                raise error_for(held, said.removeprefix(f"{held}: "), plan_id, (plan_id,))
+            _refuse_held(rows[0] if rows else {}, plan_id)
             raise UsageError(
                 f"no plan {plan_id} on the watched branch",
                 remedy="check the path",
@@ -466,7 +481,11 @@ class AgentApi:
         # the folder's file as every reader finds it: E_PLAN_AMBIGUOUS is the answer, never
         # "no status" (round 69: wait read that as a change, or waited it out silently)
         self._plan_file(repo, repo.branch_head(repo.current_branch()), plan_id)
-        return _row_of(controller, plan_id).get("status")
+        row = _row_of(controller, plan_id)
+        if row.get("held"):  # round 91: wait answered "status null", no code
+            rows = controller.status(reasons=True, plan=plan_id)  # the reason, as log's
+            _refuse_held(rows[0] if rows else row, plan_id)
+        return row.get("status")
 
     def _plan_file(self, repo: GitRepo, head: str | None, plan_id: str) -> str | None:
         """The plan's file on the branch, found as every reader finds it (``PLAN.yml`` or
@@ -662,6 +681,16 @@ def _row_of(controller: Controller, plan_id: str) -> dict[str, Any]:
     """The plan's status row (``{}``: the branch shows no such plan)."""
     rows = controller.status(plan=plan_id)
     return rows[0] if rows else {}
+
+
+def _refuse_held(row: dict[str, Any], plan_id: str) -> None:
+    """The code of a plan the branch holds unread (a gitlink, a link: its row's ``held``),
+    raised: what ``log`` and ``wait`` answer, as ``status`` shows it, never "absent" or a
+    status of none (round 91: ``wait`` of a gitlink answered ``status: null``)."""
+    held = row.get("held")
+    if held:
+        said = row.get("reason") or held
+        raise error_for(held, said.removeprefix(f"{held}: "), plan_id, (plan_id,))
 
 
 def _ignored_status(row: dict[str, Any], file_status: str | None) -> list[str]:

@@ -18,7 +18,7 @@ import pytest
 
 from controller.errors import GitError
 from controller.git.gitrepo import GitRepo, Person
-from controller.git.guard import GitGuard, inherited_config, passes
+from controller.git.guard import GitGuard, argv, inherited_config, passes
 from tests.support.gitenv import ALICE, commit_all, git, identity
 
 SECRET = "Zq7GuardSecretValue"
@@ -547,3 +547,30 @@ def test_the_invokers_pathspec_and_graft_variables_never_reach_git(
     assert listed.split() == ["f"]  # neither refused nor matched case-insensitively
     head = seen.commit(git(repo, "rev-parse", "HEAD").strip())
     assert len(head.parents) == 1  # the grafts file named no parents: not read
+
+
+def test_git_never_reads_gitmodules_in_a_diff_over_a_gitlink(repo: Path, tmp_path: Path) -> None:
+    """Round 91: git parses ``.gitmodules`` in every diff over a gitlink and dies on an entry
+    it calls invalid (``update = !cmd``); every diffing command plangate runs gets
+    ``--ignore-submodules=none`` (:func:`argv`): the file is never read, the gitlink still
+    shown, nothing in it runs."""
+    marker = tmp_path / "fired"
+    base = git(repo, "rev-parse", "HEAD").strip()
+    (repo / ".gitmodules").write_text(
+        f'[submodule "x"]\n\tpath = plans/x\n\turl = ./x\n\tupdate = !touch {marker}\n'
+    )
+    git(repo, "add", ".gitmodules")
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{base},plans/x")
+    git(repo, "commit", "-qm", "gitlink", env=identity(*ALICE))
+    (repo / ".gitmodules").write_text('[submodule "x"\n')  # broken in the working tree too
+    assert subprocess.run(["git", "diff-tree", "-r", base, "HEAD"], cwd=repo,
+                          capture_output=True).returncode != 0  # fmt: skip
+    assert argv(["-c", "a.b=c", "log", "--raw"]) == [
+        "git", "-c", "a.b=c", "log", "--ignore-submodules=none", "--raw"
+    ]  # fmt: skip
+    assert argv(["rev-parse", "HEAD"]) == ["git", "rev-parse", "HEAD"]
+    gitrepo = GitRepo(repo)
+    out = gitrepo.run("-c", "core.quotePath=false", "diff-tree", "-r", "--raw", base, "HEAD")
+    assert "160000" in out and "plans/x" in out
+    assert "plans/x" in gitrepo.run("log", "--raw", "-1", "--format=%H")
+    assert not marker.exists()

@@ -25,7 +25,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from controller.errors import ConfigInvalid, GitError
-from controller.git.guard import guarded_env
+from controller.git.guard import argv, guarded_env
 from controller.service.httpd import HttpServer, QuietHandler
 from controller.service.ui import render
 from controller.service.ui.data import UiData
@@ -182,19 +182,20 @@ def _show_commit(repo: Path, sha: str, store: Path | None = None) -> str | None:
         }
     try:
         proc = subprocess.run(
-            [
-                "git",
-                "-c",
-                "core.quotePath=true",
-                "show",
-                "--stat",
-                "--format=fuller",
-                "--no-show-signature",
-                "--no-ext-diff",
-                "--no-textconv",
-                "--end-of-options",
-                sha,
-            ],
+            argv(
+                [
+                    "-c",
+                    "core.quotePath=true",
+                    "show",
+                    "--stat",
+                    "--format=fuller",
+                    "--no-show-signature",
+                    "--no-ext-diff",
+                    "--no-textconv",
+                    "--end-of-options",
+                    sha,
+                ]
+            ),
             cwd=repo,
             env=guarded_env(repo, objects),
             capture_output=True,

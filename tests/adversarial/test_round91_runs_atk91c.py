@@ -1,7 +1,109 @@
-"""Round 91 (runs, atk91c): placeholder docstring, filled below."""
+"""Round 91 (runs, atk91c): REMOTE mode over a real ``git daemon`` with SIGKILLs between the
+controller's commit in its clone and the push (start, outcome, a gate's start), a gate
+approval pushed while the run is dead, the remote moved by someone else while the
+controller is dead, two controllers on one remote (a failover's copy of the state
+directory), kills mid-backoff (``retries:``), a timeout's tool, output that is huge or never
+ends, a kill during the start-up sweep of 300 leftover cgroups, and a tool that writes into
+``.git/`` and the plans tree.
+
+Labs (two, one build each). One exec tool ``t91`` (``t91.py <m> <t>``, each call, beat and
+exit appended fsynced to ``calls.log``): ``rec`` exits 0; ``flk`` fails its first call only;
+``fal`` always fails; ``blk`` beats every 0.1 s for 30 s after writing ``READY-<t>``;
+``big`` writes 40 MB to stdout and exits 0; ``yes`` writes to stdout for ever (beating);
+``git`` plants hooks in ``.git/hooks`` (``pre-commit``, ``post-commit``, ``commit-msg``,
+``prepare-commit-msg``, ``reference-transaction``, ``post-checkout``, ``post-index-change``,
+``pre-push``) and ``core.hooksPath``/``core.fsmonitor`` in ``.git/config``, each logging
+whether a ``plangate run`` is among its ancestors, overwrites its plan's
+``EXECUTION_LOG.md`` (``# FORGED LOG``), adds ``evil.txt`` beside it, sets the agent's
+pending ``plans/vic`` to ``approved`` in the work tree and adds a new ``plans/new1``. Kills:
+``run --once`` in a session of its own, polled at 0.5 ms and SIGKILLed (``killpg``), then
+plain passes.
+
+- local (``L``, local mode): controls ``h1`` (rec), ``bg`` (big), ``ys`` (yes, ``timeout:
+  2``), ``gw`` (git; its writes stay in the work tree for one more pass, then the owner
+  cleans them); killed: ``rb`` (flk, ``on_failure: retry``, ``retries: 2``; killed 0.3 s
+  after its failed first call, mid-backoff), ``rc`` (fal, the same), ``tk`` (blk, ``timeout:
+  5``, retry 2; killed mid-tool), ``ky`` (yes, ``timeout: 60``; killed mid-tool); ``sw``: 300
+  leftovers ``plangate-99991NNN-atk91c`` (dead pids, each with ``a/b`` below) in the
+  controller's cgroup (``/sys/fs/cgroup/unified``), a pass killed once the sweep removed one,
+  ``sw`` approved, a plain pass (``sw:landed`` skips when another lab's controller on this
+  host swept them all first: every controller sweeps dead controllers' leftovers). Checks
+  ``calls`` (rb 2, rc 3, the rest 1), ``record``
+  (HEAD's status and ``execution.status``, its code: rc ``E_TOOL_FAILED``, tk/ky
+  ``E_ACTION_IN_DOUBT``, ys ``E_TIMEOUT``), ``audit`` (a fresh clone: one valid run, its
+  outcome, no finding), ``landed``, ``late`` (no beat 0.5 s after the pass that stopped the
+  tool), ``bg:size`` (PLAN.yml under 64 KB), ``gw:hooks`` (no planted hook or fsmonitor ran
+  under the controller), ``gw:files`` (the controller's commits touch only PLAN.yml,
+  EXECUTION_LOG.md and ``.plangate/policy.json``), ``gw:log`` (not the forged log),
+  ``gw:vic`` (the uncommitted ``approved`` of ``vic`` ran nothing), ``gw:new1``,
+  ``vic:audit``, ``sw:landed``, ``sw:swept``.
+- remote (``R``, ``writerkit.served``: ``git daemon`` on 127.0.0.1; Alice pulls, commits
+  and pushes; the controller's clone is ``<state_dir>/clone``): ``rh`` control; ``rs``
+  killed once the clone's ``main`` moved to its start and the remote's had not; ``ro`` the
+  same once its tool ran (the outcome commit); ``rg``: action 2 behind
+  ``requires_approval``, paused, Alice's gate approval pushed, the pass killed at the gate
+  start in the clone; ``rx``: as ``rg``, and Bob pushes ``notes.txt`` while the controller
+  is dead; ``rq``: action 1 ``blk``, the pass killed mid-tool, then Alice pushes
+  ``approved`` (a gate approval before any pause) while it is dead; ``rd0``..``rd3``: a
+  copy of the state directory (``state2``, taken between passes, after one pass of its own)
+  as a second controller on the same remote, both ``run --once`` started together at a
+  second's start; ``rk``: the same, the first killed at its start in its clone, then each
+  run again. A pass that stops on a stale lock in the clone (``E_GIT ... HEAD.lock``) has
+  the lock removed as its remedy says and runs again. Checks ``calls``, ``record`` (the
+  remote's ``main``), ``subjects`` (one start, or two for a gate, and one end), ``audit`` (a
+  fresh clone of the remote: valid runs and outcomes, no finding but rq's ``illegal``),
+  ``landed``, ``paused``, ``rq:early``; ``rd:*`` judges ``rd0``..``rd3`` and ``rk``
+  together (``rd:record``: the remote's record ``completed`` when the tool ran, else
+  ``failed`` ``E_ACTION_IN_DOUBT``).
+
+Seen (round 91): one class, ``twinrun``, 3 ids (``rd:calls``, ``rd:subjects``,
+``rd:audit``): two controllers on one remote, the second a copy of the first's state
+directory (a failover's overlap), started together, BOTH ran the same approved plan: in
+four builds the tool of ``rd1``/``rd2`` (once also ``rd0``, ``rd3``, ``rk``) was called
+twice, both passes logging ``"event": "plan_run_ended", "outcome": "completed"`` for
+``plans/rd1`` within 12 ms; the remote holds ONE ``plangate: start plans/rd1`` and TWO
+``plangate: complete plans/rd1``; the fresh clone's audit flags the second
+``controller-unexplained`` ("a commit under the controller's identity that it did not make:
+records complete plans/rd1 with no cause on the branch: no start of the plan for an
+outcome"), ``log-changed`` and ``owned-block-changed``. (Both made the same start commit in
+the same second from the same parent with the same key: one commit, so the second push was
+"up to date" and each took the start for its own; not checked further.) ``rk`` (the first
+killed at its clone's start) ran once in some builds, twice in others; in one build the
+twins' outcomes differed (one ``failed`` "... none is run" with its action ``pending``), and
+in another the first controller's ``plangate status --json`` showed ``rk``
+``pending_approval`` while the remote's record read ``completed`` (not judged); ``rd0`` ran once in
+the build whose copy had not started alone before. Held: ``rs``, ``ro`` (landed: the
+clone ahead of the remote) ran once, ``completed``, one start and one complete; the pass
+after the kill twice stopped ``E_GIT at <state>/clone/./HEAD.lock: cannot move
+refs/heads/main ... remedy: if no git process is running, remove .../HEAD.lock`` (after the
+plan had run and logged ``outcome_not_committed``), the next pass after its removal
+published the journal's outcome without running again (docs/operations.md, Troubleshoot,
+lists a stale ``HEAD.lock``; not judged). ``rg``, ``rx``: the gate start killed before its
+push; the next pass ran action 2 once, ``completed``, audit ``await-approval`` + ``gate``
+``complete``. ``rq``: the early ``approved`` audited ``E_ILLEGAL_TRANSITION: alice@example.com
+set status approved (from executing) ...; ignored``, the plan ``failed``
+``E_ACTION_IN_DOUBT``, action 2 never ran. Local: ``rb`` killed mid-backoff ran its second
+try once and ``completed`` (2 calls); ``rc`` 3 calls then ``failed``; ``tk``/``ky``
+``E_ACTION_IN_DOUBT`` "its tool process ... was still running and was stopped", no beat
+after; ``ys`` ``E_TIMEOUT: t91: ... did not finish within 2s; its process group was
+killed``; ``bg`` ``completed`` (PLAN.yml 954 bytes); ``gw``: every planted hook and the
+fsmonitor ran only under the lab's own git (``other pre-commit`` ... never ``controller``),
+the controller's commits touched only its two files, the forged log never committed, ``vic``
+and ``new1`` never ran; ``sw``: killed with 299 of 300 leftovers left, the next pass swept
+all (nested ``a/b`` included) and ran ``sw`` once.
+
+Should: ``twinrun``: docs/approvals.md, "Remote mode": "A rejected push (the remote moved,
+or another pusher held the ref lock) drops the unpublished commit, fetches, re-evaluates
+from the new history, and retries; two controllers on one remote therefore never both run a
+plan ... the push race is the safety net for a failover's overlap (the old host not quite
+gone)"; docs/threat-model.md: "a second one beside it is a failover overlap or a mistake,
+which the push race (remote mode) keeps from running a plan twice"; "Execution starts only
+after the start commit is pushed".
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -180,6 +282,7 @@ LOCAL: dict[str, list[tuple[str, str, str]]] = {
     "ky": [("yes", "ky", "    timeout: 60\n")],
     "gw": [("git", "gw", "")],
     "vic": [("rec", "vic", "")],
+    "sw": [("rec", "sw", "")],
 }
 
 
@@ -195,6 +298,36 @@ def _record(lab: Lab, slug: str, rev: str = "HEAD") -> dict[str, Any]:
         "text": json.dumps(ex, default=str)[:3000],
         "acts": [(a.get("id"), a.get("status")) for a in ex.get("actions") or []],
     }
+
+
+CGROOT = Path("/sys/fs/cgroup/unified")
+
+
+def _leftovers() -> list[str]:
+    return sorted(p.name for p in CGROOT.glob("plangate-99991*-atk91c"))
+
+
+def _sweep_kill(lab: Lab, seen: dict[str, Any]) -> dict[str, Any]:
+    """Leftovers ``plangate-99991NNN-atk91c`` (dead pids), each with ``a/b`` below, made in
+    the controller's cgroup; a pass killed once the sweep removed some; ``sw`` approved; a
+    plain pass."""
+    try:
+        for i in range(300):
+            (CGROOT / f"plangate-99991{i:03d}-atk91c" / "a" / "b").mkdir(parents=True)
+    except OSError as why:
+        return {"skip": str(why)}
+    made = len(_leftovers())
+    lab.approve("sw")
+    landed = _kill_when(lab, lambda: 0 < len(_leftovers()) < made)
+    mid = len(_leftovers())
+    lab.run()
+    seen["end:sw"] = time.time()
+    after = _leftovers()
+    for name in after:  # the lab's own cleanup, deepest first
+        for sub in ("a/b", "a", ""):
+            with contextlib.suppress(OSError):
+                (CGROOT / name / sub).rmdir()
+    return {"made": made, "landed": landed, "mid": mid, "after": after}
 
 
 def _build_local(root: Path) -> Lab:
@@ -238,6 +371,8 @@ def _build_local(root: Path) -> Lab:
         seen[f"killed:{slug}"] = time.time()
         lab.run()
         seen[f"end:{slug}"] = time.time()
+    # sw: a pass SIGKILLed during its start-up sweep of 300 leftovers of a dead controller
+    seen["sweep"] = _sweep_kill(lab, seen)
     time.sleep(0.5)
     seen["hooked"] = (d / "HOOKED").read_text() if (d / "HOOKED").exists() else ""
     seen["records"] = {s: _record(lab, s) for s in LOCAL}
@@ -466,6 +601,7 @@ LOCAL_WANT: dict[str, tuple[int, str, str, str]] = {
     "ys": (1, "failed", "E_TIMEOUT", "fail"),
     "ky": (1, "failed", "E_ACTION_IN_DOUBT", "fail"),
     "gw": (1, "completed", "", "complete"),
+    "sw": (1, "completed", "", "complete"),
 }
 KILLED = ["rb", "rc", "tk", "ky"]
 BEATING = {"tk": "end:tk", "ky": "end:ky", "ys": "end:controls"}
@@ -476,6 +612,7 @@ L_IDS = (
     + [f"{s}:landed" for s in KILLED]
     + [f"{s}:late" for s in BEATING]
     + ["bg:size", "gw:hooks", "gw:files", "gw:log", "gw:vic", "gw:new1", "vic:audit"]
+    + ["sw:landed", "sw:swept"]
 )
 
 BROKEN_L: dict[str, Any] = {}
@@ -485,6 +622,17 @@ BROKEN_L: dict[str, Any] = {}
 def test_local(llab: Lab, vid: str) -> None:
     slug, check = vid.split(":")
     seen, d = llab.seen, llab.t  # type: ignore[attr-defined]
+    if slug == "sw" and "skip" in seen["sweep"]:
+        pytest.skip(f"no cgroup v2 to write here: {seen['sweep']['skip']}")
+    if vid == "sw:landed":
+        sweep = seen["sweep"]
+        if not sweep["landed"] and sweep["mid"] == 0:  # another lab's controller swept first
+            pytest.skip(f"the leftovers were swept by another controller first: {sweep}")
+        assert sweep["landed"] and 0 < sweep["mid"] < sweep["made"], sweep
+        return
+    if vid == "sw:swept":
+        assert not seen["sweep"]["after"], seen["sweep"]
+        return
     if check == "landed":
         assert seen[f"landed:{slug}"], "the SIGKILL never landed"
         return
@@ -589,6 +737,10 @@ def _check_remote(
     rec = seen["records"][slug]
     if check == "calls":
         assert {t: len(_calls(d, t)) for t in tags} == tags, slug
+    elif check == "record" and slug in TWINS:  # the record says what ran (either safe side)
+        ran = len(_calls(d, slug)) > 0
+        assert rec.get("status") == rec.get("exec") == ("completed" if ran else "failed"), rec
+        assert ran or "E_ACTION_IN_DOUBT" in rec.get("text", ""), rec
     elif check == "record":
         assert (rec.get("status"), rec.get("exec")) == (status, status), rec
         assert code in rec.get("text", ""), rec

@@ -62,8 +62,8 @@ directory (a failover's overlap), started together, BOTH ran the same approved p
 every one of seven builds one to four of the twins' tools (``rd0``..``rd3``; ``rk`` in the
 first build) were called twice, both passes logging ``"event": "plan_run_ended",
 "outcome": "completed"`` for ``plans/rd1`` within 12 ms; the remote holds ONE
-``plangate: start plans/rd1`` and TWO ``plangate: complete plans/rd1``; the fresh clone's audit flags the second
-``controller-unexplained`` ("a commit under the controller's identity that it did not make:
+``plangate: start plans/rd1`` and TWO ``plangate: complete plans/rd1``; the fresh clone's
+audit flags the second ``controller-unexplained`` ("a commit under the controller's identity that it did not make:
 records complete plans/rd1 with no cause on the branch: no start of the plan for an
 outcome"), ``log-changed`` and ``owned-block-changed``. (Both made the same start commit in
 the same second from the same parent with the same key: one commit, so the second push was

@@ -60,19 +60,19 @@ Seen (round 91): one class, ``twinrun``, 3 ids (``rd:calls``, ``rd:subjects``,
 ``rd:audit``): two controllers on one remote, the second a copy of the first's state
 directory (a failover's overlap), started together, BOTH ran the same approved plan: in
 every one of seven builds one to four of the twins' tools (``rd0``..``rd3``; ``rk`` in the
-first build) were called twice, both passes logging ``"event": "plan_run_ended",
-"outcome": "completed"`` for ``plans/rd1`` within 12 ms; the remote holds ONE
-``plangate: start plans/rd1`` and TWO ``plangate: complete plans/rd1``; the fresh clone's
-audit flags the second ``controller-unexplained`` ("a commit under the controller's identity that it did not make:
-records complete plans/rd1 with no cause on the branch: no start of the plan for an
+first build) were called twice, both passes logging ``"event": "plan_run_ended", "outcome":
+"completed"`` for ``plans/rd1`` within 12 ms; the remote holds ONE ``plangate: start
+plans/rd1`` and TWO ``plangate: complete plans/rd1``; the fresh clone's audit flags the
+second ``controller-unexplained`` ("a commit under the controller's identity that it did not
+make: records complete plans/rd1 with no cause on the branch: no start of the plan for an
 outcome"), ``log-changed`` and ``owned-block-changed``. (Both made the same start commit in
 the same second from the same parent with the same key: one commit, so the second push was
 "up to date" and each took the start for its own; not checked further.) ``rk`` (the first
 killed at its clone's start) ran once in some builds, twice in others; in one build the
 twins' outcomes differed (one ``failed`` "... none is run" with its action ``pending``), and
 in another the first controller's ``plangate status --json`` showed ``rk``
-``pending_approval`` while the remote's record read ``completed`` (not judged); ``rd0`` ran once in
-the build whose copy had not started alone before. Held: ``rs``, ``ro`` (landed: the
+``pending_approval`` while the remote's record read ``completed`` (not judged); ``rd0`` ran
+once in the build whose copy had not started alone before. Held: ``rs``, ``ro`` (landed: the
 clone ahead of the remote) ran once, ``completed``, one start and one complete; the pass
 after the kill twice stopped ``E_GIT at <state>/clone/./HEAD.lock: cannot move
 refs/heads/main ... remedy: if no git process is running, remove .../HEAD.lock`` (after the
@@ -80,8 +80,8 @@ plan had run and logged ``outcome_not_committed``), the next pass after its remo
 published the journal's outcome without running again (docs/operations.md, Troubleshoot,
 lists a stale ``HEAD.lock``; not judged). ``rg``, ``rx``: the gate start killed before its
 push; the next pass ran action 2 once, ``completed``, audit ``await-approval`` + ``gate``
-``complete``. ``rq``: the early ``approved`` audited ``E_ILLEGAL_TRANSITION: alice@example.com
-set status approved (from executing) ...; ignored``, the plan ``failed``
+``complete``. ``rq``: the early ``approved`` audited ``E_ILLEGAL_TRANSITION:
+alice@example.com set status approved (from executing) ...; ignored``, the plan ``failed``
 ``E_ACTION_IN_DOUBT``, action 2 never ran. Local: ``rb`` killed mid-backoff ran its second
 try once and ``completed`` (2 calls); ``rc`` 3 calls then ``failed``; ``tk``/``ky``
 ``E_ACTION_IN_DOUBT`` "its tool process ... was still running and was stopped", no beat

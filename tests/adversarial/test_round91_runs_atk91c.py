@@ -99,6 +99,19 @@ plan ... the push race is the safety net for a failover's overlap (the old host 
 gone)"; docs/threat-model.md: "a second one beside it is a failover overlap or a mistake,
 which the push race (remote mode) keeps from running a plan twice"; "Execution starts only
 after the start commit is pushed".
+
+Fixed (2026-12-02, r91twin): ``twinrun`` (``rd:calls``, ``rd:subjects``, ``rd:audit``). The
+guess held: both twins made the very same start commit (the ``Controller:`` trailer was the
+instance id kept in the state directory, copied with it), and ``git push`` answered the
+second "up to date", exit 0, which ``Refs.push`` took as pushed. The ``Controller:`` trailer
+now also holds a random token each controller process makes at start and never stores
+(``ControllerCore.commit_controller``: ``host/3f2a9c1b/<16 hex>``), so no two processes make
+the same commit and the push race decides; and a commit just made counts as pushed only when
+git's porcelain line says the push moved the branch (``Refs.push(new=True)``: ``=`` "up to
+date" raises ``PushHeld``, ``E_GIT``, and ``Committing._disown_start`` drops the start's job
+row: nothing runs). Also: ref locks a killed pass left in the controller's own clone
+(``HEAD.lock``) are removed when it opens the clone holding the state lock
+(``Refs.clear_own_locks``, logged ``clone_lock.released``).
 """
 
 from __future__ import annotations
@@ -117,7 +130,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, clone_audit, xfail
+from advkit import ALICE, Lab, cases, clone_audit
 from test_round2_execution_kit import shared
 from writerkit import served
 
@@ -695,12 +708,7 @@ R_IDS = (
     + ["rd:calls", "rd:record", "rd:subjects", "rd:audit"]
 )
 
-_TWIN = "two controllers on one remote (a failover's copy of the state directory) both ran "
-BROKEN_R: dict[str, Any] = {
-    "rd:calls": xfail("twinrun", _TWIN + "one plan: its tool called twice"),
-    "rd:subjects": xfail("twinrun", _TWIN + "one start, two `complete` commits on the remote"),
-    "rd:audit": xfail("twinrun", _TWIN + "the second complete is `controller-unexplained`"),
-}
+BROKEN_R: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(R_IDS, R_IDS, BROKEN_R))

@@ -588,6 +588,18 @@ class PushRefused(GitError):
         self.reason = reason
 
 
+class PushHeld(GitError):
+    """The remote already held the very commit this controller just made and pushed (``git
+    push`` answered "up to date"): the push put nothing there, so the commit is another
+    process's, not this one's (round 91, twinrun: two controllers sharing a state directory
+    made byte-identical start commits, and each took the one that landed for its own)."""
+
+    remedy = (
+        "run one controller per branch: stop the other controller using a copy of this state "
+        "directory (a failover's old host), then run again"
+    )
+
+
 class Locked(PlangateError):
     code = "E_LOCKED"
     remedy = "another controller holds this state directory; stop it or use another state_dir"

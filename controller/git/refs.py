@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from controller.display import masked_url
-from controller.errors import GitError, PushRefused, storage_failed
+from controller.errors import GitError, PushHeld, PushRefused, storage_failed
 from controller.git.base import RepoBase, check_git_dir, git_failure
 from controller.git.deadline import DEADLINES
 from controller.git.store import (
@@ -471,11 +471,16 @@ class Refs(RepoBase):
         taken = f"branch '{branch}' of "
         return any(row.partition("\t\t")[2].startswith(taken) for row in rows.split("\n"))
 
-    def push(self, remote: str, branch: str) -> bool:
+    def push(self, remote: str, branch: str, *, new: bool = False) -> bool:
         """Push without force; False when the remote rejected it because it moved on (a lost
         race). A refusal by the remote's hook or policy (``[remote rejected]``, ``pre-receive
         hook declined``: a forge's push protection) raises :class:`PushRefused` with the
         remote's reason; anything else (an unreachable remote) is ``E_GIT``.
+
+        ``new``: the branch's commit was just made by this process, so only a push that put
+        it on the remote counts: when git answers "up to date" (porcelain ``=``: the remote
+        held it already, pushed by another process that made the same bytes) it raises
+        :class:`PushHeld` (round 91, twinrun: both twins took one start for their own).
 
         The destination is named by a glob refspec, which git maps by literal substitution:
         an explicit ``refs/heads/main`` is matched against the remote's refs by git's
@@ -484,10 +489,19 @@ class Refs(RepoBase):
         it "match more than one" and every push fail (round 79). The source is the one ref
         of a namespace only the controller writes (:meth:`_push_source`)."""
         self._push_source(branch)
-        result = self.run_raw(
-            "push", "-q", "--porcelain", remote, f"{PUSH_NAMESPACE}*:refs/heads/*"
+        result = self.run_raw(  # not -q: it drops the porcelain line of a pushed ref
+            "push", "--porcelain", remote, f"{PUSH_NAMESPACE}*:refs/heads/*", env={"LC_ALL": "C"}
         )
         if result.returncode == 0:
+            if new and _held(result.stdout.decode("utf-8", "replace"), branch):
+                raise PushHeld(
+                    masked_url(
+                        f"git push {remote}: the remote already held the commit this "
+                        f"controller just made on {branch} (git: up to date): another process "
+                        "made the very same commit and pushed it first; it is not this "
+                        "controller's, and nothing of it runs here"
+                    )
+                )
             return True
         text = (result.stdout + result.stderr).decode("utf-8", "replace")
         verdict, reason = push_verdict(text)
@@ -518,6 +532,24 @@ class Refs(RepoBase):
         lines = [f"delete {ref}\n" for ref in self._push_refs() if ref != source]
         lines.append(f"update {source} {sha}\n")
         self.run("update-ref", "--stdin", input="".join(lines).encode())
+
+    def clear_own_locks(self) -> list[str]:
+        """Remove the ref lock files (``HEAD.lock``, ``packed-refs.lock``, ``refs/**.lock``)
+        of the controller's OWN clone, called when it opens the clone holding the state
+        directory's lock: no other process writes that clone, so a lock there is a killed
+        controller's (round 91: a SIGKILL while the branch moved left ``HEAD.lock``, and the
+        next pass stopped ``E_GIT ... cannot move refs/heads/main`` until a person removed
+        it). Returns the paths removed (relative to the clone)."""
+        found = [self.git_dir / "HEAD.lock", self.common_dir / "packed-refs.lock"]
+        refs = self.common_dir / "refs"
+        if refs.is_dir():
+            found += list(refs.rglob("*.lock"))
+        removed: list[str] = []
+        for path in found:
+            if path.is_file() and not path.is_symlink():
+                path.unlink(missing_ok=True)
+                removed.append(path.relative_to(self.common_dir).as_posix())
+        return removed
 
     def _clear_push_locks(self) -> None:
         """Remove the lock files a killed transaction left in :data:`PUSH_NAMESPACE`."""
@@ -565,6 +597,16 @@ def _first_parent_line(parents: dict[str, list[str]], head: str) -> tuple[set[st
         line.add(commit)
         commit = next(iter(parents[commit]), None)
     return line, commit
+
+
+def _held(porcelain: str, branch: str) -> bool:
+    """Does ``git push --porcelain`` say the remote's ``branch`` was already at the pushed
+    commit (flag ``=``, "[up to date]") rather than moved to it?"""
+    for line in porcelain.splitlines():
+        fields = line.split("\t")
+        if len(fields) >= 2 and fields[1].endswith(f":refs/heads/{branch}"):
+            return fields[0] == "="
+    return False
 
 
 #: A lost race: the branch is not a fast-forward any more, or another pusher held the lock.

@@ -21,6 +21,7 @@ from controller.approval import policy, recorded
 from controller.errors import (
     AttributeUnsupported,
     PlangateError,
+    PushHeld,
     PushRefused,
     StorageFailed,
     storage_failed,
@@ -121,7 +122,7 @@ class Committing(ControllerCore):
         from controller.git.message import commit_message
 
         body = "The controller's effective policy: " + ", ".join(changed or ["restored"])
-        trailers = [("Policy-Hash", digest), ("Controller", self.instance_id())]
+        trailers = [("Policy-Hash", digest), ("Controller", self.commit_controller())]
         return commit_message(recorded.RECORD_SUBJECT, body, trailers)
 
     def _policy_path_safe(self) -> bool:
@@ -597,7 +598,7 @@ class Committing(ControllerCore):
                 (k, v if k in GIT_TRAILERS else one_line(v, redact)) for k, v in entry.trailers
             ]
             groups.append([("Plan", plan_text(entry.plan_id)), *extra, *theirs])
-        shared = [("Controller", self.instance_id())]
+        shared = [("Controller", self.commit_controller())]
         return batch_message(groups, shared)  # each group redacted above, by its own quotes
 
     def _notify(self, entry: _Entry, sha: str) -> None:
@@ -649,7 +650,7 @@ class Committing(ControllerCore):
         trailers += self._trailers(plan_hash, status, approved_by, approval_commit, extra_trailers)
         # Two controllers making the same decision in the same second would otherwise create
         # byte-identical commits, and each would take the other's start commit for its own.
-        trailers.append(("Controller", self.instance_id()))
+        trailers.append(("Controller", self.commit_controller()))
         # Every value on one line, hidden characters (NUL, which git refuses, line breaks that
         # would start a forged trailer) escaped: controller.git.message.
         text = redactor_for(self.config).text
@@ -735,7 +736,10 @@ class Committing(ControllerCore):
                 held.release()  # unless written: nothing landed, or the tree lags
         if self.config.remote is not None:
             try:
-                pushed = self.repo.push(REMOTE, self.branch)
+                pushed = self.repo.push(REMOTE, self.branch, new=True)
+            except PushHeld:  # on the remote, but another process put it there (round 91)
+                self._disown_start(sha)
+                raise
             except PushRefused as exc:  # the remote's hook or policy declined it (round 40)
                 if refused is not None:  # set aside before it leaves the local branch
                     refused(sha, exc)
@@ -749,6 +753,15 @@ class Committing(ControllerCore):
         self._sources.advance(head, sha, files)
         self._head = sha
         return sha
+
+    def _disown_start(self, sha: str) -> None:
+        """A commit of ours the remote already held (:class:`PushHeld`) is no start of ours:
+        the job row written before its branch moved goes, so no pass takes the run for its
+        own (whoever pushed it runs it)."""
+        for plan_id, row in self.index.jobs().items():
+            if isinstance(row, dict) and row.get("start") == sha:
+                self.index.set_job(plan_id, None)
+                self.log.error("start_not_ours", plan=plan_id, start=sha)
 
     def _sealed(self, tree: str, message: str, *, parent: str) -> str:
         return self.commit_seal.seal(tree, parent, message)

@@ -10,6 +10,7 @@ the locks and the bookkeeping of running and waiting plans. The duties build on 
 
 from __future__ import annotations
 
+import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -199,6 +200,11 @@ class ControllerCore:
         self._branch: str | None = None
         self._head = ""
         self._instance: str | None = None
+        #: this process's own part of the ``Controller:`` trailer (round 91, twinrun): a
+        #: random token made when the controller is, never stored, so no other process (a
+        #: copy of this state directory, the same state restored, another host with the same
+        #: commit key) can make a byte-identical commit (:meth:`commit_controller`)
+        self._process_token = secrets.token_hex(8)
         self._on_branch: set[str] = set()
         #: how often this process recorded each policy (service.committing: no commit war)
         self._policy_records: dict[str, int] = {}
@@ -278,6 +284,10 @@ class ControllerCore:
             except GitError:
                 repo.close()
                 raise
+            if self.state.locked:  # its own clone: a lock left there is a killed pass's
+                removed = repo.clear_own_locks()
+                if removed:
+                    self.log.warning("clone_lock.released", locks=removed, clone=str(clone))
             return repo
         repo = GitRepo.clone_bare(self.config.remote.url, clone, self.config.remote.branch)
         repo.run("remote", "set-url", REMOTE, self.config.remote.url)
@@ -923,6 +933,14 @@ class ControllerCore:
                 self.index.set_meta("instance", found)
             self._instance = f"{socket.gethostname()}/{found}"
         return self._instance
+
+    def commit_controller(self) -> str:
+        """The ``Controller:`` trailer of every commit this process makes: the instance id and
+        this process's random token, e.g. ``host/3f2a9c1b/5e0c71d2a4b9e3f1`` (round 91,
+        twinrun: two controllers sharing an instance id, a failover's copy of the state
+        directory, made the very same start commit in the same second from the same parent;
+        the second push found it on the remote, "up to date", and both ran the plan)."""
+        return f"{self.instance_id()}/{self._process_token}"
 
     @property
     def notifier(self) -> Any:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.errors import GitError, PushRefused
+from controller.errors import GitError, PushHeld, PushRefused
 from controller.git.gitrepo import GitRepo
 from tests.support.gitenv import commit_all, git
 
@@ -112,3 +112,28 @@ def test_a_lock_a_killed_push_left_in_the_own_namespace_is_no_ref_and_no_stop(
     tip = git(bare, "log", "-1", "--format=%s", "main").strip()
     assert tip == "plangate: complete plans/a"
     assert not stale.exists()
+
+
+def test_a_new_commit_the_remote_already_held_is_push_held_not_pushed(tmp_path: Path) -> None:
+    """Round 91 (twinrun): a second process that made the very same commit found it on the
+    remote; git answers "up to date", exit 0. For a commit just made that is no push of
+    ours (``PushHeld``); a leftover commit re-pushed after a crash reads as before."""
+    _seed, bare, repo = _setup(tmp_path)
+    _commit_on(repo, "plangate: start plans/a")
+    tip = repo.run("rev-parse", "refs/heads/main").strip()
+    assert repo.push("origin", "main", new=True) is True  # it moved the remote's branch
+    assert git(bare, "rev-parse", "refs/heads/main").strip() == tip
+    with pytest.raises(PushHeld) as info:
+        repo.push("origin", "main", new=True)  # the same bytes again: someone else's push
+    assert info.value.code == "E_GIT"
+    assert "up to date" in info.value.message
+    assert repo.push("origin", "main") is True
+
+
+def test_the_own_clone_s_stale_ref_locks_are_removed(tmp_path: Path) -> None:
+    _seed, _bare, repo = _setup(tmp_path)
+    (repo.git_dir / "HEAD.lock").write_text("x\n")
+    (repo.common_dir / "refs" / "heads" / "main.lock").write_text("x\n")
+    assert sorted(repo.clear_own_locks()) == ["HEAD.lock", "refs/heads/main.lock"]
+    _commit_on(repo, "plangate: start plans/a")
+    assert repo.push("origin", "main", new=True) is True

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "119"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "120"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -355,6 +355,9 @@ INDEX_VERSION = "119"  # 3: risk and estimate per plan; 4: approval identities, 
 # 119: a hold's touch of a claim is its maker's: what a merge brought (a twin's removal too)
 # its branches' makers', a status line alone in any claim (a twin's) no writing. Rows as
 # 118's: rebuilt so a merger or a held status setter is no writer (round 91, r91held)
+# 120: a deletion of a claim in the held plan's own folder (``PLAN.yaml``, ``plan.yml``,
+# ``PLAN<U+200D>.yml``; by ``git mv -f`` over the plan file too) is its maker's touch. Rows as
+# 119's: rebuilt so the deleter is a writer (round 91, r91held2)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -3350,11 +3350,9 @@ class Lifecycle(IndexStore):
             or self._moved_away(repo, record, change)
             or self._kept_rename(repo, record, change)  # a merge's too (round 71)
         )
-        if (
-            not by_controller
-            and (len(held) > 1 or not moving)
-            and not self._status_only(repo, record, change)
-        ):
+        if not by_controller and (
+            len(held) > 1 or state.ambiguous or not moving
+        ):  # a status line alone writes nothing, a removal is its maker's: _touchers (r91held2)
             touched = self._touchers(repo, record, change, state.plan_id)
             state.changers = sorted(set(state.changers) | touched)
         self.touch(state.plan_id)

@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: test test-rounds test-all run demo lint bench install clean
+.PHONY: test test-matrix test-rounds test-all run demo lint bench install clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -28,13 +28,18 @@ PYTEST := $(BIN)/python -m pytest -n 6 --dist loadscope --durations=30
 ROUNDS := tests/adversarial/test_round*.py
 
 test: $(STAMP)
-	$(PYTEST) --ignore-glob='$(ROUNDS)' tests
+	$(PYTEST) -m 'not matrix' --ignore-glob='$(ROUNDS)' tests
 
-# The archive of the attack rounds alone; CI runs it after the default suite.
+# The further cases of the long matrices (tests/matrix_tails.txt: each one's first case is in
+# the default suite); CI runs it after the default suite.
+test-matrix: $(STAMP)
+	$(PYTEST) -m matrix --ignore-glob='$(ROUNDS)' tests
+
+# The archive of the attack rounds alone; CI runs it last.
 test-rounds: $(STAMP)
 	$(PYTEST) $(wildcard $(ROUNDS))
 
-test-all: test test-rounds
+test-all: test test-matrix test-rounds
 
 run: $(STAMP)
 	$(BIN)/python examples/demo.py run

@@ -15,6 +15,27 @@ import pytest
 
 from tests.support.gitenv import commit_all, git
 
+MATRIX_TAILS = Path(__file__).with_name("matrix_tails.txt")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark ``matrix`` every case but the first of the tests ``matrix_tails.txt`` names: the
+    default suite runs ``-m "not matrix"``, ``make test-matrix`` the rest."""
+    named = {
+        line.strip()
+        for line in MATRIX_TAILS.read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
+    first: set[str] = set()
+    for item in items:
+        base, bracket, _ = item.nodeid.partition("[")
+        if not bracket or base not in named:
+            continue
+        if base in first:
+            item.add_marker(pytest.mark.matrix)
+        else:
+            first.add(base)
+
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Bytecode for the package, as ``make install`` writes it: with PYTHONDONTWRITEBYTECODE

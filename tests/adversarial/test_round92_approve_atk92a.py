@@ -17,7 +17,9 @@ Labs ``mt``/``ml``/``mc``/``mk``/``mv`` (one plan each, ``{paths: ['plans/**']}`
 7 s the config changes and Bob approves on a branch fast-forwarded into main. ``mt``: no
 ``max_age`` at Alice's vote, ``max_age: 5s`` at Bob's (tightened: must not run); ``ml``: 5 s
 then ``1w`` (loosened: runs); ``mc`` 5 s both (control, expired); ``mk`` none (control);
-``mv``: 5 s, then the limit dropped (runs).
+``mv``: 5 s, then the limit dropped (runs). After ``mk`` and ``mv`` ran, the policy is
+tightened again (``max_age: 1s``; ``mv`` also ``count: 3``) and recorded, 2 s pass, then the
+audit.
 
 Lab ``mm`` (quorum two, unsigned): ``mma`` Alice approves on branch a, Bob merges a into b,
 Carol merges b into main (Alice's and Bob's are commits inside merged branches: no votes);
@@ -50,10 +52,11 @@ Seen (round 92): nothing broke; 80 ids held.
   bob@ops.example.com``, ``plangate: refuse plans/mt`` with ``E_PLAN_EXPIRED``; ``ml`` and
   ``mv`` ran with ``approvals: [alice@example.com, bob@ops.example.com]``; ``mc`` refused
   ``E_PLAN_EXPIRED``; check said ``start`` for ``ml``/``mk``/``mv`` only; the audit valid for
-  those three, no finding. (First draft, dated the freeze three days back with
-  ``GIT_*_DATE``: Alice's vote was already refused ``E_PLAN_EXPIRED`` by the controller's
-  clock, a version refusal that keeps no vote, so ``ml`` stayed partial after Bob: as
-  documented; the module uses a real 5 s window instead.)
+  those three, no finding, also after the later, tighter records (``mk``/``mv``: a
+  ``plangate: record policy`` after ``plangate: complete``). (First draft, dated the
+  freeze three days back with ``GIT_*_DATE``: Alice's vote was already refused
+  ``E_PLAN_EXPIRED`` by the controller's clock, a version refusal that keeps no vote, so
+  ``ml`` stayed partial after Bob: as documented; the module uses a real 5 s window.)
 - ``mm``: ``mma`` and ``mmc`` ``partial`` with ``approvals: [carol@ops.example.com]``, ``1
   more approval`` (the inner approvals counted for nothing, the criss-cross counted Carol
   once); ``mmd`` ran (Alice, Carol); ``mme`` refused ``E_APPROVER_NOT_ALLOWED`` by
@@ -170,6 +173,14 @@ AGES: dict[str, tuple[str, str, int]] = {
 }
 
 
+#: a policy recorded after the start (``mk``, ``mv``): the audit still judges the start by
+#: the record its ``start`` commit names
+POST = {
+    "mk": "max_age: 1s\n" + QUORUM,
+    "mv": "max_age: 1s\nrules:\n  - match: {paths: ['plans/**']}\n    require: [{count: 3}]\n",
+}
+
+
 def _age(root: Path, name: str) -> dict[str, Any]:
     before, after, _ = AGES[name]
     root.mkdir(parents=True)
@@ -190,6 +201,13 @@ def _age(root: Path, name: str) -> dict[str, Any]:
     lab.git("checkout", "-q", "main")
     check = _check(lab, "side", BOB[1])
     lab.git("merge", "-q", "--ff-only", "side")
+    if name not in POST:
+        return _finish(lab, root, [name], early=early, check=check, alice_in=alice_in,
+                       partial=partial)  # fmt: skip
+    lab.run()
+    lab.run()  # started and done under the policy in force; then the policy tightens
+    lab.write_config(approval=POST[name])
+    time.sleep(2)
     return _finish(lab, root, [name], early=early, check=check, alice_in=alice_in,
                    partial=partial)  # fmt: skip
 

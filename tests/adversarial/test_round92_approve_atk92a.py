@@ -46,7 +46,15 @@ approves the converted ``PLAN.yml`` (a flow mapping's ``status`` value changed i
 Alice edited its objective before the pass; ``cvd`` Alice's source on a branch the agent
 merged ``--no-ff``; ``cve`` the agent's commit with ``Co-authored-by: Alice``.
 
-Seen (round 92): nothing broke; 80 ids held.
+Lab ``nc`` (``{risk: high}`` needs two; the catalog tool ``hot`` is ``risk: high``): the
+agent's actionplan ``PLAN.json`` sources whose step 2 is a ``nested_plan`` calling ``hot``;
+the controller converts each (the child written as ``plans/<p>/step-2``, pinned). ``nca``:
+Alice approves the parent alone (the child's risk must count: partial); ``ncb`` (control):
+Alice, then Bob on a branch fast-forwarded: runs, the child's ``hot`` call too; ``ncc``: Bob
+commits ``plans/ncc/step-2/NOTES.md`` after the conversion (a writer of the parent), then
+Alice and Bob approve.
+
+Seen (round 92): nothing broke; 93 ids held.
 
 - ``mt``: ``plangate: partial plans/mt``, ``approval request (approve) by
   bob@ops.example.com``, ``plangate: refuse plans/mt`` with ``E_PLAN_EXPIRED``; ``ml`` and
@@ -71,6 +79,12 @@ Seen (round 92): nothing broke; 80 ids held.
 - ``cv``: all five converted; ``cva``, ``cvc``, ``cvd``, ``cve`` ``plangate: refuse``
   ``E_SELF_APPROVAL`` by ``alice@example.com``; ``cvb`` ran; the audit valid for ``cvb`` only.
 
+- ``nc``: ``plangate: convert`` then ``plangate: freeze`` for each; ``nca`` ``partial``
+  (``approvals: [alice@example.com]``, ``1 more approval``); ``ncb`` started with ``approvals:
+  [alice@example.com, bob@ops.example.com]`` and ran ``ncb`` and ``ncb-c``; ``ncc`` refused
+  ``E_SELF_APPROVAL`` by ``bob@ops.example.com``, Alice's vote kept; check ``start`` for
+  ``ncb`` only (``"risk": "high"``, ``"needs": "2 approvals"``).
+
 Should: docs/approvals.md, "What is checked": ``max_age`` is "the approving commit's time
 minus the first freeze of that version"; Policy: "Each collected vote is judged again, from
 its commit, under the policy in force when the next approval is decided ... by a key since
@@ -81,13 +95,16 @@ first-parent) counts as an approval only when it carries the trailer ``Plan-Appr
 is judged by the policy its ``start`` commit names"; ``plangate check`` "predicts what
 merging ``head`` into ``base`` would do"; docs/formats.md, "Who wrote the plan": "the history
 index counts the author and committer of every commit that changed the source file ... as
-the plan's authors", "a commit's ``Co-authored-by:``, a source added on a merged branch".
+the plan's authors", "a commit's ``Co-authored-by:``, a source added on a merged
+branch"; Policy: a plan's risk includes "the actions of the plans it nests", and "whoever
+committed any file into a pinned plan's folder is a writer of the parent too".
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -431,6 +448,64 @@ def _cv(root: Path) -> dict[str, Any]:
     return _finish(lab, root, list(CONVERT), early={s: 0 for s in CONVERT}, converted=converted)
 
 
+AP = (
+    '{{"plan_version": 1, "plan_id": "plan:{t}", "title": "{t}", "workspace_id": "/ci",'
+    ' "steps": [{{"step_number": 1, "step_id": "step:aaaaaaaaaaaaaaaa",'
+    ' "action": {{"type": "rec", "tag": "{t}"}}, "description": "rec", "idempotent": true}},'
+    ' {{"step_number": 2, "step_id": "step:bbbbbbbbbbbbbbbb", "action": {{"type": "nested_plan",'
+    ' "plan": {{"plan_version": 1, "plan_id": "plan:{t}c", "title": "{t}c", "workspace_id": "/ci",'
+    ' "steps": [{{"step_number": 1, "step_id": "step:1111111111111111",'
+    ' "action": {{"type": "hot", "tag": "{t}-c"}}, "description": "hot", "idempotent": true}}]}}}},'
+    ' "description": "child", "idempotent": true}}]}}\n'
+)
+RISKY = "rules:\n  - match: {risk: high}\n    require: [{count: 2}]\n"
+#: lab ``nc`` (``{risk: high}`` needs two; ``hot`` is high): actionplan sources whose nested
+#: step calls ``hot``; the converter writes the child as ``plans/<p>/step-2`` (pinned)
+NESTCONV = {"nca": 0, "ncb": 1, "ncc": 0}
+
+
+def _nc(root: Path) -> dict[str, Any]:
+    """``nca``: Alice approves the converted parent alone (the child's high risk counts:
+    partial). ``ncb`` (control): Alice, then Bob: runs, the child's ``hot`` call too.
+    ``ncc``: Bob commits a note into the converted child's folder ``plans/ncc/step-2`` before
+    the votes: a writer of the parent, so Alice then Bob stays short."""
+    root.mkdir(parents=True)
+    log = json.dumps(str(root / "ran.log"))
+    rec = json.dumps([sys.executable, str(root / "rec.py"), "{tag}"])
+    lab = Lab(
+        root,
+        approval=RISKY,
+        tools=f"hot: {{kind: exec, argv: {rec}, env: {{REC_LOG: {log}}}, risk: high}}\n",
+    )
+    for t in NESTCONV:
+        (lab.repo / "plans" / t).mkdir(parents=True)
+        (lab.repo / "plans" / t / "PLAN.json").write_text(AP.format(t=t))
+    lab.commit("agent: sources", AGENT)
+    lab.run()
+    lab.run()
+    converted = {t: (lab.repo / "plans" / t / "PLAN.yml").exists() for t in NESTCONV}
+    (lab.repo / "plans" / "ncc" / "step-2" / "NOTES.md").write_text("looks fine\n")
+    lab.commit("bob: a note on the child", BOB)
+    lab.run()
+    for t in NESTCONV:
+        f = lab.repo / "plans" / t / "PLAN.yml"
+        f.write_text(f.read_text().replace('status: "pending_approval"', 'status: "approved"', 1))
+    lab.commit("alice: approve", ALICE)
+    lab.run()
+    early = {t: len(lab.calls(t)) for t in NESTCONV}
+    lab.git("checkout", "-q", "-b", "side", "main")
+    for t in ("ncb", "ncc"):
+        f = lab.repo / "plans" / t / "PLAN.yml"
+        f.write_text(f.read_text().replace('status: "pending_approval"', 'status: "approved"', 1))
+    lab.commit("bob: approve", BOB)
+    lab.git("checkout", "-q", "main")
+    check = _check(lab, "side", BOB[1])
+    lab.git("merge", "-q", "--ff-only", "side")
+    out = _finish(lab, root, list(NESTCONV), early=early, check=check, converted=converted)
+    out["child"] = {t: len(lab.calls(f"{t}-c")) for t in NESTCONV}
+    return out
+
+
 def _build_all(root: Path) -> Any:
     jobs: dict[str, Any] = {}
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -439,6 +514,7 @@ def _build_all(root: Path) -> Any:
         jobs["mm"] = pool.submit(_mm, root / "mm")
         jobs["sg"] = pool.submit(_sg, root / "sg")
         jobs["cv"] = pool.submit(_cv, root / "cv")
+        jobs["nc"] = pool.submit(_nc, root / "nc")
         got = {k: f.result() for k, f in jobs.items()}
 
     class Got:
@@ -459,8 +535,9 @@ PLANS: list[tuple[str, str, int]] = (
     + [("mm", s, n) for s, n in MERGES.items()]
     + [("sg", s, n) for s, n in SIGNED.items()]
     + [("cv", s, n) for s, n in CONVERT.items()]
+    + [("nc", s, n) for s, n in NESTCONV.items()]
 )
-PARTIAL = [(a, a) for a in AGES] + [("mm", s) for s in MERGES]
+PARTIAL = [(a, a) for a in AGES] + [("mm", s) for s in MERGES] + [("nc", s) for s in ("ncb", "ncc")]
 A, B, C = ALICE[1], BOB[1], CAROL[1]
 #: the ``approval:`` block the controller left: (status, code, the votes it lists)
 BLOCKS: dict[str, tuple[str, str | None, list[str]]] = {
@@ -483,8 +560,16 @@ BLOCKS: dict[str, tuple[str, str | None, list[str]]] = {
     "cvc": ("refused", "E_SELF_APPROVAL", []),
     "cvd": ("refused", "E_SELF_APPROVAL", []),
     "cve": ("refused", "E_SELF_APPROVAL", []),
+    "nca": ("partial", None, [A]),
+    "ncb": ("approved", None, [A, B]),
+    "ncc": ("refused", "E_SELF_APPROVAL", [A]),
 }
-CHECKS = [(a, a) for a in AGES] + [("mm", s) for s in MERGES] + [("sg", s) for s in SIGNED]
+CHECKS = (
+    [(a, a) for a in AGES]
+    + [("mm", s) for s in MERGES]
+    + [("sg", s) for s in SIGNED]
+    + [("nc", s) for s in ("ncb", "ncc")]  # nca: not on the branch
+)
 IDS = (
     [f"{s}:{w}" for _n, s, _ in PLANS for w in ("ran", "audit")]
     + [f"{s}:partial" for _n, s in PARTIAL]

@@ -85,6 +85,10 @@ FIXED = (
     # config says (`i18n.logOutputEncoding=UTF-16` crashed every pass: round 8)
     ("i18n.logOutputEncoding", "UTF-8"),
     ("i18n.commitEncoding", "UTF-8"),
+    # a commit's people as the commit names them, never as a `.mailmap` the agent commits
+    # (or `mailmap.file` in the repository's config) renames them: the page's `/commit/`
+    # showed the agent's commits as Alice's (round 92, `page-mailmap-author`)
+    ("log.mailmap", "false"),
 )
 
 #: Pinned for a repository plangate never fetches into or pushes from (local mode): no

@@ -68,6 +68,11 @@ answers the ...") and identities are judged from the commit's own author (the co
 the audit do: ``agent@example.com``); a reviewer's page naming Alice as the author of the
 agent's approval commit is what the surfaces promise not to show ("what an agent or reviewer
 reads ... is exactly what the controller would run and has recorded").
+
+Fixed (2026-12-02, the lead, the same hour): every git child plangate starts runs with
+``log.mailmap=false`` pinned (``guard.FIXED``), so no ``.mailmap`` or ``mailmap.file`` renames
+a commit's people in what git prints (the page's ``git show``); the controller and the audit
+already read ``%an``/``%ae``, which no mailmap touches. Was: 6 broke.
 """
 
 from __future__ import annotations
@@ -85,7 +90,7 @@ from typing import Any
 
 import mcpkit
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 from writerkit import free_port
 
@@ -426,10 +431,7 @@ PAGE += ["cmmappr:html"]
 APPR = ["hx:approve", "ga:approve", "hx:ran", "ga:ran", "appr:fired"]
 DAEMON = ["daemon:noerr", "daemon:once", "daemon:fired"]
 IDS = RD + TXT + ROW + PASS + CHECK + MCP + SUB + PAGE + AUTH + APPR + DAEMON
-BROKEN: dict[str, Any] = {
-    k: xfail("page-mailmap-author", "the commit page shows the agent's commits as Alice's")
-    for k in AUTH
-}
+BROKEN: dict[str, Any] = {}
 HIDDEN = ("\x1b", "\u202e")
 
 

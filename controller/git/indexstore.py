@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "120"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "121"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -358,6 +358,10 @@ INDEX_VERSION = "120"  # 3: risk and estimate per plan; 4: approval identities, 
 # 120: a deletion of a claim in the held plan's own folder (``PLAN.yaml``, ``plan.yml``,
 # ``PLAN<U+200D>.yml``; by ``git mv -f`` over the plan file too) is its maker's touch. Rows as
 # 119's: rebuilt so the deleter is a writer (round 91, r91held2)
+# 121: a removal a merge leaves that a merged branch made is its branch makers' even where
+# git's join conflicted (a modify/delete resolved by ``git rm``: the merger's too), and the
+# removal of a link or gitlink claim that releases an E_UNSAFE_PATH hold is its maker's
+# touch. Rows as 120's: rebuilt so those deleters are writers (round 92, r92held)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

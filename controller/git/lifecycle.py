@@ -1963,11 +1963,26 @@ class Lifecycle(IndexStore):
         """Whether the merge ``record`` removed ``path`` as a merged branch removed it: a side
         parent lacks it and git's own join of the parents does too, with no conflict there
         (round 91: the agent's branch deleting a held plan's twin, merged ``--no-ff`` by Bob,
-        made Bob the release's writer; the branch's commits made it)."""
-        if all(repo.blob_sha(parent, path) for parent in record.parents[1:]):
+        made Bob the release's writer; the branch's commits made it). An entry of any kind
+        (a symlink, a gitlink: round 92) is there or not alike."""
+        if all(repo.mode_of(parent, path) for parent in record.parents[1:]):
             return False
         join = self._join(repo, record)
-        return join is not None and path not in join[1] and not repo.blob_sha(join[0], path)
+        return join is not None and path not in join[1] and not repo.mode_of(join[0], path)
+
+    def _side_removed(self, repo: GitRepo, record: CommitRecord, path: str) -> bool:
+        """Whether a merged branch of the merge ``record`` removed ``path`` (an entry of any
+        kind): a side parent lacks it and its merge base with the first parent had it. The
+        removal the merge leaves is that branch's commits' too, whether or not git's join
+        conflicted there (round 92: Bob's branch deleting a held twin the agent rewrote on
+        main, the modify/delete resolved by Mallory's ``git rm``, left Bob no writer)."""
+        for side in record.parents[1:]:
+            if repo.mode_of(side, path):
+                continue
+            base = repo.merge_base(record.parents[0], side)
+            if base is not None and repo.mode_of(base, path):
+                return True
+        return False
 
     def _merged_makers(self, repo: GitRepo, record: CommitRecord, path: str) -> set[str]:
         """Who made what the merge ``record`` brought at ``path`` (:meth:`_brought`): the
@@ -1993,8 +2008,11 @@ class Lifecycle(IndexStore):
         commit: a status line alone writes nothing (:meth:`_status_only`, a twin's too: round
         91, Bob's ``approved`` in a byte copy ``PLANS/sw/PLAN.yml`` made while held), what a
         merge brought is its branches' makers' (:meth:`_merged_makers`: round 91, a twin's
-        deletion merged ``--no-ff`` by Bob), anything else the commit's own. A commit whose
-        touch is found nowhere is its own writer (the safe side)."""
+        deletion merged ``--no-ff`` by Bob), anything else the commit's own; a removal a merge
+        leaves that a merged branch made is that branch's makers' too where git's join
+        conflicted (:meth:`_side_removed`: round 92, a modify/delete resolved by ``git rm``
+        is the branch's deletion and the merger's resolution). A commit whose touch is found
+        nowhere is its own writer (the safe side)."""
         own = {  # as the hold has always counted a commit's own touch
             approvals.normalize_identity(record.author.email),
             approvals.normalize_identity(record.committer.email),
@@ -2013,8 +2031,14 @@ class Lifecycle(IndexStore):
                 continue  # a removal chose the content left: never a status alone
             if record.is_merge and self._brought(repo, record, each):
                 found |= self._merged_makers(repo, record, each.path)
-            else:
-                found |= own
+                continue
+            found |= own  # the merger's resolution of a conflict too (a modify/delete's)
+            if (
+                each.new_blob is None
+                and record.is_merge
+                and self._side_removed(repo, record, each.path)
+            ):
+                found |= self._merged_makers(repo, record, each.path)  # the branch's removal too
         return found
 
     def _claims_plan(
@@ -2599,6 +2623,12 @@ class Lifecycle(IndexStore):
             # or, unchanged, at the change that removed the last entry holding it
             sole = self._sole_file(repo, record, plan_id)
             if sole and (sole == change.path or not any(c.path == sole for c in record.changes)):
+                if not by_controller and change.path != sole:
+                    # the claim removed (a symlink, a gitlink, any kind) is its maker's touch,
+                    # by the one rule (round 92: Bob's deletion of a symlink PLAN.yaml beside
+                    # the plan released it, and his approval ran it)
+                    touched = self._touchers(repo, record, change, plan_id)
+                    before.changers = sorted(set(before.changers) | touched)
                 change = self._unsafe_release(repo, record, before, change, sole)
                 released_here = not before.ambiguous
             elif sole == "" and change.new_blob is not None:

@@ -45,12 +45,15 @@ Then the releases (branches forked from the held tip):
   ``plans/gl/PLAN.yaml`` (``update-index --cacheinfo 160000``), both deleted by Bob; ``lf``
   the agent replaces ``PLAN.yml`` by a symlink to its ``v2.yml``, Bob puts the frozen bytes
   back (a writer); ``la`` the same put back by the agent (Bob no writer).
-- Controls: ``ay`` (the agent's deletion), ``la``, ``nn`` (no hold; Bob deletes the agent's
+- Added by the fixer (r92held): ``lm`` a symlink twin ``plans/lm/PLAN.yaml`` deleted on Bob's
+  branch, merged ``--no-ff`` by Mallory (Bob a writer); ``lc`` the same deleted on the agent's
+  branch, merged ``--no-ff`` by Bob (Bob no writer: a clean merge is no byte of his).
+- Controls: ``ay`` (the agent's deletion), ``la``, ``lc``, ``nn`` (no hold; Bob deletes the agent's
   ``NOTES.md``).
 
 P4 reads the releases. Bob then approves every plan but the quorum's, Carol votes for the
 ``q-*`` (P5); Alice approves every plan expected not to have run (P6). ``<s>:ran``: Bob's
-approval ran the plan once exactly for ``sm ff rm cm dd ec eb em ek wm ay nn xc sa la`` and
+approval ran the plan once exactly for ``sm ff rm cm dd ec eb em ek wm ay nn xc sa la lc`` and
 Carol's vote for ``q-c``, ``q-b`` (Bob's vote from before the hold counts), nothing else; after
 Alice's, every plan ran once except the withdrawn ``wa``, ``wr``, ``wx``, ``xw`` (never);
 ``<s>:audit``: the fresh-clone ``plangate audit --json`` after P5 calls valid exactly the
@@ -80,6 +83,21 @@ the agent's deletion resolved by Mallory (``xc``) ran on Bob's approval, as it s
    not read``); Bob deleted the link (``git rm --cached`` of the gitlink) and his approval ran
    the plan (``plangate: start plans/lk``, ``complete``), the audit valid; the same Bob putting
    the frozen bytes back over a symlinked ``PLAN.yml`` (``lf``) was refused.
+
+Fixed (2026-12-02, r92held): a removal a merge leaves is its merged branch's commits' makers'
+whenever that branch removed the path (a side parent lacks it, its merge base with the first
+parent had it), whether or not git's join conflicted there (``Lifecycle._side_removed``, read by
+``_touchers``): a modify/delete resolved by ``git rm`` is the branch makers' AND the merger's
+(docs/approvals.md: "a modify/delete ... the merger is counted a writer"); a clean one stays the
+branch makers' alone (``_brought_removal``, which now reads an entry of any kind, a symlink or a
+gitlink, as there). The removal of a claim that releases an E_UNSAFE_PATH hold (a symlink or
+gitlink ``PLAN.yaml`` beside the plan's ``PLAN.yml``) is a touch by its maker through the same
+rule (``_apply_plan_change`` asks ``_touchers`` before ``_unsafe_release``). ``xt``, ``xu``,
+``lk``, ``gl`` refuse Bob ``E_SELF_APPROVAL`` and run once on Alice's approval, the fresh-clone
+audit agreeing. Added ``lm`` (Bob's branch deleting a symlink twin, merged cleanly by Mallory:
+broke the same way on the unfixed code, 2 ids) and its control ``lc`` (the agent's branch,
+merged by Bob: ran on Bob's approval before and after). ``INDEX_VERSION`` 121. Was: 8 broke
+(strict xfails).
 
 Held: the squash by Bob (``sq``, ``E_SELF_APPROVAL``) and by Mallory (``sm``: Bob's ran once), the
 agent's squash of Bob's branch (``sa``: Bob ran, as documented), Bob's rebase (``rb``), cherry-pick
@@ -118,7 +136,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, CAROL, MALLORY, Lab, cases, clone_audit, plan_text, xfail
+from advkit import AGENT, ALICE, BOB, CAROL, MALLORY, Lab, cases, clone_audit, plan_text
 from test_round2_execution_kit import shared
 
 BOM = "\ufeff"
@@ -173,12 +191,15 @@ TWINS: dict[str, tuple[str, str]] = {
 #: links (E_UNSAFE_PATH or a twin): a symlink twin and a gitlink twin deleted by Bob; the
 #: plan file itself replaced by a symlink to v2, restored byte for byte by Bob / the agent
 LINKS = {"lk": "twin-symlink", "gl": "twin-gitlink", "lf": "file-link", "la": "file-link"}
+#: (r92held) a symlink twin deleted on a branch and merged ``--no-ff``: Bob's branch merged by
+#: Mallory (Bob a writer), the agent's branch merged by Bob (Bob no writer)
+LINKS |= {"lm": "twin-symlink", "lc": "twin-symlink"}
 NOTE = ["nn"]  # no hold: Bob deletes the agent's NOTES.md
 SLUGS = [*TWINS, *LINKS, *NOTE]
 HELD = [*TWINS, *LINKS]
 #: Bob's approval runs these once; every other plan runs once on Alice's, but the rejected
 BOB_RUNS = {"sm", "ff", "rm", "cm", "dd", "ec", "eb", "em", "ek", "wm", "ay", "nn", "xc", "sa"}
-BOB_RUNS |= {"q-c", "q-b", "la"}
+BOB_RUNS |= {"q-c", "q-b", "la", "lc"}
 REJECTED = {"wa", "wr", "wx", "xw"}
 #: the quorum plans: Bob votes before the hold, Carol after the release (Alice last)
 QUORUM = ["q-c", "q-x", "q-b"]
@@ -266,7 +287,8 @@ def _build(root: Path) -> Lab:
         if slug not in OWN_COMMIT:
             _put(lab, rel, _twin_text(slug, kind))
     lab.commit("agent: twins", AGENT)
-    os.symlink("PLAN.yml", lab.repo / "plans/lk/PLAN.yaml")
+    for slug in ("lk", "lm", "lc"):
+        os.symlink("PLAN.yml", lab.repo / f"plans/{slug}/PLAN.yaml")
     kept: dict[str, bytes] = {}
     for slug in ("lf", "la"):
         kept[slug] = (lab.repo / f"plans/{slug}/PLAN.yml").read_bytes()
@@ -324,6 +346,10 @@ def _build(root: Path) -> Lab:
         git("checkout", "-q", "-b", name, "main")
         _rm(lab, *slugs)
         lab.commit(f"{name}: twins gone", who)
+    for name, slug, who in (("b-lm", "lm", BOB), ("b-lc", "lc", AGENT)):
+        git("checkout", "-q", "-b", name, "main")
+        (lab.repo / f"plans/{slug}/PLAN.yaml").unlink()
+        lab.commit(f"{name}: link gone", who)
     git("checkout", "-q", "-b", "b-xs", "main")
     _rm(lab, "xs")
     (lab.repo / "README").write_text("plans (theirs)\n")
@@ -402,6 +428,8 @@ def _build(root: Path) -> Lab:
     (lab.repo / "README").write_text("plans (by hand)\n")
     git("add", "README")
     git("commit", "-q", "--no-edit", who=MALLORY)
+    git("merge", "-q", "--no-ff", "--no-edit", "b-lm", who=MALLORY)
+    git("merge", "-q", "--no-ff", "--no-edit", "b-lc", who=BOB)
     git("merge", "-q", "--no-ff", "--no-edit", "b-da", who=MALLORY)
     git("merge", "-q", "--no-ff", "--no-edit", "b-dd", who=BOB)
     _rm(lab, "da", "dd")
@@ -457,18 +485,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 
 IDS = [f"{s}:{w}" for s in SLUGS for w in ("ran", "audit")] + [f"{s}:held" for s in HELD]
-_CONFLICT = xfail(
-    "a twin's deletion a conflicted merge brings is not its branch maker's",
-    "Bob's branch deleted the held twin, the merger resolved modify/delete to his side: "
-    "Bob's approval ran the plan, the audit valid",
-)
-_LINK = xfail(
-    "the deleter of a symlink or gitlink claim is no writer",
-    "Bob deleted the link/gitlink PLAN.yaml that held the plan E_UNSAFE_PATH: his approval "
-    "ran the plan, the audit valid",
-)
-BROKEN: dict[str, Any] = {f"{s}:{w}": _CONFLICT for s in ("xt", "xu") for w in ("ran", "audit")}
-BROKEN.update({f"{s}:{w}": _LINK for s in ("lk", "gl") for w in ("ran", "audit")})
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

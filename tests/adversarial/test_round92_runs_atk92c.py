@@ -95,6 +95,20 @@ twice (round 91: also when it runs from a copy of the first's state directory, s
 process's commits carry its own token)". ``fc`` is not even an overlap in time: the copy
 finished before the old host returned, and docs/operations.md's Restore promises "no action
 a commit of it shows started runs again as a new run".
+
+Fixed (2026-12-02, r92heir): ``heirrun`` (``fp``, ``f3``, ``fc`` x ``calls``, ``subjects``,
+``audit``). The cause: ``_sync`` pushed a commit left above the remote's tip "from before a
+crash" and took any exit 0 (an "up to date" answer too) as its own push, and a sync that
+found the remote already at or past that commit (another holder pushed it, maybe with its
+outcome) just moved on with the job row kept: every holder of the row ran it. Now the clone
+keeps what it last knew the remote held (``refs/plangate/known/<branch>``, written by git
+itself for each push the remote took, ``Refs.push``, and by each sync once it has judged what
+the remote gained, ``Refs.known_remote``); a job row whose start the remote gained past it
+(``ControllerCore._disown_heirs``: the sync's fetch shows it there, or the sync's own push of
+it answered "up to date", ``PushHeld``) was put there by another process: its row goes, its
+hash counts as executed, the run is noted so no later pass adopts it as an orphan
+(``ControllerCore.disown_start``, logged ``start_not_ours``), and the pass reads the remote's
+record. A start this process pushes itself stays its run (the restart of the same host).
 """
 
 from __future__ import annotations
@@ -112,7 +126,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, clone_audit, until, xfail
+from advkit import ALICE, Lab, cases, clone_audit, until
 from test_round2_execution_kit import shared
 from test_round91_runs_atk91c import (
     PY,
@@ -492,14 +506,7 @@ IDS = (
     + ["fc:copy", "fr:refused", "kl:landed", "wh:ready", "wh:done", "wh:codes", "wh:beside"]
 )
 
-_HEIR = xfail(
-    "heirrun",
-    "a start a killed pass left unpushed in its clone, carried into a copy of the state "
-    "directory, is run by every controller holding it (twice, thrice; even one after another)",
-)
-BROKEN: dict[str, Any] = {
-    f"{s}:{c}": _HEIR for s in ("fp", "f3", "fc") for c in ("calls", "subjects", "audit")
-}
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

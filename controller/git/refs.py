@@ -487,20 +487,10 @@ class Refs(RepoBase):
         abbreviation rules, so a branch named ``refs/heads/main`` (the ref
         ``refs/heads/refs/heads/main``, which anyone who may create a branch can push) made
         it "match more than one" and every push fail (round 79). The source is the one ref
-        of a namespace only the controller writes (:meth:`_push_source`).
-
-        A push the remote took moves :meth:`known_remote` too, written by git itself the
-        moment the remote answered (a fetch refspec pinned for the push): what the remote
-        gained past it, no push of this clone put there (round 92, heirrun)."""
+        of a namespace only the controller writes (:meth:`_push_source`)."""
         self._push_source(branch)
-        tracking = f"+refs/heads/{branch}:{KNOWN_NAMESPACE}{branch}"
         result = self.run_raw(  # not -q: it drops the porcelain line of a pushed ref
-            "push",
-            "--porcelain",
-            remote,
-            f"{PUSH_NAMESPACE}*:refs/heads/*",
-            env={"LC_ALL": "C"},
-            pins=[(f"remote.{remote}.fetch", tracking)],
+            "push", "--porcelain", remote, f"{PUSH_NAMESPACE}*:refs/heads/*", env={"LC_ALL": "C"}
         )
         if result.returncode == 0:
             if new and _held(result.stdout.decode("utf-8", "replace"), branch):
@@ -542,16 +532,6 @@ class Refs(RepoBase):
         lines = [f"delete {ref}\n" for ref in self._push_refs() if ref != source]
         lines.append(f"update {source} {sha}\n")
         self.run("update-ref", "--stdin", input="".join(lines).encode())
-
-    def known_remote(self, branch: str) -> str | None:
-        """The remote's ``branch`` as this clone last knew it: set by each of its pushes the
-        remote took (by git, :meth:`push`) and by the controller once a sync has judged what
-        the remote gained (:meth:`set_known_remote`); None before the first."""
-        name = f"{KNOWN_NAMESPACE}{branch}"
-        return self._read_ref(name) or self.rev(name)
-
-    def set_known_remote(self, branch: str, sha: str) -> None:
-        self.run("update-ref", f"{KNOWN_NAMESPACE}{branch}", sha)
 
     def clear_own_locks(self) -> list[str]:
         """Remove the ref lock files (``HEAD.lock``, ``packed-refs.lock``, ``refs/**.lock``)
@@ -663,8 +643,6 @@ def push_verdict(text: str) -> tuple[str, str]:
 
 #: The controller's own push namespace: ``refs/plangate/push/<branch>`` names what it pushes.
 PUSH_NAMESPACE = "refs/plangate/push/"
-#: :meth:`Refs.known_remote`: what the clone last knew the remote's branch held (never pushed)
-KNOWN_NAMESPACE = "refs/plangate/known/"
 
 #: git's warning when a fetch would need a new shallow boundary (it rejects the ref, exit 0).
 _SHALLOW_REJECTED = "because shallow roots are not allowed to be updated"

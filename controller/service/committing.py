@@ -758,9 +758,10 @@ class Committing(ControllerCore):
         """A commit of ours the remote already held (:class:`PushHeld`) is no start of ours:
         the job row written before its branch moved goes, so no pass takes the run for its
         own (whoever pushed it runs it)."""
-        for plan_id, row in list(self.index.jobs().items()):
+        for plan_id, row in self.index.jobs().items():
             if isinstance(row, dict) and row.get("start") == sha:
-                self.disown_start(plan_id, sha, "the push found it on the remote")
+                self.index.set_job(plan_id, None)
+                self.log.error("start_not_ours", plan=plan_id, start=sha)
 
     def _sealed(self, tree: str, message: str, *, parent: str) -> str:
         return self.commit_seal.seal(tree, parent, message)

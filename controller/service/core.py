@@ -10,7 +10,6 @@ the locks and the bookkeeping of running and waiting plans. The duties build on 
 
 from __future__ import annotations
 
-import json
 import secrets
 import threading
 import time
@@ -26,7 +25,6 @@ from controller.errors import (
     GitError,
     HistoryRewritten,
     PlangateError,
-    PushHeld,
     PushRefused,
     StorageFailed,
 )
@@ -1000,86 +998,59 @@ class ControllerCore:
         if self.config.remote is None:
             self.repo.check_health()
             return self.head()
-        # what this clone last knew the remote held (its own pushes and judged syncs wrote
-        # it): what the remote gained since, no push of this clone put there (round 92)
-        known = self.repo.known_remote(self.branch)
         remote_head = self.repo.fetch(REMOTE, self.branch)
         self.fetched_at = time.monotonic()
         local = self.repo.rev(f"refs/heads/{self.branch}")
         if local == remote_head:
-            self._disown_heirs(known, remote_head)
             return local
         if local is not None and self.repo.is_ancestor(remote_head, local):
+            if self._left_start(remote_head, local):
+                return remote_head  # decided again by this process (round 92, heirrun)
             try:
-                # a commit of ours from before a crash: it is ours only if this push is what
-                # put it on the remote ("up to date": another process pushed it meanwhile)
-                if self.repo.push(REMOTE, self.branch, new=True):
+                if self.repo.push(REMOTE, self.branch):  # our commit from before a crash
                     return local
-            except PushHeld:
-                self._disown_heirs(known, local)
-                return local
             except PushRefused as exc:  # the remote will not take it: its plans wait
                 self._refused_left(remote_head, local, exc)
                 return remote_head
             raise _Moved
         # Fast-forward; or drop our unpushed commits after a rejected push (never published).
-        self._disown_heirs(known, remote_head)
         self.repo.update_ref(f"refs/heads/{self.branch}", remote_head, None)
         return remote_head
 
-    def _disown_heirs(self, known: str | None, now: str) -> None:
-        """Drop the job rows whose start commit the remote gained (``known..now``) though no
-        push of this clone put it there: a start made in this clone and not pushed (a pass
-        killed before its push), held by a copy of the state directory too (a failover's),
-        and pushed by that copy, alone or with its outcome (round 92, heirrun: every holder
-        ran it). A start is a run of the process whose push put it on the remote (that push
-        moves ``known``, :meth:`Refs.known_remote`), never of one that finds it there: its
-        row goes, nothing of it runs here, and the branch's record of it (the other
-        process's) is what the pass reads. ``known`` None (a clone no sync of this version
-        judged yet): nothing is judged, ``now`` is known from then on."""
-        if known == now:
-            return
-        starts = {
-            str(row["start"]): plan_id
-            for plan_id, row in self.index.jobs().items()
-            if isinstance(row, dict) and isinstance(row.get("start"), str) and row["start"]
-        }
-        if known is not None and starts:
-            gained = set(self.repo.run("rev-list", now, f"^{known}", "--").split())
-            for start in sorted(starts.keys() & gained):
-                self.disown_start(starts[start], start, "pushed by another process")
-        # judged: a kill before this line has the next pass judge the same commits again
-        self.repo.set_known_remote(self.branch, now)
-
-    def disown_start(self, plan_id: str, start: str, why: str) -> None:
-        """The start commit ``start`` of ``plan_id`` (its job row's) is another process's run:
-        the row goes, its frozen hash counts as executed here (never started again as a new
-        run), and the run is noted (:meth:`disowned`) so no later pass of this state
-        directory adopts it as an orphan of its own (:meth:`_adopt_orphans`) while the other
-        process runs it. Logged ``start_not_ours``."""
-        row = self.index.jobs().get(plan_id) or {}
-        plan_hash = row.get("plan_hash") if isinstance(row, dict) else None
-        if isinstance(plan_hash, str) and plan_hash:
-            noted = self.disowned()
-            noted.pop(plan_id, None)
-            noted[plan_id] = plan_hash
-            self.index.set_meta("disowned", json.dumps(dict(list(noted.items())[-256:])))
-            if plan_hash not in self.executed:
-                self.executed[plan_hash] = {"plan": plan_id, "start": start}
-                self.state.record_executed(plan_hash, plan_id, start)
-        self.index.set_job(plan_id, None)  # commits the note with it
-        self.log.error("start_not_ours", plan=plan_id, start=start, reason=why)
-
-    def disowned(self) -> dict[str, str]:
-        """Plan id to frozen hash of each run whose start another process pushed (its own
-        run, :meth:`disown_start`)."""
+    def _left_start(self, remote_head: str, local: str) -> bool:
+        """Commits of ours left above the remote's tip holding a start (a pass killed after
+        its start commit, before its push) are never pushed: they leave the local branch as
+        a lost race's commit does, their job rows go (:meth:`_forget_unlanded`: a start not
+        on the branch), and the pass decides the plan again, with a start commit of this
+        process's own (its token, :meth:`commit_controller`); True when dropped. A start no
+        process pushed is no run of anyone yet, and one this process did not make must not
+        become its run by its push: a copy of the state directory (a failover's) holds the
+        same commit and job row, and every holder pushing it took it for its own (round 92,
+        heirrun: the tool ran once per holder, even one after the other). Made again, each
+        holder's start has its own bytes, and the push race decides (round 91). Commits
+        above the tip without a start (an outcome whose push failed) and this process's own
+        (its token: a push it has yet to win) are pushed as before."""
+        starts: list[str] = []
+        mine = self.commit_controller()
         try:
-            found = json.loads(self.index.meta("disowned") or "{}")
-        except ValueError:
-            return {}
-        if not isinstance(found, dict):
-            return {}
-        return {str(k): str(v) for k, v in found.items()}
+            for record in self.repo.first_parent_log(remote_head, local, [self.config.plans_dir]):
+                if record.trailers.get("Controller") == mine:
+                    continue  # this process's own, its push yet to win
+                starts += [p for p, event in _events(record).items() if p and event == "start"]
+        except GitError:
+            return False
+        if not starts:
+            return False
+        self.repo.update_ref(f"refs/heads/{self.branch}", remote_head, local)
+        self.log.warning(
+            "start_left_dropped",
+            plans=sorted(set(starts)),
+            dropped=local,
+            tip=remote_head,
+            reason="a start commit left above the remote's tip (a pass killed before its "
+            "push) is not pushed: it leaves the clone, and the plan is decided again",
+        )
+        return True
 
     def _refused_left(self, remote_head: str, local: str, exc: PushRefused) -> None:
         """Commits of ours left above the remote's tip (from before a crash, or an older

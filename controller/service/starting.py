@@ -382,8 +382,6 @@ class Starting(Committing):
             # 71: a start adopted on first use stayed `executing` for good): in doubt, resumable
             approval = data.get("approval")
             approval = approval if isinstance(approval, dict) else {}
-            if self.disowned().get(state.plan_id) == plan_hash:
-                continue  # another process pushed its start: its run (round 92, heirrun)
             if self._not_ours(state, self._head or self.head()):
                 continue
             job = Job(state.plan_id, self._plan_path(state), plan_hash, approval)

@@ -97,18 +97,20 @@ finished before the old host returned, and docs/operations.md's Restore promises
 a commit of it shows started runs again as a new run".
 
 Fixed (2026-12-02, r92heir): ``heirrun`` (``fp``, ``f3``, ``fc`` x ``calls``, ``subjects``,
-``audit``). The cause: ``_sync`` pushed a commit left above the remote's tip "from before a
-crash" and took any exit 0 (an "up to date" answer too) as its own push, and a sync that
-found the remote already at or past that commit (another holder pushed it, maybe with its
-outcome) just moved on with the job row kept: every holder of the row ran it. Now the clone
-keeps what it last knew the remote held (``refs/plangate/known/<branch>``, written by git
-itself for each push the remote took, ``Refs.push``, and by each sync once it has judged what
-the remote gained, ``Refs.known_remote``); a job row whose start the remote gained past it
-(``ControllerCore._disown_heirs``: the sync's fetch shows it there, or the sync's own push of
-it answered "up to date", ``PushHeld``) was put there by another process: its row goes, its
-hash counts as executed, the run is noted so no later pass adopts it as an orphan
-(``ControllerCore.disown_start``, logged ``start_not_ours``), and the pass reads the remote's
-record. A start this process pushes itself stays its run (the restart of the same host).
+``audit``). The cause: ``ControllerCore._sync`` pushed a commit left above the remote's tip
+as "our commit from before a crash" and took the start in it for its own run, whichever
+process had made it; every holder of a copy of the state directory did, and "up to date"
+or a remote already past it left each its job row. Now a start commit left above the tip
+that this process did not make (its ``Controller:`` token is not this process's) is never
+pushed: the unpushed commits leave the clone as a lost race's do, the start's job row goes
+(``_forget_unlanded``: a start not on the branch), and the pass decides the plan again with
+a start of this process's own token (``ControllerCore._left_start``, logged
+``start_left_dropped``), so the holders make different starts and round 91's push race
+decides; ``fc``'s old host finds the plan ``completed``. Left commits without a start are
+pushed as before. A first try (a ref of what the clone last knew the remote held, a start
+the remote gained past it disowned) broke round 80's ``k2`` (a kill while the remote's
+``post-receive`` ran: the start landed, the ref not written, the restart took its own run
+for another's), so the start is made again instead of judged after the fact.
 """
 
 from __future__ import annotations

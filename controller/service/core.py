@@ -1004,6 +1004,8 @@ class ControllerCore:
         if local == remote_head:
             return local
         if local is not None and self.repo.is_ancestor(remote_head, local):
+            if self._left_start(remote_head, local):
+                return remote_head  # decided again by this process (round 92, heirrun)
             try:
                 if self.repo.push(REMOTE, self.branch):  # our commit from before a crash
                     return local
@@ -1014,6 +1016,41 @@ class ControllerCore:
         # Fast-forward; or drop our unpushed commits after a rejected push (never published).
         self.repo.update_ref(f"refs/heads/{self.branch}", remote_head, None)
         return remote_head
+
+    def _left_start(self, remote_head: str, local: str) -> bool:
+        """Commits of ours left above the remote's tip holding a start (a pass killed after
+        its start commit, before its push) are never pushed: they leave the local branch as
+        a lost race's commit does, their job rows go (:meth:`_forget_unlanded`: a start not
+        on the branch), and the pass decides the plan again, with a start commit of this
+        process's own (its token, :meth:`commit_controller`); True when dropped. A start no
+        process pushed is no run of anyone yet, and one this process did not make must not
+        become its run by its push: a copy of the state directory (a failover's) holds the
+        same commit and job row, and every holder pushing it took it for its own (round 92,
+        heirrun: the tool ran once per holder, even one after the other). Made again, each
+        holder's start has its own bytes, and the push race decides (round 91). Commits
+        above the tip without a start (an outcome whose push failed) and this process's own
+        (its token: a push it has yet to win) are pushed as before."""
+        starts: list[str] = []
+        mine = self.commit_controller()
+        try:
+            for record in self.repo.first_parent_log(remote_head, local, [self.config.plans_dir]):
+                if record.trailers.get("Controller") == mine:
+                    continue  # this process's own, its push yet to win
+                starts += [p for p, event in _events(record).items() if p and event == "start"]
+        except GitError:
+            return False
+        if not starts:
+            return False
+        self.repo.update_ref(f"refs/heads/{self.branch}", remote_head, local)
+        self.log.warning(
+            "start_left_dropped",
+            plans=sorted(set(starts)),
+            dropped=local,
+            tip=remote_head,
+            reason="a start commit left above the remote's tip (a pass killed before its "
+            "push) is not pushed: it leaves the clone, and the plan is decided again",
+        )
+        return True
 
     def _refused_left(self, remote_head: str, local: str, exc: PushRefused) -> None:
         """Commits of ours left above the remote's tip (from before a crash, or an older

@@ -95,6 +95,22 @@ twice (round 91: also when it runs from a copy of the first's state directory, s
 process's commits carry its own token)". ``fc`` is not even an overlap in time: the copy
 finished before the old host returned, and docs/operations.md's Restore promises "no action
 a commit of it shows started runs again as a new run".
+
+Fixed (2026-12-02, r92heir): ``heirrun`` (``fp``, ``f3``, ``fc`` x ``calls``, ``subjects``,
+``audit``). The cause: ``ControllerCore._sync`` pushed a commit left above the remote's tip
+as "our commit from before a crash" and took the start in it for its own run, whichever
+process had made it; every holder of a copy of the state directory did, and "up to date"
+or a remote already past it left each its job row. Now a start commit left above the tip
+that this process did not make (its ``Controller:`` token is not this process's) is never
+pushed: the unpushed commits leave the clone as a lost race's do, the start's job row goes
+(``_forget_unlanded``: a start not on the branch), and the pass decides the plan again with
+a start of this process's own token (``ControllerCore._left_start``, logged
+``start_left_dropped``), so the holders make different starts and round 91's push race
+decides; ``fc``'s old host finds the plan ``completed``. Left commits without a start are
+pushed as before. A first try (a ref of what the clone last knew the remote held, a start
+the remote gained past it disowned) broke round 80's ``k2`` (a kill while the remote's
+``post-receive`` ran: the start landed, the ref not written, the restart took its own run
+for another's), so the start is made again instead of judged after the fact.
 """
 
 from __future__ import annotations
@@ -112,7 +128,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, clone_audit, until, xfail
+from advkit import ALICE, Lab, cases, clone_audit, until
 from test_round2_execution_kit import shared
 from test_round91_runs_atk91c import (
     PY,
@@ -492,14 +508,7 @@ IDS = (
     + ["fc:copy", "fr:refused", "kl:landed", "wh:ready", "wh:done", "wh:codes", "wh:beside"]
 )
 
-_HEIR = xfail(
-    "heirrun",
-    "a start a killed pass left unpushed in its clone, carried into a copy of the state "
-    "directory, is run by every controller holding it (twice, thrice; even one after another)",
-)
-BROKEN: dict[str, Any] = {
-    f"{s}:{c}": _HEIR for s in ("fp", "f3", "fc") for c in ("calls", "subjects", "audit")
-}
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

@@ -176,6 +176,8 @@ def bench_local(
             latencies.append(start - t1)  # from the approving commit's existence
             with_commit.append(start - t0)  # ...and from the moment `git commit` was started
             daemon.wait_for(is_end_of(plan_id), 60)
+            if approving_pass(daemon.seen[mark:]) is None:
+                daemon.wait_for(is_busy_pass_end, 60)  # the approving pass logs its end last
             breakdown(daemon.seen[mark:], t1, start, parts)
             wait_clean(repo)
         stop_profiler(spy)
@@ -229,17 +231,32 @@ def bench_policy(work: Path, commits: int, n_plans: int, approvals: int) -> None
     )
 
 
+def is_busy_pass_end(event: dict[str, Any]) -> bool:
+    return event.get("event") == "reconcile.done" and bool(event.get("jobs"))
+
+
+def approving_pass(events: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """The hand-off (``plan_started``) and the end of the pass that made it: the first busy
+    pass to end after the hand-off. A pass hands its plans over mid-pass, and the previous
+    approval's pass may still be logging its end when this one's events start."""
+    at = next((i for i, e in enumerate(events) if e.get("event") == "plan_started"), None)
+    if at is None:
+        return None
+    end = next((e for e in events[at:] if is_busy_pass_end(e)), None)
+    return None if end is None else (events[at], end)
+
+
 def breakdown(
     events: list[dict[str, Any]], committed: float, start: float, parts: dict[str, list[float]]
 ) -> None:
     """Split one latency at the approving pass: its start (``reconcile.done`` minus its
     duration) and the moment it handed the plan to a worker (``plan_started``)."""
-    passes = [e for e in events if e.get("event") == "reconcile.done" and e.get("jobs")]
-    started = [e for e in events if e.get("event") == "plan_started"]
-    if not passes or not started:
+    found = approving_pass(events)
+    if found is None:
         return
-    begin = event_time(passes[0]) - float(passes[0].get("ms", 0)) / 1000
-    handed = event_time(started[0])
+    handoff, end = found
+    begin = event_time(end) - float(end.get("ms", 0)) / 1000
+    handed = event_time(handoff)
     parts["wait"].append(begin - committed)
     parts["pass"].append(handed - begin)
     parts["engine"].append(start - handed)

@@ -44,7 +44,20 @@ second entry ``by: bob@ops.example.com`` to the controller's ``approval.approval
 ``qg``: the agent's plan arrives already ``approved`` with a forged ``approval:`` block
 listing Alice and Bob (``q*`` need two).
 
-Seen (round 93): nothing broke; every id held.
+Lab ``gt`` (gated plans: action 2 ``requires_approval``; ``plans/gf/**`` needs two): Bob
+approves every plan (Carol too for ``gf``), each runs action 1 and pauses at its gate
+(``awaiting_approval``). Gate approvals: ``ga`` (control) Alice; ``gck`` Alice, whose plan
+commit the agent had cherry-picked onto main (Bob's first approval is fine: action 1 runs);
+``gd`` (control) Alice spelled ``alice＠example.com``; ``gy`` with ``sb`` (the agent's plan,
+pending) in ONE commit of Alice's: a gate approval and a first approval together; ``gr``
+Alice approves the gate and then rejects it, then Bob approves it; ``gf`` (control: "Gates
+and resumes still need one approval") Alice alone, then the agent appends a forged Bob entry
+to the ``approvals:`` list; ``gm`` Mallory. Alice's gate commits on a branch checked ``--as
+alice@example.com`` (``:check`` compares with the GATED action), fast-forwarded, then
+Mallory's and Bob's on main. ``<slug>:gate``: the plan paused at its gate, and its gated
+action ran exactly when allowed.
+
+Seen (round 93): nothing broke; all 108 ids held.
 
 - ``id``: ``mr``, ``ck``, ``rb``, ``ra``, ``eu``, ``ef``, ``ed``, ``ea``, ``ei``, ``ec``,
   ``el``, ``eo`` and ``en`` refused ``E_SELF_APPROVAL`` (``alice@example.com wrote or changed
@@ -67,6 +80,13 @@ Seen (round 93): nothing broke; every id held.
   entry stayed in the file (``approvals: [alice, bob]``, ``partial``) but nothing ran and the
   audit flagged ``owned-block-changed``; ``qg`` refused ``E_PLAN_NOT_FROZEN``. check
   ``start`` for ``q1``, ``partial`` for ``q2``, nothing listed for ``qr``/``qs``.
+- ``gt``: every plan paused ``awaiting_approval`` after action 1; gated actions ran for
+  ``ga``, ``gd``, ``gy``, ``gf`` (one approval, as documented) and not for ``gck``
+  (``E_SELF_APPROVAL``, the cherry-pick kept Alice as its author), ``gm``
+  (``E_APPROVER_NOT_ALLOWED``), ``gr`` (her rejection of the gate aborted the plan: the audit
+  ``E_ILLEGAL_TRANSITION: bob@ops.example.com set status approved (from aborted)``); ``sb``
+  ran from the same commit as ``gy``'s gate. check said ``start`` for ``ga``, ``gd``,
+  ``gf``, ``gy``, ``sb``, ``refuse`` (``E_SELF_APPROVAL``) for ``gck``, ``none`` for ``gr``.
 
 Should: docs/approvals.md, "Identities are compared as the mailbox they name: Unicode NFKC
 ..., case-insensitive, git's stripping of surrounding punctuation ..., comments ...";
@@ -75,7 +95,8 @@ a rebase, a cherry-pick) makes you a content changer as well"; "The index never 
 produced a content"; the merge's own change of a plan file: "the merger wrote only what none
 of them holds"; docs/agents.md: "replace refs stay off"; "One person counts once"; Withdrawals:
 a ``rejected`` is for good; ``plangate check`` "predicts what merging ``head`` into ``base``
-would do"; the audit reaches the controller's verdicts from git alone.
+would do"; "Gates and resumes ... still need one approval" (docs/approvals.md, Policy), judged
+by the same rules (author, allowed); the audit reaches the controller's verdicts from git alone.
 """
 
 from __future__ import annotations
@@ -88,7 +109,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, MALLORY, Lab, cases, plan_text
+from advkit import AGENT, ALICE, BOB, CAROL, MALLORY, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 ALIAS = "identity_aliases:\n  people: [[alice@example.com, a.smith@corp.example]]\n"
@@ -349,7 +370,82 @@ def _qm(root: Path) -> dict[str, Any]:
     return _finish(lab, root, list(QMP), check=check, early=early, forged=str(forged)[:300])
 
 
-BUILDERS = {"id": (_id, IDP), "mp": (_mp, MPP), "qm": (_qm, QMP)}
+GATED = """\
+  - id: 2
+    tool: rec
+    why: "after a second look"
+    requires_approval: true
+    params:
+      tag: "{tag}-gated"
+"""
+#: lab ``gt``: (action 1 runs, gated action runs)
+GTP = {"ga": (1, 1), "gm": (1, 0), "gck": (1, 0), "gf": (1, 1), "gy": (1, 1), "gd": (1, 1),
+       "gr": (1, 0)}  # fmt: skip
+GQUORUM = "rules:\n  - match: {paths: ['plans/gf/**']}\n    require: [{count: 2}]\n"
+
+
+def _gt(root: Path) -> dict[str, Any]:
+    root.mkdir(parents=True)
+    lab = Lab(root, approval=GQUORUM)
+    for s in GTP:
+        if s != "gck":
+            lab.write(s, plan_text(s) + GATED.format(tag=s))
+    lab.write("sb", plan_text("sb"))
+    lab.commit("agent: gated plans", AGENT)
+    lab.git("checkout", "-q", "-b", "agck", "main")
+    lab.write("gck", plan_text("gck") + GATED.format(tag="gck"))
+    lab.commit("alice: gck", ALICE)
+    pick = lab.head()
+    lab.git("checkout", "-q", "main")
+    lab.git("cherry-pick", pick, who=AGENT)
+    lab.run()
+    for s in GTP:
+        lab.set_status(s, "approved")
+    lab.commit("bob: approve", BOB)
+    lab.run()
+    lab.approve("gf", CAROL, "carol: approve gf")
+    lab.run()
+    lab.run()
+    paused = {s: lab.plan(s)["plan"]["status"] for s in GTP}
+    lab.git("checkout", "-q", "-b", "ag", "main")
+    lab.approve("ga", ALICE, "alice: gate ga")
+    lab.approve("gck", ALICE, "alice: gate gck")
+    lab.approve("gd", ("A", "alice\uff20example.com"), "alice: gate gd")
+    lab.set_status("gy", "approved")
+    lab.set_status("sb", "approved")
+    lab.commit("alice: gate gy and sb", ALICE)
+    lab.approve("gr", ALICE, "alice: gate gr")
+    lab.set_status("gr", "rejected")
+    lab.commit("alice: reject gr", ALICE)
+    lab.approve("gf", ALICE, "alice: gate gf")
+    lab.git("checkout", "-q", "main")
+    check = _check(lab, "ag", ALICE[1])
+    lab.git("merge", "-q", "--ff-only", "ag")
+    lab.approve("gm", MALLORY, "mallory: gate gm")
+    lab.approve("gr", BOB, "bob: gate gr")
+    lab.run()
+    f = lab.repo / "plans" / "gf" / "PLAN.yml"
+    lines = f.read_text().split("\n")
+    at = [i for i, ln in enumerate(lines) if ln.strip().startswith("approvals:")]
+    if at:
+        nxt = lines[at[-1] + 1]
+        ind = len(nxt) - len(nxt.lstrip())
+        entry = {"by": BOB[1], "at": "2026-01-01T00:00:00Z", "commit": lab.head()}
+        lines[at[-1] + 1 : at[-1] + 1] = [" " * ind + "- " + json.dumps(entry)]
+        f.write_text("\n".join(lines))
+    lab.commit("agent: record bob's gate vote", AGENT)
+    out = _finish(lab, root, list(GTP), paused=paused, check=check)
+    out["gated"] = {s: len(lab.calls(f"{s}-gated")) for s in GTP}
+    out["calls"]["sb"] = len(lab.calls("sb"))
+    return out
+
+
+BUILDERS = {
+    "id": (_id, IDP),
+    "mp": (_mp, MPP),
+    "qm": (_qm, QMP),
+    "gt": (_gt, {s: e[0] for s, e in GTP.items()}),
+}
 
 
 def _build_all(root: Path) -> Any:
@@ -374,12 +470,17 @@ PLANS = [(n, s, e) for n, (_, d) in BUILDERS.items() for s, e in d.items()]
 #: who merges the checked branch in the prediction (``--as``); the approval's own voter
 VOTER = {"en": "jose", "vn": "jose", "vu": "upper"}
 #: ``ra`` is held (``E_HISTORY_REWRITTEN``), which check cannot see (docs/errors.md)
-NOCHECK = {"ra", "s1", "sa", "qf", "qg", "mpa", "rp", "mpc"}  # not on the checked branch
+NOCHECK = {"ra", "gm", "s1", "sa", "qf", "qg", "mpa", "rp", "mpc"}  # not on the checked branch
 IDS = [f"{s}:{w}" for _n, s, _ in PLANS for w in ("ran", "audit")] + [
     f"{s}:check" for _n, s, _ in PLANS if s not in NOCHECK
 ]
 VALUES = [(n, s, e, w) for n, s, e in PLANS for w in ("ran", "audit")] + [
     (n, s, e, "check") for n, s, e in PLANS if s not in NOCHECK
+]
+IDS += [f"{s}:gate" for s in GTP] + ["sb:ran", "sb:check"]
+VALUES += [("gt", s, e[1], "gate") for s, e in GTP.items()] + [
+    ("gt", "sb", 1, "ran"),
+    ("gt", "sb", 1, "check"),
 ]
 BROKEN: dict[str, Any] = {}
 
@@ -390,15 +491,19 @@ def test_round93_atk93a(lab: Any, labname: str, slug: str, want: int, what: str)
     plan = f"plans/{slug}"
     calls = got["calls"]
     blk = got["blocks"].get(slug)
-    if what == "ran":
+    if what == "gate":  # paused at the gate first, the gated action ran only when allowed
+        assert got["paused"][slug] == "awaiting_approval", got["paused"]
+        assert got["gated"][slug] == want, (got["gated"], blk)
+    elif what == "ran":
         assert calls[slug] == want, (calls, blk)
     elif what == "check":
         out = got["checks"][VOTER.get(slug, "alice")] if "checks" in got else got["check"]
         plans = [p for p in json.loads(out[: out.rfind("}") + 1])["plans"] if p["plan"] == plan]
-        if not plans and calls[slug] == 0:  # a rejected plan: check lists nothing to start
+        ran = got.get("gated", {}).get(slug, calls[slug])  # a gate: its gated action
+        if not plans and ran == 0:  # a rejected plan: check lists nothing to start
             return
         assert plans, out[-1500:]
-        assert (plans[0].get("outcome") == "start") == (calls[slug] > 0), (plans[0], calls, blk)
+        assert (plans[0].get("outcome") == "start") == (ran > 0), (plans[0], calls, blk)
     else:
         report = got["report"]
         assert report.get("code") is None and got["rc"] in (0, 1), (got["rc"], str(report)[:600])
@@ -415,7 +520,7 @@ if __name__ == "__main__":
         rep = v.get("report")
         if isinstance(rep, dict):
             v["report"] = {k: rep.get(k) for k in ("ok", "code", "message", "findings")}
-        for k, c in dict(v.pop("checks", None) or {"check": v.pop("check")}).items():
+        for k, c in dict(v.pop("checks", None) or {"check": v.pop("check", "{}")}).items():
             j = json.loads(c[: c.rfind("}") + 1])
-            v[k] = [(p["plan"], p.get("outcome"), p.get("refused")) for p in j["plans"]]
+            v[k] = [(p["plan"], p.get("outcome"), p.get("refused")) for p in j.get("plans", [])]
     print(json.dumps(got, indent=1, ensure_ascii=False, default=str))

@@ -42,7 +42,12 @@ rejects (pass), approves again (pass), then Bob approves: a rejection is final; 
 same three commits of Alice in one push. ``qf``: after Alice's vote the agent appends a
 second entry ``by: bob@ops.example.com`` to the controller's ``approval.approvals`` list;
 ``qg``: the agent's plan arrives already ``approved`` with a forged ``approval:`` block
-listing Alice and Bob (``q*`` need two).
+listing Alice and Bob (``q*`` need two). Second votes by the same person (``q*`` need two,
+nothing else between but passes): ``qa`` Alice then her alias ``a.smith@corp.example``;
+``qb`` Alice then ``ALICE@EXAMPLE.COM``; ``qn`` Alice then ``alice＠example.com``; ``qc`` Bob's
+one commit with ``Co-authored-by: Carol <carol@ops.example.com>``; ``qx`` (control) Bob then
+the alias (Alice, allowed). ``rc``: the agent's plan on a branch Alice rebased onto main (her
+committer name on the agent's commit), fast-forwarded; Alice approves.
 
 Lab ``gt`` (gated plans: action 2 ``requires_approval``; ``plans/gf/**`` needs two): Bob
 approves every plan (Carol too for ``gf``), each runs action 1 and pauses at its gate
@@ -57,7 +62,7 @@ alice@example.com`` (``:check`` compares with the GATED action), fast-forwarded,
 Mallory's and Bob's on main. ``<slug>:gate``: the plan paused at its gate, and its gated
 action ran exactly when allowed.
 
-Seen (round 93): nothing broke; all 108 ids held.
+Seen (round 93): nothing broke; all 120 ids held.
 
 - ``id``: ``mr``, ``ck``, ``rb``, ``ra``, ``eu``, ``ef``, ``ed``, ``ea``, ``ei``, ``ec``,
   ``el``, ``eo`` and ``en`` refused ``E_SELF_APPROVAL`` (``alice@example.com wrote or changed
@@ -80,6 +85,9 @@ Seen (round 93): nothing broke; all 108 ids held.
   entry stayed in the file (``approvals: [alice, bob]``, ``partial``) but nothing ran and the
   audit flagged ``owned-block-changed``; ``qg`` refused ``E_PLAN_NOT_FROZEN``. check
   ``start`` for ``q1``, ``partial`` for ``q2``, nothing listed for ``qr``/``qs``.
+  ``qa``, ``qb``, ``qn`` stayed ``partial`` with ``approvals: [alice@example.com]`` (one
+  person once), ``qc`` ``partial`` with Bob alone (a co-author is no vote), ``qx`` ran with
+  ``approvals: [a.smith@corp.example, bob@ops.example.com]``; ``rc`` ``E_SELF_APPROVAL``.
 - ``gt``: every plan paused ``awaiting_approval`` after action 1; gated actions ran for
   ``ga``, ``gd``, ``gy``, ``gf`` (one approval, as documented) and not for ``gck``
   (``E_SELF_APPROVAL``, the cherry-pick kept Alice as its author), ``gm``
@@ -305,17 +313,47 @@ def _mp(root: Path) -> dict[str, Any]:
 
 
 QMP = {"q1": 1, "s1": 1, "sa": 0, "q2": 0, "qr": 0, "qs": 0, "qf": 0, "qg": 0}
+#: second votes by the first voter under another spelling, a co-author's, an alias's; and
+#: ``rc``: the agent's plan rebased onto main by Alice (her committer name on it)
+SECOND = {
+    "qa": (ALICE, ("A. Smith", "a.smith@corp.example"), 0),
+    "qb": (ALICE, ("ALICE", "ALICE@EXAMPLE.COM"), 0),
+    "qn": (ALICE, ("Alice", "alice\uff20example.com"), 0),
+    "qc": (BOB, None, 0),
+    "qx": (BOB, ("A. Smith", "a.smith@corp.example"), 1),
+}
+QMP.update({s: e for s, (_a, _b, e) in SECOND.items()}, rc=0)
 
 
 def _qm(root: Path) -> dict[str, Any]:
     root.mkdir(parents=True)
-    lab = Lab(root, approval=QUORUM)
-    for s in ("q1", "s1", "qr", "qs", "qf"):
+    lab = Lab(root, approval=ALIAS + QUORUM)
+    for s in ("q1", "s1", "qr", "qs", "qf", *SECOND):
         lab.write(s, plan_text(s))
     lab.commit("agent: plans", AGENT)
     lab.write("sa", plan_text("sa"))
     lab.write("q2", plan_text("q2"))
     lab.commit("alice: plans", ALICE)
+    lab.git("checkout", "-q", "-b", "arc", "main")
+    lab.write("rc", plan_text("rc"))
+    lab.commit("agent: rc", AGENT)
+    lab.git("checkout", "-q", "main")
+    lab.commit("agent: an empty step on main", AGENT)
+    lab.git("checkout", "-q", "arc")
+    lab.git("rebase", "-q", "main", who=ALICE)
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "-q", "--ff-only", "arc")
+    lab.run()
+    for s, (first, _second, _e) in SECOND.items():
+        msg = f"approve {s}" + (
+            "\n\nCo-authored-by: Carol <carol@ops.example.com>\n" if s == "qc" else ""
+        )
+        lab.approve(s, first, msg)
+    lab.approve("rc", ALICE, "approve rc")
+    lab.run()
+    for s, (_first, second, _e) in SECOND.items():
+        if second:
+            lab.approve(s, second, f"second vote {s}")
     lab.run()
     for s in ("q1", "s1", "sa", "q2"):
         lab.set_status(s, "approved")
@@ -470,7 +508,19 @@ PLANS = [(n, s, e) for n, (_, d) in BUILDERS.items() for s, e in d.items()]
 #: who merges the checked branch in the prediction (``--as``); the approval's own voter
 VOTER = {"en": "jose", "vn": "jose", "vu": "upper"}
 #: ``ra`` is held (``E_HISTORY_REWRITTEN``), which check cannot see (docs/errors.md)
-NOCHECK = {"ra", "gm", "s1", "sa", "qf", "qg", "mpa", "rp", "mpc"}  # not on the checked branch
+NOCHECK = {
+    "ra",
+    "gm",
+    *SECOND,
+    "rc",
+    "s1",
+    "sa",
+    "qf",
+    "qg",
+    "mpa",
+    "rp",
+    "mpc",
+}  # not on the checked branch
 IDS = [f"{s}:{w}" for _n, s, _ in PLANS for w in ("ran", "audit")] + [
     f"{s}:check" for _n, s, _ in PLANS if s not in NOCHECK
 ]

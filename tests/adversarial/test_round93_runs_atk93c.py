@@ -95,6 +95,22 @@ start is already on the remote and each heir takes it for its own. docs/operatio
 Restore: "no action a commit of it shows started runs again as a new run"; ``cc`` is a
 failover whose old host returns after the takeover finished. ``rt``: docs/execution.md,
 ``retry``: "up to ``retry.attempts`` (or ``retries``) more tries", made by one run.
+
+Fixed (2026-12-02, r93heir): a resume is a claim on the remote. A pass that takes up a run
+whose newest run event on the branch (the start, or a checkpoint) another process made first
+commits a ``checkpoint`` of the plan with its own ``Controller:`` token (the plan file as the
+branch holds it, a line in ``EXECUTION_LOG.md``; logged ``run_claimed``) and runs only when
+the push of that commit put it on the remote (``Starting._claimed``, ``_claim_commit``); a
+heir whose push loses, or that finds after the event its state directory made one sealed
+with the same ``commit.key`` that its record lacks (another heir's claim, progress or
+outcome), drops the job row and runs and commits nothing (``run_claimed_elsewhere``). The
+run's own start is claimable whoever made it; a later event only when the state's record
+held it before the process adopted anything by seal (``ControllerCore.restored_seals``), and
+an index that had read commits then adopted by seal reads the branch again
+(``_rescan_adopted``: the old host of ``ca``, back for a pass after losing the claim, had
+adopted the winner's checkpoint and run the plan in doubt, ``fail``). The 12 ids pass; so does
+``cu``, which once failed ``cu:calls`` on the unfixed code (two calls): the SIGSTOP landed
+after the start's push, a ``heirlanded`` shape.
 """
 
 from __future__ import annotations
@@ -115,7 +131,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, until, xfail
+from advkit import ALICE, Lab, cases, until
 from test_round2_execution_kit import shared
 from test_round91_runs_atk91c import (
     GATE,
@@ -481,25 +497,8 @@ IDS = (
     ]
 )
 
-_HEIR = xfail(
-    "heirlanded",
-    "a start the killed process PUSHED, before its first action's record, is run by every "
-    "holder of a copy of its state directory: the tool called by each, two completes",
-)
-BROKEN: dict[str, Any] = {
-    "ca:calls": _HEIR,
-    "ca:subjects": _HEIR,
-    "ca:audit": _HEIR,
-    "cc:calls": _HEIR,
-    "cc:subjects": _HEIR,
-    "cc:audit": _HEIR,
-    "cv:calls": _HEIR,
-    "cv:subjects": _HEIR,
-    "cv:audit": _HEIR,
-    "rt:calls": _HEIR,
-    "rt:subjects": _HEIR,
-    "rt:audit": _HEIR,
-}
+#: heirlanded (ca, cc, cv, rt x calls, subjects, audit): fixed (r93heir)
+BROKEN: dict[str, Any] = {}
 
 
 def _tool_calls(d: Path, slug: str) -> list[list[dict[str, Any]]]:

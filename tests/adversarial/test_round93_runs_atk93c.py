@@ -107,8 +107,9 @@ outcome), drops the job row and runs and commits nothing (``run_claimed_elsewher
 run's own start is claimable whoever made it; a later event only when the state's record
 held it before the process adopted anything by seal (``ControllerCore.restored_seals``), and
 an index that had read commits then adopted by seal reads the branch again
-(``_rescan_adopted``: the old host of ``ca``, back for a pass after losing the claim, had
-adopted the winner's checkpoint and run the plan in doubt, ``fail``). The 12 ids pass; so does
+(``_rescan_adopted``: without it, in a first version of this fix, the old host of ``ca``,
+back for a pass after losing the claim, adopted the winner's checkpoint, took the plan for an
+orphan of its own and committed a ``fail`` in doubt). The 12 ids pass; so does
 ``cu``, which once failed ``cu:calls`` on the unfixed code (two calls): the SIGSTOP landed
 after the start's push, a ``heirlanded`` shape.
 """

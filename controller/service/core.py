@@ -205,6 +205,9 @@ class ControllerCore:
         #: copy of this state directory, the same state restored, another host with the same
         #: commit key) can make a byte-identical commit (:meth:`commit_controller`)
         self._process_token = secrets.token_hex(8)
+        #: commits this process adopted by their seal (:meth:`_adopt_sealed`): another
+        #: holder's, never a run this state directory's record hands down (round 93)
+        self.restored_seals: set[str] = set()
         self._on_branch: set[str] = set()
         #: how often this process recorded each policy (service.committing: no commit war)
         self._policy_records: dict[str, int] = {}
@@ -733,6 +736,8 @@ class ControllerCore:
             {"at": iso(time.time()), "commits": [sha[:12] for sha in sealed[::-1]]}
         )
         self.own_commits.record_many(sealed[::-1])  # oldest first, as the record goes on
+        self.restored_seals.update(sealed)  # no run event of them is inherited (round 93)
+        self._rescan_adopted(sealed[-1])
         started = self._started_by(sealed)
         self.log.warning(
             "own_commits_restored",
@@ -743,6 +748,24 @@ class ControllerCore:
             "commits this controller sealed after its record ends are its own again; every "
             "run they started counts as executed",
         )
+
+    def _rescan_adopted(self, oldest: str) -> None:
+        """The history index read the commits just adopted by their seal (from ``oldest``
+        on) as commits under the controller's name it did not make (a copy of the state
+        directory whose clone had fetched them: another holder's start, claim or outcome,
+        round 93): it reads the branch again, now knowing them for its own (its job rows
+        kept). A restored index that never saw them keeps what it read."""
+        index = self._index
+        if index is None:
+            return
+        last = index.meta("last_commit")
+        try:
+            if last and self.repo.is_ancestor(oldest, last):
+                index.reset()
+                index.rebuilds += 1
+                self.log.warning("index_rescanned", since=oldest[:12], tip=last[:12])
+        except GitError:
+            return
 
     def _not_recorded(self, sha: str) -> bool:
         return sha not in self.own_commits

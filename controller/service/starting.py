@@ -13,16 +13,28 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from controller.approval import approvals, verdicts
+from controller.errors import GitError, PlangateError
+from controller.git.gitrepo import CommitRecord
 from controller.git.history import LOG_NAME, PlanState
 from controller.git.ownrecord import Recorded
 from controller.git.planstate import unsafe
 from controller.plan import plans
 from controller.plan.plans import PLAN_FILES
 from controller.service.committing import RUN_EVENTS, Committing, _set_approval
-from controller.service.core import Job, _events, _job_data, _job_of, _stat_key
+from controller.service.core import (
+    OUTCOME_EVENTS,
+    Job,
+    _events,
+    _job_data,
+    _job_of,
+    _Moved,
+    _stat_key,
+)
 
 #: The controller's events that end a run (or pause it at a gate): its outcome commits.
 ENDINGS = frozenset({"complete", "fail", "abort", "await-approval"})
+#: How often a pass tries to claim a run another process made while the branch moves.
+MAX_CLAIMS = 5
 
 
 class Starting(Committing):
@@ -236,12 +248,126 @@ class Starting(Committing):
                 job = self._left_job(plan_id, state)
             if job is not None and self._still_refused(job):
                 keep.add(plan_id)  # offered again once its file changes
-            elif job is not None:
+            elif job is not None and self._claimed(job):
                 jobs.append(job)
         with self._jobs_lock:
             assert self._recheck is not None
             self._recheck |= keep
         return jobs
+
+    def _claimed(self, job: Job) -> bool:
+        """Is the run of ``job`` (a job row this pass takes up again: a restart, a copy of
+        the state directory, an adopted orphan) this process's to go on with? Remote mode:
+        the newest run event of the plan since the row's start (the start itself, or a
+        checkpoint) that the controller made, by its record or by its seal, must be this
+        process's own (its ``Controller:`` token). One that this state directory made by
+        record but another process (a killed one) did is claimed first: a ``checkpoint``
+        commit of this process's own token (:meth:`_claim_commit`), and only the push that
+        put it on the remote lets the run go on. One sealed with this state's key and not in
+        its record was made by another holder of a copy of the state directory (its claim,
+        its progress or its outcome): the row goes, nothing of the run happens here, and
+        the branch's record is the other's (round 93, heirlanded: a start the killed
+        process had pushed was taken up by every holder of a copy of its state directory,
+        the tool called by each, two ``complete`` commits). The run's own start is claimed
+        whoever made it (a restored state adopts it by its seal); a later event is inherited
+        only when this state directory's record holds it from before (not one this process
+        adopted by its seal: :meth:`_adopt_sealed`). Local mode: True (one working tree, one
+        controller)."""
+        if self.config.remote is None:
+            return True
+        row = self.index.jobs().get(job.plan_id) or {}
+        start = row.get("start")
+        if not isinstance(start, str) or not start:
+            return True
+        refused = self.refused.get(job.plan_id) or {}
+        if str(refused.get("event") or "") in OUTCOME_EVENTS:
+            return True  # the run ended; its outcome, refused by the remote, is all it does
+        mine = self.commit_controller()
+        for _ in range(MAX_CLAIMS):
+            head = self._head or self.head()
+            newest = self._run_holder(job.plan_id, start, head)
+            if newest is None:
+                return True  # no run event to judge (a start not read): as before
+            if newest.sha in self.own_commits and newest.trailers.get("Controller") == mine:
+                return True
+            inherited = newest.sha in self.own_commits and newest.sha not in self.restored_seals
+            own_start = newest.sha == start and _events(newest).get(job.plan_id) == "start"
+            if not own_start and not inherited:
+                self.index.set_job(job.plan_id, None)
+                self.log.warning(
+                    "run_claimed_elsewhere",
+                    plan=job.plan_id,
+                    start=start,
+                    found=f"{newest.sha[:12]} ({newest.subject})",
+                    reason="another process holding a copy of this state directory took "
+                    "the run up first (its claim, progress or outcome is on the branch): "
+                    "nothing of it runs here",
+                )
+                return False
+            try:
+                # False: refused by the remote or not written; the plan waits
+                return self._claim_commit(job, start, head)
+            except _Moved:  # another push first: judged again from the remote's branch
+                try:
+                    self._head = self._sync()
+                    self.index.scan(self.repo, self._head)
+                except _Moved:
+                    return False
+        return False  # the branch kept moving: the next pass judges it again
+
+    def _run_holder(self, plan_id: str, start: str, head: str) -> CommitRecord | None:
+        """The newest run event of ``plan_id`` at or after its run's ``start`` that the
+        controller made (by its record, or sealed with its key: a copy of its state
+        directory); other commits under its name are anyone's progress (round 66)."""
+        email = self.config.identity.email.lower()
+        for record in self.repo.first_parent_log(start, head, [plan_id], newest_first=True):
+            event = _events(record).get(plan_id)
+            if not event or event not in RUN_EVENTS or record.author.email.lower() != email:
+                continue
+            if record.sha in self.own_commits or self._sealed_by_us(record.sha):
+                return record
+        try:
+            return self.repo.commit(start)
+        except GitError:
+            return None
+
+    def _claim_commit(self, job: Job, start: str, head: str) -> bool:
+        """Claim a run this state directory's record holds but another process made: a
+        ``checkpoint`` commit of the plan (its EXECUTION_LOG.md noting the claim; the plan
+        file as the branch holds it) with this process's token, pushed; True once the
+        remote took it. Raises :class:`_Moved` when another push came first."""
+        name = job.plan_file.name
+        text = self._start_file(start, f"{job.plan_id}/{name}")
+        if text is None:
+            return False
+        log_path = f"{job.plan_id}/{LOG_NAME}"
+        try:
+            log = (self._read_committed(log_path, head) or b"").decode("utf-8")
+        except (PlangateError, UnicodeDecodeError):
+            log = ""
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        line = (
+            f"- {stamp} run taken up again by controller {self.commit_controller()} "
+            f"(start {start[:12]})\n"
+        )
+        log = (log if not log or log.endswith("\n") else log + "\n") + line
+        made: list[str] = []
+        self._commit_plan(
+            f"{job.plan_id}/{name}",
+            "checkpoint",
+            lambda plan: plan,
+            job.plan_hash,
+            "run taken up again by this controller (its start was made by another process)",
+            approved_by=str(job.approval.get("by") or "") or None,
+            approval_commit=str(job.approval.get("commit") or "") or None,
+            base=text.decode("utf-8", "replace"),
+            write_plan=False,
+            extra={log_path: log.encode("utf-8")},
+            after=made.append,
+        )
+        if made:
+            self.log.warning("run_claimed", plan=job.plan_id, start=start, commit=made[-1])
+        return bool(made)
 
     def _stop_left_tools(self) -> None:
         """Stop every tool process a dead controller's run left running, by the journal of

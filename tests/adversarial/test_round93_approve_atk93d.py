@@ -23,7 +23,8 @@ folder). P3: still held. Releases:
   ``plans/CS/``) in an octopus by Bob.
 - Bob's branch ``b-nv`` merged ``--no-ff`` by Mallory: twin FOLDERS ``plans/nve<U+0301>/``
   (``nv``), ``plans/CZ/`` (``cz``), ``PLANS/pk/`` (``pk``), a split name ``plans/bs\\PLAN.yml``
-  (``bs``), ``plans/dt./`` (``dt``), ``plans/zw<U+200C>/`` (``zw``).
+  (``bs``), ``plans/dt./`` (``dt``), ``plans/zw<U+200C>/`` (``zw``), and Bob's ``git mv plans/CM
+  attic/cm`` (``cm``, a move of the twin folder out of the plans folder).
 - A merge whose FIRST parent is the agent's side: ``fp``: Bob's branch (deleting ``fp``'s
   twin, ``og``'s gitlink, ``nw``'s ``plans/nwe<U+0301>/``) merged by the agent into its own
   branch, main fast-forwarded to it; ``fm``: Bob deletes the twin on main (unread), the agent's
@@ -49,26 +50,26 @@ plans the controller completed and the expected ones; ``<s>:held``: P2 saw the p
 ran nothing (P3 too for the kinds replaced); ``sm:row``, ``sr:row``: the ``PLAN.md`` source in
 the case twin folder has a row ``E_PLAN_AMBIGUOUS`` (docs/formats.md).
 
-Seen (round 93): 14 ids broke, one class; the fresh-clone audit agreed with the controller
+Seen (round 93): 16 ids broke, one class; the fresh-clone audit agreed with the controller
 each time (valid == completed).
 
-1. **A twin FOLDER one with the plan's on some checkout, removed on a merged branch, is not
-   its branch maker's touch** (``nu``, ``nv``, ``nw``, ``cz``, ``cy``, ``dt``, ``zw``
-   ``:{ran,audit}``): P2/P3 held each (``E_PLAN_AMBIGUOUS: plans/CZ/PLAN.yml is this plan's
-   file on a case-insensitive, HFS+ or NTFS checkout (its folder and this one are one folder
-   there); neither is read or run until one folder is deleted or renamed``; the same for
+1. **A twin FOLDER one with the plan's on some checkout, removed on a merged branch, is not its
+   branch maker's touch** (``nu``, ``nv``, ``nw``, ``cz``, ``cy``, ``dt``, ``zw``, ``cm``
+   ``:{ran,audit}``): P2/P3 held each (``E_PLAN_AMBIGUOUS: plans/CZ/PLAN.yml is this plan's file
+   on a case-insensitive, HFS+ or NTFS checkout (its folder and this one are one folder there);
+   neither is read or run until one folder is deleted or renamed``; the same for
    ``plans/nve\\u0301/``, ``plans/dt./``, ``plans/zw\\u200c/``). Bob's branch commit ``bob: nv,
-   cz, pk twin folders gone`` deleted the twin folder; Mallory's clean ``git merge --no-ff
-   b-nv`` brought it (``cy``, ``nu``: Mallory's octopus, Bob's branch the third parent; ``nw``:
-   the agent's merge of Bob's branch on the agent's side, fast-forwarded to main). Bob's
-   approval then ran each: ``approval request (approve) by bob@ops.example.com``, ``plangate:
-   start plans/cz``, ``plangate: complete plans/cz`` (Alice's later approval
-   ``E_ILLEGAL_TRANSITION ... (from completed)``), and the fresh-clone audit called each start
-   valid. The same deletion by Bob ON THE LINE (``cw``: ``plans/CW/``; ``nf<U+00E9>``:
-   ``plans/nfe<U+0301>/``) refused Bob (``plangate: refuse plans/cw``, ``E_SELF_APPROVAL``), and
-   so did the same merges for a same-folder ``PLAN.yaml`` (``oc``, ``fp``), a symlink
-   (``ol``), a gitlink (``og``), a split name ``plans/bs\\PLAN.yml`` (``bs``) and the other
-   spelling of the plans folder ``PLANS/pk/``, ``PLANS/po/`` (``pk``, ``po``).
+   cz, pk twin folders gone`` deleted the twin folder (``cm``: moved it to ``attic/cm``);
+   Mallory's clean ``git merge --no-ff b-nv`` brought it (``cy``, ``nu``: Mallory's octopus,
+   Bob's branch the third parent; ``nw``: the agent's merge of Bob's branch on the agent's side,
+   fast-forwarded to main). Bob's approval then ran each: ``approval request (approve) by
+   bob@ops.example.com``, ``plangate: start plans/cz``, ``plangate: complete plans/cz`` (Alice's
+   later approval ``E_ILLEGAL_TRANSITION ... (from completed)``), and the fresh-clone audit
+   called each start valid. The same deletion by Bob ON THE LINE (``cw``: ``plans/CW/``;
+   ``nf<U+00E9>``: ``plans/nfe<U+0301>/``) refused Bob (``plangate: refuse plans/cw``,
+   ``E_SELF_APPROVAL``), and so did the same merges for a same-folder ``PLAN.yaml`` (``oc``,
+   ``fp``), a symlink (``ol``), a gitlink (``og``), a split name ``plans/bs\\PLAN.yml`` (``bs``)
+   and the other spelling of the plans folder ``PLANS/pk/``, ``PLANS/po/`` (``pk``, ``po``).
 
 Held: the octopus, the agent-side merge fast-forwarded (``fp``, ``og``) and an unread deletion
 on main merged into the agent's branch (``fm``) all made Bob a writer; every kind replaced by
@@ -126,6 +127,8 @@ WRITER += ["nv", "cz", "pk", "cy", "po", "nw"]
 #: trailing dot ``plans/dt./``, an HFS-ignored ZWNJ ``plans/zw<U+200C>/``; cw: ``plans/CW/``
 #: deleted by Bob on the line (the reference)
 WRITER += ["bs", "dt", "zw", "cw"]
+#: cm: Bob's ``git mv plans/CM attic/cm`` on ``b-nv`` (a move of the case twin folder, merged)
+WRITER += ["cm"]
 #: controls: Bob no writer, his approval runs the plan once (js, jr: a PLAN.json beside the
 #: PLAN.yml is a note, no hold; ap: approved by ``plangate approve`` after the release)
 CONTROL = ["oa", "ko", "nn", "js", "jr", "ap", "sk", "sm", "sj", "sr"]
@@ -178,6 +181,7 @@ TWIN = {
     "dt": "plans/dt./PLAN.yml",
     "zw": "plans/zw\u200c/PLAN.yml",
     "cw": "plans/CW/PLAN.yml",
+    "cm": "plans/CM/PLAN.yml",
 }
 #: symlink (ke, ol) and gitlink (og) twins ``plans/<s>/PLAN.yaml``
 LINKS = {"ke": "symlink", "ol": "symlink", "og": "gitlink"}
@@ -334,6 +338,8 @@ def _build(root: Path) -> Lab:
         "plans/zw\u200c",
     ):
         _rm(lab, rel)
+    (lab.repo / "attic").mkdir(exist_ok=True)
+    git("mv", "plans/CM", "attic/cm")
     lab.commit("bob: nv, cz, pk twin folders gone", BOB)
     git("checkout", "-q", "-b", "b-oc2", held_tip)
     _put(lab, "plans/nn/MORE.md", "more\n")
@@ -454,7 +460,7 @@ BROKEN: dict[str, Any] = {
         "deleted on Bob's branch and merged by Mallory or the agent (octopus too): Bob's "
         "approval ran the plan, the fresh-clone audit valid",
     )
-    for s in ("nu", "nv", "nw", "cz", "cy", "dt", "zw")
+    for s in ("nu", "nv", "nw", "cz", "cy", "dt", "zw", "cm")
     for w in ("ran", "audit")
 }
 

@@ -24,7 +24,9 @@ folder). P3: still held. Releases:
 - Bob's branch ``b-nv`` merged ``--no-ff`` by Mallory: twin FOLDERS ``plans/nve<U+0301>/``
   (``nv``), ``plans/CZ/`` (``cz``), ``PLANS/pk/`` (``pk``), a split name ``plans/bs\\PLAN.yml``
   (``bs``), ``plans/dt./`` (``dt``), ``plans/zw<U+200C>/`` (``zw``), and Bob's ``git mv plans/CM
-  attic/cm`` (``cm``, a move of the twin folder out of the plans folder).
+  attic/cm`` (``cm``, a move of the twin folder out of the plans folder). ``cq``, ``nq``:
+  Alice's ``rejected`` in ``plans/CQ/``, ``plans/nqe<U+0301>/`` on branch ``b-cq``, which the
+  agent then deletes there, merged ``--no-ff`` by Mallory.
 - A merge whose FIRST parent is the agent's side: ``fp``: Bob's branch (deleting ``fp``'s
   twin, ``og``'s gitlink, ``nw``'s ``plans/nwe<U+0301>/``) merged by the agent into its own
   branch, main fast-forwarded to it; ``fm``: Bob deletes the twin on main (unread), the agent's
@@ -43,12 +45,12 @@ P4 reads the releases. Bob approves every plan but ``hb``, ``hd`` (``ap`` throug
 approve``) (P5); Alice approves the plans Bob could not (P6). ``<s>:ran``: Bob's approval ran
 the plan once exactly for the controls ``oa ko nn js jr ap sk sm sj sr`` and ``hx`` (v2), and
 was refused ``E_SELF_APPROVAL`` for the plans Bob released (``WRITER``), which Alice's then ran
-once (``cx``: the v2 Bob moved there); the rejected (``cs nr fr``) and ``hv`` (v2 vetoed) never
-ran; ``hb`` never ran v2, ``hd`` ran v1 once at the release on Alice's approval from before the
-hold; ``<s>:audit``: the fresh-clone ``plangate audit --json`` after P5 calls valid exactly the
-plans the controller completed and the expected ones; ``<s>:held``: P2 saw the plan held and
-ran nothing (P3 too for the kinds replaced); ``sm:row``, ``sr:row``: the ``PLAN.md`` source in
-the case twin folder has a row ``E_PLAN_AMBIGUOUS`` (docs/formats.md).
+once (``cx``: the v2 Bob moved there); the rejected (``cs nr fr cq nq``) and ``hv`` (v2 vetoed)
+never ran; ``hb`` never ran v2, ``hd`` ran v1 once at the release on Alice's approval from
+before the hold; ``<s>:audit``: the fresh-clone ``plangate audit --json`` after P5 calls valid
+exactly the plans the controller completed and the expected ones; ``<s>:held``: P2 saw the plan
+held and ran nothing (P3 too for the kinds replaced); ``sm:row``, ``sr:row``: the ``PLAN.md``
+source in the case twin folder has a row ``E_PLAN_AMBIGUOUS`` (docs/formats.md).
 
 Seen (round 93): 16 ids broke, one class; the fresh-clone audit agreed with the controller
 each time (valid == completed).
@@ -75,23 +77,25 @@ Held: the octopus, the agent-side merge fast-forwarded (``fp``, ``og``) and an u
 on main merged into the agent's branch (``fm``) all made Bob a writer; every kind replaced by
 Bob in one commit (``ka``, ``kl``, ``kg``, ``kf``, ``kd``, ``ke``) kept the plan held (P3) and
 made Bob a writer though the agent removed the new claim (the control ``ko`` ran on Bob's);
-Bob's ``git mv -f`` of the case twin's file over ``PLAN.yml`` (``cx``: "a plan frozen as
-another ... moved there: a new life of the path", Bob refused, Alice's approval ran v2 once);
-Alice's ``rejected`` in a case or NFD twin (``cs``, ``nr``, released by the agent's octopus
-branch or on the line) and on main under an agent-side merge (``fr``): ``rejected``, never
-ran; Alice's ``rejected`` of v2 set in the twin while held vetoed v2 by hash (``hv``: Bob's
-later approval of v2 refused ``E_VERSION_WITHDRAWN: this exact version was withdrawn before it
-ran``; Mallory's in ``hx`` ignored, v2 ran); ``plangate approve --force`` while held committed
-nothing (``plangate: E_PLAN_AMBIGUOUS: 'plans/ap': the folder holds both PLAN.yml and
-PLAN.yaml ...``, exit 1), and after the release ``plangate approve`` ran the plan once; a hold
-that started after Alice's approval ran nothing while held, ``hb``'s v2 moved over the plan
-never ran on her approval of v1 (pending again, "a new life of the path"), ``hd``'s v1 ran
-once on it after the twin's deletion. A ``PLAN.json`` beside ``PLAN.yml`` (``js``, ``jr``) and
-a source in a case twin folder (``sk``, ``sm``, ``sj``, ``sr``) hold nothing, as documented
-("a ``PLAN.json`` beside a ``PLAN.yml`` is: a note, not a plan"; "the daemon leaves the source
-alone, its row waits ``E_PLAN_AMBIGUOUS``, and the PLAN.yml beside it is the plan"): their
-rows said ``E_PLAN_AMBIGUOUS: cannot convert plans/SM: plans/SM is one folder with plans/sm on
-some checkout``, and Alice's ``rejected`` in such a source counted for nothing.
+Bob's ``git mv -f`` of the case twin's file over ``PLAN.yml`` (``cx``: "a plan frozen as another
+... moved there: a new life of the path", Bob refused, Alice's approval ran v2 once); Alice's
+``rejected`` in a case or NFD twin (``cs``, ``nr``, released by the agent's octopus branch or on
+the line) and on main under an agent-side merge (``fr``), and on a merged branch that then
+deleted the case or NFD twin folder (``cq``, ``nq``: ``alice@example.com set status rejected on
+a merged branch``): ``rejected``, never ran; Alice's ``rejected`` of v2 set in the twin while
+held vetoed v2 by hash (``hv``: Bob's later approval of v2 refused ``E_VERSION_WITHDRAWN: this
+exact version was withdrawn before it ran``; Mallory's in ``hx`` ignored, v2 ran); ``plangate
+approve --force`` while held committed nothing (``plangate: E_PLAN_AMBIGUOUS: 'plans/ap': the
+folder holds both PLAN.yml and PLAN.yaml ...``, exit 1), and after the release ``plangate
+approve`` ran the plan once; a hold that started after Alice's approval ran nothing while held,
+``hb``'s v2 moved over the plan never ran on her approval of v1 (pending again, "a new life of
+the path"), ``hd``'s v1 ran once on it after the twin's deletion. A ``PLAN.json`` beside
+``PLAN.yml`` (``js``, ``jr``) and a source in a case twin folder (``sk``, ``sm``, ``sj``,
+``sr``) hold nothing, as documented ("a ``PLAN.json`` beside a ``PLAN.yml`` is: a note, not a
+plan"; "the daemon leaves the source alone, its row waits ``E_PLAN_AMBIGUOUS``, and the PLAN.yml
+beside it is the plan"): their rows said ``E_PLAN_AMBIGUOUS: cannot convert plans/SM: plans/SM
+is one folder with plans/sm on some checkout``, and Alice's ``rejected`` in such a source
+counted for nothing.
 
 Should (docs/approvals.md): "whoever deletes one of the two claims chose the content left and
 is a writer (round 69's rule), whatever the claim's spelling ...: the commit that deleted it,
@@ -135,6 +139,9 @@ CONTROL = ["oa", "ko", "nn", "js", "jr", "ap", "sk", "sm", "sj", "sr"]
 #: Alice's rejected set while held in a twin (fr: in the plan file, on main, unread): never runs
 #: (sj, sr: her rejected in a source in a case twin folder, no plan file: a control above)
 REJECTED = ["cs", "nr", "fr"]
+#: cq, nq: Alice's rejected in ``plans/CQ/``, ``plans/nqe<U+0301>/`` on branch ``b-cq``, which the
+#: agent then deletes on that branch, merged ``--no-ff`` by Mallory
+REJECTED += ["cq", "nq"]
 #: hb, hd: a hold after Alice's approval
 SPECIAL = ["hb", "hd"]
 #: hv: Alice's rejected in the v2 twin while held (a veto of v2); hx: Mallory's (the control)
@@ -182,11 +189,13 @@ TWIN = {
     "zw": "plans/zw\u200c/PLAN.yml",
     "cw": "plans/CW/PLAN.yml",
     "cm": "plans/CM/PLAN.yml",
+    "cq": "plans/CQ/PLAN.yml",
+    "nq": "plans/nqe\u0301/PLAN.yml",
 }
 #: symlink (ke, ol) and gitlink (og) twins ``plans/<s>/PLAN.yaml``
 LINKS = {"ke": "symlink", "ol": "symlink", "og": "gitlink"}
 FOLDER = {s: s for s in SLUGS} | {"nr": "nr\u00e9", "nu": "nu\u00e9", "nv": "nv\u00e9"}
-FOLDER |= {"nw": "nw\u00e9"}
+FOLDER |= {"nw": "nw\u00e9", "nq": "nq\u00e9"}
 PLANGATE = str(Path(sys.executable).parent / "plangate")
 
 
@@ -203,7 +212,7 @@ def _json_text(tag: str, status: str = "pending_approval") -> str:
 def _twin_text(slug: str, status: str = "pending_approval") -> str:
     if slug == "jr":
         return _json_text(slug, status)
-    tag = slug if slug in ("cs", "nr", "sj", "sr") else f"{slug}-v2"
+    tag = slug if slug in ("cs", "nr", "sj", "sr", "cq", "nq") else f"{slug}-v2"
     if TWIN[slug].endswith(".json"):
         return _json_text(tag, status)
     if TWIN[slug].endswith(".md"):
@@ -348,7 +357,15 @@ def _build(root: Path) -> Lab:
     _rm(lab, TWIN["oa"])
     _rm(lab, "plans/CS")
     lab.commit("agent: oa, CS twins gone", AGENT)
+    git("checkout", "-q", "-b", "b-cq", held_tip)
+    for slug in ("cq", "nq"):
+        _put(lab, TWIN[slug], _twin_text(slug, "rejected"))
+    lab.commit("alice: reject in the twin folders", ALICE)
+    _rm(lab, "plans/CQ")
+    _rm(lab, "plans/nqe\u0301")
+    lab.commit("agent: twin folders gone", AGENT)
     git("checkout", "-q", "main")
+    git("merge", "-q", "--no-ff", "--no-edit", "b-cq", who=MALLORY)
     git("merge", "-q", "--no-ff", "--no-edit", "b-oc2", "b-oc", who=MALLORY)  # octopus
     git("merge", "-q", "--no-ff", "--no-edit", "b-oc2", "b-oa", who=BOB)  # octopus (control)
     git("merge", "-q", "--no-ff", "--no-edit", "b-nv", who=MALLORY)

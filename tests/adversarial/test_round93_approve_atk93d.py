@@ -105,6 +105,23 @@ by the same rule ("``plans/fcase/`` beside ``plans/FCASE/``, ``plans/f<U+200C>zw
 ``plans/fzw/``, ... ``plans/fdot./`` beside ``plans/fdot/`` ... is one place"); the brief's
 property: "a merged deletion is its branch makers'". On the line Bob's deletion of the same
 folder is his touch; merged, it is nobody's.
+
+Fixed (2026-12-02, r93held): the hold's one rule (``Lifecycle._claim_sets``) found a twin
+folder's claims only among the plans the index held when asked (``_folder_twins``); at a merge
+the twin's own plan (``plans/CZ``) left the index with its removal before the plan it held was
+judged, so the removal read at the merge's first parent claimed nothing, ``_touchers`` found no
+change of the plan's and took the commit's own people (Mallory, or the agent: never Bob; on the
+line the same fall-back named Bob, which is why ``cw`` held). Now the rule lists at the commit
+read every plan folder one with the plan's that the index holds or held
+(``Lifecycle._twin_folders``, ``FolderTwins.known``), for the hold, the held decisions and the
+touch alike, in the controller and the fresh-clone audit; a removed twin folder is a claim at
+the first parent, and its removal goes through ``_brought``/``_merged_makers`` as a same-folder
+twin's does. The 16 ids refuse Bob ``E_SELF_APPROVAL`` and run once on Alice's approval.
+Added the next variants: ``gh`` (the plan ``plans/GRP/gh``, its twin ``plans/grp/gh/`` one level
+up deleted on ``b-nv``: broke the same way on the unfixed code, 2 ids) and ``cr`` (Bob's ``git
+mv plans/CR plans/Cr`` on ``b-nv``, a twin renamed to another twin spelling, the agent deleting
+it on the line: held before and after, the merge brought Bob's new claim). ``INDEX_VERSION``
+122. Was: 16 broke (strict xfails).
 """
 
 from __future__ import annotations
@@ -117,7 +134,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, MALLORY, Lab, cases, clone_audit, load_yaml, plan_text, xfail
+from advkit import AGENT, ALICE, BOB, MALLORY, Lab, cases, clone_audit, load_yaml, plan_text
 from test_round2_execution_kit import shared
 
 NFC = "nf\u00e9"
@@ -133,6 +150,11 @@ WRITER += ["nv", "cz", "pk", "cy", "po", "nw"]
 WRITER += ["bs", "dt", "zw", "cw"]
 #: cm: Bob's ``git mv plans/CM attic/cm`` on ``b-nv`` (a move of the case twin folder, merged)
 WRITER += ["cm"]
+#: the next variants (r93held): cr: Bob's ``git mv plans/CR plans/Cr`` on ``b-nv`` (a twin folder
+#: renamed to another twin spelling, still held), the agent deleting ``plans/Cr`` on the line; gh:
+#: the plan ``plans/GRP/gh``, its twin ``plans/grp/gh/`` one level up, Bob's ``git rm -r
+#: plans/grp`` on ``b-nv``
+WRITER += ["cr", "gh"]
 #: controls: Bob no writer, his approval runs the plan once (js, jr: a PLAN.json beside the
 #: PLAN.yml is a note, no hold; ap: approved by ``plangate approve`` after the release)
 CONTROL = ["oa", "ko", "nn", "js", "jr", "ap", "sk", "sm", "sj", "sr"]
@@ -189,13 +211,15 @@ TWIN = {
     "zw": "plans/zw\u200c/PLAN.yml",
     "cw": "plans/CW/PLAN.yml",
     "cm": "plans/CM/PLAN.yml",
+    "cr": "plans/CR/PLAN.yml",
+    "gh": "plans/grp/gh/PLAN.yml",
     "cq": "plans/CQ/PLAN.yml",
     "nq": "plans/nqe\u0301/PLAN.yml",
 }
 #: symlink (ke, ol) and gitlink (og) twins ``plans/<s>/PLAN.yaml``
 LINKS = {"ke": "symlink", "ol": "symlink", "og": "gitlink"}
 FOLDER = {s: s for s in SLUGS} | {"nr": "nr\u00e9", "nu": "nu\u00e9", "nv": "nv\u00e9"}
-FOLDER |= {"nw": "nw\u00e9", "nq": "nq\u00e9"}
+FOLDER |= {"nw": "nw\u00e9", "nq": "nq\u00e9", "gh": "GRP/gh"}
 PLANGATE = str(Path(sys.executable).parent / "plangate")
 
 
@@ -349,6 +373,8 @@ def _build(root: Path) -> Lab:
         _rm(lab, rel)
     (lab.repo / "attic").mkdir(exist_ok=True)
     git("mv", "plans/CM", "attic/cm")
+    git("mv", "plans/CR", "plans/Cr")
+    _rm(lab, "plans/grp")
     lab.commit("bob: nv, cz, pk twin folders gone", BOB)
     git("checkout", "-q", "-b", "b-oc2", held_tip)
     _put(lab, "plans/nn/MORE.md", "more\n")
@@ -390,6 +416,7 @@ def _build(root: Path) -> Lab:
     _rm(lab, "plans/ke/PLAN.yaml")
     for slug in ("nr", "jr", "ap", "hd", "sj", "sr", "hv", "hx"):
         _rm(lab, TWIN[slug])
+    _rm(lab, "plans/Cr")
     lab.commit("agent: claims gone", AGENT)
     git("mv", "-f", TWIN["hb"], "plans/hb/PLAN.yml", who=AGENT)
     git("commit", "-q", "-m", "agent: hb twin over the plan", who=AGENT)
@@ -470,16 +497,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 IDS = [f"{s}:{w}" for s in SLUGS for w in ("ran", "audit")] + [f"{s}:held" for s in HELD]
 IDS += [f"{s}:row" for s in SOURCE_ROWS]
-BROKEN: dict[str, Any] = {
-    f"{s}:{w}": xfail(
-        "merged twin-folder removal no touch",
-        "a twin folder one with the plan's on some checkout (case, NFD, trailing dot, ZWNJ), "
-        "deleted on Bob's branch and merged by Mallory or the agent (octopus too): Bob's "
-        "approval ran the plan, the fresh-clone audit valid",
-    )
-    for s in ("nu", "nv", "nw", "cz", "cy", "dt", "zw", "cm")
-    for w in ("ran", "audit")
-}
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "121"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "122"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -362,6 +362,9 @@ INDEX_VERSION = "121"  # 3: risk and estimate per plan; 4: approval identities, 
 # git's join conflicted (a modify/delete resolved by ``git rm``: the merger's too), and the
 # removal of a link or gitlink claim that releases an E_UNSAFE_PATH hold is its maker's
 # touch. Rows as 120's: rebuilt so those deleters are writers (round 92, r92held)
+# 122: a twin folder's claims are listed at the commit read from every plan folder the index
+# holds or held (a twin removed by a merged branch is still a claim at the first parent), so
+# its deleter is a writer. Rows as 121's: rebuilt so those deleters are writers (round 93)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

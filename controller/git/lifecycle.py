@@ -424,6 +424,17 @@ class Lifecycle(IndexStore):
             self._twins = FolderTwins(self.plans)
         return self._twins.of(path, self.plans)
 
+    def _twin_folders(self, path: str) -> list[str]:
+        """The plan folders one with ``path`` on some checkout that the index holds or held
+        (:meth:`controller.git.twins.FolderTwins.known`), for a reader listing each at a
+        commit (:meth:`_claim_sets`): a twin folder removed by the commit read is still a
+        claim at its first parent (round 93: the case, NFD, trailing-dot or ZWNJ twin
+        folder deleted on Bob's branch and merged by Mallory was no one's touch, the plan
+        gone from the index before the release was judged)."""
+        if self._twins is None:
+            self._twins = FolderTwins(self.plans)
+        return self._twins.known(path)
+
     def _judge_twins(
         self, repo: GitRepo, record: CommitRecord, by_controller: bool, sink: EventSink | None
     ) -> None:
@@ -3447,9 +3458,10 @@ class Lifecycle(IndexStore):
         # folder (or file) under either name in any case counts as that file (rounds 69, 71)
         names = repo.names_in(sha, folder)
         own = plan_file_claims(names)
-        twins = [  # the plan files of folders one with this one on some checkout (round 75)
+        twins = [  # the plan files of folders one with this one on some checkout (round 75),
+            # each listed at ``sha`` (a plan folder the index dropped since: round 93)
             f"{twin}/{name}"
-            for twin in self._folder_twins(plan_id)
+            for twin in self._twin_folders(plan_id)
             for name in plan_file_claims(repo.names_in(sha, twin))
         ]
         split = [  # a file above that git for Windows writes into the folder (round 77), or

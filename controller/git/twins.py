@@ -81,6 +81,19 @@ class FolderTwins:
         found.discard(path)
         return sorted(found)
 
+    def known(self, path: str) -> list[str]:
+        """:meth:`of` among every id added (not discarded), the index's plans or not: the
+        folders one with ``path`` a tree may still hold (a commit's first parent: a twin
+        folder the commit removed is no plan of the index any more, round 93), for a reader
+        that lists each at its commit."""
+        found = set(self.ids(fold_path(path)))
+        if short_named(path):
+            found |= {p for p in self if same_path(p, path)}
+        else:
+            found |= {p for p in self._short if same_path(p, path)}
+        found.discard(path)
+        return sorted(found)
+
 
 def add_held(by: dict[str, str | set[str]], key: str, plan_id: str) -> None:
     """Add ``plan_id`` under ``key`` of a map holding a key's one id as that id alone and

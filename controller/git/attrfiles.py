@@ -8,6 +8,7 @@ Over-inclusive by design: a "maybe" only leads to a ``git check-attr``.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -120,16 +121,41 @@ def _common(git_dir: Path) -> Path:
 def files_may_apply(top: Path, git_dir: Path, common_dir: Path, path: str) -> bool:
     """Does a file git reads attributes from exist for ``path`` (a ``.gitattributes`` in its
     folder or one above it in the working tree, ``info/attributes``, the global or system
-    file)? Not asked here: a ``.gitattributes`` only the index holds, ``core.attributesFile``."""
-    folders = PurePosixPath(path).parents
-    if any(os.path.lexists(top / folder / ".gitattributes") for folder in folders):
+    file)? Not asked here: a ``.gitattributes`` only the index holds, ``core.attributesFile``.
+    Each place is looked at again on every call (only the names are remembered, worked out
+    from the same strings and environment: round 93, issue 17)."""
+    if any(map(os.path.lexists, _folder_places(os.fspath(top), path))):
         return True
-    places = [git_dir / "info" / "attributes", common_dir / "info" / "attributes"]
-    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-    places.append(Path(xdg) / "git" / "attributes")
-    if not env_bool("GIT_ATTR_NOSYSTEM"):
+    places = _other_places(os.fspath(git_dir), os.fspath(common_dir), *_places_env())
+    return any(map(os.path.lexists, places))
+
+
+def _places_env() -> tuple[str | None, str | None, bool]:
+    """What the names of the global and system attribute files depend on in the
+    environment (read on every call: a change applies at once)."""
+    env = os.environ
+    return env.get("XDG_CONFIG_HOME"), env.get("HOME"), env_bool("GIT_ATTR_NOSYSTEM")
+
+
+@functools.lru_cache(maxsize=4096)
+def _folder_places(top: str, path: str) -> tuple[str, ...]:
+    """The ``.gitattributes`` of ``path``'s folder and of each above it, under ``top``."""
+    return tuple(
+        os.fspath(Path(top) / folder / ".gitattributes") for folder in PurePosixPath(path).parents
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def _other_places(
+    git_dir: str, common_dir: str, xdg: str | None, home: str | None, nosystem: bool
+) -> tuple[str, ...]:
+    """``info/attributes``, the global and the system files (``home``: only a key, as
+    :func:`os.path.expanduser` reads ``$HOME``)."""
+    places = [Path(git_dir) / "info" / "attributes", Path(common_dir) / "info" / "attributes"]
+    places.append(Path(xdg or os.path.expanduser("~/.config")) / "git" / "attributes")
+    if not nosystem:
         places += [Path(name) for name in SYSTEM_ATTRIBUTES]
-    return any(os.path.lexists(place) for place in places)
+    return tuple(dict.fromkeys(map(os.fspath, places)))  # one look at a place named twice
 
 
 def index_bytes(index: Path) -> bytes | None:
@@ -157,6 +183,28 @@ def config_files(git_dir: Path) -> list[Path]:
         xdg = env.get("XDG_CONFIG_HOME") or str(home / ".config")
         files += [Path(xdg) / "git" / "config", home / ".gitconfig"]
     return [*files, git_dir / "config", git_dir / "config.worktree"]
+
+
+def config_names(git_dir: Path, common_dir: Path) -> tuple[str, ...]:
+    """:func:`config_files` and the common ``config``, as strings, told apart by the same
+    environment (read on every call) and remembered (round 93, issue 17: asked for each
+    path's attributes; the files themselves are looked at by the caller each time)."""
+    env = os.environ
+    key = (
+        env_bool("GIT_CONFIG_NOSYSTEM"),
+        env.get("GIT_CONFIG_SYSTEM"),
+        env.get("GIT_CONFIG_GLOBAL"),
+        env.get("HOME"),
+        env.get("XDG_CONFIG_HOME"),
+    )
+    return _config_names(os.fspath(git_dir), os.fspath(common_dir), key)
+
+
+@functools.lru_cache(maxsize=64)
+def _config_names(git_dir: str, common_dir: str, env: tuple[object, ...]) -> tuple[str, ...]:
+    del env  # the key alone: config_files reads the environment itself
+    files = [*config_files(Path(git_dir)), Path(common_dir) / "config"]
+    return tuple(dict.fromkeys(map(os.fspath, files)))  # one look at a file named twice
 
 
 def may_apply(checkout: Checkout, path: str) -> bool:

@@ -118,8 +118,7 @@ class WorkTree(Objects):
         (:func:`~controller.git.attrfiles.config_files`: the repository's, a linked
         worktree's common one, and the operator's global and system files: a ``git config
         --global core.autocrlf true`` while the daemon runs applies from its next pass)."""
-        files = [*attrfiles.config_files(self.git_dir), self.common_dir / "config"]
-        key = tuple(_stat_key(path) for path in files)
+        key = tuple(map(_stat_key, attrfiles.config_names(self.git_dir, self.common_dir)))
         if self._eol_config is None or self._eol_config[0] != key:
             got = self.run_raw(
                 "config", "-z", "--get-regexp",
@@ -624,7 +623,7 @@ class WorkTree(Objects):
             return stream_blob_id(handle, seen.st_size)
 
 
-def _stat_key(path: Path) -> tuple[int, ...]:
+def _stat_key(path: str | Path) -> tuple[int, ...]:
     """What tells one version of a file from the next (none: ``()``)."""
     try:
         seen = os.stat(path)

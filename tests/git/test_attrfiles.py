@@ -176,3 +176,48 @@ def test_a_boolean_variable_reads_as_git_reads_it(
     else:
         reads_system = git_says.stdout.strip() == b"yes"
         assert attrfiles.env_bool("GIT_CONFIG_NOSYSTEM") is not reads_system
+
+
+def _global(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    xdg = tmp_path / "xdg"
+    (xdg / "git").mkdir(parents=True)
+    (xdg / "git" / "attributes").write_text(ATTR)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
+
+
+def _other_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home2"
+    (home / ".config" / "git").mkdir(parents=True)
+    (home / ".config" / "git" / "attributes").write_text(ATTR)
+    monkeypatch.setenv("HOME", str(home))
+
+
+@pytest.mark.parametrize("place", [*PLACES, "global", "home"])
+def test_one_worktree_sees_a_place_added_at_its_next_question(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, place: str
+) -> None:
+    """Round 93 (perf93, issue 17): the daemon's ``WorkTree`` remembers the *names* of the
+    places (worked out from the same strings and the same environment), never what is
+    there: a place added, or an environment pointing elsewhere, after a "no" is a "maybe"
+    at the very next question of the same object."""
+    from controller.git.gitrepo import GitRepo
+
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    repo = _repo(tmp_path)
+    tree = GitRepo(repo)
+    try:
+        assert not tree._attributes_may_apply("plans/a/PLAN.yml")
+        assert not tree._attributes_may_apply("plans/a/PLAN.yml")  # asked again: still no
+        if place == "global":
+            _global(tmp_path, monkeypatch)
+        elif place == "home":
+            _other_home(tmp_path, monkeypatch)
+        else:
+            PLACES[place](repo)
+        assert _git_says(repo)  # the lab: git itself finds the attribute there
+        assert tree._attributes_may_apply("plans/a/PLAN.yml")
+    finally:
+        tree.close()

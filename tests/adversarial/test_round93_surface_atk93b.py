@@ -67,6 +67,17 @@ the surfaces promise not to show. The page's ``git show`` runs with the fixed gi
 (``guard.FIXED``, round 92) yet still follows the agent's colour, date and abbrev settings.
 A failed submit is "an error with its E_ code, the location and a remedy": ``x.lock`` is
 refused by git for good, so "submit again" is no remedy (E_USAGE naming the slug is).
+
+Fixed (2026-12-02, r93surf): all 26. ``page-notes-record``: every ``git show`` loaded the
+notes ref, whose notes commit the controller's own object store never took in, so each
+``git show REV:PATH`` of the page's record read failed ("Failed to read notes tree") and the
+record read as never written; ``page-gitconfig-format``: ``/commit/`` ran ``git show`` with
+the repository's display settings. Every diffing git command now runs with git's explicit
+overrides of them (``--no-notes``, ``--no-color``, ``--no-abbrev``, ``--date=default``, ...:
+``controller.git.guard.DISPLAY``, put after the command by ``guard.argv``); the grid of
+display settings is ``test_round93_surface_display.py``. ``submit-refname-remedy``: one slug
+rule (``agentapi.slug_rule``) refuses a part ending in ``.`` or ``.lock`` and a
+``<branch_prefix><slug>`` git takes for no branch, ``E_USAGE`` with a valid slug.
 """
 
 from __future__ import annotations
@@ -86,7 +97,7 @@ from typing import Any
 
 import mcpkit
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 from writerkit import free_port
 
@@ -365,24 +376,8 @@ PAGE += ["page:api", "page:html", "enc:html", "noted:notes", "noted:format", "en
 SUB = [f"submit:{k}" for k in SLUGS] + ["submit:main"]
 PASS = ["pass:rc", "pass:audit", "pass:cloneaudit", "pass:fired", "pass:secret"]
 IDS = RD + ROW + RAN + APPR + MCP + PAGE + SUB + PASS
-_OWNED = xfail(
-    "page-notes-record",
-    "one git note by the agent (refs/notes/commits) makes the daemon's /plan/ and /api/plan/ "
-    "of every completed plan say E_OWNED_BLOCK_CHANGED by alice in her approval, approvals "
-    "none recorded, action pending",
-)
-BROKEN: dict[str, Any] = {f"{s}:{w}": _OWNED for s in GOOD for w in ("api", "html")}
-BROKEN["noted:format"] = xfail(
-    "page-gitconfig-format",
-    "/commit/<sha> prints the agent's color.ui=always escapes, log.date=relative, core.abbrev=4",
-)
-BROKEN["enc:format"] = BROKEN["noted:format"]
-for _k in ("lock", "trail"):
-    BROKEN[f"submit:{_k}"] = xfail(
-        "submit-refname-remedy",
-        "a slug the name rule lets through but git refuses as a branch: E_GIT "
-        "'plangate/x.lock kept moving while committing', remedy 'submit again'",
-    )
+#: Fixed (2026-12-02, r93surf): every id holds.
+BROKEN: dict[str, Any] = {}
 
 
 def _clean(text: str) -> None:

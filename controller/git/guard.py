@@ -66,7 +66,8 @@ LOCATION_ENV = GIT_LOCATION_ENV
 READING_ENV = frozenset(
     {
         "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS",
-        "GIT_LITERAL_PATHSPECS", "GIT_REPLACE_REF_BASE",
+        "GIT_LITERAL_PATHSPECS", "GIT_REPLACE_REF_BASE", "GIT_NOTES_REF",
+        "GIT_NOTES_DISPLAY_REF", "GIT_NOTES_REWRITE_REF", "GIT_NOTES_REWRITE_MODE",
     }
 )  # fmt: skip
 
@@ -148,14 +149,59 @@ NO_GITMODULES = "--ignore-submodules=none"
 _VALUED = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--exec-path"})
 
 
+#: What a diffing command prints, whatever the porcelain display settings of any config say
+#: (round 93, ``page-gitconfig-format``: the agent's ``.git/config`` with ``color.ui=always``,
+#: ``core.abbrev=4``, ``log.date=relative`` reached the page's ``/commit/``). Each option is
+#: git's own override of a setting, put right after the command, so an option the caller
+#: writes after it wins: colour (``color.*``), external diff and textconv drivers, a path
+#: relative to a folder (``diff.relative``), the order of files (``diff.orderFile``; the
+#: empty order of ``/dev/null``), the ``a/``/``b/`` prefixes (``diff.noprefix``,
+#: ``diff.mnemonicPrefix``), full object names (``core.abbrev``).
+DIFF_DISPLAY = (
+    "--no-color", "--no-ext-diff", "--no-textconv", "--no-relative", "--src-prefix=a/",
+    "--dst-prefix=b/", f"-O{os.devnull}", "--no-abbrev",
+)  # fmt: skip
+#: With a ``--stat`` asked for (each of these options asks for one): as wide as git makes
+#: it (``diff.statGraphWidth``, ``diff.statNameWidth``; 0: no limit).
+STAT_DISPLAY = ("--stat-graph-width=0", "--stat-name-width=0")
+#: The history commands: besides :data:`DIFF_DISPLAY`, which commits and which text. No
+#: notes (a note is no commit, and its ref names objects the controller's store never took
+#: in: every ``git show REV:PATH`` of the page failed "Failed to read notes tree", round 93
+#: ``page-notes-record``; ``notes.displayRef``, ``core.notesRef``, ``GIT_NOTES_REF``), no
+#: decorations (``log.decorate``), full commit names (``log.abbrevCommit``), git's own date,
+#: format, names (``log.date``, ``format.pretty``, ``log.mailmap``), no signature check
+#: (``log.showSignature``), the root commit's changes (``log.showRoot``), no rename following
+#: (``log.follow``), renames as git finds them by default (``diff.renames``), and ``--grep``
+#: read as a basic regular expression (``grep.patternType``, ``grep.extendedRegexp``).
+LOG_DISPLAY = (
+    *DIFF_DISPLAY, "--no-notes", "--no-decorate", "--no-abbrev-commit", "--date=default",
+    "--pretty=medium", "--no-mailmap", "--no-show-signature", "--root", "--no-follow",
+    "--find-renames", "--basic-regexp",
+)  # fmt: skip
+#: The options :func:`argv` puts after each command: every read whose output plangate
+#: parses or shows reads through plumbing or through these, never by the display settings
+#: of a config file (an agent writes local mode's ``.git/config``). Settings with no option
+#: shape only a patch, which no reader prints or parses (``diff.context``,
+#: ``diff.algorithm``...); ``core.quotePath`` is a caller's ``-z`` or its ``-c``.
+DISPLAY = {
+    **dict.fromkeys(("log", "show", "whatchanged"), LOG_DISPLAY),
+    "diff": (*DIFF_DISPLAY, "--find-renames"),
+    **dict.fromkeys(("diff-tree", "diff-index", "diff-files"), DIFF_DISPLAY),
+}
+
+
 def argv(args: Sequence[str]) -> list[str]:
     """The command line of a git child running ``args`` (global options, the command, its
-    arguments): a command of :data:`DIFFING` never reads ``.gitmodules``."""
+    arguments): a command of :data:`DIFFING` never reads ``.gitmodules``, and prints by
+    :data:`DISPLAY`, never by a config's display settings."""
     at = 0
     while at < len(args) and args[at].startswith("-"):
         at += 2 if args[at] in _VALUED else 1
     if at < len(args) and args[at] in DIFFING:
-        return ["git", *args[: at + 1], NO_GITMODULES, *args[at + 1 :]]
+        display = DISPLAY.get(args[at], ())
+        if any(arg == "--stat" or arg.startswith("--stat=") for arg in args[at + 1 :]):
+            display = (*display, *STAT_DISPLAY)
+        return ["git", *args[: at + 1], NO_GITMODULES, *display, *args[at + 1 :]]
     return ["git", *args]
 
 

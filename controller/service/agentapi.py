@@ -35,6 +35,7 @@ from controller.errors import (
     error_for,
 )
 from controller.git import sharedwrite
+from controller.settings.values import is_branch_name
 
 if TYPE_CHECKING:
     from controller.git.gitrepo import GitRepo
@@ -42,6 +43,46 @@ if TYPE_CHECKING:
     from controller.settings import Config
 
 SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}(/[a-z0-9][a-z0-9._-]{0,62}){0,3}$")
+
+
+def slug_rule(slug: str, branch_prefix: str) -> None:
+    """``submit``'s one rule for a slug, which becomes the folder ``plans/<slug>`` and the
+    branch ``<branch_prefix><slug>``: lower-case letters, digits, ``. _ -``, ``/`` between
+    parts, and each part a name git takes for a branch's (``git check-ref-format``: no
+    ``..``, no part ending in ``.lock`` or ``.``) and every file system for a folder's.
+    ``E_USAGE`` naming the slug and a valid one otherwise: git refuses such a branch for
+    good, so "submit again" could never work (round 93, ``submit-refname-remedy``: ``x.lock``
+    and ``t.`` answered ``E_GIT`` "kept moving while committing")."""
+    parts = slug.split("/")
+    valid = (
+        SLUG.match(slug) is not None
+        and ".." not in slug
+        and not any(part.endswith((".", ".lock")) for part in parts)
+        and is_branch_name(f"{branch_prefix}{slug}")
+    )
+    if not valid:
+        raise UsageError(
+            f"slug {slug!r} is not a plan folder name (nor a branch name git takes)",
+            quotes=(repr(slug),),
+            remedy=f"use lower-case letters, digits, . _ - (and / for nesting), each part "
+            f"beginning with a letter or digit and ending in neither . nor .lock, e.g. "
+            f"{_valid_slug(slug)}",
+        )
+
+
+def _valid_slug(slug: str) -> str:
+    """A slug :func:`slug_rule` takes, close to ``slug`` (``x.lock`` -> ``x-lock``)."""
+    parts = []
+    for part in slug.lower().split("/")[:4]:
+        part = re.sub(r"[^a-z0-9._-]+", "-", part)
+        part = re.sub(r"\.{2,}", ".", part)
+        part = re.sub(r"\.lock$", "-lock", part).strip("._-")[:63].rstrip("._-")
+        if part:
+            parts.append(part)
+    suggestion = "/".join(parts)
+    return suggestion if suggestion and SLUG.match(suggestion) else "rotate-keys"
+
+
 SUBMITTABLE = ("draft", "pending_approval")
 RESUBMITTABLE = ("draft", "pending_approval", "invalid", "rejected")
 CONTROLLER_BLOCKS = ("frozen", "approval", "execution", "validation")
@@ -131,13 +172,7 @@ class AgentApi:
                 path="agent.identity",
                 remedy="set agent: {identity: {name: ..., email: ...}} in plangate.yml",
             )
-        if not SLUG.match(slug) or ".." in slug:
-            raise UsageError(
-                f"slug {slug!r} is not a plan folder name",
-                quotes=(repr(slug),),
-                remedy="use lower-case letters, digits, . _ - (and / for nesting), e.g. "
-                "rotate-keys",
-            )
+        slug_rule(slug, self.config.agent.branch_prefix)
         self._plan_id(slug)  # a folder no reader takes for a plan (``x/execution_log.md``)
         text, source_format = to_plan_yml(plan, fmt, self.config)
         loaded = _validate(text, self.config)

@@ -18,7 +18,7 @@ import pytest
 
 from controller.errors import GitError
 from controller.git.gitrepo import GitRepo, Person
-from controller.git.guard import GitGuard, argv, inherited_config, passes
+from controller.git.guard import DISPLAY, GitGuard, argv, inherited_config, passes
 from tests.support.gitenv import ALICE, commit_all, git, identity
 
 SECRET = "Zq7GuardSecretValue"
@@ -566,7 +566,7 @@ def test_git_never_reads_gitmodules_in_a_diff_over_a_gitlink(repo: Path, tmp_pat
     assert subprocess.run(["git", "diff-tree", "-r", base, "HEAD"], cwd=repo,
                           capture_output=True).returncode != 0  # fmt: skip
     assert argv(["-c", "a.b=c", "log", "--raw"]) == [
-        "git", "-c", "a.b=c", "log", "--ignore-submodules=none", "--raw"
+        "git", "-c", "a.b=c", "log", "--ignore-submodules=none", *DISPLAY["log"], "--raw"
     ]  # fmt: skip
     assert argv(["rev-parse", "HEAD"]) == ["git", "rev-parse", "HEAD"]
     gitrepo = GitRepo(repo)

@@ -57,7 +57,7 @@ from controller.git.records import (
     plan_named,
     record_events,
 )
-from controller.git.twins import FolderTwins, add_held
+from controller.git.twins import FolderTwins, Listing, add_held
 from controller.plan import hashing, likeness, yamlio
 from controller.plan.names import (
     fold,
@@ -260,6 +260,9 @@ class Lifecycle(IndexStore):
     #: The plans by the fold of their path (:meth:`_folder_twins`), built at the first
     #: look-up: every plan a commit touches is added to it after that commit.
     _twins: FolderTwins | None = None
+    #: The folders last listed by the fold of their names (:meth:`_listing`), by (commit,
+    #: folder): a commit's plans folder folded once for every plan judged there (round 94).
+    _listings: dict[tuple[str, str], Listing] | None = None
     #: The folded folders with an 8.3 short-named part that have writers (round 83): read
     #: from the author index at the first look-up (:meth:`_short_folders`), kept after it.
     _shorts: set[str] | None = None
@@ -424,16 +427,45 @@ class Lifecycle(IndexStore):
             self._twins = FolderTwins(self.plans)
         return self._twins.of(path, self.plans)
 
-    def _twin_folders(self, path: str) -> list[str]:
-        """The plan folders one with ``path`` on some checkout that the index holds or held
-        (:meth:`controller.git.twins.FolderTwins.known`), for a reader listing each at a
-        commit (:meth:`_claim_sets`): a twin folder removed by the commit read is still a
-        claim at its first parent (round 93: the case, NFD, trailing-dot or ZWNJ twin
-        folder deleted on Bob's branch and merged by Mallory was no one's touch, the plan
-        gone from the index before the release was judged)."""
+    def _twin_folders(self, repo: GitRepo, sha: str, path: str) -> list[str]:
+        """The folders one with ``path`` on some checkout at ``sha``, for a reader listing
+        each there (:meth:`_claim_sets`): those the TREE holds, whatever they hold
+        (:meth:`_tree_twins`; round 94: ``plans/YA/`` holding only a folder ``PLAN.yml/``
+        was never a plan of the index, so the plan was never held and the twin's deletion
+        was no touch), and the plan folders the index holds or held
+        (:meth:`controller.git.twins.FolderTwins.known`: round 93, a twin folder deleted
+        on Bob's branch and merged by Mallory, listed at the first parent)."""
         if self._twins is None:
             self._twins = FolderTwins(self.plans)
-        return self._twins.known(path)
+        return sorted({*self._tree_twins(repo, sha, path), *self._twins.known(path)})
+
+    def _tree_twins(self, repo: GitRepo, sha: str, path: str) -> list[str]:
+        """The folders at ``sha`` other than ``path`` that are one folder with it on some
+        checkout (:func:`controller.plan.names.twin_folders`, every part compared from the
+        plans folder down), whatever they hold: a plan file, a folder ``PLAN.yml/``, a link,
+        notes. Each level's listing is read once per commit and kept by the fold of its
+        names (:class:`controller.git.twins.Listing`): a plans folder of 10,000 entries is
+        read and folded once for the commit, each plan's look-up a few compares."""
+        parts = path_parts(path)
+
+        def near(folder: str) -> list[str]:
+            at = len(path_parts(folder))
+            return self._listing(repo, sha, folder).near(parts[at] if at < len(parts) else None)
+
+        return twin_folders(path, near, self.plans_dir)
+
+    def _listing(self, repo: GitRepo, sha: str, folder: str) -> Listing:
+        """``folder``'s entries at ``sha`` by their fold (:meth:`_tree_twins`), kept for the
+        last few folders read (a commit's plans folder, read for each plan it judges)."""
+        if self._listings is None:
+            self._listings = {}
+        key = (sha, folder)
+        found = self._listings.get(key)
+        if found is None:
+            if len(self._listings) >= 16:
+                self._listings.clear()
+            found = self._listings[key] = Listing(repo.names_in(sha, folder))
+        return found
 
     def _judge_twins(
         self, repo: GitRepo, record: CommitRecord, by_controller: bool, sink: EventSink | None
@@ -2057,8 +2089,8 @@ class Lifecycle(IndexStore):
     ) -> bool:
         """Whether ``change`` is of a file claiming ``plan_id``'s plan file place (the hold's
         rule, :meth:`_file_owners`) as ``record`` leaves it or as its first parent had it."""
-        parts = path_parts(change.path)
-        if not parts or not plan_file_claims([parts[-1]]):
+        claim = _claim_entry(change.path)
+        if claim is None:
             return False
         target = self.plans.get(plan_id)
         if target is None:
@@ -2066,7 +2098,7 @@ class Lifecycle(IndexStore):
         shas = [record.sha] if change.new_blob is not None else []
         shas += record.parents[:1] if change.old_blob is not None else []
         return any(  # only this plan's files are listed (a burst's other plans never)
-            self._file_owners(repo, sha, change.path, lambda state: state is target) for sha in shas
+            self._file_owners(repo, sha, claim, lambda state: state is target) for sha in shas
         )
 
     def _status_claim(self, repo: GitRepo, record: CommitRecord, change: FileChange) -> bool:
@@ -3316,10 +3348,11 @@ class Lifecycle(IndexStore):
         folder = _claimed_folder(change.path)
         if folder is not None:
             self._rejudge(repo, record, folder, by_controller, sink)
-            if self._split_path(change.path):  # its folder by the split (round 77):
-                # ``FC\\PLAN.yml``; below another spelling of the plans folder (round 84)
-                for twin in self._folder_twins(folder):
-                    self._rejudge(repo, record, twin, by_controller, sink)
+            # its folder by the split (round 77): ``FC\\PLAN.yml``; below another spelling
+            # of the plans folder (round 84); a twin folder's claim of any kind, the twin no
+            # plan of the index (round 94: ``plans/YA/PLAN.yml/x.txt`` beside ``plans/ya``)
+            for twin in self._folder_twins(folder):
+                self._rejudge(repo, record, twin, by_controller, sink)
 
     def _judge_added(
         self, repo: GitRepo, record: CommitRecord, added: dict[str, bool], sink: EventSink | None
@@ -3461,7 +3494,7 @@ class Lifecycle(IndexStore):
         twins = [  # the plan files of folders one with this one on some checkout (round 75),
             # each listed at ``sha`` (a plan folder the index dropped since: round 93)
             f"{twin}/{name}"
-            for twin in self._twin_folders(plan_id)
+            for twin in self._twin_folders(repo, sha, plan_id)
             for name in plan_file_claims(repo.names_in(sha, twin))
         ]
         split = [  # a file above that git for Windows writes into the folder (round 77), or
@@ -5091,6 +5124,20 @@ def _claimed_folder(path: str) -> str | None:
     parts = path_parts(path)
     at = next((i for i, name in enumerate(parts) if plan_file_claims([name])), None)
     return "/".join(parts[:at]) if at else None
+
+
+def _claim_entry(path: str) -> str | None:
+    """The entry claiming a plan file's place that ``path`` (a changed entry) is or lies
+    below, as written: ``plans/x/PLAN.yml`` itself, ``plans/YA/PLAN.yml`` of
+    ``plans/YA/PLAN.yml/x.txt`` (a folder so named: round 94), or None."""
+    parts = path_parts(path)
+    if not parts:
+        return None
+    if plan_file_claims([parts[-1]]):
+        return path
+    written = path.split("/")
+    at = next((i for i, name in enumerate(written) if i and plan_file_claims([name])), None)
+    return "/".join(written[: at + 1]) if at is not None and at < len(written) - 1 else None
 
 
 def _log_twin_folder(path: str, plans_dir: str) -> str | None:

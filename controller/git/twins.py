@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator
 
-from controller.plan.names import fold_path, same_path, short_named
+from controller.plan.names import fold, fold_path, path_parts, same_path, short_named
 
 
 class FolderTwins:
@@ -103,3 +103,32 @@ def add_held(by: dict[str, str | set[str]], key: str, plan_id: str) -> None:
         held.add(plan_id)
     elif held != plan_id:
         by[key] = {held, plan_id}
+
+
+class Listing:
+    """A folder's entries by the fold of their name (round 94): :func:`near` gives the few
+    entries that may be one name with a part on some checkout, so a walk for the twins of
+    one plan folder (:func:`controller.plan.names.path_twins`) compares a handful of the
+    plans folder's 10,000 entries, not each. An entry holding a backslash (git for Windows
+    splits it) or a ``~`` (an 8.3 short name) is compared always; a part that may be an
+    8.3 short name is compared with every entry."""
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self._names = list(names)
+        self._by_fold: dict[str, str | set[str]] = {}
+        self._odd: list[str] = []
+        for name in self._names:
+            if "\\" in name or "~" in name or len(path_parts(name)) != 1:
+                self._odd.append(name)
+            else:
+                add_held(self._by_fold, fold(name), name)
+
+    def near(self, part: str | None) -> list[str]:
+        """The entries that may be one name with ``part`` (None: past the path's last part,
+        only the entries of no part or many)."""
+        if part is None:
+            return self._odd
+        if "~" in part or "\\" in part:
+            return self._names
+        held = self._by_fold.get(fold(part), ())
+        return [*((held,) if isinstance(held, str) else held), *self._odd]

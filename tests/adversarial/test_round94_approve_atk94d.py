@@ -96,6 +96,21 @@ deletes one of the two claims chose the content left and is a writer ..., whatev
 spelling or kind ...: a deletion a merge brings from a branch ... is its branch commits'
 makers'". On a case-insensitive checkout ``plans/YA/PLAN.yml/`` and ``plans/ya/PLAN.yml`` are
 one name; the symlink and gitlink claims there hold, the folder claim does not.
+
+Fixed (2026-12-02, r94held): the hold's one rule (``Lifecycle._claim_sets``) listed a plan's
+twin folders from the index's plans only (``FolderTwins.known``, round 93); a case twin folder
+that was never a plan of the index (it holds no plan FILE, only a folder ``PLAN.yml/``) was never
+listed, while a link or gitlink ``PLAN.yml`` got its own ``E_UNSAFE_PATH`` row and so a plan id.
+Now the rule lists the twin folders at the commit read from the TREE (``Lifecycle._tree_twins``:
+``names.twin_folders`` walked over ``twins.Listing``, each level's listing read and folded once
+per commit, so a plans folder of 10,000 entries costs one read, not one per plan), whatever they
+hold, with the index's (``Lifecycle._twin_folders``), for the hold, the held decisions and the
+touch alike, in the controller and the fresh-clone audit. An entry below a claim folder
+(``plans/YA/PLAN.yml/x.txt``) re-judges every plan one with its folder (``_shadowed``), and its
+change is a change of the claim ``plans/YA/PLAN.yml`` (``_claim_entry``, read by
+``_claims_plan``), so Bob's merged deletion of ``plans/YA`` is his branch's touch: refused
+``E_SELF_APPROVAL``, Alice's ran v1 once. ``INDEX_VERSION`` 123. Was: 20 broke (strict xfails,
+10 per mode).
 """
 
 from __future__ import annotations
@@ -107,7 +122,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, MALLORY, Lab, cases, clone_audit, load_yaml, plan_text, xfail
+from advkit import AGENT, ALICE, BOB, MALLORY, Lab, cases, clone_audit, load_yaml, plan_text
 from test_round2_execution_kit import shared
 
 #: Bob chose the content left (he deleted a claim): a writer of the plan (the folder approved)
@@ -319,14 +334,7 @@ def _lab(factory: pytest.TempPathFactory, mode: str) -> Lab:
 
 
 IDS = [f"{m}:{s}:{w}" for m in MODES for s in SLUGS for w in ("ran", "audit", "held")]
-#: a twin FOLDER whose claim of the plan file's place is a FOLDER ``PLAN.yml/`` holds nothing
-_FOLDER_CLAIM = xfail(
-    "a PLAN.yml/ folder in a twin folder is no claim",
-    "plans/YA/PLAN.yml/x.txt beside plans/ya/PLAN.yml: no hold, Bob's deletion no touch",
-)
-_FC_IDS = ["ya:held", "ya:ran", "ya:audit", "yh:held", "yh:ran", "yh:audit"]
-_FC_IDS += ["ys:held", "yc:held", "yw:held", "bf:held"]
-BROKEN: dict[str, Any] = {f"{m}:{v}": _FOLDER_CLAIM for m in MODES for v in (*_FC_IDS,)}
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

@@ -450,7 +450,9 @@ class Lifecycle(IndexStore):
 
         def near(folder: str) -> list[str]:
             at = len(path_parts(folder))
-            return self._listing(repo, sha, folder).near(parts[at] if at < len(parts) else None)
+            if at >= len(parts):  # the folder itself: only a ``\\`` in it is it too (round 80)
+                return [name for name in repo.names_in(sha, folder) if not path_parts(name)]
+            return self._listing(repo, sha, folder).near(parts[at])
 
         return twin_folders(path, near, self.plans_dir)
 
@@ -3380,7 +3382,11 @@ class Lifecycle(IndexStore):
                     )
                     and self._twin_logged(repo, record.sha, plan_id)
                 )
-            if len(plan_file_claims(listed.get(plan_id, ()))) > 1 or self._split_into(plan_id):
+            if (
+                len(plan_file_claims(listed.get(plan_id, ()))) > 1
+                or self._split_into(plan_id)
+                or self._tree_twins(repo, record.sha, plan_id)  # a twin folder there (round 94)
+            ):
                 self._rejudge(repo, record, plan_id, own, sink)
 
     def _rejudge(
@@ -5129,15 +5135,16 @@ def _claimed_folder(path: str) -> str | None:
 def _claim_entry(path: str) -> str | None:
     """The entry claiming a plan file's place that ``path`` (a changed entry) is or lies
     below, as written: ``plans/x/PLAN.yml`` itself, ``plans/YA/PLAN.yml`` of
-    ``plans/YA/PLAN.yml/x.txt`` (a folder so named: round 94), or None."""
-    parts = path_parts(path)
-    if not parts:
-        return None
-    if plan_file_claims([parts[-1]]):
-        return path
+    ``plans/YA/PLAN.yml/x.txt`` and of ``plans/YA/PLAN.yml/PLAN.yml`` (a folder so named:
+    round 94), or None."""
     written = path.split("/")
-    at = next((i for i, name in enumerate(written) if i and plan_file_claims([name])), None)
-    return "/".join(written[: at + 1]) if at is not None and at < len(written) - 1 else None
+    at = next(  # the first folder so named: ``plans/YH/PLAN.yml`` of ``.../PLAN.yml/PLAN.yml``
+        (i for i, name in enumerate(written[:-1]) if i and plan_file_claims([name])), None
+    )
+    if at is not None:
+        return "/".join(written[: at + 1])
+    parts = path_parts(path)
+    return path if parts and plan_file_claims([parts[-1]]) else None
 
 
 def _log_twin_folder(path: str, plans_dir: str) -> str | None:

@@ -270,3 +270,40 @@ def test_a_root_or_own_backslash_log_claims_the_plans_log(
     log.unlink()
     commit_all(repo, "tidy", AGENT)
     assert not _scan(repo, tmp_path).plans["plans/lo"].log_claimed
+
+
+@pytest.mark.parametrize("when", ["before", "with", "after"])
+@pytest.mark.parametrize(("base", "twin"), PAIRS, ids=[ascii(t) for _, t in PAIRS])
+def test_a_claim_folder_in_a_twin_folder_holds_the_plan(
+    repo: Path, tmp_path: Path, base: str, twin: str, when: str
+) -> None:
+    """Round 94: a twin folder that is no plan, holding only a FOLDER named as the plan file
+    (``plans/YA/PLAN.yml/x.txt`` beside ``plans/ya/PLAN.yml``), claims the plan file's place:
+    found from the tree at the commit read, whenever it came."""
+    write_plan(repo, "ok")
+    claim = repo / "plans" / twin / "PLAN.yml" / "x.txt"
+    if when == "before":
+        claim.parent.mkdir(parents=True)
+        claim.write_text("notes\n")
+        commit_all(repo, "the claim", AGENT)
+    write_plan(repo, base)
+    if when == "after":
+        commit_all(repo, "the plan", AGENT)
+        index = _scan(repo, tmp_path)
+        assert not index.plans[f"plans/{base}"].ambiguous
+        index.close()
+    if when != "before":
+        claim.parent.mkdir(parents=True)
+        claim.write_text("notes\n")
+    commit_all(repo, "the claim", AGENT)
+    index = _scan(repo, tmp_path)
+    state = index.plans[f"plans/{base}"]
+    assert state.ambiguous and state.status is None and state.blob is None, state
+    assert not index.plans["plans/ok"].ambiguous
+    index.close()
+    shutil.rmtree(repo / "plans" / twin.split("/")[0])
+    commit_all(repo, "the claim gone", AGENT)
+    index = _scan(repo, tmp_path)
+    state = index.plans[f"plans/{base}"]
+    assert not state.ambiguous and state.blob is not None and state.hash, state
+    index.close()

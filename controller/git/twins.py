@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator
 
-from controller.plan.names import fold, fold_path, path_parts, same_path, short_named
+from controller.plan.names import fold, fold_path, same_path, short_named
 
 
 class FolderTwins:
@@ -117,11 +117,12 @@ class Listing:
         self._names = list(names)
         self._by_fold: dict[str, str | set[str]] = {}
         self._odd: list[str] = []
-        for name in self._names:
-            if "\\" in name or "~" in name or len(path_parts(name)) != 1:
+        for name in self._names:  # a tree's names hold no ``/``: a ``\\`` alone splits one
+            key = _key(name)
+            if key is None:
                 self._odd.append(name)
             else:
-                add_held(self._by_fold, fold(name), name)
+                add_held(self._by_fold, key, name)
 
     def near(self, part: str | None) -> list[str]:
         """The entries that may be one name with ``part`` (None: past the path's last part,
@@ -130,5 +131,23 @@ class Listing:
             return self._odd
         if "~" in part or "\\" in part:
             return self._names
-        held = self._by_fold.get(fold(part), ())
+        key = _key(part)
+        if key is None:
+            return self._names
+        held = self._by_fold.get(key, ())
         return [*((held,) if isinstance(held, str) else held), *self._odd]
+
+
+def _key(name: str) -> str | None:
+    """:func:`controller.plan.names.fold` of a name as :class:`Listing` keeps it, or None for
+    one compared always (a ``\\`` or ``~`` in it, or an NTFS end only ``fold`` drops right):
+    the usual ASCII name's fold is its lower case without trailing dots and spaces, read
+    without the regular expression (a plans folder of 10,000 names is keyed once a commit)."""
+    if "\\" in name or "~" in name:
+        return None
+    if name.isascii():
+        if ":" in name:
+            return None
+        key = name.lower().rstrip(" .")
+        return key or None
+    return fold(name)

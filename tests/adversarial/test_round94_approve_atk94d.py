@@ -108,9 +108,12 @@ hold, with the index's (``Lifecycle._twin_folders``), for the hold, the held dec
 touch alike, in the controller and the fresh-clone audit. An entry below a claim folder
 (``plans/YA/PLAN.yml/x.txt``) re-judges every plan one with its folder (``_shadowed``), and its
 change is a change of the claim ``plans/YA/PLAN.yml`` (``_claim_entry``, read by
-``_claims_plan``), so Bob's merged deletion of ``plans/YA`` is his branch's touch: refused
-``E_SELF_APPROVAL``, Alice's ran v1 once. ``INDEX_VERSION`` 123. Was: 20 broke (strict xfails,
-10 per mode).
+``_claims_plan``; ``plans/YH/PLAN.yml/PLAN.yml`` too: the first folder so named), so Bob's
+merged deletion of ``plans/YA`` is his branch's touch: refused ``E_SELF_APPROVAL``, Alice's ran
+v1 once. A plan added beside (or after) such a twin's claim is judged from the tree as well
+(``_judge_added``; ``tests/git/test_folder_twins.py``: case, ZWNJ, 8.3, trailing-dot, one level
+up and backslash twins, the claim before, with or after the plan). ``INDEX_VERSION`` 123. Was:
+20 broke (strict xfails, 10 per mode).
 """
 
 from __future__ import annotations

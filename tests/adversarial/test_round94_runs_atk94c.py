@@ -88,6 +88,18 @@ of it is approved" -- here the re-keyed copy resumed (and re-ran) the old key's 
 docs/operations.md's ``push_refused`` row: "The tool does not run again: its journal replays
 the outcome" -- it replays it once per heir, and the branch records two outcomes of one run
 while the audit finds nothing.
+
+Fixed (2026-12-02, r94heir): both classes, the 7 ids pass. ``rekeyheir``: a run event after
+the start under the controller's name that the process cannot attribute (not in its record,
+not sealed with its key, but carrying a seal of the right shape that copies none of its own
+commits' seals: another key's) is another holder's (``ControllerCore._another_holders``):
+``Starting._run_holder`` returns it, so the heir drops the run (``run_claimed_elsewhere``)
+instead of claiming over it, and ``Committing._taken_over`` drops an outcome after one.
+``heiroutcome``: replaying a refused outcome is a claim (``Starting._replays_outcome``): only
+while the branch holds no outcome of the run by the controller and no other holder's event
+after its start; the loser of two replays at once finds the winner's sealed ``complete`` at
+its retry (``_taken_over``) and commits nothing. The fresh-clone audit still does not flag a
+second outcome commit of one start by itself (not changed here).
 """
 
 from __future__ import annotations
@@ -101,7 +113,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, xfail
+from advkit import ALICE, Lab, cases
 from test_round2_execution_kit import shared
 from test_round91_runs_atk91c import GATE, _align, _calls, _kill_when, _plan, _popen, _ref, _tools
 from test_round92_runs_atk92c import HOOK, SLP, _copy_state, _daemon, _stop, _try
@@ -376,17 +388,8 @@ IDS = [f"{s}:{c}" for s in PLANS for c in CHECKS] + [
     "fg:forged",
 ]
 
-_OD = xfail("heiroutcome", "a replayed outcome whose push was refused committed by both heirs")
-_KR = xfail("rekeyheir", "a copy with a new commit.key claims and reruns the old key's run")
-BROKEN: dict[str, Any] = {
-    "od:subjects": _OD,
-    "od:audit": _OD,
-    "kr:calls": _KR,
-    "kr:subjects": _KR,
-    "kr:audit": _KR,
-    "kr:ended": _KR,
-    "od:ended": _OD,
-}
+#: Fixed (2026-12-02, r94heir): heiroutcome, rekeyheir.
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

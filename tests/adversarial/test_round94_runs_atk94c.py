@@ -98,8 +98,9 @@ instead of claiming over it, and ``Committing._taken_over`` drops an outcome aft
 ``heiroutcome``: replaying a refused outcome is a claim (``Starting._replays_outcome``): only
 while the branch holds no outcome of the run by the controller and no other holder's event
 after its start; the loser of two replays at once finds the winner's sealed ``complete`` at
-its retry (``_taken_over``) and commits nothing. The fresh-clone audit still does not flag a
-second outcome commit of one start by itself (not changed here).
+its retry (``_taken_over``) and commits nothing. The fresh-clone audit now reads an outcome
+commit that changes no file (``audit._with_run_records``), so a second outcome of one start
+is a finding (``tests/approval/test_audit_started_twice.py``).
 """
 
 from __future__ import annotations

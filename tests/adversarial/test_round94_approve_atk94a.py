@@ -89,6 +89,12 @@ record before them" so the audit's verdict on ``wr`` departs from the controller
 Quorum: "One person counts once and in one entry (an approver in two groups is placed where
 the quorum needs them)"; risk "actions, fallbacks, checks, and the actions of the plans it
 nests"; "The file is a record, not an input".
+
+Fixed (2026-12-02, r94audit): a record counts, for the audit and every git-only reader, only
+from a commit of the controller's shape, its identity AND a ``Controller-Seal:`` of the
+seal's form (``hashing.seal_shaped``, the predicate of unsealed run events, asked by
+``recorded.recorded_hash``); the unsealed look-alike is flagged ``policy-changed`` naming its
+commit and the audit judges by the last sealed record (``wr:audit``, ``wr:flagged`` pass).
 """
 
 from __future__ import annotations
@@ -101,7 +107,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, BOT, CAROL, MALLORY, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, BOB, BOT, CAROL, MALLORY, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 DAVE = ("Dave", "dave@ops.example.com")
@@ -515,17 +521,7 @@ RISK = {"rf": ("high", 0), "rf2": ("high", 0), "rn": ("high", 0), "rd": ("medium
         "rdn": ("medium", 1), "rl": ("medium", None)}  # fmt: skip
 IDS += [f"{s}:risk" for s in RISK]
 VALUES += [("rk", s, r, "risk") for s, r in RISK.items()]
-BROKEN: dict[str, Any] = {
-    "wr:audit": xfail(
-        "audit-forged-record",
-        "an unsealed 'plangate: record policy' under the controller's full identity is read "
-        "as its record: Mallory's rejection counts, the controller's run of wr is flagged",
-    ),
-    "wr:flagged": xfail(
-        "audit-forged-record",
-        "the unsealed forged record commit is listed under policies, never flagged",
-    ),
-}
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize(("labname", "slug", "want", "what"), cases(IDS, VALUES, BROKEN))

@@ -143,12 +143,15 @@ class Timeline:
         if named is not None:
             blob = changes[0].new_blob if changes else self.repo.blob_sha(record.sha, _FILE)
             self._record(record, blob, named)
-        elif recorded.claimed_hash(
-            record.subject, record.trailers, author, committer, self.identity
-        ):
-            self._unsealed(record, bool(changes))
-        elif changes:
-            self._changed(record, changes[0].new_blob)
+        else:  # a look-alike with no seal: judged as a record would be, never in force
+            named = recorded.claimed_hash(
+                record.subject, record.trailers, author, committer, self.identity
+            )
+            if named is not None:
+                blob = changes[0].new_blob if changes else self.repo.blob_sha(record.sha, _FILE)
+                self._record(record, blob, named, sealed=False, changed=bool(changes))
+            elif changes:
+                self._changed(record, changes[0].new_blob)
         for change in record.changes:  # whoever commits it: the controller writes none
             if change.new_blob is not None and recorded.is_twin(change.path):
                 self._twin(record, change.path)
@@ -210,8 +213,18 @@ class Timeline:
             "record (ignored: the audit keeps judging by the controller's record)",
         )
 
-    def _record(self, record: CommitRecord, blob: str | None, named: str) -> None:
-        """A record commit of the controller's: the file there is the policy it records."""
+    def _record(
+        self,
+        record: CommitRecord,
+        blob: str | None,
+        named: str,
+        *,
+        sealed: bool = True,
+        changed: bool = False,
+    ) -> None:
+        """A record commit of the controller's: the file there is the policy it records.
+        ``sealed`` False: its unsealed look-alike, flagged for what its file is as a record
+        would be, and otherwise as a forged record (:meth:`_unsealed`), never in force."""
         if self.in_force.approval.require_signed:
             signature = self.repo.verify_commit(record.sha, self.in_force.approval.allowed_signers)
             if not signature.valid:
@@ -242,6 +255,9 @@ class Timeline:
                 "policy-hash-mismatch",
                 f"the commit names Policy-Hash {named}, the file hashes to {digest}; ignored",
             )
+            return
+        if not sealed:
+            self._unsealed(record, changed)
             return
         version = self.seen.get(digest)
         if version is None:

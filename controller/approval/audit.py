@@ -29,8 +29,9 @@ own path (§5 rules and §11 quorum), and every controller commit is checked aga
 
 Each approval is judged by the policy in force when the controller started the run: the
 version of ``.plangate/policy.json`` its start commit names (``Policy-Hash:``), as the
-controller's record commits (``plangate: record policy``) recorded it along history
-(:mod:`controller.approval.timeline`, which also flags every other change of that file).
+controller's record commits (``plangate: record policy``, sealed: round 94) recorded it
+along history (:mod:`controller.approval.timeline`, which also flags every other change of
+that file and every unsealed look-alike of a record).
 So the audit needs no config (a fresh clone is enough), and an approver who left or a tool
 retired since does not flag the runs they took part in.
 History from before the first recorded policy is judged by the config (without one: by the

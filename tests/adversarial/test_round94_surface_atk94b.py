@@ -220,7 +220,7 @@ def _read(lab: Lab, port: int, shas: dict[str, str]) -> dict[str, Any]:
             text = "NO REPLY " + err[-1500:]
         return {"rc": 1 if not replies or res.get("isError") else 0, "out": _json(text)}
 
-    with ThreadPoolExecutor(2) as pool:
+    with ThreadPoolExecutor(4) as pool:
         futures = {k: pool.submit(run, args) for k, args in cli.items()}
         futures["log"] = pool.submit(mcp)
         got: dict[str, Any] = {

@@ -7,7 +7,8 @@ programs; ``index.*``/``feature.manyFiles``/``core.splitIndex``; ``core.ignoreCa
 ``core.repositoryformatversion=1`` with an unknown ``extensions.*``, ``extensions.objectFormat
 =sha256``, ``extensions.worktreeConfig`` with a ``config.worktree`` naming an fsmonitor;
 ``core.bare``; ``transfer``/``fetch``/``fsck`` checks; ``pack.*`` limits; ``protocol.*``/
-``uploadpack.*``; ``includeIf`` of a file setting ``commentChar`` and hooks), refs it plants
+``uploadpack.*``; ``-diff``/``binary`` attributes from ``core.attributesFile`` and
+``.git/info/attributes``; ``includeIf`` of a file setting ``commentChar`` and hooks), refs it plants
 (a branch named as the approval's full hash and as its 12-digit abbreviation, both at the
 agent's commit; ``refs/tags/main``, ``refs/main``, ``refs/heads/HEAD`` at the agent's
 commit; ``refs/replace/`` of the approved plan's BLOB; a garbage line in ``packed-refs``;
@@ -27,9 +28,11 @@ plan ``pd``, a pass freezes it, Alice approves it with ``plangate approve`` unde
 pass runs it.
 Ids: ``<plant>:<reader>``, ``base:*``, ``odd:<plan>:<ran|row|page>``, ``run:*``.
 
-Seen (round 94): 12 ids broke, 3 classes.
-``page-bigfile-binary`` (``bigfile:commit``, ``bigfile:appr``): with ``[core]
-bigFileThreshold = 1`` in ``.git/config`` the page's ``/commit/<sha>`` of the agent's commit
+Seen (round 94): 16 ids broke, 3 classes.
+``page-stat-binary`` (``{bigfile,attrfile,infoattr}:{commit,appr}``): with ``[core]
+bigFileThreshold = 1`` in ``.git/config`` (or ``core.attributesFile`` naming a file with
+``*.yml -diff``, or ``.git/info/attributes`` with ``* -diff binary``: the same lines) the
+page's ``/commit/<sha>`` of the agent's commit
 says `` plans/p/PLAN.yml | Bin 0 -&gt; 200 bytes`` / ``1 file changed, 0 insertions(+), 0
 deletions(-)`` (baseline `` plans/p/PLAN.yml | 12 ++++++++++++``), and of Alice's approval
 ``Bin 450 -&gt; 442 bytes`` (baseline ``2 +-``): the reviewer's view of what changed follows
@@ -143,6 +146,8 @@ PLANTS: dict[str, tuple[str, str]] = {
     "wtconfig": ("[core]\n\trepositoryformatversion = 1\n[extensions]\n\tworktreeConfig = true\n",
                  "wtconfig"),
     "bare": ("[core]\n\tbare = true\n", ""),
+    "attrfile": ("[core]\n\tattributesFile = {root}/attrs\n", ""),
+    "infoattr": ("", "infoattr"),
     "hashfull": ("", "hashfull"),
     "hashshort": ("", "hashshort"),
     "tagmain": ("", "tagmain"),
@@ -292,6 +297,9 @@ def _plant_ref(lab: Lab, kind: str, shas: dict[str, str], root: Path) -> None:
     elif kind == "symmain":
         g("update-ref", "refs/heads/real", shas["main"])
         g("symbolic-ref", "refs/heads/main", "refs/heads/real")
+    elif kind == "infoattr":
+        (lab.repo / ".git" / "info").mkdir(exist_ok=True)
+        (lab.repo / ".git" / "info" / "attributes").write_text("* -diff binary\n")
     elif kind == "wtconfig":
         (lab.repo / ".git" / "config.worktree").write_text(
             f"[core]\n\tfsmonitor = {root / 'mark.sh'}\n\thooksPath = {root / 'hooks'}\n"
@@ -302,6 +310,7 @@ def _undo_refs(lab: Lab, shas: dict[str, str]) -> None:
     """Back to the lab's refs: main at its tip, nothing else but what the base had."""
     git = lab.repo / ".git"
     (git / "config.worktree").unlink(missing_ok=True)
+    (git / "info" / "attributes").unlink(missing_ok=True)
     (git / "packed-refs").unlink(missing_ok=True)
     main = git / "refs" / "heads" / "main"
     main.unlink(missing_ok=True)
@@ -359,6 +368,7 @@ def _build(root: Path) -> Lab:
     (root / "inc.cfg").write_text(
         f"[core]\n\tcommentChar = C\n\thooksPath = {root / 'hooks'}\n\tfsmonitor = {mark}\n"
     )
+    (root / "attrs").write_text("*.yml -diff\n*.md binary\n")
     lab.write("p", plan_text("p"))
     shas = {"agent": lab.commit("agent: plan p", AGENT)}
     odd = {
@@ -475,13 +485,14 @@ RUN = ["run:approve", "run:pass", "run:ran", "run:status", "run:audit", "run:clo
        "run:fired", "run:firedgrid", "base:again",
        "gpg:freeze", "gpg:approve", "gpg:ran"]  # fmt: skip
 IDS = [f"base:{r}" for r in READERS] + GRID + ODDIDS + RUN
-_BIG = xfail("page-bigfile-binary", "core.bigFileThreshold=1: /commit/ shows PLAN.yml as Bin")
+_BIG = xfail("page-stat-binary", "bigFileThreshold / -diff attributes: /commit/ shows 'Bin'")
 _PAGE = xfail("page-repofmt-absent", "git refuses the repository: /commit/ 404 Not found, "
               "/api/plan/ E_UNSAFE_PATH 'no readable PLAN file', log null")  # fmt: skip
 _CLI = xfail("cli-repofmt-misread", "unknown extensions.*: 'HEAD is detached' / 'no commits'")
 BROKEN: dict[str, Any] = {
     "bigfile:commit": _BIG,
     "bigfile:appr": _BIG,
+    **{f"{k}:{r}": _BIG for k in ("attrfile", "infoattr") for r in ("commit", "appr")},
     **{f"{k}:{r}": _PAGE for k in ("unknownext", "sha256") for r in ("commit", "appr", "plan")},
     **{f"unknownext:{r}": _CLI for r in ("status", "log", "audit")},
 }

@@ -71,6 +71,19 @@ the program (noted: the agent's setting blocks her approve in local mode). With 
 plants at once a plan froze, was approved with ``plangate approve``, ran once; both
 audits (the lab's and a fresh ``--no-local`` clone's) ``ok``, no finding.
 
+Fixed (2026-12-02, r94surf): ``page-stat-binary``: the page reads a commit through an
+empty repository directory of its own over the same objects (``GIT_DIR`` made by hand,
+``GIT_OBJECT_DIRECTORY`` the store or the repository's objects: ``ui/server.py``
+``_show_commit``, ``_bare_dir``), so no ``.git/config``, ``info/attributes`` or working-tree
+``.gitattributes`` decides how its stat reads (git's ``--text`` does not reach ``--stat``:
+checked on git 2.39). ``page-repofmt-absent``, ``cli-repofmt-misread``: one check where
+every reader opens a repository (``guard.accepted``, in ``GitGuard.read``, which ``RepoBase``
+and ``guarded_env`` use) asks git once (``rev-parse --show-object-format``) and answers git's
+refusal as ``E_GIT: git refuses the repository: unknown repository extension found:
+nosuchext`` with a remedy (a SHA-256 repository: ``... uses sha256 object ids``, formerly
+``RepoBase``'s own check); the page's ``/commit/`` shows that error (500) and ``/api/plan/``
+answers it as the plan's problem.
+
 Should: round 93's ``test_round93_surface_display.py``: "a reader's answer does not depend
 on how the agent asked git to display things" (``page-bigfile-binary``). The brief's
 property: "what an agent or reviewer reads
@@ -98,7 +111,7 @@ from typing import Any
 
 import mcpkit
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 from writerkit import free_port
 
@@ -485,17 +498,8 @@ RUN = ["run:approve", "run:pass", "run:ran", "run:status", "run:audit", "run:clo
        "run:fired", "run:firedgrid", "base:again",
        "gpg:freeze", "gpg:approve", "gpg:ran"]  # fmt: skip
 IDS = [f"base:{r}" for r in READERS] + GRID + ODDIDS + RUN
-_BIG = xfail("page-stat-binary", "bigFileThreshold / -diff attributes: /commit/ shows 'Bin'")
-_PAGE = xfail("page-repofmt-absent", "git refuses the repository: /commit/ 404 Not found, "
-              "/api/plan/ E_UNSAFE_PATH 'no readable PLAN file', log null")  # fmt: skip
-_CLI = xfail("cli-repofmt-misread", "unknown extensions.*: 'HEAD is detached' / 'no commits'")
-BROKEN: dict[str, Any] = {
-    "bigfile:commit": _BIG,
-    "bigfile:appr": _BIG,
-    **{f"{k}:{r}": _BIG for k in ("attrfile", "infoattr") for r in ("commit", "appr")},
-    **{f"{k}:{r}": _PAGE for k in ("unknownext", "sha256") for r in ("commit", "appr", "plan")},
-    **{f"unknownext:{r}": _CLI for r in ("status", "log", "audit")},
-}
+#: Fixed (2026-12-02, r94surf): page-stat-binary, page-repofmt-absent, cli-repofmt-misread.
+BROKEN: dict[str, Any] = {}
 
 
 def _no_trace(value: Any) -> None:

@@ -208,6 +208,7 @@ def argv(args: Sequence[str]) -> list[str]:
 #: git's words when it refuses a repository's format (``core.repositoryformatversion`` over
 #: what it knows, an ``extensions.*`` it does not know, a v1-only extension under version 0).
 _REFUSED = re.compile(r"repository extension|repo version|extension found|repository format")
+_IGNORED = re.compile(r"ignoring git dir '.*?': (.*)")
 ACCEPT_REMEDY = (
     "restore the repository's config (remove the [extensions] entry git names, and set "
     "core.repositoryformatversion back to 0 if nothing else needs it), or use a repository "
@@ -215,36 +216,28 @@ ACCEPT_REMEDY = (
 )
 
 
-def accepted(cwd: Path, env: Mapping[str, str]) -> None:
+def accepted(cwd: Path, stderr: str, local: Iterable[tuple[str, str | None]]) -> None:
     """E_GIT unless git reads the repository at ``cwd`` (if any) as a SHA-1 repository: its
-    format version and extensions as git itself judges them (git asked once; round 94,
+    format version and extensions as git itself judges them (round 94,
     ``page-repofmt-absent``: with ``repositoryformatversion = 1`` and an unknown
     ``extensions.*`` git ignores the repository, and the readers answered "no readable PLAN
-    file", 404, "HEAD is detached", "no commits to audit"). Every reader opens a repository
-    through :meth:`GitGuard.read`: this is the one check. Not a repository: nothing to say
-    (the caller's own check names it)."""
-    try:
-        result = subprocess.run(
-            ["git", "rev-parse", "--show-object-format"],
-            cwd=cwd,
-            env=dict(env),
-            capture_output=True,
-            check=False,
-        )
-    except OSError as exc:
-        raise GitError(f"cannot run git: {exc.strerror}", remedy="install git") from None
-    said = result.stderr.decode("utf-8", "replace").strip()
-    if result.returncode != 0:
-        if _REFUSED.search(said):
-            why = " ".join(line.strip() for line in said.splitlines() if line.strip())
+    file", 404, "HEAD is detached", "no commits to audit"). ``stderr``: what ``git config
+    --list`` said (git warns "ignoring git dir '...': <why>" when it refuses the format);
+    ``local``: the local scope's entries. Every reader opens a repository through
+    :meth:`GitGuard.read`: this is the one check, and it costs no git process."""
+    lines = stderr.splitlines()
+    for at, line in enumerate(lines):
+        found = _IGNORED.search(line)
+        if found is None:
+            continue
+        why = [found.group(1).strip()]
+        why += [more.strip() for more in lines[at + 1 :] if more[:1].isspace() and more.strip()]
+        if _REFUSED.search(why[0]):
             raise GitError(
-                f"git refuses the repository: {why.removeprefix('fatal: ')}",
-                path=str(cwd),
-                remedy=ACCEPT_REMEDY,
+                f"git refuses the repository: {' '.join(why)}", path=str(cwd), remedy=ACCEPT_REMEDY
             )
-        return
-    fmt = result.stdout.decode("utf-8", "replace").strip()
-    if fmt.lower() not in ("", "sha1"):
+    fmt = next((v for k, v in reversed(list(local)) if k == "extensions.objectformat"), None)
+    if fmt is not None and fmt.lower() not in ("", "sha1"):
         raise GitError(
             f"{cwd} uses {fmt} object ids; plangate writes SHA-1 objects only",
             remedy="use a SHA-1 repository (the default of git init) for plans",
@@ -305,7 +298,9 @@ class GitGuard:
             if named:  # a key git refuses (`invalid key`) in the inherited command scope
                 remedy += f", or unset {' and '.join(named)} if git names the command line"
             raise GitError(f"git config: {message}", path=str(cwd), remedy=remedy)
-        accepted(cwd, env)
+        accepted(
+            cwd, result.stderr.decode("utf-8", "replace"), _parse_list(result.stdout, {"local"})
+        )
         scopes = _TRUSTED_SCOPES | ({"local", "worktree"} if trust_repo_config else set())
         strict = tuple(_parse_list(result.stdout, _TRUSTED_SCOPES))
         trusted = tuple(_parse_list(result.stdout, scopes))

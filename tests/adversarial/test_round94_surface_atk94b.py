@@ -77,12 +77,13 @@ empty repository directory of its own over the same objects (``GIT_DIR`` made by
 ``_show_commit``, ``_bare_dir``), so no ``.git/config``, ``info/attributes`` or working-tree
 ``.gitattributes`` decides how its stat reads (git's ``--text`` does not reach ``--stat``:
 checked on git 2.39). ``page-repofmt-absent``, ``cli-repofmt-misread``: one check where
-every reader opens a repository (``guard.accepted``, in ``GitGuard.read``, which ``RepoBase``
-and ``guarded_env`` use) asks git once (``rev-parse --show-object-format``) and answers git's
-refusal as ``E_GIT: git refuses the repository: unknown repository extension found:
-nosuchext`` with a remedy (a SHA-256 repository: ``... uses sha256 object ids``, formerly
-``RepoBase``'s own check); the page's ``/commit/`` shows that error (500) and ``/api/plan/``
-answers it as the plan's problem.
+every reader opens a repository (``guard.accepted``, in ``GitGuard.read``, which
+``RepoBase`` and ``guarded_env`` use) reads git's own refusal in what its ``git config
+--list`` says ("ignoring git dir '...': <why>", no extra process; the object format from
+the local scope) and answers it as ``E_GIT: git refuses the repository: unknown repository
+extension found: nosuchext`` with a remedy (a SHA-256 repository: ``... uses sha256 object
+ids``, formerly ``RepoBase``'s own check); the page's ``/commit/`` shows that error (500)
+and ``/api/plan/`` answers it as the plan's problem.
 
 Should: round 93's ``test_round93_surface_display.py``: "a reader's answer does not depend
 on how the agent asked git to display things" (``page-bigfile-binary``). The brief's

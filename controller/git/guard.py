@@ -90,6 +90,13 @@ FIXED = (
     # (or `mailmap.file` in the repository's config) renames them: the page's `/commit/`
     # showed the agent's commits as Alice's (round 92, `page-mailmap-author`)
     ("log.mailmap", "false"),
+    # a commit message's trailers as git parses them by default: `core.commentChar` makes the
+    # lines that start with it comments, dropped from `%(trailers)` (an included
+    # `commentChar = C` hid every `Controller:` and `Controller-Seal:` trailer, so the audit
+    # took the controller's sealed policy records for look-alikes: round 94), and
+    # `trailer.separators` decides which lines are trailers at all
+    ("core.commentChar", "#"),
+    ("trailer.separators", ":"),
 )
 
 #: Pinned for a repository plangate never fetches into or pushes from (local mode): no

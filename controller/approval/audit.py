@@ -29,8 +29,9 @@ own path (§5 rules and §11 quorum), and every controller commit is checked aga
 
 Each approval is judged by the policy in force when the controller started the run: the
 version of ``.plangate/policy.json`` its start commit names (``Policy-Hash:``), as the
-controller's record commits (``plangate: record policy``) recorded it along history
-(:mod:`controller.approval.timeline`, which also flags every other change of that file).
+controller's record commits (``plangate: record policy``, sealed: round 94) recorded it
+along history (:mod:`controller.approval.timeline`, which also flags every other change of
+that file and every unsealed look-alike of a record).
 So the audit needs no config (a fresh clone is enough), and an approver who left or a tool
 retired since does not flag the runs they took part in.
 History from before the first recorded policy is judged by the config (without one: by the
@@ -429,6 +430,10 @@ def _checker(file: str, config: Config) -> Callable[[bytes], tuple[tuple[str, ..
     return check
 
 
+#: The subjects of the controller's outcome commits (``plangate: <verb> <plan>``).
+_OUTCOME_VERBS = ("complete", "fail", "abort", "await-approval")
+
+
 def _with_run_records(repo: GitRepo, head: str, records: list[Any]) -> list[Any]:
     """``records`` with, in their places on the first-parent line, the commits that name a
     ``Run-Start:`` and that the path-limited log leaves out because they change no file
@@ -437,10 +442,13 @@ def _with_run_records(repo: GitRepo, head: str, records: list[Any]) -> list[Any]
     name; the controller never writes over them). The controller takes such a run as
     ended: the audit reads it from the message too (who made it is judged as ever). So
     are the controller's policy record commits that change no file (round 61: the file
-    already held the bytes it records)."""
+    already held the bytes it records), and any commit whose subject records a run's
+    outcome (round 94, heiroutcome: a second ``complete`` of one run, its files the bytes
+    the first wrote, changed no file and was never read: the audit found nothing)."""
     rows = repo.run(
         "rev-list", "--first-parent", "--fixed-strings", f"--grep={RUN_START}:",
-        f"--grep={recorded.RECORD_SUBJECT}", head,
+        f"--grep={recorded.RECORD_SUBJECT}", *(f"--grep=plangate: {verb} " for verb in
+        _OUTCOME_VERBS), head,
     ).split()  # fmt: skip
     logged = {r.sha for r in records}
     quiet = [sha for sha in rows if sha not in logged]

@@ -15,8 +15,9 @@ The file is RFC 8785 canonical JSON, so its bytes and its ``sha256:`` hash follo
 policy alone. The file is a record, never an input of the controller: its policy is its
 config. What makes a policy recorded is a commit of the controller's, never the file's bytes
 (round 61: anyone can commit the next policy's bytes first): a ``plangate: record policy``
-commit, author and committer the controller, naming it in its ``Policy-Hash:`` trailer, with
-the file holding those bytes (:func:`recorded_hash`; its tree may equal its parent's).
+commit, author and committer the controller, naming it in its ``Policy-Hash:`` trailer and
+sealed (``Controller-Seal:``, round 94), with the file holding those bytes
+(:func:`recorded_hash`; its tree may equal its parent's).
 :func:`config_of` turns a recorded document back into a :class:`~controller.settings.Config`
 for the audit (tools as records: they cannot run).
 """
@@ -29,7 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from controller.plan.hashing import PREFIX, canonical_bytes
+from controller.plan.hashing import PREFIX, canonical_bytes, seal_shaped
 from controller.plan.names import same_path
 from controller.settings import Config, Estimate, ToolSpec
 
@@ -134,9 +135,22 @@ def hash_of(data: bytes) -> str:
 def recorded_hash(
     subject: str, trailers: Mapping[str, str], author: str, committer: str, identity: str
 ) -> str | None:
-    """The ``Policy-Hash`` a commit records when it is a record commit under ``identity``
-    (author AND committer: git's own rewrites keep the author only), else None. Whether the
-    controller made it (its record of its commits) and the file's bytes are the caller's."""
+    """The ``Policy-Hash`` a commit records when it is a record commit of the controller's
+    shape under ``identity`` (author AND committer: git's own rewrites keep the author only;
+    and a ``Controller-Seal:`` of the seal's form, :func:`seal_shaped`, as every controller
+    commit carries since round 66: round 94's unsealed forgery under its full identity was
+    the fresh-clone audit's record), else None. Whether the controller made it (its record
+    of its commits, its key) and the file's bytes are the caller's."""
+    named = claimed_hash(subject, trailers, author, committer, identity)
+    return named if named is not None and seal_shaped(trailers) else None
+
+
+def claimed_hash(
+    subject: str, trailers: Mapping[str, str], author: str, committer: str, identity: str
+) -> str | None:
+    """The ``Policy-Hash`` a commit under ``identity`` (author and committer) with the record
+    subject names, sealed or not: a look-alike of a record when :func:`recorded_hash` is
+    None for it (a forged record, flagged by the audit)."""
     if subject != RECORD_SUBJECT or not identity:
         return None
     if author.lower() != identity.lower() or committer.lower() != identity.lower():

@@ -2,8 +2,9 @@
 
 ``plangate audit`` replays the branch's first-parent history; this module follows
 ``.plangate/policy.json`` along it (:mod:`controller.approval.recorded`). A version counts as
-the policy in force only when the controller committed it: authored by the controller's
-identity (and, with ``require_signed`` in force, validly signed), parseable, canonical. Any
+the policy in force only when the controller committed it: authored and committed by the
+controller's identity with a ``Controller-Seal:`` of the seal's form (round 94; with
+``require_signed`` in force, validly signed too), parseable, canonical. Any
 other change is a finding and changes nothing: a human who edits, forges or deletes the
 file, or a merge that brings another version in, does not change how the audit judges.
 
@@ -142,8 +143,15 @@ class Timeline:
         if named is not None:
             blob = changes[0].new_blob if changes else self.repo.blob_sha(record.sha, _FILE)
             self._record(record, blob, named)
-        elif changes:
-            self._changed(record, changes[0].new_blob)
+        else:  # a look-alike with no seal: judged as a record would be, never in force
+            named = recorded.claimed_hash(
+                record.subject, record.trailers, author, committer, self.identity
+            )
+            if named is not None:
+                blob = changes[0].new_blob if changes else self.repo.blob_sha(record.sha, _FILE)
+                self._record(record, blob, named, sealed=False, changed=bool(changes))
+            elif changes:
+                self._changed(record, changes[0].new_blob)
         for change in record.changes:  # whoever commits it: the controller writes none
             if change.new_blob is not None and recorded.is_twin(change.path):
                 self._twin(record, change.path)
@@ -190,8 +198,33 @@ class Timeline:
             detail + " (ignored: the audit keeps judging by the controller's record)",
         )
 
-    def _record(self, record: CommitRecord, blob: str | None, named: str) -> None:
-        """A record commit of the controller's: the file there is the policy it records."""
+    def _unsealed(self, record: CommitRecord, changed: bool) -> None:
+        """A record commit's look-alike under the controller's full identity with no
+        ``Controller-Seal:`` of the seal's form, which every controller commit carries since
+        round 66: anyone's commit (a forged record), flagged and never in force, as an
+        unsealed run event is no controller's (round 94: the audit judged a rejection by
+        the forgery's policy and called the controller's run invalid). ``policy-changed``
+        when it changes the file, ``forged-controller`` when it only claims to record."""
+        self._flag(
+            record,
+            "policy-changed" if changed else "forged-controller",
+            f"a {recorded.RECORD_SUBJECT} commit under the controller's name with no "
+            "Controller-Seal: (every controller commit carries one since round 66): a forged "
+            "record (ignored: the audit keeps judging by the controller's record)",
+        )
+
+    def _record(
+        self,
+        record: CommitRecord,
+        blob: str | None,
+        named: str,
+        *,
+        sealed: bool = True,
+        changed: bool = False,
+    ) -> None:
+        """A record commit of the controller's: the file there is the policy it records.
+        ``sealed`` False: its unsealed look-alike, flagged for what its file is as a record
+        would be, and otherwise as a forged record (:meth:`_unsealed`), never in force."""
         if self.in_force.approval.require_signed:
             signature = self.repo.verify_commit(record.sha, self.in_force.approval.allowed_signers)
             if not signature.valid:
@@ -222,6 +255,9 @@ class Timeline:
                 "policy-hash-mismatch",
                 f"the commit names Policy-Hash {named}, the file hashes to {digest}; ignored",
             )
+            return
+        if not sealed:
+            self._unsealed(record, changed)
             return
         version = self.seen.get(digest)
         if version is None:

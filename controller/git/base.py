@@ -121,12 +121,8 @@ class RepoBase:
             self.guard = dataclasses.replace(self.guard, objects=str(objects))
             self._shared_objects = self.common_dir / "objects"
         cast(_GuardedGit, self._repo.git).guard = self.guard
-        fmt = self._object_format()
-        if str(fmt).lower() not in ("", "sha1"):
-            raise GitError(
-                f"{path} uses {fmt} object ids; plangate writes SHA-1 objects only",
-                remedy="use a SHA-1 repository (the default of git init) for plans",
-            )
+        # the format git reads it in (SHA-1, no extension git refuses): checked by
+        # GitGuard.read above (controller.git.guard.accepted)
         self.bare = self._repo.bare
         self._objects = self.common_dir / "objects" if store is None else store / "objects"
         self._lock = threading.RLock()
@@ -151,17 +147,6 @@ class RepoBase:
         #: inside :meth:`packing`: objects to write at its end, by id: (kind, bytes, into
         #: the shared store too, the zlib level of a loose copy: None chooses by size)
         self._pending: dict[str, Pending] | None = None
-
-    def _object_format(self) -> str:
-        """``extensions.objectFormat`` as git reads it: from the repository's own config file
-        alone, its includes not followed (``read_repository_format``); GitPython's reader
-        would follow them, and recurse on ``includeIf "hasconfig:..."`` (round 83)."""
-        from git.config import GitConfigParser
-
-        parser = GitConfigParser(
-            str(self.common_dir / "config"), read_only=True, merge_includes=False
-        )
-        return str(parser.get_value("extensions", "objectformat", ""))
 
     def close(self) -> None:
         with self._lock:

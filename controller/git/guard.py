@@ -90,6 +90,13 @@ FIXED = (
     # (or `mailmap.file` in the repository's config) renames them: the page's `/commit/`
     # showed the agent's commits as Alice's (round 92, `page-mailmap-author`)
     ("log.mailmap", "false"),
+    # a commit message's trailers as git parses them by default: `core.commentChar` makes the
+    # lines that start with it comments, dropped from `%(trailers)` (an included
+    # `commentChar = C` hid every `Controller:` and `Controller-Seal:` trailer, so the audit
+    # took the controller's sealed policy records for look-alikes: round 94), and
+    # `trailer.separators` decides which lines are trailers at all
+    ("core.commentChar", "#"),
+    ("trailer.separators", ":"),
 )
 
 #: Pinned for a repository plangate never fetches into or pushes from (local mode): no
@@ -205,6 +212,45 @@ def argv(args: Sequence[str]) -> list[str]:
     return ["git", *args]
 
 
+#: git's words when it refuses a repository's format (``core.repositoryformatversion`` over
+#: what it knows, an ``extensions.*`` it does not know, a v1-only extension under version 0).
+_REFUSED = re.compile(r"repository extension|repo version|extension found|repository format")
+_IGNORED = re.compile(r"ignoring git dir '.*?': (.*)")
+ACCEPT_REMEDY = (
+    "restore the repository's config (remove the [extensions] entry git names, and set "
+    "core.repositoryformatversion back to 0 if nothing else needs it), or use a repository "
+    "git reads"
+)
+
+
+def accepted(cwd: Path, stderr: str, local: Iterable[tuple[str, str | None]]) -> None:
+    """E_GIT unless git reads the repository at ``cwd`` (if any) as a SHA-1 repository: its
+    format version and extensions as git itself judges them (round 94,
+    ``page-repofmt-absent``: with ``repositoryformatversion = 1`` and an unknown
+    ``extensions.*`` git ignores the repository, and the readers answered "no readable PLAN
+    file", 404, "HEAD is detached", "no commits to audit"). ``stderr``: what ``git config
+    --list`` said (git warns "ignoring git dir '...': <why>" when it refuses the format);
+    ``local``: the local scope's entries. Every reader opens a repository through
+    :meth:`GitGuard.read`: this is the one check, and it costs no git process."""
+    lines = stderr.splitlines()
+    for at, line in enumerate(lines):
+        found = _IGNORED.search(line)
+        if found is None:
+            continue
+        why = [found.group(1).strip()]
+        why += [more.strip() for more in lines[at + 1 :] if more[:1].isspace() and more.strip()]
+        if _REFUSED.search(why[0]):
+            raise GitError(
+                f"git refuses the repository: {' '.join(why)}", path=str(cwd), remedy=ACCEPT_REMEDY
+            )
+    fmt = next((v for k, v in reversed(list(local)) if k == "extensions.objectformat"), None)
+    if fmt is not None and fmt.lower() not in ("", "sha1"):
+        raise GitError(
+            f"{cwd} uses {fmt} object ids; plangate writes SHA-1 objects only",
+            remedy="use a SHA-1 repository (the default of git init) for plans",
+        )
+
+
 def passes(name: str) -> bool:
     """May a git child see the controller's environment variable ``name``?"""
     if name in LOCATION_ENV or name in READING_ENV:
@@ -259,6 +305,9 @@ class GitGuard:
             if named:  # a key git refuses (`invalid key`) in the inherited command scope
                 remedy += f", or unset {' and '.join(named)} if git names the command line"
             raise GitError(f"git config: {message}", path=str(cwd), remedy=remedy)
+        accepted(
+            cwd, result.stderr.decode("utf-8", "replace"), _parse_list(result.stdout, {"local"})
+        )
         scopes = _TRUSTED_SCOPES | ({"local", "worktree"} if trust_repo_config else set())
         strict = tuple(_parse_list(result.stdout, _TRUSTED_SCOPES))
         trusted = tuple(_parse_list(result.stdout, scopes))

@@ -5240,8 +5240,7 @@ def _sealed(record: CommitRecord) -> bool:
     (:meth:`~controller.service.core.ControllerCore.foreign_run`), while one with none is
     no controller's at all, anyone's commit, which decides nothing (round 67: a forged
     ``executing`` state must neither show as the plan's status nor stop an honest approval)."""
-    seal = record.trailers.get("Controller-Seal", "")
-    return len(seal) == 64 and all(c in "0123456789abcdef" for c in seal)
+    return hashing.seal_shaped(record.trailers)
 
 
 def _is_plan_file(path: str) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 #: Top-level keys the hash ignores: controller-owned blocks and free-form metadata.
@@ -132,3 +133,20 @@ def idempotency_key(plan_hash_value: str, action_id: int | str) -> str:
     """``step:<first 16 hex of SHA-256(plan hash ":" id)>`` (SPEC §6)."""
     digest = hashlib.sha256(f"{plan_hash_value}:{action_id}".encode()).hexdigest()
     return f"step:{digest[:16]}"
+
+
+#: The trailer every commit the controller makes carries since round 66: an HMAC-SHA256
+#: (64 hex digits) keyed by its state directory (``controller.service.statedir.CommitSeal``),
+#: its shape tested here, below every reader of commits and of the recorded policy.
+SEAL_TRAILER = "Controller-Seal"
+
+
+def seal_shaped(trailers: Mapping[str, str]) -> bool:
+    """Whether a commit's trailers hold a ``Controller-Seal:`` of the seal's form (64 lowercase
+    hex digits), whatever key made it: the one test of a controller commit's shape that git
+    alone can make, for run events (``controller.git.lifecycle.unsealed_run_events``) and
+    policy records (``controller.approval.recorded.recorded_hash``) alike. A commit
+    under the controller's name without one is no controller's (rounds 67, 69, 94); one
+    with it is verifiable only with the key."""
+    seal = trailers.get(SEAL_TRAILER, "")
+    return len(seal) == 64 and all(c in "0123456789abcdef" for c in seal)

@@ -864,6 +864,13 @@ class Committing(ControllerCore):
             if not event or record.author.email.lower() != email:
                 continue
             own = record.sha in self.own_commits
+            if not own and event in RUN_EVENTS and self._another_holders(record):
+                # round 94: another holder of a copy of the state directory (its key, or a
+                # new one) claimed, moved on or ended the run: never this process's to record
+                return (
+                    f"{event} in {record.sha[:12]} ({record.subject}), made by another "
+                    "process (sealed, not in this controller's record)"
+                )
             moved = takes_over(event, own) if own else self._moved_on_by(record, plan_id)
             if moved:
                 who = "this controller" if own else "not this controller (by its record)"

@@ -1262,6 +1262,33 @@ class ControllerCore:
         except GitError:
             return False
 
+    def _another_holders(self, record: CommitRecord) -> bool:
+        """Is ``record`` (a commit under the controller's name) a run event another holder
+        made: not in this controller's record, and sealed either with this state's key
+        (another holder of a copy of its state directory, round 93) or with a seal of the
+        right shape that no key here verifies and that copies no seal of this controller's
+        own commits (round 94, rekeyheir: a copy of the state directory started with a new
+        ``commit.key``, the old state alongside; or another controller)? Such a commit is
+        never "no claim": the run is someone else's, or unknowable. An unsealed commit, or
+        one carrying a seal this controller made (a replay of its own message, edited or
+        not), is anyone's (round 66)."""
+        if record.sha in self.own_commits:
+            return False
+        if self._sealed_by_us(record.sha):
+            return True
+        seal = record.trailers.get(CommitSeal.TRAILER, "")
+        if len(seal) != 64 or any(c not in "0123456789abcdef" for c in seal):
+            return False
+        if self._copies_own_seal(record.sha):
+            return False
+        try:  # this controller's own seal under another message: the agent's edit of it
+            out = self.repo.run(
+                "log", "-F", f"--grep={CommitSeal.TRAILER}: {seal}", "--format=%H", self.head()
+            )
+        except GitError:
+            return True  # unreadable: someone else's (fails closed: the run is not taken)
+        return not any(other in self.own_commits for other in out.split() if other != record.sha)
+
     def _commit_message(self, sha: str) -> str:
         return self.repo.run("cat-file", "commit", sha).partition("\n\n")[2]
 

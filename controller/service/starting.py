@@ -279,10 +279,10 @@ class Starting(Committing):
         start = row.get("start")
         if not isinstance(start, str) or not start:
             return True
+        mine = self.commit_controller()
         refused = self.refused.get(job.plan_id) or {}
         if str(refused.get("event") or "") in OUTCOME_EVENTS:
-            return True  # the run ended; its outcome, refused by the remote, is all it does
-        mine = self.commit_controller()
+            return self._replays_outcome(job, start, mine)
         for _ in range(MAX_CLAIMS):
             head = self._head or self.head()
             newest = self._run_holder(job.plan_id, start, head)
@@ -315,6 +315,44 @@ class Starting(Committing):
                     return False
         return False  # the branch kept moving: the next pass judges it again
 
+    def _replays_outcome(self, job: Job, start: str, mine: str) -> bool:
+        """A run whose only remaining step is an outcome the remote refused: the journal
+        replays it, nothing acts. Replaying it is a claim too (round 94, heiroutcome: every
+        holder of a copy of the state directory replayed it and pushed a ``complete``, two
+        outcomes of one run): it goes on only while the branch holds, after the run's start,
+        no outcome of the run by the controller (by its record or any seal) and no run event
+        another holder made. Otherwise the row and the refusal go, nothing is committed,
+        and the branch's record is the run's (logged ``run_claimed_elsewhere``). The race of
+        two replays is decided at the outcome's push (:meth:`_taken_over`)."""
+        head = self._head or self.head()
+        email = self.config.identity.email.lower()
+        found = None
+        for record in self.repo.first_parent_log(start, head, [job.plan_id], newest_first=True):
+            event = _events(record).get(job.plan_id)
+            if not event or event not in RUN_EVENTS or record.author.email.lower() != email:
+                continue
+            if record.sha in self.own_commits and record.trailers.get("Controller") == mine:
+                continue  # this process's own
+            if self._another_holders(record) or (
+                event in ENDINGS and record.sha in self.own_commits
+            ):
+                found = record
+                break
+        if found is None:
+            return True
+        self.index.set_job(job.plan_id, None)
+        self.refused.release([job.plan_id])
+        self.log.warning(
+            "run_claimed_elsewhere",
+            plan=job.plan_id,
+            start=start,
+            found=f"{found.sha[:12]} ({found.subject})",
+            reason="the run's outcome, refused by the remote, is on the branch already or "
+            "another process took the run up: the branch's record is the run's, nothing "
+            "of it is committed here",
+        )
+        return False
+
     def _run_holder(self, plan_id: str, start: str, head: str) -> CommitRecord | None:
         """The newest run event of ``plan_id`` at or after its run's ``start`` that the
         controller made (by its record, or sealed with its key: a copy of its state
@@ -324,7 +362,7 @@ class Starting(Committing):
             event = _events(record).get(plan_id)
             if not event or event not in RUN_EVENTS or record.author.email.lower() != email:
                 continue
-            if record.sha in self.own_commits or self._sealed_by_us(record.sha):
+            if record.sha in self.own_commits or self._another_holders(record):
                 return record
         try:
             return self.repo.commit(start)

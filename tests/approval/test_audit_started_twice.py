@@ -155,3 +155,22 @@ def test_an_unsealed_forged_start_leaves_the_real_run_valid(repo: Path) -> None:
         "alice@example.com",
         "complete",
     ), run
+
+
+def test_a_second_outcome_that_changes_no_file_is_flagged(repo: Path) -> None:
+    """Round 94 (heiroutcome): a second ``complete`` of one run, its files the same bytes as
+    the first's (two heirs replayed one refused outcome), changes no file: the path-limited
+    log never read it, and the audit found nothing. Now it is read, and flagged."""
+    submitted(repo)
+    approve(repo)
+    run_once(repo)
+    assert head_plan(repo)["plan"]["status"] == "completed"
+    first = git(repo, "log", "-1", "--format=%H", "--grep=plangate: complete").strip()
+    message = git(repo, "log", "-1", "--format=%B", first)
+    git(repo, "commit", "-q", "--allow-empty", "-m", message, env=CONTROLLER)
+    code, report = _audit(repo)
+    assert code == 1, report
+    kinds = {(f["plan"], f["kind"]) for f in report["findings"]}
+    assert {plan for plan, _ in kinds} == {"plans/greet"}, kinds
+    runs = [e for e in report["executions"] if e["plan"] == "plans/greet"]
+    assert [e["outcome"] for e in runs] == ["complete"], runs

@@ -95,6 +95,7 @@ class UiData:
         self._audit = AuditCache(config, workdir, store)
         self._codes: dict[tuple[str, str], str | None] = {}
         self._git: Any = None  # the repository, read at the published head (_committed)
+        self._refused: PlangateError | None = None  # why git cannot read it (_open_git)
         self._git_lock = threading.Lock()
         #: which commits are the controller's (its record of the commits it made): the
         #: record the page shows is theirs (round 61); None: the config's state directory
@@ -294,10 +295,8 @@ class UiData:
         if not self._head:
             return None
         with self._git_lock:
-            if self._git is None:
-                from controller.git.gitrepo import GitRepo
-
-                self._git = GitRepo(self._workdir(), store=self.store())
+            if self._open_git() is None:
+                return None
 
             def git(*args: str) -> str | None:
                 try:
@@ -317,11 +316,10 @@ class UiData:
         if not head:
             return None, False
         with self._git_lock:
-            if self._git is None:
-                from controller.git.gitrepo import GitRepo
-
-                self._git = GitRepo(self._workdir(), store=self.store())
+            if self._open_git() is None:
+                return None, False
             try:
+                self._refused = None
                 listed = self._git.run("ls-tree", "-l", "-z", head, "--", path)
                 meta, _, name = listed.rstrip("\0").partition("\t")
                 mode, kind, sha, size = [*meta.split(), "", "", "", ""][:4]
@@ -330,11 +328,32 @@ class UiData:
                 if int(size) > limit:
                     return None, True
                 data = self._git.blob(sha)
-            except (PlangateError, ValueError):
+            except PlangateError:
+                self._refused = _refusal(self._workdir())  # the format changed since the open
+                return None, False
+            except ValueError:
                 return None, False
         return data.decode("utf-8", "replace"), False
 
+    def _open_git(self) -> Any:
+        """The repository (under ``_git_lock``), None when git cannot read it: then
+        ``_refused`` holds why (round 94: an extension git refuses read as "no readable PLAN
+        file"; every answer that needs git says why instead)."""
+        if self._git is None:
+            from controller.git.gitrepo import GitRepo
+
+            try:
+                self._git = GitRepo(self._workdir(), store=self.store())
+            except PlangateError as exc:
+                self._refused = exc
+                return None
+            self._refused = None
+        return self._git
+
     def _plan_view(self, plan_file: Path, text: str | None, cut: bool) -> dict[str, Any]:
+        refused = self._refused
+        if text is None and refused is not None:
+            return {"problems": [{k: v for k, v in refused.to_json().items() if v is not None}]}
         if text is None:
             return {"problems": [{"code": "E_UNSAFE_PATH", "message": "no readable PLAN file"}]}
         if cut:
@@ -388,6 +407,17 @@ class UiData:
             if self._git is not None:
                 self._git.close()
                 self._git = None
+
+
+def _refusal(workdir: Path) -> PlangateError | None:
+    """Why git refuses the repository now (:func:`controller.git.guard.accepted`), if so."""
+    from controller.git.guard import GitGuard
+
+    try:
+        GitGuard.read(workdir, offline=True)
+    except PlangateError as exc:
+        return exc
+    return None
 
 
 def _actions(data: dict[str, Any]) -> list[dict[str, Any]]:

@@ -376,5 +376,16 @@ def commit_page(commit: str, text: str) -> bytes:
     )
 
 
+def commit_error(commit: str, error: dict[str, Any]) -> bytes:
+    """The commit page when git cannot read the repository: the error, its code, remedy."""
+    lines = [f"{error.get('code')}: {error.get('message')}"]
+    lines += [f"{k}: {error[k]}" for k in ("path", "remedy") if error.get(k)]
+    return page(
+        commit[:12],
+        f"<h1>Commit <code>{esc(commit[:12])}</code></h1>"
+        f"<pre class=box>{esc_block(chr(10).join(lines))}</pre>",
+    )
+
+
 def not_found(what: str) -> bytes:
     return page("Not found", f"<h1>Not found</h1><p>{esc(what)}</p>")

@@ -146,6 +146,8 @@ def route(
         text = _show_commit(workdir(), sha, data.store()) if _SHA.match(sha) else None
         if text is None:
             return _missing(False, "no such commit")
+        if isinstance(text, GitError):  # git cannot read the repository: say why (round 94)
+            return 500, render.commit_error(sha, text.to_json()), HTML
         return 200, render.commit_page(sha, text), HTML
     return _missing(api, "no such page", parts.path)
 
@@ -171,15 +173,72 @@ def _json(value: Any) -> bytes:
     return json.dumps(value, indent=1, default=str).encode()
 
 
-def _show_commit(repo: Path, sha: str, store: Path | None = None) -> str | None:
+_BARE: list[str] = []
+
+
+def _bare_dir() -> str:
+    """An empty bare repository directory of this process (made once, by hand: no template,
+    no hook), for reading objects of another store through ``GIT_OBJECT_DIRECTORY``."""
+    with _BARE_LOCK:
+        if not _BARE:
+            import atexit
+            import shutil
+            import tempfile
+
+            root = Path(tempfile.mkdtemp(prefix="plangate-show-"))
+            for sub in ("objects", "refs", "info"):
+                (root / sub).mkdir()
+            (root / "HEAD").write_text("ref: refs/heads/main\n")
+            (root / "config").write_text("[core]\n\trepositoryformatversion = 0\n\tbare = true\n")
+            atexit.register(shutil.rmtree, root, True)
+            _BARE.append(str(root))
+        return _BARE[0]
+
+
+_BARE_LOCK = threading.Lock()
+
+
+def _objects(repo: Path) -> str:
+    """The object directory of the repository at ``repo`` (its common directory's)."""
+    env = guarded_env(repo)
+    try:
+        proc = subprocess.run(
+            ["git", "rev-parse", "--path-format=absolute", "--git-common-dir"],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise GitError(f"git rev-parse: {exc}", path=str(repo)) from None
+    if proc.returncode != 0:
+        raise GitError(proc.stderr.decode("utf-8", "replace").strip(), path=str(repo))
+    return str(Path(proc.stdout.decode("utf-8", "surrogateescape").strip()) / "objects")
+
+
+def _show_commit(repo: Path, sha: str, store: Path | None = None) -> str | GitError | None:
     """``git show --stat`` of one commit, at most 64 KiB of it, never a patch; read from the
-    controller's own object store when it has one (round 58)."""
+    controller's own object store when it has one (round 58). None: no such commit; a
+    :class:`GitError`: git cannot read the repository at all (round 94: its format, an
+    extension git refuses), never shown as an absent commit."""
     objects = None
     if store is not None:
         objects = {
             "GIT_OBJECT_DIRECTORY": str(store / "objects"),
             "GIT_ALTERNATE_OBJECT_DIRECTORIES": "",
         }
+    try:
+        env = guarded_env(repo, objects)
+        env["GIT_OBJECT_DIRECTORY"] = objects["GIT_OBJECT_DIRECTORY"] if objects else _objects(repo)
+    except GitError as exc:
+        return exc
+    # git reads the commit with a repository directory holding nothing but its objects: no
+    # `.git/config` of the agent's (`core.bigFileThreshold`, `core.attributesFile`, display
+    # settings) and no `.git/info/attributes` or working-tree `.gitattributes` (`-diff`,
+    # `binary`) decides how its stat reads (round 94, `page-stat-binary`: "Bin 0 -> 200
+    # bytes" for a plan's 12 lines; git's `--text` does not reach `--stat`)
+    env["GIT_DIR"] = _bare_dir()
     try:
         proc = subprocess.run(
             argv(
@@ -196,8 +255,8 @@ def _show_commit(repo: Path, sha: str, store: Path | None = None) -> str | None:
                     sha,
                 ]
             ),
-            cwd=repo,
-            env=guarded_env(repo, objects),
+            cwd=env["GIT_DIR"],
+            env=env,
             capture_output=True,
             timeout=5,
             check=False,

@@ -57,7 +57,7 @@ from controller.git.records import (
     plan_named,
     record_events,
 )
-from controller.git.twins import FolderTwins, Listing, add_held
+from controller.git.twins import FolderTwins, Listing, SeenFolders, add_held
 from controller.plan import hashing, likeness, yamlio
 from controller.plan.names import (
     fold,
@@ -263,6 +263,12 @@ class Lifecycle(IndexStore):
     #: The folders last listed by the fold of their names (:meth:`_listing`), by (commit,
     #: folder): a commit's plans folder folded once for every plan judged there (round 94).
     _listings: dict[tuple[str, str], Listing] | None = None
+    #: Every folder spelling below the plans folder seen since the filter was seeded
+    #: (:meth:`_may_twin`): where it holds no other spelling, no tree is listed for a twin.
+    _seen: SeenFolders | None = None
+    #: The first-parent commit being applied (:meth:`apply`): the filter speaks for its
+    #: tree and its first parent's alone.
+    _record: CommitRecord | None = None
     #: The folded folders with an 8.3 short-named part that have writers (round 83): read
     #: from the author index at the first look-up (:meth:`_short_folders`), kept after it.
     _shorts: set[str] | None = None
@@ -285,6 +291,7 @@ class Lifecycle(IndexStore):
         self._by_blob = None
         self._twins = None
         self._shorts = None
+        self._seen = None  # seeded again from the next commit's tree
         super()._load()
         #: The plans whose version's writers to key again after the commit applied
         #: (:meth:`_key_versions`): touched, or their folder written.
@@ -310,6 +317,9 @@ class Lifecycle(IndexStore):
 
     def apply(self, repo: GitRepo, record: CommitRecord, sink: EventSink | None = None) -> None:
         """Apply one first-parent commit to the index."""
+        self._record = record
+        if self._seen is not None:
+            self._note_seen(record)
         by_controller = self._is_controller(record)
         if by_controller:
             self._controller_clock(record.commit_time)
@@ -446,6 +456,8 @@ class Lifecycle(IndexStore):
         notes. Each level's listing is read once per commit and kept by the fold of its
         names (:class:`controller.git.twins.Listing`): a plans folder of 10,000 entries is
         read and folded once for the commit, each plan's look-up a few compares."""
+        if not self._may_twin(repo, sha, path):
+            return []
         parts = path_parts(path)
 
         def near(folder: str) -> list[str]:
@@ -455,6 +467,41 @@ class Lifecycle(IndexStore):
             return self._listing(repo, sha, folder).near(parts[at])
 
         return twin_folders(path, near, self.plans_dir)
+
+    def _may_twin(self, repo: GitRepo, sha: str, path: str) -> bool:
+        """Whether ``path`` may have a twin folder at ``sha`` (False: none can, no tree
+        need be listed): asked of the commit being applied or its first parent, whose
+        folders the filter has all seen (:class:`controller.git.twins.SeenFolders`, seeded
+        at the first question from the commit's tree and its changes, then fed each
+        commit's changes as it is applied); any other commit's tree is listed. A cold scan
+        of 10,000 new plans lists the plans folder only where a twin spelling was seen."""
+        record = self._record
+        below = self._below_plans(path)
+        if record is None or below is None or (sha != record.sha and sha not in record.parents[:1]):
+            return True
+        if self._seen is None:
+            self._seen = SeenFolders()
+            for folder in repo.folders_under(record.sha, self.plans_dir):
+                inside = self._below_plans(folder)
+                if inside:
+                    self._seen.add(inside)
+            self._note_seen(record)
+        return self._seen.may_twin(below)
+
+    def _note_seen(self, record: CommitRecord) -> None:
+        """Feed the twin filter a first-parent commit's changed paths (:meth:`_may_twin`)."""
+        assert self._seen is not None
+        for change in record.changes:
+            inside = self._below_plans(change.path)
+            if inside:
+                self._seen.add_file(inside)
+
+    def _below_plans(self, path: str) -> list[str] | None:
+        """``path``'s names below the plans folder, as git writes them, or None outside it."""
+        if self.plans_dir in ("", "."):
+            return path.split("/")
+        prefix = f"{self.plans_dir.strip('/')}/"
+        return path[len(prefix) :].split("/") if path.startswith(prefix) else None
 
     def _listing(self, repo: GitRepo, sha: str, folder: str) -> Listing:
         """``folder``'s entries at ``sha`` by their fold (:meth:`_tree_twins`), kept for the

@@ -408,6 +408,14 @@ class Objects(RepoBase):
                 rows.append((path, meta.split()[2]))
         return rows
 
+    def folders_under(self, commit: str, folder: str) -> list[str]:
+        """Every folder below ``folder`` (``"."``: the root) in ``commit``, at any depth, as
+        paths from the repository's root: one ``ls-tree -r -d`` (the twin filter's seed,
+        :class:`controller.git.twins.SeenFolders`)."""
+        spec = () if folder in ("", ".") else ("--", f":(literal){folder}")
+        out = self.run("ls-tree", "-r", "-d", "-z", "--name-only", "--full-tree", commit, *spec)
+        return [path for path in out.split("\0") if path]
+
     def store_blob(self, data: bytes) -> str:
         return self._store(b"blob", data)
 

@@ -151,3 +151,57 @@ def _key(name: str) -> str | None:
         key = name.lower().rstrip(" .")
         return key or None
     return fold(name)
+
+
+class SeenFolders:
+    """Every folder spelling below the plans folder the history index has seen since it was
+    seeded (round 94, perf): a plan's twin folder may be at a commit only where some level
+    of its path was seen in another spelling of one fold (:func:`_key`), or beside a name
+    compared always (a ``\\``, ``~`` or ``:`` in it). Over-inclusive by design: names are
+    kept as hashes and never dropped (a folder deleted, a line rewound), so a hit means "list
+    the tree" (:meth:`controller.git.lifecycle.Lifecycle._tree_twins`), a miss that no
+    listing can find a twin. Seeded from one tree (every folder in it, :meth:`add_tree`) and
+    then fed every first-parent commit's changed paths in order: each folder of a later
+    commit's tree came in one of them."""
+
+    def __init__(self) -> None:
+        self._plain: set[int] = set()  # folds of the paths spelt as their fold
+        self._spelt: dict[int, set[int]] = {}  # fold -> the other spellings seen
+        self._odd: set[int] = set()  # folders holding a name compared always
+
+    def add_file(self, parts: list[str]) -> None:
+        """Note a changed entry's path (its parts from the plans folder down): its folders,
+        and its own name when it is one compared always."""
+        if parts:
+            self.add(parts[:-1])
+            if _key(parts[-1]) is None:
+                self._odd.add(hash("".join(f"/{part}" for part in parts[:-1])))
+
+    def add(self, parts: list[str]) -> None:
+        """Note a folder path (its parts from the plans folder down) and each folder above."""
+        raw = key = ""
+        for part in parts:
+            folded = _key(part)
+            if folded is None:  # below it, a path is reached only through it: compared always
+                self._odd.add(hash(raw))
+                return
+            raw, key = f"{raw}/{part}", f"{key}/{folded}"
+            if raw == key:
+                self._plain.add(hash(key))
+            else:
+                self._spelt.setdefault(hash(key), set()).add(hash(raw))
+
+    def may_twin(self, parts: list[str]) -> bool:
+        """Whether a folder path (parts from the plans folder down) may have a twin folder in
+        a tree all of whose folders were noted: False only when no level of it was seen in
+        another spelling and no level holds a name compared always."""
+        raw = key = ""
+        for part in parts:
+            folded = _key(part)
+            if folded is None or hash(raw) in self._odd:
+                return True
+            raw, key = f"{raw}/{part}", f"{key}/{folded}"
+            others = self._spelt.get(hash(key), set()) - {hash(raw)}
+            if others or (raw != key and hash(key) in self._plain):
+                return True
+        return hash(raw) in self._odd  # the folder itself holds one

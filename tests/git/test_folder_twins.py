@@ -272,27 +272,31 @@ def test_a_root_or_own_backslash_log_claims_the_plans_log(
     assert not _scan(repo, tmp_path).plans["plans/lo"].log_claimed
 
 
-@pytest.mark.parametrize("when", ["before", "with", "after"])
+@pytest.mark.parametrize("when", ["before", "before-warm", "with", "after"])
 @pytest.mark.parametrize(("base", "twin"), PAIRS, ids=[ascii(t) for _, t in PAIRS])
 def test_a_claim_folder_in_a_twin_folder_holds_the_plan(
     repo: Path, tmp_path: Path, base: str, twin: str, when: str
 ) -> None:
     """Round 94: a twin folder that is no plan, holding only a FOLDER named as the plan file
     (``plans/YA/PLAN.yml/x.txt`` beside ``plans/ya/PLAN.yml``), claims the plan file's place:
-    found from the tree at the commit read, whenever it came."""
+    found from the tree at the commit read, whenever it came. ``before-warm``: the claim
+    indexed by an earlier scan, so the index loaded from its file seeds the twin filter
+    from the tree of the commit adding the plan (no commit's changes saw the claim)."""
     write_plan(repo, "ok")
     claim = repo / "plans" / twin / "PLAN.yml" / "x.txt"
-    if when == "before":
+    if when.startswith("before"):
         claim.parent.mkdir(parents=True)
         claim.write_text("notes\n")
         commit_all(repo, "the claim", AGENT)
+        if when == "before-warm":
+            _scan(repo, tmp_path).close()
     write_plan(repo, base)
     if when == "after":
         commit_all(repo, "the plan", AGENT)
         index = _scan(repo, tmp_path)
         assert not index.plans[f"plans/{base}"].ambiguous
         index.close()
-    if when != "before":
+    if not when.startswith("before"):
         claim.parent.mkdir(parents=True)
         claim.write_text("notes\n")
     commit_all(repo, "the claim", AGENT)
@@ -307,3 +311,46 @@ def test_a_claim_folder_in_a_twin_folder_holds_the_plan(
     state = index.plans[f"plans/{base}"]
     assert not state.ambiguous and state.blob is not None and state.hash, state
     index.close()
+
+
+#: (folders seen, the plan folder asked, whether a twin may be there) for the twin filter
+FILTER = [
+    (["ya", "ok"], "ya", False),
+    (["ya", "YA/PLAN.yml"], "ya", True),
+    (["YA", "ya"], "YA", True),
+    (["ya", "ya./x"], "ya", True),
+    (["fzw", "f\u200czw"], "fzw", True),
+    (["rotate-keys-prod", "rotate~1"], "rotate-keys-prod", True),
+    (["team/x", "Team/y"], "team/x", True),
+    (["team/x", "team/X"], "team/x", True),
+    (["team/x", "other/X"], "team/x", False),
+    (["team/x", "team/bs\\x"], "team/x", True),
+    (["a\\b", "ya"], "ya", True),
+    (["ya", "yb"], "y~1", True),
+]
+
+
+@pytest.mark.parametrize(("seen", "asked", "may"), FILTER)
+def test_the_twin_filter_lists_where_another_spelling_was_seen(
+    seen: list[str], asked: str, may: bool
+) -> None:
+    """The filter that spares a cold scan a listing of the plans folder per new plan
+    (:class:`controller.git.twins.SeenFolders`) says "none" only where no level of the plan's
+    path was seen in another spelling of one fold and no folder on the way holds a name
+    compared always (8.3, backslash); and what it clears, a listing finds no twin of."""
+    from controller.git.twins import SeenFolders
+    from controller.plan.names import twin_folders
+
+    filt = SeenFolders()
+    for path in seen:
+        filt.add_file(f"{path}/PLAN.yml".split("/"))
+    assert filt.may_twin(asked.split("/")) is may
+    tree: dict[str, set[str]] = {"": set()}
+    for path in [*seen, asked]:
+        parts = path.split("/")
+        for at in range(len(parts)):
+            tree.setdefault("/".join(parts[:at]), set()).add(parts[at])
+            tree.setdefault("/".join(parts[: at + 1]), set())
+    found = twin_folders(asked, lambda place: sorted(tree.get(place, ())))
+    if not may:
+        assert found == [], found

@@ -128,6 +128,7 @@ class HistoryIndex(Lifecycle):
         cold = last is None
         if cold:  # nearly every author key is new: all saved, none listed (perf83mem)
             self._authors_all_dirty = True
+            self._seen_from_nothing()
         with _full_collections_held() if cold else contextlib.nullcontext():
             side = list(self._side)
             try:
@@ -139,6 +140,7 @@ class HistoryIndex(Lifecycle):
                     if cold:  # git must be asked after all: what the walk applied is undone
                         self._load()
                         self._side = side
+                        self._seen_from_nothing()
                     records = self._logged_records(repo, last, head, cold)
                     policies = self._policies(repo, last, head)
                     self.merged_authors(repo, last, head)

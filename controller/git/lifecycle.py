@@ -488,6 +488,11 @@ class Lifecycle(IndexStore):
             self._note_seen(record)
         return self._seen.may_twin(below)
 
+    def _seen_from_nothing(self) -> None:
+        """A cold scan: the twin filter starts empty, every folder met in a change it applies
+        (the first commit touching the plans folder had none there before it)."""
+        self._seen = SeenFolders()
+
     def _note_seen(self, record: CommitRecord) -> None:
         """Feed the twin filter a first-parent commit's changed paths (:meth:`_may_twin`)."""
         assert self._seen is not None

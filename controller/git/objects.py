@@ -412,9 +412,21 @@ class Objects(RepoBase):
         """Every folder below ``folder`` (``"."``: the root) in ``commit``, at any depth, as
         paths from the repository's root: one ``ls-tree -r -d`` (the twin filter's seed,
         :class:`controller.git.twins.SeenFolders`)."""
-        spec = () if folder in ("", ".") else ("--", f":(literal){folder}")
-        out = self.run("ls-tree", "-r", "-d", "-z", "--name-only", "--full-tree", commit, *spec)
-        return [path for path in out.split("\0") if path]
+        if folder in ("", "."):
+            out = self.run("ls-tree", "-r", "-d", "-z", "--name-only", commit)
+            return [path for path in out.split("\0") if path]
+        spec = f"{commit}:{folder}"
+        if not _askable(spec):  # a name git cannot be asked: by the pathspec
+            out = self.run(
+                "ls-tree", "-r", "-d", "-z", "--name-only", "--full-tree", commit, "--",
+                f":(literal){folder}",
+            )  # fmt: skip
+            return [path for path in out.split("\0") if path]
+        found = self._lookup(spec)
+        if found is None or found[1] != "tree":
+            return []  # no such folder there
+        out = self.run("ls-tree", "-r", "-d", "-z", "--name-only", found[0])
+        return [f"{folder}/{path}" for path in out.split("\0") if path]
 
     def store_blob(self, data: bytes) -> str:
         return self._store(b"blob", data)

@@ -266,6 +266,8 @@ class Daemon(Upkeep):
         self.passes += 1
         self._failures = 0
         metrics.observe_reconcile(seconds)
+        if self.passes == 1:  # the first pass: history indexed, the plans found decided
+            log.info("daemon.ready", ms=round(seconds * 1e3, 1))
         log.debug(
             "reconcile.done",
             reasons=sorted(reasons),

@@ -37,7 +37,9 @@ def wait_until(check: Callable[[], Any], timeout: float = 30, what: str = "condi
 class DaemonProcess:
     """``python -m controller run --config CONFIG`` with JSON logs captured to a file."""
 
-    def __init__(self, config: Path, *, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, config: Path, *, env: dict[str, str] | None = None, level: str = "debug"
+    ) -> None:
         self.config = config
         self.log_path = config.parent / f"daemon-{time.monotonic_ns()}.log"
         self._log = self.log_path.open("wb")
@@ -48,7 +50,7 @@ class DaemonProcess:
                 **os.environ,
                 "PYTHONPATH": str(ROOT),
                 "PLANGATE_LOG_FORMAT": "json",
-                "PLANGATE_LOG_LEVEL": "debug",
+                "PLANGATE_LOG_LEVEL": level,
                 **(env or {}),
             },
             stdout=subprocess.DEVNULL,

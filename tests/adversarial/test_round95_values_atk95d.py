@@ -39,8 +39,9 @@ Seen (round 95): 4 ids broke, one class.
 Held: ``1e2``, ``1E+2``, ``100``, ``100.0`` one hash and the tool got the integer ``100`` from
 each; ``-0.0``/``-0`` one hash, ``0``; ``1e16`` and ``10000000000000000.0`` one hash, ``1e+16``
 both; ``.5``/``+.5`` one hash, ``0.5``; the 17-digit ``0.30000000000000004``, ``5e-324``,
-``1.7976931348623157e308``, ``1e21`` reached the tool exactly; ``9007199254740993`` ``E_SCHEMA_INVALID
-... integer beyond ±(2^53-1) loses precision; quote it``; ``9007199254740993.0``, ``1e-400``,
+``1.7976931348623157e308``, ``1e21`` reached the tool exactly;
+``9007199254740993`` ``E_SCHEMA_INVALID ... integer beyond ±(2^53-1) loses precision; quote it``;
+``9007199254740993.0``, ``1e-400``,
 ``0.10000000000000001`` ``E_SCHEMA_INVALID ... has no exact double: it would reach the tool and
 the hash as ...``; ``1e400``, ``.inf``, ``.NaN`` ``E_SCHEMA_INVALID ... not a finite number``;
 timestamps ``E_SCHEMA_INVALID: a YAML timestamp is not JSON data``; ``!!binary``, ``!!str``

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "122"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "123"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -365,6 +365,9 @@ INDEX_VERSION = "122"  # 3: risk and estimate per plan; 4: approval identities, 
 # 122: a twin folder's claims are listed at the commit read from every plan folder the index
 # holds or held (a twin removed by a merged branch is still a claim at the first parent), so
 # its deleter is a writer. Rows as 121's: rebuilt so those deleters are writers (round 93)
+# 123: plain numbers are read by YAML 1.2's core schema alone (``1_000``, ``0b101``, ``0x_1F``,
+# ``-0x10`` strings; ``.5e3`` a float): a version holding such a form hashes anew. Rows as
+# 122's: rebuilt so every version's hash is the new reading's (round 95, r95values)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "123"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "124"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -368,6 +368,9 @@ INDEX_VERSION = "123"  # 3: risk and estimate per plan; 4: approval identities, 
 # 123: a plan's twin folders are listed from the tree at the commit read, whatever they hold
 # (a folder ``PLAN.yml/`` in a twin folder that was never a plan is a claim: the plan held,
 # the claim's deleter a writer). Rows as 122's: rebuilt so those plans hold (round 94)
+# 124: plain numbers are read by YAML 1.2's core schema alone (``1_000``, ``0b101``, ``0x_1F``,
+# ``-0x10`` strings; ``.5e3`` a float): a version holding such a form hashes anew. Rows as
+# 123's: rebuilt so every version's hash is the new reading's (round 95, r95values)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

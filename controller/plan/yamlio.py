@@ -49,6 +49,8 @@ from ruamel.yaml.events import (
     SequenceStartEvent,
 )
 from ruamel.yaml.nodes import ScalarNode
+from ruamel.yaml.resolver import VersionedResolver
+from ruamel.yaml.tag import Tag
 
 from controller.display import HIDDEN
 from controller.errors import YamlParseError
@@ -69,8 +71,43 @@ MAX_SAFE_INT = 2**53 - 1
 HIDDEN_BREAKS = re.compile("[\x85\u2028\u2029]|\r(?!\n)")
 
 
+FLOAT_TAG = "tag:yaml.org,2002:float"
+#: YAML 1.2's core schema (spec 1.2.2, 10.3.2) for plain numbers, and nothing more: ruamel's
+#: 1.2 rules also take YAML 1.1's ``1_000``, ``0x_1F``, ``0b101``, ``-0x10`` as integers (and
+#: ``.5e3`` as a string), where every YAML 1.2 reader, and a reviewer reading the diff as
+#: YAML 1.2, sees the other type (round 95).
+CORE_INT = re.compile(r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+")
+CORE_FLOAT = re.compile(
+    r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+    r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
+)
+
+_TAGS = {name: Tag(suffix=name) for name in (INT_TAG, FLOAT_TAG, STR_TAG)}
+
+
+class CoreResolver(VersionedResolver):
+    """ruamel's YAML 1.2 resolver with its int and float rules replaced by the core schema's:
+    a plain scalar is an int or a float exactly when :data:`CORE_INT` or :data:`CORE_FLOAT`
+    matches it whole, else what ruamel says of any other type (``null``, ``true``, a
+    timestamp), else a string. One rule for reading and for writing (a string the reader
+    would take for a number is quoted)."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        tag = super().resolve(kind, value, implicit)
+        if kind is not ScalarNode or not implicit[0]:
+            return tag
+        if CORE_INT.fullmatch(value):
+            return _TAGS[INT_TAG]
+        if CORE_FLOAT.fullmatch(value):
+            return _TAGS[FLOAT_TAG]
+        if str(tag) in (INT_TAG, FLOAT_TAG):  # a YAML 1.1 form: the text the file shows
+            return _TAGS[STR_TAG]
+        return tag
+
+
 def _loader() -> YAML:
     yaml = YAML(typ="safe", pure=False)
+    yaml.Resolver = CoreResolver
     yaml.allow_duplicate_keys = False
     return yaml
 
@@ -643,6 +680,7 @@ def _surrogate_text(match: re.Match[str]) -> str:
 
 def _ruamel_dump(value: Any, *, ascii_only: bool = False) -> str:
     yaml = YAML(typ="safe", pure=False)
+    yaml.Resolver = CoreResolver  # its plain strings read back as strings
     yaml.default_flow_style = False
     yaml.sort_base_mapping_type_on_output = False  # type: ignore[assignment]
     yaml.width = 4096

@@ -84,7 +84,7 @@ def test_nesting_up_to_the_limit_is_read() -> None:
 
 # Plain scalars that read as numbers, null or booleans, leading zeros, signs, underscores,
 # octal, hex, long digit strings: the reader's integer and null fast path must give
-# exactly the value ruamel's own safe loader (YAML 1.2) gives.
+# exactly the value ruamel's own safe loader gives under the reader's core-schema resolver.
 _PLAIN = st.one_of(
     st.integers(min_value=-(10**20), max_value=10**20).map(str),
     st.from_regex(r"\A[-+]?[0-9_]{1,20}\Z"),
@@ -99,8 +99,10 @@ def test_plain_scalars_read_as_ruamel_reads_them(value: str) -> None:
     from ruamel.yaml import YAML
 
     text = f"a: {value}\n"
+    loader = YAML(typ="safe", pure=False)
+    loader.Resolver = yamlio.CoreResolver
     try:
-        expected = yamlio.canonical_number(YAML(typ="safe", pure=False).load(text)["a"])
+        expected = yamlio.canonical_number(loader.load(text)["a"])
     except ValueError:  # ruamel cannot construct it ("0o_"): the reader refuses it
         with pytest.raises(YamlParseError):
             yamlio.read_yaml(text)
@@ -264,3 +266,49 @@ def test_an_escaped_string_is_written_in_ascii_and_reads_back_itself() -> None:
     for written, text in ((value, yamlio.dump(value)), (long, yamlio.dump(long))):
         assert text.isascii(), text
         assert yamlio.read_yaml(text).data == written
+
+
+# YAML 1.2's core schema, and nothing more (round 95: ruamel's 1.2 rules read YAML 1.1's
+# ``1_000`` as 1000 and ``0b101`` as 5, where every YAML 1.2 reader sees strings).
+_CORE = {
+    "1_000": "1_000",
+    "1_0.5": "1_0.5",
+    "0x_1F": "0x_1F",
+    "0b101": "0b101",
+    "-0x10": "-0x10",
+    "+0o10": "+0o10",
+    "0o1_0": "0o1_0",
+    "1__0": "1__0",
+    "1:20": "1:20",
+    "1:30.5": "1:30.5",
+    "yes": "yes",
+    "0777": 777,
+    "0o10": 8,
+    "0x10": 16,
+    "0xff": 255,
+    "-0": 0,
+    "+1": 1,
+    ".5": 0.5,
+    "+.5": 0.5,
+    "-.5e3": -500,
+    ".5e3": 500,
+    "1.": 1,
+    "1e2": 100,
+    "1E+2": 100,
+    "2.50": 2.5,
+    "1e+20": 1e20,
+}
+
+
+@pytest.mark.parametrize("written", sorted(_CORE))
+def test_plain_numbers_follow_the_yaml_1_2_core_schema(written: str) -> None:
+    want = _CORE[written]
+    got = yamlio.read_yaml(f"v: {written}\n").data["v"]
+    assert got == want and type(got) is type(want)
+
+
+@pytest.mark.parametrize("text", ["1_000", "0b101", "0x_1F", "-0x10", "1_0.5", ".5e3", "1:20"])
+def test_what_the_reader_takes_for_a_string_is_written_back_as_one(text: str) -> None:
+    """The writer asks the same resolver: a string stays a string, a number-like string that
+    the core schema reads as a number is quoted."""
+    assert yamlio.read_yaml(yamlio.dump({"v": text})).data == {"v": text}

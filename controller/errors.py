@@ -632,6 +632,16 @@ class NotFound(PlangateError):
     remedy = "check the path: GET /api/ lists the plans on the watched branch"
 
 
+class NotReady(PlangateError):
+    """The reviewers' page was asked before the daemon published its first snapshot (HTTP
+    503 with ``Retry-After``): the controller is still reading history, so no plan can be
+    said absent yet (round 95, ``page-startup-absent``)."""
+
+    code = "E_NOT_READY"
+    remedy = "retry in a few seconds: the page answers once the daemon's first pass is done"
+    permanent = False
+
+
 class UsageError(PlangateError):
     code = "E_USAGE"
     remedy = "see `plangate --help`"

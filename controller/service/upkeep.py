@@ -48,6 +48,7 @@ class Upkeep:
     _stopping: threading.Event
     _pass_started: float | None
     _pinger: threading.Thread | None
+    passes: int
 
     if TYPE_CHECKING:
 
@@ -131,7 +132,12 @@ class Upkeep:
             is_own=is_own_commit(self.config, controller.own_commits),
         )
         self._servers["ui"] = serve(self.config, self._ui, lambda: controller.repo.path)
-        self._publish_ui()
+        # a snapshot only after a pass: before the first one ends the controller is still
+        # reading history, its rows are not the branch's, and the page answers "not ready"
+        # (round 95, page-startup-absent: plans held all along read as absent); a reload's
+        # new page publishes at once
+        if self.passes:
+            self._publish_ui()
 
     def _publish_ui(self) -> None:
         # The page reads this snapshot; a request never waits for (or blocks) a pass.

@@ -257,7 +257,15 @@ def test_bearer_token(tmp_path: Path, repo: Path) -> None:
         bad = {"Authorization": "Bearer wrong"}
         assert httpx.get(base + "/api/", headers=bad).status_code == 401
         good = {"Authorization": "Bearer s3cret-token"}
-        assert httpx.get(base + "/api/", headers=good).status_code == 200
+        # 503 "not ready" until the daemon's first pass publishes (round 95), then 200
+        codes: list[int] = []
+
+        def answered() -> bool:
+            codes.append(httpx.get(base + "/api/", headers=good).status_code)
+            return codes[-1] == 200
+
+        wait_until(answered, what="the first snapshot")
+        assert set(codes[:-1]) <= {503}, codes
 
 
 def test_missing_token_refuses_to_start(tmp_path: Path, repo: Path) -> None:
@@ -327,3 +335,37 @@ def test_a_reviewer_reads_the_pages_in_a_real_browser(site: Any, tmp_path: Path)
         page.screenshot(path=str(shots / "ui-audit.png"), full_page=True)
         browser.close()
     assert dialogs == []
+
+
+def test_before_the_first_snapshot_every_route_says_not_ready(tmp_path: Path, repo: Path) -> None:
+    """Round 95 (``page-startup-absent``): until the daemon publishes its first snapshot, no
+    route says a plan is absent: every GET and HEAD is 503 with ``Retry-After``, under
+    ``/api`` the one error shape with ``E_NOT_READY``; after a publish the same routes answer."""
+    from controller.service.ui.data import UiData
+    from controller.service.ui.server import serve
+    from controller.settings import load_config
+
+    port = free_port()
+    config = tmp_path / "plangate.yml"
+    config.write_text(f"repo: {repo}\nstate_dir: {tmp_path / 'state'}\nui: {{listen: {port}}}\n")
+    cfg = load_config(config)
+    data = UiData(cfg, lambda: repo)
+    server = serve(cfg, data, lambda: repo)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for path in ("/api/", "/api/plan/plans/p", "/api/audit", "/api/nothing"):
+            for method in ("GET", "HEAD"):
+                r = httpx.request(method, base + path, timeout=10)
+                assert r.status_code == 503 and r.headers["Retry-After"].isdigit(), (path, r)
+            err = httpx.get(base + path, timeout=10).json()
+            assert err["ok"] is False and err["code"] == "E_NOT_READY", err
+            assert "history" in err["message"] and err["remedy"].startswith("retry"), err
+        for path in ("/", "/plan/plans/p", "/audit", "/commit/" + "a" * 40):
+            r = httpx.get(base + path, timeout=10)
+            assert r.status_code == 503 and "Not ready" in r.text, (path, r.text[:500])
+        data.publish([])
+        assert httpx.get(base + "/api/", timeout=10).status_code == 200
+        assert httpx.get(base + "/api/plan/plans/p", timeout=10).status_code == 404
+    finally:
+        server.stop()
+        data.close()

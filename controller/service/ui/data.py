@@ -113,6 +113,12 @@ class UiData:
 
     # --- read by requests -----------------------------------------------------------------
 
+    @property
+    def ready(self) -> bool:
+        """Has the daemon published a snapshot yet? Before its first pass ends it has not:
+        every page then answers "not ready" (503), never "no such plan" (round 95)."""
+        return self._published is not None
+
     def overview(self, status: str | None = None, page: int = 1) -> dict[str, Any]:
         rows = list(self._rows.values())
         counts = Counter(row["status"] or "unknown" for row in rows)

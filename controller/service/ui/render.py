@@ -389,3 +389,10 @@ def commit_error(commit: str, error: dict[str, Any]) -> bytes:
 
 def not_found(what: str) -> bytes:
     return page("Not found", f"<h1>Not found</h1><p>{esc(what)}</p>")
+
+
+def not_ready(message: str, remedy: str) -> bytes:
+    return page(
+        "Not ready",
+        f"<h1>Not ready yet</h1><p>{esc(message)}</p><p>{esc(remedy)}</p>",
+    )

@@ -7,8 +7,11 @@ Routes (each HTML page has a JSON twin under ``/api``):
 - ``/audit`` and ``/api/audit``: the audit of the branch (computed in the background);
 - ``/commit/<sha>``: a commit's message, author and files (``git show --stat``, bounded).
 
-Any other method is 405: no request can change anything. At most ``MAX_INFLIGHT`` requests
-are served at once (503 beyond), each reading at most a bounded number of bytes.
+Any other method is 405: no request can change anything. Until the daemon publishes its
+first snapshot (its first pass, reading history, has not ended) every GET and HEAD is 503
+``E_NOT_READY`` with ``Retry-After``, never a 404 or an empty list (round 95). At most
+``MAX_INFLIGHT`` requests are served at once (503 beyond), each reading at most a bounded
+number of bytes.
 """
 
 from __future__ import annotations
@@ -36,6 +39,11 @@ CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; "
     "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 )
+RETRY_AFTER = 2
+NOT_READY = (
+    "the controller is still reading history (the daemon's first pass has not ended): no "
+    "plan is known present or absent yet"
+)
 _SHA = re.compile(r"^[0-9a-f]{7,64}$")
 
 
@@ -57,6 +65,10 @@ def serve(config: Config, data: UiData, workdir: Callable[[], Path]) -> HttpServ
                 self._reply(503, b"busy, retry\n", "text/plain", {"Retry-After": "1"})
                 return
             try:
+                if not data.ready:  # before the first snapshot: nothing is known absent yet
+                    status, body, kind = not_ready(self.path)
+                    self._reply(status, body, kind, {"Retry-After": str(RETRY_AFTER)})
+                    return
                 status, body, kind = route(self.path, data, workdir, commit_url)
             finally:
                 slots.release()
@@ -150,6 +162,20 @@ def route(
             return 500, render.commit_error(sha, text.to_json()), HTML
         return 200, render.commit_page(sha, text), HTML
     return _missing(api, "no such page", parts.path)
+
+
+def not_ready(raw: str) -> tuple[int, bytes, str]:
+    """503 for every route before the daemon's first snapshot (round 95,
+    ``page-startup-absent``: read from the moment the page listens, plans the branch had
+    held all along answered 404 "no plan ... on the watched branch" until the first pass
+    published). Under ``/api`` the one error shape (``E_NOT_READY``), else an HTML page."""
+    from controller.errors import NotReady
+
+    path = urlsplit(raw).path
+    err = NotReady(NOT_READY, path=path)
+    if path.startswith("/api/") or path == "/api":
+        return 503, _json(err.to_json()), JSON
+    return 503, render.not_ready(NOT_READY, err.remedy), HTML
 
 
 def _missing(api: bool, what: str, path: str = "") -> tuple[int, bytes, str]:

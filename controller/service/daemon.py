@@ -295,6 +295,8 @@ class Daemon(Upkeep):
         self._failures += 1
         metrics.reconcile_failed(code, message)
         log.warning("reconcile.failed", code=code, error=message, reasons=sorted(reasons))
+        if self._ui is not None and not self.passes:  # the page's "not ready" says why
+            self._ui.first_pass_failed(code, message)
         self.notifier.status(f"degraded: {code}: {message[:200]}")
 
     # --- running plans ------------------------------------------------------------------------

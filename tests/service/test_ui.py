@@ -363,6 +363,11 @@ def test_before_the_first_snapshot_every_route_says_not_ready(tmp_path: Path, re
         for path in ("/", "/plan/plans/p", "/audit", "/commit/" + "a" * 40):
             r = httpx.get(base + path, timeout=10)
             assert r.status_code == 503 and "Not ready" in r.text, (path, r.text[:500])
+        # a first pass that failed is said, its message redacted, until a pass succeeds
+        data.first_pass_failed("E_GIT", "git cannot read the repository: bad object")
+        err = httpx.get(base + "/api/plan/plans/p", timeout=10).json()
+        assert err["code"] == "E_NOT_READY" and "(E_GIT: git cannot read" in err["message"], err
+        assert "E_GIT" in httpx.get(base + "/", timeout=10).text
         data.publish([])
         assert httpx.get(base + "/api/", timeout=10).status_code == 200
         assert httpx.get(base + "/api/plan/plans/p", timeout=10).status_code == 404

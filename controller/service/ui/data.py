@@ -111,7 +111,15 @@ class UiData:
             self._head = head
             self._audit.refresh(head)
 
+    def first_pass_failed(self, code: str, message: str) -> None:
+        """The daemon's pass failed before any snapshot: the "not ready" answer says why
+        (redacted: the message may quote plan values), not "still reading" for ever."""
+        self.failure = (code, self._redactor.text(message)[:300])
+
     # --- read by requests -----------------------------------------------------------------
+
+    #: (code, message) of the last pass that failed before the first snapshot, or None
+    failure: tuple[str, str] | None = None
 
     @property
     def ready(self) -> bool:

@@ -66,7 +66,7 @@ def serve(config: Config, data: UiData, workdir: Callable[[], Path]) -> HttpServ
                 return
             try:
                 if not data.ready:  # before the first snapshot: nothing is known absent yet
-                    status, body, kind = not_ready(self.path)
+                    status, body, kind = not_ready(self.path, data.failure)
                     self._reply(status, body, kind, {"Retry-After": str(RETRY_AFTER)})
                     return
                 status, body, kind = route(self.path, data, workdir, commit_url)
@@ -164,7 +164,7 @@ def route(
     return _missing(api, "no such page", parts.path)
 
 
-def not_ready(raw: str) -> tuple[int, bytes, str]:
+def not_ready(raw: str, failure: tuple[str, str] | None = None) -> tuple[int, bytes, str]:
     """503 for every route before the daemon's first snapshot (round 95,
     ``page-startup-absent``: read from the moment the page listens, plans the branch had
     held all along answered 404 "no plan ... on the watched branch" until the first pass
@@ -172,10 +172,13 @@ def not_ready(raw: str) -> tuple[int, bytes, str]:
     from controller.errors import NotReady
 
     path = urlsplit(raw).path
-    err = NotReady(NOT_READY, path=path)
+    why = NOT_READY
+    if failure is not None:  # a first pass that failed: said, and retried by the daemon
+        why += f"; its last pass failed ({failure[0]}: {failure[1]}) and is retried"
+    err = NotReady(why, path=path)
     if path.startswith("/api/") or path == "/api":
         return 503, _json(err.to_json()), JSON
-    return 503, render.not_ready(NOT_READY, err.remedy), HTML
+    return 503, render.not_ready(why, err.remedy), HTML
 
 
 def _missing(api: bool, what: str, path: str = "") -> tuple[int, bytes, str]:

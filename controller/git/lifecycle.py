@@ -197,15 +197,32 @@ def _no_cause(unmatched: list[str]) -> str:
     )
 
 
-def _not_its_own(unmatched: list[str], unsealed: list[str]) -> str | None:
-    """Why a commit under the controller's name is not its own by git alone (None: it is)."""
+def _not_its_own(unmatched: list[str], record: CommitRecord) -> str | None:
+    """Why a commit under the controller's name is not its own by git alone (None: it is):
+    an event with no cause, or no ``Controller-Seal:`` in its trailer block, whatever it
+    records (round 95: an unsealed record commit that also set a plan ``rejected`` was
+    the controller's rejection for the audit)."""
     why = [_no_cause(unmatched)] if unmatched else []
+    unsealed = unsealed_run_events(record)
     if unsealed:
         why.append(
             f"records {', '.join(unsealed)} with no Controller-Seal: (every controller commit "
             "carries one since round 66)"
         )
+    elif not _sealed(record):
+        why.append(
+            "no Controller-Seal: in its trailer block (every controller commit carries one "
+            "since round 66)"
+        )
     return "; ".join(why) or None
+
+
+def _controller_sealed(record: CommitRecord, identity: str) -> bool:
+    """:func:`controller.plan.hashing.controller_sealed` of a commit: the controller's by git
+    alone (both identities, a seal-shaped trailer in the block git parses)."""
+    return hashing.controller_sealed(
+        record.author.email, record.committer.email, record.trailers, identity
+    )
 
 
 #: Where a plan stands before it first runs: a withdrawal there vetoes its version.
@@ -2121,8 +2138,8 @@ class Lifecycle(IndexStore):
             return False
         if self.own_commit is not None:
             return self.own_commit(record.sha)
-        return record.committer.email.lower() == self.controller_email and not (
-            self._unmatched_events(record) or unsealed_run_events(record)
+        return _controller_sealed(record, self.controller_email) and not (
+            self._unmatched_events(record)
         )
 
     def disowned(self, record: CommitRecord) -> str | None:
@@ -2144,7 +2161,7 @@ class Lifecycle(IndexStore):
             if self.own_commit(record.sha):
                 return None
             return "not in the controller's record of the commits it made (<state_dir>/commits)"
-        return _not_its_own(self._unmatched_events(record), unsealed_run_events(record))
+        return _not_its_own(self._unmatched_events(record), record)
 
     def _unmatched_events(self, record: CommitRecord) -> list[str]:
         """``<event> <plan>`` for each event a commit's message says the controller made that
@@ -2191,7 +2208,7 @@ class Lifecycle(IndexStore):
             status = facts.status if facts is not None else None
             if unmatched_event(event, status, asked=False):
                 unmatched.append(f"{event} {plan}")
-        return _not_its_own(unmatched, unsealed_run_events(commit))
+        return _not_its_own(unmatched, commit)
 
     def _parent_facts(self, repo: GitRepo, commit: CommitRecord, plan: str) -> BlobFacts | None:
         """The plan's file at ``commit``'s first parent (None: none there, or a folder

@@ -81,6 +81,15 @@ docs/threat-model.md: the fresh-clone audit "flags a look-alike whose shape the 
 never makes"; docs/approvals.md: an unsealed commit under the controller's name "is anyone's
 commit that decides nothing" ("its status is an illegal transition, ignored"); check
 predicts what the controller decides.
+
+Fixed (2026-12-02, r95audit): one predicate of a controller commit by git alone,
+``hashing.controller_sealed`` (author and committer the controller's identity and a
+seal-shaped ``Controller-Seal:`` in the trailer block as git parses it), asked by the history
+index (``Lifecycle._is_controller``, ``disowned``, ``side_disowned_why``), the audit's
+timeline and the recorded-policy reader of ``check`` (``history.records``, which scanned every
+line of the body: ``sp``/``dd``/``sq:check``); a commit failing it is anyone's in every
+respect, so ``mx``'s unsealed record+rejection is ``controller-unexplained`` and its status an
+illegal transition, ignored (``mx:audit``, ``mx:check``). The five xfails are removed.
 """
 
 from __future__ import annotations
@@ -93,7 +102,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, BOB, BOT, CAROL, MALLORY, Lab, cases, plan_text, xfail
+from advkit import ALICE, BOB, BOT, CAROL, MALLORY, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 HEX = "5e" * 32
@@ -324,29 +333,9 @@ VALUES = [
     and not (v[1] not in SEALS and v[3] == "flagged")
 ]  # fmt: skip
 IDS = [f"{v[1]}:{v[3]}" for v in VALUES]
-_CHECKSEAL = xfail(
-    "check-reads-unsealed-record",
-    "check took a record whose only seal lies outside the trailer block (the audit flags it"
-    " unsealed) as the policy: Mallory's rejection counted, outcome none; the controller ran",
-)
-_MIXED = xfail(
-    "audit-honours-unsealed-status",
-    "an unsealed record commit under the controller's name that also set the plan rejected:"
-    " flagged controller-unexplained, yet its rejection stood (Alice's approval illegal,"
-    " start-without-approval); the controller ran the plan",
-)
-_MIXCHECK = xfail(
-    "check-honours-unsealed-status",
-    "check on Alice's approval after the unsealed record+rejection commit: outcome none; the"
-    " controller ran the plan",
-)
-BROKEN: dict[str, Any] = {
-    "sp:check": _CHECKSEAL,
-    "dd:check": _CHECKSEAL,
-    "sq:check": _CHECKSEAL,
-    "mx:audit": _MIXED,
-    "mx:check": _MIXCHECK,
-}
+#: fixed (r95audit): ``sp``/``dd``/``sq:check`` (check-reads-unsealed-record), ``mx:audit``
+#: (audit-honours-unsealed-status), ``mx:check`` (check-honours-unsealed-status)
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize(("labname", "slug", "want", "what"), cases(IDS, VALUES, BROKEN))

@@ -209,7 +209,7 @@ def _not_its_own(unmatched: list[str], record: CommitRecord) -> str | None:
             f"records {', '.join(unsealed)} with no Controller-Seal: (every controller commit "
             "carries one since round 66)"
         )
-    elif not _sealed(record):
+    elif _unsealed_claim(record):
         why.append(
             "no Controller-Seal: in its trailer block (every controller commit carries one "
             "since round 66)"
@@ -217,12 +217,26 @@ def _not_its_own(unmatched: list[str], record: CommitRecord) -> str | None:
     return "; ".join(why) or None
 
 
-def _controller_sealed(record: CommitRecord, identity: str) -> bool:
-    """:func:`controller.plan.hashing.controller_sealed` of a commit: the controller's by git
-    alone (both identities, a seal-shaped trailer in the block git parses)."""
-    return hashing.controller_sealed(
-        record.author.email, record.committer.email, record.trailers, identity
-    )
+def _unsealed_claim(record: CommitRecord) -> bool:
+    """Whether a commit under the controller's name is no controller's by its seal alone:
+    no ``Controller-Seal:`` of the seal's form in its trailer block as git parses it
+    (:func:`controller.plan.hashing.seal_shaped` of ``CommitRecord.trailers``, the test
+    :func:`controller.plan.hashing.controller_sealed` makes for policy records) while it
+    records a run event (round 69) or no plangate event at all (round 95: an unsealed
+    ``plangate: record policy`` commit that also set a plan ``rejected`` was the controller's
+    rejection for the audit and ``check``). An unsealed event of another kind (a freeze, a
+    refuse) is judged by its cause and shape (:meth:`Lifecycle._unmatched_events`, the
+    audit's ``_unexplained``), as history from before sealing holds them."""
+    if _sealed(record):
+        return False
+    events = record_events(record).values()
+    return bool(unsealed_run_events(record)) or not any(e in _PLAN_EVENTS for e in events)
+
+
+#: Every event a controller commit names a plan with (``plangate: <event> <plan>``): a
+#: commit under its name that names none (``plangate: record policy`` names no plan) is
+#: judged by its seal alone (:func:`_unsealed_claim`).
+_PLAN_EVENTS = RUN_EVENTS | {"convert", "freeze", "invalid", "refuse", "partial"}
 
 
 #: Where a plan stands before it first runs: a withdrawal there vetoes its version.
@@ -2138,8 +2152,8 @@ class Lifecycle(IndexStore):
             return False
         if self.own_commit is not None:
             return self.own_commit(record.sha)
-        return _controller_sealed(record, self.controller_email) and not (
-            self._unmatched_events(record)
+        return record.committer.email.lower() == self.controller_email and not (
+            self._unmatched_events(record) or _unsealed_claim(record)
         )
 
     def disowned(self, record: CommitRecord) -> str | None:

@@ -82,14 +82,15 @@ never makes"; docs/approvals.md: an unsealed commit under the controller's name 
 commit that decides nothing" ("its status is an illegal transition, ignored"); check
 predicts what the controller decides.
 
-Fixed (2026-12-02, r95audit): one predicate of a controller commit by git alone,
+Fixed (2026-12-02, r95audit): one predicate of a record commit by git alone,
 ``hashing.controller_sealed`` (author and committer the controller's identity and a
-seal-shaped ``Controller-Seal:`` in the trailer block as git parses it), asked by the history
-index (``Lifecycle._is_controller``, ``disowned``, ``side_disowned_why``), the audit's
+seal-shaped ``Controller-Seal:`` in the trailer block as git parses it), asked by the audit's
 timeline and the recorded-policy reader of ``check`` (``history.records``, which scanned every
-line of the body: ``sp``/``dd``/``sq:check``); a commit failing it is anyone's in every
-respect, so ``mx``'s unsealed record+rejection is ``controller-unexplained`` and its status an
-illegal transition, ignored (``mx:audit``, ``mx:check``). The five xfails are removed.
+line of the body: ``sp``/``dd``/``sq:check``); the history index (``Lifecycle._is_controller``,
+``disowned``, ``side_disowned_why``) reads the same seal test (``lifecycle._unsealed_claim``):
+an unsealed commit under the controller's name naming no plan event is anyone's, so ``mx``'s
+record+rejection is ``controller-unexplained`` and its status an illegal transition, ignored
+(``mx:audit``, ``mx:check``). The five xfails are removed.
 """
 
 from __future__ import annotations

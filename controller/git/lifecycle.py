@@ -197,46 +197,15 @@ def _no_cause(unmatched: list[str]) -> str:
     )
 
 
-def _not_its_own(unmatched: list[str], record: CommitRecord) -> str | None:
-    """Why a commit under the controller's name is not its own by git alone (None: it is):
-    an event with no cause, or no ``Controller-Seal:`` in its trailer block, whatever it
-    records (round 95: an unsealed record commit that also set a plan ``rejected`` was
-    the controller's rejection for the audit)."""
+def _not_its_own(unmatched: list[str], unsealed: list[str]) -> str | None:
+    """Why a commit under the controller's name is not its own by git alone (None: it is)."""
     why = [_no_cause(unmatched)] if unmatched else []
-    unsealed = unsealed_run_events(record)
     if unsealed:
         why.append(
             f"records {', '.join(unsealed)} with no Controller-Seal: (every controller commit "
             "carries one since round 66)"
         )
-    elif _unsealed_claim(record):
-        why.append(
-            "no Controller-Seal: in its trailer block (every controller commit carries one "
-            "since round 66)"
-        )
     return "; ".join(why) or None
-
-
-def _unsealed_claim(record: CommitRecord) -> bool:
-    """Whether a commit under the controller's name is no controller's by its seal alone:
-    no ``Controller-Seal:`` of the seal's form in its trailer block as git parses it
-    (:func:`controller.plan.hashing.seal_shaped` of ``CommitRecord.trailers``, the test
-    :func:`controller.plan.hashing.controller_sealed` makes for policy records) while it
-    records a run event (round 69) or no plangate event at all (round 95: an unsealed
-    ``plangate: record policy`` commit that also set a plan ``rejected`` was the controller's
-    rejection for the audit and ``check``). An unsealed event of another kind (a freeze, a
-    refuse) is judged by its cause and shape (:meth:`Lifecycle._unmatched_events`, the
-    audit's ``_unexplained``), as history from before sealing holds them."""
-    if _sealed(record):
-        return False
-    events = record_events(record).values()
-    return bool(unsealed_run_events(record)) or not any(e in _PLAN_EVENTS for e in events)
-
-
-#: Every event a controller commit names a plan with (``plangate: <event> <plan>``): a
-#: commit under its name that names none (``plangate: record policy`` names no plan) is
-#: judged by its seal alone (:func:`_unsealed_claim`).
-_PLAN_EVENTS = RUN_EVENTS | {"convert", "freeze", "invalid", "refuse", "partial"}
 
 
 #: Where a plan stands before it first runs: a withdrawal there vetoes its version.
@@ -2153,7 +2122,7 @@ class Lifecycle(IndexStore):
         if self.own_commit is not None:
             return self.own_commit(record.sha)
         return record.committer.email.lower() == self.controller_email and not (
-            self._unmatched_events(record) or _unsealed_claim(record)
+            self._unmatched_events(record) or unsealed_run_events(record)
         )
 
     def disowned(self, record: CommitRecord) -> str | None:
@@ -2175,7 +2144,7 @@ class Lifecycle(IndexStore):
             if self.own_commit(record.sha):
                 return None
             return "not in the controller's record of the commits it made (<state_dir>/commits)"
-        return _not_its_own(self._unmatched_events(record), record)
+        return _not_its_own(self._unmatched_events(record), unsealed_run_events(record))
 
     def _unmatched_events(self, record: CommitRecord) -> list[str]:
         """``<event> <plan>`` for each event a commit's message says the controller made that
@@ -2222,7 +2191,7 @@ class Lifecycle(IndexStore):
             status = facts.status if facts is not None else None
             if unmatched_event(event, status, asked=False):
                 unmatched.append(f"{event} {plan}")
-        return _not_its_own(unmatched, commit)
+        return _not_its_own(unmatched, unsealed_run_events(commit))
 
     def _parent_facts(self, repo: GitRepo, commit: CommitRecord, plan: str) -> BlobFacts | None:
         """The plan's file at ``commit``'s first parent (None: none there, or a folder

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from controller.plan.hashing import PREFIX, canonical_bytes, seal_shaped
+from controller.plan.hashing import PREFIX, canonical_bytes, controller_sealed
 from controller.plan.names import same_path
 from controller.settings import Config, Estimate, ToolSpec
 
@@ -140,9 +140,13 @@ def recorded_hash(
     and a ``Controller-Seal:`` of the seal's form, :func:`seal_shaped`, as every controller
     commit carries since round 66: round 94's unsealed forgery under its full identity was
     the fresh-clone audit's record), else None. Whether the controller made it (its record
-    of its commits, its key) and the file's bytes are the caller's."""
+    of its commits, its key) and the file's bytes are the caller's. ``trailers``: git's parse
+    of the trailer block (``CommitRecord.trailers``), as :func:`controller_sealed` reads them
+    (round 95: ``check`` parsed every line of the body, so a seal outside the block made a
+    forgery the policy in force)."""
     named = claimed_hash(subject, trailers, author, committer, identity)
-    return named if named is not None and seal_shaped(trailers) else None
+    sealed = controller_sealed(author, committer, trailers, identity)
+    return named if named is not None and sealed else None
 
 
 def claimed_hash(

@@ -150,3 +150,21 @@ def seal_shaped(trailers: Mapping[str, str]) -> bool:
     with it is verifiable only with the key."""
     seal = trailers.get(SEAL_TRAILER, "")
     return len(seal) == 64 and all(c in "0123456789abcdef" for c in seal)
+
+
+def controller_sealed(
+    author: str, committer: str, trailers: Mapping[str, str], identity: str
+) -> bool:
+    """Whether a commit is the controller's by git alone: author AND committer ``identity``
+    (git's own rewrites keep the author only) and a ``Controller-Seal:`` of the seal's form
+    (:func:`seal_shaped`) in ``trailers``, which must be git's parse of the message's trailer
+    block (``%(trailers:only,unfold)``, as ``controller.git.records.CommitRecord.trailers``
+    holds it), never a scan of every line: a seal in an earlier paragraph, after a ``---``
+    line or on an indented continuation line is no trailer (round 95: ``check`` read such a
+    record as the policy in force). The one test every git-only reader asks (the history
+    index's controller commits, the audit's timeline and policy records, ``check``); a commit
+    failing it is anyone's commit in every respect (rounds 67, 69, 94, 95)."""
+    if not identity:
+        return False
+    named = identity.lower()
+    return author.lower() == named and committer.lower() == named and seal_shaped(trailers)

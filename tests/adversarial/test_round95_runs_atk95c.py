@@ -59,6 +59,14 @@ Seen (round 95), one class, 1 id:
   (``log-changed``, ``owned-block-changed``, ``illegal``: "E_ILLEGAL_TRANSITION:
   agent@example.com set status complete (from executing) ... ignored") and one valid ``fail``.
 
+Fixed (2026-12-02, r95tail): ``forgedtail``. The engine recovers a journaled run whatever
+the controller-only fields say (``plan.status`` and the ``execution:``/``approval:`` blocks are
+read as the start wrote them: ``plans.without_controller_fields``), so the ``fail`` is
+``E_ACTION_IN_DOUBT`` with the journal's block and log; and an outcome commit without the
+engine's record (any error before one) writes the controller's own last ``execution:`` block
+(none: removed) and its own last ``EXECUTION_LOG.md`` (none: removed; a link or folder
+replaced), and drops a comment someone put on the ``plan.status`` line it sets.
+
 Held: every local kill (``ka``/``kr``/``kf``/``kw``/``kl`` after the call: one call, the run
 fails ``E_ACTION_IN_DOUBT`` (``kl``: completed from the journal); ``pa``/``pr``/``pf``/``pg``
 before the call: each action once, ``pr`` retried once and complete, ``pf`` paused
@@ -101,7 +109,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, until, xfail
+from advkit import AGENT, ALICE, Lab, cases, until
 from test_round2_execution_kit import shared
 from test_round91_runs_atk91c import (
     GATE,
@@ -375,13 +383,7 @@ IDS = (
     + [f"bu:{c}" for c in CHECKS]
 )
 
-BROKEN: dict[str, Any] = {
-    "kc:record": xfail(
-        "forgedtail",
-        "the agent's committed log and execution block (status: complete) between a kill and "
-        "the restart ride in the controller's own sealed 'fail plans/kc' (E_SCHEMA_INVALID)",
-    ),
-}
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

@@ -220,6 +220,12 @@ class Engine:
         if frozen is None or plan.hash != frozen or (approved is not None and approved != frozen):
             return None
         model = plan.model if plan.model is not None else plans.schema_model(plan.data)
+        if model is None:
+            # round 95 (forgedtail): what only the controller writes (``plan.status``, the
+            # ``execution:``/``approval:`` blocks; none of it hashed) is no part of what was
+            # approved; an agent's invalid value there ("complete") must not keep the journal
+            # from recovering the run: else the run fails with no record of the controller's
+            model = plans.schema_model(plans.without_controller_fields(plan.data))
         if model is None or rules.plan_graph(model)[0] is None:
             return None  # its actions cannot be read: the validation error stands alone
         if not journal_path(self.state_dir, plan_id, frozen).is_file():

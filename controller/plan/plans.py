@@ -598,6 +598,20 @@ def schema_model(data: Any) -> PlanDocument | None:
     return model
 
 
+def without_controller_fields(data: Any) -> Any:
+    """``data`` with what only the controller writes put as its start wrote it: the
+    ``execution:``/``approval:`` blocks removed and ``plan.status`` ``executing`` (none of it
+    hashed). For crash recovery of a journaled run (round 95, forgedtail: an agent's
+    ``status: complete`` kept the journal from being consulted)."""
+    if not isinstance(data, dict):
+        return data
+    out = {key: value for key, value in data.items() if key not in OWNED_BLOCKS}
+    plan = out.get("plan")
+    if isinstance(plan, dict):
+        out["plan"] = {**plan, "status": "executing"}
+    return out
+
+
 def _top(path: str) -> str:
     return re.split(r"[.\[]", path, maxsplit=1)[0]
 

@@ -990,6 +990,36 @@ def scalar_alone_changed(before: str, after: str, path: Sequence[PathPart]) -> b
     return _same(_without(old.data, path), _without(new.data, path))
 
 
+def without_comment_after(text: str, path: Sequence[PathPart], name: str = "") -> str:
+    """``text`` without the comment that follows the scalar at ``path`` on its line (round 95,
+    forgedtail: ``status: complete  # FORGED``, the controller's ``failed`` written into the
+    agent's line kept the agent's words); unchanged when there is none, or when the text
+    without it would read otherwise."""
+    try:
+        doc = read_yaml(text, name)
+    except YamlParseError:
+        return text
+    cut = _scalar_cut(doc, path)
+    if cut is None:
+        return text
+    end = cut[1]
+    stop = len(text)
+    for eol in ("\n", "\r"):
+        found = text.find(eol, end)
+        if found != -1:
+            stop = min(stop, found)
+    match = re.fullmatch(r"[ \t]+#.*", text[end:stop])
+    if match is None:
+        return text
+    edited = text[:end] + text[stop:]
+    try:
+        if read_yaml(edited, name).data != doc.data:
+            return text
+    except YamlParseError:
+        return text
+    return edited
+
+
 def _scalar_cut(doc: YamlDoc, path: Sequence[PathPart]) -> tuple[int, int] | None:
     """The character offsets of the scalar at ``path`` in ``doc.text``, or None (none there)."""
     span = doc.spans.get(tuple(path))

@@ -470,8 +470,16 @@ class Outcomes(Committing):
             self._check_uncommitted(state, head, execution)
 
         def mutate(text: str) -> str:
+            if execution is None:
+                # round 95 (forgedtail): the engine made no record (it failed before one):
+                # the block is the controller's own last record of it (none: removed),
+                # never what an agent left in the file under the controller's seal
+                text = self._from_own_record(file, text, ("execution",))
+            text = self._frozen_as_started(file, text, job.plan_id)
             blocks = {"execution": execution} if execution is not None else {}
-            return yamlio.edit(yamlio.read_yaml(text, file), blocks, {STATUS: status})
+            edited = yamlio.edit(yamlio.read_yaml(text, file), blocks, {STATUS: status})
+            # plan.status is the controller's line: no comment of someone else's rides on it
+            return yamlio.without_comment_after(edited, STATUS, file)
 
         # The outcome stamps only content that ran: when the branch's version of the plan no
         # longer hashes to what was approved (someone committed an edit, or an empty or broken
@@ -482,6 +490,8 @@ class Outcomes(Committing):
         base = ran if ran is not None and other else None
 
         extra = {f"{job.plan_id}/{LOG_NAME}": log_text.encode()} if log_text is not None else {}
+        if log_text is None and not another:
+            extra = self._own_log(file, f"{job.plan_id}/{LOG_NAME}")
         trailers = aborted_by(state) if status == "aborted" and state is not None else None
         if another:
             start = str((self.index.jobs().get(job.plan_id) or {}).get("start") or "")
@@ -505,6 +515,53 @@ class Outcomes(Committing):
             on_drop=on_drop,
             quotes=error.quoted() if isinstance(error, PlangateError) else (),
         )
+
+    def _frozen_as_started(self, file: str, text: str, plan_id: str) -> str:
+        """``text`` with its ``frozen:`` block as the run's start commit (the controller's own)
+        wrote it (round 95: its unhashed facts, or its hash, rewritten by an agent since are
+        never carried in the outcome commit); unchanged when the branch holds the file as
+        this process last wrote it, or the start cannot be read."""
+        start = (self.index.jobs().get(plan_id) or {}).get("start")
+        if not isinstance(start, str) or not start or self._own_record_unchanged(file):
+            return text
+        started = self._git_or_none("show", f"{start}:{file}")
+        if started is None:
+            return text
+        try:
+            was = yamlio.read_yaml(started, file).data
+            now = yamlio.read_yaml(text, file).data
+            block = was.get("frozen") if isinstance(was, dict) else None
+            if not isinstance(block, dict) or not isinstance(now, dict):
+                return text
+            if now.get("frozen") == block:
+                return text
+            return yamlio.set_blocks(text, {"frozen": block}, file)
+        except PlangateError:
+            return text
+
+    def _own_log(self, file: str, log_file: str) -> dict[str, bytes | None]:
+        """The run's log as an outcome commit without the engine's rendering of it must write
+        it (round 95, forgedtail): as the controller's own last commit of it in the plan's
+        life wrote it, or removed where it made none; nothing when the branch holds just
+        that. Never the bytes an agent committed (a forged log, a link, a folder) under the
+        controller's seal."""
+        from controller.git.ownrecord import last_own, life_of, written
+        from controller.service.statedir import is_own_commit
+
+        head = self._head or self.head()
+        git = self._git_or_none
+        is_own = is_own_commit(self.config, self.own_commits)
+        log = life_of(git, head, file, is_own).log
+        found = last_own(log, is_own)
+        record = next((r for r in log if found is not None and r.sha == found[0]), None)
+        own = None if record is None else written(git, record, log_file)
+        tree = git("ls-tree", head, "--", log_file)
+        if own is None:
+            return {log_file: None} if tree else {}
+        regular = tree is not None and tree.split()[:2] == ["100644", "blob"]
+        if regular and git("show", f"{head}:{log_file}") == own:
+            return {}
+        return {log_file: own.encode("utf-8", "surrogateescape")}
 
     def _holds_source(self, plan_id: str, head: str | None) -> bool:
         """Does the branch hold, at a run's path, a plan source and no PLAN.yml/PLAN.yaml

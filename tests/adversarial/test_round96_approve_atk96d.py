@@ -51,6 +51,13 @@ both PLAN.yml and PLANS/pf/PLAN.yml``), nothing ran; Bob's deletion on the line 
 content``), nothing ran, audit agreed. The fullwidth control ``plans/ｆｗ/`` held nothing and ran
 once on Bob's approval, as documented ("A fullwidth ... is no such spelling").
 
+Fixed (2026-12-02, r96held): a merged branch's commit that removes (or moves away) an entry
+which, in that commit's PARENT's own tree, was one of two or more claims on a plan's place by
+the hold's rule (``Lifecycle._side_claim_removals``, read by ``_file_owners``/``_claim_sets``)
+makes its makers writers of the plan's folder and of the version its claims hold after it,
+whether or not the line ever held the plan; only a side commit removing a claim-named entry
+under the plans folder lists a tree. All 8 ids pass (INDEX_VERSION 125).
+
 Should (docs/approvals.md): "whoever deletes one of the two claims chose the content left and
 is a writer ..., whatever the claim's spelling or kind ...: a deletion a merge brings from a
 branch ... is its branch commits' makers', never the merger's"; "On a merged branch the rule is
@@ -67,7 +74,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, BOB, MALLORY, Lab, cases, clone_audit, plan_text, xfail
+from advkit import AGENT, BOB, MALLORY, Lab, cases, clone_audit, plan_text
 from test_round2_execution_kit import shared
 
 #: slug -> (plan folder under plans/, twin path of the folder claim, or None)
@@ -197,11 +204,7 @@ def _lab(factory: pytest.TempPathFactory) -> Lab:
 IDS = [
     f"{s}:{w}" for s in SLUGS for w in ("held", "ran", "audit") if not (s in BRANCH and w == "held")
 ]
-_MERGED = xfail(
-    "merged-branch twin deletion no touch",
-    "a twin added and deleted (by Bob) inside a merged branch made Bob no writer; his approval ran",
-)
-BROKEN: dict[str, Any] = {f"{s}:{w}": _MERGED for s in BRANCH for w in ("ran", "audit")}
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

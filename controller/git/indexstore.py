@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "124"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "125"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -371,6 +371,10 @@ INDEX_VERSION = "124"  # 3: risk and estimate per plan; 4: approval identities, 
 # 124: plain numbers are read by YAML 1.2's core schema alone (``1_000``, ``0b101``, ``0x_1F``,
 # ``-0x10`` strings; ``.5e3`` a float): a version holding such a form hashes anew. Rows as
 # 123's: rebuilt so every version's hash is the new reading's (round 95, r95values)
+# 125: a merged branch's commit removing one of a plan's claims (by the hold's rule, read in
+# its parent's own tree) makes its makers writers of the plan's folder and of the version
+# left, held on the line or not. Rows as 124's: rebuilt so those deleters are writers (round
+# 96, r96held)
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

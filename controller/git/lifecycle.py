@@ -3955,6 +3955,7 @@ class Lifecycle(IndexStore):
                 if ours:
                     self._side_freeze(repo, commit, change)
                 self._side_writes(repo, commit, change, who, left)
+            self._side_claim_removals(repo, commit, who)
             moves += _removed_and_written(
                 [c for c in commit.changes if c.new_blob is None or self._writes_plan(repo, c)]
             )
@@ -3962,6 +3963,44 @@ class Lifecycle(IndexStore):
             self._side_merge_writes(repo, merge)
         self._follow_merged_moves(repo, [*moves, *self._merge_moves(repo, since, until)])
         self._place_side_made(repo, since, until)
+
+    def _side_claim_removals(self, repo: GitRepo, commit: CommitRecord, who: set[str]) -> None:
+        """A merged branch's commit that removes (or moves away) an entry which, in its
+        parent's own tree, was one of two or more claims on a plan's plan file place by the
+        hold's rule (:meth:`_file_owners`, :meth:`_claim_sets`: ``PLAN.yaml`` beside
+        ``PLAN.yml``, a twin folder, a folder ``PLAN.yml/``, a split name, another plans
+        folder spelling) chose the content left: its makers write that plan's folder and the
+        versions its claims hold after it, as :meth:`_touchers` makes a first-parent commit's
+        removal its maker's, whether or not the line ever held the plan (round 96: the twin
+        added and deleted on the branch, Mallory's ``--no-ff`` merge showing nothing of it,
+        Bob's deletion made him no writer and his approval ran the plan). Only a commit that
+        removes a claim-named entry under the plans folder costs a listing, of its parent's
+        tree (a branch of 1,000 ordinary commits lists none)."""
+        claims = sorted(
+            {
+                claim
+                for change in commit.changes
+                if change.new_blob is None
+                for claim in [_claim_entry(change.path)]
+                if claim is not None
+            }
+        )
+        if not claims or not commit.parents:
+            return
+        makers = who - {self.controller_email}
+        parent = commit.parents[0]
+        for claim in claims:
+            if repo.mode_of(commit.sha, claim):
+                continue  # the entry stays (one file of a folder ``PLAN.yml/`` removed)
+            for owner in self._file_owners(repo, parent, claim, unknown=True):
+                if len(self._plan_files(repo, parent, owner, walk=True)) < 2:
+                    continue  # its only claim: no hold, no content chosen
+                self._folder_writers(PurePosixPath(owner), makers)
+                for path in self._plan_files(repo, commit.sha, owner, walk=True):
+                    blob = repo.blob_sha(commit.sha, path)
+                    facts = self.facts(repo, blob) if blob else None
+                    if facts is not None and facts.hash is not None:
+                        self._add_authors(facts.hash, makers)  # the version chosen
 
     def _side_merge_writes(self, repo: GitRepo, merge: CommitRecord) -> None:
         """A merge on a merged branch writes what it did not bring (:meth:`_brought`: not a

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "125"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "126"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -375,6 +375,8 @@ INDEX_VERSION = "125"  # 3: risk and estimate per plan; 4: approval identities, 
 # its parent's own tree) makes its makers writers of the plan's folder and of the version
 # left, held on the line or not. Rows as 124's: rebuilt so those deleters are writers (round
 # 96, r96held)
+# 126: ``sealing_seen`` in meta: once a sealed controller commit was read, an unsealed one
+# under its name is anyone's (round 95, ``mx``). Rows as 125's: rebuilt so the flag is read
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
@@ -541,6 +543,9 @@ class IndexStore:
         self._side_lapses: list[tuple[int, str, str]] = []
         self._line_at: dict[str, int] = {}
         self.controller_time = int(self.meta("controller_time") or 0)
+        #: Whether a sealed commit under the controller's name was read (by git alone): from
+        #: then on an unsealed one is anyone's (round 95, ``mx``; Lifecycle._is_controller).
+        self.sealing_seen = bool(self.meta("sealing_seen"))
         #: Plan bytes parked where the index reads no plan (Lifecycle._follow_parked, round
         #: 50): path -> the writers its bytes carry; and the commit they were followed to.
         self._parked: dict[str, set[str]] = {
@@ -598,10 +603,10 @@ class IndexStore:
         self._db.execute("DELETE FROM plans")
         self._db.execute(
             "DELETE FROM meta WHERE key IN ('last_commit', 'controller_time', 'parked', "
-            "'parked_at', 'loose_logs')"
+            "'parked_at', 'loose_logs', 'sealing_seen')"
         )
         for key in ("last_commit", "controller_time", "parked", "parked_at", "loose_logs",
-                    "split_names"):  # fmt: skip
+                    "split_names", "sealing_seen"):  # fmt: skip
             self._meta[key] = None
         self.set_meta("version", INDEX_VERSION)
         self._db.commit()
@@ -613,6 +618,7 @@ class IndexStore:
         self._dirty = set()
         self._attention = set()
         self.controller_time = 0
+        self.sealing_seen = False
         self._uncapped = set()
 
     def author_dirty(self, key: str) -> None:
@@ -667,6 +673,7 @@ class IndexStore:
         self._new_started.clear()
         self._new_freezes.clear()
         self.set_meta("controller_time", str(self.controller_time))
+        self.set_meta("sealing_seen", "1" if self.sealing_seen else "")
         self.set_meta("parked", json.dumps({p: sorted(w) for p, w in sorted(self._parked.items())}))
         self.set_meta("parked_at", self._parked_at or "")
         self.set_meta("lapses_open", json.dumps(sorted(self._lapses_open)))

@@ -2202,14 +2202,21 @@ class Lifecycle(IndexStore):
         keep the author but write whoever ran them as committer (round 58: the agent's
         amended `complete` commit, its log rewritten, read as the controller's own); and
         by what it records: an event with no cause on the branch, or a run event with no
-        seal, is not one (:meth:`disowned`)."""
+        seal, is not one (:meth:`disowned`); and once a sealed commit under its name was read
+        (``sealing_seen``), an unsealed one is not one whatever it records (round 95, ``mx``:
+        an unsealed record commit that set a plan ``rejected`` stood for the audit and
+        ``check``; history from before round 66's seals reads as it did)."""
         if record.author.email.lower() != self.controller_email:
             return False
         if self.own_commit is not None:
             return self.own_commit(record.sha)
-        return record.committer.email.lower() == self.controller_email and not (
-            self._unmatched_events(record) or unsealed_run_events(record)
-        )
+        if record.committer.email.lower() != self.controller_email:
+            return False
+        if _sealed(record):
+            self.sealing_seen = True
+        elif self.sealing_seen:  # the controller has sealed every commit since (round 95)
+            return False
+        return not (self._unmatched_events(record) or unsealed_run_events(record))
 
     def disowned(self, record: CommitRecord) -> str | None:
         """Why a commit under the controller's name (author and committer) is not its own
@@ -2230,6 +2237,11 @@ class Lifecycle(IndexStore):
             if self.own_commit(record.sha):
                 return None
             return "not in the controller's record of the commits it made (<state_dir>/commits)"
+        if self.sealing_seen and not _sealed(record):
+            return (
+                "no Controller-Seal: (the controller has sealed every commit it made on this "
+                "branch since its first sealed one; an unsealed one is anyone's commit)"
+            )
         return _not_its_own(self._unmatched_events(record), unsealed_run_events(record))
 
     def _unmatched_events(self, record: CommitRecord) -> list[str]:

@@ -345,7 +345,7 @@ _MIXCHECK = xfail(
     "check on Alice's approval after the unsealed record+rejection commit: outcome none; the"
     " controller ran the plan",
 )
-BROKEN: dict[str, Any] = {"mx:audit": _MIXED, "mx:check": _MIXCHECK}
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize(("labname", "slug", "want", "what"), cases(IDS, VALUES, BROKEN))

@@ -310,9 +310,12 @@ def test_an_executable_plan_file_keeps_its_mode_and_a_changed_mode_is_unexplaine
     os.chmod(repo / "plans/other/PLAN.yml", 0o644)
     with (repo / "plans/other/PLAN.yml").open("a") as handle:
         handle.write("# tidied\n")
+    # seal-shaped (git alone cannot verify a seal): judged by what it changed; an unsealed
+    # one is anyone's once the branch holds sealed controller commits (round 95, ``mx``)
     forged = commit_all(
         repo,
-        "plangate: freeze plans/other\n\nPlan: plans/other\nPlan-Status: pending_approval\n",
+        "plangate: freeze plans/other\n\nPlan: plans/other\nPlan-Status: pending_approval\n"
+        f"Controller-Seal: {'ab' * 32}\n",
         BOT,
     )
     code, report = _audit(repo)

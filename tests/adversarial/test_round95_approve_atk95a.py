@@ -86,10 +86,11 @@ Fixed (2026-12-02, r95audit): ``sp``/``dd``/``sq:check``: one predicate of a rec
 git alone, ``hashing.controller_sealed`` (author and committer the controller's identity and a
 seal-shaped ``Controller-Seal:`` in the trailer block as git parses it), asked by the audit's
 timeline and the recorded-policy reader of ``check`` (``history.records``, which scanned every
-line of the body). STILL OPEN: ``mx:audit``, ``mx:check`` (the history index's git-only
-``Lifecycle._is_controller`` still reads an unsealed controller-named commit naming no run
-event as the controller's; disowning it broke unit fixtures that forge unsealed controller
-commits, tests/git/test_lifecycle_withdrawals.py, and was reverted for this release).
+line of the body). Fixed (2026-12-02, the lead, r95mx): ``mx:audit``, ``mx:check``: once the
+history index has read a sealed commit under the controller's name, an unsealed one is
+anyone's commit whatever it records (``Lifecycle._is_controller``, ``sealing_seen``); a
+history with no seal at all (before round 66, and the unit fixtures that forge unsealed
+controller commits) reads as it did.
 """
 
 from __future__ import annotations

@@ -402,6 +402,27 @@ def until(pred: Callable[[], Any], timeout: float = 60.0, step: float = 0.05) ->
     return False
 
 
+def page_settled(port: int, head: Callable[[], str], timeout: float = 180.0) -> bool:
+    """Wait until the page on ``port`` serves and its background audit has read ``head()``
+    (the watched branch's head, asked again at each poll).
+
+    A lab that compares page reads taken before and after a change must take its first read
+    after this: the audit runs in its own thread, and on a loaded machine it can still be
+    working when the page already answers (round 94's surface lab lost that race in CI).
+    """
+    import urllib.request
+
+    def ready() -> bool:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/", timeout=30) as r:
+                view = json.loads(r.read())
+        except (OSError, ValueError):
+            return False
+        return (view.get("audit") or {}).get("head") == head()
+
+    return until(ready, timeout=timeout, step=0.2)
+
+
 def pid_alive(pidfile: Path) -> bool:
     """Whether the process whose pid ``pidfile`` holds is alive and no zombie (Linux /proc)."""
     try:

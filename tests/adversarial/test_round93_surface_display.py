@@ -31,7 +31,6 @@ import os
 import re
 import signal
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -40,7 +39,7 @@ from typing import Any
 
 import mcpkit
 import pytest
-from advkit import AGENT, ALICE, Lab, plan_text
+from advkit import AGENT, ALICE, Lab, page_settled, plan_text
 from test_round2_execution_kit import shared
 from writerkit import free_port
 
@@ -165,10 +164,7 @@ def _build(root: Path) -> Lab:
         stdout=subprocess.DEVNULL, stderr=errf, start_new_session=True,
     )  # fmt: skip
     try:
-        end = time.time() + 60
-        while time.time() < end and _get(ui, "/api/")[0] != 200:
-            time.sleep(0.2)
-        time.sleep(1.0)
+        assert page_settled(ui, lab.head), "the page never settled"
         got["base"] = _read(lab, ui, shas)
         for key, lines in SETTINGS.items():
             config.write_text(pristine + lines.format(order=order))

@@ -112,7 +112,7 @@ from typing import Any
 
 import mcpkit
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text
+from advkit import AGENT, ALICE, Lab, cases, page_settled, plan_text
 from test_round2_execution_kit import shared
 from writerkit import free_port
 
@@ -422,10 +422,7 @@ def _build(root: Path) -> Lab:
         stdout=subprocess.DEVNULL, stderr=errf, start_new_session=True,
     )  # fmt: skip
     try:
-        end = time.time() + 60
-        while time.time() < end and _get(ui, "/api/")[0] != 200:
-            time.sleep(0.2)
-        time.sleep(1.0)
+        assert page_settled(ui, lab.head), "the page never settled"
         got["base"] = _read(lab, ui, shas)
         got["oddpage"] = {s: _get(ui, f"/commit/{sha}") for s, sha in got["odd"].items()}
         got["oddpage"] = {s: (c, t[:4000] + t[-2000:]) for s, (c, t) in got["oddpage"].items()}

@@ -27,6 +27,12 @@ late act in ``calls.log``, with its argv and the params it read on stdin: the gr
 - ``es``/``ev``/``e2``: Alice approves ``es`` and ``e2``; the agent then STAGES (``git add``,
   no commit) an edit of ``es``'s params (``es-X``), ``status: approved`` in the never-approved
   ``ev`` and a new ``plans/ev/EVIL.txt``; two passes; the owner resets the index; a pass.
+- ``n0``/``nk``/``nm``: nested plans: action 1 ``out``, action 2 the pinned draft plan
+  ``plans/nst-<x>`` (``hash`` from ``plangate hash``) with ``inputs: {v:
+  "$<actions[1].outputs.v>"}``; its action 1 gets ``v: "$<inputs.v>"``, its action 2 is a
+  2 s tool. ``n0``: control. ``nk``: killed once nested action 2/1 exited; restarted twice.
+  ``nm``: while the parent runs, the agent COMMITS an edit of the pinned plan (``nm-22`` made
+  ``nm-X``); a pass.
 - ``cb``: two actions (a 2 s tool first); once it runs the agent runs ``git checkout -b x``
   in the controller's work tree; the pass ends; restarted (on ``x``); the owner switches
   back (``git checkout -f main``); a pass.
@@ -34,7 +40,8 @@ late act in ``calls.log``, with its argv and the params it read on stdin: the gr
   (the controller's start commit gone); restarted twice; ``plangate status``; the owner
   follows the remedy (``git reset --hard <old tip>``); two passes.
 
-Checks: ``calls`` (each action's tool as often as documented: once; ``hg`` twice; after a
+Checks: ``calls`` (each action's tool as often as documented: once; ``hg`` twice; ``nm``'s
+nested actions never; after a
 kill after a call at most once, action 1 once; ``ev`` never), ``ended`` (one ``complete``;
 one ``fail`` for ``hg``/``hk``/``sg`` and the in-doubt kills; ``ev`` no start), ``audit``
 (fresh clone of ``main``: the valid runs are the ones that happened, ``og``
@@ -44,7 +51,7 @@ one printed value), ``after`` (no beat of the hung tool after its run's end), ``
 in the log), ``code`` (``E_TIMEOUT``, ``E_TOOL_FAILED``), ``edit``, ``staged``, ``held``,
 ``main``, ``authors`` (every ``plangate:`` commit on main is plangate's), ``landed``.
 
-Seen (round 97): nothing broke (0 of 86 ids).
+Seen (round 97): nothing broke (0 of 101 ids).
 
 Held: ``o0``/``og``: action 2 got exactly action 1's value (``og-2`` stdin ``{"m": "rec",
 "t": "og-2", "v": "og-1:15142:1796222613.816202"}``, action 1 called once), across the
@@ -59,7 +66,11 @@ log cut ("… (cut at 65536 bytes)", 66 KB). ``sg``: ``E_TOOL_FAILED`` "was kill
 9", ``exit_code: -9``. ``cl``: complete, ``stdout: ""``, ``json: null``. ``ed``: the pass
 waited ("plans/ed/PLAN.yml has uncommitted edits; plangate will not overwrite them (commit
 or discard them)"), ``ed-X`` never ran, ``ed-1`` ran once after the owner dropped the edit.
-``es``: the staged edit: the same wait, ``es-X`` never ran; ``e2`` ran in the same pass
+``n0``: nested 2/1 got action 1's one value, complete. ``nk``: ``fail`` in doubt, 2/1 once
+with the same value, 2/2 never. ``nm``: ``fail plans/nm``, ``E_PLAN_HASH_MISMATCH``: "nested
+plan plans/nst-m hashes to sha256:49f8..., but sha256:5d9c... is pinned (and was approved)";
+no nested action ran, ``nm-X`` never. ``es``: the staged edit: the same wait, ``es-X``
+never ran; ``e2`` ran in the same pass
 and no plangate commit carried the staged ``ev`` approval or ``EVIL.txt``; ``ev`` never
 started. ``cb``: the run completed on ``main`` (the agent's ``x`` holds only ``start``); the
 restart on ``x``: exit 2 ``E_GIT: the working tree is on branch x, but plangate watches
@@ -90,7 +101,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, until, xfail  # noqa: F401
+from advkit import AGENT, ALICE, Lab, cases, until, xfail  # noqa: F401
 from test_round2_execution_kit import shared
 from test_round91_runs_atk91c import GATE, PY, _calls, _kill_when, _popen, _ref
 from test_round92_runs_atk92c import _try
@@ -211,6 +222,34 @@ def _plan(slug: str, acts: list[tuple[str, str, str, bool]]) -> str:
     return body
 
 
+#: nested plans (draft, pinned): slug -> its actions; the parent ``n*`` of ``nst-<x>`` is
+#: action 1 ``out`` then action 2 the pinned plan, its input ``v`` action 1's output
+NESTED = {x: [("rec", f"n{x}-21", "v"), ("slp", f"n{x}-22", "")] for x in ("0", "k", "m")}
+
+
+def _nested(x: str) -> str:
+    body = (
+        f'plan:\n  name: "nst-{x}"\n  task: "nested {x}"\n  status: draft\n'
+        'inputs: {v: "none"}\navailable_tools:\n  - name: t97\nactions:\n'
+    )
+    for i, (m, t, v) in enumerate(NESTED[x], 1):
+        ref = ', v: "$<inputs.v>"' if v else ""
+        body += f'  - id: {i}\n    tool: t97\n    why: "nst {i}"\n'
+        body += f'    params: {{m: {m}, t: "{t}"{ref}}}\n'
+    return body
+
+
+def _parent(x: str, pin: str) -> str:
+    return (
+        f'plan:\n  name: "n{x}"\n  task: "round 97 nested {x}"\n  status: pending_approval\n'
+        "available_tools:\n  - name: t97\nactions:\n"
+        f'  - id: 1\n    tool: t97\n    why: "n{x} 1"\n    params: {{m: out, t: "n{x}-1"}}\n'
+        + OUTS
+        + f'  - id: 2\n    plan: {{path: plans/nst-{x}, hash: "{pin}"}}\n    why: "n{x} 2"\n'
+        + '    needs: [1]\n    inputs: {v: "$<actions[1].outputs.v>"}\n'
+    )
+
+
 def _tools(d: Path) -> str:
     argv = json.dumps([PY, str(d / "t97.py"), "{m}", "{t}"])
     return f"t97: {{kind: exec, argv: {argv}, env: {{T97_DIR: {json.dumps(str(d))}}}}}\n"
@@ -247,7 +286,15 @@ def _build(root: Path) -> Lab:
     lab.t = d  # type: ignore[attr-defined]
     for slug, acts in PLANS.items():
         lab.write(slug, _plan(slug, acts))
+    for x in NESTED:
+        lab.write(f"nst-{x}", _nested(x))
     lab.commit("plans")
+    for x in NESTED:
+        pin = lab.cli(
+            "hash", f"plans/nst-{x}", "--config", str(lab.config), cwd=lab.repo
+        ).stdout.strip()
+        lab.write(f"n{x}", _parent(x, pin))
+    lab.commit("nested parents")
     cfg = lab.config
     gd = lab.repo / ".git"
     _try(lab, seen, cfg, "first")
@@ -265,6 +312,26 @@ def _build(root: Path) -> Lab:
     seen["og:landed"] = ok and not _calls(d, "og-2")
     _try(lab, seen, cfg, "og2")
     _try(lab, seen, cfg, "og3")
+    # n0: nested control; nk: killed once nested action 2/1 exited, restarted twice; nm: the
+    # agent COMMITS an edit of the pinned plan (``nm-22`` made ``nm-X``) while action 1 runs
+    _approve(lab, "n0")
+    _try(lab, seen, cfg, "n0")
+    _approve(lab, "nk")
+    seen["nk:landed"] = _kill_when(lab, lambda: _exited(d, "nk-21")) and not _calls(d, "nk-22")
+    _try(lab, seen, cfg, "nk")
+    _try(lab, seen, cfg, "nk2")
+    _approve(lab, "nm")
+
+    def edit() -> None:
+        pn = lab.repo / "plans" / "nst-m" / "PLAN.yml"
+        pn.write_text(pn.read_text().replace('t: "nm-22"', 't: "nm-X"'))
+        seen["nm:edit"] = lab.commit("tweak the nested plan", AGENT, "plans/nst-m/PLAN.yml")
+
+    proc = _popen(lab, cfg)
+    seen["nm:landed"] = until(lambda: bool(_calls(d, "nm-1")), 60) and proc.poll() is None
+    edit()
+    proc.wait(120)
+    _try(lab, seen, cfg, "nm2")
     # ok: killed once action 1 (the output) exited
     _approve(lab, "ok")
     seen["ok:landed"] = _kill_when(lab, lambda: _exited(d, "ok-1")) and not _calls(d, "ok-2")
@@ -358,7 +425,7 @@ def _build(root: Path) -> Lab:
     lab.git("reset", "-q", "--hard", seen["rh:tip"])
     _try(lab, seen, cfg, "rh4")
     _try(lab, seen, cfg, "rh5")
-    seen["subjects"] = {s: lab.subjects(s) for s in PLANS}
+    seen["subjects"] = {s: lab.subjects(s) for s in [*PLANS, *NPAR]}
     seen["late"] = {
         s: lab.git("log", "--all", "--format=%H", "--", f"plans/{s}/LATE.txt")
         for s in ("fk", "fx", "fs")
@@ -396,12 +463,15 @@ def _ends(subjects: list[str]) -> list[str]:
 
 
 CHECKS = ["calls", "ended", "audit"]
+NPAR = ["n0", "nk", "nm"]
 IDS = (
     [f"{s}:{c}" for s in PLANS for c in CHECKS]
     + [f"{s}:landed" for s in ("og", "ok", "hk", "fx", "cb", "rh")]
     + ["o0:same", "og:same", "ok:same", "og:paused", "hg:after", "hk:after"]
     + ["fk:late", "fx:late", "fk:record", "fx:record", "bg:record", "ed:edit", "ed:record"]
     + ["fs:late", "fs:record", "es:edit", "es:record", "ev:staged", "es:staged"]
+    + [f"{s}:{c}" for s in NPAR for c in ("calls", "ended", "audit", "same")]
+    + ["nk:landed", "nm:landed", "nm:edit"]
     + ["rh:held", "cb:main", "rh:record", "sg:code", "hg:code", "cl:record", "all:authors"]
 )
 
@@ -415,12 +485,48 @@ def _same(d: Path, slug: str) -> None:
     assert all(g == v[0] for g in got), (v, got)
 
 
+def _nested_check(lab: Lab, slug: str, check: str) -> None:
+    seen, d = lab.seen, lab.t  # type: ignore[attr-defined]
+    x = slug[1]
+    one, n1, n2 = _calls(d, f"{slug}-1"), _calls(d, f"{slug}-21"), _calls(d, f"{slug}-22")
+    ends = _ends(seen["subjects"][slug])
+    if check == "edit":  # the agent's edit of the pinned plan never ran
+        assert not _calls(d, "nm-X"), _calls(d, "nm-X")
+    elif check == "same":
+        v = [c["v"] for c in one]
+        assert len(v) == 1, v
+        got = [json.loads(c["stdin"]).get("v") for c in n1]
+        assert all(g == v[0] for g in got), (v, got)
+        assert x == "m" or got, (v, got)  # nm: the nested plan never ran (below)
+    elif check == "calls":
+        assert len(one) == 1, one
+        if x == "0":
+            assert len(n1) == 1 and len(n2) == 1, (n1, n2)
+        elif x == "m":  # changed after the approval: E_PLAN_HASH_MISMATCH before any of it
+            assert not n1 and not n2, (n1, n2)
+        else:
+            assert len(n1) == 1 and len(n2) <= 1, (n1, n2)
+    elif check == "ended":
+        if x == "0":
+            assert ends == ["plangate: complete plans/n0"], seen["subjects"][slug]
+        else:
+            assert ends == [f"plangate: fail plans/{slug}"], seen["subjects"][slug]
+    elif check == "audit":
+        report = seen["audit"]
+        runs = [e["outcome"] for e in _valid(report, slug)]
+        assert len(runs) == 1 and runs[0] in (e.split()[1] for e in ends), (runs, ends)
+        assert not _findings(report, slug), _findings(report, slug)
+
+
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))
 def test_runs(lab: Lab, vid: str) -> None:
     slug, check = vid.split(":")
     seen, d = lab.seen, lab.t  # type: ignore[attr-defined]
     if check == "landed":
         assert seen[vid], seen["passes"][-8:]
+        return
+    if slug in NPAR:
+        _nested_check(lab, slug, check)
         return
     if check == "same":
         _same(d, slug)

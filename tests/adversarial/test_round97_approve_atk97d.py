@@ -81,6 +81,19 @@ own tree, was one of two or more claims on a plan's place by the hold's rule cho
 left: its makers are writers ..., whether or not the line ever held the plan". A merge that
 removes the claim its second parent's tree held chose the content left as much as a branch
 commit deleting it does.
+
+Fixed (2026-12-02, r97held): the history index reads every merge after the last pass (on
+the first-parent line or a merged branch) against its merged parents with one ``git
+diff-tree --stdin -m`` (deletions under the plans folder's spellings, names only); a merge
+that leaves out a claim-named entry is read further: each claim a merged parent's tree held
+(by the hold's rule, one of two or more on a plan's place) that the merge's tree lacks, and
+that git's clean join did not remove (another parent lacking it, their merge base holding
+the same bytes), makes the merge's makers writers of that plan's folder and of the version
+left (``Lifecycle._merge_claim_removals``, the removal itself ``Lifecycle._claims_removed``,
+shared with r96held's ``_side_claim_removals``). Bob's ``--no-commit`` + ``git rm``, his
+octopus and his ``-s ours`` merge make him a writer: refused ``E_SELF_APPROVAL`` in every
+mode, the audit and ``check`` agree; Mallory's dropping merge (``rdm``) still does nothing
+(she is no author and approves nothing). INDEX_VERSION 127.
 """
 
 from __future__ import annotations
@@ -92,7 +105,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, BOB, CAROL, MALLORY, Lab, cases, clone_audit, plan_text, xfail
+from advkit import AGENT, BOB, CAROL, MALLORY, Lab, cases, clone_audit, plan_text
 from test_round2_execution_kit import shared
 
 #: slug -> the twin (a claim of plans/<slug>'s place); ``.../x.txt``: a folder claim
@@ -401,18 +414,8 @@ WHATS = {
     "fresh": ("ran",),
 }
 IDS = [f"{m}:{s}:{w}" for m in MODES for s in SLUGS for w in WHATS[m] if w != "held" or s in HELD]
-#: a merge whose resolution drops a claim only its merged side held (neither parent deleted
-#: it): the merger is no writer
-DROP = ["rd", "rdf", "rdo", "rds"]
-BROKEN: dict[str, Any] = {
-    vid: xfail(
-        "merge-resolution-drop-no-writer",
-        "Bob's merge whose resolution dropped a claim only the merged side held (neither parent "
-        "deleted it) made him no writer: his approval ran the plan, audit and check agreed",
-    )
-    for vid in IDS
-    if vid.split(":")[1] in DROP and vid.split(":")[2] != "held"
-}
+#: fixed (r97held): Bob's dropping merges (``rd``, ``rdf``, ``rdo``, ``rds``) make him a writer
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

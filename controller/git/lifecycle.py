@@ -17,7 +17,7 @@ import json
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any
@@ -3973,6 +3973,8 @@ class Lifecycle(IndexStore):
             )
         for merge in repo.merges_merged_in(since, until, paths):
             self._side_merge_writes(repo, merge)
+        if merges:
+            self._merge_claim_removals(repo, since, until, paths)
         self._follow_merged_moves(repo, [*moves, *self._merge_moves(repo, since, until)])
         self._place_side_made(repo, since, until)
 
@@ -3997,19 +3999,87 @@ class Lifecycle(IndexStore):
                 if claim is not None
             }
         )
-        if not claims or not commit.parents:
+        if claims and commit.parents:
+            self._claims_removed(repo, commit.parents[0], commit.sha, claims, who)
+
+    def _merge_claim_removals(
+        self, repo: GitRepo, since: str | None, until: str, paths: Sequence[str]
+    ) -> None:
+        """A merge (on the first-parent line or a merged branch) whose own resolution leaves
+        out an entry that a merged parent's tree held as one of a plan's claims (by the hold's
+        rule: :meth:`_claims_removed`) chose the content left, as a commit deleting it does
+        (:meth:`_side_claim_removals`): its makers are writers of that plan's folder and of
+        the version left (round 97: the agent's branch added a twin folder ``PLAN.yml/`` of
+        Bob's plan, Bob's ``merge --no-commit`` then ``git rm`` (or ``-s ours``) left it out,
+        neither parent deleted it, and his approval ran the plan). The parents compared are
+        the merged ones (every parent of a merge on a merged branch: its first parent is a
+        branch too); a removal git's clean join made (another parent lacks the entry and
+        their merge base held the same bytes) is that parent's deleter's, not the merger's.
+        Cost: one ``diff-tree --stdin -m`` of every merge against its parents, deletions
+        under the plans folder's spellings alone; only a merge that removes a claim-named
+        entry is read further (a merge of 1,000 ordinary commits lists no tree)."""
+        spec = f"{since}..{until}" if since else until
+        heads = repo.run("rev-list", "--merges", spec).split()
+        if not heads:
             return
+        listed = repo.run(
+            "-c", "core.quotePath=false", "diff-tree", "--stdin", "-m", "-r", "-z",
+            "--no-renames", "--no-abbrev", "--name-only", "--diff-filter=D", "--", *paths,
+            input=("\n".join(heads) + "\n").encode(),
+        )  # fmt: skip
+        suspects: set[str] = set()
+        at, known = None, set(heads)
+        for entry in listed.split("\0"):
+            if entry in known:
+                at = entry
+            elif at is not None and _claim_entry(entry) is not None:
+                suspects.add(at)
+        if not suspects:
+            return
+        line = set(repo.run("rev-list", "--first-parent", spec).split())
+        for sha in [head for head in heads if head in suspects]:
+            merge = repo.commit(sha)
+            merged = merge.parents[1:] if sha in line else merge.parents
+            for parent in merged:
+                gone = repo.run(
+                    "-c", "core.quotePath=false", "diff-tree", "-r", "-z", "--no-renames",
+                    "--name-only", "--diff-filter=D", parent, sha, "--", *paths,
+                ).split("\0")  # fmt: skip
+                named = [path for path in gone if _claim_entry(path) is not None]
+                if not named:
+                    continue
+                bases = {  # where another parent lacks an entry, git's join may have removed it
+                    other: repo.merge_base(parent, other)
+                    for other in merge.parents
+                    if other != parent
+                }
+                claims = sorted(
+                    {
+                        claim
+                        for path in named
+                        for claim in [_claim_entry(path)]
+                        if claim is not None and not _joined_away(repo, parent, bases, path)
+                    }
+                )
+                if claims:
+                    self._claims_removed(repo, parent, sha, claims, self.identities(merge))
+
+    def _claims_removed(
+        self, repo: GitRepo, parent: str, sha: str, claims: Sequence[str], who: set[str]
+    ) -> None:
+        """``sha`` (made by ``who``) left out ``claims``, entries ``parent``'s tree held: each
+        that was one of two or more claims on a plan's place there (by the hold's rule) makes
+        ``who`` writers of that plan's folder and of the versions its claims hold in ``sha``."""
         makers = who - {self.controller_email}
-        parent = commit.parents[0]
         for claim in claims:
-            if repo.mode_of(commit.sha, claim):
+            if repo.mode_of(sha, claim):
                 continue  # the entry stays (one file of a folder ``PLAN.yml/`` removed)
             for owner in self._file_owners(repo, parent, claim, unknown=True):
                 if len(self._plan_files(repo, parent, owner, walk=True)) < 2:
                     continue  # its only claim: no hold, no content chosen
                 self._folder_writers(PurePosixPath(owner), makers)
-                for path in self._plan_files(repo, commit.sha, owner, walk=True):
-                    blob = repo.blob_sha(commit.sha, path)
+                for path in self._plan_files(repo, sha, owner, walk=True):
+                    blob = repo.blob_sha(sha, path)
                     facts = self.facts(repo, blob) if blob else None
                     if facts is not None and facts.hash is not None:
                         self._add_authors(facts.hash, makers)  # the version chosen
@@ -5248,6 +5318,20 @@ def _claim_entry(path: str) -> str | None:
         return "/".join(written[: at + 1])
     parts = path_parts(path)
     return path if parts and plan_file_claims([parts[-1]]) else None
+
+
+def _joined_away(repo: GitRepo, parent: str, bases: Mapping[str, str | None], path: str) -> bool:
+    """Whether git's clean join removed ``path`` (held by ``parent``) from a merge: another
+    parent (a key of ``bases``, each with its merge base with ``parent``) lacks it and their
+    merge base held the same bytes there (that parent's line deleted it; its deleter chose,
+    not the merger)."""
+    held = repo.blob_sha(parent, path)
+    return any(
+        base is not None
+        and repo.blob_sha(other, path) is None
+        and repo.blob_sha(base, path) == held
+        for other, base in bases.items()
+    )
 
 
 def _log_twin_folder(path: str, plans_dir: str) -> str | None:

@@ -21,7 +21,8 @@ commit under the controller's name (author and committer ``plangate@localhost``)
 unsealed ``plangate: record policy`` with the loosened policy in RFC 8785 form and its
 ``Policy-Hash:`` (Mallory an approver); Mallory rejects ``ff`` in the same push. ``fx``: in
 that push too, an unsealed commit under the controller's name, subject ``plangate: freeze
-plans/fx``, sets ``fx`` ``rejected``. First pass; Bob sets both ``pending_approval`` again;
+plans/fx``, sets ``fx`` ``rejected``; ``fz``: another such commit sets ``fz``
+``approved`` (nobody voted). First pass; Bob sets both ``pending_approval`` again;
 a pass; Alice approves each. ``fc`` (control): Alice approves. ``sa``: Bob (the author)
 commits the approval with ``GIT_AUTHOR_*`` of Alice (``git commit``); ``pa``: the same with
 ``plangate approve plans/pa`` (it committed: ``approved plans/pa in ... on main``). ``od``:
@@ -67,7 +68,11 @@ Seen (round 97): three ids broke (``od:check``, ``oa:check``, ``fx:ran``).
   said ``none``: consistent, but a rejection by no allowed approver or author counted (the
   safe side: a denial), by trust on first use of a commit whose shape the controller never
   makes.
-- Held: ``ff`` (the forged first record): the controller and audit ignored Mallory's
+- Held: ``fz``: never ran; its ``status`` row said ``"status": "approved"``, ``frozen_hash:
+  null``, ``last_event: ... plangate: freeze plans/fz`` (the forged commit taken as the
+  controller's, the plan never frozen); the audit flagged ``controller-unexplained: a freeze
+  commit cannot set status approved`` and called nothing valid. ``ff`` (the forged first
+  record): the controller and audit ignored Mallory's
   rejection (``withdraw-not-allowed: E_APPROVER_NOT_ALLOWED: mallory@example.com set status
   rejected ... ignored``), the forged record flagged ``policy-changed: a plangate: record
   policy commit under the controller's name with no Controller-Seal: ...: a forged record``;
@@ -227,7 +232,7 @@ def _git_sees_seal(lab: Lab, sha: str) -> bool:
 
 #: lab ``a`` (default policy; every plan Bob's): (slug -> expected runs)
 AP = {
-    "ff": 1, "fx": 1, "fc": 1, "sa": 1, "pa": 1, "od": 0, "oe": 1, "oa": 0, "ob": 1,
+    "ff": 1, "fx": 1, "fz": 0, "fc": 1, "sa": 1, "pa": 1, "od": 0, "oe": 1, "oa": 0, "ob": 1,
     "oc": 1, "rv": 1, "mg": 1, "sw": 1,
     **{t: 1 for t in TRAILERS}, "ctl": 1,
 }  # fmt: skip
@@ -254,6 +259,9 @@ def _a(root: Path) -> dict[str, Any]:
     # fx: a second unsealed commit under the controller's name, before any pass, rejects fx
     lab.set_status("fx", "rejected")
     forged["fx"] = _forge(lab, "plangate: freeze plans/fx\n\nFrozen.\n")
+    # fz: and one, subject ``plangate: freeze plans/fz``, sets fz ``approved`` (nobody voted)
+    lab.set_status("fz", "approved")
+    forged["fz"] = _forge(lab, "plangate: freeze plans/fz\n\nFrozen.\n")
     lab.run()
     notes["ff-after-first-pass"] = lab.plan("ff")["plan"]["status"]
     notes["fx-after-first-pass"] = lab.plan("fx")["plan"]["status"]
@@ -412,9 +420,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
 #: seal-shaped to git's trailer parser (``%(trailers)``): read as the controller's by git
 #: alone, the documented limit (docs/threat-model.md, Accepted limits): ``:ran``, ``:flagged``
 LIMIT = {"ws", "so", "sc", "lt", "cn", "tz"}
-#: no check: ``sa`` (``--as`` names the committer, the author is another), ``pa`` (no branch)
-NOCHECK = {"sa", "pa"}
-FORGED = {"ff", "fx", "rv", "mg", "sw", *TRAILERS}
+#: no check: ``sa`` (``--as`` names the committer, the author is another), ``pa``, ``fz`` (no
+#: branch)
+NOCHECK = {"sa", "pa", "fz"}
+FORGED = {"ff", "fx", "fz", "rv", "mg", "sw", *TRAILERS}
 PLANS = [(n, s, e) for n, (_, d) in BUILDERS.items() for s, e in d.items()]
 WHATS = [(n, s, e, w) for n, s, e in PLANS for w in ("ran", "audit", "check", "flagged")]
 VALUES = [

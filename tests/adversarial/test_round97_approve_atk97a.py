@@ -102,6 +102,20 @@ history as it is now"; docs/threat-model.md: "a commit under its identity that i
 record is judged as anyone's (a controller-only status is an illegal transition, ignored
 ...)" and docs/approvals.md: "Withdrawals (``aborted`` or ``rejected``, by an allowed
 approver or an author of the plan)".
+
+Fixed (2026-12-02, r97appr): ``od:check``, ``oa:check``: where ``base`` is an ancestor of the
+branch, ``check`` also predicts the fast-forward (the branch's own commits on the first-parent
+line, as the controller reads them after it) and adds ``fast_forward`` (``outcome``,
+``counted``, ``refused``, ``missing``) to each plan it decides otherwise; ``outcome`` stays
+the merge commit's; a refusal either way exits 1 (``check._fast_forward``). The check ids
+read the prediction of the way the branch landed: ``fast_forward`` where given, ``oe``
+(merged ``--no-ff``) its ``outcome``. ``fx:ran``: a commit under the controller's name whose
+status change no controller event makes (the audit's rule, moved to
+``records.status_unexplained``: a ``freeze`` that sets ``rejected``; ``approved`` or
+``rejected`` by any event) is never the controller's, by its record (trust on first use) or
+by git alone, sealed or not (``Lifecycle.impossible``, asked by ``_is_controller`` and
+``disowned``): Mallory's rejection is ignored (no approver), the audit flags the commit
+``controller-unexplained``; ``fx`` runs once on Alice's approval. ``INDEX_VERSION`` 128.
 """
 
 from __future__ import annotations
@@ -114,7 +128,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, BOB, BOT, CAROL, MALLORY, Lab, cases, plan_text, xfail
+from advkit import ALICE, BOB, BOT, CAROL, MALLORY, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 HEX = "5e" * 32
@@ -423,6 +437,8 @@ LIMIT = {"ws", "so", "sc", "lt", "cn", "tz"}
 #: no check: ``sa`` (``--as`` names the committer, the author is another), ``pa``, ``fz`` (no
 #: branch)
 NOCHECK = {"sa", "pa", "fz"}
+#: checked, then landed by a merge commit (every other checked branch fast-forwarded)
+MERGED = {"oe"}
 FORGED = {"ff", "fx", "fz", "rv", "mg", "sw", *TRAILERS}
 PLANS = [(n, s, e) for n, (_, d) in BUILDERS.items() for s, e in d.items()]
 WHATS = [(n, s, e, w) for n, s, e in PLANS for w in ("ran", "audit", "check", "flagged")]
@@ -433,22 +449,7 @@ VALUES = [
     and not (v[1] not in FORGED and v[3] == "flagged")
 ] + [("a", "sw", 1, "shallow"), ("a", "all", 0, "single")]  # fmt: skip
 IDS = [f"{v[1]}:{v[3]}" for v in VALUES]
-_REPLAY_CHECK = xfail(
-    "check-misses-replayed-date",
-    "Alice's approval dated before the freeze, fast-forwarded: check --as alice said"
-    " outcome start; the controller refused it E_APPROVAL_REPLAYED and never ran the plan",
-)
-BROKEN: dict[str, Any] = {
-    "od:check": _REPLAY_CHECK,
-    "oa:check": _REPLAY_CHECK,
-    "fx:ran": xfail(
-        "unsealed-first-commit-rejects",
-        "an unsealed commit under the controller's name, before its first pass, set Bob's"
-        " plan rejected (subject 'plangate: freeze plans/fx'): the controller counted the"
-        " rejection (status rejected, Alice's approval illegal), never ran the plan; the"
-        " audit flagged it 'a freeze commit cannot set status rejected' and agreed",
-    ),
-}
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize(("labname", "slug", "want", "what"), cases(IDS, VALUES, BROKEN))
@@ -468,7 +469,10 @@ def test_round97_atk97a(lab: Any, labname: str, slug: str, want: Any, what: str)
         out = got["checks"][slug]
         plans = [p for p in json.loads(out[: out.rfind("}") + 1])["plans"] if p["plan"] == plan]
         assert plans, out[-1500:]
-        assert (plans[0].get("outcome") == "start") == (calls[slug] > 0), (plans[0], calls)
+        # as the branch landed: fast-forwarded (check's ``fast_forward`` prediction where it
+        # differs from the merge commit's), ``oe`` by Alice's merge commit
+        landed = plans[0] if slug in MERGED else {**plans[0], **plans[0].get("fast_forward", {})}
+        assert (landed.get("outcome") == "start") == (calls[slug] > 0), (plans[0], calls)
     elif what == "shallow":  # a clone cut at the forged record: refused, never judged
         sh = got["shallow"]
         assert sh["report"].get("code") == "E_GIT" and sh["rc"] != 0, (sh["rc"], sh["err"])

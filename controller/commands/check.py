@@ -65,14 +65,9 @@ def check(
     # problems quote the catalog (round 49), and the plans' own text as written (round 62):
     # each value before any format escapes it, so every format quotes alike (round 64)
     print(render(_shown(report, lambda text: printed(text, own)), fmt))
-    # a refusal either way the branch may land fails the check (round 97: the report says
-    # which way: ``fast_forward`` where it differs from the merge commit)
-    bad = any(
-        p["outcome"] in ("invalid", "refuse")
-        or p.get("fast_forward", {}).get("outcome") == "refuse"
-        or not p["valid"]
-        for p in report["plans"]
-    )
+    # the merge commit's outcome decides (``fast_forward`` informs: a merge that is itself
+    # the approval, docs/approvals.md, is no approval fast-forwarded)
+    bad = any(p["outcome"] in ("invalid", "refuse") or not p["valid"] for p in report["plans"])
     return 1 if bad else 0
 
 

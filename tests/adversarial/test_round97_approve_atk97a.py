@@ -107,7 +107,7 @@ Fixed (2026-12-02, r97appr): ``od:check``, ``oa:check``: where ``base`` is an an
 branch, ``check`` also predicts the fast-forward (the branch's own commits on the first-parent
 line, as the controller reads them after it) and adds ``fast_forward`` (``outcome``,
 ``counted``, ``refused``, ``missing``) to each plan it decides otherwise; ``outcome`` stays
-the merge commit's; a refusal either way exits 1 (``check._fast_forward``). The check ids
+the merge commit's, and so does the exit code (``check._fast_forward``). The check ids
 read the prediction of the way the branch landed: ``fast_forward`` where given, ``oe``
 (merged ``--no-ff``) its ``outcome``. ``fx:ran``: a commit under the controller's name whose
 status change no controller event makes (the audit's rule, moved to

@@ -64,25 +64,18 @@ from controller.git.history import (
     withdraw_rule,
 )
 from controller.git.prefetch import _Prefetcher
-from controller.git.records import RUN_START, PlanEvent, plan_event, record_events
+from controller.git.records import (
+    EVENT_STATUS,
+    RUN_START,
+    PlanEvent,
+    plan_event,
+    record_events,
+    status_unexplained,
+)
 from controller.plan import nested, plans
 from controller.settings import Config
 
 OUTCOME_EVENTS = ("complete", "fail", "await-approval", "abort", "checkpoint")
-#: The statuses each controller event leaves a plan in (see controller.service.reconcile).
-EVENT_STATUS: dict[str, frozenset[str]] = {
-    "convert": frozenset({"pending_approval", "draft"}),  # a new plan only (see _unexplained)
-    "freeze": frozenset({"pending_approval"}),
-    "invalid": frozenset({"invalid"}),
-    "refuse": frozenset({"pending_approval", "awaiting_approval", "failed"}),
-    "partial": frozenset({"pending_approval"}),
-    "start": frozenset({"executing"}),
-    "await-approval": frozenset({"awaiting_approval"}),
-    "complete": frozenset({"completed"}),
-    "fail": frozenset({"failed"}),
-    "abort": frozenset({"aborted"}),
-    "checkpoint": frozenset({"executing"}),
-}
 
 
 @dataclass
@@ -270,8 +263,9 @@ class Auditor:
         if named != event.plan_id or verb not in EVENT_STATUS:
             where = "Plan-Event" if said.batched else "subject"
             return f"{where} {said.subject!r} is not a plangate event for {event.plan_id}"
-        if after.file_status not in EVENT_STATUS[verb]:
-            return f"a {verb} commit cannot set status {after.file_status}"
+        cannot = status_unexplained(verb, after.file_status)
+        if cannot:
+            return cannot
         moved = self._mode_changed(event, verb)
         if moved:
             return moved
@@ -542,7 +536,7 @@ def _replay(
         if record.is_merge:  # the merged branch's writers and withdrawals, as a scan has them
             index.merged_authors(repo, record.parents[0], record.sha)
             auditor.side_disowned(index.side_disowned)
-        auditor.disowned(record, index.disowned(record))  # judged before it applies
+        auditor.disowned(record, index.disowned(record, repo))  # judged before it applies
         index.apply(repo, record, auditor)
         if record.is_merge:
             index.apply_side_withdrawals(auditor)

@@ -65,6 +65,8 @@ def check(
     # problems quote the catalog (round 49), and the plans' own text as written (round 62):
     # each value before any format escapes it, so every format quotes alike (round 64)
     print(render(_shown(report, lambda text: printed(text, own)), fmt))
+    # the merge commit's outcome decides (``fast_forward`` informs: a merge that is itself
+    # the approval, docs/approvals.md, is no approval fast-forwarded)
     bad = any(p["outcome"] in ("invalid", "refuse") or not p["valid"] for p in report["plans"])
     return 1 if bad else 0
 
@@ -121,10 +123,10 @@ OWN = "_own"
 def predict(
     repo: GitRepo, config: Config, base: str, head: str, as_email: str | None
 ) -> dict[str, Any]:
-    """The report: {base, head, merger, plans: [one dict per changed plan]}."""
-    from controller.commands._shared import read_history
+    """The report: {base, head, merger, plans: [one dict per changed plan]}: the merge
+    commit's prediction, and where ``head`` can fast-forward ``base`` and the fast-forward
+    makes the controller decide a plan otherwise, that prediction too (:func:`_fast_forward`)."""
     from controller.errors import UsageError
-    from controller.git.history import plan_id_of
 
     base_sha, head_sha = repo.rev(base), repo.rev(head)
     if base_sha is None or head_sha is None:
@@ -133,13 +135,54 @@ def predict(
     repo.check_complete()  # a shallow clone hides who wrote what (round 19), as for audit
     merger = as_email or UNKNOWN_MERGER
     merge = _simulated_merge(repo, base_sha, head_sha, merger)
+    report: dict[str, Any] = {"base": base_sha, "head": head_sha, "merger": as_email}
+    found, assumed = _predict_at(repo, config, base_sha, head_sha, merge, as_email)
+    if assumed is not None:
+        report["merge_signature"] = assumed
+    if found and base_sha != head_sha and repo.is_ancestor(base_sha, head_sha):
+        ahead, _ = _predict_at(repo, config, base_sha, head_sha, head_sha, as_email)
+        _fast_forward(found, ahead)
+    return {**report, "plans": found}
+
+
+#: What a plan's fast-forward prediction shows where it differs from the merge commit's.
+_FF_KEYS = ("outcome", "counted", "refused", "missing")
+
+
+def _fast_forward(found: list[dict[str, Any]], ahead: list[dict[str, Any]]) -> None:
+    """Add to each plan report the fast-forward's prediction where it differs (round 97:
+    an approval authored before the freeze, fast-forwarded, is first-parent and
+    ``E_APPROVAL_REPLAYED``; the same commit brought by a merge commit is the merge's and
+    counts: check predicted the merge commit alone and said ``start``)."""
+    by_plan = {p["plan"]: p for p in ahead}
+    for report in found:
+        other = by_plan.get(report["plan"])
+        if other is None or other.get("outcome") == report.get("outcome"):
+            continue
+        report["fast_forward"] = {key: other[key] for key in _FF_KEYS if key in other}
+        report[OWN] = [*report.get(OWN, ()), *other.get(OWN, ())]
+
+
+def _predict_at(
+    repo: GitRepo,
+    config: Config,
+    base_sha: str,
+    head_sha: str,
+    tip: str,
+    as_email: str | None,
+) -> tuple[list[dict[str, Any]], str | None]:
+    """The plan reports for the branch landed as ``tip`` (the simulated merge commit, or
+    ``head`` itself: a fast-forward), and the merge signature assumed (None: none)."""
+    from controller.commands._shared import read_history
+    from controller.git.history import plan_id_of
+
     repo.read_signatures = config.approval.allowed_signers is not None
     assumed, real = None, repo
-    if config.approval.require_signed:
+    if config.approval.require_signed and tip != head_sha:
         # the simulated merge is unsigned; the real one is signed by the merger (round 22:
         # every prediction under require_signed was a refusal the controller never made)
         signature, assumed = _merge_signature(config, as_email)
-        repo = _SignedMerge(repo, merge, signature)  # type: ignore[assignment]
+        repo = _SignedMerge(repo, tip, signature)  # type: ignore[assignment]
     own_commit = None
     if config.approval.require_signed:
         # the controller knows its commits by its record; here, under require_signed, its
@@ -148,17 +191,17 @@ def predict(
         signers = config.approval.allowed_signers
         own_commit = functools.cache(lambda sha: real.verify_commit(sha, signers).valid)
     plans_dir = config.plans_dir.strip("/") or "."
-    names = repo.run("diff", "--name-only", "-z", base_sha, merge, "--", plans_dir)
+    names = repo.run("diff", "--name-only", "-z", base_sha, tip, "--", plans_dir)
     changed = {p for n in names.split("\0") if n and (p := plan_id_of(n, plans_dir))}
     ids = sorted(changed | _trailer_plans(repo, base_sha, head_sha))
     if not ids and not _folders_of(names):
-        return {"base": base_sha, "head": head_sha, "merger": as_email, "plans": []}
+        return [], assumed
     # the history the controller reads, whole (round 43: only these plans' own paths missed
     # writers, runs and first freezes carried in from other paths); who may reject or abort
     # follows the policy recorded when they did (round 28); the runs its start commits record
     # (index.ran_as: the controller reads them the same way, round 50)
-    with read_history(repo, config, merge, own_commit=own_commit) as index:
-        sources = _sources(repo, config, index, merge, names)
+    with read_history(repo, config, tip, own_commit=own_commit) as index:
+        sources = _sources(repo, config, index, tip, names)
         ids = sorted({*ids, *sources})
         beside = _same_versions(index, ids)
         cached = _Blobs(repo, [index.plans[i].blob for i in [*ids, *beside] if i in index.plans])
@@ -166,14 +209,10 @@ def predict(
         found = [
             sources[pid]
             if pid in sources
-            else _plan_report(cached, config, index, pid, merge, as_email, claims)
+            else _plan_report(cached, config, index, pid, tip, as_email, claims)
             for pid in sorted({*ids, *beside})
         ]
-        found = [report for report in found if report["plan"] in ids]
-    report: dict[str, Any] = {"base": base_sha, "head": head_sha, "merger": as_email}
-    if assumed is not None:
-        report["merge_signature"] = assumed
-    return {**report, "plans": found}
+    return [report for report in found if report["plan"] in ids], assumed
 
 
 def _same_versions(index: Any, ids: list[str]) -> list[str]:
@@ -594,6 +633,20 @@ def _details(p: dict[str, Any]) -> list[str]:
     ]
     if p["missing"]:
         lines.append(f"still missing: {visible(p['missing'])}")
+    return lines + _fast_forward_details(p.get("fast_forward"))
+
+
+def _fast_forward_details(ff: dict[str, Any] | None) -> list[str]:
+    """The fast-forward's prediction, where it differs from the merge commit's."""
+    if not ff:
+        return []
+    outcome = _OUTCOMES.get(ff["outcome"], ff["outcome"])
+    lines = [f"if fast-forwarded (no merge commit) instead: {outcome}"]
+    lines += [
+        f"  refused: {visible(r['by'])} {_commit_ref(r['commit'])} "
+        f"{r['code']}: {visible(r['message'])}"
+        for r in ff.get("refused", ())
+    ]
     return lines
 
 

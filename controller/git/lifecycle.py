@@ -56,6 +56,7 @@ from controller.git.records import (
     plan_event,
     plan_named,
     record_events,
+    status_unexplained,
 )
 from controller.git.twins import FolderTwins, Listing, SeenFolders, add_held
 from controller.plan import hashing, likeness, yamlio
@@ -320,7 +321,7 @@ class Lifecycle(IndexStore):
         self._record = record
         if self._seen is not None:
             self._note_seen(record)
-        by_controller = self._is_controller(record)
+        by_controller = self._is_controller(record, repo)
         if by_controller:
             self._controller_clock(record.commit_time)
         carried = {} if by_controller else self._moved_writers(repo, record)
@@ -2194,7 +2195,7 @@ class Lifecycle(IndexStore):
             self._join_cache = cache
         return cache[1]
 
-    def _is_controller(self, record: CommitRecord) -> bool:
+    def _is_controller(self, record: CommitRecord, repo: GitRepo | None = None) -> bool:
         """Whether the controller made this commit: a commit under its name that it did not
         make is anyone's commit. The controller knows its commits by record; git alone (the
         audit, a fresh clone) by both identities: the controller writes itself as author
@@ -2205,8 +2206,12 @@ class Lifecycle(IndexStore):
         seal, is not one (:meth:`disowned`); and once a sealed commit under its name was read
         (``sealing_seen``), an unsealed one is not one whatever it records (round 95, ``mx``:
         an unsealed record commit that set a plan ``rejected`` stood for the audit and
-        ``check``; history from before round 66's seals reads as it did)."""
+        ``check``; history from before round 66's seals reads as it did); nor, by its record
+        or not, sealed or not, one whose status changes no controller event makes
+        (:meth:`impossible`, round 97)."""
         if record.author.email.lower() != self.controller_email:
+            return False
+        if self.impossible(record, repo):
             return False
         if self.own_commit is not None:
             return self.own_commit(record.sha)
@@ -2218,7 +2223,39 @@ class Lifecycle(IndexStore):
             return False
         return not (self._unmatched_events(record) or unsealed_run_events(record))
 
-    def disowned(self, record: CommitRecord) -> str | None:
+    def impossible(self, record: CommitRecord, repo: GitRepo | None) -> str | None:
+        """Why a commit under the controller's name is one it could never have made, by the
+        status changes it makes to plan files (:func:`status_unexplained`, the audit's rule):
+        a ``freeze`` that sets ``rejected``, any status no controller event sets. Whatever
+        its seal or the controller's record, it is anyone's (round 97, ``fx``: an unsealed
+        ``plangate: freeze`` setting ``rejected`` before the controller's first pass was
+        adopted by trust on first use, and a rejection by no approver vetoed the plan).
+        Reads only the plan files the commit changes; asked once per commit."""
+        cached: tuple[str, str | None] | None = getattr(self, "_impossible_cache", None)
+        if cached is None or cached[0] != record.sha:
+            why = None if repo is None else self._status_unexplained(repo, record)
+            cached = (record.sha, why)
+            self._impossible_cache = cached
+        return cached[1]
+
+    def _status_unexplained(self, repo: GitRepo, record: CommitRecord) -> str | None:
+        events = record_events(record)
+        for change in record.changes:
+            plan_id = plan_id_of(change.path, self.plans_dir)
+            if plan_id is None or not _is_plan_file(change.path) or change.new_blob is None:
+                continue
+            after = self.facts(repo, change.new_blob)
+            before = self.facts(repo, change.old_blob)
+            if after is None or after.status is None:
+                continue
+            if before is not None and before.status == after.status:
+                continue  # a status it left as it was is no change it made
+            why = status_unexplained(events.get(plan_id, ""), after.status)
+            if why:
+                return f"{why} ({change.path})"
+        return None
+
+    def disowned(self, record: CommitRecord, repo: GitRepo | None = None) -> str | None:
         """Why a commit under the controller's name (author and committer) is not its own
         (None: it is, or it does not claim to be). By its record of the commits it made when
         there is one, for every event kind; git alone, by the cause every controller event
@@ -2233,6 +2270,9 @@ class Lifecycle(IndexStore):
         named = self.controller_email
         if record.author.email.lower() != named or record.committer.email.lower() != named:
             return None
+        cannot = self.impossible(record, repo)
+        if cannot:
+            return f"{cannot}: a status change no controller event makes (round 97)"
         if self.own_commit is not None:
             if self.own_commit(record.sha):
                 return None

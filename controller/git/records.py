@@ -218,6 +218,38 @@ def subject_event(subject: str) -> tuple[str, str]:
     return words[1], plan_named(words[2])
 
 
+#: The statuses each controller event leaves a plan in (see controller.service.reconcile).
+EVENT_STATUS: dict[str, frozenset[str]] = {
+    "convert": frozenset({"pending_approval", "draft"}),  # a new plan only (audit._unexplained)
+    "freeze": frozenset({"pending_approval"}),
+    "invalid": frozenset({"invalid"}),
+    "refuse": frozenset({"pending_approval", "awaiting_approval", "failed"}),
+    "partial": frozenset({"pending_approval"}),
+    "start": frozenset({"executing"}),
+    "await-approval": frozenset({"awaiting_approval"}),
+    "complete": frozenset({"completed"}),
+    "fail": frozenset({"failed"}),
+    "abort": frozenset({"aborted"}),
+    "checkpoint": frozenset({"executing"}),
+}
+#: Every status some controller event writes (never ``approved`` or ``rejected``: people's).
+CONTROLLER_STATUSES: frozenset[str] = frozenset().union(*EVENT_STATUS.values())
+
+
+def status_unexplained(verb: str, status: str | None) -> str | None:
+    """Why a controller commit recording ``verb`` for a plan cannot have left it in
+    ``status`` (None: it can): the one rule the audit (``controller-unexplained``) and the
+    history index (which then reads the commit as anyone's, round 97) judge a commit under
+    the controller's name by. A commit naming no event of the plan can still set no status
+    that no controller event sets."""
+    allowed = EVENT_STATUS.get(verb)
+    if allowed is not None and status not in allowed:
+        return f"a {verb} commit cannot set status {status}"
+    if allowed is None and status not in CONTROLLER_STATUSES:
+        return f"no controller event sets status {status}"
+    return None
+
+
 def record_events(record: CommitRecord) -> dict[str, str]:
     """Plan path -> the controller's event in its commit (``plangate: <event> <plan>``, or
     each ``Plan:`` group's ``Plan-Event:`` in a batch), the paths read back with

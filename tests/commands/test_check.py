@@ -648,3 +648,30 @@ def test_check_holds_a_plan_a_root_folder_ending_in_a_backslash_lands_on(
     config = str(config_file(repo, rules=[]))
     row = json.loads(run_cli("--config", config, "status", "--json", cwd=repo).stdout)
     assert [r.get("held") for r in row if r["plan"] == "plans/greet"] == ["E_PLAN_AMBIGUOUS"], row
+
+
+def test_check_predicts_a_fast_forward_where_it_decides_otherwise(repo: Path) -> None:
+    """Round 97 (``od``): Alice's approval authored before the freeze is the merge's (it
+    counts) under a merge commit, and ``E_APPROVAL_REPLAYED`` fast-forwarded: check reports
+    both (the exit code follows the merge commit's); the controller then refuses the
+    fast-forward."""
+    write_plan(repo)
+    commit_all(repo, "add greet", AGENT)
+    run_once(repo, rules=[])
+    git(repo, "switch", "-q", "-c", "review")
+    edit_status(repo, "greet", "approved")
+    git(repo, "add", "-A")
+    old = {**identity(*ALICE), "GIT_AUTHOR_DATE": "@1700000000 +0000"}
+    git(repo, "commit", "-q", "-m", "approve greet", env=old)
+    git(repo, "switch", "-q", "main")
+    code, report = check(repo, "--as", ALICE[1], "--format", "json", rules=[])
+    [plan] = report["plans"]
+    assert plan["outcome"] == "start" and code == 0
+    ahead = plan["fast_forward"]
+    assert ahead["outcome"] == "refuse", ahead
+    assert [r["code"] for r in ahead["refused"]] == ["E_APPROVAL_REPLAYED"]
+    _, text = check(repo, "--as", ALICE[1], "--format", "text", rules=[])
+    assert "if fast-forwarded (no merge commit) instead: merging is refused" in text
+    git(repo, "merge", "-q", "--ff-only", "review")
+    run_once(repo, rules=[])
+    assert head_plan(repo)["plan"]["status"] != "completed"

@@ -3,10 +3,10 @@
 The approval hot path never parses a big tree: reads ask git's persistent ``cat-file`` for
 ``<commit>:<path>``, except through a top-level folder (the plans folder) asked often in one
 commit, which is indexed once in git's canonical form (:class:`_TreeIndex`, issue 17: git
-reads the whole tree for each lookup); a commit that only replaces existing entries of a big tree patches their
-20-byte ids in the raw object, at offsets proven unique (see :func:`entry_offset`), and stores
-it with zlib level 0 above :data:`STORE_RAW_ABOVE` (git reads any level; ``git gc``
-recompresses).
+reads the whole tree for each lookup); a commit that only replaces existing entries of a big
+tree patches their 20-byte ids in the raw object, at offsets proven unique (see
+:func:`entry_offset`), and stores it with zlib level 0 above :data:`STORE_RAW_ABOVE` (git
+reads any level; ``git gc`` recompresses).
 """
 
 from __future__ import annotations
@@ -49,8 +49,9 @@ BATCH_LOOKUPS = 8
 #: a burst's batched commit asks its plans folder for hundreds of plans; a cold scan's commit
 #: for the one or two it changed (indexing each of those would cost more than it saves).
 INDEX_AFTER = 16
-#: Indexed folders kept (each the raw tree and 4 bytes an entry: 2 MB for 50,000 plans).
-INDEXES_KEPT = 2
+#: Indexed folders kept (the raw tree and 4 bytes an entry: 2 MB for 50,000 plans): a burst
+#: asks the head it just committed.
+INDEXES_KEPT = 1
 
 
 class Objects(RepoBase):

@@ -127,6 +127,9 @@ class RepoBase:
         self._objects = self.common_dir / "objects" if store is None else store / "objects"
         self._lock = threading.RLock()
         self._trees: dict[str, dict[str, tuple[str, int]]] = {}
+        #: (commit, top-level folder) -> its index, once asked often (Objects._big_index)
+        self._indexes: dict[tuple[str, str], Any] = {}
+        self._index_asks: dict[tuple[str, str], int] = {}
         #: commits and trees git was seen to read (a path git calls missing in one is absent)
         self._readable: set[str] = set()
         #: objects this process wrote or read in a batch, by id (never stale), oldest first

@@ -1,10 +1,12 @@
 """Objects and trees: reading blobs and trees, and writing loose objects in-process.
 
 The approval hot path never parses a big tree: reads ask git's persistent ``cat-file`` for
-``<commit>:<path>``; a commit that only replaces existing entries of a big tree patches their
-20-byte ids in the raw object, at offsets proven unique (see :func:`entry_offset`), and stores
-it with zlib level 0 above :data:`STORE_RAW_ABOVE` (git reads any level; ``git gc``
-recompresses).
+``<commit>:<path>``, except through a top-level folder (the plans folder) asked often in one
+commit, which is indexed once in git's canonical form (:class:`_TreeIndex`, issue 17: git
+reads the whole tree for each lookup); a commit that only replaces existing entries of a big
+tree patches their 20-byte ids in the raw object, at offsets proven unique (see
+:func:`entry_offset`), and stores it with zlib level 0 above :data:`STORE_RAW_ABOVE` (git
+reads any level; ``git gc`` recompresses).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from array import array
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
@@ -42,6 +45,13 @@ KEPT_OVERHEAD = 200
 #: Above this many names asked of one tree or commit at once, one batch instead of one
 #: question each (a parse, or a ``cat-file --batch-check``).
 BATCH_LOOKUPS = 8
+#: A commit's top-level folder asked this many times is indexed (:meth:`Objects._big_index`):
+#: a burst's batched commit asks its plans folder for hundreds of plans; a cold scan's commit
+#: for the one or two it changed (indexing each of those would cost more than it saves).
+INDEX_AFTER = 16
+#: Indexed folders kept (the raw tree and 4 bytes an entry: 2 MB for 50,000 plans): a burst
+#: asks the head it just committed.
+INDEXES_KEPT = 1
 
 
 class Objects(RepoBase):
@@ -190,17 +200,82 @@ class Objects(RepoBase):
         Where objects are checked, walked instead: git would follow trees it never hashed."""
         if self.checks_objects:
             return self._walked(spec)
+        known, found = self._through_big_tree(spec)
+        if not known:
+            found = self._header(spec)
+        if found is None:
+            self._unreadable(spec)
+            return None
+        return found
+
+    def _header(self, spec: str) -> tuple[str, str] | None:
+        """(object id, type) git's persistent ``cat-file --batch-check`` gives ``spec``."""
         with self._lock, DEADLINES.bound(self.timeout, self._stop_readers, "git cat-file"):
             try:
                 sha, kind, _ = self._repo.git.get_object_header(spec)
             except ValueError:  # "<spec> missing": not there, or an object git cannot read
-                sha = None
+                return None
             except OSError as exc:  # the persistent cat-file died
                 raise GitError(f"cannot look up {spec}: {exc}") from None
-        if sha is None:
-            self._unreadable(spec)
-            return None
         return _text(sha), _text(kind)
+
+    def _through_big_tree(self, spec: str) -> tuple[bool, tuple[str, str] | None]:
+        """git's answer for ``<commit>:<folder>/<name>[/<rest>]`` where ``<folder>`` (one
+        level below the root: the plans folder) is a big tree asked often, found without git
+        reading that tree again: ``(True, answer)``, or ``(False, None)`` when it cannot be
+        (git is asked).
+
+        git resolves a path by reading every tree on the way whole: a lookup in a commit's
+        10,000-entry plans folder cost git 2 ms, and a burst of 10,000 plans asked it for
+        each plan file of each batched commit (the burst's cost grew with the square of the
+        plans: issue 17). A folder asked :data:`INDEX_AFTER` times in one commit is read once
+        and indexed (:class:`_TreeIndex`), where it is in git's canonical form: then git's
+        lookup (entries in order, the first of a name) and the index's agree. The rest of
+        the path is git's again, through the small tree the entry names, and the entry's
+        own object is asked of git (its type and presence, as the one-step lookup gives
+        them)."""
+        commit, _, path = spec.partition(":")
+        folder, _, below = path.partition("/")
+        name, _, rest = below.partition("/")
+        if not (_HEX40.fullmatch(commit) and folder and name) or any(
+            part in ("", ".", "..") for part in path.split("/")
+        ):
+            return False, None
+        index = self._big_index(commit, folder)
+        if index is None:
+            return False, None
+        entry = index.get(name)
+        if entry is None:
+            return True, None
+        sha, mode = entry
+        if rest:
+            return True, self._header(f"{sha}:{rest}") if mode == _TREE_MODE else None
+        return True, self._header(sha)
+
+    def _big_index(self, commit: str, folder: str) -> _TreeIndex | None:
+        """The index of ``commit``'s ``folder`` once it was asked :data:`INDEX_AFTER` times
+        and is a big tree in canonical form (None: not, or not yet)."""
+        key = (commit, folder)
+        with self._lock:
+            if key in self._indexes:
+                return self._indexes[key]
+            asked = self._index_asks.get(key, 0) + 1
+            if len(self._index_asks) > 4096:
+                self._index_asks.clear()
+            self._index_asks[key] = asked
+        if asked < INDEX_AFTER:
+            return None
+        index: _TreeIndex | None = None
+        found = self._header(f"{commit}:{folder}")
+        if found is not None and found[1] == "tree":
+            kind, data = self._typed_object(found[0])
+            if kind == b"tree" and len(data) >= BIG_TREE:
+                index = _TreeIndex.of(data)
+        with self._lock:
+            while len(self._indexes) >= INDEXES_KEPT:
+                del self._indexes[next(iter(self._indexes))]
+            self._indexes[key] = index
+        return index
 
     def _unreadable(self, spec: str) -> None:
         """git said ``<tree-ish>:<path>`` is missing: return when nothing is at that path,
@@ -621,6 +696,77 @@ def parse_tree(data: bytes) -> dict[str, tuple[str, int]]:
         entries[name] = (data[nul + 1 : nul + 21].hex(), int(data[pos:space], 8))
         pos = nul + 21
     return entries
+
+
+_CANONICAL_MODES = frozenset((b"40000", b"100644", b"100755", b"120000", b"160000"))
+
+
+class _TreeIndex:
+    """A big tree in git's canonical form (:meth:`of`), its entries found by bisection on
+    their start offsets: 4 bytes an entry beside the raw object, no name decoded until
+    asked. In that form, entries strictly in git's order and no name twice, an exact search
+    finds what git's own path lookup (entries in order, the first of a name) finds."""
+
+    __slots__ = ("data", "starts")
+
+    def __init__(self, data: bytes, starts: array[int]) -> None:
+        self.data, self.starts = data, starts
+
+    @classmethod
+    def of(cls, data: bytes) -> _TreeIndex | None:
+        """The index of raw tree ``data``; None unless every entry has one of git's own modes
+        and a name (not empty, ``.`` or ``..``, no ``/``), the entries are strictly in git's
+        order (a folder's name compared as if it ended in ``/``), no name is there twice
+        and nothing is left over."""
+        starts: array[int] = array("I")
+        files: set[bytes] = set()
+        previous = b""
+        pos, end = 0, len(data)
+        while pos < end:
+            space = data.find(b" ", pos)
+            nul = data.find(b"\0", space + 1) if space >= 0 else -1
+            if nul < 0 or nul + 21 > end:
+                return None
+            mode, name = data[pos:space], data[space + 1 : nul]
+            if mode not in _CANONICAL_MODES or name in (b"", b".", b"..") or b"/" in name:
+                return None
+            key = name + b"/" if mode == b"40000" else name
+            if key <= previous or (mode == b"40000" and name in files):
+                return None
+            if mode != b"40000":
+                files.add(name)
+            starts.append(pos)
+            previous, pos = key, nul + 21
+        return cls(data, starts)
+
+    def _entry(self, i: int) -> tuple[bytes, bytes, int]:
+        """(key, mode, offset of the id) of entry ``i``."""
+        data, start = self.data, self.starts[i]
+        space = data.index(b" ", start)
+        nul = data.index(b"\0", space)
+        mode = data[start:space]
+        name = data[space + 1 : nul]
+        return (name + b"/" if mode == b"40000" else name), mode, nul + 1
+
+    def get(self, name: str) -> tuple[str, int] | None:
+        """(id, mode) of the entry ``name`` (None: no such entry)."""
+        try:
+            raw = name.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            return None  # no bytes spell it: no entry has it
+        for key in (raw, raw + b"/"):  # a file's place, then a folder's
+            lo, hi = 0, len(self.starts)
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if self._entry(mid)[0] < key:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if lo < len(self.starts):
+                found, mode, at = self._entry(lo)
+                if found == key:
+                    return self.data[at : at + 20].hex(), int(mode, 8)
+        return None
 
 
 #: One raw tree entry as :func:`parse_tree` splits it, in its strict form: octal digits, a

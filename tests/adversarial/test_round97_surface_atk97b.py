@@ -60,11 +60,12 @@ from typing import Any
 
 import mcpkit
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text
+from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
 from test_round2_execution_kit import shared
 from writerkit import free_port
 
-N = int(os.environ.get("ATK97B_N", "40"))
+N = int(os.environ.get("ATK97B_N", "10"))
+GCREADS = 2
 AGENT_CFG = "agent: {identity: {name: Agent, email: agent@example.com}, branch_prefix: plangate/}\n"
 INIT = {
     "jsonrpc": "2.0", "id": 0, "method": "initialize",
@@ -257,7 +258,7 @@ def _build(root: Path) -> Lab:
     th = threading.Thread(target=gc_loop)
     th.start()
     try:
-        got["gc"] = [_readers(lab) for _ in range(4)]
+        got["gc"] = [_readers(lab) for _ in range(GCREADS)]
     finally:
         stop.set()
         th.join()
@@ -282,7 +283,8 @@ def _build(root: Path) -> Lab:
     lab.run(check=False)
     got["link:status"] = lab.cli("status", "--json", "--config", c).stdout
     rl = mcpkit.session(lab, [("log", {"path": "plans/r"}), ("status", {"path": "plans/r"}),
-                              ("log", {"path": "plans/s"}), ("status", {"path": "plans/s"})])  # fmt: skip
+                              ("log", {"path": "plans/s"}),
+                              ("status", {"path": "plans/s"})])  # fmt: skip
     got["link:mcp"] = [_text(r) for r in rl[0]]
     sh = lab.cli("show", "--config", c, str(lab.repo / "plans/s/PLAN.yml"))
     got["link:show"] = (sh.returncode, sh.stdout + sh.stderr)
@@ -307,7 +309,7 @@ def _build(root: Path) -> Lab:
         _call(4, "wait", {"path": "plans/nosuch", "timeout": 3}),
     ]  # fmt: skip
     got["mcpodd"] = _raw(lab, odd)
-    cancel = [INIT, INITED, _call(1, "wait", {"path": "plans/p", "timeout": 12}), 0.5,
+    cancel = [INIT, INITED, _call(1, "wait", {"path": "plans/p", "timeout": 10}), 0.5,
               {"jsonrpc": "2.0", "method": "notifications/cancelled",
                "params": {"requestId": 1, "reason": "user"}},
               _call(2, "status", {"path": "plans/p"})]  # fmt: skip
@@ -386,14 +388,15 @@ def _build(root: Path) -> Lab:
         stop.set()
         th.join()
         got["gcs2"] = gcs2
-        end = time.time() + 120
-        while time.time() < end:
-            if "Plan-Status: completed" in lab.git("log", "-1", "--format=%B", "main") and all(
-                '"completed"' in r for r in [""]
-            ):
-                break
+        end = time.time() + 120  # every burst plan completed on the branch
+
+        def done() -> bool:
+            return all("  status: completed" in lab.git("show", f"main:plans/b{k}/PLAN.yml")
+                       for k in range(N))  # fmt: skip
+
+        while time.time() < end and not done():
             time.sleep(0.5)
-        time.sleep(3)
+        time.sleep(1)
     finally:
         _stop(d)
     got["reads"] = reads
@@ -437,7 +440,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 LOCKS = ("index.lock", "HEAD.lock", "refs/heads/main.lock")
 READERS = ("status", "show", "mcp")
 LOCKIDS = [f"lock:{k}:{r}" for k in LOCKS for r in (*READERS, "approve")]
-GCIDS = [f"gc:{i}:{r}" for i in range(4) for r in READERS] + ["gc:ran"]
+GCIDS = [f"gc:{i}:{r}" for i in range(GCREADS) for r in READERS] + ["gc:ran"]
 DIRIDS = [f"plans:{k}:{r}" for k in ("link", "file", "back") for r in READERS]
 LINKIDS = ["link:status", "link:rlog", "link:rstatus", "link:slog", "link:sstatus", "link:show",
            "link:ran"]  # fmt: skip
@@ -450,7 +453,16 @@ BURSTIDS = [f"burst:{r}:{c}" for r in ("api", "plan", "page", "status", "mcp")
 RESTARTIDS = ["restart:503", "restart:first", "restart:plan"]
 CTLIDS = ["base:stable", "base:fields", "base:sorted", "ctl:daemon", "ctl:pq"]
 IDS = LOCKIDS + GCIDS + DIRIDS + LINKIDS + MCPIDS + DUPIDS + BURSTIDS + RESTARTIDS + CTLIDS
-BROKEN: dict[str, Any] = {}
+BROKEN: dict[str, Any] = {
+    "link:show": xfail(
+        "show-link-status",
+        "show of a plan folder committed as a link to another's shows the other plan's status row",
+    ),
+    "mcp:odd:parse": xfail(
+        "mcp-parse-noreply", "a line that is no JSON, or id null, gets no reply"
+    ),
+    "mcp:cancel:fast": xfail("mcp-cancel-runs-on", "a cancelled wait is sat out to its timeout"),
+}
 
 
 def _same_or_error(got: dict[str, Any], now: dict[str, Any], reader: str) -> None:
@@ -561,7 +573,7 @@ def test_round97_surface(lab: Lab, vid: str) -> None:
     elif part == "dup":
         _dup(got, rest)
     elif part == "burst":
-        route, check = rest.split(":")
+        route, _, check = rest.partition(":")
         if route in ("api", "plan"):
             route = {"api": "/api/", "plan": "/api/plan/"}[route]
         elif route == "page":
@@ -647,11 +659,19 @@ def _mcp(got: dict[str, Any], rest: str) -> None:
         assert any(x["error"]["code"] == -32700 for x in r), reps
     elif rest == "odd:exit":
         assert odd["rc"] == 0 and "Traceback" not in odd["err"], odd["err"]
-    elif rest == "waitabsent":  # a plan that is not there: an error with its code at once
+    elif rest == "waitabsent":  # a plan that is not there: answered once, no traceback;
+        # docs/agents.md: wait returns when the plan's status differs from the one it had
+        # (an absent plan's is null: it may yet land, a pull request's plan on merge), so an
+        # answer is a coded error or "status: null, changed: false" after its timeout
         r = _by_id(reps, 4)
         assert len(r) == 1, reps
         err, text = _text(r[0])
-        assert err and '"code": "E_' in text and '"remedy"' in text, text[:800]
+        if err:
+            assert '"code": "E_' in text and '"remedy"' in text, text[:800]
+        else:
+            got_ = json.loads(text)
+            assert (got_["status"], got_["changed"]) == (None, False), text[:800]
+            assert got_["waited"] >= 2.5, text[:800]
     elif rest == "cancel:fast":  # a cancelled wait stops: the session does not sit it out
         assert got["mcpcancel"]["secs"] < 8, got["mcpcancel"]["secs"]
     else:
@@ -665,7 +685,10 @@ def _dup(got: dict[str, Any], rest: str) -> None:
     if how == "session":
         reps = {f"dup{t}": _by_id(got["mcpdup"]["replies"], i)[0] for i, t in ((1, "a"), (2, "b"))}
     else:
-        reps = {f"two{t}": _by_id(s["replies"], 1)[0] for t, s in zip("abc", got["mcpdup2"], strict=False)}
+        reps = {
+            f"two{t}": _by_id(s["replies"], 1)[0]
+            for t, s in zip("abc", got["mcpdup2"], strict=True)
+        }
     ok = {tag: json.loads(_text(r)[1]) for tag, r in reps.items() if not _text(r)[0]}
     commits = {tag: x["commit"] for tag, x in ok.items() if x.get("submitted")}
     order = got["duporder"]

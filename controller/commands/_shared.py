@@ -206,13 +206,20 @@ def print_problems(source: Path, problems: list[Problem]) -> None:
 
 
 def plan_id_for(plan_file: Path, config: Config | None) -> str:
-    """The plan's id (its folder relative to the repo root) as the policy matches it."""
-    folder = plan_file.resolve().parent
+    """The plan's id (its folder relative to the repo root) as the policy matches it and
+    the controller's status rows name it: the path as named, never through a link inside
+    the repository (round 97: ``show plans/s``, ``s`` a committed link to ``q``'s folder,
+    resolved to ``plans/q`` and printed q's row as s's). Only the way to the repository
+    may pass a link (a work tree reached as ``/link/repo``): its first folder that is the
+    repository, the rest of the path as written."""
+    import os
+
+    folder = Path(os.path.abspath(plan_file)).parent  # ".." folded as written, no link read
     if config is not None:
-        try:
-            return folder.relative_to(config.repo_path().resolve()).as_posix()
-        except ValueError:
-            pass
+        root = config.repo_path().resolve()
+        for top in (*reversed(folder.parents), folder):  # the outermost first
+            if top == root or top.resolve() == root:
+                return folder.relative_to(top).as_posix()
     return Path(plan_file.parent).as_posix()
 
 

@@ -470,15 +470,27 @@ class AgentApi:
         is_own = is_own_commit(self.config)
         return shown_record(git, head, plan_file, is_own, branch, plans_dir=self.config.plans_dir)
 
-    def wait(self, path: str, timeout: float = 60.0, status: str | None = None) -> dict[str, Any]:
+    def wait(
+        self,
+        path: str,
+        timeout: float = 60.0,
+        status: str | None = None,
+        stop: threading.Event | None = None,
+    ) -> dict[str, Any]:
         """Until the plan's status (the controller's, :meth:`_controller_status`) differs
-        from ``status`` (default: its status now), or ``timeout`` seconds (at most 600)."""
+        from ``status`` (default: its status now), or ``timeout`` seconds (at most 600), or
+        ``stop`` is set (the MCP call was cancelled: round 97, it polled on to its timeout)."""
         plan_id = self._plan_id(path)
         with self._reader() as controller:
-            return self._wait(plan_id, controller, timeout, status)
+            return self._wait(plan_id, controller, timeout, status, stop or threading.Event())
 
     def _wait(
-        self, plan_id: str, controller: Controller, timeout: float, status: str | None
+        self,
+        plan_id: str,
+        controller: Controller,
+        timeout: float,
+        status: str | None,
+        stop: threading.Event,
     ) -> dict[str, Any]:
         repo = self.repo()
         head = repo.branch_head(repo.current_branch())
@@ -486,8 +498,8 @@ class AgentApi:
         since = status if status is not None else current
         start = time.monotonic()
         deadline = start + max(0.0, min(float(timeout), MAX_WAIT))
-        while current == since and time.monotonic() < deadline:
-            time.sleep(0.2)
+        while current == since and time.monotonic() < deadline and not stop.is_set():
+            stop.wait(0.2)
             moved = repo.branch_head(repo.current_branch())
             if moved != head:  # the status is the history's: read again when it grows
                 head, current = moved, self._controller_status(plan_id, controller)

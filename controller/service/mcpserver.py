@@ -121,12 +121,47 @@ def build_server(config: Config) -> Any:
         return guarded(lambda: api.log(path))
 
     @server.tool()
-    def wait(path: str, timeout: float = 60.0, status: str | None = None) -> dict[str, Any]:
+    async def wait(path: str, timeout: float = 60.0, status: str | None = None) -> dict[str, Any]:
         """Block until the plan's status differs from `status` (default: its status now) or
         `timeout` seconds pass (at most 600). Returns the status and whether it changed."""
-        return guarded(lambda: api.wait(path, timeout, status))
+        return await _stoppable(lambda stop: guarded(lambda: api.wait(path, timeout, status, stop)))
 
     return server
+
+
+async def _stoppable(work: Any) -> Any:
+    """``work(stop)`` in a worker thread, ``stop`` (a threading.Event) set the moment the
+    call is cancelled (``notifications/cancelled``, the session's end): round 97, a
+    cancelled ``wait`` polled on to its timeout in a thread nobody could stop, and the
+    session waited for it. The thread is never abandoned: it sees ``stop`` and returns."""
+    import threading
+
+    import anyio
+    import anyio.to_thread
+
+    stop = threading.Event()
+
+    async def watch() -> None:
+        try:
+            await anyio.sleep_forever()
+        finally:
+            stop.set()
+
+    def caught() -> tuple[Any, Exception | None]:
+        try:
+            return work(stop), None
+        except Exception as exc:  # raised below, outside the task group (no ExceptionGroup)
+            return None, exc
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(watch)
+        try:
+            answer, error = await anyio.to_thread.run_sync(caught)
+        finally:
+            group.cancel_scope.cancel()
+    if error is not None:
+        raise error
+    return answer
 
 
 def _kept(value: Any, own: Any, redact: Any) -> Any:
@@ -241,6 +276,9 @@ async def _serve_stdio(server: Any) -> None:
             nonlocal answered
             async with to_server:
                 async for item in wire_in:
+                    if isinstance(item, Exception):  # a line that is no JSON-RPC message
+                        await wire_out.send(_unreadable(item))
+                        continue
                     message = getattr(item, "message", None)
                     if isinstance(message, JSONRPCRequest):
                         if not open_ids:
@@ -271,6 +309,40 @@ async def _serve_stdio(server: Any) -> None:
             await lowlevel.run(server_in, server_out, lowlevel.create_initialization_options())
             await sent.wait()  # every reply on the wire; input no one will answer is not read
             group.cancel_scope.cancel()
+
+
+def _unreadable(error: Exception) -> Any:
+    """The JSON-RPC 2.0 answer to a line the SDK could not read as a message (its stdio
+    reader hands the read stream the exception; the SDK drops it, round 97: no reply at
+    all): ``-32700 Parse error`` for a line that is no JSON, ``-32600 Invalid Request`` for
+    JSON that is no message (a ``method`` that is no string, ``params`` no object). The id
+    is the line's when it is a request's own (a string or integer beside a string
+    ``method``), null otherwise, as JSON-RPC 2.0 §5 asks. (A request with ``id: null``
+    never comes here: the SDK's schema reads it as a notification, its id dropped, and a
+    notification has no reply; docs/agents.md.)"""
+    from mcp.shared.message import SessionMessage
+    from mcp_types import ErrorData, JSONRPCError
+
+    errors = getattr(error, "errors", None)
+    found = errors(include_url=False) if callable(errors) else []
+    if not found or any(e.get("type") == "json_invalid" for e in found):
+        parse_error = ErrorData(code=-32700, message="Parse error")
+        return SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=parse_error))
+    request_id = None
+    for e in found:
+        line = e.get("input")
+        if isinstance(line, dict) and isinstance(line.get("method"), str):
+            candidate = line.get("id")
+            if isinstance(candidate, str) or (
+                isinstance(candidate, int) and not isinstance(candidate, bool)
+            ):
+                request_id = candidate
+                break
+    return SessionMessage(
+        JSONRPCError(
+            jsonrpc="2.0", id=request_id, error=ErrorData(code=-32600, message="Invalid Request")
+        )
+    )
 
 
 def _version() -> str:

@@ -880,3 +880,107 @@ def test_submits_sent_together_are_each_committed(repo: Path, tmp_path: Path) ->
     assert sorted(listed) == sorted(f"plans/together-{i}/PLAN.yml" for i in range(8))
     assert git(repo, "rev-list", "--count", f"{before}..main").strip() == "8"
     assert git(repo, "status", "--porcelain") == ""
+
+
+def _piped(config: Path, cwd: Path, lines: list[Any]) -> tuple[int, list[dict[str, Any]], str]:
+    """``plangate mcp`` fed ``lines`` (a dict is sent as JSON, a string as written), stdin
+    closed after them: (exit code, the replies in order, stderr). The process must exit
+    within 20 s of its input's end, whatever a request asked to wait for."""
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "script", "version": "1"},
+        },
+    }
+    sent = [initialize, {"jsonrpc": "2.0", "method": "notifications/initialized"}, *lines]
+    text = "".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in sent)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "controller", "mcp", "--config", str(config)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        cwd=cwd,
+    )
+    try:
+        out, err = proc.communicate(text, timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+    replies = [json.loads(line) for line in out.splitlines()]
+    assert replies and replies[0]["id"] == 0 and "result" in replies[0], out
+    return proc.returncode, replies[1:], err
+
+
+def test_a_line_that_is_no_message_is_answered_and_the_session_goes_on(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 97: a line that is no JSON and a request whose ``id`` is null got no reply.
+    JSON-RPC 2.0: -32700 Parse error, and -32600 Invalid Request for JSON that is no
+    message (id null, or the request's own id when it has one); the requests after them
+    are answered. A request with ``id: null`` is read by the SDK's schema as a notification
+    (the id dropped before the server sees the line): like every notification, no reply
+    (docs/agents.md says so), and the session goes on."""
+    config = write_config(tmp_path, repo)
+    code, replies, err = _piped(
+        config,
+        tmp_path,
+        [
+            "{not json",
+            {"jsonrpc": "2.0", "id": None, "method": "tools/list"},
+            {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": "catalog"},
+            {"jsonrpc": "2.0", "id": 9, "method": 5},
+            {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "catalog"}},
+        ],
+    )
+    assert code == 0, err
+    assert replies[:3] == [
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}},
+        {"jsonrpc": "2.0", "id": 7, "error": {"code": -32600, "message": "Invalid Request"}},
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Invalid Request"}},
+    ]
+    assert replies[3]["id"] == 8 and not replies[3]["result"].get("isError"), replies[3]
+    assert len(replies) == 4
+
+
+def test_a_cancelled_wait_stops_and_the_session_ends_with_its_input(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 97: ``notifications/cancelled`` for a ``wait`` of 60 s got no reply (right) but
+    the wait polled on to its end and the session with it. Cancelled, it stops: no reply,
+    and the process exits soon after stdin's end; a short ``wait`` beside it still answers."""
+    config = write_config(tmp_path, repo)
+    (repo / "plans" / "cancelled").mkdir(parents=True)
+    (repo / "plans" / "cancelled" / "PLAN.yml").write_text(PLAN)
+    commit_all(repo, "a plan to wait on", AGENT)
+
+    def call(request_id: int, name: str, **arguments: Any) -> dict[str, Any]:
+        params = {"name": name, "arguments": arguments}
+        return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+    code, replies, err = _piped(
+        config,
+        tmp_path,
+        [
+            call(1, "status", path="plans/cancelled"),
+            call(2, "wait", path="plans/cancelled", timeout=60),
+            {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": 2, "reason": "no longer needed"},
+            },
+            call(3, "wait", path="plans/cancelled", timeout=1),
+        ],
+    )
+    assert code == 0, err
+    by_id = {reply["id"]: reply for reply in replies}
+    assert sorted(by_id) == [1, 3], replies
+    waited = by_id[3]["result"]["structuredContent"]
+    assert waited["path"] == "plans/cancelled" and waited["changed"] is False, waited
+    assert waited["waited"] >= 1, waited

@@ -51,6 +51,12 @@ took the plan id from ``Path.resolve()`` of the file, which follows a link insid
 repository: ``plans/s`` -> ``q``'s folder read ``plans/q``'s row. The id is now the path as
 named (``os.path.abspath``, no link read); only the way to the repository may pass a link.
 
+Fixed (2026-12-02, r97mcp): an unreadable line is answered ``-32700`` (no JSON) or ``-32600``
+(JSON but no message) with id null (or the line's own id beside a string ``method``), and the
+session goes on; a request with ``id: null`` is read by the SDK as a notification and is not
+answered (docs/agents.md says so); ``wait`` is stoppable: a cancelled one returns within one
+poll and the session ends with its input.
+
 Should: the brief's property (a failed read is an error with its code, location and
 remedy; what a reader shows is what the controller recorded) and docs/agents.md "Every
 request read before stdin closes is answered before the server exits".
@@ -73,7 +79,7 @@ from typing import Any
 
 import mcpkit
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 from writerkit import free_port
 
@@ -466,12 +472,8 @@ BURSTIDS = [f"burst:{r}:{c}" for r in ("api", "plan", "page", "status", "mcp")
 RESTARTIDS = ["restart:503", "restart:first", "restart:plan"]
 CTLIDS = ["base:stable", "base:fields", "base:sorted", "ctl:daemon", "ctl:pq"]
 IDS = LOCKIDS + GCIDS + DIRIDS + LINKIDS + MCPIDS + DUPIDS + BURSTIDS + RESTARTIDS + CTLIDS
-BROKEN: dict[str, Any] = {
-    "mcp:odd:parse": xfail(
-        "mcp-parse-noreply", "a line that is no JSON, or id null, gets no reply"
-    ),
-    "mcp:cancel:fast": xfail("mcp-cancel-runs-on", "a cancelled wait is sat out to its timeout"),
-}
+#: Fixed (2026-12-02): show-link-status (r97surf), mcp-parse-noreply, mcp-cancel-runs-on (r97mcp).
+BROKEN: dict[str, Any] = {}
 
 
 def _same_or_error(got: dict[str, Any], now: dict[str, Any], reader: str) -> None:

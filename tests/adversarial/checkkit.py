@@ -110,6 +110,21 @@ def prediction(lab: Lab, vid: str, slug: str | None = None) -> dict[str, Any]:
     return dict(mine[0])
 
 
+def predicts_start(text: str) -> bool:
+    """Does ``check --format json``'s report in ``text`` (its stdout, maybe followed by its
+    stderr) predict ``outcome: start`` for some plan? The merge commit's prediction only: a
+    plan's ``fast_forward`` (round 97) predicts another way of landing the branch."""
+    start = text.find("{")
+    if start < 0:
+        return False
+    try:
+        report, _ = json.JSONDecoder().raw_decode(text[start:])
+    except ValueError:
+        return False
+    rows = report.get("plans", []) if isinstance(report, dict) else []
+    return any(isinstance(r, dict) and r.get("outcome") == "start" for r in rows)
+
+
 def audited(lab: Lab, vid: str) -> list[dict[str, Any]]:
     """The fresh-clone audit's executions of ``plans/<vid>``."""
     report = lab.audit_report  # type: ignore[attr-defined]

@@ -31,6 +31,7 @@ from typing import Any
 
 import pytest
 from advkit import AGENT, ALICE, Lab, plan_text
+from checkkit import predicts_start
 from test_round2_execution_kit import shared
 
 MESSAGES = {
@@ -122,4 +123,4 @@ def test_the_fresh_clone_audit_agrees(lab: Lab, vid: str) -> None:
 def test_check_predicts_the_controller(lab: Lab, vid: str) -> None:
     text = lab.check[vid]  # type: ignore[attr-defined]
     ran = bool(lab.calls(vid))
-    assert ('"start"' in text) == ran, (text[-1500:], lab.codes(vid))
+    assert predicts_start(text) == ran, (text[-1500:], lab.codes(vid))

@@ -130,6 +130,7 @@ from typing import Any
 
 import pytest
 from advkit import AGENT, ALICE, BOB, BOT, CAROL, MALLORY, Lab, cases, clone_audit, plan_text
+from checkkit import predicts_start
 from test_round2_execution_kit import shared
 
 EVE = ("Eve", "eve@example.com")
@@ -630,7 +631,7 @@ def test_round89_atk89a(lab: Lab, vid: str) -> None:
     if what == "check":
         out = got["check"][slug]
         started = (got["gated"] if slug in GATES else got["calls"])[slug] > 0
-        assert ('"start"' in out) == started, out[-1500:]
+        assert predicts_start(out) == started, out[-1500:]
         return
     if what == "audit":
         ran = sorted(f"plans/{s}" for s, n in got["calls"].items() if n)

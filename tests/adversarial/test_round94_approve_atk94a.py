@@ -108,6 +108,7 @@ from typing import Any
 
 import pytest
 from advkit import AGENT, ALICE, BOB, BOT, CAROL, MALLORY, Lab, cases, plan_text
+from checkkit import predicts_start
 from test_round2_execution_kit import shared
 
 DAVE = ("Dave", "dave@ops.example.com")
@@ -539,7 +540,7 @@ def test_round94_atk94a(lab: Any, labname: str, slug: str, want: Any, what: str)
         assert (frozen.get("risk"), (frozen.get("policy") or {}).get("rule")) == want, frozen
     elif what == "checknc":  # no config: refused, never judged by the branch's policy file
         out = got["checks"]["qz-nc"]
-        assert '"E_CONFIG_INVALID"' in out and '"start"' not in out, out[-800:]
+        assert '"E_CONFIG_INVALID"' in out and not predicts_start(out), out[-800:]
     elif what == "flagged":  # the audit names the commit that changed the policy file
         commit = got["forged"][slug]
         kinds = [f.get("kind") for f in got["report"].get("findings", []) + got["report"].get(

@@ -42,6 +42,19 @@ TOK = "Rv8Tn3Yc6Hd1"
 QT = 'Qx7"Zp\\9/Lm'
 SECRETS = {"TOK": TOK, "QT": QT}
 
+def _needles() -> list[str]:
+    out = []
+    for sec in (TOK, QT):
+        x = sec
+        for _ in range(4):
+            out.append(x)
+            x = json.dumps(x)[1:-1]
+    out += ["Zp\\9", 'Qx7\\"', "9/Lm"]
+    return sorted(set(out))
+
+
+NEEDLES = _needles()
+
 EMIT = r"""
 import json, os, sys
 mode = sys.argv[1]
@@ -49,6 +62,26 @@ data = sys.stdin.read()
 M = json.loads(open(os.environ["MODES"]).read())
 if mode == "echo":
     print(json.dumps(json.loads(data)))
+    sys.exit(0)
+if mode.startswith("sec"):
+    k = json.dumps(json.loads(data)["s"])
+    body = {"secnan": k + ": NaN", "secdup": k + ": 1, " + k + ": 2",
+            "secbig": k + ": 9007199254740993", "secsurr": k + ': "\\ud800"',
+            "secdeep": k + ": " + "[" * 100000 + "]" * 100000}[mode.split("-")[0]]
+    sys.stdout.write("{" + body + "}\n")
+    sys.exit(0)
+if mode.startswith("num-"):
+    sys.stdout.write('{"x": ' + mode[4:] + '}\n')
+    sys.exit(0)
+if mode in ("dbl", "trip"):
+    x = json.loads(data)["s"]
+    for _ in range(1 if mode == "dbl" else 2):
+        x = json.dumps(x)
+    print(json.dumps({"x": x, "o": {"s": json.loads(data)["s"]}}))
+    sys.exit(0)
+if mode.startswith("deep-"):
+    n = int(mode[5:])
+    sys.stdout.write('{"x": ' + "[" * n + "]" * n + "}\n")
     sys.exit(0)
 if mode == "deep":
     sys.stdout.write("[" * 100000 + "]" * 100000 + "\n")
@@ -84,6 +117,11 @@ OUTS: dict[str, tuple[str, str, Any]] = {
     "surr": ('{"x": "a\\ud800b"}', "$.json.x", "E_TOOL_OUTPUT_INVALID"),
     "deep": ("", "$.json[0]", "E_"),
     "stdout": ('{"x": 7}', "$.stdout", '{"x": 7}\n'),
+    "deep-90": ("", "$.json.x", None),
+    "deep-150": ("", "$.json", "E_TOOL_OUTPUT_INVALID"),
+    "deep-150x": ("", "$.json.x", "E_TOOL_OUTPUT_INVALID"),
+    "deep-5000": ("", "$.json", "E_TOOL_OUTPUT_INVALID"),
+    "deep-20000": ("", "$.json", "E_TOOL_OUTPUT_INVALID"),
 }
 DOC = json.dumps(
     {
@@ -121,7 +159,7 @@ def plan(slug: str, mode: str, path: str, sink: str = "rec", v: str = "$<actions
     return (
         f'plan:\n  name: "{slug}"\n  task: t\n  status: pending_approval\n'
         f"available_tools: [{{name: emit}}, {{name: {sink}}}]\nactions:\n"
-        f'  - id: 1\n    tool: emit\n    why: w\n    params: {{mode: "{mode}"{p1}}}\n'
+        f"  - id: 1\n    tool: emit\n    why: w\n    params: {{mode: {json.dumps(mode)}{p1}}}\n"
         f"    outputs: [{{name: o, path: {json.dumps(path)}}}]\n"
         f"  - id: 2\n    tool: {sink}\n    why: w\n"
         f"    params: {{tag: {json.dumps(slug)}, v: {json.dumps(v)}}}\n"
@@ -151,9 +189,43 @@ SECS: dict[str, str] = {
                       p1=', s: "$<secrets.TOK>"'),
     "s-idx": plan("s-idx", "echo", "$.json.s", v="$<actions[1].outputs.o[0]>",
                   p1=', s: "$<secrets.TOK>"'),
+    "s-objtok": plan("s-objtok", "echo", "$.json", v="obj=$<actions[1].outputs.o>",
+                     p1=', s: "$<secrets.TOK>"'),
+    "s-objqt": plan("s-objqt", "echo", "$.json", v="obj=$<actions[1].outputs.o>",
+                    p1=', s: "$<secrets.QT>"'),
+    "s-listqt": plan("s-listqt", "echo", "$..s", v="l=$<actions[1].outputs.o>",
+                     p1=', s: "$<secrets.QT>"'),
+    "s-argvq": plan("s-argvq", "echo", "$.json.s", sink="reca", p1=', s: "$<secrets.QT>"'),
+    "s-dbl": plan("s-dbl", "dbl", "$.json.x", p1=', s: "$<secrets.QT>"'),
+    "s-trip": plan("s-trip", "trip", "$.json.x", p1=', s: "$<secrets.QT>"'),
+    "s-dblin": plan("s-dblin", "dbl", "$.json.o", v="o=$<actions[1].outputs.o>",
+                    p1=', s: "$<secrets.QT>"'),
     "s-argv": plan("s-argv", "echo", "$.json.s", sink="reca", p1=', s: "$<secrets.TOK>"'),
 }
+#: t-*: a number printed by the tool, embedded in a longer string: the text (ECMAScript/JCS form)
+TEXTS: dict[str, tuple[str, str]] = {
+    "one0": ("1.0", "1"),
+    "negz": ("-0", "0"),
+    "negz0": ("-0.0", "0"),
+    "e2": ("1E+2", "100"),
+    "e21": ("1e21", "1e+21"),
+    "e20": ("1e20", "100000000000000000000"),
+    "em7": ("1e-7", "1e-7"),
+    "em6": ("0.000001", "0.000001"),
+    "tiny": ("5e-324", "5e-324"),
+    "sum": ("0.30000000000000004", "0.30000000000000004"),
+    "max": ("1.7976931348623157e308", "1.7976931348623157e+308"),
+    "big": ("9007199254740991", "9007199254740991"),
+    "str": ('"a\\"b"', 'a"b'),
+    "bool": ("true", "true"),
+    "null": ("null", "null"),
+    "list": ("[1, 2.0, -0]", "[1,2,0]"),
+}
+#: k-*: TOK / QT as an output's JSON KEY with an unusable value: the E_ message names the key
+KEYS = ["secnan-t", "secdup-t", "secbig-t", "secsurr-t", "secdeep-t",
+        "secnan-q", "secdup-q", "secbig-q", "secsurr-q"]
 SLUGS = [f"o-{m}" for m in OUTS] + [f"p-{m}" for m in PATHS] + list(SECS) + ["c-honest"]
+SLUGS += [f"t-{m}" for m in TEXTS] + [f"k-{m}" for m in KEYS]
 
 
 def _build(root: Path) -> Lab:
@@ -177,12 +249,17 @@ def _build(root: Path) -> Lab:
         ),
     )
     for m, (_t, p, _w) in OUTS.items():
-        lab.write(f"o-{m}", plan(f"o-{m}", m, p))
+        lab.write(f"o-{m}", plan(f"o-{m}", m.rstrip("x"), p))
     for m, (p, _w) in PATHS.items():
         lab.write(f"p-{m}", plan(f"p-{m}", "doc", p))
     for s, text in SECS.items():
         lab.write(s, text)
     lab.write("c-honest", plan("c-honest", "scalar", "$.json"))
+    for m, (t, _w) in TEXTS.items():
+        lab.write(f"t-{m}", plan(f"t-{m}", f"num-{t}", "$.json.x", v="n=$<actions[1].outputs.o>;"))
+    for m in KEYS:
+        sec = "TOK" if m.endswith("-t") else "QT"
+        lab.write(f"k-{m}", plan(f"k-{m}", m, "$.json", p1=f', s: "$<secrets.{sec}>"'))
     lab.commit("agent: plans")
     got: dict[str, Any] = {"p1": lab.run(check=False)}
     for s in SLUGS:
@@ -231,11 +308,13 @@ def _want(slug: str) -> Any:
         return OUTS[m][2]
     if kind == "p":
         return PATHS[m][1]
+    if kind == "t":
+        return TEXTS[m][1]
     return 42
 
 
-OIDS = [f"{s}:{w}" for s in SLUGS if not s.startswith("s-") for w in ("run", "log", "clean")]
-SIDS = [f"{s}:{w}" for s in SECS for w in ("rec", "clean")]
+OIDS = [f"{s}:{w}" for s in SLUGS if not s.startswith(("s-", "k-")) for w in ("run", "log", "clean")]
+SIDS = [f"{s}:{w}" for s in [*SECS, *(f"k-{m}" for m in KEYS)] for w in ("rec", "clean")]
 IDS = OIDS + SIDS
 BROKEN: dict[str, Any] = {}
 
@@ -264,7 +343,7 @@ def test_round98_atk98c(tmp_path_factory: pytest.TempPathFactory, vid: str) -> N
         return
     if what == "rec":
         for k in ("logs", "hist", "show"):
-            for n in (TOK, QT, json.dumps(QT)[1:-1], QT.replace("\\", "\\\\")):
+            for n in NEEDLES:
                 assert n not in got[k][slug], (k, n)
         assert TOK not in codes and QT not in codes
         return
@@ -276,7 +355,13 @@ def test_round98_atk98c(tmp_path_factory: pytest.TempPathFactory, vid: str) -> N
             return
         assert len(calls) == 1, codes[-1500:]
         v = _strict(calls[0])["v"]
-        if want is not None:
+        if slug.startswith("t-"):  # the text of the same JSON value (JCS form seen aside)
+            assert v.startswith("n=") and v.endswith(";"), v
+            if TEXTS[slug[2:]][0].startswith('"'):
+                assert v == "n=" + want + ";", (v, want)
+            else:
+                assert _strict(v[2:-1]) == _strict(want), (v, want)  # the same JSON value
+        elif want is not None:
             if isinstance(want, list) and slug == "p-desc":
                 assert sorted(v) == want, v
             elif isinstance(want, float | int) and not isinstance(want, bool):

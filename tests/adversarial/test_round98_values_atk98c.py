@@ -2,27 +2,55 @@
 RFC 9535 selectors in ``outputs: path:``, and secrets reaching records through references.
 
 Lab (built once, two ``run --once`` passes: P1 freezes, Alice approves every plan in one
-commit, P2 runs). Secrets file: ``TOK`` (12 letters/digits), ``QT`` (``Qx7"Zp\\9/Lm``, with a
-quote, a backslash and a slash, so its JSON text differs from it). Tools: ``emit`` (exec)
-prints the bytes its ``mode`` names on stdout (or stderr) and echoes its stdin for ``echo``;
-``rec`` (advkit's recorder) records what it got on stdin; ``recs`` is ``rec`` with a
-``params_schema`` (``v``: ``^[0-9]+$``); ``reca`` is ``rec`` with ``{v}`` in its argv.
-``o-*``: action 1 ``emit`` prints an edge value (``1e400``, ``-0``, ``1.0``, ``2^53+1``,
-``1E+2``, ``10^400``, a duplicate key, ``NaN``/``Infinity``/``-Infinity``, a top-level
-scalar/array/string, JSON on stderr only, non-UTF-8 bytes, a lone surrogate escape, 100,000
-nested arrays), its output ``o`` is referenced whole by action 2 (``rec``).
-``p-*``: action 1 prints one fixed document; ``o`` is taken by a selector (filters, slices,
-negative and reverse steps, step 0, wildcards, descent, functions, out-of-range, bad syntax).
-``s-*``: secrets through references: ``s-concat`` (halves from two outputs joined in one
-param), ``s-qt`` (QT echoed back as JSON then referenced), ``s-schema`` (TOK via a reference
-into ``recs``: E_PARAMS_INVALID), ``s-refpath`` (``.x`` of a string output holding TOK),
-``s-argv`` (TOK in ``reca``'s argv), ``s-idx`` (TOK as an output used whole as a list index).
-Checks: ``:run`` the promise per id (the value the tool got, or a clear E_ code and the tool
-not called); ``:log`` the value EXECUTION_LOG.md records for action 2 is what the tool got on
-stdin; ``:clean`` no traceback anywhere (pass stderr, log, status reason) and the sink's
-stdin strict JSON; ``s-*:rec`` no secret in EXECUTION_LOG.md, ``git log -p``, status, show.
+commit, P2 runs). Secrets file: ``TOK`` (12 letters/digits) and ``QT`` (``Qx7"Zp\\9/Lm``: a
+quote, a backslash and a slash, so each JSON encoding of it is a new text). Tools: ``emit``
+(exec) prints the text its ``mode`` names (an edge value, a fixed document, a number, a
+secret it was handed as a JSON key, JSON-encoded twice or three times) or echoes its stdin
+(``echo``); ``rec`` (advkit's recorder) records its stdin; ``recs`` is ``rec`` with a
+``params_schema`` (``v``: ``^[0-9]+$``); ``reca`` is ``rec`` with ``--v={v}`` in its argv.
+Every plan: action 1 ``emit`` with output ``o``, action 2 a sink given ``o`` (or a text,
+argv or ``result`` reference around it).
+``o-*``: edge outputs (``1e400``, ``-0``, ``1.0``, ``2^53+1``, ``1E+2``, ``10^400``, a
+duplicate key, ``NaN``/``Infinity``/``-Infinity``, a top-level scalar/array/string, JSON on
+stderr only, non-UTF-8 bytes, a lone surrogate escape, nesting of 90/150/5,000/20,000/100,000
+levels, ``$.stdout``). ``p-*``: selectors over one document (filters, ``length``/``match``/
+``search``, slices, ``[::-1]``, ``[::0]``, wildcards on lists and objects, ``$..id``,
+negative and out-of-range indices, bracket names, no match; bad syntax, ``[01]``,
+``[2^53]``, no ``$``). ``t-*``: a number/boolean/null/list/string output inside a longer
+string (``n=$<...>;``). ``a-*``: an output into an argv placeholder. ``s-*``: secrets through
+references (halves joined from two outputs; QT echoed, in text, in an object or list rendered
+as text, JSON-encoded twice/three times, through ``result``/``result.stdout``/``result.json``;
+TOK into a ``params_schema`` refusal, a ``.x``/``[0]`` of a string, argv; the plan's own literal
+``***`` beside a secret selected by ``@ == '***'``, ``length(@) == 3``, ``@ != 'zz'``, ``*``).
+``k-*``: TOK/QT as the KEY of an unusable value (NaN, duplicate, 2^53+1, lone surrogate, too
+deep), so the E_ message names the key.
+Checks: ``<o|p|t|a>-*:run`` the tool got the defined value (JSON-equal; ``t-``/``a-``: the
+text is the same JSON value) or the named E_ code and was not called; EXECUTION_LOG.md's
+resolved params for action 2 equal the tool's stdin; ``a-``: the argv element is the value's
+text. ``s-*``/``k-*:rec`` no form of TOK/QT (raw, JSON-escaped 1-3 times, fragments) in
+EXECUTION_LOG.md, ``git log -p`` of the plan, ``show``, ``status --json`` or PLAN.yml, and the
+defined value where there is one. ``all:clean`` no traceback anywhere, both passes exit 0, the
+control ``c-honest`` ran; ``all:strict`` every sink's stdin strict JSON.
 
-Seen (round 98): (filled in below after the run)
+Seen (round 98): 103 ids, 0 broke: clean. Edge outputs: ``1e400``/``NaN``/``±Infinity``/
+``2^53+1``/``10^400``/lone surrogate/a duplicate key/nesting past 100 levels each
+``E_TOOL_OUTPUT_INVALID`` naming the JSONPath (``its result at $["json"]["x"] is NaN ...``,
+``names the member 'x' twice``), the sink not called; ``-0``→``0``, ``1.0``→``1``,
+``1E+2``→``100``; JSON on stderr, non-UTF-8 stdout and 100,000-deep output past
+``max_result_bytes`` ``E_OUTPUT_MISSING``; the log's resolved params always equal the sink's
+stdin. Selectors: every RFC 9535 form gave the RFC's nodes (``[::-1]`` ``[3,2,1]``,
+``$..id`` ``[1,2,3,9]``), ``[::0]``/``[-4]``/no match ``E_OUTPUT_MISSING``, bad syntax
+``E_SCHEMA_INVALID`` at freeze (``not an RFC 9535 JSONPath query: leading zero ...``).
+Secrets: every record showed ``***`` (``'***' does not match '^[0-9]+$'``,
+``its result at $["json"]["***"]``, ``names the member '***' twice``); the join of two
+halves was masked as resolved params; filters did not select the redacted secret
+(``@ == '***'`` gave ``["***"]``), ``*`` gave the secret (the plan's own selection).
+Seen, not asserted: a number inside a longer string or an argv element is Python's
+float text, not RFC 8785's (``1e20`` → ``1e+20``, ``1e-7`` → ``1e-07``, ``0.000001`` →
+``1e-06``; JCS writes ``100000000000000000000``, ``1e-7``, ``0.000001``), while integral
+floats within 2^53 are written as integers (``1E+2`` → ``100``). SPEC §3 says only "compact
+JSON", and both texts parse to the same number; 100-level nesting counts the result's own
+wrapper (an output 100 deep, ``{"x": [[...99]]}``, is refused).
 """
 
 from __future__ import annotations
@@ -217,6 +245,12 @@ SECS: dict[str, str] = {
                       p1=', a: "$<secrets.TOK>", b: "***"'),
     "s-filtne": plan("s-filtne", "echo", "$.json[?@ != 'zz']", p1=', a: "$<secrets.TOK>", b: "***"'),
     "s-wild": plan("s-wild", "echo", "$.json.*", p1=', a: "$<secrets.TOK>", b: "***"'),
+    "s-result": plan("s-result", "echo", "$.json.s", v="r=$<actions[1].result>",
+                     p1=', s: "$<secrets.QT>"'),
+    "s-resout": plan("s-resout", "echo", "$.json.s", v="$<actions[1].result.stdout>",
+                     p1=', s: "$<secrets.QT>"'),
+    "s-resjson": plan("s-resjson", "dbl", "$.json.s", v="$<actions[1].result.json>",
+                      p1=', s: "$<secrets.QT>"'),
     "s-argv": plan("s-argv", "echo", "$.json.s", sink="reca", p1=', s: "$<secrets.TOK>"'),
 }
 #: t-*: a number printed by the tool, embedded in a longer string: the text (ECMAScript/JCS form)

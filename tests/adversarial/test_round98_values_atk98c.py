@@ -57,18 +57,18 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, xfail
+from advkit import ALICE, Lab, cases
 from test_round2_execution_kit import shared
 
 TOK = "Rv8Tn3Yc6Hd1"
 QT = 'Qx7"Zp\\9/Lm'
 SECRETS = {"TOK": TOK, "QT": QT}
+
 
 def _needles() -> list[str]:
     out = []
@@ -141,9 +141,9 @@ OUTS: dict[str, tuple[str, str, Any]] = {
     "inf400": ('{"x": 1e400}', "$.json.x", "E_"),
     "negz": ('{"x": -0}', "$.json.x", 0),
     "one0": ('{"x": 1.0}', "$.json.x", 1.0),
-    "big53": ('{"x": %d}' % BIG, "$.json.x", "E_TOOL_OUTPUT_INVALID"),
+    "big53": (f'{{"x": {BIG}}}', "$.json.x", "E_TOOL_OUTPUT_INVALID"),
     "e2": ('{"x": 1E+2}', "$.json.x", 100.0),
-    "hugeint": ('{"x": 1%s}' % ("0" * 400), "$.json.x", "E_"),
+    "hugeint": ('{"x": 1' + "0" * 400 + "}", "$.json.x", "E_"),
     "dup": ('{"x": 1, "x": 2}', "$.json.x", "E_TOOL_OUTPUT_INVALID"),
     "nan": ('{"x": NaN}', "$.json.x", "E_"),
     "inf": ('{"x": Infinity}', "$.json.x", "E_"),
@@ -193,8 +193,14 @@ PATHS: dict[str, tuple[str, Any]] = {
 }
 
 
-def plan(slug: str, mode: str, path: str, sink: str = "rec", v: str = "$<actions[1].outputs.o>",
-         p1: str = "") -> str:
+def plan(
+    slug: str,
+    mode: str,
+    path: str,
+    sink: str = "rec",
+    v: str = "$<actions[1].outputs.o>",
+    p1: str = "",
+) -> str:
     return (
         f'plan:\n  name: "{slug}"\n  task: t\n  status: pending_approval\n'
         f"available_tools: [{{name: emit}}, {{name: {sink}}}]\nactions:\n"
@@ -221,36 +227,53 @@ def concat_plan(slug: str) -> str:
 SECS: dict[str, str] = {
     "s-concat": concat_plan("s-concat"),
     "s-qt": plan("s-qt", "echo", "$.json.s", p1=', s: "$<secrets.QT>"'),
-    "s-qtin": plan("s-qtin", "echo", "$.json.s", p1=', s: "$<secrets.QT>"',
-                   v="pre $<actions[1].outputs.o> post"),
+    "s-qtin": plan(
+        "s-qtin",
+        "echo",
+        "$.json.s",
+        p1=', s: "$<secrets.QT>"',
+        v="pre $<actions[1].outputs.o> post",
+    ),
     "s-schema": plan("s-schema", "echo", "$.json.s", sink="recs", p1=', s: "$<secrets.TOK>"'),
-    "s-refpath": plan("s-refpath", "echo", "$.json.s", v="$<actions[1].outputs.o.x>",
-                      p1=', s: "$<secrets.TOK>"'),
-    "s-idx": plan("s-idx", "echo", "$.json.s", v="$<actions[1].outputs.o[0]>",
-                  p1=', s: "$<secrets.TOK>"'),
-    "s-objtok": plan("s-objtok", "echo", "$.json", v="obj=$<actions[1].outputs.o>",
-                     p1=', s: "$<secrets.TOK>"'),
-    "s-objqt": plan("s-objqt", "echo", "$.json", v="obj=$<actions[1].outputs.o>",
-                    p1=', s: "$<secrets.QT>"'),
-    "s-listqt": plan("s-listqt", "echo", "$..s", v="l=$<actions[1].outputs.o>",
-                     p1=', s: "$<secrets.QT>"'),
+    "s-refpath": plan(
+        "s-refpath", "echo", "$.json.s", v="$<actions[1].outputs.o.x>", p1=', s: "$<secrets.TOK>"'
+    ),
+    "s-idx": plan(
+        "s-idx", "echo", "$.json.s", v="$<actions[1].outputs.o[0]>", p1=', s: "$<secrets.TOK>"'
+    ),
+    "s-objtok": plan(
+        "s-objtok", "echo", "$.json", v="obj=$<actions[1].outputs.o>", p1=', s: "$<secrets.TOK>"'
+    ),
+    "s-objqt": plan(
+        "s-objqt", "echo", "$.json", v="obj=$<actions[1].outputs.o>", p1=', s: "$<secrets.QT>"'
+    ),
+    "s-listqt": plan(
+        "s-listqt", "echo", "$..s", v="l=$<actions[1].outputs.o>", p1=', s: "$<secrets.QT>"'
+    ),
     "s-argvq": plan("s-argvq", "echo", "$.json.s", sink="reca", p1=', s: "$<secrets.QT>"'),
     "s-dbl": plan("s-dbl", "dbl", "$.json.x", p1=', s: "$<secrets.QT>"'),
     "s-trip": plan("s-trip", "trip", "$.json.x", p1=', s: "$<secrets.QT>"'),
-    "s-dblin": plan("s-dblin", "dbl", "$.json.o", v="o=$<actions[1].outputs.o>",
-                    p1=', s: "$<secrets.QT>"'),
+    "s-dblin": plan(
+        "s-dblin", "dbl", "$.json.o", v="o=$<actions[1].outputs.o>", p1=', s: "$<secrets.QT>"'
+    ),
     "s-lit": plan("s-lit", "echo", "$.json.b", p1=', a: "$<secrets.TOK>", b: "***"'),
     "s-filt": plan("s-filt", "echo", "$.json[?@ == '***']", p1=', a: "$<secrets.TOK>", b: "***"'),
-    "s-filtlen": plan("s-filtlen", "echo", "$.json[?length(@) == 3]",
-                      p1=', a: "$<secrets.TOK>", b: "***"'),
-    "s-filtne": plan("s-filtne", "echo", "$.json[?@ != 'zz']", p1=', a: "$<secrets.TOK>", b: "***"'),
+    "s-filtlen": plan(
+        "s-filtlen", "echo", "$.json[?length(@) == 3]", p1=', a: "$<secrets.TOK>", b: "***"'
+    ),
+    "s-filtne": plan(
+        "s-filtne", "echo", "$.json[?@ != 'zz']", p1=', a: "$<secrets.TOK>", b: "***"'
+    ),
     "s-wild": plan("s-wild", "echo", "$.json.*", p1=', a: "$<secrets.TOK>", b: "***"'),
-    "s-result": plan("s-result", "echo", "$.json.s", v="r=$<actions[1].result>",
-                     p1=', s: "$<secrets.QT>"'),
-    "s-resout": plan("s-resout", "echo", "$.json.s", v="$<actions[1].result.stdout>",
-                     p1=', s: "$<secrets.QT>"'),
-    "s-resjson": plan("s-resjson", "dbl", "$.json.s", v="$<actions[1].result.json>",
-                      p1=', s: "$<secrets.QT>"'),
+    "s-result": plan(
+        "s-result", "echo", "$.json.s", v="r=$<actions[1].result>", p1=', s: "$<secrets.QT>"'
+    ),
+    "s-resout": plan(
+        "s-resout", "echo", "$.json.s", v="$<actions[1].result.stdout>", p1=', s: "$<secrets.QT>"'
+    ),
+    "s-resjson": plan(
+        "s-resjson", "dbl", "$.json.s", v="$<actions[1].result.json>", p1=', s: "$<secrets.QT>"'
+    ),
     "s-argv": plan("s-argv", "echo", "$.json.s", sink="reca", p1=', s: "$<secrets.TOK>"'),
 }
 #: t-*: a number printed by the tool, embedded in a longer string: the text (ECMAScript/JCS form)
@@ -273,8 +296,17 @@ TEXTS: dict[str, tuple[str, str]] = {
     "list": ("[1, 2.0, -0]", "[1,2,0]"),
 }
 #: k-*: TOK / QT as an output's JSON KEY with an unusable value: the E_ message names the key
-KEYS = ["secnan-t", "secdup-t", "secbig-t", "secsurr-t", "secdeep-t",
-        "secnan-q", "secdup-q", "secbig-q", "secsurr-q"]
+KEYS = [
+    "secnan-t",
+    "secdup-t",
+    "secbig-t",
+    "secsurr-t",
+    "secdeep-t",
+    "secnan-q",
+    "secdup-q",
+    "secbig-q",
+    "secsurr-q",
+]
 SLUGS = [f"o-{m}" for m in OUTS] + [f"p-{m}" for m in PATHS] + list(SECS) + ["c-honest"]
 #: a-*: a tool output handed to an exec tool's argv placeholder (``--v={v}``): its one argv
 #: element is the value's text, the same value the tool got on stdin
@@ -296,10 +328,11 @@ def _build(root: Path) -> Lab:
     lab = Lab(root / "lab", extra=f"secrets: {{file: {root / 'sec.json'}}}\n")
     rec = [sys.executable, str(lab.recorder), "{tag}"]
     env = json.dumps({"REC_LOG": str(lab.log)})
+    emit = [sys.executable, str(root / "emit.py"), "{mode}"]
     lab.write_config(
         extra=f"secrets: {{file: {root / 'sec.json'}}}\n",
         tools=(
-            f"emit: {{kind: exec, argv: {json.dumps([sys.executable, str(root / 'emit.py'), '{mode}'])},"
+            f"emit: {{kind: exec, argv: {json.dumps(emit)},"
             f" env: {{MODES: {json.dumps(str(root / 'modes.json'))}}}}}\n"
             f"recs: {{kind: exec, argv: {json.dumps(rec)}, env: {env}, params_schema: "
             '{type: object, properties: {v: {type: string, pattern: "^[0-9]+$"}}}}\n'
@@ -326,7 +359,7 @@ def _build(root: Path) -> Lab:
         if (lab.repo / "plans" / s / "PLAN.yml").exists():
             try:
                 lab.set_status(s, "approved")
-            except Exception as e:  # noqa: BLE001 - an invalid plan keeps its status line
+            except Exception as e:
                 got.setdefault("noset", {})[s] = repr(e)
     lab.commit("alice: approve", ALICE)
     got["p2"] = lab.run(check=False)

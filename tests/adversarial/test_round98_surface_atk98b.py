@@ -1,0 +1,400 @@
+"""Round 98, agent surfaces (atk98b): one plan named every way at every surface, and what
+the agent is told against what is committed and run.
+
+Lab (one, local mode): the agent commits ``p``, ``q`` (another plan, its decoy), ``café``
+(NFC) and ``a-<k>`` (one per approve spelling); a pass freezes them. Then:
+
+* ``sp:<spelling>:<reader>``: ``plans/p`` typed as ``plans/p``, ``p``, ``./plans/p``,
+  ``plans/p/``, ``plans/p/PLAN.yml``, ``plans//p``, ``plans/./p``, ``plans/../plans/p``, the
+  absolute path, ``plans/P``, ``plans/p.``, ``plans/p `` (and ``plans/q/../p``, whose path
+  names ``p``; ``plans/cafe\\u0301`` NFD for ``café``) at ``show``, ``hash``, ``freeze
+  --check``, MCP ``status``/``log``/``wait`` and the page's ``/plan/`` and ``/api/plan/``
+  (``%2e%2e`` and ``%2F`` spellings there too). Check: the answer names exactly the plan
+  the path names (its hash, never the decoy's) or is an E_ refusal; no traceback, no 5xx.
+* ``ap:<spelling>:{commit,ran}``: Alice runs ``plangate approve`` on ``a-<k>`` spelled that
+  way (cwd the repository, or ``plans/`` for the bare slug): a success commits exactly that
+  plan's file approved, which then runs once; a refusal has an E_ code, commits nothing,
+  runs nothing.
+* ``sub:*``: MCP ``submit``'s returned hash equals ``plangate hash`` of the committed file
+  and the hash the controller freezes (a plain plan, one carrying ``p``'s ``frozen:``
+  block and name inside its text); three parallel ``submit``s of slug ``ps`` with different
+  texts: each success's commit holds a file hashing to the hash it returned.
+* ``batch:*``: a JSON-RPC array holding ``submit`` + ``status`` (+ a notification): each
+  request answered or the batch refused; a submit that got no success answer committed
+  nothing.
+* ``wait2:*``: two concurrent MCP ``wait``s on one approved plan while a pass runs it: both
+  return, both name a status the branch held, the plan ran once.
+* ``ctl:*``: controls: the honest spelling is read everywhere, the decoy runs when approved.
+
+Seen (round 98): filled in below after the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+import unicodedata
+import urllib.parse
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import mcpkit
+import pytest
+from advkit import AGENT, ALICE, Lab, cases, load_yaml, plan_text
+from test_round2_execution_kit import shared
+from test_round97_surface_atk97b import INIT, INITED, _call, _get, _raw, _spawn_daemon, _stop, _text
+from writerkit import free_port
+
+AGENT_CFG = "agent: {identity: {name: Agent, email: agent@example.com}, branch_prefix: plangate/}\n"
+CAFE = "caf\u00e9"
+
+#: spelling id -> (text typed, the plan that path names)
+SPELL: dict[str, tuple[str, str]] = {
+    "as": ("plans/p", "p"),
+    "bare": ("p", "p"),
+    "dot": ("./plans/p", "p"),
+    "slash": ("plans/p/", "p"),
+    "file": ("plans/p/PLAN.yml", "p"),
+    "dbl": ("plans//p", "p"),
+    "dotseg": ("plans/./p", "p"),
+    "up": ("plans/../plans/p", "p"),
+    "via-q": ("plans/q/../p", "p"),
+    "abs": ("@ABS@/plans/p", "p"),
+    "case": ("plans/P", "p"),
+    "tdot": ("plans/p.", "p"),
+    "tsp": ("plans/p ", "p"),
+    "nfd": ("plans/" + unicodedata.normalize("NFD", CAFE), CAFE),
+    "nfc": ("plans/" + CAFE, CAFE),
+}
+PAGEONLY = {
+    "pct-up": ("plans/%2e%2e/plans/p", "p"),
+    "pct-slash": ("plans%2Fp", "p"),
+    "pct-via": ("plans/q/%2e%2e/p", "p"),
+    "pct-dbl": ("plans/%2e/p", "p"),
+}
+CLI_READERS = ("show", "hash", "freeze")
+MCP_READERS = ("mstatus", "mlog", "mwait")
+PAGE_READERS = ("page", "api")
+#: approve spellings: (text with {s} for the slug, cwd relative to the repo)
+APSPELL: dict[str, tuple[str, str]] = {
+    "as": ("plans/{s}", ""),
+    "slash": ("plans/{s}/", ""),
+    "file": ("plans/{s}/PLAN.yml", ""),
+    "dot": ("./plans/{s}", ""),
+    "dbl": ("plans//{s}", ""),
+    "dotseg": ("plans/./{s}", ""),
+    "up": ("plans/../plans/{s}", ""),
+    "abs": ("@ABS@/plans/{s}", ""),
+    "bare-in": ("{s}", "plans"),
+    "bare": ("{s}", ""),
+    "case": ("plans/{S}", ""),
+    "tdot": ("plans/{s}.", ""),
+}
+
+
+def _slug(k: str) -> str:
+    return "a-" + k.replace("-", "")
+
+
+def _build(root: Path) -> Lab:
+    root.mkdir(parents=True, exist_ok=True)
+    lab = Lab(root / "lab", extra=AGENT_CFG)
+    got: dict[str, Any] = {}
+    c = str(lab.config)
+    absr = str(lab.repo)
+    lab.write("p", plan_text("p"))
+    lab.write("q", plan_text("q"))
+    lab.write(CAFE, plan_text("cafe"))
+    for k in APSPELL:
+        lab.write(_slug(k), plan_text(_slug(k)))
+    lab.write("w", plan_text("w"))
+    lab.commit("agent: plans", AGENT)
+    lab.run()
+    truth = {}
+    for s in ("p", "q", CAFE):
+        truth[s] = lab.plan(s)["frozen"]["hash"]
+    got["truth"] = truth
+    # -- readers, every spelling
+    for sid, (text, _t) in SPELL.items():
+        text = text.replace("@ABS@", absr)
+        for r, argv in (("show", ["show"]), ("hash", ["hash"]), ("freeze", ["freeze", "--check"])):
+            res = lab.cli(*argv, "--config", c, text, cwd=lab.repo)
+            got[f"sp:{sid}:{r}"] = (res.returncode, res.stdout, res.stderr[-2000:])
+    names = list(SPELL)
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for sid in names:
+        text = SPELL[sid][0].replace("@ABS@", absr)
+        calls += [("status", {"path": text}), ("log", {"path": text}),
+                  ("wait", {"path": text, "timeout": 0.5})]  # fmt: skip
+    rep, err = mcpkit.session(lab, calls, timeout=300)
+    for i, sid in enumerate(names):
+        for j, r in enumerate(MCP_READERS):
+            got[f"sp:{sid}:{r}"] = _text(rep[3 * i + j])
+    got["mcperr"] = err[-3000:]
+    got["clean_after_readers"] = lab.git("status", "--porcelain")
+    # -- approve, every spelling (Alice)
+    before = lab.head()
+    for k, (text, cwd) in APSPELL.items():
+        s = _slug(k)
+        t = text.replace("@ABS@", absr).replace("{s}", s).replace("{S}", s.upper())
+        h0 = lab.head()
+        env_who = ALICE
+        res = subprocess.run(
+            [mcpkit.PLANGATE, "approve", "--config", c, t], cwd=lab.repo / cwd,
+            env={**lab.env(env_who), "REC_LOG": str(lab.log)}, capture_output=True, text=True,
+            timeout=120, check=False,
+        )  # fmt: skip
+        h1 = lab.head()
+        files = lab.git("diff", "--name-only", h0, h1).split() if h1 != h0 else []
+        got[f"ap:{k}"] = (res.returncode, res.stdout + res.stderr[-1500:], files,
+                          lab.git("status", "--porcelain"))  # fmt: skip
+        lab.git("checkout", "-q", "--", ".")
+    got["ap_commits"] = lab.git("log", "--format=%s", f"{before}..main")
+    # -- MCP submit: the hash told against the committed and frozen one
+    other = lab.read("p").replace('name: "p"', 'name: "p"')
+    frozen_p = lab.git("show", "main:plans/p/PLAN.yml")
+    fz = frozen_p[frozen_p.index("frozen:"):] if "frozen:" in frozen_p else ""
+    subs = {
+        "plain": plan_text("s1"),
+        "pinside": plan_text("s2", name="p") + fz,
+        "pcopy": other,
+    }
+    calls = [("submit", {"plan": t, "slug": f"sub-{n}"}) for n, t in subs.items()]
+    rep, err = mcpkit.session(lab, calls, timeout=120)
+    got["sub"] = {n: _text(r) for n, r in zip(subs, rep)}
+    got["sub_hash_cli"] = {}
+    for n in subs:
+        res = lab.cli("hash", "--config", c, f"plans/sub-{n}", cwd=lab.repo)
+        got["sub_hash_cli"][n] = (res.returncode, res.stdout.strip(), res.stderr[-500:])
+    lab.run(check=False)
+    got["sub_frozen"] = {n: (lab.plan(f"sub-{n}").get("frozen") or {}).get("hash")
+                         for n in subs}  # fmt: skip
+    # -- parallel submits of one slug, different texts
+    with ThreadPoolExecutor(3) as ex:
+        futs = [ex.submit(_raw, lab, [INIT, INITED, _call(1, "submit", {
+            "plan": plan_text(f"ps{k}", name=f"ps{k}"), "slug": "ps"})]) for k in "abc"]  # fmt: skip
+        got["ps"] = [f.result() for f in futs]
+    got["ps_blobs"] = {}
+    for r in got["ps"]:
+        for rep1 in r["replies"]:
+            if rep1.get("id") == 1:
+                e, tx = _text(rep1)
+                if not e:
+                    info = json.loads(tx)
+                    com = info.get("commit")
+                    blob = lab.git("show", f"{com}:plans/ps/PLAN.yml", check=False)
+                    tmp = root / f"ps-{com}.yml"
+                    tmp.write_text(blob)
+                    h = lab.cli("hash", "--config", c, str(tmp))
+                    got["ps_blobs"][com] = (info.get("hash"), h.stdout.strip(), h.stderr[-300:],
+                                            lab.git("merge-base", "--is-ancestor", com, "main",
+                                                    check=False))  # fmt: skip
+    # -- batches
+    bsub = _call(1, "submit", {"plan": plan_text("bt"), "slug": "bt"})
+    bst = _call(2, "status", {"path": "plans/bt"})
+    got["batch:plain"] = _raw(lab, [INIT, INITED, json.dumps([bsub, bst])], timeout=120)
+    got["batch:plain:tree"] = lab.git("show", "main:plans/bt/PLAN.yml", check=False)
+    bsub2 = _call(3, "submit", {"plan": plan_text("bn"), "slug": "bn"})
+    got["batch:notif"] = _raw(lab, [INIT, json.dumps([INITED, bsub2, _call(4, "status", {})])],
+                              timeout=120)  # fmt: skip
+    got["batch:notif:tree"] = lab.git("show", "main:plans/bn/PLAN.yml", check=False)
+    got["batch:empty"] = _raw(lab, [INIT, INITED, "[]", _call(5, "status", {"path": "plans/p"})])
+    # -- two concurrent waits on one plan while a pass runs it
+    lab.approve("w")
+    with ThreadPoolExecutor(3) as ex:
+        ws = [ex.submit(_raw, lab, [INIT, INITED, _call(1, "wait", {
+            "path": "plans/w", "timeout": 60, "status": "approved"})]) for _ in range(2)]  # fmt: skip
+        time.sleep(1.5)
+        lab.run(check=False)
+        got["wait2"] = [f.result() for f in ws]
+    got["wait2_hist"] = lab.git("log", "-p", "--format=C %h", "main", "--", "plans/w/PLAN.yml")
+    got["ranw"] = len(lab.calls("w"))
+    # -- the page, every spelling
+    lab.run(check=False)
+    got["ap_ran"] = {k: len(lab.calls(_slug(k))) for k in APSPELL}
+    got["ap_status"] = {k: lab.plan(_slug(k))["plan"]["status"] for k in APSPELL}
+    ui = free_port()
+    lab.config.write_text(lab.config.read_text() + f"ui: {{listen: {ui}}}\n")
+    d = _spawn_daemon(lab, root, "1")
+    try:
+        end = time.time() + 120
+        while time.time() < end and _get(ui, "/api/")[0] != 200:
+            time.sleep(0.2)
+        got["page_up"] = _get(ui, "/api/")[0]
+        for sid, (text, _t) in {**SPELL, **PAGEONLY}.items():
+            text = text.replace("@ABS@", absr)
+            q = text if sid in PAGEONLY else urllib.parse.quote(text, safe="/")
+            got[f"sp:{sid}:page"] = _get(ui, "/plan/" + q)
+            got[f"sp:{sid}:api"] = _get(ui, "/api/plan/" + q)
+    finally:
+        _stop(d)
+    # -- control: the decoy runs when approved
+    lab.approve("q")
+    lab.run(check=False)
+    got["ranq"] = len(lab.calls("q"))
+    got["ranp"] = len(lab.calls("p"))
+    lab.got = got  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r98-surface-atk98b", _build)
+
+
+SPIDS = [f"sp:{s}:{r}" for s in SPELL for r in (*CLI_READERS, *MCP_READERS, *PAGE_READERS)]
+SPIDS += [f"sp:{s}:{r}" for s in PAGEONLY for r in PAGE_READERS]
+APIDS = [f"ap:{k}:{c}" for k in APSPELL for c in ("commit", "ran")]
+SUBIDS = [f"sub:{n}:{c}" for n in ("plain", "pinside", "pcopy") for c in ("told", "cli", "frozen")]
+SUBIDS += ["sub:ps:told", "sub:ps:tip"]
+BATCHIDS = ["batch:plain", "batch:notif", "batch:empty"]
+WAITIDS = ["wait2:both", "wait2:held", "wait2:ran"]
+CTLIDS = ["ctl:readers", "ctl:q", "ctl:p", "ctl:clean", "ctl:page"]
+IDS = SPIDS + APIDS + SUBIDS + BATCHIDS + WAITIDS + CTLIDS
+BROKEN: dict[str, Any] = {}
+
+
+def _names(target: str, truth: dict[str, str], text: str) -> None:
+    """``text`` is about ``target``: its hash there, no other plan's."""
+    assert truth[target] in text, text[:1500]
+    for other, h in truth.items():
+        if other != target:
+            assert h not in text, (other, text[:1500])
+
+
+def _coded(text: str) -> None:
+    assert "E_" in text, text[-1500:]
+    assert "Traceback" not in text, text[-1500:]
+
+
+@pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))
+def test_round98_surface(lab: Lab, vid: str) -> None:
+    got: dict[str, Any] = lab.got  # type: ignore[attr-defined]
+    truth = got["truth"]
+    kind = vid.split(":")[0]
+    if kind == "sp":
+        _, sid, reader = vid.split(":")
+        target = {**SPELL, **PAGEONLY}[sid][1]
+        ans = got[vid]
+        if reader in CLI_READERS:
+            rc, out, err = ans
+            assert "Traceback" not in err, err
+            if rc == 0:
+                if reader == "freeze":
+                    assert got["clean_after_readers"] == "", got["clean_after_readers"]
+                else:
+                    _names(target, truth, out)
+            else:
+                _coded(err)
+        elif reader in MCP_READERS:
+            is_err, text = ans
+            if is_err:
+                _coded(text)
+            else:
+                body = json.loads(text)
+                plans = {r.get("plan") for r in body.get("plans", [])} if "plans" in body else {
+                    body.get("plan") or body.get("path")}
+                assert plans == {f"plans/{target}"}, text[:1500]
+                if "hash" in text:
+                    _names(target, truth, text)
+        else:
+            code, body = ans
+            assert code < 500 and code != -1, (code, body[:800])
+            assert "Traceback" not in body, body[:1500]
+            if code == 200:
+                _names(target, truth, body)
+            else:
+                assert 400 <= code < 500, (code, body[:500])
+                if reader == "api":
+                    _coded(body)
+    elif kind == "ap":
+        _, k, check = vid.split(":")
+        rc, out, files, dirty = got[f"ap:{k}"]
+        s = _slug(k)
+        assert "Traceback" not in out, out
+        if check == "commit":
+            if rc == 0:
+                assert files == [f"plans/{s}/PLAN.yml"], (files, out)
+            else:
+                _coded(out)
+                assert files == [], (files, out)
+        else:
+            ran = got["ap_ran"][k]
+            assert ran == (1 if rc == 0 else 0), (ran, rc, out, got["ap_status"][k])
+    elif kind == "sub":
+        _, n, check = vid.split(":")
+        if n == "ps":
+            blobs = got["ps_blobs"]
+            answered = [r for r in got["ps"] if any(x.get("id") == 1 for x in r["replies"])]
+            assert len(answered) == 3, got["ps"]
+            if check == "told":
+                assert blobs, got["ps"]
+                for com, (told, cli, err, _anc) in blobs.items():
+                    assert told == cli, (com, told, cli, err)
+            else:
+                for com, (_t, _c, _e, anc) in blobs.items():
+                    assert anc is not None, com
+            return
+        is_err, text = got["sub"][n]
+        assert not is_err, text
+        told = json.loads(text).get("hash")
+        if check == "told":
+            assert told and told.startswith("sha256:"), text
+        elif check == "cli":
+            rc, out, err = got["sub_hash_cli"][n]
+            assert rc == 0 and out == told, (told, out, err)
+        else:
+            assert got["sub_frozen"][n] == told, (told, got["sub_frozen"][n])
+    elif kind == "batch":
+        r = got[vid]
+        assert "TIMEOUT" not in r["err"] and "Traceback" not in r["err"], r["err"]
+        if vid == "batch:empty":
+            assert any(x.get("id") == 5 for x in r["replies"]), r
+            return
+        ids = {1, 2} if vid == "batch:plain" else {3, 4}
+        sid = min(ids)
+        flat: list[dict[str, Any]] = []
+        for x in r["replies"]:
+            flat += x if isinstance(x, list) else [x]
+        got_ids = {x.get("id") for x in flat}
+        refused = any(x.get("error") and x.get("id") is None for x in flat)
+        assert ids <= got_ids or refused, r
+        sub = [x for x in flat if x.get("id") == sid]
+        ok = bool(sub) and not _text(sub[0])[0]
+        tree = got[f"{vid}:tree"]
+        assert bool(tree.strip()) == ok, (tree[:300], r)
+    elif kind == "wait2":
+        ws = got["wait2"]
+        texts = []
+        for r in ws:
+            one = [x for x in r["replies"] if x.get("id") == 1]
+            assert one, r
+            texts.append(_text(one[0]))
+        if vid == "wait2:both":
+            for e, t in texts:
+                assert not e, t
+                assert json.loads(t).get("changed") is True, t
+        elif vid == "wait2:held":
+            hist = got["wait2_hist"]
+            for e, t in texts:
+                st = json.loads(t).get("status")
+                assert f"status: {st}" in hist, (st, hist[-1500:])
+        else:
+            assert got["ranw"] == 1, got["ranw"]
+    else:
+        if vid == "ctl:readers":
+            assert got["sp:as:show"][0] == 0 and got["sp:as:hash"][1].strip() == truth["p"]
+            assert got["sp:as:mstatus"][0] is False
+        elif vid == "ctl:q":
+            assert got["ranq"] == 1
+        elif vid == "ctl:p":
+            assert got["ranp"] == 0
+        elif vid == "ctl:clean":
+            assert got["ap:as"][0] == 0 and got["ap_ran"]["as"] == 1
+        else:
+            assert got["page_up"] == 200 and got["sp:as:api"][0] == 200

@@ -70,12 +70,18 @@ SPELL: dict[str, tuple[str, str]] = {
     "tsp": ("plans/p ", "p"),
     "nfd": ("plans/" + unicodedata.normalize("NFD", CAFE), CAFE),
     "nfc": ("plans/" + CAFE, CAFE),
+    "json": ("plans/p/PLAN.json", "p"),
+    "elog": ("plans/p/EXECUTION_LOG.md", "p"),
+    "root": ("/plans/p", "p"),
+    "absq": ("@ABS@/plans/q/../p", "p"),
 }
 PAGEONLY = {
     "pct-up": ("plans/%2e%2e/plans/p", "p"),
     "pct-slash": ("plans%2Fp", "p"),
     "pct-via": ("plans/q/%2e%2e/p", "p"),
     "pct-dbl": ("plans/%2e/p", "p"),
+    "lead": ("/plans/p", "p"),
+    "pct-file": ("plans/p/PLAN%2Eyml", "p"),
 }
 CLI_READERS = ("show", "hash", "freeze")
 MCP_READERS = ("mstatus", "mlog", "mwait")
@@ -94,11 +100,16 @@ APSPELL: dict[str, tuple[str, str]] = {
     "bare": ("{s}", ""),
     "case": ("plans/{S}", ""),
     "tdot": ("plans/{s}.", ""),
+    "json": ("plans/{s}/PLAN.json", ""),
+    "elog": ("plans/{s}/EXECUTION_LOG.md", ""),
+    "via": ("plans/a-as/../{s}", ""),
+    "nfd": ("plans/{n}", ""),
+    "extlink": ("@LINK@", ""),
 }
 
 
 def _slug(k: str) -> str:
-    return "a-" + k.replace("-", "")
+    return "a-nfd\u00e9" if k == "nfd" else "a-" + k.replace("-", "")
 
 
 def _build(root: Path) -> Lab:
@@ -131,7 +142,11 @@ def _build(root: Path) -> Lab:
         text = SPELL[sid][0].replace("@ABS@", absr)
         calls += [("status", {"path": text}), ("log", {"path": text}),
                   ("wait", {"path": text, "timeout": 0.5})]  # fmt: skip
+    calls += [("wait", {"path": absr + "/plans/p", "timeout": 0.5, "status": "approved"}),
+              ("wait", {"path": "plans/p", "timeout": 0.5, "status": "no-such-status"})]
     rep, err = mcpkit.session(lab, calls, timeout=300)
+    got["mwait:abs-status"] = _text(rep[-2])
+    got["mwait:bogus-status"] = _text(rep[-1])
     for i, sid in enumerate(names):
         for j, r in enumerate(MCP_READERS):
             got[f"sp:{sid}:{r}"] = _text(rep[3 * i + j])
@@ -141,7 +156,11 @@ def _build(root: Path) -> Lab:
     before = lab.head()
     for k, (text, cwd) in APSPELL.items():
         s = _slug(k)
+        link = root / f"outside-{k}"
+        if k == "extlink":
+            link.symlink_to(lab.repo / "plans" / s)
         t = text.replace("@ABS@", absr).replace("{s}", s).replace("{S}", s.upper())
+        t = t.replace("{n}", unicodedata.normalize("NFD", s)).replace("@LINK@", str(link))
         h0 = lab.head()
         env_who = ALICE
         res = subprocess.run(
@@ -238,6 +257,7 @@ def _build(root: Path) -> Lab:
     lab.run(check=False)
     got["ranq"] = len(lab.calls("q"))
     got["ranp"] = len(lab.calls("p"))
+    (root / "got.json").write_text(json.dumps(got, default=str, indent=1))
     lab.got = got  # type: ignore[attr-defined]
     return lab
 
@@ -253,7 +273,7 @@ APIDS = [f"ap:{k}:{c}" for k in APSPELL for c in ("commit", "ran")]
 SUBIDS = [f"sub:{n}:{c}" for n in ("plain", "pinside", "pcopy") for c in ("told", "cli", "frozen")]
 SUBIDS += ["sub:ps:told", "sub:ps:tip"]
 BATCHIDS = ["batch:plain", "batch:notif", "batch:empty"]
-WAITIDS = ["wait2:both", "wait2:held", "wait2:ran"]
+WAITIDS = ["wait2:both", "wait2:held", "wait2:ran", "mwait:abs-status", "mwait:bogus-status"]
 CTLIDS = ["ctl:readers", "ctl:q", "ctl:p", "ctl:clean", "ctl:page"]
 IDS = SPIDS + APIDS + SUBIDS + BATCHIDS + WAITIDS + CTLIDS
 BROKEN: dict[str, Any] = {}
@@ -368,7 +388,16 @@ def test_round98_surface(lab: Lab, vid: str) -> None:
         ok = bool(sub) and not _text(sub[0])[0]
         tree = got[f"{vid}:tree"]
         assert bool(tree.strip()) == ok, (tree[:300], r)
-    elif kind == "wait2":
+    elif kind in ("wait2", "mwait"):
+        if vid.startswith("mwait:"):
+            is_err, text = got[vid]
+            if is_err:
+                _coded(text)
+            else:
+                body = json.loads(text)
+                assert body.get("path") == "plans/p", text
+                assert body.get("status") == "pending_approval", text
+            return
         ws = got["wait2"]
         texts = []
         for r in ws:

@@ -124,6 +124,7 @@ def _build(root: Path) -> Lab:
     for k in APSPELL:
         lab.write(_slug(k), plan_text(_slug(k)))
     lab.write("w", plan_text("w"))
+    lab.write("a-other", plan_text("a-other"))
     lab.commit("agent: plans", AGENT)
     lab.run()
     truth = {}
@@ -174,6 +175,27 @@ def _build(root: Path) -> Lab:
                           lab.git("status", "--porcelain"))  # fmt: skip
         lab.git("checkout", "-q", "--", ".")
     got["ap_commits"] = lab.git("log", "--format=%s", f"{before}..main")
+    # -- a clone of the repository, its copy of a-other edited: the lab's config, the clone's path
+    other = root / "clone"
+    subprocess.run(["git", "clone", "-q", str(lab.repo), str(other)], env=lab.env(), check=True)
+    f = other / "plans" / "a-other" / "PLAN.yml"
+    f.write_text(f.read_text().replace('tag: "a-other"', 'tag: "a-other-EDITED"'))
+    subprocess.run(["git", "commit", "-qam", "agent edits the clone"], cwd=other,
+                   env={**lab.env(AGENT)}, check=True)  # fmt: skip
+    for r, argv in (("show", ["show"]), ("hash", ["hash"])):
+        res = lab.cli(*argv, "--config", c, str(other / "plans/a-other"), cwd=other)
+        got[f"clone:{r}"] = (res.returncode, res.stdout, res.stderr[-1500:])
+    h0 = lab.head()
+    res = subprocess.run(
+        [mcpkit.PLANGATE, "approve", "--config", c, str(other / "plans/a-other")], cwd=other,
+        env={**lab.env(ALICE), "REC_LOG": str(lab.log)}, capture_output=True, text=True,
+        timeout=120, check=False,
+    )  # fmt: skip
+    got["clone:approve"] = (res.returncode, res.stdout + res.stderr[-1500:],
+                            lab.git("diff", "--name-only", h0, "main").split(),
+                            subprocess.run(["git", "log", "-1", "--format=%an %s"], cwd=other,
+                                           capture_output=True, text=True).stdout)  # fmt: skip
+    got["truth_other"] = lab.plan("a-other")["frozen"]["hash"]
     # -- MCP submit: the hash told against the committed and frozen one
     other = lab.read("p").replace('name: "p"', 'name: "p"')
     frozen_p = lab.git("show", "main:plans/p/PLAN.yml")
@@ -236,6 +258,7 @@ def _build(root: Path) -> Lab:
     # -- the page, every spelling
     lab.run(check=False)
     got["ap_ran"] = {k: len(lab.calls(_slug(k))) for k in APSPELL}
+    got["ran_other"] = lab.calls("a-other")
     got["ap_status"] = {k: lab.plan(_slug(k))["plan"]["status"] for k in APSPELL}
     ui = free_port()
     lab.config.write_text(lab.config.read_text() + f"ui: {{listen: {ui}}}\n")
@@ -274,8 +297,9 @@ SUBIDS = [f"sub:{n}:{c}" for n in ("plain", "pinside", "pcopy") for c in ("told"
 SUBIDS += ["sub:ps:told", "sub:ps:tip"]
 BATCHIDS = ["batch:plain", "batch:notif", "batch:empty"]
 WAITIDS = ["wait2:both", "wait2:held", "wait2:ran", "mwait:abs-status", "mwait:bogus-status"]
+CLONEIDS = ["clone:show", "clone:hash", "clone:approve", "clone:ran"]
 CTLIDS = ["ctl:readers", "ctl:q", "ctl:p", "ctl:clean", "ctl:page"]
-IDS = SPIDS + APIDS + SUBIDS + BATCHIDS + WAITIDS + CTLIDS
+IDS = CLONEIDS + SPIDS + APIDS + SUBIDS + BATCHIDS + WAITIDS + CTLIDS
 BROKEN: dict[str, Any] = {}
 
 
@@ -388,6 +412,27 @@ def test_round98_surface(lab: Lab, vid: str) -> None:
         ok = bool(sub) and not _text(sub[0])[0]
         tree = got[f"{vid}:tree"]
         assert bool(tree.strip()) == ok, (tree[:300], r)
+    elif kind == "clone":
+        lab_h = got["truth_other"]
+        if vid in ("clone:show", "clone:hash"):
+            rc, out, err = got[vid]
+            assert "Traceback" not in err, err
+            if rc != 0:
+                _coded(err)
+            else:  # the clone's file, not the lab's plan: never the lab's hash nor its status
+                assert lab_h not in out, out
+                if vid == "clone:show":
+                    assert "Hash:" in out, out
+        elif vid == "clone:approve":
+            rc, out, files, _last = got[vid]
+            assert "Traceback" not in out, out
+            assert files == [], (files, out)  # the lab's branch never approved from a clone's view
+            if rc != 0:
+                _coded(out)
+        else:
+            for c in got["ran_other"]:
+                assert "EDITED" not in json.dumps(c), got["ran_other"]
+            assert len(got["ran_other"]) == (1 if got["clone:approve"][2] else 0), got["ran_other"]
     elif kind in ("wait2", "mwait"):
         if vid.startswith("mwait:"):
             is_err, text = got[vid]

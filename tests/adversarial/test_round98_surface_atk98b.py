@@ -4,29 +4,68 @@ the agent is told against what is committed and run.
 Lab (one, local mode): the agent commits ``p``, ``q`` (another plan, its decoy), ``café``
 (NFC) and ``a-<k>`` (one per approve spelling); a pass freezes them. Then:
 
-* ``sp:<spelling>:<reader>``: ``plans/p`` typed as ``plans/p``, ``p``, ``./plans/p``,
-  ``plans/p/``, ``plans/p/PLAN.yml``, ``plans//p``, ``plans/./p``, ``plans/../plans/p``, the
-  absolute path, ``plans/P``, ``plans/p.``, ``plans/p `` (and ``plans/q/../p``, whose path
-  names ``p``; ``plans/cafe\\u0301`` NFD for ``café``) at ``show``, ``hash``, ``freeze
-  --check``, MCP ``status``/``log``/``wait`` and the page's ``/plan/`` and ``/api/plan/``
-  (``%2e%2e`` and ``%2F`` spellings there too). Check: the answer names exactly the plan
-  the path names (its hash, never the decoy's) or is an E_ refusal; no traceback, no 5xx.
-* ``ap:<spelling>:{commit,ran}``: Alice runs ``plangate approve`` on ``a-<k>`` spelled that
-  way (cwd the repository, or ``plans/`` for the bare slug): a success commits exactly that
-  plan's file approved, which then runs once; a refusal has an E_ code, commits nothing,
-  runs nothing.
-* ``sub:*``: MCP ``submit``'s returned hash equals ``plangate hash`` of the committed file
-  and the hash the controller freezes (a plain plan, one carrying ``p``'s ``frozen:``
-  block and name inside its text); three parallel ``submit``s of slug ``ps`` with different
-  texts: each success's commit holds a file hashing to the hash it returned.
-* ``batch:*``: a JSON-RPC array holding ``submit`` + ``status`` (+ a notification): each
-  request answered or the batch refused; a submit that got no success answer committed
-  nothing.
+* ``sp:<spelling>:{cli,mcp,page}``: ``plans/p`` typed as ``plans/p``, ``p``, ``./plans/p``,
+  ``plans/p/``, ``plans/p/PLAN.yml``, ``plans//p``, ``plans/./p``, ``plans/../plans/p``,
+  ``plans/q/../p``, the absolute path (and ``<abs>/plans/q/../p``), ``/plans/p``,
+  ``plans/P``, ``plans/p.``, ``plans/p ``, ``plans/p/PLAN.json``,
+  ``plans/p/EXECUTION_LOG.md``, ``plans/cafe\u0301`` (NFD of the NFC folder ``café``) and
+  ``café`` itself; ``cli``: ``show``, ``hash``, ``freeze --check`` (cwd the repository);
+  ``mcp``: ``status``, ``log``, ``wait`` (0.5 s); ``page``: ``/plan/`` and ``/api/plan/``
+  of a daemon (``%2e%2e``, ``%2e``, ``%2F``, ``PLAN%2Eyml`` and a leading ``/`` there too).
+  Check: every answer names exactly the plan the path names (its hash, never the decoy
+  ``q``'s; MCP's ``plan``/``path`` field that plan) or is an E_ refusal (page: a 4xx,
+  ``/api/`` with its code); no traceback, no 5xx.
+* ``ap:<spelling>``: Alice runs ``plangate approve`` on ``a-<k>`` spelled that way (the
+  above, the bare slug from ``plans/``, ``plans/a-as/../a-via``, NFD, and a symlink OUTSIDE
+  the repository to the plan's folder): a success commits exactly that plan's file and it
+  runs once; a refusal has an E_ code, commits nothing, runs nothing.
+* ``rj:<spelling>``: ``plangate reject`` the same way on ``r-<k>``.
+* ``clone:*``: a clone of the repository whose copy of ``a-other`` the agent edited:
+  ``show``/``hash``/``approve`` of the clone's path under the lab's config: never the lab's
+  hash shown for the clone's text, nothing approved on the lab's branch, the edit never runs.
+* ``sub:<form>:{told,cli,frozen}``: MCP ``submit``'s returned hash equals ``plangate hash``
+  of the committed file and the hash the controller freezes: a plain plan, one named ``p``
+  carrying ``p``'s ``frozen:`` block, ``p``'s own text under another slug, the plan as JSON,
+  CRLF, a BOM, a ``# status: approved`` comment, YAML anchors, a ``...`` document end; a
+  refusal is coded and commits nothing. ``sub:ps:*``: three parallel ``submit``s of slug
+  ``ps`` with different texts: each success's commit is on main and its file hashes to the
+  hash it returned.
+* ``batch:*``: a JSON-RPC array holding ``submit`` + ``status`` (and one holding the
+  ``initialized`` notification): each request answered or the batch refused; a submit that
+  got no success answer committed nothing; ``[]`` then a call: the call is answered.
 * ``wait2:*``: two concurrent MCP ``wait``s on one approved plan while a pass runs it: both
-  return, both name a status the branch held, the plan ran once.
-* ``ctl:*``: controls: the honest spelling is read everywhere, the decoy runs when approved.
+  return ``changed: true`` with a status the branch held; the plan ran once.
+  ``mwait:abs-status``: ``wait`` on ``<abs>/plans/p`` with ``status: approved``;
+  ``mwait:bogus-status``: ``wait`` with a status no plan has.
+* ``ctl:*``: controls: the honest spelling read everywhere, the honest approval ran, the
+  decoy ``q`` runs when approved, ``p`` (never approved) never ran, the page came up.
 
-Seen (round 98): filled in below after the run.
+Seen (round 98, pytest, 134 ids, ~35-60 s on 2 cores): 2 broke, 1 class.
+**mcp-abs-path-rebased** (``sp:abs:mcp``, ``mwait:abs-status``): MCP ``wait`` with
+``path: "<repo>/plans/p"`` answered ``{"path": "plans/tmp/.../lab/repo/plans/p", "status":
+null, "previous": null, "changed": false}`` (with ``status: "approved"`` given: ``"status":
+null, "previous": "approved", "changed": true, "waited": 0.0``): the agent is told its plan
+is gone while the branch holds it ``pending_approval``; ``status``/``log`` with the same path
+refuse ``E_USAGE`` "no plan plans/tmp/.../plans/p on the watched branch" (coded, but naming a
+plan id the agent never typed), and ``show``/``hash`` take the path and print ``p``'s hash.
+Root cause seen: ``controller/service/agentapi.py`` ``_plan_id``: ``path.strip("/")`` drops
+the leading ``/`` of an absolute path and prefixes ``plans/`` (``/plans/p`` is read as
+``plans/p`` the same way, which passes). Against: round 97 accepted ``status: null`` from
+``wait`` for an absent plan; here the plan is not absent, the id is rewritten.
+Held: every other spelling at every surface (``./``, ``//``, ``/./``, ``..`` refused
+``E_USAGE`` "is not a plan path" by MCP, 404 ``E_NOT_FOUND`` by the page, read as path by the
+CLI, always naming ``p``); case, trailing dot, NFD: refused everywhere (MCP ``status`` says
+``E_USAGE`` "no plan", ``log``/``wait`` ``E_PLAN_AMBIGUOUS``: two codes for one input, noted);
+trailing blank ``E_UNSAFE_PATH`` (its message quotes a fixed example ``'tx '``, not the
+folder: noted); every approve/reject spelling committed exactly its plan's file or was
+refused ``E_USAGE`` ("no PLAN.yml there"), each approved plan ran once; the outside symlink
+approved its target (the user's own path); the clone: ``show``/``hash`` printed the
+clone's hash marked ``STALE``, ``approve`` refused ``E_PLAN_HASH_MISMATCH``, the lab's branch
+untouched; every submit's told hash = ``plangate hash`` = frozen hash (JSON refused
+``E_SCHEMA_INVALID`` flow mapping, anchors ``E_PARSE_NONJSON``, nothing committed); parallel
+``ps`` submits each consistent; batches answered ``-32600`` id null, nothing committed; two
+waits both ``completed``/``changed: true``, ran once; ``wait`` with a bogus status returned
+at once ``changed: true`` (docs: returns when the status differs).
 """
 
 from __future__ import annotations

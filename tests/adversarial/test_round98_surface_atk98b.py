@@ -71,10 +71,7 @@ at once ``changed: true`` (docs: returns when the status differs).
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
-import threading
 import time
 import unicodedata
 import urllib.parse
@@ -82,9 +79,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import advkit
 import mcpkit
 import pytest
-import advkit
 from advkit import AGENT, ALICE, Lab, cases, load_yaml, plan_text
 from test_round2_execution_kit import shared
 from test_round97_surface_atk97b import INIT, INITED, _call, _get, _raw, _spawn_daemon, _stop, _text
@@ -148,9 +145,16 @@ APSPELL: dict[str, tuple[str, str]] = {
 }
 
 
-RJSPELL = {"as": "plans/{s}", "up": "plans/../plans/{s}", "via": "plans/p/../{s}",
-           "abs": "@ABS@/plans/{s}", "file": "plans/{s}/PLAN.yml", "dbl": "plans//{s}",
-           "json": "plans/{s}/PLAN.json", "tdot": "plans/{s}."}
+RJSPELL = {
+    "as": "plans/{s}",
+    "up": "plans/../plans/{s}",
+    "via": "plans/p/../{s}",
+    "abs": "@ABS@/plans/{s}",
+    "file": "plans/{s}/PLAN.yml",
+    "dbl": "plans//{s}",
+    "json": "plans/{s}/PLAN.json",
+    "tdot": "plans/{s}.",
+}
 
 
 def _slug(k: str) -> str:
@@ -190,8 +194,10 @@ def _build(root: Path) -> Lab:
         text = SPELL[sid][0].replace("@ABS@", absr)
         calls += [("status", {"path": text}), ("log", {"path": text}),
                   ("wait", {"path": text, "timeout": 0.5})]  # fmt: skip
-    calls += [("wait", {"path": absr + "/plans/p", "timeout": 0.5, "status": "approved"}),
-              ("wait", {"path": "plans/p", "timeout": 0.5, "status": "no-such-status"})]
+    calls += [
+        ("wait", {"path": absr + "/plans/p", "timeout": 0.5, "status": "approved"}),
+        ("wait", {"path": "plans/p", "timeout": 0.5, "status": "no-such-status"}),
+    ]
     rep, err = mcpkit.session(lab, calls, timeout=300)
     got["mwait:abs-status"] = _text(rep[-2])
     got["mwait:bogus-status"] = _text(rep[-1])
@@ -258,7 +264,7 @@ def _build(root: Path) -> Lab:
     # -- MCP submit: the hash told against the committed and frozen one
     other = lab.read("p").replace('name: "p"', 'name: "p"')
     frozen_p = lab.git("show", "main:plans/p/PLAN.yml")
-    fz = frozen_p[frozen_p.index("frozen:"):] if "frozen:" in frozen_p else ""
+    fz = frozen_p[frozen_p.index("frozen:") :] if "frozen:" in frozen_p else ""
     subs = {
         "plain": plan_text("s1"),
         "pinside": plan_text("s2", name="p") + fz,
@@ -266,14 +272,15 @@ def _build(root: Path) -> Lab:
         "json": json.dumps(load_yaml(plan_text("s3"))),
         "crlf": plan_text("s4").replace("\n", "\r\n"),
         "bom": "\ufeff" + plan_text("s5"),
-        "comment": plan_text("s6").replace("  status: pending_approval",
-                                           "  status: pending_approval  # status: approved"),
+        "comment": plan_text("s6").replace(
+            "  status: pending_approval", "  status: pending_approval  # status: approved"
+        ),
         "anchor": plan_text("s7").replace('tag: "s7"', 'tag: &t "s7"\n      note: *t'),
         "docend": plan_text("s8") + "...\n",
     }
     calls = [("submit", {"plan": t, "slug": f"sub-{n}"}) for n, t in subs.items()]
     rep, err = mcpkit.session(lab, calls, timeout=120)
-    got["sub"] = {n: _text(r) for n, r in zip(subs, rep)}
+    got["sub"] = {n: _text(r) for n, r in zip(subs, rep, strict=True)}
     got["sub_hash_cli"] = {}
     for n in subs:
         e, tx = got["sub"][n]
@@ -288,12 +295,13 @@ def _build(root: Path) -> Lab:
         body = lab.git("show", f"main:{fname}", check=False) if fname else ""
         try:
             got["sub_frozen"][n] = ((load_yaml(body) or {}).get("frozen") or {}).get("hash")
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             got["sub_frozen"][n] = f"unreadable: {exc!r} {fname}"
     # -- parallel submits of one slug, different texts
     with ThreadPoolExecutor(3) as ex:
         futs = [ex.submit(_raw, lab, [INIT, INITED, _call(1, "submit", {
-            "plan": plan_text(f"ps{k}", name=f"ps{k}"), "slug": "ps"})]) for k in "abc"]  # fmt: skip
+            "plan": plan_text(f"ps{k}", name=f"ps{k}"), "slug": "ps"})])
+            for k in "abc"]  # fmt: skip
         got["ps"] = [f.result() for f in futs]
     got["ps_blobs"] = {}
     for r in got["ps"]:
@@ -324,7 +332,8 @@ def _build(root: Path) -> Lab:
     lab.approve("w")
     with ThreadPoolExecutor(3) as ex:
         ws = [ex.submit(_raw, lab, [INIT, INITED, _call(1, "wait", {
-            "path": "plans/w", "timeout": 60, "status": "approved"})]) for _ in range(2)]  # fmt: skip
+            "path": "plans/w", "timeout": 60, "status": "approved"})])
+            for _ in range(2)]  # fmt: skip
         time.sleep(1.5)
         lab.run(check=False)
         got["wait2"] = [f.result() for f in ws]
@@ -419,8 +428,11 @@ def _sp(got: dict[str, Any], truth: dict[str, str], sid: str, reader: str) -> No
             _coded(text)
         else:
             body = json.loads(text)
-            plans = {r.get("plan") for r in body.get("plans", [])} if "plans" in body else {
-                body.get("plan") or body.get("path")}
+            plans = (
+                {r.get("plan") for r in body.get("plans", [])}
+                if "plans" in body
+                else {body.get("plan") or body.get("path")}
+            )
             assert plans == {f"plans/{target}"}, text[:1500]
             if "hash" in text:
                 _names(target, truth, text)
@@ -448,7 +460,7 @@ def test_round98_surface(lab: Lab, vid: str) -> None:
             _sp(got, truth, sid, reader)
     elif kind == "ap":
         k = vid.split(":")[1]
-        rc, out, files, dirty = got[f"ap:{k}"]
+        rc, out, files, _dirty = got[f"ap:{k}"]
         s = _slug(k)
         assert "Traceback" not in out, out
         if rc == 0:
@@ -557,7 +569,7 @@ def test_round98_surface(lab: Lab, vid: str) -> None:
                 assert json.loads(t).get("changed") is True, t
         elif vid == "wait2:held":
             hist = got["wait2_hist"]
-            for e, t in texts:
+            for _e, t in texts:
                 st = json.loads(t).get("status")
                 assert f"status: {st}" in hist, (st, hist[-1500:])
         else:

@@ -1,0 +1,348 @@
+"""Round 98, approval and policy (atk98a): what r97appr's ``Lifecycle.impossible`` calls
+POSSIBLE. Commits under the controller's name whose status change IS one a controller event
+makes, at the wrong moment, made before the controller's first pass (trust on first use),
+under a quorum of 2; approvals of one hash across an edit and its revert (A-B-A); and
+``plangate check`` against squash merges, rebases and approval commits authored by one
+person and committed by another.
+
+Every lab is its own repo (advkit ``Lab``), built once per module (``shared``), two at a
+time. Ids: ``<slug>:ran`` counts the recording tool's calls against what the promise allows;
+``<slug>:audit`` runs ``plangate audit --json`` in a fresh clone (no config) and asserts it
+reads the records (no ``code``) and calls the plan's start valid exactly when it ran;
+``<slug>:check`` that ``plangate check --base main --head <branch> --as <merger> --format
+json`` said ``start`` exactly when the plan then ran (the prediction of the way it landed:
+``fast_forward`` where given for fast-forwards, the merge commit's ``outcome`` otherwise).
+
+Lab ``q`` (``plans/**`` needs ``{count: 2}``; every plan the agent's). Before the first pass
+Mallory commits under the controller's full identity (author and committer
+``plangate@localhost``), one commit per plan: ``rf`` ``plangate: refuse plans/<s>`` setting
+``failed`` (a refusal of a resume may leave it so) with no seal; ``rs`` the same with a
+seal-shaped ``Controller-Seal:``; ``rw`` ``plangate: refuse`` setting ``awaiting_approval``
+(no gate exists); ``aw`` ``plangate: await-approval`` setting ``awaiting_approval``, sealed;
+``st`` ``plangate: start`` setting ``executing``, sealed; ``ck`` ``plangate: checkpoint``
+setting ``executing``, sealed; ``pa`` ``plangate: partial`` leaving ``pending_approval``
+and writing ``approval: {status: partial, approvals: [Bob]}``; ``fz`` ``plangate: freeze``
+writing the right ``frozen:`` block and the same forged partial of Bob's; ``cp``
+``plangate: complete`` setting ``completed``, sealed; ``fl`` ``plangate: fail`` setting
+``failed``, sealed. Each forgery has two plans: ``<f>1`` Alice alone then approves from the
+forged status (a resume / gate approval / partial completion: must not run, one vote of
+two), ``<f>2`` the agent sets ``pending_approval`` again after the first pass and Alice then
+Bob approve (the forgery is anyone's, so two votes run it once). ``st``/``ck`` also ``<f>0``:
+nobody votes (never runs). ``ab``: Alice votes, the agent edits the plan, a pass, reverts
+the edit (the first hash again), a pass, Bob votes: ``Any change to hashed content voids the
+approvals collected so far`` (must not run); ``ab2`` the same then Carol votes (runs).
+Controls ``c1`` (Alice alone, 0) and ``c2`` (Alice, Bob: 1).
+
+Lab ``c`` (default policy; every plan Bob's, Bob an allowed approver). Alice approves on a
+branch each; ``sqc`` Carol squash-merges it (``git merge --squash`` + her commit); ``sqb``
+Bob squash-merges it (self-approval); ``rbc``: main moves, Carol rebases the branch, fast-
+forward; ``rbb``: Bob rebases it; ``acb``: the approval authored Alice, committed by Bob,
+fast-forward; ``mgb``/``mgc``: merged ``--no-ff`` by Bob / Carol; ``ffa`` (control): Alice's
+branch fast-forwarded. Each ``:check`` is taken after the rebase (on the branch that lands).
+
+Seen (round 98): filled in below after the run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from advkit import AGENT, ALICE, BOB, BOT, CAROL, MALLORY, Lab, cases, plan_text
+from test_round2_execution_kit import shared
+
+HEX = "7c" * 32
+
+
+def _audit(lab: Lab, root: Path) -> dict[str, Any]:
+    clone = root / "clone"
+    lab.git("clone", "-q", f"file://{lab.repo}", str(clone))
+    res = lab.cli("audit", "--json", cwd=clone)
+    try:
+        report = json.loads(res.stdout)
+    except ValueError:
+        report = {"raw": res.stdout[-600:], "stderr": res.stderr[-600:]}
+    if not isinstance(report, dict):
+        report = {"raw": str(report)[-600:]}
+    execs = report.get("executions", [])
+    valid = sorted({e["plan"] for e in execs if e.get("approval_valid")})
+    return {"rc": res.returncode, "report": report, "valid": valid, "err": res.stderr[-600:]}
+
+
+def _check(lab: Lab, head: str, who: str) -> str:
+    res = lab.cli(
+        "check", "--base", "main", "--head", head, "--as", who, "--format", "json",
+        "--config", str(lab.config), cwd=lab.repo,
+    )  # fmt: skip
+    return res.stdout + res.stderr
+
+
+def _forge(lab: Lab, msg: str) -> str:
+    lab.git("add", "-A")
+    lab.git("commit", "-q", "--allow-empty", "--cleanup=verbatim", "-F", "-", input=msg, who=BOT)
+    return lab.head()
+
+
+def _msg(event: str, slug: str, status: str, sealed: bool) -> str:
+    tail = f"\nController-Seal: {HEX}\n" if sealed else "\n"
+    return (
+        f"plangate: {event} plans/{slug}\n\nRecorded by the controller.\n\n"
+        f"Plan: plans/{slug}\nPlan-Status: {status}\n{tail}"
+    )
+
+
+def _hash(lab: Lab, slug: str) -> str:
+    res = lab.cli("hash", str(lab.repo / "plans" / slug / "PLAN.yml"))
+    return res.stdout.strip().split()[0]
+
+
+def _append(lab: Lab, slug: str, block: str) -> None:
+    path = lab.repo / "plans" / slug / "PLAN.yml"
+    path.write_text(path.read_text() + block)
+
+
+#: lab ``q`` forgeries: name -> (event, status written, sealed)
+FORGE = {
+    "rf": ("refuse", "failed", False),
+    "rs": ("refuse", "failed", True),
+    "rw": ("refuse", "awaiting_approval", False),
+    "aw": ("await-approval", "awaiting_approval", True),
+    "st": ("start", "executing", True),
+    "ck": ("checkpoint", "executing", True),
+    "pa": ("partial", "pending_approval", False),
+    "fz": ("freeze", "pending_approval", False),
+    "cp": ("complete", "completed", True),
+    "fl": ("fail", "failed", True),
+}
+QP: dict[str, int] = {}
+for _f in FORGE:
+    QP[f"{_f}1"] = 0
+    QP[f"{_f}2"] = 1
+QP.update({"st0": 0, "ck0": 0, "ab": 0, "ab2": 1, "c1": 0, "c2": 1})
+
+QUORUM = """\
+rules:
+  - match: {paths: ['plans/**']}
+    require: [{count: 2}]
+"""
+
+
+def _q(root: Path) -> dict[str, Any]:
+    root.mkdir(parents=True)
+    lab = Lab(root, approval=QUORUM)
+    for s in QP:
+        lab.write(s, plan_text(s))
+    agent_commit = lab.commit("agent: plans", AGENT)
+    forged: dict[str, str] = {}
+    notes: dict[str, Any] = {}
+    for s in QP:
+        f = s[:2]
+        if f not in FORGE:
+            continue
+        event, status, sealed = FORGE[f]
+        if event in ("partial", "freeze"):
+            if event == "freeze":
+                _append(lab, s, f"frozen:\n  hash: \"{_hash(lab, s)}\"\n")
+            _append(
+                lab, s,
+                "approval:\n  status: partial\n  approvals:\n"
+                f"    - {{by: {BOB[1]}, at: '2026-12-03T00:00:00Z', commit: {agent_commit}}}\n"
+                "  missing: one more approval\n",
+            )  # fmt: skip
+        else:
+            lab.set_status(s, status)
+        forged[s] = _forge(lab, _msg(event, s, status, sealed))
+    lab.run()
+    notes["after-first"] = {s: lab.plan(s)["plan"]["status"] for s in QP}
+    # <f>2: the author sets it pending again where the file does not say so
+    changed = False
+    for s in QP:
+        if s.endswith("2") and s[:2] in FORGE and lab.plan(s)["plan"]["status"] != "pending_approval":
+            lab.set_status(s, "pending_approval")
+            changed = True
+    if changed:
+        lab.commit("agent: pending again", AGENT)
+        lab.run()
+    # first votes: Alice on every plan but the nobody ones
+    for s in QP:
+        if s in ("st0", "ck0"):
+            continue
+        lab.set_status(s, "approved")
+    lab.commit("alice: approve", ALICE)
+    lab.run()
+    notes["after-alice"] = {s: lab.plan(s)["plan"]["status"] for s in QP}
+    # ab / ab2: edit and revert between the votes (A-B-A)
+    for s in ("ab", "ab2"):
+        p = lab.repo / "plans" / s / "PLAN.yml"
+        p.write_text(p.read_text().replace(f'tag: "{s}"', f'tag: "{s}"\n      extra: 1'))
+    lab.commit("agent: edit", AGENT)
+    lab.run()
+    lab.git("revert", "--no-edit", "HEAD", who=AGENT)
+    lab.run()
+    notes["ab-hashes"] = {s: (lab.plan(s).get("frozen") or {}).get("hash") for s in ("ab", "ab2")}
+    # second votes: Bob
+    for s in QP:
+        if s.endswith("2") or s == "ab":
+            lab.set_status(s, "approved")
+    lab.commit("bob: approve", BOB)
+    lab.run()
+    lab.set_status("ab2", "approved")
+    lab.commit("carol: approve ab2", CAROL)
+    lab.run()
+    lab.run()
+    out = _audit(lab, root)
+    notes["final"] = {s: lab.plan(s)["plan"]["status"] for s in QP}
+    notes["approval"] = {s: lab.plan(s).get("approval") for s in QP}
+    out.update(calls={s: len(lab.calls(s)) for s in QP}, checks={}, forged=forged, notes=notes)
+    return out
+
+
+#: lab ``c``: slug -> expected runs (None: either, but check must agree)
+CP: dict[str, int | None] = {
+    "sqc": 1, "sqb": 0, "rbc": 1, "rbb": 1, "acb": 1, "mgb": None, "mgc": 1, "ffa": 1,
+}  # fmt: skip
+#: checked, then landed by a merge commit or a squash (the ``outcome`` prediction)
+MERGED = {"sqc", "sqb", "mgb", "mgc"}
+
+
+def _c(root: Path) -> dict[str, Any]:
+    root.mkdir(parents=True)
+    lab = Lab(root)
+    for s in CP:
+        lab.write(s, plan_text(s))
+    lab.commit("bob: plans", BOB)
+    lab.run()
+    checks: dict[str, str] = {}
+    for s in CP:
+        lab.git("checkout", "-q", "-b", f"br-{s}", "main")
+        lab.set_status(s, "approved")
+        lab.git("add", "-A")
+        if s == "acb":
+            lab.extra_env = {"GIT_COMMITTER_NAME": BOB[0], "GIT_COMMITTER_EMAIL": BOB[1]}  # type: ignore[attr-defined]
+            lab.git("commit", "-q", "-m", f"approve {s}", who=ALICE)
+            lab.extra_env = {}  # type: ignore[attr-defined]
+        else:
+            lab.git("commit", "-q", "-m", f"approve {s}", who=ALICE)
+        lab.git("checkout", "-q", "main")
+    # main moves (for the rebases)
+    (lab.repo / "NOTES").write_text("n\n")
+    lab.commit("owner: notes", ("Owner", "owner@example.com"))
+    notes: dict[str, Any] = {}
+    for s in CP:
+        br = f"br-{s}"
+        if s in ("rbc", "rbb"):
+            who = CAROL if s == "rbc" else BOB
+            lab.git("checkout", "-q", br)
+            lab.git("rebase", "-q", "main", who=who)
+            lab.git("checkout", "-q", "main")
+            checks[s] = _check(lab, br, ALICE[1])
+            lab.git("merge", "-q", "--ff-only", br)
+        elif s in ("sqc", "sqb"):
+            who = CAROL if s == "sqc" else BOB
+            checks[s] = _check(lab, br, who[1])
+            lab.git("merge", "-q", "--squash", br, who=who)
+            lab.git("commit", "-q", "-m", f"squash {br}", who=who)
+        elif s in ("mgb", "mgc"):
+            who = BOB if s == "mgb" else CAROL
+            checks[s] = _check(lab, br, who[1])
+            lab.git("merge", "-q", "--no-ff", "-m", f"merge {br}", br, who=who)
+        else:  # acb, ffa: rebase by Alice first so that it fast-forwards
+            lab.git("checkout", "-q", br)
+            if s == "acb":
+                lab.extra_env = {"GIT_COMMITTER_NAME": BOB[0], "GIT_COMMITTER_EMAIL": BOB[1]}  # type: ignore[attr-defined]
+                lab.git("rebase", "-q", "main")
+                lab.extra_env = {}  # type: ignore[attr-defined]
+            else:
+                lab.git("rebase", "-q", "main", who=ALICE)
+            lab.git("checkout", "-q", "main")
+            checks[s] = _check(lab, br, ALICE[1])
+            lab.git("merge", "-q", "--ff-only", br)
+        notes[s] = lab.git("log", "-1", "--format=%an <%ae> / %cn <%ce> %s")
+    lab.run()
+    lab.run()
+    out = _audit(lab, root)
+    out.update(calls={s: len(lab.calls(s)) for s in CP}, checks=checks, forged={}, notes=notes)
+    return out
+
+
+BUILDERS = {"q": (_q, QP), "c": (_c, CP)}
+
+
+def _build_all(root: Path) -> Any:
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        jobs = {k: pool.submit(b, root / k) for k, (b, _) in BUILDERS.items()}
+        got = {k: f.result() for k, f in jobs.items()}
+
+    class Got:
+        pass
+
+    g = Got()
+    g.got = got  # type: ignore[attr-defined]
+    return g
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return shared(tmp_path_factory, "r98-approve-atk98a", _build_all)
+
+
+PLANS = [(n, s, e) for n, (_, d) in BUILDERS.items() for s, e in d.items()]
+VALUES = [
+    (n, s, e, w) for n, s, e in PLANS for w in ("ran", "audit", "check")
+    if not (w == "check" and n != "c")
+]  # fmt: skip
+IDS = [f"{v[1]}:{v[3]}" for v in VALUES]
+BROKEN: dict[str, Any] = {}
+
+
+@pytest.mark.parametrize(("labname", "slug", "want", "what"), cases(IDS, VALUES, BROKEN))
+def test_round98_atk98a(lab: Any, labname: str, slug: str, want: Any, what: str) -> None:
+    got = lab.got[labname]
+    plan = f"plans/{slug}"
+    calls = got["calls"]
+    notes = got.get("notes", {})
+    if what == "ran":
+        if want is None:
+            assert calls[slug] <= 1, (calls, notes)
+        else:
+            assert calls[slug] == want, (slug, calls[slug], {k: v.get(slug) if isinstance(v, dict) else v for k, v in notes.items()})
+    elif what == "check":
+        out = got["checks"][slug]
+        plans = [p for p in json.loads(out[: out.rfind("}") + 1])["plans"] if p["plan"] == plan]
+        assert plans, out[-1500:]
+        landed = plans[0] if slug in MERGED else {**plans[0], **plans[0].get("fast_forward", {})}
+        assert (landed.get("outcome") == "start") == (calls[slug] > 0), (plans[0], calls[slug])
+    else:
+        report = got["report"]
+        assert report.get("code") is None and got["rc"] in (0, 1), (got["rc"], str(report)[:600])
+        assert (plan in got["valid"]) == (calls[slug] > 0), (
+            got["valid"], calls[slug],
+            [f for f in report.get("findings", []) if f.get("plan") == plan],
+        )  # fmt: skip
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    os.makedirs("/tmp/atk98a", exist_ok=True)
+    out = Path(tempfile.mkdtemp(prefix="r98a-", dir="/tmp/atk98a"))
+    got = _build_all(out).got  # type: ignore[attr-defined]
+    for v in got.values():
+        rep = v.get("report")
+        if isinstance(rep, dict):
+            v["report"] = {k: rep.get(k) for k in ("ok", "code", "findings")}
+        for k, c in dict(v.pop("checks", None) or {}).items():
+            try:
+                j = json.loads(c[: c.rfind("}") + 1])
+            except ValueError:
+                v["check-" + k] = c[-500:]
+                continue
+            v["check-" + k] = [
+                (p["plan"], p.get("outcome"), p.get("fast_forward"), p.get("refused"))
+                for p in j.get("plans", []) if p["plan"] == f"plans/{k}"
+            ]
+    print(json.dumps(got, indent=1, ensure_ascii=False, default=str))

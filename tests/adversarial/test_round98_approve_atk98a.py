@@ -108,21 +108,54 @@ def _append(lab: Lab, slug: str, block: str) -> None:
 #: lab ``q`` forgeries: name -> (event, status written, sealed)
 FORGE = {
     "rf": ("refuse", "failed", False),
-    "rs": ("refuse", "failed", True),
+    "iv": ("invalid", "invalid", False),
     "rw": ("refuse", "awaiting_approval", False),
-    "aw": ("await-approval", "awaiting_approval", True),
-    "st": ("start", "executing", True),
-    "ck": ("checkpoint", "executing", True),
+    "aw": ("await-approval", "awaiting_approval", False),
+    "st": ("start", "executing", False),
+    "ck": ("checkpoint", "executing", False),
     "pa": ("partial", "pending_approval", False),
     "fz": ("freeze", "pending_approval", False),
-    "cp": ("complete", "completed", True),
-    "fl": ("fail", "failed", True),
+    "cp": ("complete", "completed", False),
+    "fl": ("fail", "failed", False),
 }
 QP: dict[str, int] = {}
 for _f in FORGE:
     QP[f"{_f}1"] = 0
     QP[f"{_f}2"] = 1
-QP.update({"st0": 0, "ck0": 0, "ab": 0, "ab2": 1, "c1": 0, "c2": 1})
+#: forged after the controller's first pass (its record known): the same forgeries, controls
+LATE = ["lst2", "lck2", "lcp2", "lrf2", "lrw2", "lfl2"]
+#: nobody votes: the forgery must not show as the plan's status (round 67)
+NOBODY = ["st0", "ck0", "cp0", "fl0", "aw0", "rf0"]
+QP.update({s: 0 for s in NOBODY})
+QP.update({s: 1 for s in LATE})
+QP.update({"ab": 0, "ab2": 1, "c1": 0, "c2": 1})
+
+
+def _fk(slug: str) -> str | None:
+    key = slug[1:3] if slug in LATE else slug[:2]
+    return key if key in FORGE else None
+
+
+def _forge_plan(lab: Lab, s: str, agent_commit: str) -> str:
+    event, status, sealed = FORGE[_fk(s) or ""]
+    if event in ("partial", "freeze"):
+        digest = _hash(lab, s)
+        if event == "freeze":
+            _append(
+                lab, s,
+                f"frozen:\n  hash: {digest}\n  at: '2026-12-03T00:00:00Z'\n  risk: medium\n"
+                "  estimate:\n    seconds: 0.0\n    cost_usd: 0.0\n"
+                "  policy:\n    rule: 0\n    require:\n    - group: null\n      count: 2\n",
+            )  # fmt: skip
+        _append(
+            lab, s,
+            f"approval:\n  status: partial\n  plan_hash: {digest}\n  approvals:\n"
+            f"  - by: {BOB[1]}\n    at: '2026-12-03T00:00:00Z'\n    commit: {agent_commit}\n"
+            "  missing: 1 more approval\n",
+        )  # fmt: skip
+    else:
+        lab.set_status(s, status)
+    return _forge(lab, _msg(event, s, status, sealed))
 
 QUORUM = """\
 rules:
@@ -140,28 +173,19 @@ def _q(root: Path) -> dict[str, Any]:
     forged: dict[str, str] = {}
     notes: dict[str, Any] = {}
     for s in QP:
-        f = s[:2]
-        if f not in FORGE:
-            continue
-        event, status, sealed = FORGE[f]
-        if event in ("partial", "freeze"):
-            if event == "freeze":
-                _append(lab, s, f"frozen:\n  hash: \"{_hash(lab, s)}\"\n")
-            _append(
-                lab, s,
-                "approval:\n  status: partial\n  approvals:\n"
-                f"    - {{by: {BOB[1]}, at: '2026-12-03T00:00:00Z', commit: {agent_commit}}}\n"
-                "  missing: one more approval\n",
-            )  # fmt: skip
-        else:
-            lab.set_status(s, status)
-        forged[s] = _forge(lab, _msg(event, s, status, sealed))
+        if _fk(s) and s not in LATE:
+            forged[s] = _forge_plan(lab, s, agent_commit)
     lab.run()
+    for s in LATE:
+        forged[s] = _forge_plan(lab, s, agent_commit)
+    lab.run()
+    status = lab.status()
+    notes["shown"] = {s: status.get(f"plans/{s}", {}).get("status") for s in QP}
     notes["after-first"] = {s: lab.plan(s)["plan"]["status"] for s in QP}
     # <f>2: the author sets it pending again where the file does not say so
     changed = False
     for s in QP:
-        if s.endswith("2") and s[:2] in FORGE and lab.plan(s)["plan"]["status"] != "pending_approval":
+        if s.endswith("2") and _fk(s) and lab.plan(s)["plan"]["status"] != "pending_approval":
             lab.set_status(s, "pending_approval")
             changed = True
     if changed:
@@ -169,7 +193,7 @@ def _q(root: Path) -> dict[str, Any]:
         lab.run()
     # first votes: Alice on every plan but the nobody ones
     for s in QP:
-        if s in ("st0", "ck0"):
+        if s in NOBODY:
             continue
         lab.set_status(s, "approved")
     lab.commit("alice: approve", ALICE)
@@ -292,8 +316,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 PLANS = [(n, s, e) for n, (_, d) in BUILDERS.items() for s, e in d.items()]
 VALUES = [
-    (n, s, e, w) for n, s, e in PLANS for w in ("ran", "audit", "check")
-    if not (w == "check" and n != "c")
+    (n, s, e, w) for n, s, e in PLANS for w in ("ran", "audit", "check", "shown")
+    if not (w == "check" and n != "c") and not (w == "shown" and s not in NOBODY)
 ]  # fmt: skip
 IDS = [f"{v[1]}:{v[3]}" for v in VALUES]
 BROKEN: dict[str, Any] = {}
@@ -310,6 +334,8 @@ def test_round98_atk98a(lab: Any, labname: str, slug: str, want: Any, what: str)
             assert calls[slug] <= 1, (calls, notes)
         else:
             assert calls[slug] == want, (slug, calls[slug], {k: v.get(slug) if isinstance(v, dict) else v for k, v in notes.items()})
+    elif what == "shown":  # status --json after the first passes: the forgery is not its status
+        assert notes["shown"][slug] == "pending_approval", (slug, notes["shown"][slug])
     elif what == "check":
         out = got["checks"][slug]
         plans = [p for p in json.loads(out[: out.rfind("}") + 1])["plans"] if p["plan"] == plan]

@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, BOT, CAROL, MALLORY, Lab, cases, plan_text
+from advkit import AGENT, ALICE, BOB, BOT, CAROL, Lab, cases, plan_text, xfail
 from test_round2_execution_kit import shared
 
 HEX = "7c" * 32
@@ -209,10 +209,15 @@ def _q(root: Path) -> dict[str, Any]:
     lab.run()
     notes["ab-hashes"] = {s: (lab.plan(s).get("frozen") or {}).get("hash") for s in ("ab", "ab2")}
     # second votes: Bob
+    checks: dict[str, str] = {}
     for s in QP:
         if s.endswith("2") or s == "ab":
+            lab.git("checkout", "-q", "-b", f"bob-{s}", "main")
             lab.set_status(s, "approved")
-    lab.commit("bob: approve", BOB)
+            lab.commit(f"bob: approve {s}", BOB)
+            lab.git("checkout", "-q", "main")
+            checks[s] = _check(lab, f"bob-{s}", BOB[1])
+            lab.git("merge", "-q", "--ff-only", f"bob-{s}")
     lab.run()
     lab.set_status("ab2", "approved")
     lab.commit("carol: approve ab2", CAROL)
@@ -221,7 +226,7 @@ def _q(root: Path) -> dict[str, Any]:
     out = _audit(lab, root)
     notes["final"] = {s: lab.plan(s)["plan"]["status"] for s in QP}
     notes["approval"] = {s: lab.plan(s).get("approval") for s in QP}
-    out.update(calls={s: len(lab.calls(s)) for s in QP}, checks={}, forged=forged, notes=notes)
+    out.update(calls={s: len(lab.calls(s)) for s in QP}, checks=checks, forged=forged, notes=notes)
     return out
 
 
@@ -314,13 +319,27 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return shared(tmp_path_factory, "r98-approve-atk98a", _build_all)
 
 
+#: lab ``q`` plans whose second vote (Bob's) is checked: not ``ab2`` (Carol's third vote runs
+#: it), not ``st2``/``ck2``/``cp2`` (their files already said ``approved``: Bob's commit
+#: changes no plan, so ``check`` has nothing to say)
+QCHECK = {s for s in QP if (s.endswith("2") or s == "ab")} - {"ab2", "st2", "ck2", "cp2"}
 PLANS = [(n, s, e) for n, (_, d) in BUILDERS.items() for s, e in d.items()]
 VALUES = [
     (n, s, e, w) for n, s, e in PLANS for w in ("ran", "audit", "check", "shown")
-    if not (w == "check" and n != "c") and not (w == "shown" and s not in NOBODY)
+    if not (w == "check" and n == "q" and (s not in QCHECK)) and not (w == "shown" and s not in NOBODY)
 ]  # fmt: skip
 IDS = [f"{v[1]}:{v[3]}" for v in VALUES]
-BROKEN: dict[str, Any] = {}
+_RUN = "an unsealed controller-named run event committed before the first pass is adopted"
+_REF = "an unsealed controller-named refuse writing failed/awaiting_approval with no cause is adopted"
+BROKEN: dict[str, Any] = {
+    **{f"{f}2:ran": xfail("tofu-unsealed-run", _RUN + ": honest approvals illegal, never runs")
+       for f in ("st", "ck", "cp", "fl", "aw")},
+    **{f"{f}0:shown": xfail("tofu-unsealed-run", _RUN + ": shown as the plan's status")
+       for f in ("st", "ck", "cp", "fl", "aw")},
+    **{f"{f}2:ran": xfail("refuse-no-cause", _REF + ": honest approvals refused, never runs")
+       for f in ("rf", "rw")},
+    "rf0:shown": xfail("refuse-no-cause", _REF + ": shown as the plan's status"),
+}  # fmt: skip
 
 
 @pytest.mark.parametrize(("labname", "slug", "want", "what"), cases(IDS, VALUES, BROKEN))

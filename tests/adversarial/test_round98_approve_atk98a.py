@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, BOT, CAROL, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, BOB, BOT, CAROL, MALLORY, Lab, cases, plan_text, xfail
 from test_round2_execution_kit import shared
 
 HEX = "7c" * 32
@@ -131,8 +131,14 @@ QP.update({s: 1 for s in LATE})
 QP.update({"ab": 0, "ab2": 1, "c1": 0, "c2": 1})
 
 
+#: forged on a side branch merged --no-ff before the first pass
+SIDE = ["sst2", "scp2", "srf2", "sst0", "srf0"]
+QP.update({s: (1 if s.endswith("2") else 0) for s in SIDE})
+NOBODY += ["sst0", "srf0"]
+
+
 def _fk(slug: str) -> str | None:
-    key = slug[1:3] if slug in LATE else slug[:2]
+    key = slug[1:3] if slug in LATE or slug in SIDE else slug[:2]
     return key if key in FORGE else None
 
 
@@ -173,8 +179,14 @@ def _q(root: Path) -> dict[str, Any]:
     forged: dict[str, str] = {}
     notes: dict[str, Any] = {}
     for s in QP:
-        if _fk(s) and s not in LATE:
+        if _fk(s) and s not in LATE and s not in SIDE:
             forged[s] = _forge_plan(lab, s, agent_commit)
+    # SIDE: the same forgeries on Mallory's branch, merged --no-ff by her (first pass after)
+    lab.git("checkout", "-q", "-b", "side", "main")
+    for s in SIDE:
+        forged[s] = _forge_plan(lab, s, agent_commit)
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "-q", "--no-ff", "-m", "merge side", "side", who=MALLORY)
     lab.run()
     for s in LATE:
         forged[s] = _forge_plan(lab, s, agent_commit)
@@ -298,11 +310,27 @@ def _c(root: Path) -> dict[str, Any]:
     return out
 
 
-BUILDERS = {"q": (_q, QP), "c": (_c, CP)}
+def _s(root: Path) -> dict[str, Any]:
+    """A seal-shaped forged ``start`` before the first pass: a new state directory must refuse
+    (``E_STORAGE``), never adopt it, never run, no traceback."""
+    root.mkdir(parents=True)
+    lab = Lab(root)
+    lab.write("ss", plan_text("ss"))
+    lab.commit("bob: plan", BOB)
+    lab.set_status("ss", "executing")
+    forged = _forge(lab, _msg("start", "ss", "executing", True))
+    res = lab.run(check=False)
+    notes = {"rc": res.returncode, "err": res.stderr[-800:]}
+    out = _audit(lab, root)
+    out.update(calls={"ss": len(lab.calls("ss"))}, checks={}, forged={"ss": forged}, notes=notes)
+    return out
+
+
+BUILDERS = {"q": (_q, QP), "c": (_c, CP), "s": (_s, {"ss": 0})}
 
 
 def _build_all(root: Path) -> Any:
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    with ThreadPoolExecutor(max_workers=3) as pool:
         jobs = {k: pool.submit(b, root / k) for k, (b, _) in BUILDERS.items()}
         got = {k: f.result() for k, f in jobs.items()}
 
@@ -322,12 +350,13 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
 #: lab ``q`` plans whose second vote (Bob's) is checked: not ``ab2`` (Carol's third vote runs
 #: it), not ``st2``/``ck2``/``cp2`` (their files already said ``approved``: Bob's commit
 #: changes no plan, so ``check`` has nothing to say)
-QCHECK = {s for s in QP if (s.endswith("2") or s == "ab")} - {"ab2", "st2", "ck2", "cp2"}
+QCHECK = {s for s in QP if (s.endswith("2") or s == "ab")} - {"ab2", "st2", "ck2", "cp2", "sst2", "scp2"}
 PLANS = [(n, s, e) for n, (_, d) in BUILDERS.items() for s, e in d.items()]
 VALUES = [
     (n, s, e, w) for n, s, e in PLANS for w in ("ran", "audit", "check", "shown")
-    if not (w == "check" and n == "q" and (s not in QCHECK)) and not (w == "shown" and s not in NOBODY)
+    if n != "s" and not (w == "check" and n == "q" and (s not in QCHECK)) and not (w == "shown" and s not in NOBODY)
 ]  # fmt: skip
+VALUES += [("s", "ss", 0, "refused"), ("s", "ss", 0, "ran")]
 IDS = [f"{v[1]}:{v[3]}" for v in VALUES]
 _RUN = "an unsealed controller-named run event committed before the first pass is adopted"
 _REF = "an unsealed controller-named refuse writing failed/awaiting_approval with no cause is adopted"
@@ -353,6 +382,9 @@ def test_round98_atk98a(lab: Any, labname: str, slug: str, want: Any, what: str)
             assert calls[slug] <= 1, (calls, notes)
         else:
             assert calls[slug] == want, (slug, calls[slug], {k: v.get(slug) if isinstance(v, dict) else v for k, v in notes.items()})
+    elif what == "refused":
+        assert notes["rc"] != 0 and "E_STORAGE" in notes["err"], notes
+        assert "Traceback" not in notes["err"] and calls[slug] == 0, notes
     elif what == "shown":  # status --json after the first passes: the forgery is not its status
         assert notes["shown"][slug] == "pending_approval", (slug, notes["shown"][slug])
     elif what == "check":

@@ -131,6 +131,12 @@ QP.update({s: 1 for s in LATE})
 QP.update({"ab": 0, "ab2": 1, "c1": 0, "c2": 1})
 
 
+#: a forged start that names the plan's real hash (``frozen:`` and ``Plan-Hash:``); ``sx`` also
+#: writes an ``execution:`` block with action 1 ``pending``: nobody approved, nothing may run
+FORGE.update({"sh": ("start", "executing", False), "sx": ("start", "executing", False)})
+QP.update({"sh0": 0, "sx0": 0, "sh1": 0, "sx1": 0, "sh2": 1, "sx2": 1})
+NOBODY += ["sh0", "sx0"]
+
 #: forged on a side branch merged --no-ff before the first pass
 SIDE = ["sst2", "scp2", "srf2", "sst0", "srf0"]
 QP.update({s: (1 if s.endswith("2") else 0) for s in SIDE})
@@ -159,6 +165,24 @@ def _forge_plan(lab: Lab, s: str, agent_commit: str) -> str:
             f"  - by: {BOB[1]}\n    at: '2026-12-03T00:00:00Z'\n    commit: {agent_commit}\n"
             "  missing: 1 more approval\n",
         )  # fmt: skip
+    elif _fk(s) in ("sh", "sx"):
+        digest = _hash(lab, s)
+        lab.set_status(s, status)
+        _append(
+            lab, s,
+            f"frozen:\n  hash: {digest}\n  at: '2026-12-03T00:00:00Z'\n  risk: medium\n"
+            "  estimate:\n    seconds: 0.0\n    cost_usd: 0.0\n"
+            "  policy:\n    rule: 0\n    require:\n    - group: null\n      count: 2\n",
+        )  # fmt: skip
+        if _fk(s) == "sx":
+            _append(
+                lab, s,
+                "execution:\n  status: executing\n  controller: plangate\n"
+                "  started_at: '2026-12-03T00:00:01Z'\n  actions:\n"
+                f"  - id: 1\n    key: step:{'0' * 16}\n    status: pending\n    attempts: 0\n",
+            )  # fmt: skip
+        msg = _msg(event, s, status, sealed).rstrip("\n") + f"\nPlan-Hash: {digest}\n"
+        return _forge(lab, msg)
     else:
         lab.set_status(s, status)
     return _forge(lab, _msg(event, s, status, sealed))
@@ -368,6 +392,15 @@ BROKEN: dict[str, Any] = {
     **{f"{f}2:ran": xfail("refuse-no-cause", _REF + ": honest approvals refused, never runs")
        for f in ("rf", "rw")},
     "rf0:shown": xfail("refuse-no-cause", _REF + ": shown as the plan's status"),
+    **{f"{f}1:ran": xfail("tofu-unsealed-run", _RUN + ": the controller sealed a fail of the "
+                          "forged run; ONE resume vote ran a quorum-of-2 plan") for f in ("sh", "sx")},
+    **{f"{f}0:shown": xfail("tofu-unsealed-run", _RUN + ": the controller's own sealed fail "
+                            "E_ACTION_IN_DOUBT of a plan nobody approved") for f in ("sh", "sx")},
+    **{f"{f}2:{w}": xfail("tofu-unsealed-run", _RUN + ": ran on Alice's resume vote alone; "
+                          "audit/check call it no valid approval") for f in ("sh", "sx")
+       for w in ("audit", "check")},
+    **{f"{f}1:audit": xfail("tofu-unsealed-run", _RUN + ": ran on one vote; the audit calls "
+                            "the run no valid approval") for f in ("sh", "sx")},
 }  # fmt: skip
 
 

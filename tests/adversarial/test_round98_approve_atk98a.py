@@ -127,7 +127,7 @@ LATE = ["lst2", "lck2", "lcp2", "lrf2", "lrw2", "lfl2"]
 #: nobody votes: the forgery must not show as the plan's status (round 67)
 NOBODY = ["st0", "ck0", "cp0", "fl0", "aw0", "rf0"]
 QP.update({s: 0 for s in NOBODY})
-QP.update({s: 1 for s in LATE})
+QP.update({s: (0 if s.endswith("1") else 1) for s in LATE})
 QP.update({"ab": 0, "ab2": 1, "c1": 0, "c2": 1})
 
 
@@ -138,9 +138,9 @@ QP.update({"sh0": 0, "sx0": 0, "sh1": 0, "sx1": 0, "sh2": 1, "sx2": 1})
 NOBODY += ["sh0", "sx0"]
 
 #: forged on a side branch merged --no-ff before the first pass
-SIDE = ["sst2", "scp2", "srf2", "sst0", "srf0"]
+SIDE = ["sst2", "scp2", "srf2", "sst0", "srf0", "ssh1", "ssh0"]
 QP.update({s: (1 if s.endswith("2") else 0) for s in SIDE})
-NOBODY += ["sst0", "srf0"]
+NOBODY += ["sst0", "srf0", "ssh0"]
 
 
 def _fk(slug: str) -> str | None:

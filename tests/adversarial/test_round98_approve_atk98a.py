@@ -40,7 +40,65 @@ forward; ``rbb``: Bob rebases it; ``acb``: the approval authored Alice, committe
 fast-forward; ``mgb``/``mgc``: merged ``--no-ff`` by Bob / Carol; ``ffa`` (control): Alice's
 branch fast-forwarded. Each ``:check`` is taken after the rebase (on the branch that lands).
 
-Seen (round 98): filled in below after the run.
+More of lab ``q``: ``sh`` a forged ``plangate: start`` that writes the plan's real
+``frozen:`` block and names its hash (``Plan-Hash:``); ``sx`` also an ``execution:`` block
+(action 1 ``pending``); ``sh1``/``sx1`` Alice alone approves from what the file then says,
+``sh2``/``sx2`` as the other ``<f>2``. ``<f>0`` (``st0``, ``ck0``, ``cp0``, ``fl0``, ``aw0``,
+``rf0``, ``sh0``, ``sx0``): nobody votes; ``:shown`` asserts ``plangate status --json`` says
+``pending_approval`` after the first passes. ``l*`` (``lst2``, ``lck2``, ``lcp2``, ``lrf2``,
+``lrw2``, ``lfl2``): the same forgeries made AFTER the first pass (the controller's record
+exists), then reset and two votes. ``s*`` (``sst2``, ``scp2``, ``srf2``, ``ssh1``, ``sst0``,
+``srf0``, ``ssh0``): the forgeries on Mallory's side branch, merged ``--no-ff`` by her
+before the first pass. Lab ``s``: a seal-shaped forged ``start`` before the first pass
+(``ss:refused``: the pass exits non-zero ``E_STORAGE``, no traceback; ``ss:ran``: 0).
+``:check`` in lab ``q``: Bob's second vote on a branch, ``check --as bob``, fast-forwarded.
+
+Seen (round 98): 153 ids, 23 broke (strict xfails) in 2 classes; 130 held.
+
+- BROKE ``tofu-unsealed-run`` (19 ids: ``st2``, ``ck2``, ``cp2``, ``fl2``, ``aw2``, ``sh1``,
+  ``sx1`` ``:ran``; ``st0``, ``ck0``, ``cp0``, ``fl0``, ``aw0``, ``sh0``, ``sx0`` ``:shown``;
+  ``sh1``, ``sx1``, ``sh2``, ``sx2`` ``:audit``; ``sh2``, ``sx2`` ``:check``). An UNSEALED
+  run event under the controller's full identity (``plangate: start``/``checkpoint``/
+  ``complete``/``fail``/``await-approval``), committed on the first-parent line before the
+  controller's first pass, was taken as the controller's own: ``status --json`` showed
+  ``executing``/``completed``/``failed``/``awaiting_approval`` with ``last_event`` the forged
+  subject; Alice's approvals ``E_ILLEGAL_TRANSITION: alice@example.com set status approved
+  (from executing) ...; ignored``; never ran (``st2``...). Worst, ``sh``/``sx`` (the forged
+  start naming the real hash): the first pass committed its own SEALED ``plangate: fail
+  plans/sh0`` ``E_ACTION_IN_DOUBT: the journal of this run ... is missing`` (log "Approved by
+  —") for a plan nobody approved; then ONE vote (Alice's, read as a resume: ``approval:
+  {status: approved, resume: true}``) ran ``sh1``/``sx1`` under a rule needing
+  ``{count: 2}`` (``rec`` called once; ``start`` then ``complete``). The fresh-clone audit
+  disagreed with the controller each time: ``controller-unexplained ... records start
+  plans/sh1 with no Controller-Seal:``, the controller's real fail ``controller-unexplained
+  ... no cause on the branch``, the run ``start-without-approval ... quorum: ... needs 1 more
+  approval``; ``check`` (git alone) likewise said no ``start`` for ``sh2``/``sx2`` that ran.
+  Likely root: without a record (a new state directory) ``statedir.is_own_commit`` decides by
+  the identity alone, and ``Lifecycle._is_controller`` returns ``own_commit(sha)`` before
+  the git-alone rules (``unsealed_run_events``, ``_unmatched_events``) that the audit and
+  ``check`` apply; ``impossible`` (r97appr) only rejects statuses no event makes.
+- BROKE ``refuse-no-cause`` (4 ids: ``rf2``, ``rw2`` ``:ran``; ``rf0:shown``; also seen on
+  ``rf1``/``rw1`` which correctly stayed 0). An unsealed ``plangate: refuse plans/<s>``
+  before the first pass that set a never-started, never-frozen plan ``failed`` or
+  ``awaiting_approval`` (statuses ``EVENT_STATUS['refuse']`` allows whatever the plan's
+  state) was adopted by the controller AND by the audit (``illegal: agent@example.com set
+  status pending_approval (from failed)``): the author's reset ignored, the plan never
+  frozen, Alice's and Bob's approvals refused ``E_PLAN_NOT_FROZEN: the plan has no
+  frozen.hash`` with the controller's refuse commit writing ``failed`` again; never ran.
+  A veto by no approver. Root: ``records.status_unexplained`` asks only the event/status pair;
+  no rule asks whether a refusal could leave ``failed`` (no run) or ``awaiting_approval``
+  (no gate), so ``Lifecycle.impossible`` calls it possible.
+- Held: the same forgeries after the first pass (``l*``: ran once on two votes, valid) and on
+  a merged side branch (``s*``: ignored; ``ssh1`` not run on one vote); ``iv`` (a forged
+  ``invalid``: the author's reset is legal, ran on two votes); ``pa``/``fz`` (a forged
+  ``partial``/``freeze`` writing a partial with Bob's vote: Alice alone did not run it, two
+  votes did); a seal-shaped forged start refused the new state directory ``E_STORAGE``;
+  A-B-A (``ab``: Alice's vote voided by the edit and its revert, Bob's alone ``partial``;
+  ``ab2`` ran on Carol's); controls. Lab ``c``: every ``check`` agreed with the controller
+  and the audit: squash by Carol (start, ran), squash by Bob and ``--no-ff`` by Bob
+  (``refuse`` ``E_SELF_APPROVAL``, not run), rebases by Carol and by Bob (author Alice,
+  start, ran), author Alice / committer Bob (start, ran, documented limit without
+  signatures), the ``--no-ff`` merge by Carol and the fast-forward control.
 """
 
 from __future__ import annotations

@@ -245,6 +245,7 @@ def _forge_plan(lab: Lab, s: str, agent_commit: str) -> str:
         lab.set_status(s, status)
     return _forge(lab, _msg(event, s, status, sealed))
 
+
 QUORUM = """\
 rules:
   - match: {paths: ['plans/**']}
@@ -432,16 +433,27 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
 #: lab ``q`` plans whose second vote (Bob's) is checked: not ``ab2`` (Carol's third vote runs
 #: it), not ``st2``/``ck2``/``cp2`` (their files already said ``approved``: Bob's commit
 #: changes no plan, so ``check`` has nothing to say)
-QCHECK = {s for s in QP if (s.endswith("2") or s == "ab")} - {"ab2", "st2", "ck2", "cp2", "sst2", "scp2"}
+QCHECK = {s for s in QP if (s.endswith("2") or s == "ab")} - {
+    "ab2",
+    "st2",
+    "ck2",
+    "cp2",
+    "sst2",
+    "scp2",
+}
 PLANS = [(n, s, e) for n, (_, d) in BUILDERS.items() for s, e in d.items()]
 VALUES = [
     (n, s, e, w) for n, s, e in PLANS for w in ("ran", "audit", "check", "shown")
-    if n != "s" and not (w == "check" and n == "q" and (s not in QCHECK)) and not (w == "shown" and s not in NOBODY)
+    if n != "s"
+    and not (w == "check" and n == "q" and s not in QCHECK)
+    and not (w == "shown" and s not in NOBODY)
 ]  # fmt: skip
 VALUES += [("s", "ss", 0, "refused"), ("s", "ss", 0, "ran")]
 IDS = [f"{v[1]}:{v[3]}" for v in VALUES]
 _RUN = "an unsealed controller-named run event committed before the first pass is adopted"
-_REF = "an unsealed controller-named refuse writing failed/awaiting_approval with no cause is adopted"
+_REF = (
+    "an unsealed controller-named refuse writing failed/awaiting_approval with no cause is adopted"
+)
 BROKEN: dict[str, Any] = {
     **{f"{f}2:ran": xfail("tofu-unsealed-run", _RUN + ": honest approvals illegal, never runs")
        for f in ("st", "ck", "cp", "fl", "aw")},
@@ -451,7 +463,7 @@ BROKEN: dict[str, Any] = {
        for f in ("rf", "rw")},
     "rf0:shown": xfail("refuse-no-cause", _REF + ": shown as the plan's status"),
     **{f"{f}1:ran": xfail("tofu-unsealed-run", _RUN + ": the controller sealed a fail of the "
-                          "forged run; ONE resume vote ran a quorum-of-2 plan") for f in ("sh", "sx")},
+                          "forged run; ONE resume vote ran a quorum-2 plan") for f in ("sh", "sx")},
     **{f"{f}0:shown": xfail("tofu-unsealed-run", _RUN + ": the controller's own sealed fail "
                             "E_ACTION_IN_DOUBT of a plan nobody approved") for f in ("sh", "sx")},
     **{f"{f}2:{w}": xfail("tofu-unsealed-run", _RUN + ": ran on Alice's resume vote alone; "
@@ -472,7 +484,11 @@ def test_round98_atk98a(lab: Any, labname: str, slug: str, want: Any, what: str)
         if want is None:
             assert calls[slug] <= 1, (calls, notes)
         else:
-            assert calls[slug] == want, (slug, calls[slug], {k: v.get(slug) if isinstance(v, dict) else v for k, v in notes.items()})
+            assert calls[slug] == want, (
+                slug,
+                calls[slug],
+                {k: v.get(slug) if isinstance(v, dict) else v for k, v in notes.items()},
+            )
     elif what == "refused":
         assert notes["rc"] != 0 and "E_STORAGE" in notes["err"], notes
         assert "Traceback" not in notes["err"] and calls[slug] == 0, notes
@@ -511,6 +527,7 @@ if __name__ == "__main__":
                 continue
             v["check-" + k] = [
                 (p["plan"], p.get("outcome"), p.get("fast_forward"), p.get("refused"))
-                for p in j.get("plans", []) if p["plan"] == f"plans/{k}"
+                for p in j.get("plans", [])
+                if p["plan"] == f"plans/{k}"
             ]
     print(json.dumps(got, indent=1, ensure_ascii=False, default=str))

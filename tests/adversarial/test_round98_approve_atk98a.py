@@ -77,6 +77,10 @@ Seen (round 98): 153 ids, 23 broke (strict xfails) in 2 classes; 130 held.
   the identity alone, and ``Lifecycle._is_controller`` returns ``own_commit(sha)`` before
   the git-alone rules (``unsealed_run_events``, ``_unmatched_events``) that the audit and
   ``check`` apply; ``impossible`` (r97appr) only rejects statuses no event makes.
+  To weigh: docs/operations.md says a branch with no sealed controller commit "starts as
+  before (trust on first use)" (for pre-seal history); round 97 still counted ``fx`` (the
+  same window) broke. Beyond adoption: the adopted start had no approval ("Approved by —"),
+  yet one resume vote ran it under a 2-vote rule.
 - BROKE ``refuse-no-cause`` (4 ids: ``rf2``, ``rw2`` ``:ran``; ``rf0:shown``; also seen on
   ``rf1``/``rw1`` which correctly stayed 0). An unsealed ``plangate: refuse plans/<s>``
   before the first pass that set a never-started, never-frozen plan ``failed`` or

@@ -53,7 +53,7 @@ before the first pass. Lab ``s``: a seal-shaped forged ``start`` before the firs
 (``ss:refused``: the pass exits non-zero ``E_STORAGE``, no traceback; ``ss:ran``: 0).
 ``:check`` in lab ``q``: Bob's second vote on a branch, ``check --as bob``, fast-forwarded.
 
-Seen (round 98): 153 ids, 23 broke (strict xfails) in 2 classes; 130 held.
+Seen (round 98): 158 ids, 25 broke (strict xfails) in 2 classes; 133 held.
 
 - BROKE ``tofu-unsealed-run`` (19 ids: ``st2``, ``ck2``, ``cp2``, ``fl2``, ``aw2``, ``sh1``,
   ``sx1`` ``:ran``; ``st0``, ``ck0``, ``cp0``, ``fl0``, ``aw0``, ``sh0``, ``sx0`` ``:shown``;
@@ -81,7 +81,7 @@ Seen (round 98): 153 ids, 23 broke (strict xfails) in 2 classes; 130 held.
   before (trust on first use)" (for pre-seal history); round 97 still counted ``fx`` (the
   same window) broke. Beyond adoption: the adopted start had no approval ("Approved by —"),
   yet one resume vote ran it under a 2-vote rule.
-- BROKE ``refuse-no-cause`` (4 ids: ``rf2``, ``rw2`` ``:ran``; ``rf0:shown``; also seen on
+- BROKE ``refuse-no-cause`` (4 ids + 2 below: ``rf2``, ``rw2`` ``:ran``; ``rf0:shown``; also seen on
   ``rf1``/``rw1`` which correctly stayed 0). An unsealed ``plangate: refuse plans/<s>``
   before the first pass that set a never-started, never-frozen plan ``failed`` or
   ``awaiting_approval`` (statuses ``EVENT_STATUS['refuse']`` allows whatever the plan's
@@ -92,6 +92,14 @@ Seen (round 98): 153 ids, 23 broke (strict xfails) in 2 classes; 130 held.
   A veto by no approver. Root: ``records.status_unexplained`` asks only the event/status pair;
   no rule asks whether a refusal could leave ``failed`` (no run) or ``awaiting_approval``
   (no gate), so ``Lifecycle.impossible`` calls it possible.
+- Also ``refuse-no-cause``, ``rh`` (the forged ``refuse`` to ``failed`` also writes the
+  real ``frozen:`` block; 2 ids: ``rh0:shown`` ``failed``; ``rh1:audit``): Alice's ONE vote
+  under the 2-vote rule was read as a resume (``approval: {status: approved, resume:
+  true}``) and the controller committed its own sealed ``start`` for it (in ``plangate: 15
+  plan events``), then ``plangate: fail plans/rh1`` ``E_ACTION_IN_DOUBT: the journal of this
+  run was lost ...: nothing is run`` (``rec`` 0 calls: only the missing journal stopped the
+  tool); the audit called that start's approval valid (``approval_kind: resume``,
+  ``approval_valid: true``, outcome ``fail``).
 - Held: the same forgeries after the first pass (``l*``: ran once on two votes, valid) and on
   a merged side branch (``s*``: ignored; ``ssh1`` not run on one vote); ``iv`` (a forged
   ``invalid``: the author's reset is legal, ran on two votes); ``pa``/``fz`` (a forged
@@ -197,7 +205,10 @@ QP.update({"ab": 0, "ab2": 1, "c1": 0, "c2": 1})
 #: writes an ``execution:`` block with action 1 ``pending``: nobody approved, nothing may run
 FORGE.update({"sh": ("start", "executing", False), "sx": ("start", "executing", False)})
 QP.update({"sh0": 0, "sx0": 0, "sh1": 0, "sx1": 0, "sh2": 1, "sx2": 1})
-NOBODY += ["sh0", "sx0"]
+#: ``rh``: a forged ``refuse`` setting ``failed`` that writes the real ``frozen:`` block too
+FORGE["rh"] = ("refuse", "failed", False)
+QP.update({"rh0": 0, "rh1": 0})
+NOBODY += ["sh0", "sx0", "rh0"]
 
 #: forged on a side branch merged --no-ff before the first pass
 SIDE = ["sst2", "scp2", "srf2", "sst0", "srf0", "ssh1", "ssh0"]
@@ -227,7 +238,7 @@ def _forge_plan(lab: Lab, s: str, agent_commit: str) -> str:
             f"  - by: {BOB[1]}\n    at: '2026-12-03T00:00:00Z'\n    commit: {agent_commit}\n"
             "  missing: 1 more approval\n",
         )  # fmt: skip
-    elif _fk(s) in ("sh", "sx"):
+    elif _fk(s) in ("sh", "sx", "rh"):
         digest = _hash(lab, s)
         lab.set_status(s, status)
         _append(
@@ -466,6 +477,11 @@ BROKEN: dict[str, Any] = {
     **{f"{f}2:ran": xfail("refuse-no-cause", _REF + ": honest approvals refused, never runs")
        for f in ("rf", "rw")},
     "rf0:shown": xfail("refuse-no-cause", _REF + ": shown as the plan's status"),
+    "rh0:shown": xfail("refuse-no-cause", _REF + ": shown as the plan's status"),
+    "rh1:audit": xfail(
+        "refuse-no-cause",
+        _REF + ": one vote of two taken as a resume; a sealed start; the audit calls it valid",
+    ),
     **{f"{f}1:ran": xfail("tofu-unsealed-run", _RUN + ": the controller sealed a fail of the "
                           "forged run; ONE resume vote ran a quorum-2 plan") for f in ("sh", "sx")},
     **{f"{f}0:shown": xfail("tofu-unsealed-run", _RUN + ": the controller's own sealed fail "

@@ -254,7 +254,9 @@ class Outcomes(Committing):
         """Is every first-parent commit after ``since`` up to ``head`` one this controller
         made (by record)? Then no abort can be among them, and a step need not wait for the
         pass that holds the controller (a burst's outcome commits move the branch all the
-        time). Read in-process, at most 64 commits; False when unsure."""
+        time). Read in-process, at most 64 commits; False when unsure. A commit this process
+        made (``_made``, noted with the parent it was written on) is not read again: each
+        action of each running plan walked the same commits through ``cat-file``."""
         if since is None:
             return False
         commit = head
@@ -263,6 +265,10 @@ class Outcomes(Committing):
                 return True
             if commit not in self.own_commits:
                 return False
+            made = self._made.get(commit)  # made by this process: its one parent, as written
+            if made is not None:
+                commit = made[0]
+                continue
             try:
                 header = self.repo.blob(commit).split(b"\n\n", 1)[0]
             except PlangateError:

@@ -14,18 +14,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, CAROL, MALLORY, Lab, cases, clone_audit, plan_text
+from advkit import (
+    AGENT, ALICE, BOB, CAROL, MALLORY, Lab, cases, clone_audit, plan_text, xfail,
+)
 from test_round2_execution_kit import shared
 
 #: slug -> who approves it at P3 (Bob on his merged branch, Alice on main)
 APPROVER = {
     "nm": BOB, "nmm": BOB, "nmo": BOB, "nmoc": BOB, "ec": BOB, "ecm": BOB, "evb": BOB,
     "evm": BOB, "cc": BOB, "ccc": BOB, "xt": BOB, "mvb": BOB, "mvc": BOB, "cpa": ALICE,
-    "cpc": ALICE, "rs": BOB, "rsf": BOB, "rsc": BOB, "fm": BOB, "ok": BOB,
+    "cpc": ALICE, "rs": BOB, "rsf": BOB, "rsc": BOB, "fm": BOB, "cx": BOB, "cxm": BOB, "cxl": BOB, "cxlm": BOB, "cxf": BOB, "cxs": BOB, "ok": BOB,
 }
 SLUGS = list(APPROVER)
 #: the approver wrote nothing of it by the docs: the approval runs it once
-CONTROL = {"nmm", "nmoc", "ecm", "evm", "ccc", "xt", "mvc", "cpc", "rsc", "ok"}
+CONTROL = {"cxm", "cxlm", "nmm", "nmoc", "ecm", "evm", "ccc", "xt", "mvc", "cpc", "rsc", "ok"}
 #: written by someone other than the agent at P0 (source plans, never approved)
 SOURCES = {
     BOB: ["mvbs", "rs", "rsf", "fmsrc"],
@@ -157,6 +159,52 @@ def _build(root: Path, mode: str) -> Lab:
         git("checkout", "-q", "main")
         git("merge", "-q", "--no-ff", "--no-edit", f"y-{slug}", who=MALLORY)
         step()
+    # cx/cxm: a twin claim dropped by a criss-cross merge's resolution where ONE merge base
+    # holds it and git's own merge (virtual base) adds it: the agent adds the claim on main;
+    # x: a note (X1, holds it); y: Carol deletes it (Y1); X2: the agent merges Y1 and puts the
+    # claim back; Y2: Carol merges X1 (lacks it); Bob (cxm: Mallory) merges X2 into Y2
+    # --no-commit and drops the claim; Mallory merges y into main (a clean deletion)
+    # cxl/cxlm: the same with main as y (Carol's deletion and merge on the line, Bob's
+    # (Mallory's) dropping merge the line's own commit)
+    # cxf: the claim a plan file twin (another version); cxs: Bob's dropping merge `-s ours`
+    for slug, who in (
+        ("cx", BOB), ("cxm", MALLORY), ("cxl", BOB), ("cxlm", MALLORY), ("cxf", BOB), ("cxs", BOB)
+    ):
+        line = slug.startswith("cxl")
+        y = "main" if line else f"y-{slug}"
+        claim = f"plans/{slug.upper()}/PLAN.yml" + ("" if slug == "cxf" else "/x.txt")
+        data = plan_text(f"{slug}-v2", name=slug) if slug == "cxf" else "claim\n"
+        _put(lab, claim, data)
+        lab.commit(f"agent: {slug} twin", AGENT)
+        step()
+        _branch(lab, f"x-{slug}")
+        _note(lab, f"{slug}-x")
+        if line:
+            git("checkout", "-q", "main")
+        else:
+            _branch(lab, y, "main")
+        git("rm", "-r", "-q", f"plans/{slug.upper()}")
+        lab.commit(f"carol: {slug} twin gone", CAROL)
+        y1 = lab.head()
+        git("checkout", "-q", f"x-{slug}")
+        _rmerge(lab, AGENT, [y1], lambda c=claim, d=data: _put(lab, c, d))
+        git("checkout", "-q", y)
+        git("merge", "-q", "--no-ff", "--no-edit", f"x-{slug}~1", who=CAROL)
+        tree = git("merge-tree", "--write-tree", y, f"x-{slug}").split()[0]
+        got[f"gitjoin-{slug}"] = bool(git("ls-tree", "-r", tree, "--", claim).strip())
+        got[f"bases-{slug}"] = len(git("merge-base", "--all", y, f"x-{slug}").split())
+        if slug == "cxs":
+            git("merge", "-q", "--no-ff", "--no-edit", "-s", "ours", f"x-{slug}", who=who)
+        else:
+            _rmerge(
+                lab, who, [f"x-{slug}"],
+                lambda s=slug: git("rm", "-r", "-q", "-f", f"plans/{s.upper()}"),
+            )
+        if not line:
+            git("checkout", "-q", "main")
+            git("merge", "-q", "--no-ff", "--no-edit", y, who=MALLORY)
+        got[f"main-{slug}"] = bool(git("ls-files", claim).strip())
+        step()
     # xt: a conflict in the plan settled -X theirs by Bob: the agent's line against Carol's
     _branch(lab, "b-xt")
     lab.write("xt", lab.read("xt").replace('v: "0"', 'v: "agent"'))
@@ -249,7 +297,17 @@ IDS = [
     if w != "check" or APPROVER[s] == BOB
 ]
 IDS += ["bench:criss-cross", "bench:frozen"]
-BROKEN: dict[str, Any] = {}
+_CRISS = "Criss-cross clean-join test reads one merge base"
+BROKEN: dict[str, Any] = {
+    vid: xfail(
+        _CRISS,
+        "a merge of a criss-cross whose resolution drops a twin claim git's own join keeps "
+        "(its virtual base lacks it, the one base `git merge-base` names holds it) makes its "
+        "merger no writer: his approval runs the plan",
+    )
+    for vid in IDS
+    if vid.split(":")[1] in ("cx", "cxl", "cxf", "cxs")
+}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))
@@ -258,6 +316,10 @@ def test_round98_atk98d(tmp_path_factory: pytest.TempPathFactory, vid: str) -> N
         got = _lab(tmp_path_factory, "one").got  # type: ignore[attr-defined]
         if vid == "bench:criss-cross":  # the lab made real criss-crosses
             assert got["bases-cc"] == 2 and got["bases-ccc"] == 2, got
+            # cx: two bases, git's own join keeps the claim, main lacks it at the end
+            for slug in ("cx", "cxm", "cxl", "cxlm", "cxf", "cxs"):
+                assert got[f"bases-{slug}"] == 2, got
+                assert got[f"gitjoin-{slug}"] and not got[f"main-{slug}"], got
         else:  # nothing ran before the approvals; every plan frozen, pending
             assert not any(got["p2"].values()), got["p2"]
             for slug in SLUGS:

@@ -2,7 +2,70 @@
 or changes (neighbours of r97held's dropped claims), criss-cross and octopus merges, plan text
 that moves, is copied or restored, judged live, on a saved index and on a rebuilt one.
 
-SEEN_PLACEHOLDER
+Lab (built once per mode, ``one``, ``step``, ``fresh``; policy: Alice or ``*@ops.example.com``).
+P0: the agent writes most plans ``plans/<s>/PLAN.yml`` (one ``rec`` action each); Bob writes
+``mvbs``, ``rs``, ``rsf``, ``fmsrc``, Alice ``cpasrc``, Mallory ``mvcs``, ``rsc``, ``cpcsrc``
+(each their own commit); P1 freezes them. Then (``--no-commit`` merges: the resolution is
+written by hand before the merge commit):
+
+- ``nm`` (Bob), ``nmm`` (Mallory): a NEW plan written only in a merge's own resolution;
+  ``nmo`` (Bob), ``nmoc`` (Carol): the same in an octopus whose second side is an empty commit.
+- ``ec`` (Bob), ``ecm`` (Mallory): an evil merge on main adds a param to an existing plan;
+  ``evb`` (Bob), ``evm`` (Carol): the agent's branch merges main back with that evil edit,
+  Mallory merges the branch; ``cc`` (Bob), ``ccc`` (Carol): the same edit in the final merge of
+  a criss-cross (two merge bases) on a branch Mallory merges.
+- ``xt``: the agent's branch and Carol on main change one param line; Bob merges ``-X theirs``.
+- ``mvb``/``mvc``: the agent ``git mv``s Bob's / Mallory's frozen plan folder to a new name;
+  ``cpa``/``cpc``: the agent copies Alice's / Mallory's frozen PLAN.yml byte for byte (Alice
+  approves these two on main); ``fm``: the agent writes Bob's plan again with other bytes and
+  the same hash (a comment line, other quotes).
+- ``rs``, ``rsf`` (Bob's), ``rsc`` (Mallory's): the agent changes the plan (frozen again),
+  Carol ``git checkout <P0> -- plans/<s>`` restores the original text (``rsf``: plus a comment).
+- ``cx`` (Bob), ``cxm`` (Mallory, control), ``cxl``/``cxlm`` (on main itself), ``cxf`` (a plan
+  file twin ``plans/CXF/PLAN.yml`` with another version), ``cxs`` (``merge -s ours``): a twin
+  claim ``plans/<S>/PLAN.yml/x.txt`` added on main by the agent; branch x: a note (X1); branch y
+  (or main): Carol deletes the claim (Y1); the agent merges Y1 into x and puts the claim back
+  (X2); Carol merges X1 into y (Y2, lacks it); Bob merges X2 into y ``--no-commit`` and ``git
+  rm``s the claim (a criss-cross: bases X1, which holds the claim, and Y1; git's own join,
+  ``git merge-tree``, KEEPS it); Mallory merges y into main.
+
+P2 (every plan pending and frozen, nothing ran). P3: Bob sets ``approved`` on his branch
+``b-approve``; ``plangate check --base main --head b-approve --as Bob`` predicts; Bob merges it;
+Alice approves ``cpa``, ``cpc`` on main. Modes: ``one`` (few passes), ``step`` (a ``run --once``
+after every change of main: the saved index between commits), ``fresh`` (P3 on a NEW state
+directory with ``--take-over``: the index rebuilt). Ids ``<m>:<s>:ran``: the approver wrote
+the plan (or chose its content): refused ``E_SELF_APPROVAL``, ``rec`` never ran; controls ran
+once. ``:audit``: the fresh-clone ``plangate audit --json`` calls valid exactly what completed
+and the expected ones; ``:check``: check's outcome (``refuse`` with ``E_SELF_APPROVAL`` /
+``start``). ``bench:criss-cross`` (the criss-crosses have two bases, git's join keeps the claim,
+main lacks it at the end), ``bench:frozen`` (nothing ran before P3, all pending).
+
+Seen (round 98): 156 ids; 24 broke, one class, the same in all three modes; controller, audit
+and check agreed each time.
+
+1. **Criss-cross clean-join test reads one merge base** (``cx``, ``cxl``, ``cxf``, ``cxs``
+   ``:{ran,audit,check}`` in ``one``, ``:{ran,audit}`` in ``step``, ``:ran`` in ``fresh``):
+   Bob's criss-cross merge dropped a twin claim that the merged side held and git's own join
+   keeps (``git merge-tree --write-tree`` of the parents holds it), on a merged branch or on
+   main, by ``--no-commit`` + ``git rm`` or by ``-s ours``, for a folder claim or a plan file
+   twin; Bob's ``approved`` then ran each once (``approval request (approve) by
+   bob@ops.example.com``, ``plangate: start plans/cx``, ``plangate: complete plans/cx``), the
+   audit called each valid, ``check --as bob@ops.example.com`` said ``start`` with no refusal.
+   The same drop in a merge with one base is refused (round 97 ``rd``). Likely root cause:
+   ``Lifecycle._merge_claim_removals`` asks ``_joined_away`` with ``repo.merge_base(parent,
+   other)`` (``git merge-base``, the first base only): base X1 holds the claim's bytes and the
+   other parent lacks it, so the drop is taken for git's clean removal, while git's virtual
+   base (X1 joined with Y1) lacks it.
+
+Held: every other variant, in every mode: Bob's merge resolution adding a new plan (``nm``,
+also in an octopus with an empty side, ``nmo``), his evil merges on main, on a branch that
+merged main back, and in a criss-cross (``ec``, ``evb``, ``cc``), the moved folder of his plan
+(``mvb``), Alice's plan copied byte for byte (``cpa``), Bob's plan rewritten with the same hash
+(``fm``), Bob's old text restored by Carol, byte for byte or with a comment (``rs``, ``rsf``):
+``approval refused: E_SELF_APPROVAL: bob@ops.example.com wrote or changed this plan's content
+and cannot approve it`` (Alice's for ``cpa``), nothing ran, audit and check agreed. Controls ran
+once and were valid: ``nmm``, ``nmoc``, ``ecm``, ``evm``, ``ccc``, ``xt`` (``-X theirs``),
+``mvc``, ``cpc``, ``rsc``, ``cxm``, ``cxlm``, ``ok``.
 """
 
 from __future__ import annotations
@@ -10,24 +73,74 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from advkit import (
-    AGENT, ALICE, BOB, CAROL, MALLORY, Lab, cases, clone_audit, plan_text, xfail,
+    AGENT,
+    ALICE,
+    BOB,
+    CAROL,
+    MALLORY,
+    Lab,
+    cases,
+    clone_audit,
+    plan_text,
+    xfail,
 )
 from test_round2_execution_kit import shared
 
 #: slug -> who approves it at P3 (Bob on his merged branch, Alice on main)
 APPROVER = {
-    "nm": BOB, "nmm": BOB, "nmo": BOB, "nmoc": BOB, "ec": BOB, "ecm": BOB, "evb": BOB,
-    "evm": BOB, "cc": BOB, "ccc": BOB, "xt": BOB, "mvb": BOB, "mvc": BOB, "cpa": ALICE,
-    "cpc": ALICE, "rs": BOB, "rsf": BOB, "rsc": BOB, "fm": BOB, "cx": BOB, "cxm": BOB, "cxl": BOB, "cxlm": BOB, "cxf": BOB, "cxs": BOB, "ok": BOB,
+    "nm": BOB,
+    "nmm": BOB,
+    "nmo": BOB,
+    "nmoc": BOB,
+    "ec": BOB,
+    "ecm": BOB,
+    "evb": BOB,
+    "evm": BOB,
+    "cc": BOB,
+    "ccc": BOB,
+    "xt": BOB,
+    "mvb": BOB,
+    "mvc": BOB,
+    "cpa": ALICE,
+    "cpc": ALICE,
+    "rs": BOB,
+    "rsf": BOB,
+    "rsc": BOB,
+    "fm": BOB,
+    "cx": BOB,
+    "cxm": BOB,
+    "cxl": BOB,
+    "cxlm": BOB,
+    "cxf": BOB,
+    "cxs": BOB,
+    "bm": BOB,
+    "bmm": BOB,
+    "bl": BOB,
+    "ok": BOB,
 }
 SLUGS = list(APPROVER)
 #: the approver wrote nothing of it by the docs: the approval runs it once
-CONTROL = {"cxm", "cxlm", "nmm", "nmoc", "ecm", "evm", "ccc", "xt", "mvc", "cpc", "rsc", "ok"}
+CONTROL = {
+    "bmm",
+    "cxm",
+    "cxlm",
+    "nmm",
+    "nmoc",
+    "ecm",
+    "evm",
+    "ccc",
+    "xt",
+    "mvc",
+    "cpc",
+    "rsc",
+    "ok",
+}
 #: written by someone other than the agent at P0 (source plans, never approved)
 SOURCES = {
     BOB: ["mvbs", "rs", "rsf", "fmsrc"],
@@ -168,7 +281,12 @@ def _build(root: Path, mode: str) -> Lab:
     # (Mallory's) dropping merge the line's own commit)
     # cxf: the claim a plan file twin (another version); cxs: Bob's dropping merge `-s ours`
     for slug, who in (
-        ("cx", BOB), ("cxm", MALLORY), ("cxl", BOB), ("cxlm", MALLORY), ("cxf", BOB), ("cxs", BOB)
+        ("cx", BOB),
+        ("cxm", MALLORY),
+        ("cxl", BOB),
+        ("cxlm", MALLORY),
+        ("cxf", BOB),
+        ("cxs", BOB),
     ):
         line = slug.startswith("cxl")
         y = "main" if line else f"y-{slug}"
@@ -178,7 +296,6 @@ def _build(root: Path, mode: str) -> Lab:
         lab.commit(f"agent: {slug} twin", AGENT)
         step()
         _branch(lab, f"x-{slug}")
-        _note(lab, f"{slug}-x")
         if line:
             git("checkout", "-q", "main")
         else:
@@ -186,18 +303,24 @@ def _build(root: Path, mode: str) -> Lab:
         git("rm", "-r", "-q", f"plans/{slug.upper()}")
         lab.commit(f"carol: {slug} twin gone", CAROL)
         y1 = lab.head()
+        time.sleep(1.1)  # X1 strictly newer than Y1: `git merge-base` names X1 (holds the claim)
         git("checkout", "-q", f"x-{slug}")
+        _note(lab, f"{slug}-x")
         _rmerge(lab, AGENT, [y1], lambda c=claim, d=data: _put(lab, c, d))
         git("checkout", "-q", y)
         git("merge", "-q", "--no-ff", "--no-edit", f"x-{slug}~1", who=CAROL)
         tree = git("merge-tree", "--write-tree", y, f"x-{slug}").split()[0]
         got[f"gitjoin-{slug}"] = bool(git("ls-tree", "-r", tree, "--", claim).strip())
         got[f"bases-{slug}"] = len(git("merge-base", "--all", y, f"x-{slug}").split())
+        named = git("merge-base", y, f"x-{slug}").strip()
+        got[f"named-{slug}"] = bool(git("ls-tree", "-r", named, "--", claim).strip())
         if slug == "cxs":
             git("merge", "-q", "--no-ff", "--no-edit", "-s", "ours", f"x-{slug}", who=who)
         else:
             _rmerge(
-                lab, who, [f"x-{slug}"],
+                lab,
+                who,
+                [f"x-{slug}"],
                 lambda s=slug: git("rm", "-r", "-q", "-f", f"plans/{s.upper()}"),
             )
         if not line:
@@ -205,6 +328,31 @@ def _build(root: Path, mode: str) -> Lab:
             git("merge", "-q", "--no-ff", "--no-edit", y, who=MALLORY)
         got[f"main-{slug}"] = bool(git("ls-files", claim).strip())
         step()
+    # bm/bmm: the agent's branch adds a twin claim; Bob (bmm: Mallory) merges main BACK into
+    # it --no-commit and drops the claim its FIRST parent held; Mallory merges the branch.
+    # bl: main holds the agent's claim; Bob merges a note branch into main dropping it
+    for slug, who in (("bm", BOB), ("bmm", MALLORY)):
+        _branch(lab, f"b-{slug}")
+        _put(lab, f"plans/{slug.upper()}/PLAN.yml/x.txt", "claim\n")
+        lab.commit(f"agent: {slug} twin", AGENT)
+        git("checkout", "-q", "main")
+        _note(lab, f"{slug}-main", CAROL)
+        step()
+        git("checkout", "-q", f"b-{slug}")
+        _rmerge(
+            lab, who, ["main"], lambda s=slug: git("rm", "-r", "-q", "-f", f"plans/{s.upper()}")
+        )
+        git("checkout", "-q", "main")
+        git("merge", "-q", "--no-ff", "--no-edit", f"b-{slug}", who=MALLORY)
+        step()
+    _put(lab, "plans/BL/PLAN.yml/x.txt", "claim\n")
+    lab.commit("agent: bl twin", AGENT)
+    step()
+    _branch(lab, "b-bl")
+    _note(lab, "bl")
+    git("checkout", "-q", "main")
+    _rmerge(lab, BOB, ["b-bl"], lambda: git("rm", "-r", "-q", "-f", "plans/BL"))
+    step()
     # xt: a conflict in the plan settled -X theirs by Bob: the agent's line against Carol's
     _branch(lab, "b-xt")
     lab.write("xt", lab.read("xt").replace('v: "0"', 'v: "agent"'))
@@ -256,8 +404,18 @@ def _build(root: Path, mode: str) -> Lab:
             lab.set_status(slug, "approved")
     lab.commit("bob: approve", BOB)
     told = lab.cli(
-        "check", "--config", str(lab.config), "--base", "main", "--head", "b-approve",
-        "--as", BOB[1], "--format", "json", cwd=lab.repo,
+        "check",
+        "--config",
+        str(lab.config),
+        "--base",
+        "main",
+        "--head",
+        "b-approve",
+        "--as",
+        BOB[1],
+        "--format",
+        "json",
+        cwd=lab.repo,
     )
     got["check"] = {
         p["plan"]: (p.get("outcome"), [r.get("code") for r in p.get("refused") or []])
@@ -320,6 +478,7 @@ def test_round98_atk98d(tmp_path_factory: pytest.TempPathFactory, vid: str) -> N
             for slug in ("cx", "cxm", "cxl", "cxlm", "cxf", "cxs"):
                 assert got[f"bases-{slug}"] == 2, got
                 assert got[f"gitjoin-{slug}"] and not got[f"main-{slug}"], got
+                assert got[f"named-{slug}"], got  # the base `git merge-base` names holds it
         else:  # nothing ran before the approvals; every plan frozen, pending
             assert not any(got["p2"].values()), got["p2"]
             for slug in SLUGS:

@@ -26,8 +26,12 @@ written by hand before the merge commit):
   claim ``plans/<S>/PLAN.yml/x.txt`` added on main by the agent; branch x: a note (X1); branch y
   (or main): Carol deletes the claim (Y1); the agent merges Y1 into x and puts the claim back
   (X2); Carol merges X1 into y (Y2, lacks it); Bob merges X2 into y ``--no-commit`` and ``git
-  rm``s the claim (a criss-cross: bases X1, which holds the claim, and Y1; git's own join,
-  ``git merge-tree``, KEEPS it); Mallory merges y into main.
+  rm``s the claim (a criss-cross: bases X1, which holds the claim, and Y1; X1 is made a second
+  after Y1, so ``git merge-base`` names X1; git's own join, ``git merge-tree``, KEEPS it);
+  Mallory merges y into main.
+- ``bm`` (Bob), ``bmm`` (Mallory): the agent's branch adds a twin claim; Bob merges main BACK
+  into it ``--no-commit`` dropping the claim its first parent held; Mallory merges the branch.
+  ``bl``: main holds the agent's claim; Bob's merge of a note branch into main drops it.
 
 P2 (every plan pending and frozen, nothing ran). P3: Bob sets ``approved`` on his branch
 ``b-approve``; ``plangate check --base main --head b-approve --as Bob`` predicts; Bob merges it;
@@ -38,9 +42,11 @@ the plan (or chose its content): refused ``E_SELF_APPROVAL``, ``rec`` never ran;
 once. ``:audit``: the fresh-clone ``plangate audit --json`` calls valid exactly what completed
 and the expected ones; ``:check``: check's outcome (``refuse`` with ``E_SELF_APPROVAL`` /
 ``start``). ``bench:criss-cross`` (the criss-crosses have two bases, git's join keeps the claim,
-main lacks it at the end), ``bench:frozen`` (nothing ran before P3, all pending).
+main lacks it at the end, and the base ``git merge-base`` names holds the claim: before X1 was
+dated a second after Y1, one run refused ``step:cx``, likely git naming the other base),
+``bench:frozen`` (nothing ran before P3, all pending).
 
-Seen (round 98): 156 ids; 24 broke, one class, the same in all three modes; controller, audit
+Seen (round 98): 174 ids; 24 broke, one class, the same in all three modes; controller, audit
 and check agreed each time.
 
 1. **Criss-cross clean-join test reads one merge base** (``cx``, ``cxl``, ``cxf``, ``cxs``
@@ -61,11 +67,13 @@ Held: every other variant, in every mode: Bob's merge resolution adding a new pl
 also in an octopus with an empty side, ``nmo``), his evil merges on main, on a branch that
 merged main back, and in a criss-cross (``ec``, ``evb``, ``cc``), the moved folder of his plan
 (``mvb``), Alice's plan copied byte for byte (``cpa``), Bob's plan rewritten with the same hash
-(``fm``), Bob's old text restored by Carol, byte for byte or with a comment (``rs``, ``rsf``):
+(``fm``), Bob's old text restored by Carol, byte for byte or with a comment (``rs``, ``rsf``),
+Bob's merge back into the agent's branch dropping its claim (``bm``) and his dropping merge on
+main (``bl``):
 ``approval refused: E_SELF_APPROVAL: bob@ops.example.com wrote or changed this plan's content
 and cannot approve it`` (Alice's for ``cpa``), nothing ran, audit and check agreed. Controls ran
 once and were valid: ``nmm``, ``nmoc``, ``ecm``, ``evm``, ``ccc``, ``xt`` (``-X theirs``),
-``mvc``, ``cpc``, ``rsc``, ``cxm``, ``cxlm``, ``ok``.
+``mvc``, ``cpc``, ``rsc``, ``cxm``, ``cxlm``, ``bmm``, ``ok``.
 """
 
 from __future__ import annotations

@@ -158,6 +158,26 @@ def read_regular(path: Path, max_bytes: int | None = BOUNDED, *, root: Path | No
         os.close(fd)
 
 
+def path_in_repo(path: str, root: Path) -> str | None:
+    """The path inside the repository at ``root`` that the absolute ``path`` names, the one
+    rule the CLI and MCP read a typed plan path by (round 98: MCP rebased ``<repo>/plans/p``
+    as the plan ``plans/<repo>/plans/p``): the first leading folder of ``path`` that is the
+    repository (only the way there may pass a link: a work tree reached as ``/link/repo``),
+    the rest of ``path`` exactly as written, no link in it read (round 97: a link inside the
+    repository names its own path, never its target's), ``""`` for the repository itself.
+    None when no leading folder is the repository: the path is outside it."""
+    root = root.resolve()
+    parts = path.split("/")
+    for end in range(1, len(parts) + 1):
+        top = Path("/".join(parts[:end]) or "/")
+        try:
+            if top == root or top.resolve() == root:
+                return "/".join(parts[end:])
+        except (OSError, RuntimeError):  # a link loop on the way: not the repository
+            continue
+    return None
+
+
 def open_folder(root: Path, folder: Path) -> int:
     """A descriptor of ``folder``, opened from ``root`` one folder at a time without following
     a link (``openat`` with O_NOFOLLOW | O_DIRECTORY). E_UNSAFE_PATH when a part is a symlink

@@ -97,3 +97,20 @@ def test_a_write_sets_or_clears_the_executable_bits_as_asked(tmp_path: Path) -> 
     os.chmod(tool, 0o640)
     write_atomic_many([(tool, b"x\n"), (plain, b"y\n")], executable={tool: True})
     assert (tool.stat().st_mode & 0o777, plain.stat().st_mode & 0o777) == (0o750, 0o644)
+
+
+def test_path_in_repo_is_the_part_after_the_repository_as_written(tmp_path: Path) -> None:
+    """Round 98: one rule for an absolute plan path, the CLI's and MCP's: the part after the
+    repository (reached through a link or not) as written, no link in it read; None outside."""
+    from controller.fsutil import path_in_repo
+
+    repo = tmp_path / "repo"
+    (repo / "plans" / "p").mkdir(parents=True)
+    (repo / "plans" / "s").symlink_to("p")
+    (tmp_path / "via").symlink_to(repo)
+    assert path_in_repo(f"{repo}/plans/p", repo) == "plans/p"
+    assert path_in_repo(f"{tmp_path}/via/plans/s", repo) == "plans/s"  # the link inside kept
+    assert path_in_repo(f"{repo}/plans/q/../p", repo) == "plans/q/../p"  # as written
+    assert path_in_repo(str(repo), repo) == ""
+    assert path_in_repo("/plans/p", repo) is None
+    assert path_in_repo(f"{tmp_path}/plans/p", repo) is None

@@ -211,15 +211,17 @@ def plan_id_for(plan_file: Path, config: Config | None) -> str:
     the repository (round 97: ``show plans/s``, ``s`` a committed link to ``q``'s folder,
     resolved to ``plans/q`` and printed q's row as s's). Only the way to the repository
     may pass a link (a work tree reached as ``/link/repo``): its first folder that is the
-    repository, the rest of the path as written."""
+    repository, the rest of the path as written (:func:`controller.fsutil.path_in_repo`, the
+    rule MCP reads an absolute path by too: round 98)."""
     import os
+
+    from controller.fsutil import path_in_repo
 
     folder = Path(os.path.abspath(plan_file)).parent  # ".." folded as written, no link read
     if config is not None:
-        root = config.repo_path().resolve()
-        for top in (*reversed(folder.parents), folder):  # the outermost first
-            if top == root or top.resolve() == root:
-                return folder.relative_to(top).as_posix()
+        rel = path_in_repo(folder.as_posix(), config.repo_path())
+        if rel is not None:
+            return rel or "."
     return Path(plan_file.parent).as_posix()
 
 

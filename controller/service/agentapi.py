@@ -389,6 +389,9 @@ class AgentApi:
         with self._reader() as controller:
             rows = controller.status(reasons=True, plan=plan_id)  # `plangate status --json`'s
         if plan_id is not None and not rows:
+            if not self.config.is_remote:  # why none, as log and wait find it (round 98:
+                repo = self.repo()  # plans/P beside plans/p, E_USAGE here, ambiguous there)
+                self._plan_file(repo, repo.branch_head(repo.current_branch()), plan_id)
             raise UsageError(
                 f"no plan {plan_id} on the watched branch",
                 remedy="submit it first, or check the path",
@@ -549,7 +552,7 @@ class AgentApi:
         from controller.plan.plans import PLAN_FILES, unsafe_name
 
         plans_dir = self.config.plans_dir.rstrip("/")
-        text = path.strip("/")  # never trimmed: "plans/x " is no plan x's (round 75)
+        text = self._in_repo(path, plans_dir).rstrip("/")  # never trimmed: "plans/x " (r75)
         named = next((n for n in PLAN_FILES if text.endswith(f"/{n}")), None)
         text = text.removesuffix(f"/{named}") if named else text  # a plan's file names it
         plan_id = text if text.startswith(f"{plans_dir}/") else f"{plans_dir}/{text}"
@@ -565,6 +568,27 @@ class AgentApi:
         if named is not None:
             self._check_file_named(plan_id, named)
         return plan_id
+
+    def _in_repo(self, path: str, plans_dir: str) -> str:
+        """``path`` as a path in the repository: a relative one as written, an absolute one
+        by the CLI's rule (:func:`controller.fsutil.path_in_repo`: the part after the
+        repository, as written) and under the plans folder. Round 98: ``strip("/")`` read
+        ``<repo>/plans/p`` as the plan ``plans/<repo>/plans/p`` (``wait`` answered it
+        gone, ``status: null``), and ``/plans/p`` as ``plans/p``: an absolute path outside
+        the repository, or inside it but not under the plans folder, names no plan."""
+        if not path.startswith("/"):
+            return path
+        from controller.fsutil import path_in_repo
+
+        rel = None if self.config.is_remote else path_in_repo(path, self.config.repo_path())
+        if rel is None or not rel.startswith(f"{plans_dir}/"):
+            where = "outside the repository" if rel is None else "outside the plans folder"
+            raise UsageError(
+                f"{path!r} is {where}: no plan path",
+                remedy=f"name the plan by its path in the repository, e.g. {plans_dir}/rotate-keys",
+                quotes=(repr(path),),
+            )
+        return rel
 
     def _check_file_named(self, plan_id: str, name: str) -> None:
         """A path naming the plan's file (``plans/x/PLAN.yml``) is read as its folder; where

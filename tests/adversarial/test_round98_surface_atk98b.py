@@ -79,7 +79,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import advkit
 import mcpkit
 import pytest
 from advkit import AGENT, ALICE, Lab, cases, load_yaml, plan_text
@@ -387,12 +386,9 @@ RJIDS = [f"rj:{k}" for k in RJSPELL]
 CLONEIDS = ["clone:show", "clone:hash", "clone:approve", "clone:ran"]
 CTLIDS = ["ctl:readers", "ctl:q", "ctl:p", "ctl:clean", "ctl:page"]
 IDS = RJIDS + CLONEIDS + SPIDS + APIDS + SUBIDS + BATCHIDS + WAITIDS + CTLIDS
-_ABS = advkit.xfail(
-    "mcp-abs-path-rebased",
-    "MCP wait reads an absolute path to plans/p as plans/<that path> and answers status null "
-    "(changed: true with a status given) for a plan the branch holds",
-)
-BROKEN: dict[str, Any] = {"sp:abs:mcp": _ABS, "mwait:abs-status": _ABS}
+# mcp-abs-path-rebased (sp:abs:mcp, mwait:abs-status): fixed in round 98 (r98mcp),
+# controller.fsutil.path_in_repo read by MCP's _plan_id as by the CLI.
+BROKEN: dict[str, Any] = {}
 
 
 def _names(target: str, truth: dict[str, str], text: str) -> None:

@@ -717,6 +717,69 @@ def test_mcp_names_plans_by_the_controllers_rule(repo: Path, tmp_path: Path) -> 
         api.close()
 
 
+def test_mcp_reads_an_absolute_path_by_the_clis_rule(repo: Path, tmp_path: Path) -> None:
+    """Round 98: ``_plan_id`` stripped the leading ``/`` of ``<repo>/plans/p`` and read the
+    plan ``plans/<repo>/plans/p``: ``wait`` answered ``status: null`` (``changed: true`` with
+    a status given) for a plan the branch held, ``status``/``log`` "no plan" naming an id
+    nobody typed, while ``show`` took the path as ``p``. An absolute path inside the
+    repository names its plan (the repository reached through a link too); one outside it,
+    ``/plans/p`` among them, or outside the plans folder, is E_USAGE, never another id."""
+    from controller.commands._shared import required_config
+    from controller.errors import UsageError
+    from controller.service.agentapi import AgentApi
+
+    (repo / "plans" / "p").mkdir(parents=True)
+    (repo / "plans" / "p" / "PLAN.yml").write_text(PLAN)
+    commit_all(repo, "a plan", AGENT)
+    link = tmp_path / "via"
+    link.symlink_to(repo)
+    api = AgentApi(required_config(str(write_config(tmp_path, repo))))
+    try:
+        for top in (str(repo), str(link)):
+            for path in (f"{top}/plans/p", f"{top}/plans/p/", f"{top}/plans/p/PLAN.yml"):
+                assert api.log(path)["path"] == "plans/p", path
+                assert api.status(path)["plans"][0]["plan"] == "plans/p", path
+                got = api.wait(path, timeout=0, status="pending_approval")
+                assert (got["path"], got["status"], got["changed"]) == (
+                    "plans/p",
+                    "pending_approval",
+                    False,
+                ), got
+        outside = ("/plans/p", str(tmp_path / "plans" / "p"), f"{repo}/p", f"{repo}/plans/../p")
+        for path in (*outside, f"{repo}/plans/q/../p", f"{repo}/plans/./p"):
+            for call in (api.log, api.wait, api.status):
+                with pytest.raises(UsageError) as caught:
+                    call(path)
+                assert f"plans{repo}" not in str(caught.value), caught.value  # no rebased id
+    finally:
+        api.close()
+
+
+@pytest.mark.parametrize("spelling", ["plans/P", "plans/p.", "plans/cafe\u0301"])
+def test_mcp_tools_answer_one_code_for_a_twin_of_a_plan(
+    repo: Path, tmp_path: Path, spelling: str
+) -> None:
+    """Round 98: ``plans/P`` (``plans/p.``, an NFD spelling) beside the plan ``plans/p``
+    (``café``, NFC): ``status`` answered E_USAGE "no plan" while ``log`` and ``wait`` said
+    E_PLAN_AMBIGUOUS. One input, one code: the folder is one with a plan on some checkout,
+    which ``status`` now finds as they do (:func:`controller.git.planstate.refuse_twin`)."""
+    from controller.commands._shared import required_config
+    from controller.errors import PlanAmbiguous
+    from controller.service.agentapi import AgentApi
+
+    for name in ("p", "caf\u00e9"):
+        (repo / "plans" / name).mkdir(parents=True)
+        (repo / "plans" / name / "PLAN.yml").write_text(PLAN)
+    commit_all(repo, "plans", AGENT)
+    api = AgentApi(required_config(str(write_config(tmp_path, repo))))
+    try:
+        for call in (api.status, api.log, lambda p: api.wait(p, timeout=0)):
+            with pytest.raises(PlanAmbiguous):
+                call(spelling)
+    finally:
+        api.close()
+
+
 def test_mcp_status_rows_carry_the_reason_as_status_json(repo: Path, tmp_path: Path) -> None:
     """Round 70: MCP ``status`` answered ``reason: null`` on every row, where ``plangate
     status --json`` gives why a plan waits or is refused (E_PLAN_AMBIGUOUS here); docs/agents.md

@@ -88,6 +88,8 @@ RUN_EVENTS = EXECUTION_EVENTS | {"start"}
 #: an abort by an allowed aborter); a lapse of the gate approval commits nothing (round 67).
 _RUNNING = "executing"
 _PAUSED = "awaiting_approval"
+#: Where a plan stands when a refusal has a cause: an approval request open (round 98).
+_ASKED = "approved"
 #: The run events another host can make of a run executing on the branch (round 51: a
 #: rebuilt host, with a new state directory and so without this run's journal, adopts the
 #: run and ends it E_ACTION_IN_DOUBT, or records the abort asked for; a resume is its own
@@ -104,11 +106,24 @@ def unmatched_event(event: str, status: str | None, asked: bool) -> bool:
     or checkpoint ends or marks a run it started and that is executing (not one paused at
     its gate: round 67); an abort answers an abort request (``asked``, or the plan
     ``aborted`` by an allowed aborter's own commit: a withdrawal before it ran). Other
-    events (a freeze, a start, a refusal) are judged by what they change (the audit's
-    ``controller-unexplained`` and ``start-without-approval``)."""
+    events (a freeze, a start) are judged by what they change (the audit's
+    ``controller-unexplained`` and ``start-without-approval``). A refusal answers an
+    approval request: the plan ``approved`` (``status``: :func:`refusal_stands`) and not yet
+    acted on; one of a plan nobody asked for is no controller's (round 98, ``rf``: an
+    unsealed ``refuse`` setting a never-started plan ``failed`` vetoed it)."""
     if event == "abort":
         return not asked and status != "aborted"
+    if event == "refuse":
+        return status != _ASKED
     return event in EXECUTION_EVENTS and status != _RUNNING
+
+
+def refusal_stands(state: PlanState | None) -> str | None:
+    """Where a plan stands for the cause of a refusal: ``approved`` while an approval request
+    is open (the index's ``request``), else its status (:func:`unmatched_event`)."""
+    if state is None:
+        return None
+    return _ASKED if state.request is not None else (state.status or "")
 
 
 def takes_over(event: str | None, own: bool) -> bool:
@@ -2208,13 +2223,15 @@ class Lifecycle(IndexStore):
         an unsealed record commit that set a plan ``rejected`` stood for the audit and
         ``check``; history from before round 66's seals reads as it did); nor, by its record
         or not, sealed or not, one whose status changes no controller event makes
-        (:meth:`impossible`, round 97)."""
+        (:meth:`impossible`, round 97). An UNSEALED commit in its record (one adopted by
+        trust on first use: the controller seals every commit it makes) is judged by the
+        same git-alone rule as the audit and ``check`` (:meth:`unproven`, round 98)."""
         if record.author.email.lower() != self.controller_email:
             return False
         if self.impossible(record, repo):
             return False
         if self.own_commit is not None:
-            return self.own_commit(record.sha)
+            return self.own_commit(record.sha) and self.unproven(record) is None
         if record.committer.email.lower() != self.controller_email:
             return False
         if _sealed(record):
@@ -2275,13 +2292,26 @@ class Lifecycle(IndexStore):
             return f"{cannot}: a status change no controller event makes (round 97)"
         if self.own_commit is not None:
             if self.own_commit(record.sha):
-                return None
+                return self.unproven(record)
             return "not in the controller's record of the commits it made (<state_dir>/commits)"
         if self.sealing_seen and not _sealed(record):
             return (
                 "no Controller-Seal: (the controller has sealed every commit it made on this "
                 "branch since its first sealed one; an unsealed one is anyone's commit)"
             )
+        return _not_its_own(self._unmatched_events(record), unsealed_run_events(record))
+
+    def unproven(self, record: CommitRecord) -> str | None:
+        """Why a commit in the controller's record that carries no seal is not its own all
+        the same (None: it is sealed, or what it records has its cause on the branch). The
+        controller seals every commit it makes, so an unsealed one in its record was adopted
+        by trust on first use (docs/operations.md): it stands only as the audit and ``check``
+        read it by git alone, an event with its cause and no run event (round 98: an unsealed
+        ``start`` before the first pass was adopted, shown as the plan's status, its honest
+        approvals illegal; one naming the real hash was failed in doubt by the controller,
+        then ONE vote of two read as a resume ran it)."""
+        if _sealed(record):
+            return None
         return _not_its_own(self._unmatched_events(record), unsealed_run_events(record))
 
     def _unmatched_events(self, record: CommitRecord) -> list[str]:
@@ -2295,6 +2325,10 @@ class Lifecycle(IndexStore):
         for plan, event in record_events(record).items():
             state = self.plans.get(plan)
             asked = state is not None and state.abort_requested
+            if event == "refuse":
+                if unmatched_event(event, refusal_stands(state), asked):
+                    found.append(f"{event} {plan}")
+                continue
             status = _run_stands(state)
             if (
                 status != _PAUSED

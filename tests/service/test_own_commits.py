@@ -379,6 +379,24 @@ def test_an_unsealed_record_before_the_first_pass_stands_only_with_its_cause(
     assert not any("alice@example.com set status" in n for n in row["notes"]), row
 
 
+def test_an_unsealed_refusal_that_leaves_another_status_than_asked_is_anyones(
+    tmp_path: Path, repo: Path
+) -> None:
+    """A refusal leaves the plan where its request was made: an unsealed ``refuse`` of
+    Alice's first approval writing ``failed`` (the next vote a resume) is anyone's (round 98):
+    her approval is decided as made (refused here: the plan was not frozen yet)."""
+    config = _setup(tmp_path, repo)
+    _approve(repo, "victim")
+    path = repo / "plans" / "victim" / "PLAN.yml"
+    path.write_text(path.read_text().replace("status: approved", "status: failed"))
+    commit_all(
+        repo, "plangate: refuse plans/victim\n\nPlan: plans/victim\nPlan-Status: failed", CONTROLLER
+    )
+    _run(config)
+    row = _status(config)["plans/victim"]
+    assert row["status"] == "pending_approval", row  # not failed: no resume to read
+
+
 def test_a_restored_key_alone_knows_its_sealed_history(tmp_path: Path, repo: Path) -> None:
     """A state directory lost but for its ``commit.key`` (put back before the first start):
     the key made the branch's seals, so the history is its own, adopted without asking."""

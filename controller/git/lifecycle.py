@@ -88,6 +88,10 @@ RUN_EVENTS = EXECUTION_EVENTS | {"start"}
 #: an abort by an allowed aborter); a lapse of the gate approval commits nothing (round 67).
 _RUNNING = "executing"
 _PAUSED = "awaiting_approval"
+#: Where a plan stands when a refusal has a cause: an approval request open (round 98).
+_ASKED = "approved"
+#: Where a refused gate or resume approval leaves the plan (else ``pending_approval``).
+_REFUSED_BACK = frozenset({"awaiting_approval", "failed"})
 #: The run events another host can make of a run executing on the branch (round 51: a
 #: rebuilt host, with a new state directory and so without this run's journal, adopts the
 #: run and ends it E_ACTION_IN_DOUBT, or records the abort asked for; a resume is its own
@@ -104,11 +108,24 @@ def unmatched_event(event: str, status: str | None, asked: bool) -> bool:
     or checkpoint ends or marks a run it started and that is executing (not one paused at
     its gate: round 67); an abort answers an abort request (``asked``, or the plan
     ``aborted`` by an allowed aborter's own commit: a withdrawal before it ran). Other
-    events (a freeze, a start, a refusal) are judged by what they change (the audit's
-    ``controller-unexplained`` and ``start-without-approval``)."""
+    events (a freeze, a start) are judged by what they change (the audit's
+    ``controller-unexplained`` and ``start-without-approval``). A refusal answers an
+    approval request: the plan ``approved`` (``status``: :func:`refusal_stands`) and not yet
+    acted on; one of a plan nobody asked for is no controller's (round 98, ``rf``: an
+    unsealed ``refuse`` setting a never-started plan ``failed`` vetoed it)."""
     if event == "abort":
         return not asked and status != "aborted"
+    if event == "refuse":
+        return status != _ASKED
     return event in EXECUTION_EVENTS and status != _RUNNING
+
+
+def refusal_stands(state: PlanState | None) -> str | None:
+    """Where a plan stands for the cause of a refusal: ``approved`` while an approval request
+    is open (the index's ``request``), else its status (:func:`unmatched_event`)."""
+    if state is None:
+        return None
+    return _ASKED if state.request is not None else (state.status or "")
 
 
 def takes_over(event: str | None, own: bool) -> bool:
@@ -2208,20 +2225,22 @@ class Lifecycle(IndexStore):
         an unsealed record commit that set a plan ``rejected`` stood for the audit and
         ``check``; history from before round 66's seals reads as it did); nor, by its record
         or not, sealed or not, one whose status changes no controller event makes
-        (:meth:`impossible`, round 97)."""
+        (:meth:`impossible`, round 97). An UNSEALED commit in its record (one adopted by
+        trust on first use: the controller seals every commit it makes) is judged by the
+        same git-alone rule as the audit and ``check`` (:meth:`unproven`, round 98)."""
         if record.author.email.lower() != self.controller_email:
             return False
         if self.impossible(record, repo):
             return False
         if self.own_commit is not None:
-            return self.own_commit(record.sha)
+            return self.own_commit(record.sha) and self.unproven(record, repo) is None
         if record.committer.email.lower() != self.controller_email:
             return False
         if _sealed(record):
             self.sealing_seen = True
         elif self.sealing_seen:  # the controller has sealed every commit since (round 95)
             return False
-        return not (self._unmatched_events(record) or unsealed_run_events(record))
+        return not (self._unmatched_events(record, repo) or unsealed_run_events(record))
 
     def impossible(self, record: CommitRecord, repo: GitRepo | None) -> str | None:
         """Why a commit under the controller's name is one it could never have made, by the
@@ -2275,16 +2294,29 @@ class Lifecycle(IndexStore):
             return f"{cannot}: a status change no controller event makes (round 97)"
         if self.own_commit is not None:
             if self.own_commit(record.sha):
-                return None
+                return self.unproven(record, repo)
             return "not in the controller's record of the commits it made (<state_dir>/commits)"
         if self.sealing_seen and not _sealed(record):
             return (
                 "no Controller-Seal: (the controller has sealed every commit it made on this "
                 "branch since its first sealed one; an unsealed one is anyone's commit)"
             )
-        return _not_its_own(self._unmatched_events(record), unsealed_run_events(record))
+        return _not_its_own(self._unmatched_events(record, repo), unsealed_run_events(record))
 
-    def _unmatched_events(self, record: CommitRecord) -> list[str]:
+    def unproven(self, record: CommitRecord, repo: GitRepo | None = None) -> str | None:
+        """Why a commit in the controller's record that carries no seal is not its own all
+        the same (None: it is sealed, or what it records has its cause on the branch). The
+        controller seals every commit it makes, so an unsealed one in its record was adopted
+        by trust on first use (docs/operations.md): it stands only as the audit and ``check``
+        read it by git alone, an event with its cause and no run event (round 98: an unsealed
+        ``start`` before the first pass was adopted, shown as the plan's status, its honest
+        approvals illegal; one naming the real hash was failed in doubt by the controller,
+        then ONE vote of two read as a resume ran it)."""
+        if _sealed(record):
+            return None
+        return _not_its_own(self._unmatched_events(record, repo), unsealed_run_events(record))
+
+    def _unmatched_events(self, record: CommitRecord, repo: GitRepo | None = None) -> list[str]:
         """``<event> <plan>`` for each event a commit's message says the controller made that
         has no cause in the index's state of the plan (:func:`unmatched_event`). A
         ``Run-Start:`` record of a run whose path holds another plan is judged against that
@@ -2295,6 +2327,12 @@ class Lifecycle(IndexStore):
         for plan, event in record_events(record).items():
             state = self.plans.get(plan)
             asked = state is not None and state.abort_requested
+            if event == "refuse":
+                if unmatched_event(event, refusal_stands(state), asked) or not self._refused_back(
+                    repo, record, plan, state
+                ):
+                    found.append(f"{event} {plan}")
+                continue
             status = _run_stands(state)
             if (
                 status != _PAUSED
@@ -2307,6 +2345,27 @@ class Lifecycle(IndexStore):
             if plan not in recorded and unmatched_event(event, status, asked):
                 found.append(f"{event} {plan}")
         return found
+
+    def _refused_back(
+        self, repo: GitRepo | None, record: CommitRecord, plan: str, state: PlanState | None
+    ) -> bool:
+        """Whether a refusal leaves the plan where its request was made (as the controller
+        refuses: a gate approval back to ``awaiting_approval``, a resume to ``failed``, a first
+        approval to ``pending_approval``); True when the file is not read (no ``repo``) or
+        sets no status. Round 98: a refusal of a first approval that wrote ``failed`` made the
+        next vote a resume."""
+        if repo is None or state is None:
+            return True
+        for change in record.changes:
+            if change.new_blob is None or not _is_plan_file(change.path):
+                continue
+            if plan_id_of(change.path, self.plans_dir) != plan:
+                continue
+            after = self.facts(repo, change.new_blob)
+            if after is not None and after.status is not None:
+                stands = _run_stands(state)
+                return after.status == (stands if stands in _REFUSED_BACK else "pending_approval")
+        return True
 
     def _started_at(self, plan_hash: str | None, plan: str) -> bool:
         """Did a start commit on the branch start ``plan_hash`` at ``plan``?"""

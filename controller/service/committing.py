@@ -705,6 +705,7 @@ class Committing(ControllerCore):
                 holds.append(self.repo.hold_index(files, modes))
 
             before_ref = hold if before_ref is None else _then(before_ref, hold)  # last
+        written: list[str] = []  # the message as sealed: what the index reads (round 98)
         try:
             sha = self.repo.commit_files(
                 branch=self.branch,
@@ -713,7 +714,7 @@ class Committing(ControllerCore):
                 message=message,
                 author=self.identity,
                 before_ref=_then(self.own_commits.record, before_ref),  # its own, by record
-                seal=partial(self._sealed, parent=head),  # and by seal (a restored backup)
+                seal=partial(self._sealed, parent=head, kept=written),  # and by seal
             )
             if sha is None:
                 raise _Moved
@@ -749,7 +750,7 @@ class Committing(ControllerCore):
                 self.repo.update_ref(f"refs/heads/{self.branch}", head, sha)
                 raise _Moved
         self._note_made(sha, head, files)
-        self._index_own_commit(sha, head, files, message)
+        self._index_own_commit(sha, head, files, written[-1] if written else message)
         self._sources.advance(head, sha, files)
         self._head = sha
         return sha
@@ -763,8 +764,12 @@ class Committing(ControllerCore):
                 self.index.set_job(plan_id, None)
                 self.log.error("start_not_ours", plan=plan_id, start=sha)
 
-    def _sealed(self, tree: str, message: str, *, parent: str) -> str:
-        return self.commit_seal.seal(tree, parent, message)
+    def _sealed(self, tree: str, message: str, *, parent: str, kept: list[str]) -> str:
+        """The message with its seal (a restored backup knows its commits by it), kept for
+        the index: it reads the commit as a scan would, sealed (an unsealed commit in the
+        record is one trust on first use adopted: ``Lifecycle.unproven``)."""
+        kept.append(self.commit_seal.seal(tree, parent, message))
+        return kept[-1]
 
     def _write_tree(
         self, write: Callable[[dict[str, bytes | None]], None], files: dict[str, bytes | None]

@@ -122,7 +122,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, BOT, CAROL, MALLORY, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, BOB, BOT, CAROL, MALLORY, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 
 HEX = "7c" * 32
@@ -465,33 +465,10 @@ VALUES = [
 ]  # fmt: skip
 VALUES += [("s", "ss", 0, "refused"), ("s", "ss", 0, "ran")]
 IDS = [f"{v[1]}:{v[3]}" for v in VALUES]
-_RUN = "an unsealed controller-named run event committed before the first pass is adopted"
-_REF = (
-    "an unsealed controller-named refuse writing failed/awaiting_approval with no cause is adopted"
-)
-BROKEN: dict[str, Any] = {
-    **{f"{f}2:ran": xfail("tofu-unsealed-run", _RUN + ": honest approvals illegal, never runs")
-       for f in ("st", "ck", "cp", "fl", "aw")},
-    **{f"{f}0:shown": xfail("tofu-unsealed-run", _RUN + ": shown as the plan's status")
-       for f in ("st", "ck", "cp", "fl", "aw")},
-    **{f"{f}2:ran": xfail("refuse-no-cause", _REF + ": honest approvals refused, never runs")
-       for f in ("rf", "rw")},
-    "rf0:shown": xfail("refuse-no-cause", _REF + ": shown as the plan's status"),
-    "rh0:shown": xfail("refuse-no-cause", _REF + ": shown as the plan's status"),
-    "rh1:audit": xfail(
-        "refuse-no-cause",
-        _REF + ": one vote of two taken as a resume; a sealed start; the audit calls it valid",
-    ),
-    **{f"{f}1:ran": xfail("tofu-unsealed-run", _RUN + ": the controller sealed a fail of the "
-                          "forged run; ONE resume vote ran a quorum-2 plan") for f in ("sh", "sx")},
-    **{f"{f}0:shown": xfail("tofu-unsealed-run", _RUN + ": the controller's own sealed fail "
-                            "E_ACTION_IN_DOUBT of a plan nobody approved") for f in ("sh", "sx")},
-    **{f"{f}2:{w}": xfail("tofu-unsealed-run", _RUN + ": ran on Alice's resume vote alone; "
-                          "audit/check call it no valid approval") for f in ("sh", "sx")
-       for w in ("audit", "check")},
-    **{f"{f}1:audit": xfail("tofu-unsealed-run", _RUN + ": ran on one vote; the audit calls "
-                            "the run no valid approval") for f in ("sh", "sx")},
-}  # fmt: skip
+#: fixed in round 98 (r98appr): tofu-unsealed-run (19 ids) and refuse-no-cause (6 ids): an
+#: unsealed commit in the controller's record stands only as git alone reads it
+#: (``Lifecycle.unproven``), and a refusal needs an open approval request (``unmatched_event``)
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize(("labname", "slug", "want", "what"), cases(IDS, VALUES, BROKEN))

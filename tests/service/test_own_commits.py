@@ -347,6 +347,56 @@ def test_a_new_state_directory_on_unsealed_history_starts_as_before(
     assert "own_commits_adopted" in result.stderr and "taken_over" not in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("event", "status"),
+    [("start", "executing"), ("complete", "completed"), ("refuse", "failed")],
+)
+def test_an_unsealed_record_before_the_first_pass_stands_only_with_its_cause(
+    tmp_path: Path, repo: Path, event: str, status: str
+) -> None:
+    """Trust on first use adopts history under the controller's name, but an unsealed
+    commit stands only as git alone reads it (the audit, ``check``): a run event with no
+    seal, or a refusal nobody asked for, is anyone's (round 98): the plan shows its own
+    status and an honest approval runs it."""
+    config = _setup(tmp_path, repo)
+    path = repo / "plans" / "victim" / "PLAN.yml"
+    path.write_text(path.read_text().replace("status: pending_approval", f"status: {status}"))
+    commit_all(
+        repo,
+        f"plangate: {event} plans/victim\n\nPlan: plans/victim\nPlan-Status: {status}",
+        CONTROLLER,
+    )
+    _run(config)
+    assert _status(config)["plans/victim"]["status"] == "pending_approval"
+    if path.read_text().count(f"status: {status}"):  # the author puts it back
+        path.write_text(path.read_text().replace(f"status: {status}", "status: pending_approval"))
+        commit_all(repo, "agent: pending again", ("Agent", "agent@example.com"))
+        _run(config)
+    _approve(repo, "victim")
+    _run(config)
+    row = _status(config)["plans/victim"]
+    assert row["status"] == "completed", row
+    assert not any("alice@example.com set status" in n for n in row["notes"]), row
+
+
+def test_an_unsealed_refusal_that_leaves_another_status_than_asked_is_anyones(
+    tmp_path: Path, repo: Path
+) -> None:
+    """A refusal leaves the plan where its request was made: an unsealed ``refuse`` of
+    Alice's first approval writing ``failed`` (the next vote a resume) is anyone's (round 98):
+    her approval is decided as made (refused here: the plan was not frozen yet)."""
+    config = _setup(tmp_path, repo)
+    _approve(repo, "victim")
+    path = repo / "plans" / "victim" / "PLAN.yml"
+    path.write_text(path.read_text().replace("status: approved", "status: failed"))
+    commit_all(
+        repo, "plangate: refuse plans/victim\n\nPlan: plans/victim\nPlan-Status: failed", CONTROLLER
+    )
+    _run(config)
+    row = _status(config)["plans/victim"]
+    assert row["status"] == "pending_approval", row  # not failed: no resume to read
+
+
 def test_a_restored_key_alone_knows_its_sealed_history(tmp_path: Path, repo: Path) -> None:
     """A state directory lost but for its ``commit.key`` (put back before the first start):
     the key made the branch's seals, so the history is its own, adopted without asking."""

@@ -199,6 +199,12 @@ class Commits(Objects, Refs, Signing):
         out = result.stdout.decode().strip().split()
         return out[0] if result.returncode == 0 and out else None
 
+    def merge_bases(self, one: str, other: str) -> list[str]:
+        """Every best common ancestor of two commits (``merge-base --all``: a criss-cross has
+        two or more, and git's merge joins them into a virtual base); [] when unrelated."""
+        result = self.run_raw("merge-base", "--all", one, other)
+        return result.stdout.decode().split() if result.returncode == 0 else []
+
     def merge_tree(self, parents: Sequence[str]) -> tuple[str, bool] | None:
         """(the tree git's merge machinery (ort, as ``git merge`` runs it by default) makes of
         merging ``parents[1:]`` into ``parents[0]``, whether it merged cleanly); None when git

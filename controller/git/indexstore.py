@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "129"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "130"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -387,6 +387,9 @@ INDEX_VERSION = "129"  # 3: risk and estimate per plan; 4: approval identities, 
 # as git alone reads it (an event with its cause, no run event), and a ``refuse`` needs an
 # open approval request (round 98, r98appr; ``Lifecycle.unproven``). Rows as 128's: rebuilt
 # so such a commit's status is a person's
+# 130: a criss-cross merge's clean-join test asks git's own merge of the parents (every
+# merge base, joined as git joins them), not one base (round 98, r98held). Rows as 129's:
+# rebuilt so such a merge's dropping merger is a writer
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).

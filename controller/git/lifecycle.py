@@ -2090,12 +2090,13 @@ class Lifecycle(IndexStore):
         kind): a side parent lacks it and its merge base with the first parent had it. The
         removal the merge leaves is that branch's commits' too, whether or not git's join
         conflicted there (round 92: Bob's branch deleting a held twin the agent rewrote on
-        main, the modify/delete resolved by Mallory's ``git rm``, left Bob no writer)."""
+        main, the modify/delete resolved by Mallory's ``git rm``, left Bob no writer). In a
+        criss-cross any merge base that had it counts (round 98): this only adds the
+        branch's makers to the merger, never takes him away."""
         for side in record.parents[1:]:
             if repo.mode_of(side, path):
                 continue
-            base = repo.merge_base(record.parents[0], side)
-            if base is not None and repo.mode_of(base, path):
+            if any(repo.mode_of(base, path) for base in repo.merge_bases(record.parents[0], side)):
                 return True
         return False
 
@@ -4113,7 +4114,9 @@ class Lifecycle(IndexStore):
         neither parent deleted it, and his approval ran the plan). The parents compared are
         the merged ones (every parent of a merge on a merged branch: its first parent is a
         branch too); a removal git's clean join made (another parent lacks the entry and
-        their merge base held the same bytes) is that parent's deleter's, not the merger's.
+        git's merge of the two leaves it out, no conflict there: :func:`_joined_away`, every
+        merge base of a criss-cross joined as git joins them, round 98) is that parent's
+        deleter's, not the merger's.
         Cost: one ``diff-tree --stdin -m`` of every merge against its parents, deletions
         under the plans folder's spellings alone; only a merge that removes a claim-named
         entry is read further (a merge of 1,000 ordinary commits lists no tree)."""
@@ -4147,8 +4150,8 @@ class Lifecycle(IndexStore):
                 named = [path for path in gone if _claim_entry(path) is not None]
                 if not named:
                     continue
-                bases = {  # where another parent lacks an entry, git's join may have removed it
-                    other: repo.merge_base(parent, other)
+                joins = {  # where another parent lacks an entry, git's join may have removed it
+                    other: _merge_of(repo, [parent, other])
                     for other in merge.parents
                     if other != parent
                 }
@@ -4157,7 +4160,7 @@ class Lifecycle(IndexStore):
                         claim
                         for path in named
                         for claim in [_claim_entry(path)]
-                        if claim is not None and not _joined_away(repo, parent, bases, path)
+                        if claim is not None and not _joined_away(repo, joins, path)
                     }
                 )
                 if claims:
@@ -5419,17 +5422,20 @@ def _claim_entry(path: str) -> str | None:
     return path if parts and plan_file_claims([parts[-1]]) else None
 
 
-def _joined_away(repo: GitRepo, parent: str, bases: Mapping[str, str | None], path: str) -> bool:
-    """Whether git's clean join removed ``path`` (held by ``parent``) from a merge: another
-    parent (a key of ``bases``, each with its merge base with ``parent``) lacks it and their
-    merge base held the same bytes there (that parent's line deleted it; its deleter chose,
-    not the merger)."""
-    held = repo.blob_sha(parent, path)
+def _joined_away(repo: GitRepo, joins: Mapping[str, _Join | None], path: str) -> bool:
+    """Whether git's clean join removed ``path`` from a merge: another parent (a key of
+    ``joins``, each with git's merge of it and the parent that held ``path``) lacks it, and
+    git's merge of the two leaves it out with no conflict there (that parent's line deleted
+    it; its deleter chose, not the merger). git's merge decides, not one merge base: in a
+    criss-cross its virtual base (the bases joined) may lack what one base held, and git's
+    join then keeps the entry (round 98: ``git merge-base`` named a base holding Bob's
+    dropped twin claim, the virtual base lacked it, and his drop read as git's)."""
     return any(
-        base is not None
+        join is not None
         and repo.blob_sha(other, path) is None
-        and repo.blob_sha(base, path) == held
-        for other, base in bases.items()
+        and path not in join[1]
+        and not repo.mode_of(join[0], path)
+        for other, join in joins.items()
     )
 
 

@@ -96,7 +96,6 @@ from advkit import (
     cases,
     clone_audit,
     plan_text,
-    xfail,
 )
 from test_round2_execution_kit import shared
 
@@ -463,17 +462,8 @@ IDS = [
     if w != "check" or APPROVER[s] == BOB
 ]
 IDS += ["bench:criss-cross", "bench:frozen"]
-_CRISS = "Criss-cross clean-join test reads one merge base"
-BROKEN: dict[str, Any] = {
-    vid: xfail(
-        _CRISS,
-        "a merge of a criss-cross whose resolution drops a twin claim git's own join keeps "
-        "(its virtual base lacks it, the one base `git merge-base` names holds it) makes its "
-        "merger no writer: his approval runs the plan",
-    )
-    for vid in IDS
-    if vid.split(":")[1] in ("cx", "cxl", "cxf", "cxs")
-}
+#: round 98 (r98held): the criss-cross clean-join test asks git's own join (every base)
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

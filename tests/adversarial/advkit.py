@@ -262,6 +262,35 @@ class Lab:
     def head(self, rev: str = "HEAD") -> str:
         return self.git("rev-parse", rev).strip()
 
+    def put(self, rel: str, data: str | bytes) -> Path:
+        """Write ``data`` (text as UTF-8, bytes as they are) at ``rel`` in the working tree,
+        its folders made: any file, not only a plan (a twin claim, a note, a config)."""
+        path = self.repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+        return path
+
+    def branch(self, name: str, base: str = "main") -> None:
+        """Check out a new branch ``name`` made at ``base``."""
+        self.git("checkout", "-q", "-b", name, base)
+
+    def note(self, name: str, who: tuple[str, str] = AGENT) -> str:
+        """A commit by ``who`` adding ``notes/<name>.txt`` (a side that touches no plan)."""
+        self.put(f"notes/{name}.txt", f"{name}\n")
+        return self.commit(f"{who[0].lower()}: note {name}", who)
+
+    def rmerge(
+        self, who: tuple[str, str], refs: list[str], resolve: Callable[[], Any], *opts: str
+    ) -> str:
+        """``who`` merges ``refs`` into the checked-out branch ``--no-commit``, ``resolve()``
+        edits the tree, then ``who`` commits the merge: the resolution's bytes are the merge's
+        own (an evil merge, a dropped claim)."""
+        self.git("merge", "-q", "--no-ff", "--no-commit", *opts, *refs, who=who)
+        resolve()
+        self.git("add", "-A")
+        self.git("commit", "-q", "--no-edit", who=who)
+        return self.head()
+
     def approve(self, slug: str, who: tuple[str, str] = ALICE, message: str | None = None) -> str:
         self.set_status(slug, "approved")
         return self.commit(message or f"approve {slug}", who)
@@ -325,6 +354,39 @@ class Lab:
         rows = {row["plan"]: row for row in json.loads(result.stdout)}
         self._status = (head, rows)
         return rows
+
+    def rows(self) -> dict[str, Any]:
+        """``plangate status --json`` by plan, read now (never cached); ``{"raw": text}`` when
+        the output is not JSON (what a lab shows when status itself failed)."""
+        out = self.cli("status", "--json", "--config", str(self.config)).stdout
+        try:
+            return {row["plan"]: row for row in json.loads(out)}
+        except ValueError:
+            return {"raw": out}
+
+    def check(
+        self, head: str, who: str, base: str = "main", cwd: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """``plangate check --base <base> --head <head> --as <who> --format json``."""
+        return self.cli(
+            "check", "--config", str(self.config), "--base", base, "--head", head,
+            "--as", who, "--format", "json", cwd=cwd or self.repo,
+        )  # fmt: skip
+
+    def check_plans(
+        self, head: str, who: str, base: str = "main"
+    ) -> dict[str, tuple[Any, list[Any]]]:
+        """What ``check`` predicts per plan: ``plan -> (outcome, [refusal codes])``;
+        ``{"raw": (stdout + stderr, [])}`` when its output is not JSON."""
+        told = self.check(head, who, base)
+        try:
+            plans = json.loads(told.stdout)["plans"]
+        except (ValueError, KeyError, TypeError):
+            return {"raw": (told.stdout + told.stderr, [])}
+        return {
+            p["plan"]: (p.get("outcome"), [r.get("code") for r in p.get("refused") or []])
+            for p in plans
+        }
 
     def history(self, slug: str) -> str:
         """Everything git history says about ``plans/<slug>``: every commit message and diff
@@ -390,6 +452,34 @@ class Lab:
         except ValueError:
             report = {"raw": result.stdout, "stderr": result.stderr}
         return result.returncode, report
+
+
+def brief(row: dict[str, Any], notes: int = 3) -> Any:
+    """A status row in short, for an assertion's message: status, approver, code, last notes."""
+    return (
+        row.get("status"),
+        row.get("approved_by"),
+        row.get("code"),
+        (row.get("notes") or [])[-notes:],
+    )
+
+
+class Labs:
+    """Several labs built at once (a module's lab per setting): ``got`` maps each key to what
+    its builder returned. Picklable, so :func:`test_round2_execution_kit.shared` keeps it."""
+
+    def __init__(self, got: dict[str, Any]) -> None:
+        self.got = got
+
+
+def build_all(root: Path, builders: dict[str, Callable[[Path], Any]], workers: int = 3) -> Labs:
+    """Build every lab of ``builders`` (key -> builder of ``root/<key>``) in ``workers``
+    threads: each lab is its own repo and processes, so they overlap their waits."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        jobs = {key: pool.submit(build, root / key) for key, build in builders.items()}
+        return Labs({key: job.result() for key, job in jobs.items()})
 
 
 def until(pred: Callable[[], Any], timeout: float = 60.0, step: float = 0.05) -> bool:

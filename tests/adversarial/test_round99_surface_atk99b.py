@@ -1,0 +1,361 @@
+"""Round 99, the page and its API under hostile text (atk99b), read in a real headless chromium.
+
+Lab (one, local mode): the agent commits one plan ``h-<k>`` per payload ``k`` whose
+``plan.name``, ``task``, ``why`` and ``params`` all carry the payload (the tool ``rec``
+prints its params back, so the payload is also the action's OUTPUT); Alice approves each
+with ``plangate approve -m <payload>`` under an author NAME holding the payload; a pass runs
+them. ``fail`` calls a tool that writes every payload to stderr and exits 3
+(E_TOOL_FAILED quoting it); ``wait`` (all payloads, never approved) waits on the overview;
+folders whose NAME is hostile (``d-<k>``: ``<img ...>``, ``{{7*7}}``, ``%2e%2e``, a bidi
+override, ``"><svg>``) are committed too. ``ctl`` is an honest plan that must run. Then a
+daemon with ``ui.listen`` and ``metrics.listen`` serves the snapshot, and ONE chromium (the
+page's CSP bypassed on purpose, so escaping alone is tested) loads ``/``, ``/audit``, every
+``/plan/`` and every approval ``/commit/``.
+
+Ids:
+* ``dom:<page>``: in chromium no payload script ran (each payload sets ``document.title`` /
+  ``window.PWN``; no dialog), no element of a dangerous kind (script, img, svg, iframe,
+  object, embed, style, form, base, meta-refresh) and no ``on*``/``style`` attribute came
+  from text, no ``href``/``src`` with a scheme other than http(s) (relative links are the
+  page's own); the response carries ``Content-Security-Policy: default-src 'none'``.
+* ``text:<k>``: the plan page SHOWS the payload as text (bidi/zero-width as escapes, per
+  docs/operations.md); ``api:<k>``: ``/api/plan/`` is valid JSON whose name/task/why/params
+  equal the committed file's (text intact); ``row:<k>``: what the page says (status, hash)
+  equals ``plangate status --json``; ``commit:<k>``: the approval commit page shows the
+  note and author as text.
+* ``dir:<k>``: a hostile folder name on ``/`` and ``/api/``: escaped, and its row equals
+  ``status --json``'s (or the folder was never committed by git).
+* ``metrics:*``, ``healthz``: Prometheus text that parses, no plan text in it.
+* ``ctl:*``: the honest plan ran once; every approved payload plan ran once; the page was up.
+
+Seen (round 99): filled in below.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import mcpkit
+import pytest
+from advkit import AGENT, ALICE, Lab, cases, page_settled
+from test_round2_execution_kit import shared
+from test_round97_surface_atk97b import _get, _spawn_daemon, _stop
+from writerkit import free_port
+
+CHROMIUM = "/usr/bin/chromium"
+
+P = {
+    "script": "<script>document.title='PWN-script';window.PWN=1</script>",
+    "img": "<img src=x onerror=\"document.title='PWN-img'\">",
+    "svg": "\"><svg onload=\"document.title='PWN-svg'\"></svg>",
+    "attr": "' onmouseover='document.title=`PWN-attr`' x='",
+    "jsmd": "[clickme](javascript:document.title='PWN-jsmd')",
+    "jsmd2": "[c](JaVaScRiPt:alert(1)) [d](java\tscript:alert(1)) [e](&#106;avascript:x)",
+    "jsauto": "<javascript:alert(1)> <vbscript:msgbox(1)> [f](vbscript:x) [g](file:///etc/passwd)",
+    "dataurl": "[h](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==) ![i](javascript:x)",
+    "refdef": "[j][r]\n\n[r]: javascript:document.title='PWN-ref'\n",
+    "ahref": "<a href=\"javascript:document.title='PWN-a'\">x</a>",
+    "endscript": "</script><script>document.title='PWN-end'</script><!--",
+    "css": "<style>*{background:url(https://evil.example/x)}</style><div style=\"x:expression(alert(1))\">",
+    "tmpl": "{{constructor.constructor('document.title=1')()}} ${7*7} {% debug %} #{1}",
+    "bidi": "ok\u202etxet-nedih\u202c\u200b\u2066x\u2069\ufeff",
+    "ansi": "\x1b[31mRED\x1b[0m\x1b]8;;http://evil.example\x07L\x1b]8;;\x07",
+    "long": "W" * 60000,
+    "dotdot": "%2e%2e/%2e%2e/etc/passwd ../../../etc/passwd",
+    "jsonbreak": "\"}]}</script><script>window.PWN=2</script>{\"a\":\"",
+}
+KEYS = list(P)
+DIRS = {
+    "img": "d<img src=x onerror=alert(1)>",
+    "tmpl": "d{{7*7}}${1}",
+    "dotdot": "d%2e%2e",
+    "bidi": "d\u202egpj.exe",
+    "svg": "d\"><svg onload=alert(1)>",
+}
+BAD_TAGS = {"SCRIPT", "IMG", "SVG", "IFRAME", "OBJECT", "EMBED", "STYLE", "FORM", "BASE", "LINK"}
+SECRET = "s3cr3t-atk99b-value"
+
+
+def hostile_plan(k: str, tool: str = "rec") -> str:
+    q = json.dumps
+    v = P[k]
+    return (
+        f"plan:\n  name: {q('N ' + v)}\n  task: {q('T ' + v)}\n  status: pending_approval\n"
+        f"available_tools:\n  - name: {tool}\nactions:\n  - id: 1\n    tool: {tool}\n"
+        f"    why: {q('W ' + v)}\n    params: {{tag: {q(k)}, v: {q(v)}}}\n"
+    )
+
+
+FAIL = (
+    "import sys; sys.stderr.write(" + json.dumps("\n".join(P[k] for k in KEYS if k != "long"))
+    + "); sys.exit(3)"
+)
+
+
+def _cli(lab: Lab, who: Any, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [mcpkit.PLANGATE, *args, "--config", str(lab.config)], cwd=lab.repo,
+        env=lab.env(who), capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+
+
+DOM_JS = """() => [...document.querySelectorAll('*')].map(e => [
+  (e.closest('head') ? 'H:' : '') + e.tagName,
+  [...e.attributes].map(a => [a.name, a.value])])"""
+
+
+def _browse(urls: dict[str, str]) -> dict[str, Any]:
+    from playwright.sync_api import sync_playwright
+
+    out: dict[str, Any] = {}
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        ctx = b.new_context(bypass_csp=True, java_script_enabled=True)
+        for key, url in urls.items():
+            page = ctx.new_page()
+            dialogs: list[str] = []
+            page.on("dialog", lambda d, dl=dialogs: (dl.append(d.message), d.dismiss()))
+            try:
+                page.goto(url, timeout=30000)
+                page.wait_for_timeout(150)
+                page.mouse.move(10, 10)
+                out[key] = {
+                    "title": page.title(),
+                    "pwn": page.evaluate("() => window.PWN || null"),
+                    "dialogs": dialogs,
+                    "els": page.evaluate(DOM_JS),
+                    "text": page.inner_text("body"),
+                }
+            except Exception as e:  # noqa: BLE001 - recorded, asserted by the id
+                out[key] = {"error": repr(e)}
+            page.close()
+        b.close()
+    return out
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(
+        root,
+        tools=f"boom: {{kind: exec, argv: {json.dumps(['python3', '-c', FAIL])}}}\n",
+    )
+    got: dict[str, Any] = {}
+    for k in KEYS:
+        lab.write(f"h-{k}", hostile_plan(k))
+    lab.write("wait", hostile_plan("script").replace("N <", "N " + "".join(P[k] for k in KEYS if k != "long") + " <"))
+    lab.write("fail", hostile_plan("img", tool="boom"))
+    lab.write("ctl", hostile_plan("tmpl").replace(P["tmpl"], "honest").replace('"tmpl"', '"honest"'))
+    got["dirs"] = {}
+    for k, d in DIRS.items():
+        try:
+            lab.write(d, hostile_plan(k).replace(f"tag: \"{k}\"", f"tag: \"dir-{k}\""))
+            got["dirs"][k] = True
+        except OSError as e:
+            got["dirs"][k] = repr(e)
+    lab.commit("agent: plans " + P["img"] + P["bidi"], AGENT)
+    lab.run(check=False)
+    got["approve"] = {}
+    for k in KEYS:
+        who = (f"Alice {P[k][:200]}", ALICE[1])
+        r = _cli(lab, who, "approve", f"plans/h-{k}", "-m", "note " + P[k][:2000])
+        got["approve"][k] = [r.returncode, r.stderr[-600:], lab.head()]
+    for slug in ("fail", "ctl"):
+        lab.approve(slug)
+    lab.run(check=False)
+    lab.run(check=False)
+    got["ran"] = {k: len(lab.calls(k)) for k in KEYS}
+    got["ranctl"] = len(lab.calls("honest"))
+    got["status"] = lab.rows()
+    ui, met = free_port(), free_port()
+    lab.config.write_text(
+        lab.config.read_text() + f"ui: {{listen: {ui}}}\nmetrics: {{listen: \"127.0.0.1:{met}\"}}\n"
+    )
+    d = _spawn_daemon(lab, root, "1")
+    try:
+        got["settled"] = page_settled(ui, lab.head, timeout=90)
+        assert d.poll() is None, (root / "daemon-1.err").read_text()
+        base = f"http://127.0.0.1:{ui}"
+        got["api"] = {}
+        for k in KEYS:
+            got["api"][k] = _get(ui, f"/api/plan/plans/h-{k}")
+        got["api_over"] = _get(ui, "/api/")
+        got["metrics"] = _get(met, "/metrics")
+        got["healthz"] = _get(met, "/healthz")
+        import http.client
+
+        hdr: dict[str, str] = {}
+        for path in ("/", "/audit", "/plan/plans/h-script", "/api/"):
+            c = http.client.HTTPConnection("127.0.0.1", ui, timeout=30)
+            c.request("GET", path)
+            r = c.getresponse()
+            r.read()
+            hdr[path] = r.getheader("Content-Security-Policy") or ""
+            c.close()
+        got["csp"] = hdr
+        urls = {"over": base + "/", "audit": base + "/audit", "plan:wait": base + "/plan/plans/wait",
+                "plan:fail": base + "/plan/plans/fail"}  # fmt: skip
+        for k in KEYS:
+            urls[f"plan:{k}"] = base + f"/plan/plans/h-{k}"
+            sha = got["approve"][k][2]
+            urls[f"commit:{k}"] = base + f"/commit/{sha}"
+        for k, dname in DIRS.items():
+            urls[f"dir:{k}"] = base + "/plan/" + urllib.parse.quote(f"plans/{dname}", safe="/")
+            got["api"][f"dir:{k}"] = _get(ui, "/api/plan/" + urllib.parse.quote(f"plans/{dname}", safe="/"))
+        t0 = time.time()
+        got["dom"] = _browse(urls)
+        got["browse_s"] = time.time() - t0
+    finally:
+        _stop(d)
+    (root / "got.json").write_text(json.dumps(got, default=str, indent=1))
+    lab.got = got  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r99-surface-atk99b", _build)
+
+
+def _dom_bad(view: dict[str, Any]) -> list[Any]:
+    bad: list[Any] = []
+    if "error" in view:
+        return [view["error"]]
+    if "PWN" in view["title"] or view["pwn"] or view["dialogs"]:
+        bad.append(("ran", view["title"], view["pwn"], view["dialogs"]))
+    for tag, attrs in view["els"]:
+        if tag in BAD_TAGS:  # the page's own <style> sits in <head> ("H:STYLE")
+            bad.append(("tag", tag, attrs))
+        for name, value in attrs:
+            if name.lower().startswith("on"):
+                bad.append(("attr", tag, name, value))
+            if name.lower() in ("href", "src", "action", "formaction", "xlink:href"):
+                v = re.sub(r"[\x00-\x20]", "", value).lower()
+                m = re.match(r"([a-z][a-z0-9+.-]*):", v)
+                if m and m.group(1) not in ("http", "https"):
+                    bad.append(("href", tag, value))
+    return bad
+
+
+PAGES = ["over", "audit", "plan:wait", "plan:fail"] + [f"plan:{k}" for k in KEYS]
+PAGES += [f"commit:{k}" for k in KEYS] + [f"dir:{k}" for k in DIRS]
+BROKEN: dict[str, Any] = {}
+
+
+@pytest.mark.parametrize("page", cases([f"dom:{p}" for p in PAGES], PAGES, BROKEN))
+def test_dom_runs_nothing(lab: Lab, page: str) -> None:
+    view = lab.got["dom"][page]  # type: ignore[attr-defined]
+    assert not _dom_bad(view), _dom_bad(view)[:5]
+    assert "Traceback" not in view["text"]
+
+
+def _shown(k: str) -> str:
+    v = P[k]
+    if k == "bidi":
+        return "ok\\u202etxet-nedih"
+    if k == "ansi":
+        return "RED"
+    return v.strip().split("\n")[0][:80]
+
+
+@pytest.mark.parametrize("k", cases([f"text:{k}" for k in KEYS], KEYS, BROKEN))
+def test_plan_page_shows_text(lab: Lab, k: str) -> None:
+    view = lab.got["dom"][f"plan:{k}"]  # type: ignore[attr-defined]
+    text = view.get("text", "")
+    assert _shown(k) in text, (k, text[:1500])
+    if k == "bidi":
+        assert not set("\u202e\u202c\u200b\u2066\u2069\ufeff") & set(text), "hidden chars raw"
+
+
+@pytest.mark.parametrize("k", cases([f"api:{k}" for k in KEYS], KEYS, BROKEN))
+def test_api_text_intact(lab: Lab, k: str) -> None:
+    code, body = lab.got["api"][k]  # type: ignore[attr-defined]
+    assert code == 200, body[:500]
+    data = json.loads(body)
+    doc = data["document"]
+    want = lab.plan(f"h-{k}")
+    assert doc["plan"]["name"] == want["plan"]["name"] == "N " + P[k]
+    assert doc["plan"]["task"] == want["plan"]["task"]
+    assert doc["actions"][0]["why"] == want["actions"][0]["why"]
+    assert doc["actions"][0]["params"] == want["actions"][0]["params"]
+    assert SECRET not in body and "Traceback" not in body
+
+
+@pytest.mark.parametrize("k", cases([f"row:{k}" for k in KEYS], KEYS, BROKEN))
+def test_page_row_equals_status(lab: Lab, k: str) -> None:
+    code, body = lab.got["api"][k]  # type: ignore[attr-defined]
+    row = json.loads(body)["row"]
+    want = lab.got["status"][f"plans/h-{k}"]  # type: ignore[attr-defined]
+    assert (row["status"], row.get("hash")) == (want["status"], want.get("hash")), (row, want)
+
+
+@pytest.mark.parametrize("k", cases([f"commit:{k}" for k in KEYS], KEYS, BROKEN))
+def test_commit_page_shows_note(lab: Lab, k: str) -> None:
+    rc, err, _sha = lab.got["approve"][k]  # type: ignore[attr-defined]
+    assert rc == 0 or re.search(r"E_[A-Z_]+", err), err
+    assert "Traceback" not in err
+    if rc == 0 and k not in ("ansi", "bidi", "long"):
+        text = lab.got["dom"][f"commit:{k}"]["text"]  # type: ignore[attr-defined]
+        assert _shown(k)[:40] in text, text[:1500]
+
+
+@pytest.mark.parametrize("k", cases([f"dir:{k}" for k in DIRS], list(DIRS), BROKEN))
+def test_hostile_folder(lab: Lab, k: str) -> None:
+    got = lab.got  # type: ignore[attr-defined]
+    over = got["api_over"][1]
+    json.loads(over)
+    rel = f"plans/{DIRS[k]}"
+    st = got["status"].get(rel)
+    code, body = got["api"][f"dir:{k}"]
+    assert code in (200, 404), body[:300]
+    data = json.loads(body)
+    assert "Traceback" not in body
+    if st is None:
+        assert code == 404 or data["row"].get("status") is None, (code, body[:400])
+    else:
+        assert code == 200, (rel, st, body[:400])
+        assert (data["row"]["status"], data["row"].get("hash")) == (st["status"], st.get("hash"))
+        assert data["row"]["plan"] == rel, data["row"]
+    assert len(lab.calls(f"dir-{k}")) == 0  # never approved: never ran
+
+
+def test_metrics_parse_and_carry_no_plan_text(lab: Lab) -> None:
+    code, body = lab.got["metrics"]  # type: ignore[attr-defined]
+    assert code == 200
+    line = re.compile(r'^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_]+="[^"\\\n]*",?)*\})? \S+$')
+    for ln in body.splitlines():
+        if ln and not ln.startswith("#"):
+            assert line.match(ln), ln
+    for frag in ("PWN", "<script", "onerror", "\u202e", "javascript:"):
+        assert frag not in body
+
+
+def test_healthz(lab: Lab) -> None:
+    code, body = lab.got["healthz"]  # type: ignore[attr-defined]
+    assert code == 200 and json.loads(body)["status"] == "ok", body
+
+
+@pytest.mark.parametrize("path", ["/", "/audit", "/plan/plans/h-script", "/api/"])
+def test_csp(lab: Lab, path: str) -> None:
+    csp = lab.got["csp"][path]  # type: ignore[attr-defined]
+    assert csp.startswith("default-src 'none'") and "script-src" not in csp, csp
+
+
+def test_ctl_honest_ran(lab: Lab) -> None:
+    assert lab.got["ranctl"] == 1  # type: ignore[attr-defined]
+    assert lab.got["settled"]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("k", cases([f"ctl:ran:{k}" for k in KEYS], KEYS, BROKEN))
+def test_approved_ran_once(lab: Lab, k: str) -> None:
+    rc = lab.got["approve"][k][0]  # type: ignore[attr-defined]
+    assert lab.got["ran"][k] == (1 if rc == 0 else 0), (k, lab.got["approve"][k])  # type: ignore[attr-defined]
+
+
+def test_ctl_failure_shown(lab: Lab) -> None:
+    text = lab.got["dom"]["plan:fail"]["text"]  # type: ignore[attr-defined]
+    assert "E_TOOL_FAILED" in text, text[:1500]

@@ -68,6 +68,7 @@ P = {
     "ansi": "\x1b[31mRED\x1b[0m\x1b]8;;http://evil.example\x07L\x1b]8;;\x07",
     "long": "W" * 60000,
     "dotdot": "%2e%2e/%2e%2e/etc/passwd ../../../etc/passwd",
+    "forge": "x |\n\n| Approved by | mallory@example.com |\n\n## FORGED Status ✅ completed\n```\n",
     "jsonbreak": "\"}]}</script><script>window.PWN=2</script>{\"a\":\"",
 }
 KEYS = list(P)
@@ -107,7 +108,8 @@ def _cli(lab: Lab, who: Any, *args: str) -> subprocess.CompletedProcess[str]:
 
 DOM_JS = """() => [...document.querySelectorAll('*')].map(e => [
   (e.closest('head') ? 'H:' : '') + e.tagName,
-  [...e.attributes].map(a => [a.name, a.value])])"""
+  [...e.attributes].map(a => [a.name, a.value]),
+  /^(TD|TH|H[1-6]|A|LI)$/.test(e.tagName) ? e.textContent.slice(0, 300) : null])"""
 
 
 def _browse(urls: dict[str, str]) -> dict[str, Any]:
@@ -227,7 +229,7 @@ def _dom_bad(view: dict[str, Any]) -> list[Any]:
         return [view["error"]]
     if "PWN" in view["title"] or view["pwn"] or view["dialogs"]:
         bad.append(("ran", view["title"], view["pwn"], view["dialogs"]))
-    for tag, attrs in view["els"]:
+    for tag, attrs, _text in view["els"]:
         if tag in BAD_TAGS:  # the page's own <style> sits in <head> ("H:STYLE")
             bad.append(("tag", tag, attrs))
         for name, value in attrs:
@@ -259,6 +261,8 @@ def _shown(k: str) -> str:
         return "ok\\u202etxet-nedih"
     if k == "ansi":
         return "RED"
+    if k == "jsmd2":
+        return "[c](JaVaScRiPt:alert(1)) [d](java\\tscript"  # a tab is shown as its escape
     return v.strip().split("\n")[0][:80]
 
 
@@ -359,3 +363,31 @@ def test_approved_ran_once(lab: Lab, k: str) -> None:
 def test_ctl_failure_shown(lab: Lab) -> None:
     text = lab.got["dom"]["plan:fail"]["text"]  # type: ignore[attr-defined]
     assert "E_TOOL_FAILED" in text, text[:1500]
+
+
+def test_forged_log_rows_stay_text(lab: Lab) -> None:
+    """A name/why with newlines, a table row and a heading must not become the rendered
+    log's own rows: no cell says Mallory, no heading says FORGED."""
+    view = lab.got["dom"]["plan:forge"]  # type: ignore[attr-defined]
+    for tag, _a, text in view["els"]:
+        if tag in ("TD", "TH"):
+            assert (text or "").strip() != "mallory@example.com", (tag, text)
+        if re.match(r"H[1-6]$", tag):
+            assert not (text or "").strip().startswith("FORGED"), (tag, text)
+
+
+def test_overview_rows_equal_status(lab: Lab) -> None:
+    """Every plan row ``/api/`` shows (its sections) has the status ``status --json`` has,
+    and the waiting plan names who may approve it (the config's approvers)."""
+    over = json.loads(lab.got["api_over"][1])  # type: ignore[attr-defined]
+    st = lab.got["status"]  # type: ignore[attr-defined]
+    seen = 0
+    for sec in over["sections"]:
+        for row in sec["plans"]:
+            want = st.get(row["plan"])
+            assert want is not None, row["plan"]
+            assert row.get("status") in (None, want["status"]), (row, want["status"])
+            seen += 1
+            if row["plan"] == "plans/wait":
+                assert row["needs"]["who"] == ["alice@example.com", "*@ops.example.com"], row
+    assert seen >= 1

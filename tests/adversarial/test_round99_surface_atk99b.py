@@ -83,9 +83,9 @@ BAD_TAGS = {"SCRIPT", "IMG", "SVG", "IFRAME", "OBJECT", "EMBED", "STYLE", "FORM"
 SECRET = "s3cr3t-atk99b-value"
 
 
-def hostile_plan(k: str, tool: str = "rec") -> str:
+def hostile_plan(k: str, tool: str = "rec", v: str | None = None) -> str:
     q = json.dumps
-    v = P[k]
+    v = P[k] if v is None else v
     return (
         f"plan:\n  name: {q('N ' + v)}\n  task: {q('T ' + v)}\n  status: pending_approval\n"
         f"available_tools:\n  - name: {tool}\nactions:\n  - id: 1\n    tool: {tool}\n"
@@ -142,14 +142,16 @@ def _browse(urls: dict[str, str]) -> dict[str, Any]:
 
 
 def _build(root: Path) -> Lab:
+    (root / "sec.yml").write_text(f"TOK: {SECRET}\n")
     lab = Lab(
         root,
+        extra=f"secrets: {{file: {root / 'sec.yml'}}}\n",
         tools=f"boom: {{kind: exec, argv: {json.dumps(['python3', '-c', FAIL])}}}\n",
     )
     got: dict[str, Any] = {}
     for k in KEYS:
         lab.write(f"h-{k}", hostile_plan(k))
-    lab.write("wait", hostile_plan("script").replace("N <", "N " + "".join(P[k] for k in KEYS if k != "long") + " <"))
+    lab.write("wait", hostile_plan("wait", v="".join(P[k] for k in KEYS if k != "long")))
     lab.write("fail", hostile_plan("img", tool="boom"))
     lab.write("ctl", hostile_plan("tmpl").replace(P["tmpl"], "honest").replace('"tmpl"', '"honest"'))
     got["dirs"] = {}
@@ -166,7 +168,10 @@ def _build(root: Path) -> Lab:
         who = (f"Alice {P[k][:200]}", ALICE[1])
         r = _cli(lab, who, "approve", f"plans/h-{k}", "-m", "note " + P[k][:2000])
         got["approve"][k] = [r.returncode, r.stderr[-600:], lab.head()]
-    for slug in ("fail", "ctl"):
+    lab.write("sec", hostile_plan("sec", v="<b>$<secrets.TOK></b>" + P["img"]))
+    lab.commit("agent: a plan with a secret", AGENT)
+    lab.run(check=False)
+    for slug in ("fail", "ctl", "sec"):
         lab.approve(slug)
     lab.run(check=False)
     lab.run(check=False)
@@ -185,6 +190,7 @@ def _build(root: Path) -> Lab:
         got["api"] = {}
         for k in KEYS:
             got["api"][k] = _get(ui, f"/api/plan/plans/h-{k}")
+        got["api"]["sec"] = _get(ui, "/api/plan/plans/sec")
         got["api_over"] = _get(ui, "/api/")
         got["metrics"] = _get(met, "/metrics")
         got["healthz"] = _get(met, "/healthz")
@@ -199,7 +205,7 @@ def _build(root: Path) -> Lab:
             hdr[path] = r.getheader("Content-Security-Policy") or ""
             c.close()
         got["csp"] = hdr
-        urls = {"over": base + "/", "audit": base + "/audit", "plan:wait": base + "/plan/plans/wait",
+        urls = {"plan:sec": base + "/plan/plans/sec", "over": base + "/", "audit": base + "/audit", "plan:wait": base + "/plan/plans/wait",
                 "plan:fail": base + "/plan/plans/fail"}  # fmt: skip
         for k in KEYS:
             urls[f"plan:{k}"] = base + f"/plan/plans/h-{k}"
@@ -243,7 +249,7 @@ def _dom_bad(view: dict[str, Any]) -> list[Any]:
     return bad
 
 
-PAGES = ["over", "audit", "plan:wait", "plan:fail"] + [f"plan:{k}" for k in KEYS]
+PAGES = ["plan:sec", "over", "audit", "plan:wait", "plan:fail"] + [f"plan:{k}" for k in KEYS]
 PAGES += [f"commit:{k}" for k in KEYS] + [f"dir:{k}" for k in DIRS]
 BROKEN: dict[str, Any] = {}
 
@@ -251,6 +257,11 @@ BROKEN: dict[str, Any] = {}
 @pytest.mark.parametrize("page", cases([f"dom:{p}" for p in PAGES], PAGES, BROKEN))
 def test_dom_runs_nothing(lab: Lab, page: str) -> None:
     view = lab.got["dom"][page]  # type: ignore[attr-defined]
+    if page == "plan:wait":
+        assert "Plan plans/wait pending_approval" in view["text"], view["text"][:500]
+    if page == "over":  # who may approve the waiting plan, as the config says
+        assert "plans/wait\tpending_approval\tone approval by an allowed approver\talice@example" \
+            ".com, *@ops.example.com" in view["text"], view["text"][:3000]
     assert not _dom_bad(view), _dom_bad(view)[:5]
     assert "Traceback" not in view["text"]
 
@@ -391,3 +402,17 @@ def test_overview_rows_equal_status(lab: Lab) -> None:
             if row["plan"] == "plans/wait":
                 assert row["needs"]["who"] == ["alice@example.com", "*@ops.example.com"], row
     assert seen >= 1
+
+
+def test_secret_masked_everywhere(lab: Lab) -> None:
+    """The tool got the secret and printed it back: it ran, and no page, API answer, metric
+    or committed log shows the value."""
+    got = lab.got  # type: ignore[attr-defined]
+    assert len(lab.calls("sec")) == 1
+    assert SECRET in json.dumps(lab.calls("sec"))  # the tool did get it (control)
+    code, body = got["api"]["sec"]
+    assert code == 200 and SECRET not in body
+    for key, view in got["dom"].items():
+        assert SECRET not in view.get("text", ""), key
+    assert SECRET not in got["metrics"][1]
+    assert SECRET not in lab.git("log", "-p", "main")

@@ -79,6 +79,7 @@ DIRS = {
     "bidi": "d\u202egpj.exe",
     "svg": "d\"><svg onload=alert(1)>",
 }
+LINKDIRS = {"pct": "k%41", "query": "k?x=1", "frag": "k#x", "plus": "k+x", "semi": "k;x"}
 BAD_TAGS = {"SCRIPT", "IMG", "SVG", "IFRAME", "OBJECT", "EMBED", "STYLE", "FORM", "BASE", "LINK"}
 SECRET = "s3cr3t-atk99b-value"
 
@@ -161,6 +162,10 @@ def _build(root: Path) -> Lab:
             got["dirs"][k] = True
         except OSError as e:
             got["dirs"][k] = repr(e)
+    for k, dname in LINKDIRS.items():
+        lab.write(dname, hostile_plan("tmpl", v="link " + k).replace('"tmpl"', f'"link-{k}"'))
+    for decoy in ("kA", "k", "k x"):
+        lab.write(decoy, hostile_plan("tmpl", v="DECOY").replace('"tmpl"', '"decoy"'))
     lab.commit("agent: plans " + P["img"] + P["bidi"], AGENT)
     lab.run(check=False)
     got["approve"] = {}
@@ -217,6 +222,13 @@ def _build(root: Path) -> Lab:
         t0 = time.time()
         got["dom"] = _browse(urls)
         got["browse_s"] = time.time() - t0
+        got["links"] = {}
+        for k, dname in LINKDIRS.items():
+            hrefs = [dict(a).get("href") for t, a, txt in got["dom"]["over"].get("els", [])
+                     if t == "A" and (txt or "").strip() == f"plans/{dname}"]  # fmt: skip
+            got["links"][k] = [(h, _get(ui, urllib.parse.urlsplit(
+                urllib.parse.urljoin(base + "/", h))._replace(scheme="", netloc="").geturl()
+                .replace("/plan/", "/api/plan/", 1).split("#")[0])) for h in hrefs if h]  # fmt: skip
     finally:
         _stop(d)
     (root / "got.json").write_text(json.dumps(got, default=str, indent=1))
@@ -416,3 +428,17 @@ def test_secret_masked_everywhere(lab: Lab) -> None:
         assert SECRET not in view.get("text", ""), key
     assert SECRET not in got["metrics"][1]
     assert SECRET not in lab.git("log", "-p", "main")
+
+
+@pytest.mark.parametrize("k", cases([f"link:{k}" for k in LINKDIRS], list(LINKDIRS), BROKEN))
+def test_overview_link_opens_that_plan(lab: Lab, k: str) -> None:
+    """The overview's link for a folder whose name holds a URL metacharacter (``%41``,
+    ``?``, ``#``, ``+``, ``;``) opens THAT plan, never a decoy (``kA``, ``k``, ``k x``)."""
+    links = lab.got["links"][k]  # type: ignore[attr-defined]
+    rel = f"plans/{LINKDIRS[k]}"
+    if rel not in lab.got["status"]:  # type: ignore[attr-defined]
+        pytest.skip("git or the controller never listed it")
+    assert links, f"no link for {rel} on the overview"
+    for href, (code, body) in links:
+        assert code == 200, (href, code, body[:300])
+        assert json.loads(body)["row"]["plan"] == rel, (href, json.loads(body)["row"]["plan"])

@@ -164,6 +164,8 @@ def _build(root: Path) -> Lab:
             got["dirs"][k] = repr(e)
     for k, dname in LINKDIRS.items():
         lab.write(dname, hostile_plan("tmpl", v="link " + k).replace('"tmpl"', f'"link-{k}"'))
+    lab.write("bad-status", hostile_plan("img").replace("status: pending_approval", "status: " + json.dumps(P["img"])))
+    lab.write("bad-tool", hostile_plan("svg", tool=P["svg"]).replace(f"- name: {P['svg']}", f"- name: {json.dumps(P['svg'])}").replace(f"tool: {P['svg']}", f"tool: {json.dumps(P['svg'])}"))
     for decoy in ("kA", "k", "k x"):
         lab.write(decoy, hostile_plan("tmpl", v="DECOY").replace('"tmpl"', '"decoy"'))
     lab.commit("agent: plans " + P["img"] + P["bidi"], AGENT)
@@ -210,7 +212,11 @@ def _build(root: Path) -> Lab:
             hdr[path] = r.getheader("Content-Security-Policy") or ""
             c.close()
         got["csp"] = hdr
-        urls = {"plan:sec": base + "/plan/plans/sec", "over": base + "/", "audit": base + "/audit", "plan:wait": base + "/plan/plans/wait",
+        for b in ("bad-status", "bad-tool"):
+            got["api"][b] = _get(ui, f"/api/plan/plans/{b}")
+        urls = {"plan:bad-status": base + "/plan/plans/bad-status",
+                "plan:bad-tool": base + "/plan/plans/bad-tool",
+                "plan:sec": base + "/plan/plans/sec", "over": base + "/", "audit": base + "/audit", "plan:wait": base + "/plan/plans/wait",
                 "plan:fail": base + "/plan/plans/fail"}  # fmt: skip
         for k in KEYS:
             urls[f"plan:{k}"] = base + f"/plan/plans/h-{k}"
@@ -261,7 +267,7 @@ def _dom_bad(view: dict[str, Any]) -> list[Any]:
     return bad
 
 
-PAGES = ["plan:sec", "over", "audit", "plan:wait", "plan:fail"] + [f"plan:{k}" for k in KEYS]
+PAGES = ["plan:bad-status", "plan:bad-tool", "plan:sec", "over", "audit", "plan:wait", "plan:fail"] + [f"plan:{k}" for k in KEYS]
 PAGES += [f"commit:{k}" for k in KEYS] + [f"dir:{k}" for k in DIRS]
 BROKEN: dict[str, Any] = {}
 
@@ -442,3 +448,18 @@ def test_overview_link_opens_that_plan(lab: Lab, k: str) -> None:
     for href, (code, body) in links:
         assert code == 200, (href, code, body[:300])
         assert json.loads(body)["row"]["plan"] == rel, (href, json.loads(body)["row"]["plan"])
+
+
+@pytest.mark.parametrize("b", ["bad-status", "bad-tool"])
+def test_coded_refusal_quoting_plan_text(lab: Lab, b: str) -> None:
+    """A hostile status / tool name: the row is refused with an E_ code (never run), ``/api/``
+    says what ``status --json`` says, and the page shows the code (its DOM is checked by
+    ``dom:plan:<b>``)."""
+    st = lab.got["status"][f"plans/{b}"]  # type: ignore[attr-defined]
+    code, body = lab.got["api"][b]  # type: ignore[attr-defined]
+    assert code in (200, 404) and "Traceback" not in body, body[:300]
+    row = json.loads(body).get("row") or {}
+    assert (row.get("status"), row.get("hash")) == (st["status"], st.get("hash")), (row, st)
+    assert st["status"] == "invalid" and re.match(r"E_[A-Z_]+$", row.get("code") or ""), row
+    text = lab.got["dom"][f"plan:{b}"]["text"]  # type: ignore[attr-defined]
+    assert re.search(r"E_[A-Z_]+", text), text[:800]

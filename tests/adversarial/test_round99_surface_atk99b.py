@@ -26,9 +26,36 @@ Ids:
 * ``dir:<k>``: a hostile folder name on ``/`` and ``/api/``: escaped, and its row equals
   ``status --json``'s (or the folder was never committed by git).
 * ``metrics:*``, ``healthz``: Prometheus text that parses, no plan text in it.
+* ``link:<k>``: the overview's link for a folder named ``k%41``, ``k?x=1``, ``k#x``,
+  ``k+x``, ``k;x`` (decoys ``kA``, ``k``, ``k x`` beside them) opens that plan.
+* ``bad-status``/``bad-tool``: a hostile ``plan.status`` / tool name: coded, page = status.
+* ``secret_masked``: ``sec`` passes ``$<secrets.TOK>`` to the tool, which prints it back.
+* ``forged_log_rows``: ``forge``'s newlines/table row/heading stay inside the log's text.
 * ``ctl:*``: the honest plan ran once; every approved payload plan ran once; the page was up.
 
-Seen (round 99): filled in below.
+Seen (round 99, pytest, 168 ids, 56-100 s, 1 or 2 workers; chromium part ~40 s): nothing
+broke (0 of 168). Every page loaded in chromium WITH its CSP bypassed (escaping alone)
+showed each payload as text: no title change, no ``window.PWN``, no dialog, no element from
+text (the only <style> is the page's own in <head>), no ``on*`` attribute, no non-http(s)
+href; CSP ``default-src 'none'`` on ``/``, ``/audit``, ``/plan/``, ``/api/``. Bidi and
+zero-width shown as ``\u202e``-style escapes; a TAB is shown as ``\t`` too (so
+``java<TAB>script`` reads ``java\tscript``). EXECUTION_LOG.md escaped the markdown
+(``\\[j\\]\\[r\\]``, ``&lt;img``) and folded the newlines of a name/why into one line; the
+tool's stderr sits in a fenced JSON block. ``/api/plan/`` kept every string intact (name,
+task, why, params = the committed YAML, the 60,000-char task included), its row's status and
+hash = ``status --json``; the overview says ``plans/wait`` needs "one approval by an allowed
+approver" from ``alice@example.com, *@ops.example.com``. Approval commits under
+``plangate approve -m <payload>`` by an author NAME holding the payload all committed
+(rc 0), each plan ran once; their ``/commit/`` pages show note and name as text. Folder names
+``d<img ...>``, ``d{{7*7}}${1}``, ``d%2e%2e``, ``d"><svg ...>`` were read as plans
+(pending_approval) and shown escaped; ``d\u202egpj.exe`` held ``E_UNSAFE_PATH`` (listed
+under recent failures, status ``unknown``). Overview links percent-encode (``k%2541``,
+``k%3Fx%3D1``, ``k%23x``, ``k%2Bx``, ``k%3Bx``) and open that plan, never a decoy. A hostile
+``plan.status`` or tool name: ``invalid`` with ``E_SCHEMA_INVALID``, page = status. The
+secret never appeared in any page, ``/api/``, ``/metrics`` or ``git log -p``; ``/metrics``
+parses as Prometheus text with no plan text; ``/healthz`` 200 ``ok``. Not covered: the
+webhook (remote mode only; no payload text of it reaches the page), branch names (local
+mode shows none).
 """
 
 from __future__ import annotations
@@ -53,7 +80,7 @@ CHROMIUM = "/usr/bin/chromium"
 P = {
     "script": "<script>document.title='PWN-script';window.PWN=1</script>",
     "img": "<img src=x onerror=\"document.title='PWN-img'\">",
-    "svg": "\"><svg onload=\"document.title='PWN-svg'\"></svg>",
+    "svg": '"><svg onload="document.title=\'PWN-svg\'"></svg>',
     "attr": "' onmouseover='document.title=`PWN-attr`' x='",
     "jsmd": "[clickme](javascript:document.title='PWN-jsmd')",
     "jsmd2": "[c](JaVaScRiPt:alert(1)) [d](java\tscript:alert(1)) [e](&#106;avascript:x)",
@@ -62,14 +89,15 @@ P = {
     "refdef": "[j][r]\n\n[r]: javascript:document.title='PWN-ref'\n",
     "ahref": "<a href=\"javascript:document.title='PWN-a'\">x</a>",
     "endscript": "</script><script>document.title='PWN-end'</script><!--",
-    "css": "<style>*{background:url(https://evil.example/x)}</style><div style=\"x:expression(alert(1))\">",
+    "css": "<style>*{background:url(https://evil.example/x)}</style>"
+    '<div style="x:expression(alert(1))">',
     "tmpl": "{{constructor.constructor('document.title=1')()}} ${7*7} {% debug %} #{1}",
     "bidi": "ok\u202etxet-nedih\u202c\u200b\u2066x\u2069\ufeff",
     "ansi": "\x1b[31mRED\x1b[0m\x1b]8;;http://evil.example\x07L\x1b]8;;\x07",
     "long": "W" * 60000,
     "dotdot": "%2e%2e/%2e%2e/etc/passwd ../../../etc/passwd",
     "forge": "x |\n\n| Approved by | mallory@example.com |\n\n## FORGED Status ✅ completed\n```\n",
-    "jsonbreak": "\"}]}</script><script>window.PWN=2</script>{\"a\":\"",
+    "jsonbreak": '"}]}</script><script>window.PWN=2</script>{"a":"',
 }
 KEYS = list(P)
 DIRS = {
@@ -77,7 +105,7 @@ DIRS = {
     "tmpl": "d{{7*7}}${1}",
     "dotdot": "d%2e%2e",
     "bidi": "d\u202egpj.exe",
-    "svg": "d\"><svg onload=alert(1)>",
+    "svg": 'd"><svg onload=alert(1)>',
 }
 LINKDIRS = {"pct": "k%41", "query": "k?x=1", "frag": "k#x", "plus": "k+x", "semi": "k;x"}
 BAD_TAGS = {"SCRIPT", "IMG", "SVG", "IFRAME", "OBJECT", "EMBED", "STYLE", "FORM", "BASE", "LINK"}
@@ -95,7 +123,8 @@ def hostile_plan(k: str, tool: str = "rec", v: str | None = None) -> str:
 
 
 FAIL = (
-    "import sys; sys.stderr.write(" + json.dumps("\n".join(P[k] for k in KEYS if k != "long"))
+    "import sys; sys.stderr.write("
+    + json.dumps("\n".join(P[k] for k in KEYS if k != "long"))
     + "); sys.exit(3)"
 )
 
@@ -135,7 +164,7 @@ def _browse(urls: dict[str, str]) -> dict[str, Any]:
                     "els": page.evaluate(DOM_JS),
                     "text": page.inner_text("body"),
                 }
-            except Exception as e:  # noqa: BLE001 - recorded, asserted by the id
+            except Exception as e:
                 out[key] = {"error": repr(e)}
             page.close()
         b.close()
@@ -154,18 +183,28 @@ def _build(root: Path) -> Lab:
         lab.write(f"h-{k}", hostile_plan(k))
     lab.write("wait", hostile_plan("wait", v="".join(P[k] for k in KEYS if k != "long")))
     lab.write("fail", hostile_plan("img", tool="boom"))
-    lab.write("ctl", hostile_plan("tmpl").replace(P["tmpl"], "honest").replace('"tmpl"', '"honest"'))
+    lab.write(
+        "ctl", hostile_plan("tmpl").replace(P["tmpl"], "honest").replace('"tmpl"', '"honest"')
+    )
     got["dirs"] = {}
     for k, d in DIRS.items():
         try:
-            lab.write(d, hostile_plan(k).replace(f"tag: \"{k}\"", f"tag: \"dir-{k}\""))
+            lab.write(d, hostile_plan(k).replace(f'tag: "{k}"', f'tag: "dir-{k}"'))
             got["dirs"][k] = True
         except OSError as e:
             got["dirs"][k] = repr(e)
     for k, dname in LINKDIRS.items():
         lab.write(dname, hostile_plan("tmpl", v="link " + k).replace('"tmpl"', f'"link-{k}"'))
-    lab.write("bad-status", hostile_plan("img").replace("status: pending_approval", "status: " + json.dumps(P["img"])))
-    lab.write("bad-tool", hostile_plan("svg", tool=P["svg"]).replace(f"- name: {P['svg']}", f"- name: {json.dumps(P['svg'])}").replace(f"tool: {P['svg']}", f"tool: {json.dumps(P['svg'])}"))
+    lab.write(
+        "bad-status",
+        hostile_plan("img").replace("status: pending_approval", "status: " + json.dumps(P["img"])),
+    )
+    lab.write(
+        "bad-tool",
+        hostile_plan("svg", tool=P["svg"])
+        .replace(f"- name: {P['svg']}", f"- name: {json.dumps(P['svg'])}")
+        .replace(f"tool: {P['svg']}", f"tool: {json.dumps(P['svg'])}"),
+    )
     for decoy in ("kA", "k", "k x"):
         lab.write(decoy, hostile_plan("tmpl", v="DECOY").replace('"tmpl"', '"decoy"'))
     lab.commit("agent: plans " + P["img"] + P["bidi"], AGENT)
@@ -187,7 +226,7 @@ def _build(root: Path) -> Lab:
     got["status"] = lab.rows()
     ui, met = free_port(), free_port()
     lab.config.write_text(
-        lab.config.read_text() + f"ui: {{listen: {ui}}}\nmetrics: {{listen: \"127.0.0.1:{met}\"}}\n"
+        lab.config.read_text() + f'ui: {{listen: {ui}}}\nmetrics: {{listen: "127.0.0.1:{met}"}}\n'
     )
     d = _spawn_daemon(lab, root, "1")
     try:
@@ -214,17 +253,18 @@ def _build(root: Path) -> Lab:
         got["csp"] = hdr
         for b in ("bad-status", "bad-tool"):
             got["api"][b] = _get(ui, f"/api/plan/plans/{b}")
-        urls = {"plan:bad-status": base + "/plan/plans/bad-status",
-                "plan:bad-tool": base + "/plan/plans/bad-tool",
-                "plan:sec": base + "/plan/plans/sec", "over": base + "/", "audit": base + "/audit", "plan:wait": base + "/plan/plans/wait",
-                "plan:fail": base + "/plan/plans/fail"}  # fmt: skip
+        urls = {"over": base + "/", "audit": base + "/audit"}
+        for slug in ("bad-status", "bad-tool", "sec", "wait", "fail"):
+            urls[f"plan:{slug}"] = base + f"/plan/plans/{slug}"
         for k in KEYS:
             urls[f"plan:{k}"] = base + f"/plan/plans/h-{k}"
             sha = got["approve"][k][2]
             urls[f"commit:{k}"] = base + f"/commit/{sha}"
         for k, dname in DIRS.items():
             urls[f"dir:{k}"] = base + "/plan/" + urllib.parse.quote(f"plans/{dname}", safe="/")
-            got["api"][f"dir:{k}"] = _get(ui, "/api/plan/" + urllib.parse.quote(f"plans/{dname}", safe="/"))
+            got["api"][f"dir:{k}"] = _get(
+                ui, "/api/plan/" + urllib.parse.quote(f"plans/{dname}", safe="/")
+            )
         t0 = time.time()
         got["dom"] = _browse(urls)
         got["browse_s"] = time.time() - t0
@@ -234,7 +274,8 @@ def _build(root: Path) -> Lab:
                      if t == "A" and (txt or "").strip() == f"plans/{dname}"]  # fmt: skip
             got["links"][k] = [(h, _get(ui, urllib.parse.urlsplit(
                 urllib.parse.urljoin(base + "/", h))._replace(scheme="", netloc="").geturl()
-                .replace("/plan/", "/api/plan/", 1).split("#")[0])) for h in hrefs if h]  # fmt: skip
+                .replace("/plan/", "/api/plan/", 1).split("#")[0]))
+                for h in hrefs if h]  # fmt: skip
     finally:
         _stop(d)
     (root / "got.json").write_text(json.dumps(got, default=str, indent=1))
@@ -267,7 +308,15 @@ def _dom_bad(view: dict[str, Any]) -> list[Any]:
     return bad
 
 
-PAGES = ["plan:bad-status", "plan:bad-tool", "plan:sec", "over", "audit", "plan:wait", "plan:fail"] + [f"plan:{k}" for k in KEYS]
+PAGES = [
+    "plan:bad-status",
+    "plan:bad-tool",
+    "plan:sec",
+    "over",
+    "audit",
+    "plan:wait",
+    "plan:fail",
+] + [f"plan:{k}" for k in KEYS]
 PAGES += [f"commit:{k}" for k in KEYS] + [f"dir:{k}" for k in DIRS]
 BROKEN: dict[str, Any] = {}
 
@@ -278,8 +327,10 @@ def test_dom_runs_nothing(lab: Lab, page: str) -> None:
     if page == "plan:wait":
         assert "Plan plans/wait pending_approval" in view["text"], view["text"][:500]
     if page == "over":  # who may approve the waiting plan, as the config says
-        assert "plans/wait\tpending_approval\tone approval by an allowed approver\talice@example" \
-            ".com, *@ops.example.com" in view["text"], view["text"][:3000]
+        assert (
+            "plans/wait\tpending_approval\tone approval by an allowed approver\talice@example"
+            ".com, *@ops.example.com" in view["text"]
+        ), view["text"][:3000]
     assert not _dom_bad(view), _dom_bad(view)[:5]
     assert "Traceback" not in view["text"]
 
@@ -320,7 +371,7 @@ def test_api_text_intact(lab: Lab, k: str) -> None:
 
 @pytest.mark.parametrize("k", cases([f"row:{k}" for k in KEYS], KEYS, BROKEN))
 def test_page_row_equals_status(lab: Lab, k: str) -> None:
-    code, body = lab.got["api"][k]  # type: ignore[attr-defined]
+    _code, body = lab.got["api"][k]  # type: ignore[attr-defined]
     row = json.loads(body)["row"]
     want = lab.got["status"][f"plans/h-{k}"]  # type: ignore[attr-defined]
     assert (row["status"], row.get("hash")) == (want["status"], want.get("hash")), (row, want)

@@ -32,9 +32,10 @@ _GITLINK_MODE = 0o160000
 _HEX40 = re.compile(r"[0-9a-f]{40}")
 #: A tree this big (bytes) has its changed entries patched in place instead of re-parsed.
 BIG_TREE = 16 * 1024
-#: Bytes of the objects this process wrote or read in a batch kept to be read back without
-#: git (a burst's start commit writes the PLAN.yml its outcome commit reads; a scan's batch
-#: read of a thousand new plans is read again by the pass); objects above STORE_RAW_ABOVE
+#: Bytes of the objects this process wrote or read kept to be read back without git (a
+#: burst's start commit writes the PLAN.yml its outcome commit reads; a scan's batch read of
+#: a thousand new plans is read again by the pass; a plan's approved version is read by its
+#: decision, its start and the checks around them); objects above STORE_RAW_ABOVE
 #: are not kept. Each object counts with its keeping (:data:`KEPT_OVERHEAD`): a plan's blob
 #: is about 200 bytes, and counting its bytes alone kept 26,000 of them (9 MB) after a cold
 #: scan of 20,000 plans (perf80mem).
@@ -63,12 +64,21 @@ class Objects(RepoBase):
         return self._object(sha, READ_LIMIT)
 
     def _object(self, sha: str, limit: int | None = None) -> bytes:
-        """An object's content; one this process wrote, or read in a batch lately, is not
-        asked of git again (kept by its id, the hash of these very bytes: never stale)."""
+        """An object's content; one this process wrote, or read lately (in a batch or
+        alone), is not asked of git again (kept by its id, the hash of these very bytes:
+        never stale; read as git gave it, hashed first where objects are checked). A burst's
+        plan asked git five times for its approved PLAN.yml (the decision twice, the approved
+        text, the start's and the pass's uncommitted checks) and twice for its folder's tree
+        (the mode of its files, the start commit's tree), each time through the persistent
+        ``cat-file`` (perf99)."""
         kept = self._kept.get(sha)
         if kept is None and self._pending is not None and sha in self._pending:
             kept = self._pending[sha][1]  # written at the end of :meth:`packing`
-        return kept if kept is not None else super()._object(sha, limit)
+        if kept is not None:
+            return kept
+        data = super()._object(sha, limit)
+        self._keep(sha, data)
+        return data
 
     def blob_sizes(self, shas: Sequence[str]) -> dict[str, int]:
         """The size of each object of ``shas`` git has (one ``cat-file --batch-check``)."""

@@ -638,7 +638,7 @@ class Commits(Objects, Refs, Signing):
         wanted = list(ids)
         if len(wanted) <= BATCH_LOOKUPS:  # a pass's few: the reader already running
             try:
-                return {sha: self._object(sha) for sha in wanted}
+                return {sha: self._object(sha, keep=False) for sha in wanted}
             except GitError:
                 raise TreeError("a tree could not be read") from None  # git log reports it
         found = self.blobs(wanted, keep=False)  # each is read once

@@ -50,6 +50,9 @@ BATCH_LOOKUPS = 8
 #: a burst's batched commit asks its plans folder for hundreds of plans; a cold scan's commit
 #: for the one or two it changed (indexing each of those would cost more than it saves).
 INDEX_AFTER = 16
+#: Answers git gave to ``<commit id>:<path>`` kept (:meth:`Objects._lookup`; an absence is
+#: asked again, as its check that nothing failed to read is made again).
+FOUND_KEPT = 2048
 #: Indexed folders kept (the raw tree and 4 bytes an entry: 2 MB for 50,000 plans): a burst
 #: asks the head it just committed.
 INDEXES_KEPT = 1
@@ -63,21 +66,22 @@ class Objects(RepoBase):
         :data:`~controller.fsutil.READ_LIMIT`, which is never read."""
         return self._object(sha, READ_LIMIT)
 
-    def _object(self, sha: str, limit: int | None = None) -> bytes:
+    def _object(self, sha: str, limit: int | None = None, *, keep: bool = True) -> bytes:
         """An object's content; one this process wrote, or read lately (in a batch or
         alone), is not asked of git again (kept by its id, the hash of these very bytes:
         never stale; read as git gave it, hashed first where objects are checked). A burst's
         plan asked git five times for its approved PLAN.yml (the decision twice, the approved
         text, the start's and the pass's uncommitted checks) and twice for its folder's tree
         (the mode of its files, the start commit's tree), each time through the persistent
-        ``cat-file`` (perf99)."""
+        ``cat-file`` (perf99). ``keep=False``: a scan's walk reads each tree once."""
         kept = self._kept.get(sha)
         if kept is None and self._pending is not None and sha in self._pending:
             kept = self._pending[sha][1]  # written at the end of :meth:`packing`
         if kept is not None:
             return kept
         data = super()._object(sha, limit)
-        self._keep(sha, data)
+        if keep:
+            self._keep(sha, data)
         return data
 
     def blob_sizes(self, shas: Sequence[str]) -> dict[str, int]:
@@ -210,12 +214,22 @@ class Objects(RepoBase):
         Where objects are checked, walked instead: git would follow trees it never hashed."""
         if self.checks_objects:
             return self._walked(spec)
+        found = self._found.get(spec)
+        if found is not None:
+            return found
         known, found = self._through_big_tree(spec)
         if not known:
             found = self._header(spec)
         if found is None:
             self._unreadable(spec)
             return None
+        if _HEX40.fullmatch(spec, 0, 40) and spec[40:41] == ":":
+            # under a commit's id the answer never changes: a commit writing a burst's plans
+            # asked git for each plan's folder three or four times (the trees among its
+            # paths, the mode of each file, its log's blob in the parent; perf99)
+            if len(self._found) >= FOUND_KEPT:
+                self._found.clear()
+            self._found[spec] = found
         return found
 
     def _header(self, spec: str) -> tuple[str, str] | None:

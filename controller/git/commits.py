@@ -636,9 +636,10 @@ class Commits(Objects, Refs, Signing):
 
     def _raw_trees(self, ids: Iterable[str]) -> dict[str, bytes]:
         wanted = list(ids)
-        if len(wanted) <= BATCH_LOOKUPS:  # a pass's few: the reader already running
+        if len(wanted) <= BATCH_LOOKUPS:  # a pass's few: the reader already running (kept:
+            # the head's root tree is the next commit's base)
             try:
-                return {sha: self._object(sha, keep=False) for sha in wanted}
+                return {sha: self._object(sha) for sha in wanted}
             except GitError:
                 raise TreeError("a tree could not be read") from None  # git log reports it
         found = self.blobs(wanted, keep=False)  # each is read once

@@ -66,22 +66,21 @@ class Objects(RepoBase):
         :data:`~controller.fsutil.READ_LIMIT`, which is never read."""
         return self._object(sha, READ_LIMIT)
 
-    def _object(self, sha: str, limit: int | None = None, *, keep: bool = True) -> bytes:
+    def _object(self, sha: str, limit: int | None = None) -> bytes:
         """An object's content; one this process wrote, or read lately (in a batch or
         alone), is not asked of git again (kept by its id, the hash of these very bytes:
         never stale; read as git gave it, hashed first where objects are checked). A burst's
         plan asked git five times for its approved PLAN.yml (the decision twice, the approved
         text, the start's and the pass's uncommitted checks) and twice for its folder's tree
         (the mode of its files, the start commit's tree), each time through the persistent
-        ``cat-file`` (perf99). ``keep=False``: a scan's walk reads each tree once."""
+        ``cat-file`` (perf99)."""
         kept = self._kept.get(sha)
         if kept is None and self._pending is not None and sha in self._pending:
             kept = self._pending[sha][1]  # written at the end of :meth:`packing`
         if kept is not None:
             return kept
         data = super()._object(sha, limit)
-        if keep:
-            self._keep(sha, data)
+        self._keep(sha, data)
         return data
 
     def blob_sizes(self, shas: Sequence[str]) -> dict[str, int]:

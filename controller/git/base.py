@@ -132,6 +132,8 @@ class RepoBase:
         self._index_asks: dict[tuple[str, str], int] = {}
         #: commits and trees git was seen to read (a path git calls missing in one is absent)
         self._readable: set[str] = set()
+        #: (object id, type) of ``<commit id>:<path>`` as git answered it (Objects._lookup)
+        self._found: dict[str, tuple[str, str]] = {}
         #: objects this process wrote or read in a batch, by id (never stale), oldest first
         self._kept: dict[str, bytes] = {}
         self._kept_bytes = 0

@@ -42,7 +42,7 @@ from controller.git.records import (
 )
 from controller.git.refs import Refs
 from controller.git.signing import Signing
-from controller.git.store import NotTaken, check_object, commit_links
+from controller.git.store import NotTaken, check_object, commit_links, object_id
 from controller.git.treediff import S_IFDIR, Entry, TreeError, diff_level, is_dir, read_entry
 from controller.plan.names import same_path
 
@@ -558,8 +558,12 @@ class Commits(Objects, Refs, Signing):
         return False
 
     def _typed_commit(self, sha: str) -> tuple[bytes, bytes]:
+        """(type, content) of ``sha``; a kept object is taken for a commit only when it
+        hashes to ``sha`` as one (objects of every kind are kept: :meth:`Objects._object`)."""
         kept = self._kept.get(sha)
-        return (b"commit", kept) if kept is not None else self._typed_object(sha)
+        if kept is not None and object_id(b"commit", kept) == sha:
+            return b"commit", kept
+        return self._typed_object(sha)
 
     def _tree_named(self, commit: str) -> str | None:
         try:
@@ -632,7 +636,8 @@ class Commits(Objects, Refs, Signing):
 
     def _raw_trees(self, ids: Iterable[str]) -> dict[str, bytes]:
         wanted = list(ids)
-        if len(wanted) <= BATCH_LOOKUPS:  # a pass's few: the reader already running
+        if len(wanted) <= BATCH_LOOKUPS:  # a pass's few: the reader already running (kept:
+            # the head's root tree is the next commit's base)
             try:
                 return {sha: self._object(sha) for sha in wanted}
             except GitError:

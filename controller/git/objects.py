@@ -32,9 +32,10 @@ _GITLINK_MODE = 0o160000
 _HEX40 = re.compile(r"[0-9a-f]{40}")
 #: A tree this big (bytes) has its changed entries patched in place instead of re-parsed.
 BIG_TREE = 16 * 1024
-#: Bytes of the objects this process wrote or read in a batch kept to be read back without
-#: git (a burst's start commit writes the PLAN.yml its outcome commit reads; a scan's batch
-#: read of a thousand new plans is read again by the pass); objects above STORE_RAW_ABOVE
+#: Bytes of the objects this process wrote or read kept to be read back without git (a
+#: burst's start commit writes the PLAN.yml its outcome commit reads; a scan's batch read of
+#: a thousand new plans is read again by the pass; a plan's approved version is read by its
+#: decision, its start and the checks around them); objects above STORE_RAW_ABOVE
 #: are not kept. Each object counts with its keeping (:data:`KEPT_OVERHEAD`): a plan's blob
 #: is about 200 bytes, and counting its bytes alone kept 26,000 of them (9 MB) after a cold
 #: scan of 20,000 plans (perf80mem).
@@ -49,6 +50,9 @@ BATCH_LOOKUPS = 8
 #: a burst's batched commit asks its plans folder for hundreds of plans; a cold scan's commit
 #: for the one or two it changed (indexing each of those would cost more than it saves).
 INDEX_AFTER = 16
+#: Answers git gave to ``<commit id>:<path>`` kept (:meth:`Objects._lookup`; an absence is
+#: asked again, as its check that nothing failed to read is made again).
+FOUND_KEPT = 2048
 #: Indexed folders kept (the raw tree and 4 bytes an entry: 2 MB for 50,000 plans): a burst
 #: asks the head it just committed.
 INDEXES_KEPT = 1
@@ -63,12 +67,21 @@ class Objects(RepoBase):
         return self._object(sha, READ_LIMIT)
 
     def _object(self, sha: str, limit: int | None = None) -> bytes:
-        """An object's content; one this process wrote, or read in a batch lately, is not
-        asked of git again (kept by its id, the hash of these very bytes: never stale)."""
+        """An object's content; one this process wrote, or read lately (in a batch or
+        alone), is not asked of git again (kept by its id, the hash of these very bytes:
+        never stale; read as git gave it, hashed first where objects are checked). A burst's
+        plan asked git five times for its approved PLAN.yml (the decision twice, the approved
+        text, the start's and the pass's uncommitted checks) and twice for its folder's tree
+        (the mode of its files, the start commit's tree), each time through the persistent
+        ``cat-file`` (perf99)."""
         kept = self._kept.get(sha)
         if kept is None and self._pending is not None and sha in self._pending:
             kept = self._pending[sha][1]  # written at the end of :meth:`packing`
-        return kept if kept is not None else super()._object(sha, limit)
+        if kept is not None:
+            return kept
+        data = super()._object(sha, limit)
+        self._keep(sha, data)
+        return data
 
     def blob_sizes(self, shas: Sequence[str]) -> dict[str, int]:
         """The size of each object of ``shas`` git has (one ``cat-file --batch-check``)."""
@@ -200,12 +213,22 @@ class Objects(RepoBase):
         Where objects are checked, walked instead: git would follow trees it never hashed."""
         if self.checks_objects:
             return self._walked(spec)
+        found = self._found.get(spec)
+        if found is not None:
+            return found
         known, found = self._through_big_tree(spec)
         if not known:
             found = self._header(spec)
         if found is None:
             self._unreadable(spec)
             return None
+        if _HEX40.fullmatch(spec, 0, 40) and spec[40:41] == ":":
+            # under a commit's id the answer never changes: a commit writing a burst's plans
+            # asked git for each plan's folder three or four times (the trees among its
+            # paths, the mode of each file, its log's blob in the parent; perf99)
+            if len(self._found) >= FOUND_KEPT:
+                self._found.clear()
+            self._found[spec] = found
         return found
 
     def _header(self, spec: str) -> tuple[str, str] | None:

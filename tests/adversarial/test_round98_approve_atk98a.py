@@ -117,12 +117,11 @@ from __future__ import annotations
 
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, BOT, CAROL, MALLORY, Lab, cases, plan_text
+from advkit import AGENT, ALICE, BOB, BOT, CAROL, MALLORY, Lab, Labs, build_all, cases, plan_text
 from test_round2_execution_kit import shared
 
 HEX = "7c" * 32
@@ -144,11 +143,8 @@ def _audit(lab: Lab, root: Path) -> dict[str, Any]:
 
 
 def _check(lab: Lab, head: str, who: str) -> str:
-    res = lab.cli(
-        "check", "--base", "main", "--head", head, "--as", who, "--format", "json",
-        "--config", str(lab.config), cwd=lab.repo,
-    )  # fmt: skip
-    return res.stdout + res.stderr
+    told = lab.check(head, who)
+    return told.stdout + told.stderr
 
 
 def _forge(lab: Lab, msg: str) -> str:
@@ -427,17 +423,8 @@ def _s(root: Path) -> dict[str, Any]:
 BUILDERS = {"q": (_q, QP), "c": (_c, CP), "s": (_s, {"ss": 0})}
 
 
-def _build_all(root: Path) -> Any:
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        jobs = {k: pool.submit(b, root / k) for k, (b, _) in BUILDERS.items()}
-        got = {k: f.result() for k, f in jobs.items()}
-
-    class Got:
-        pass
-
-    g = Got()
-    g.got = got  # type: ignore[attr-defined]
-    return g
+def _build_all(root: Path) -> Labs:
+    return build_all(root, {k: b for k, (b, _) in BUILDERS.items()})
 
 
 @pytest.fixture(scope="module")
@@ -511,7 +498,7 @@ if __name__ == "__main__":
 
     os.makedirs("/tmp/atk98a", exist_ok=True)
     out = Path(tempfile.mkdtemp(prefix="r98a-", dir="/tmp/atk98a"))
-    got = _build_all(out).got  # type: ignore[attr-defined]
+    got = _build_all(out).got
     for v in got.values():
         rep = v.get("report")
         if isinstance(rep, dict):

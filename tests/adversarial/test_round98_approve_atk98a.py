@@ -121,25 +121,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, BOT, CAROL, MALLORY, Lab, Labs, build_all, cases, plan_text
+from advkit import (
+    AGENT,
+    ALICE,
+    BOB,
+    BOT,
+    CAROL,
+    MALLORY,
+    Lab,
+    Labs,
+    build_all,
+    cases,
+    clone_audit_got,
+    plan_text,
+)
 from test_round2_execution_kit import shared
 
 HEX = "7c" * 32
-
-
-def _audit(lab: Lab, root: Path) -> dict[str, Any]:
-    clone = root / "clone"
-    lab.git("clone", "-q", f"file://{lab.repo}", str(clone))
-    res = lab.cli("audit", "--json", cwd=clone)
-    try:
-        report = json.loads(res.stdout)
-    except ValueError:
-        report = {"raw": res.stdout[-600:], "stderr": res.stderr[-600:]}
-    if not isinstance(report, dict):
-        report = {"raw": str(report)[-600:]}
-    execs = report.get("executions", [])
-    valid = sorted({e["plan"] for e in execs if e.get("approval_valid")})
-    return {"rc": res.returncode, "report": report, "valid": valid, "err": res.stderr[-600:]}
 
 
 def _check(lab: Lab, head: str, who: str) -> str:
@@ -329,7 +327,7 @@ def _q(root: Path) -> dict[str, Any]:
     lab.commit("carol: approve ab2", CAROL)
     lab.run()
     lab.run()
-    out = _audit(lab, root)
+    out = clone_audit_got(lab, root, transport=True)
     notes["final"] = {s: lab.plan(s)["plan"]["status"] for s in QP}
     notes["approval"] = {s: lab.plan(s).get("approval") for s in QP}
     out.update(calls={s: len(lab.calls(s)) for s in QP}, checks=checks, forged=forged, notes=notes)
@@ -399,7 +397,7 @@ def _c(root: Path) -> dict[str, Any]:
         notes[s] = lab.git("log", "-1", "--format=%an <%ae> / %cn <%ce> %s")
     lab.run()
     lab.run()
-    out = _audit(lab, root)
+    out = clone_audit_got(lab, root, transport=True)
     out.update(calls={s: len(lab.calls(s)) for s in CP}, checks=checks, forged={}, notes=notes)
     return out
 
@@ -415,7 +413,7 @@ def _s(root: Path) -> dict[str, Any]:
     forged = _forge(lab, _msg("start", "ss", "executing", True))
     res = lab.run(check=False)
     notes = {"rc": res.returncode, "err": res.stderr[-800:]}
-    out = _audit(lab, root)
+    out = clone_audit_got(lab, root, transport=True)
     out.update(calls={"ss": len(lab.calls("ss"))}, checks={}, forged={"ss": forged}, notes=notes)
     return out
 

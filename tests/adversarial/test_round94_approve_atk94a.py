@@ -102,12 +102,24 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, BOT, CAROL, MALLORY, Lab, cases, plan_text
+from advkit import (
+    AGENT,
+    ALICE,
+    BOB,
+    BOT,
+    CAROL,
+    MALLORY,
+    Lab,
+    Labs,
+    build_all,
+    cases,
+    clone_audit_got,
+    plan_text,
+)
 from checkkit import predicts_start
 from test_round2_execution_kit import shared
 
@@ -115,25 +127,9 @@ DAVE = ("Dave", "dave@ops.example.com")
 QUORUM = "rules:\n  - match: {paths: ['plans/q*/**']}\n    require: [{count: 2}]\n"
 
 
-def _audit(lab: Lab, root: Path) -> dict[str, Any]:
-    clone = root / "clone"
-    lab.git("clone", "-q", str(lab.repo), str(clone))
-    res = lab.cli("audit", "--json", cwd=clone)
-    try:
-        report = json.loads(res.stdout)
-    except ValueError:
-        report = {"raw": res.stdout[-600:], "stderr": res.stderr[-600:]}
-    execs = report.get("executions", []) if isinstance(report, dict) else []
-    valid = sorted({e["plan"] for e in execs if e.get("approval_valid")})
-    return {"rc": res.returncode, "report": report, "valid": valid}
-
-
 def _check(lab: Lab, head: str, who: str) -> str:
-    res = lab.cli(
-        "check", "--base", "main", "--head", head, "--as", who, "--format", "json",
-        "--config", str(lab.config), cwd=lab.repo,
-    )  # fmt: skip
-    return res.stdout + res.stderr
+    told = lab.check(head, who)
+    return told.stdout + told.stderr
 
 
 def _blocks(lab: Lab, slugs: list[str]) -> dict[str, Any]:
@@ -152,7 +148,7 @@ def _blocks(lab: Lab, slugs: list[str]) -> dict[str, Any]:
 def _finish(lab: Lab, root: Path, slugs: list[str], **extra: Any) -> dict[str, Any]:
     lab.run()
     lab.run()
-    out = _audit(lab, root)
+    out = clone_audit_got(lab, root)
     out.update(blocks=_blocks(lab, slugs), calls={s: len(lab.calls(s)) for s in slugs}, **extra)
     return out
 
@@ -482,17 +478,8 @@ BUILDERS = {
 }
 
 
-def _build_all(root: Path) -> Any:
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        jobs = {k: pool.submit(b, root / k) for k, (b, _) in BUILDERS.items()}
-        got = {k: f.result() for k, f in jobs.items()}
-
-    class Got:
-        pass
-
-    g = Got()
-    g.got = got  # type: ignore[attr-defined]
-    return g
+def _build_all(root: Path) -> Labs:
+    return build_all(root, {k: b for k, (b, _) in BUILDERS.items()}, workers=2)
 
 
 @pytest.fixture(scope="module")
@@ -564,7 +551,7 @@ if __name__ == "__main__":
 
     os.makedirs("/tmp/atk94a", exist_ok=True)
     out = Path(tempfile.mkdtemp(prefix="r94a-", dir="/tmp/atk94a"))
-    got = _build_all(out).got  # type: ignore[attr-defined]
+    got = _build_all(out).got
     for v in got.values():
         rep = v.get("report")
         if isinstance(rep, dict):

@@ -274,7 +274,7 @@ def _q(root: Path) -> dict[str, Any]:
         if _fk(s) and s not in LATE and s not in SIDE:
             forged[s] = _forge_plan(lab, s, agent_commit)
     # SIDE: the same forgeries on Mallory's branch, merged --no-ff by her (first pass after)
-    lab.git("checkout", "-q", "-b", "side", "main")
+    lab.branch("side", "main")
     for s in SIDE:
         forged[s] = _forge_plan(lab, s, agent_commit)
     lab.git("checkout", "-q", "main")
@@ -316,7 +316,7 @@ def _q(root: Path) -> dict[str, Any]:
     checks: dict[str, str] = {}
     for s in QP:
         if s.endswith("2") or s == "ab":
-            lab.git("checkout", "-q", "-b", f"bob-{s}", "main")
+            lab.branch(f"bob-{s}", "main")
             lab.set_status(s, "approved")
             lab.commit(f"bob: approve {s}", BOB)
             lab.git("checkout", "-q", "main")
@@ -351,7 +351,7 @@ def _c(root: Path) -> dict[str, Any]:
     lab.run()
     checks: dict[str, str] = {}
     for s in CP:
-        lab.git("checkout", "-q", "-b", f"br-{s}", "main")
+        lab.branch(f"br-{s}", "main")
         lab.set_status(s, "approved")
         lab.git("add", "-A")
         if s == "acb":

@@ -154,7 +154,7 @@ def _check(lab: Lab, head: str, who: str) -> str:
 def _vote(lab: Lab, slug: str, who: tuple[str, str], checks: dict[str, str], **kw: Any) -> None:
     """``who`` approves ``slug`` on a branch of its own, checked there, fast-forwarded."""
     branch = f"v-{slug}-{who[1].split('@')[0]}-{len(checks)}"
-    lab.git("checkout", "-q", "-b", branch, "main")
+    lab.branch(branch, "main")
     lab.set_status(slug, "approved")
     lab.git("add", "-A")
     env = kw.get("env")
@@ -305,7 +305,7 @@ def _a(root: Path) -> dict[str, Any]:
     _vote(lab, "oa", ALICE, checks, env={"GIT_AUTHOR_DATE": "@1700000000 +0000"})
     _vote(lab, "ob", ALICE, checks, env={"GIT_COMMITTER_DATE": "@1700000000 +0000"})
     # oe: the old-dated approval brought by Alice's own --no-ff merge (what check simulates)
-    lab.git("checkout", "-q", "-b", "side-oe", "main")
+    lab.branch("side-oe", "main")
     lab.set_status("oe", "approved")
     lab.git("add", "-A")
     lab.extra_env = old  # type: ignore[attr-defined]
@@ -324,7 +324,7 @@ def _a(root: Path) -> dict[str, Any]:
     forged["rv"] = lab.head()
     lab.run()
     # mg: Mallory's rejection on a side branch, merged under the controller's full identity
-    lab.git("checkout", "-q", "-b", "side-mg", "main")
+    lab.branch("side-mg", "main")
     lab.set_status("mg", "rejected")
     lab.commit("mallory: reject mg", MALLORY)
     lab.git("checkout", "-q", "main")

@@ -124,7 +124,7 @@ def _build(root: Path) -> Lab:
     got["frozen"] = lab.rows()
     p1 = lab.head()
     # ff: the agent's branch forked at P1 adds a twin, later merges main, main fast-forwarded
-    git("checkout", "-q", "-b", "b-ff", p1)
+    lab.branch("b-ff", p1)
     lab.put("plans/FF/PLAN.yml/x.txt", "claim\n")
     lab.commit("agent: ff twin on its branch", AGENT)
     git("checkout", "-q", "main")
@@ -144,7 +144,7 @@ def _build(root: Path) -> Lab:
     git("checkout", "-q", "-f", "main")
     git("merge", "-q", "--no-ff", "--no-edit", "--allow-unrelated-histories", "b-uh", who=AGENT)
     # branch-only twins: the agent adds, Bob deletes, Mallory merges
-    git("checkout", "-q", "-b", "b-br", "main")
+    lab.branch("b-br", "main")
     for slug, (_folder, rel) in BRANCH.items():
         text = "claim\n" if rel.endswith("x.txt") else plan_text(f"{slug}-v2")
         lab.put(rel, text)

@@ -236,7 +236,7 @@ def _sl(root: Path) -> dict[str, Any]:
             raw, digest = _loosened(lab)
             msg = _message(s, digest, ctl, seal)
             if s == "mg":
-                lab.git("checkout", "-q", "-b", "side-mg", "main")
+                lab.branch("side-mg", "main")
             (lab.repo / ".plangate" / "policy.json").write_bytes(raw)
             if s == "mx":  # the record commit also sets the plan rejected
                 lab.set_status(s, "rejected")
@@ -252,7 +252,7 @@ def _sl(root: Path) -> dict[str, Any]:
         lab.commit(f"mallory: reject {s}", MALLORY)
         lab.run()
         branch = f"fin-{s}"
-        lab.git("checkout", "-q", "-b", branch, "main")
+        lab.branch(branch, "main")
         lab.approve(s, ALICE, f"approve {s}")
         lab.git("checkout", "-q", "main")
         checks[s] = _check(lab, branch, ALICE[1])
@@ -272,11 +272,11 @@ def _mq(root: Path) -> dict[str, Any]:
         lab.write(s, plan_text(s))
     lab.commit("agent: plans", ("Agent", "agent@example.com"))
     lab.run()
-    lab.git("checkout", "-q", "-b", "b1", "main")
+    lab.branch("b1", "main")
     lab.approve("m2", ALICE, "approve m2")
-    lab.git("checkout", "-q", "-b", "b2", "main")
+    lab.branch("b2", "main")
     lab.approve("m2", BOB, "approve m2")
-    lab.git("checkout", "-q", "-b", "mix", "main")
+    lab.branch("mix", "main")
     lab.git("merge", "-q", "--no-ff", "-m", "merge b1", "b1", who=CAROL)
     lab.git("merge", "-q", "--no-ff", "-m", "merge b2", "b2", who=CAROL, check=False)
     if lab.git("diff", "--name-only", "--diff-filter=U"):
@@ -289,7 +289,7 @@ def _mq(root: Path) -> dict[str, Any]:
     lab.approve("m1", ALICE, "approve m1")
     lab.approve("mc", ALICE, "approve mc")
     lab.run()
-    lab.git("checkout", "-q", "-b", "fin", "main")
+    lab.branch("fin", "main")
     lab.approve("mc", BOB, "approve mc")
     lab.git("checkout", "-q", "main")
     checks["mc"] = _check(lab, "fin", BOB[1])

@@ -228,7 +228,7 @@ def _pf(root: Path) -> dict[str, Any]:
     lab.approve("qv", ALICE, "approve qv")
     lab.run()
     # qm: a loosened policy file merged in by Bob (an approver), Alice approves alone
-    lab.git("checkout", "-q", "-b", "loose", "main")
+    lab.branch("loose", "main")
     raw = _canon(_loosen(_policy(lab)))
     (lab.repo / ".plangate" / "policy.json").write_bytes(raw)
     lab.commit("agent: policy", AGENT)
@@ -267,7 +267,7 @@ def _pf(root: Path) -> dict[str, Any]:
     lab.run()
     # qz: the agent's branch loosens the policy file and Alice approves qz there; CI's check
     # WITHOUT a config (a clone holds no plangate.yml) and with it; Carol merges
-    lab.git("checkout", "-q", "-b", "loose2", "main")
+    lab.branch("loose2", "main")
     raw = _canon(_loosen(_policy(lab)))
     (lab.repo / ".plangate" / "policy.json").write_bytes(raw)
     lab.commit("agent: policy", AGENT)
@@ -297,7 +297,7 @@ def _pf(root: Path) -> dict[str, Any]:
     lab.run()
     lab.approve("qx", ALICE, "approve qx")
     lab.run()
-    lab.git("checkout", "-q", "-b", "fin", "main")
+    lab.branch("fin", "main")
     lab.approve("qx", BOB, "approve qx")
     lab.approve("ok", BOB, "approve ok")
     lab.git("checkout", "-q", "main")
@@ -374,14 +374,14 @@ def _rk(root: Path) -> dict[str, Any]:
     lab.commit("agent: nested 2", AGENT)
     lab.run()
     frozen = {s: (lab.plan(s).get("frozen") or {}) for s in RKP}
-    lab.git("checkout", "-q", "-b", "fin", "main")
+    lab.branch("fin", "main")
     for s in RKP:
         lab.approve(s, ALICE, f"approve {s}")
     lab.git("checkout", "-q", "main")
     checks = {"alice": _check(lab, "fin", ALICE[1])}
     lab.git("merge", "-q", "--ff-only", "fin")
     lab.run()
-    lab.git("checkout", "-q", "-b", "fin2", "main")
+    lab.branch("fin2", "main")
     lab.approve("rf2", BOB, "approve rf2")
     lab.git("checkout", "-q", "main")
     checks["bob"] = _check(lab, "fin2", BOB[1])
@@ -459,7 +459,7 @@ def _gp(root: Path) -> dict[str, Any]:
     checks = {}
     for v, mine in final.items():
         branch = "fin-" + v[0].lower()
-        lab.git("checkout", "-q", "-b", branch, "main")
+        lab.branch(branch, "main")
         for s in mine:
             lab.approve(s, v, f"approve {s}")
         lab.git("checkout", "-q", "main")

@@ -201,11 +201,11 @@ def _build(root: Path, mode: str) -> Lab:
     git("commit", "-q", "-m", "agent: a gitlink twin folder", who=AGENT)
     # yr: the twin comes on the agent's branch, merged by Mallory; yv: on Bob's, by Mallory
     base = lab.head()
-    git("checkout", "-q", "-b", "b-yr", base)
+    lab.branch("b-yr", base)
     lab.put("plans/YR/PLAN.yml", plan_text("yr-v2"))
     lab.put("plans/YY/PLAN.yml", plan_text("yy-v2"))
     lab.commit("agent: yr, yy twins", AGENT)
-    git("checkout", "-q", "-b", "b-yv", base)
+    lab.branch("b-yv", base)
     lab.put("plans/YV/PLAN.yml", plan_text("yv-v2"))
     lab.commit("bob: yv twin", BOB)
     git("checkout", "-q", "main")
@@ -230,7 +230,7 @@ def _build(root: Path, mode: str) -> Lab:
     got["held3"] = lab.rows()
     # -- releases
     tip = lab.head()
-    git("checkout", "-q", "-b", "b-bob", tip)
+    lab.branch("b-bob", tip)
     for rel in ("plans/YA", "plans/YL", "plans/YG", "plans/YR", "plans/YW", "plans/yo"):
         _rm(lab, rel)
     _rm(lab, "plans/yt")
@@ -251,12 +251,12 @@ def _build(root: Path, mode: str) -> Lab:
     lab.put("plans/YK/PLAN.yml", plan_text("yk-v2"))
     _rm(lab, "plans/YH")
     lab.commit("bob: yn's, yj's, yk's PLAN.yaml gone, YN, YJ, YK a plan; YH gone", BOB)
-    git("checkout", "-q", "-b", "b-agent", tip)
+    lab.branch("b-agent", tip)
     _rm(lab, "plans/YC")
     _rm(lab, "plans/YV")
     lab.commit("agent: YC, YV gone", AGENT)
     # yy: the agent's branch (forked at the held tip) adds another twin spelling, plans/Yy
-    git("checkout", "-q", "-b", "b-yy", tip)
+    lab.branch("b-yy", tip)
     lab.put("plans/Yy/PLAN.yml", plan_text("yy-v3"))
     lab.commit("agent: yy's twin again, plans/Yy", AGENT)
     git("checkout", "-q", "main")

@@ -197,7 +197,7 @@ JOSE_B = ("José", JOSE_NFC)
 
 
 def _conflict(lab: Lab, slug: str, resolver: tuple[str, str]) -> None:
-    lab.git("checkout", "-q", "-b", f"x-{slug}", "main")
+    lab.branch(f"x-{slug}", "main")
     _retask(lab, slug, f"branch x of {slug}")
     lab.commit(f"agent: x {slug}", AGENT)
     lab.git("checkout", "-q", "main")
@@ -221,14 +221,14 @@ def _id(root: Path) -> dict[str, Any]:
     _conflict(lab, "mr", ALICE)
     _conflict(lab, "mrb", BOB)
     # ck: Alice's commit cherry-picked by the agent
-    lab.git("checkout", "-q", "-b", "ack", "main")
+    lab.branch("ack", "main")
     lab.write("ck", plan_text("ck"))
     lab.commit("alice: ck", ALICE)
     pick = lab.head()
     lab.git("checkout", "-q", "main")
     lab.git("cherry-pick", pick, who=AGENT)
     # rb: Alice's branch rebased by the agent onto main, fast-forwarded
-    lab.git("checkout", "-q", "-b", "arb", "main~1")
+    lab.branch("arb", "main~1")
     lab.write("rb", plan_text("rb"))
     lab.commit("alice: rb", ALICE)
     lab.git("rebase", "-q", "main", who=AGENT)
@@ -255,7 +255,7 @@ def _id(root: Path) -> dict[str, Any]:
     (lab.repo / "plans" / "ra" / "PLAN.yml").write_text(frozen)
     lab.commit("agent: replay the freeze", AGENT)
     lab.run()
-    lab.git("checkout", "-q", "-b", "appr", "main")
+    lab.branch("appr", "main")
     for s in IDP:
         if s in ("vu", "vn"):
             continue
@@ -299,7 +299,7 @@ def _mp(root: Path) -> dict[str, Any]:
     lab.approve("mpa", ALICE, "approve mpa")
     lab.approve("rp", ALICE, "approve rp")
     lab.approve("mpc", BOB, "approve mpc")
-    lab.git("checkout", "-q", "-b", "mal", "main")
+    lab.branch("mal", "main")
     lab.approve("mpm", MALLORY, "approve mpm")
     lab.git("checkout", "-q", "main")
     check = _check(lab, "mal", MALLORY[1])
@@ -329,7 +329,7 @@ def _qm(root: Path) -> dict[str, Any]:
     lab.write("sa", plan_text("sa"))
     lab.write("q2", plan_text("q2"))
     lab.commit("alice: plans", ALICE)
-    lab.git("checkout", "-q", "-b", "arc", "main")
+    lab.branch("arc", "main")
     lab.write("rc", plan_text("rc"))
     lab.commit("agent: rc", AGENT)
     lab.git("checkout", "-q", "main")
@@ -394,7 +394,7 @@ def _qm(root: Path) -> dict[str, Any]:
     lab.commit("agent: qg", AGENT)
     lab.run()
     early = {s: len(lab.calls(s)) for s in QMP}
-    lab.git("checkout", "-q", "-b", "bob", "main")
+    lab.branch("bob", "main")
     for s in ("q1", "q2", "qr", "qs"):
         lab.approve(s, BOB, f"approve {s}")
     lab.git("checkout", "-q", "main")
@@ -425,7 +425,7 @@ def _gt(root: Path) -> dict[str, Any]:
             lab.write(s, plan_text(s) + GATED.format(tag=s))
     lab.write("sb", plan_text("sb"))
     lab.commit("agent: gated plans", AGENT)
-    lab.git("checkout", "-q", "-b", "agck", "main")
+    lab.branch("agck", "main")
     lab.write("gck", plan_text("gck") + GATED.format(tag="gck"))
     lab.commit("alice: gck", ALICE)
     pick = lab.head()
@@ -440,7 +440,7 @@ def _gt(root: Path) -> dict[str, Any]:
     lab.run()
     lab.run()
     paused = {s: lab.plan(s)["plan"]["status"] for s in GTP}
-    lab.git("checkout", "-q", "-b", "ag", "main")
+    lab.branch("ag", "main")
     lab.approve("ga", ALICE, "alice: gate ga")
     lab.approve("gck", ALICE, "alice: gate gck")
     lab.approve("gd", ("A", "alice\uff20example.com"), "alice: gate gd")

@@ -334,14 +334,14 @@ def _build(root: Path) -> Lab:
     got["held3"] = lab.rows()
     # -- releases
     held_tip = lab.head()
-    git("checkout", "-q", "-b", "b-oc", held_tip)
+    lab.branch("b-oc", held_tip)
     _rm(lab, TWIN["oc"])
     _rm(lab, "plans/ol/PLAN.yaml")
     _rm(lab, "plans/nue\u0301")
     _rm(lab, "plans/CY")
     _rm(lab, "PLANS/po")
     lab.commit("bob: oc, ol, nu, cy, po twins gone", BOB)
-    git("checkout", "-q", "-b", "b-nv", held_tip)
+    lab.branch("b-nv", held_tip)
     for rel in (
         "plans/nve\u0301",
         "plans/CZ",
@@ -356,14 +356,14 @@ def _build(root: Path) -> Lab:
     git("mv", "plans/CR", "plans/Cr")
     _rm(lab, "plans/grp")
     lab.commit("bob: nv, cz, pk twin folders gone", BOB)
-    git("checkout", "-q", "-b", "b-oc2", held_tip)
+    lab.branch("b-oc2", held_tip)
     lab.put("plans/nn/MORE.md", "more\n")
     lab.commit("agent: more notes", AGENT)
-    git("checkout", "-q", "-b", "b-oa", held_tip)
+    lab.branch("b-oa", held_tip)
     _rm(lab, TWIN["oa"])
     _rm(lab, "plans/CS")
     lab.commit("agent: oa, CS twins gone", AGENT)
-    git("checkout", "-q", "-b", "b-cq", held_tip)
+    lab.branch("b-cq", held_tip)
     for slug in ("cq", "nq"):
         lab.put(TWIN[slug], _twin_text(slug, "rejected"))
     lab.commit("alice: reject in the twin folders", ALICE)
@@ -377,12 +377,12 @@ def _build(root: Path) -> Lab:
     git("merge", "-q", "--no-ff", "--no-edit", "b-nv", who=MALLORY)
     # fp: Bob's branch merged INTO the agent's branch, fast-forwarded to main
     base = lab.head()
-    git("checkout", "-q", "-b", "b-fp", base)
+    lab.branch("b-fp", base)
     _rm(lab, TWIN["fp"])
     _rm(lab, "plans/og/PLAN.yaml")
     _rm(lab, "plans/nwe\u0301")
     lab.commit("bob: fp, og, nw twins gone", BOB)
-    git("checkout", "-q", "-b", "b-fa", base)
+    lab.branch("b-fa", base)
     (lab.repo / "README").write_text("plans (agent)\n")
     lab.commit("agent: readme", AGENT)
     git("merge", "-q", "--no-ff", "--no-edit", "b-fp", who=AGENT)
@@ -411,7 +411,7 @@ def _build(root: Path) -> Lab:
     lab.commit("bob: nfd, json twins gone, notes gone", BOB)
     # fm: Bob deletes on main (unread), the agent's branch merges main, main fast-forwarded
     base = lab.head()
-    git("checkout", "-q", "-b", "b-fm", base)
+    lab.branch("b-fm", base)
     (lab.repo / "README").write_text("plans (agent fm)\n")
     lab.commit("agent: readme fm", AGENT)
     _rm(lab, TWIN["fr"])

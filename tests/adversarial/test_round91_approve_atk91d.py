@@ -337,7 +337,7 @@ def _build(root: Path) -> Lab:
     lab.git("mv", "plans.", "attic")
     lab.git("mv", "Plans", "archive")
     lab.commit("agent: move the other plans folders away", AGENT)
-    lab.git("checkout", "-q", "-b", "side-x2", "side-x")
+    lab.branch("side-x2", "side-x")
     for rel, _w in TWICE.values():
         _gone(lab, rel)
     lab.commit("agent: x twins gone", AGENT)
@@ -360,7 +360,7 @@ def _build(root: Path) -> Lab:
     lab.git("checkout", "-q", "-b", "oct-one")
     lab.put("notes/one.md", "one\n")
     lab.commit("agent: one", AGENT)
-    lab.git("checkout", "-q", "-b", "oct-held", "main")
+    lab.branch("oct-held", "main")
     for slug, (rel, _who) in OCTO.items():
         lab.put(rel, lab.read(slug))
     lab.commit("agent: octo twins", AGENT)

@@ -273,7 +273,7 @@ def _edge(root: Path, name: str) -> dict[str, Any]:
     lab.run()
     early = {a: len(lab.calls(a)), b: len(lab.calls(b))}
     partial = lab.rows()
-    lab.git("checkout", "-q", "-b", "side", "main")
+    lab.branch("side", "main")
     lab.set_status(b, "approved")
     lab.commit("second: approve", spec.get("second", BOB))
     lab.git("checkout", "-q", "main")
@@ -356,7 +356,7 @@ def _history(root: Path) -> dict[str, Any]:
     lab.run()
     got["early"]["gca"] = len(lab.calls("gca"))
     got["gca_row"] = brief(lab.rows().get("plans/gca", {}))
-    lab.git("checkout", "-q", "-b", "side-gc", "main")
+    lab.branch("side-gc", "main")
     lab.set_status("gca", "approved")
     lab.commit("carol: approve gca", CAROL)
     lab.git("checkout", "-q", "main")
@@ -530,7 +530,7 @@ def _risk(root: Path) -> dict[str, Any]:
     lab.write_config(approval=both, tools=hi)  # hot2 high, hot3 retired
     lab.run()
     early = {s: len(lab.calls(s)) for s in RISK_RUNS}
-    lab.git("checkout", "-q", "-b", "side", "main")
+    lab.branch("side", "main")
     lab.set_status("ovb", "approved")
     lab.set_status("rk", "approved")
     lab.commit("bob: approve", BOB)
@@ -607,7 +607,7 @@ def _nest(root: Path) -> dict[str, Any]:
     lab.commit("alice: approve", ALICE)
     lab.run()
     early = {s: len(lab.calls(s)) for s in NEST_RUNS}
-    lab.git("checkout", "-q", "-b", "side", "main")
+    lab.branch("side", "main")
     lab.set_status("npt", "approved")
     lab.commit("bob: approve", BOB)
     lab.git("checkout", "-q", "main")

@@ -606,3 +606,26 @@ def clone_audit(lab: Lab, folder: Path) -> tuple[dict[str, Any], set[str]]:
     report = json.loads(result.stdout)
     valid = {e["plan"] for e in report["executions"] if e.get("approval_valid")}
     return report, valid
+
+
+def clone_audit_got(
+    lab: Lab, folder: Path, *opts: str, name: str = "clone", transport: bool = False
+) -> dict[str, Any]:
+    """``plangate audit --json`` in a fresh clone ``folder/<name>`` (``git clone *opts``), kept
+    for a lab's ``got`` rather than asserted on the spot (unlike :func:`clone_audit`): ``rc``;
+    ``report`` (``{"raw": ..., "stderr": ...}`` when the output is not a JSON object);
+    ``valid``, the sorted plans whose start it calls valid; ``err``, stderr's tail.
+    ``transport`` clones over ``file://`` (only reachable objects travel; ``--depth`` and
+    ``--single-branch`` apply), else from the path (git copies the object store as it is)."""
+    clone = folder / name
+    lab.git("clone", "-q", *opts, f"file://{lab.repo}" if transport else str(lab.repo), str(clone))
+    result = lab.cli("audit", "--json", cwd=clone)
+    try:
+        report = json.loads(result.stdout)
+    except ValueError:
+        report = {"raw": result.stdout[-600:], "stderr": result.stderr[-600:]}
+    if not isinstance(report, dict):
+        report = {"raw": str(report)[-600:]}
+    execs = report.get("executions", [])
+    valid = sorted({e["plan"] for e in execs if e.get("approval_valid")})
+    return {"rc": result.returncode, "report": report, "valid": valid, "err": result.stderr[-600:]}

@@ -102,16 +102,30 @@ recorded".
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import sys
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, BOT, CAROL, Lab, cases, plan_text
+from advkit import (
+    AGENT,
+    ALICE,
+    BOB,
+    BOT,
+    CAROL,
+    Lab,
+    Labs,
+    brief,
+    build_all,
+    cases,
+    clone_audit_got,
+    plan_text,
+)
 from test_round2_execution_kit import shared
 
 FALLBACK = """\
@@ -237,43 +251,9 @@ EDGES: dict[str, dict[str, Any]] = {
 }
 
 
-def _rows(lab: Lab) -> dict[str, Any]:
-    out = lab.cli("status", "--json", "--config", str(lab.config)).stdout
-    try:
-        return {r["plan"]: r for r in json.loads(out)}
-    except ValueError:
-        return {"raw": out}
-
-
-def _brief(row: dict[str, Any]) -> Any:
-    return (
-        row.get("status"),
-        row.get("approved_by"),
-        row.get("code"),
-        (row.get("notes") or [])[-3:],
-    )
-
-
-def _audit(lab: Lab, root: Path) -> dict[str, Any]:
-    """``plangate audit --json`` in a fresh clone with no config."""
-    clone = root / "clone"
-    lab.git("clone", "-q", str(lab.repo), str(clone))
-    res = lab.cli("audit", "--json", cwd=clone)
-    try:
-        report = json.loads(res.stdout)
-    except ValueError:
-        report = {"raw": res.stdout[-600:], "stderr": res.stderr[-600:]}
-    execs = report.get("executions", []) if isinstance(report, dict) else []
-    valid = sorted({e["plan"] for e in execs if e.get("approval_valid")})
-    return {"rc": res.returncode, "report": report, "valid": valid, "stderr": res.stderr[-800:]}
-
-
 def _check(lab: Lab, head: str, who: str) -> str:
-    res = lab.cli(
-        "check", "--base", "main", "--head", head, "--as", who, "--format", "json",
-        "--config", str(lab.config), cwd=lab.repo,
-    )  # fmt: skip
-    return res.stdout + res.stderr
+    told = lab.check(head, who)
+    return told.stdout + told.stderr
 
 
 def _edge(root: Path, name: str) -> dict[str, Any]:
@@ -292,8 +272,8 @@ def _edge(root: Path, name: str) -> dict[str, Any]:
     lab.commit("alice: approve", ALICE)
     lab.run()
     early = {a: len(lab.calls(a)), b: len(lab.calls(b))}
-    partial = _rows(lab)
-    lab.git("checkout", "-q", "-b", "side", "main")
+    partial = lab.rows()
+    lab.branch("side", "main")
     lab.set_status(b, "approved")
     lab.commit("second: approve", spec.get("second", BOB))
     lab.git("checkout", "-q", "main")
@@ -301,13 +281,13 @@ def _edge(root: Path, name: str) -> dict[str, Any]:
     lab.git("merge", "-q", "--ff-only", "side")
     lab.run()
     lab.run()
-    out = _audit(lab, root)
+    out = clone_audit_got(lab, root)
     out.update(
         calls={a: len(lab.calls(a)), b: len(lab.calls(b))},
         early=early,
         check=check,
-        partial={p: _brief(r) for p, r in partial.items() if isinstance(r, dict)},
-        rows={p: _brief(r) for p, r in _rows(lab).items() if isinstance(r, dict)},
+        partial={p: brief(r) for p, r in partial.items() if isinstance(r, dict)},
+        rows={p: brief(r) for p, r in lab.rows().items() if isinstance(r, dict)},
     )
     return out
 
@@ -375,8 +355,8 @@ def _history(root: Path) -> dict[str, Any]:
     lab.write_config(approval=gpol.format("carol@ops.example.com"))
     lab.run()
     got["early"]["gca"] = len(lab.calls("gca"))
-    got["gca_row"] = _brief(_rows(lab).get("plans/gca", {}))
-    lab.git("checkout", "-q", "-b", "side-gc", "main")
+    got["gca_row"] = brief(lab.rows().get("plans/gca", {}))
+    lab.branch("side-gc", "main")
     lab.set_status("gca", "approved")
     lab.commit("carol: approve gca", CAROL)
     lab.git("checkout", "-q", "main")
@@ -384,9 +364,9 @@ def _history(root: Path) -> dict[str, Any]:
     lab.git("merge", "-q", "--ff-only", "side-gc")
     lab.run()
     lab.run()
-    got.update(_audit(lab, root))
+    got.update(clone_audit_got(lab, root))
     got["calls"] = {s: len(lab.calls(s)) for s in HISTORY}
-    got["rows"] = {p: _brief(r) for p, r in _rows(lab).items() if isinstance(r, dict)}
+    got["rows"] = {p: brief(r) for p, r in lab.rows().items() if isinstance(r, dict)}
     return got
 
 
@@ -433,10 +413,10 @@ def _forge(root: Path, how: str) -> dict[str, Any]:
     lab.approve("fa", ALICE)
     lab.run()
     lab.run()
-    out = _audit(lab, root)
+    out = clone_audit_got(lab, root)
     out.update(
         calls=len(lab.calls("fa")),
-        rows={p: _brief(r) for p, r in _rows(lab).items() if isinstance(r, dict)},
+        rows={p: brief(r) for p, r in lab.rows().items() if isinstance(r, dict)},
     )
     return out
 
@@ -506,12 +486,12 @@ def _ident(root: Path, second: bool) -> dict[str, Any]:
         lab.commit("carol: approve", CAROL)
     lab.run()
     lab.run()
-    out = _audit(lab, root)
+    out = clone_audit_got(lab, root)
     runs = IDENT2_RUNS if second else IDENT_RUNS
     out.update(
         calls={s: len(lab.calls(s)) for s in runs},
         early=early,
-        rows={p: _brief(r) for p, r in _rows(lab).items() if isinstance(r, dict)},
+        rows={p: brief(r) for p, r in lab.rows().items() if isinstance(r, dict)},
     )
     return out
 
@@ -550,7 +530,7 @@ def _risk(root: Path) -> dict[str, Any]:
     lab.write_config(approval=both, tools=hi)  # hot2 high, hot3 retired
     lab.run()
     early = {s: len(lab.calls(s)) for s in RISK_RUNS}
-    lab.git("checkout", "-q", "-b", "side", "main")
+    lab.branch("side", "main")
     lab.set_status("ovb", "approved")
     lab.set_status("rk", "approved")
     lab.commit("bob: approve", BOB)
@@ -559,12 +539,12 @@ def _risk(root: Path) -> dict[str, Any]:
     lab.git("merge", "-q", "--ff-only", "side")
     lab.run()
     lab.run()
-    out = _audit(lab, root)
+    out = clone_audit_got(lab, root)
     out.update(
         calls={s: len(lab.calls(s)) for s in RISK_RUNS},
         early=early,
         check=check,
-        rows={p: _brief(r) for p, r in _rows(lab).items() if isinstance(r, dict)},
+        rows={p: brief(r) for p, r in lab.rows().items() if isinstance(r, dict)},
     )
     return out
 
@@ -627,7 +607,7 @@ def _nest(root: Path) -> dict[str, Any]:
     lab.commit("alice: approve", ALICE)
     lab.run()
     early = {s: len(lab.calls(s)) for s in NEST_RUNS}
-    lab.git("checkout", "-q", "-b", "side", "main")
+    lab.branch("side", "main")
     lab.set_status("npt", "approved")
     lab.commit("bob: approve", BOB)
     lab.git("checkout", "-q", "main")
@@ -635,13 +615,13 @@ def _nest(root: Path) -> dict[str, Any]:
     lab.git("merge", "-q", "--ff-only", "side")
     lab.run()
     lab.run()
-    out = _audit(lab, root)
+    out = clone_audit_got(lab, root)
     out.update(
         calls={s: len(lab.calls(s)) for s in NEST_RUNS},
         child={s: len(lab.calls(s)) for s in ("nlt", "nlr")},
         early=early,
         check=check,
-        rows={p: _brief(r) for p, r in _rows(lab).items() if isinstance(r, dict)},
+        rows={p: brief(r) for p, r in lab.rows().items() if isinstance(r, dict)},
     )
     return out
 
@@ -649,26 +629,17 @@ def _nest(root: Path) -> dict[str, Any]:
 FORGES = ["fgarb", "fnull", "ftwo", "fpre"]
 
 
-def _build_all(root: Path) -> Any:
-    jobs: dict[str, Any] = {}
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for name in EDGES:
-            jobs[name] = pool.submit(_edge, root / name, name)
-        jobs["history"] = pool.submit(_history, root / "history")
-        jobs["ident"] = pool.submit(_ident, root / "ident", False)
-        jobs["ident2"] = pool.submit(_ident, root / "ident2", True)
-        jobs["risk"] = pool.submit(_risk, root / "risk")
-        jobs["nest"] = pool.submit(_nest, root / "nest")
-        for how in FORGES:
-            jobs[how] = pool.submit(_forge, root / how, how)
-        got = {k: f.result() for k, f in jobs.items()}
-
-    class Got:
-        pass
-
-    g = Got()
-    g.got = got  # type: ignore[attr-defined]
-    return g
+def _build_all(root: Path) -> Labs:
+    builders: dict[str, Callable[[Path], Any]] = {
+        **{name: functools.partial(_edge, name=name) for name in EDGES},
+        "history": _history,
+        "ident": functools.partial(_ident, second=False),
+        "ident2": functools.partial(_ident, second=True),
+        "risk": _risk,
+        "nest": _nest,
+        **{how: functools.partial(_forge, how=how) for how in FORGES},
+    }
+    return build_all(root, builders, workers=2)
 
 
 @pytest.fixture(scope="module")
@@ -746,7 +717,7 @@ if __name__ == "__main__":
 
     os.makedirs("/tmp/atk90a", exist_ok=True)
     out = Path(tempfile.mkdtemp(prefix="r90a-", dir="/tmp/atk90a"))
-    got = _build_all(out).got  # type: ignore[attr-defined]
+    got = _build_all(out).got
     for v in got.values():
         rep = v.get("report")
         if isinstance(rep, dict):

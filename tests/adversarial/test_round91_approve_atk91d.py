@@ -114,7 +114,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, CAROL, MALLORY, Lab, cases, clone_audit, plan_text
+from advkit import AGENT, ALICE, BOB, CAROL, MALLORY, Lab, brief, cases, clone_audit, plan_text
 from test_round2_execution_kit import shared
 
 APPROVAL = """\
@@ -224,12 +224,6 @@ RUNS = {
 HELD = [*NEW, *TWICE, *GATE, *MERGED, *MALMERGE, *REVOTE, *REL, *QUORUM]
 
 
-def _put(lab: Lab, rel: str, text: str) -> None:
-    path = lab.repo / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(text.encode("utf-8"))
-
-
 def _set(lab: Lab, rel: str, status: str) -> None:
     path = lab.repo / rel
     lines = path.read_text(encoding="utf-8").split("\n")
@@ -251,20 +245,6 @@ def _gated(v: str) -> str:
     )
 
 
-def _rows(lab: Lab) -> dict[str, Any]:
-    out = lab.cli("status", "--json", "--config", str(lab.config)).stdout
-    return {r["plan"]: r for r in json.loads(out)}
-
-
-def _brief(row: dict[str, Any]) -> Any:
-    return (
-        row.get("status"),
-        row.get("approved_by"),
-        row.get("code"),
-        (row.get("notes") or [])[-4:],
-    )
-
-
 def _merge(lab: Lab, who: tuple[str, str], *refs: str) -> None:
     lab.git("merge", "-q", "--no-ff", "-m", f"merge {' '.join(refs)}", *refs, who=who)
 
@@ -275,7 +255,7 @@ def _build(root: Path) -> Lab:
     old = [s for s in SLUGS if s not in NEW and s not in NOREF]
     for slug in old:
         lab.write(slug, _gated(slug) if slug in GATED else plan_text(slug))
-    _put(lab, "plans/mn/NOTES.md", "the agent's notes\n")
+    lab.put("plans/mn/NOTES.md", "the agent's notes\n")
     lab.commit("agent: plans", AGENT)
     lab.run()  # P1: frozen
     for slug in GATED:
@@ -285,31 +265,31 @@ def _build(root: Path) -> Lab:
         lab.set_status(slug, "approved")
     lab.commit("bob: vote", BOB)
     lab.run()  # P2: gated paused, quorum partial
-    rows = _rows(lab)
+    rows = lab.rows()
     got["paused"] = {s: rows.get(f"plans/{s}", {}).get("status") for s in GATED}
-    got["partial"] = {s: _brief(rows.get(f"plans/{s}", {})) for s in QUORUM}
+    got["partial"] = {s: brief(rows.get(f"plans/{s}", {}), notes=4) for s in QUORUM}
 
     # -- NEW: the plan and its twin in one commit; the reference with no twin
     for slug, (rel, _who) in NEW.items():
         lab.write(slug, plan_text(slug))
-        _put(lab, rel, plan_text(slug))
+        lab.put(rel, plan_text(slug))
     lab.write("nr", plan_text("nr"))
     # -- twins on the first-parent line (held at the next pass)
     for slug, (rel, _who) in GATE.items():
-        _put(lab, rel, lab.read(slug))
+        lab.put(rel, lab.read(slug))
     for slug, rel in {**MERGED, **MALMERGE}.items():
-        _put(lab, rel, lab.read(slug))
+        lab.put(rel, lab.read(slug))
     for slug in REVOTE:
-        _put(lab, f"PLANS/{slug}/PLAN.yml", lab.read(slug))
+        lab.put(f"PLANS/{slug}/PLAN.yml", lab.read(slug))
     for slug, (rel, _who, _how) in REL.items():
-        _put(lab, rel, plan_text(f"{slug}-v2") if slug in V2 else lab.read(slug))
+        lab.put(rel, plan_text(f"{slug}-v2") if slug in V2 else lab.read(slug))
     for slug in QUORUM:
-        _put(lab, f"PLANS/{slug}/PLAN.yml", lab.read(slug))
+        lab.put(f"PLANS/{slug}/PLAN.yml", lab.read(slug))
     lab.commit("agent: new plans with twins, twins", AGENT)
     # -- TWICE: the twin and the rejection on a branch, merged now (held), deleted later
     lab.git("checkout", "-q", "-b", "side-x")
     for slug, (rel, _who) in TWICE.items():
-        _put(lab, rel, lab.read(slug))
+        lab.put(rel, lab.read(slug))
     lab.commit("agent: x twins", AGENT)
     for who in (ALICE, MALLORY):
         for rel, w in TWICE.values():
@@ -340,7 +320,7 @@ def _build(root: Path) -> Lab:
             _set(lab, f"PLANS/{slug}/PLAN.yml", status)
             lab.commit(f"{who[0]}: {status} {slug} in the twin", who)
     lab.run()  # P3: held
-    got["held"] = _rows(lab)
+    got["held"] = lab.rows()
 
     # -- the releases
     for rel, _who in NEW.values():
@@ -357,7 +337,7 @@ def _build(root: Path) -> Lab:
     lab.git("mv", "plans.", "attic")
     lab.git("mv", "Plans", "archive")
     lab.commit("agent: move the other plans folders away", AGENT)
-    lab.git("checkout", "-q", "-b", "side-x2", "side-x")
+    lab.branch("side-x2", "side-x")
     for rel, _w in TWICE.values():
         _gone(lab, rel)
     lab.commit("agent: x twins gone", AGENT)
@@ -378,11 +358,11 @@ def _build(root: Path) -> Lab:
     _merge(lab, MALLORY, "side-m")
     # -- OCTO: a hold made and ended on the third parent of an octopus
     lab.git("checkout", "-q", "-b", "oct-one")
-    _put(lab, "notes/one.md", "one\n")
+    lab.put("notes/one.md", "one\n")
     lab.commit("agent: one", AGENT)
-    lab.git("checkout", "-q", "-b", "oct-held", "main")
+    lab.branch("oct-held", "main")
     for slug, (rel, _who) in OCTO.items():
-        _put(lab, rel, lab.read(slug))
+        lab.put(rel, lab.read(slug))
     lab.commit("agent: octo twins", AGENT)
     for who in (ALICE, MALLORY):
         for rel, w in OCTO.values():
@@ -397,7 +377,7 @@ def _build(root: Path) -> Lab:
     # -- CROSS: criss-cross branches
     lab.git("checkout", "-q", "-b", "cross-a")
     for slug, (rel, _who) in CROSS.items():
-        _put(lab, rel, lab.read(slug))
+        lab.put(rel, lab.read(slug))
     lab.commit("agent: cross twins", AGENT)
     lab.git("checkout", "-q", "-b", "cross-b")
     for who in (ALICE, MALLORY):
@@ -407,7 +387,7 @@ def _build(root: Path) -> Lab:
         lab.commit(f"{who[0]}: reject in the cross twins", who)
     b1 = lab.head()
     lab.git("checkout", "-q", "cross-a")
-    _put(lab, "notes/a.md", "a\n")
+    lab.put("notes/a.md", "a\n")
     lab.commit("agent: a", AGENT)
     a2 = lab.head()
     _merge(lab, AGENT, b1)  # A3 = A2 + B1
@@ -423,7 +403,7 @@ def _build(root: Path) -> Lab:
     lab.write("wv", plan_text("wv-v2"))
     lab.commit("agent: wv v2", AGENT)
     lab.run()  # P4: the releases read; wv v2 frozen
-    got["released"] = _rows(lab)
+    got["released"] = lab.rows()
     lab.set_status("wv", "rejected")
     lab.commit("alice: reject wv v2", ALICE)
     lab.run()  # P5
@@ -451,7 +431,7 @@ def _build(root: Path) -> Lab:
         for s in SLUGS
     }
     got["first"] = {s: len(lab.calls(s)) for s in GATED}
-    got["rows"] = _rows(lab)
+    got["rows"] = lab.rows()
     _report, valid = clone_audit(lab, root)
     got["valid"] = sorted(valid)
     lab.got = got  # type: ignore[attr-defined]
@@ -483,18 +463,18 @@ def test_round91_atk91d(lab: Lab, vid: str) -> None:
         return
     if what == "held":
         held = got["held"].get(plan, {})
-        assert "E_PLAN_AMBIGUOUS" in json.dumps(held, ensure_ascii=False), _brief(held)
+        assert "E_PLAN_AMBIGUOUS" in json.dumps(held, ensure_ascii=False), brief(held, notes=4)
         return
     if what == "audit":
         done = row.get("status") == "completed"
         if slug in GATED:
             assert plan in got["valid"], (plan, got["valid"])
-            assert done == (slug in RUNS), _brief(row)
+            assert done == (slug in RUNS), brief(row, notes=4)
             return
-        assert (plan in got["valid"]) == done, (plan, got["valid"], _brief(row))
+        assert (plan in got["valid"]) == done, (plan, got["valid"], brief(row, notes=4))
         assert (plan in got["valid"]) == (slug in RUNS), (plan, got["valid"])
         return
-    assert got["calls"][slug] == RUNS.get(slug, 0), (got["calls"][slug], _brief(row))
+    assert got["calls"][slug] == RUNS.get(slug, 0), (got["calls"][slug], brief(row, notes=4))
 
 
 if __name__ == "__main__":
@@ -504,5 +484,5 @@ if __name__ == "__main__":
     out = Path(tempfile.mkdtemp(prefix="r91d-", dir="/tmp/atk91d"))
     got = _build(out).got  # type: ignore[attr-defined]
     for key in ("held", "released", "rows"):
-        got[key] = {p: _brief(r) for p, r in got[key].items()}
+        got[key] = {p: brief(r, notes=4) for p, r in got[key].items()}
     print(json.dumps(got, indent=1, ensure_ascii=False, default=str))

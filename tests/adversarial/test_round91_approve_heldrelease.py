@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, MALLORY, Lab, cases, clone_audit, plan_text
+from advkit import AGENT, ALICE, BOB, MALLORY, Lab, brief, cases, clone_audit, plan_text
 from test_round2_execution_kit import shared
 
 #: the twin deleted by Bob on the line: slug -> twin
@@ -77,26 +77,6 @@ SLUGS = [*TWINS, *NOTE]
 CONTROLS = {*AGENTDEL, *NOTE}
 
 
-def _put(lab: Lab, rel: str, text: str) -> None:
-    path = lab.repo / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(text.encode("utf-8"))
-
-
-def _rows(lab: Lab) -> dict[str, Any]:
-    out = lab.cli("status", "--json", "--config", str(lab.config)).stdout
-    return {r["plan"]: r for r in json.loads(out)}
-
-
-def _brief(row: dict[str, Any]) -> Any:
-    return (
-        row.get("status"),
-        row.get("approved_by"),
-        row.get("code"),
-        (row.get("notes") or [])[-4:],
-    )
-
-
 def _calls(lab: Lab) -> dict[str, int]:
     return {s: len(lab.calls(s)) + len(lab.calls(f"{s}-v2")) for s in SLUGS}
 
@@ -106,14 +86,14 @@ def _build(root: Path) -> Lab:
     got: dict[str, Any] = {}
     for slug in SLUGS:
         lab.write(slug, plan_text(slug))
-    _put(lab, "plans/nn/NOTES.md", "the agent's notes\n")
+    lab.put("plans/nn/NOTES.md", "the agent's notes\n")
     lab.commit("agent: plans", AGENT)
     lab.run()  # P1: frozen
     for slug, rel in TWINS.items():
-        _put(lab, rel, plan_text(f"{slug}-v2"))
+        lab.put(rel, plan_text(f"{slug}-v2"))
     lab.commit("agent: twins of another version", AGENT)
     lab.run()  # P2: held
-    got["held"] = _rows(lab)
+    got["held"] = lab.rows()
     # -- the releases
     for rel in [*LINE.values(), *SPELL.values()]:
         (lab.repo / rel).unlink()
@@ -132,13 +112,13 @@ def _build(root: Path) -> Lab:
     lab.git("checkout", "-q", "main")
     lab.git("merge", "-q", "--no-ff", "-m", "merge side-b", "side-b", who=MALLORY)
     lab.run()  # P3: released, what is left frozen
-    got["released"] = _rows(lab)
+    got["released"] = lab.rows()
     for slug in SLUGS:
         lab.set_status(slug, "approved")
     lab.commit("bob: approve", BOB)
     lab.run()  # P4
     got["bob"] = _calls(lab)
-    got["bob_rows"] = _rows(lab)
+    got["bob_rows"] = lab.rows()
     mid = root / "mid"
     mid.mkdir(exist_ok=True)
     _report, valid = clone_audit(lab, mid)
@@ -149,7 +129,7 @@ def _build(root: Path) -> Lab:
     lab.commit("alice: approve", ALICE)
     lab.run()  # P5
     got["calls"] = _calls(lab)
-    got["rows"] = _rows(lab)
+    got["rows"] = lab.rows()
     lab.got = got  # type: ignore[attr-defined]
     return lab
 
@@ -170,17 +150,21 @@ def test_round91_heldrelease(lab: Lab, vid: str) -> None:
     plan = f"plans/{slug}"
     if what == "held":
         held = got["held"].get(plan, {})
-        assert "E_PLAN_AMBIGUOUS" in json.dumps(held, ensure_ascii=False), _brief(held)
+        assert "E_PLAN_AMBIGUOUS" in json.dumps(held, ensure_ascii=False), brief(held, notes=4)
         return
     row = got["bob_rows"].get(plan, {})
     if what == "audit":
         done = row.get("status") == "completed"
-        assert (plan in got["valid"]) == done, (plan, got["valid"], _brief(row))
-        assert (plan in got["valid"]) == (slug in CONTROLS), (plan, got["valid"], _brief(row))
+        assert (plan in got["valid"]) == done, (plan, got["valid"], brief(row, notes=4))
+        assert (plan in got["valid"]) == (slug in CONTROLS), (
+            plan,
+            got["valid"],
+            brief(row, notes=4),
+        )
         return
     bob = 1 if slug in CONTROLS else 0
-    assert got["bob"][slug] == bob, (got["bob"][slug], _brief(row))
-    assert got["calls"][slug] == 1, (got["calls"][slug], _brief(got["rows"].get(plan, {})))
+    assert got["bob"][slug] == bob, (got["bob"][slug], brief(row, notes=4))
+    assert got["calls"][slug] == 1, (got["calls"][slug], brief(got["rows"].get(plan, {}), notes=4))
 
 
 if __name__ == "__main__":
@@ -190,5 +174,5 @@ if __name__ == "__main__":
     out = Path(tempfile.mkdtemp(prefix="r91h2-", dir="/tmp/r91held2-atk"))
     got = _build(out).got  # type: ignore[attr-defined]
     for key in ("held", "released", "bob_rows", "rows"):
-        got[key] = {p: _brief(r) for p, r in got[key].items()}
+        got[key] = {p: brief(r, notes=4) for p, r in got[key].items()}
     print(json.dumps(got, indent=1, ensure_ascii=False, default=str))

@@ -102,57 +102,38 @@ committed any file into a pinned plan's folder is a writer of the parent too".
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, CAROL, MALLORY, Lab, cases, plan_text
+from advkit import (
+    AGENT,
+    ALICE,
+    BOB,
+    CAROL,
+    MALLORY,
+    Lab,
+    Labs,
+    brief,
+    build_all,
+    cases,
+    clone_audit_got,
+    plan_text,
+)
 from test_round2_execution_kit import shared
 
 QUORUM = "rules:\n  - match: {paths: ['plans/**']}\n    require: [{count: 2}]\n"
 
 
-def _rows(lab: Lab) -> dict[str, Any]:
-    out = lab.cli("status", "--json", "--config", str(lab.config)).stdout
-    try:
-        return {r["plan"]: r for r in json.loads(out)}
-    except ValueError:
-        return {"raw": out}
-
-
-def _brief(row: dict[str, Any]) -> Any:
-    return (
-        row.get("status"),
-        row.get("approved_by"),
-        row.get("code"),
-        (row.get("notes") or [])[-3:],
-    )
-
-
-def _audit(lab: Lab, root: Path) -> dict[str, Any]:
-    clone = root / "clone"
-    lab.git("clone", "-q", str(lab.repo), str(clone))
-    res = lab.cli("audit", "--json", cwd=clone)
-    try:
-        report = json.loads(res.stdout)
-    except ValueError:
-        report = {"raw": res.stdout[-600:], "stderr": res.stderr[-600:]}
-    execs = report.get("executions", []) if isinstance(report, dict) else []
-    valid = sorted({e["plan"] for e in execs if e.get("approval_valid")})
-    return {"rc": res.returncode, "report": report, "valid": valid}
-
-
 def _check(lab: Lab, head: str, who: str) -> str:
-    res = lab.cli(
-        "check", "--base", "main", "--head", head, "--as", who, "--format", "json",
-        "--config", str(lab.config), cwd=lab.repo,
-    )  # fmt: skip
-    return res.stdout + res.stderr
+    told = lab.check(head, who)
+    return told.stdout + told.stderr
 
 
 def _blocks(lab: Lab, slugs: list[str]) -> dict[str, Any]:
@@ -168,11 +149,11 @@ def _blocks(lab: Lab, slugs: list[str]) -> dict[str, Any]:
 def _finish(lab: Lab, root: Path, slugs: list[str], **extra: Any) -> dict[str, Any]:
     lab.run()
     lab.run()
-    out = _audit(lab, root)
+    out = clone_audit_got(lab, root)
     out.update(
         blocks=_blocks(lab, slugs),
         calls={s: len(lab.calls(s)) for s in slugs},
-        rows={p: _brief(r) for p, r in _rows(lab).items() if isinstance(r, dict)},
+        rows={p: brief(r) for p, r in lab.rows().items() if isinstance(r, dict)},
         **extra,
     )
     return out
@@ -210,10 +191,10 @@ def _age(root: Path, name: str) -> dict[str, Any]:
     lab.run()
     alice_in = time.time() - t0 < WIN - 1
     early = {name: len(lab.calls(name))}
-    partial = _brief(_rows(lab).get(f"plans/{name}", {}))
+    partial = brief(lab.rows().get(f"plans/{name}", {}))
     time.sleep(max(0.0, t0 + WIN + 2 - time.time()))
     lab.write_config(approval=after + QUORUM)
-    lab.git("checkout", "-q", "-b", "side", "main")
+    lab.branch("side", "main")
     lab.approve(name, BOB)
     lab.git("checkout", "-q", "main")
     check = _check(lab, "side", BOB[1])
@@ -252,14 +233,14 @@ def _mm(root: Path) -> dict[str, Any]:
     lab.run()
     base = lab.head()
     # mma
-    lab.git("checkout", "-q", "-b", "a", base)
+    lab.branch("a", base)
     lab.approve("mma", ALICE)
-    lab.git("checkout", "-q", "-b", "b", base)
+    lab.branch("b", base)
     _merge(lab, "a", BOB, "bob merges a")
     # mmc criss-cross
-    lab.git("checkout", "-q", "-b", "ca", base)
+    lab.branch("ca", base)
     lab.approve("mmc", ALICE)
-    lab.git("checkout", "-q", "-b", "cb", base)
+    lab.branch("cb", base)
     lab.approve("mmc", BOB)
     ca_tip = lab.head("ca")
     cb_tip = lab.head("cb")
@@ -272,9 +253,9 @@ def _mm(root: Path) -> dict[str, Any]:
     lab.approve("mme", ALICE)
     lab.run()
     early = {s: len(lab.calls(s)) for s in MERGES}
-    lab.git("checkout", "-q", "-b", "d", "main")
+    lab.branch("d", "main")
     lab.approve("mmd", BOB)
-    lab.git("checkout", "-q", "-b", "e", "main")
+    lab.branch("e", "main")
     lab.approve("mme", BOB)
     lab.git("checkout", "-q", "main")
     checks = {
@@ -351,24 +332,24 @@ def _sg(root: Path) -> dict[str, Any]:
     signed_run(lab)
     base = lab.head()
     branches: dict[str, tuple[str, str]] = {}  # slug -> (branch, merger)
-    lab.git("checkout", "-q", "-b", "r-sa", base)
+    lab.branch("r-sa", base)
     _trailer(lab, "sa", ALICE, "alice")
     branches["sa"] = ("r-sa", "carol")
-    lab.git("checkout", "-q", "-b", "r-sr", base)
+    lab.branch("r-sr", base)
     _trailer(lab, "sr", ALICE, "alice")
     branches["sr"] = ("r-sr", "carol")
-    lab.git("checkout", "-q", "-b", "r-sd", base)
+    lab.branch("r-sd", base)
     _trailer(lab, "sd", CAROL, "carol")
     branches["sd"] = ("r-sd", "carol")
-    lab.git("checkout", "-q", "-b", "t2", base)
+    lab.branch("t2", base)
     _trailer(lab, "sx", ALICE, "alice")
-    lab.git("checkout", "-q", "-b", "t1", base)
+    lab.branch("t1", base)
     _trailer(lab, "sx", ALICE, "alice")
     _smerge(lab, "t2", ALICE, "alice")
     branches["sx"] = ("t1", "alice")
-    lab.git("checkout", "-q", "-b", "bb", base)
+    lab.branch("bb", base)
     _trailer(lab, "sb", BOB, "bob")
-    lab.git("checkout", "-q", "-b", "r-sb", base)
+    lab.branch("r-sb", base)
     _smerge(lab, "bb", MALLORY, "mallory")
     branches["sb"] = ("r-sb", "alice")
     for s_, (b_, _m) in branches.items():  # the agent's status line makes each merge a request
@@ -386,11 +367,11 @@ def _sg(root: Path) -> dict[str, Any]:
     write_signers("alice2")  # rotated for good after the starts: the audit reads the records
     signed_run(lab)
     signed_run(lab)
-    out = _audit(lab, root)
+    out = clone_audit_got(lab, root)
     out.update(
         calls={s: len(lab.calls(s)) for s in SIGNED},
         blocks=_blocks(lab, list(SIGNED)),
-        rows={p: _brief(r) for p, r in _rows(lab).items() if isinstance(r, dict)},
+        rows={p: brief(r) for p, r in lab.rows().items() if isinstance(r, dict)},
         early={s: 0 for s in SIGNED},
         checks=checks,
     )
@@ -493,7 +474,7 @@ def _nc(root: Path) -> dict[str, Any]:
     lab.commit("alice: approve", ALICE)
     lab.run()
     early = {t: len(lab.calls(t)) for t in NESTCONV}
-    lab.git("checkout", "-q", "-b", "side", "main")
+    lab.branch("side", "main")
     for t in ("ncb", "ncc"):
         f = lab.repo / "plans" / t / "PLAN.yml"
         f.write_text(f.read_text().replace('status: "pending_approval"', 'status: "approved"', 1))
@@ -506,23 +487,12 @@ def _nc(root: Path) -> dict[str, Any]:
     return out
 
 
-def _build_all(root: Path) -> Any:
-    jobs: dict[str, Any] = {}
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        for name in AGES:
-            jobs[name] = pool.submit(_age, root / name, name)
-        jobs["mm"] = pool.submit(_mm, root / "mm")
-        jobs["sg"] = pool.submit(_sg, root / "sg")
-        jobs["cv"] = pool.submit(_cv, root / "cv")
-        jobs["nc"] = pool.submit(_nc, root / "nc")
-        got = {k: f.result() for k, f in jobs.items()}
-
-    class Got:
-        pass
-
-    g = Got()
-    g.got = got  # type: ignore[attr-defined]
-    return g
+def _build_all(root: Path) -> Labs:
+    builders: dict[str, Callable[[Path], Any]] = {
+        **{name: functools.partial(_age, name=name) for name in AGES},
+        "mm": _mm, "sg": _sg, "cv": _cv, "nc": _nc,
+    }  # fmt: skip
+    return build_all(root, builders, workers=2)
 
 
 @pytest.fixture(scope="module")
@@ -613,7 +583,7 @@ if __name__ == "__main__":
 
     os.makedirs("/tmp/atk92a", exist_ok=True)
     out = Path(tempfile.mkdtemp(prefix="r92a-", dir="/tmp/atk92a"))
-    got = _build_all(out).got  # type: ignore[attr-defined]
+    got = _build_all(out).got
     for v in got.values():
         rep = v.get("report")
         if isinstance(rep, dict):

@@ -136,7 +136,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, CAROL, MALLORY, Lab, cases, clone_audit, plan_text
+from advkit import AGENT, ALICE, BOB, CAROL, MALLORY, Lab, brief, cases, clone_audit, plan_text
 from test_round2_execution_kit import shared
 
 BOM = "\ufeff"
@@ -223,12 +223,6 @@ def _twin_text(slug: str, kind: str) -> str:
     return text
 
 
-def _put(lab: Lab, rel: str, text: str) -> None:
-    path = lab.repo / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(text.encode("utf-8"))
-
-
 def _status(lab: Lab, rel: str, status: str, end: str | None = None, bom: bool = False) -> None:
     """Set the status line of ``rel``; ``end``: force that line's end; ``bom``: add a BOM."""
     path = lab.repo / rel
@@ -247,20 +241,6 @@ def _status(lab: Lab, rel: str, status: str, end: str | None = None, bom: bool =
     path.write_bytes(out.encode("utf-8"))
 
 
-def _rows(lab: Lab) -> dict[str, Any]:
-    out = lab.cli("status", "--json", "--config", str(lab.config)).stdout
-    return {r["plan"]: r for r in json.loads(out)}
-
-
-def _brief(row: dict[str, Any]) -> Any:
-    return (
-        row.get("status"),
-        row.get("approved_by"),
-        row.get("code"),
-        (row.get("notes") or [])[-4:],
-    )
-
-
 def _calls(lab: Lab) -> dict[str, int]:
     return {s: sum(len(lab.calls(f"{s}{t}")) for t in ("", "-v2")) for s in SLUGS}
 
@@ -275,17 +255,17 @@ def _build(root: Path) -> Lab:
     got: dict[str, Any] = {}
     for slug in SLUGS:
         lab.write(slug, plan_text(slug))
-    _put(lab, "plans/nn/NOTES.md", "the agent's notes\n")
+    lab.put("plans/nn/NOTES.md", "the agent's notes\n")
     lab.commit("agent: plans", AGENT)
     lab.run()  # P1: frozen
     for slug in QUORUM:
         lab.set_status(slug, "approved")
     lab.commit("bob: vote", BOB)
     lab.run()  # P1b: partial
-    got["partial"] = _rows(lab)
+    got["partial"] = lab.rows()
     for slug, (rel, kind) in TWINS.items():
         if slug not in OWN_COMMIT:
-            _put(lab, rel, _twin_text(slug, kind))
+            lab.put(rel, _twin_text(slug, kind))
     lab.commit("agent: twins", AGENT)
     for slug in ("lk", "lm", "lc"):
         os.symlink("PLAN.yml", lab.repo / f"plans/{slug}/PLAN.yaml")
@@ -293,7 +273,7 @@ def _build(root: Path) -> Lab:
     for slug in ("lf", "la"):
         kept[slug] = (lab.repo / f"plans/{slug}/PLAN.yml").read_bytes()
         (lab.repo / f"plans/{slug}/PLAN.yml").unlink()
-        _put(lab, f"plans/{slug}/v2.yml", plan_text(f"{slug}-v2"))
+        lab.put(f"plans/{slug}/v2.yml", plan_text(f"{slug}-v2"))
         os.symlink("v2.yml", lab.repo / f"plans/{slug}/PLAN.yml")
     lab.commit("agent: links", AGENT)
     (lab.repo / "plans/gl/PLAN.yaml").mkdir()
@@ -302,10 +282,10 @@ def _build(root: Path) -> Lab:
     own: dict[str, str] = {}
     for slug in OWN_COMMIT:
         rel, kind = TWINS[slug]
-        _put(lab, rel, _twin_text(slug, kind))
+        lab.put(rel, _twin_text(slug, kind))
         own[slug] = lab.commit(f"agent: twin {slug}", AGENT)
     lab.run()  # P2: held
-    got["held"] = _rows(lab)
+    got["held"] = lab.rows()
     # -- statuses set while held, on the line
     for slug in ("wa", "wr", "wx", "xw"):
         _status(lab, TWINS[slug][0], "rejected")
@@ -325,7 +305,7 @@ def _build(root: Path) -> Lab:
     _status(lab, TWINS["q-x"][0], "approved", bom=True)
     lab.commit("carol: vote in the twin (BOM added)", CAROL)
     lab.run()  # P3: still held
-    got["held3"] = _rows(lab)
+    got["held3"] = lab.rows()
     # -- branches, all from the held tip
     git = lab.git
     for name, slugs, who in (
@@ -343,35 +323,35 @@ def _build(root: Path) -> Lab:
         ("b-ca", ["ca"], BOB),
         ("b-sa", ["sa"], BOB),
     ):
-        git("checkout", "-q", "-b", name, "main")
+        lab.branch(name, "main")
         _rm(lab, *slugs)
         lab.commit(f"{name}: twins gone", who)
     for name, slug, who in (("b-lm", "lm", BOB), ("b-lc", "lc", AGENT)):
-        git("checkout", "-q", "-b", name, "main")
+        lab.branch(name, "main")
         (lab.repo / f"plans/{slug}/PLAN.yaml").unlink()
         lab.commit(f"{name}: link gone", who)
-    git("checkout", "-q", "-b", "b-xs", "main")
+    lab.branch("b-xs", "main")
     _rm(lab, "xs")
     (lab.repo / "README").write_text("plans (theirs)\n")
     lab.commit("bob: twin gone, readme", BOB)
-    git("checkout", "-q", "-b", "b-xo", "main")
+    lab.branch("b-xo", "main")
     _rm(lab, "xo")
     (lab.repo / "README").write_text("plans (xo)\n")
     lab.commit("bob: twin gone, readme", BOB)
-    git("checkout", "-q", "-b", "b-xh", "main")
+    lab.branch("b-xh", "main")
     _rm(lab, "xh")
     (lab.repo / "README").write_text("plans (xh)\n")
     lab.commit("bob: twin gone, readme", BOB)
-    git("checkout", "-q", "-b", "b-xy", "main")
+    lab.branch("b-xy", "main")
     _rm(lab, "xy")
     lab.commit("bob: twin gone", BOB)
-    git("checkout", "-q", "-b", "b-da", "main")
+    lab.branch("b-da", "main")
     twin_da = (lab.repo / TWINS["da"][0]).read_bytes()
     _rm(lab, "da")
     lab.commit("bob: twin gone", BOB)
     (lab.repo / TWINS["da"][0]).write_bytes(twin_da)
     lab.commit("bob: twin back", BOB)
-    git("checkout", "-q", "-b", "b-dd", "main")
+    lab.branch("b-dd", "main")
     twin_dd = (lab.repo / TWINS["dd"][0]).read_bytes()
     _rm(lab, "dd")
     lab.commit("agent: twin gone", AGENT)
@@ -382,9 +362,9 @@ def _build(root: Path) -> Lab:
     git("merge", "-q", "--ff-only", "b-ff", who=BOB)
     (lab.repo / "README").write_text("plans (main)\n")
     for slug in ("xt", "xb", "xc", "xy", "xu"):
-        _put(lab, TWINS[slug][0], plan_text(f"{slug}-v3"))
+        lab.put(TWINS[slug][0], plan_text(f"{slug}-v3"))
     lab.commit("agent: readme, twins v3", AGENT)
-    _put(lab, TWINS["xw"][0], (lab.repo / TWINS["xw"][0]).read_text() + "# main\n")
+    lab.put(TWINS["xw"][0], (lab.repo / TWINS["xw"][0]).read_text() + "# main\n")
     lab.commit("agent: xw twin edited", AGENT)
     git("checkout", "-q", "b-xy")
     git("merge", "--no-ff", "--no-edit", "main", who=BOB, check=False)  # modify/delete
@@ -453,7 +433,7 @@ def _build(root: Path) -> Lab:
     lab.commit("agent: la restored", AGENT)
     got["tree"] = git("ls-files")
     lab.run()  # P4: released
-    got["released"] = _rows(lab)
+    got["released"] = lab.rows()
     for slug in SLUGS:
         if slug not in QUORUM:
             lab.set_status(slug, "approved")
@@ -463,7 +443,7 @@ def _build(root: Path) -> Lab:
     lab.commit("carol: quorum votes after", CAROL)
     lab.run()  # P5
     got["bob"] = _calls(lab)
-    got["bob_rows"] = _rows(lab)
+    got["bob_rows"] = lab.rows()
     mid = root / "mid"
     mid.mkdir(exist_ok=True)
     _report, valid = clone_audit(lab, mid)
@@ -474,7 +454,7 @@ def _build(root: Path) -> Lab:
     lab.commit("alice: approve", ALICE)
     lab.run()  # P6
     got["calls"] = _calls(lab)
-    got["rows"] = _rows(lab)
+    got["rows"] = lab.rows()
     lab.got = got  # type: ignore[attr-defined]
     return lab
 
@@ -496,18 +476,25 @@ def test_round92_atk92d(lab: Lab, vid: str) -> None:
     if what == "held":
         held = got["held3"].get(plan, {})
         text = json.dumps(held, ensure_ascii=False)
-        assert "E_PLAN_AMBIGUOUS" in text or "E_UNSAFE_PATH" in text, _brief(held)
+        assert "E_PLAN_AMBIGUOUS" in text or "E_UNSAFE_PATH" in text, brief(held, notes=4)
         return
     row = got["bob_rows"].get(plan, {})
     if what == "audit":
         done = row.get("status") == "completed"
-        assert (plan in got["valid"]) == done, (plan, got["valid"], _brief(row))
-        assert (plan in got["valid"]) == (slug in BOB_RUNS), (plan, got["valid"], _brief(row))
+        assert (plan in got["valid"]) == done, (plan, got["valid"], brief(row, notes=4))
+        assert (plan in got["valid"]) == (slug in BOB_RUNS), (
+            plan,
+            got["valid"],
+            brief(row, notes=4),
+        )
         return
     bob = 1 if slug in BOB_RUNS else 0
-    assert got["bob"][slug] == bob, (got["bob"][slug], _brief(row))
+    assert got["bob"][slug] == bob, (got["bob"][slug], brief(row, notes=4))
     final = 0 if slug in REJECTED else 1
-    assert got["calls"][slug] == final, (got["calls"][slug], _brief(got["rows"].get(plan, {})))
+    assert got["calls"][slug] == final, (
+        got["calls"][slug],
+        brief(got["rows"].get(plan, {}), notes=4),
+    )
 
 
 if __name__ == "__main__":
@@ -517,5 +504,5 @@ if __name__ == "__main__":
     out = Path(tempfile.mkdtemp(prefix="lab-", dir="/tmp/atk92d"))
     got = _build(out).got  # type: ignore[attr-defined]
     for key in ("partial", "held", "held3", "released", "bob_rows", "rows"):
-        got[key] = {p: _brief(r) for p, r in got[key].items()}
+        got[key] = {p: brief(r, notes=4) for p, r in got[key].items()}
     print(json.dumps(got, indent=1, ensure_ascii=False, default=str))

@@ -112,12 +112,23 @@ from __future__ import annotations
 import json
 import os
 import unicodedata
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, CAROL, MALLORY, Lab, cases, plan_text
+from advkit import (
+    AGENT,
+    ALICE,
+    BOB,
+    CAROL,
+    MALLORY,
+    Lab,
+    Labs,
+    build_all,
+    cases,
+    clone_audit_got,
+    plan_text,
+)
 from test_round2_execution_kit import shared
 
 ALIAS = "identity_aliases:\n  people: [[alice@example.com, a.smith@corp.example]]\n"
@@ -126,25 +137,9 @@ JOSE_NFC = unicodedata.normalize("NFC", "josé@ops.example.com")
 JOSE_NFD = unicodedata.normalize("NFD", "josé@ops.example.com")
 
 
-def _audit(lab: Lab, root: Path) -> dict[str, Any]:
-    clone = root / "clone"
-    lab.git("clone", "-q", str(lab.repo), str(clone))
-    res = lab.cli("audit", "--json", cwd=clone)
-    try:
-        report = json.loads(res.stdout)
-    except ValueError:
-        report = {"raw": res.stdout[-600:], "stderr": res.stderr[-600:]}
-    execs = report.get("executions", []) if isinstance(report, dict) else []
-    valid = sorted({e["plan"] for e in execs if e.get("approval_valid")})
-    return {"rc": res.returncode, "report": report, "valid": valid}
-
-
 def _check(lab: Lab, head: str, who: str) -> str:
-    res = lab.cli(
-        "check", "--base", "main", "--head", head, "--as", who, "--format", "json",
-        "--config", str(lab.config), cwd=lab.repo,
-    )  # fmt: skip
-    return res.stdout + res.stderr
+    told = lab.check(head, who)
+    return told.stdout + told.stderr
 
 
 def _blocks(lab: Lab, slugs: list[str]) -> dict[str, Any]:
@@ -163,7 +158,7 @@ def _blocks(lab: Lab, slugs: list[str]) -> dict[str, Any]:
 def _finish(lab: Lab, root: Path, slugs: list[str], **extra: Any) -> dict[str, Any]:
     lab.run()
     lab.run()
-    out = _audit(lab, root)
+    out = clone_audit_got(lab, root)
     out.update(blocks=_blocks(lab, slugs), calls={s: len(lab.calls(s)) for s in slugs}, **extra)
     return out
 
@@ -202,7 +197,7 @@ JOSE_B = ("José", JOSE_NFC)
 
 
 def _conflict(lab: Lab, slug: str, resolver: tuple[str, str]) -> None:
-    lab.git("checkout", "-q", "-b", f"x-{slug}", "main")
+    lab.branch(f"x-{slug}", "main")
     _retask(lab, slug, f"branch x of {slug}")
     lab.commit(f"agent: x {slug}", AGENT)
     lab.git("checkout", "-q", "main")
@@ -226,14 +221,14 @@ def _id(root: Path) -> dict[str, Any]:
     _conflict(lab, "mr", ALICE)
     _conflict(lab, "mrb", BOB)
     # ck: Alice's commit cherry-picked by the agent
-    lab.git("checkout", "-q", "-b", "ack", "main")
+    lab.branch("ack", "main")
     lab.write("ck", plan_text("ck"))
     lab.commit("alice: ck", ALICE)
     pick = lab.head()
     lab.git("checkout", "-q", "main")
     lab.git("cherry-pick", pick, who=AGENT)
     # rb: Alice's branch rebased by the agent onto main, fast-forwarded
-    lab.git("checkout", "-q", "-b", "arb", "main~1")
+    lab.branch("arb", "main~1")
     lab.write("rb", plan_text("rb"))
     lab.commit("alice: rb", ALICE)
     lab.git("rebase", "-q", "main", who=AGENT)
@@ -260,7 +255,7 @@ def _id(root: Path) -> dict[str, Any]:
     (lab.repo / "plans" / "ra" / "PLAN.yml").write_text(frozen)
     lab.commit("agent: replay the freeze", AGENT)
     lab.run()
-    lab.git("checkout", "-q", "-b", "appr", "main")
+    lab.branch("appr", "main")
     for s in IDP:
         if s in ("vu", "vn"):
             continue
@@ -304,7 +299,7 @@ def _mp(root: Path) -> dict[str, Any]:
     lab.approve("mpa", ALICE, "approve mpa")
     lab.approve("rp", ALICE, "approve rp")
     lab.approve("mpc", BOB, "approve mpc")
-    lab.git("checkout", "-q", "-b", "mal", "main")
+    lab.branch("mal", "main")
     lab.approve("mpm", MALLORY, "approve mpm")
     lab.git("checkout", "-q", "main")
     check = _check(lab, "mal", MALLORY[1])
@@ -334,7 +329,7 @@ def _qm(root: Path) -> dict[str, Any]:
     lab.write("sa", plan_text("sa"))
     lab.write("q2", plan_text("q2"))
     lab.commit("alice: plans", ALICE)
-    lab.git("checkout", "-q", "-b", "arc", "main")
+    lab.branch("arc", "main")
     lab.write("rc", plan_text("rc"))
     lab.commit("agent: rc", AGENT)
     lab.git("checkout", "-q", "main")
@@ -399,7 +394,7 @@ def _qm(root: Path) -> dict[str, Any]:
     lab.commit("agent: qg", AGENT)
     lab.run()
     early = {s: len(lab.calls(s)) for s in QMP}
-    lab.git("checkout", "-q", "-b", "bob", "main")
+    lab.branch("bob", "main")
     for s in ("q1", "q2", "qr", "qs"):
         lab.approve(s, BOB, f"approve {s}")
     lab.git("checkout", "-q", "main")
@@ -430,7 +425,7 @@ def _gt(root: Path) -> dict[str, Any]:
             lab.write(s, plan_text(s) + GATED.format(tag=s))
     lab.write("sb", plan_text("sb"))
     lab.commit("agent: gated plans", AGENT)
-    lab.git("checkout", "-q", "-b", "agck", "main")
+    lab.branch("agck", "main")
     lab.write("gck", plan_text("gck") + GATED.format(tag="gck"))
     lab.commit("alice: gck", ALICE)
     pick = lab.head()
@@ -445,7 +440,7 @@ def _gt(root: Path) -> dict[str, Any]:
     lab.run()
     lab.run()
     paused = {s: lab.plan(s)["plan"]["status"] for s in GTP}
-    lab.git("checkout", "-q", "-b", "ag", "main")
+    lab.branch("ag", "main")
     lab.approve("ga", ALICE, "alice: gate ga")
     lab.approve("gck", ALICE, "alice: gate gck")
     lab.approve("gd", ("A", "alice\uff20example.com"), "alice: gate gd")
@@ -486,17 +481,8 @@ BUILDERS = {
 }
 
 
-def _build_all(root: Path) -> Any:
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        jobs = {k: pool.submit(b, root / k) for k, (b, _) in BUILDERS.items()}
-        got = {k: f.result() for k, f in jobs.items()}
-
-    class Got:
-        pass
-
-    g = Got()
-    g.got = got  # type: ignore[attr-defined]
-    return g
+def _build_all(root: Path) -> Labs:
+    return build_all(root, {k: b for k, (b, _) in BUILDERS.items()}, workers=2)
 
 
 @pytest.fixture(scope="module")
@@ -565,7 +551,7 @@ if __name__ == "__main__":
 
     os.makedirs("/tmp/atk93a", exist_ok=True)
     out = Path(tempfile.mkdtemp(prefix="r93a-", dir="/tmp/atk93a"))
-    got = _build_all(out).got  # type: ignore[attr-defined]
+    got = _build_all(out).got
     for v in got.values():
         rep = v.get("report")
         if isinstance(rep, dict):

@@ -134,7 +134,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, MALLORY, Lab, cases, clone_audit, load_yaml, plan_text
+from advkit import AGENT, ALICE, BOB, MALLORY, Lab, brief, cases, clone_audit, load_yaml, plan_text
 from test_round2_execution_kit import shared
 
 NFC = "nf\u00e9"
@@ -223,12 +223,6 @@ FOLDER |= {"nw": "nw\u00e9", "nq": "nq\u00e9", "gh": "GRP/gh"}
 PLANGATE = str(Path(sys.executable).parent / "plangate")
 
 
-def _put(lab: Lab, rel: str, data: str) -> None:
-    path = lab.repo / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data.encode("utf-8"))
-
-
 def _json_text(tag: str, status: str = "pending_approval") -> str:
     return json.dumps(load_yaml(plan_text(tag, status=status)), indent=2) + "\n"
 
@@ -242,20 +236,6 @@ def _twin_text(slug: str, status: str = "pending_approval") -> str:
     if TWIN[slug].endswith(".md"):
         return "```yaml\n" + plan_text(tag, status=status) + "```\n"
     return plan_text(tag, status=status)
-
-
-def _rows(lab: Lab) -> dict[str, Any]:
-    out = lab.cli("status", "--json", "--config", str(lab.config)).stdout
-    return {r["plan"]: r for r in json.loads(out)}
-
-
-def _brief(row: dict[str, Any]) -> Any:
-    return (
-        row.get("status"),
-        row.get("approved_by"),
-        row.get("code"),
-        (row.get("notes") or [])[-4:],
-    )
 
 
 def _calls(lab: Lab) -> dict[str, tuple[int, int]]:
@@ -283,16 +263,16 @@ def _build(root: Path) -> Lab:
     got: dict[str, Any] = {}
     for slug in SLUGS:
         lab.write(FOLDER[slug], plan_text(slug))
-    _put(lab, "plans/nn/NOTES.md", "notes\n")
+    lab.put("plans/nn/NOTES.md", "notes\n")
     lab.commit("agent: plans", AGENT)
     lab.run()  # P1: frozen
-    got["frozen"] = _rows(lab)
+    got["frozen"] = lab.rows()
     # hb, hd: Alice approves, then (same pass) the agent adds the twin
     for slug in ("hb", "hd"):
         _status(lab, slug, "approved")
     lab.commit("alice: approve hb hd", ALICE)
     for slug, rel in TWIN.items():
-        _put(lab, rel, _twin_text(slug))
+        lab.put(rel, _twin_text(slug))
     lab.commit("agent: twins", AGENT)
     for slug in ("kg", "ke", "ol"):
         os.symlink("PLAN.yml", lab.repo / f"plans/{slug}/PLAN.yaml")
@@ -301,14 +281,14 @@ def _build(root: Path) -> Lab:
     git("update-index", "--add", "--cacheinfo", f"160000,{lab.head()},plans/og/PLAN.yaml")
     git("commit", "-q", "-m", "agent: a gitlink twin", who=AGENT)
     lab.run()  # P2: held
-    got["held"] = _rows(lab)
+    got["held"] = lab.rows()
     got["held_src"] = {s: got["held"].get(p, {}) for s, p in SOURCE_ROWS.items()}
     got["p2"] = _calls(lab)
     # -- while held: Alice rejects in the twins of cs, nr, jr
     for slug in ("cs", "nr", "sj", "sr", "jr", "hv"):
-        _put(lab, TWIN[slug], _twin_text(slug, "rejected"))
+        lab.put(TWIN[slug], _twin_text(slug, "rejected"))
     lab.commit("alice: reject in the twins", ALICE)
-    _put(lab, TWIN["hx"], _twin_text("hx", "rejected"))
+    lab.put(TWIN["hx"], _twin_text("hx", "rejected"))
     lab.commit("mallory: reject in the twin", MALLORY)
     # Bob's plangate approve while held (the controller's own commit path)
     env = lab.env(BOB) | {"PLANGATE_CONFIG": str(lab.config)}
@@ -328,7 +308,7 @@ def _build(root: Path) -> Lab:
     )
     # -- kind replaced in one commit by Bob
     _rm(lab, TWIN["ka"])
-    _put(lab, "plans/ka/PLAN.yaml/x.txt", "a folder now\n")
+    lab.put("plans/ka/PLAN.yaml/x.txt", "a folder now\n")
     _rm(lab, TWIN["kl"])
     os.symlink("PLAN.yml", lab.repo / "plans/kl/PLAN.yaml")
     _rm(lab, "plans/kg/PLAN.yaml")
@@ -348,20 +328,20 @@ def _build(root: Path) -> Lab:
     git("add", "PLANS/kf", "plans/ka", "plans/kl", "plans/kd", "plans/ke")
     git("commit", "-q", "-m", "bob: claims replaced by another kind", who=BOB)
     _rm(lab, TWIN["ko"])
-    _put(lab, "plans/ko/PLAN.yaml/x.txt", "a folder now\n")
+    lab.put("plans/ko/PLAN.yaml/x.txt", "a folder now\n")
     lab.commit("agent: ko's claim a folder now", AGENT)
     lab.run()  # P3: still held
-    got["held3"] = _rows(lab)
+    got["held3"] = lab.rows()
     # -- releases
     held_tip = lab.head()
-    git("checkout", "-q", "-b", "b-oc", held_tip)
+    lab.branch("b-oc", held_tip)
     _rm(lab, TWIN["oc"])
     _rm(lab, "plans/ol/PLAN.yaml")
     _rm(lab, "plans/nue\u0301")
     _rm(lab, "plans/CY")
     _rm(lab, "PLANS/po")
     lab.commit("bob: oc, ol, nu, cy, po twins gone", BOB)
-    git("checkout", "-q", "-b", "b-nv", held_tip)
+    lab.branch("b-nv", held_tip)
     for rel in (
         "plans/nve\u0301",
         "plans/CZ",
@@ -376,16 +356,16 @@ def _build(root: Path) -> Lab:
     git("mv", "plans/CR", "plans/Cr")
     _rm(lab, "plans/grp")
     lab.commit("bob: nv, cz, pk twin folders gone", BOB)
-    git("checkout", "-q", "-b", "b-oc2", held_tip)
-    _put(lab, "plans/nn/MORE.md", "more\n")
+    lab.branch("b-oc2", held_tip)
+    lab.put("plans/nn/MORE.md", "more\n")
     lab.commit("agent: more notes", AGENT)
-    git("checkout", "-q", "-b", "b-oa", held_tip)
+    lab.branch("b-oa", held_tip)
     _rm(lab, TWIN["oa"])
     _rm(lab, "plans/CS")
     lab.commit("agent: oa, CS twins gone", AGENT)
-    git("checkout", "-q", "-b", "b-cq", held_tip)
+    lab.branch("b-cq", held_tip)
     for slug in ("cq", "nq"):
-        _put(lab, TWIN[slug], _twin_text(slug, "rejected"))
+        lab.put(TWIN[slug], _twin_text(slug, "rejected"))
     lab.commit("alice: reject in the twin folders", ALICE)
     _rm(lab, "plans/CQ")
     _rm(lab, "plans/nqe\u0301")
@@ -397,12 +377,12 @@ def _build(root: Path) -> Lab:
     git("merge", "-q", "--no-ff", "--no-edit", "b-nv", who=MALLORY)
     # fp: Bob's branch merged INTO the agent's branch, fast-forwarded to main
     base = lab.head()
-    git("checkout", "-q", "-b", "b-fp", base)
+    lab.branch("b-fp", base)
     _rm(lab, TWIN["fp"])
     _rm(lab, "plans/og/PLAN.yaml")
     _rm(lab, "plans/nwe\u0301")
     lab.commit("bob: fp, og, nw twins gone", BOB)
-    git("checkout", "-q", "-b", "b-fa", base)
+    lab.branch("b-fa", base)
     (lab.repo / "README").write_text("plans (agent)\n")
     lab.commit("agent: readme", AGENT)
     git("merge", "-q", "--no-ff", "--no-edit", "b-fp", who=AGENT)
@@ -431,7 +411,7 @@ def _build(root: Path) -> Lab:
     lab.commit("bob: nfd, json twins gone, notes gone", BOB)
     # fm: Bob deletes on main (unread), the agent's branch merges main, main fast-forwarded
     base = lab.head()
-    git("checkout", "-q", "-b", "b-fm", base)
+    lab.branch("b-fm", base)
     (lab.repo / "README").write_text("plans (agent fm)\n")
     lab.commit("agent: readme fm", AGENT)
     _rm(lab, TWIN["fr"])
@@ -450,7 +430,7 @@ def _build(root: Path) -> Lab:
     lab.commit("agent: v2 into the plan", AGENT)
     got["tree"] = git("ls-files")
     lab.run()  # P4: released
-    got["released"] = _rows(lab)
+    got["released"] = lab.rows()
     got["p4"] = _calls(lab)
     for slug in [*WRITER, *CONTROL, *REJECTED, *VETO]:
         if slug != "ap":
@@ -472,7 +452,7 @@ def _build(root: Path) -> Lab:
     )
     lab.run()  # P5
     got["bob"] = _calls(lab)
-    got["bob_rows"] = _rows(lab)
+    got["bob_rows"] = lab.rows()
     mid = root / "mid"
     mid.mkdir(exist_ok=True)
     _report, valid = clone_audit(lab, mid)
@@ -485,7 +465,7 @@ def _build(root: Path) -> Lab:
     lab.commit("alice: approve", ALICE)
     lab.run()  # P6
     got["calls"] = _calls(lab)
-    got["rows"] = _rows(lab)
+    got["rows"] = lab.rows()
     lab.got = got  # type: ignore[attr-defined]
     return lab
 
@@ -511,48 +491,54 @@ def test_round93_atk93d(lab: Lab, vid: str) -> None:
         return
     if what == "held":
         text = json.dumps(got["held"].get(plan, {}), ensure_ascii=False)
-        assert "E_PLAN_AMBIGUOUS" in text or "E_UNSAFE_PATH" in text, _brief(
-            got["held"].get(plan, {})
+        assert "E_PLAN_AMBIGUOUS" in text or "E_UNSAFE_PATH" in text, brief(
+            got["held"].get(plan, {}), notes=4
         )
         if slug in ("ka", "kl", "kg", "kf", "ko"):  # still held after the kind's replacement
             text = json.dumps(got["held3"].get(plan, {}), ensure_ascii=False)
-            assert "E_PLAN_AMBIGUOUS" in text or "E_UNSAFE_PATH" in text, _brief(
-                got["held3"].get(plan, {})
+            assert "E_PLAN_AMBIGUOUS" in text or "E_UNSAFE_PATH" in text, brief(
+                got["held3"].get(plan, {}), notes=4
             )
         assert got["p2"][slug] == (0, 0), got["p2"][slug]
         return
     row = got["bob_rows"].get(plan, {})
     if what == "audit":
         done = row.get("status") == "completed"
-        assert (plan in got["valid"]) == done, (plan, got["valid"], _brief(row))
+        assert (plan in got["valid"]) == done, (plan, got["valid"], brief(row, notes=4))
         expected = slug in CONTROL or slug in ("hd", "hx")
-        assert (plan in got["valid"]) == expected, (plan, got["valid"], _brief(row))
+        assert (plan in got["valid"]) == expected, (plan, got["valid"], brief(row, notes=4))
         return
     if slug in SPECIAL:
         # nothing held runs at the release; v2 never runs on an approval of v1
         assert got["p4"][slug][1] == 0 and got["calls"][slug][1] == 0, (
             got["calls"][slug],
-            _brief(row),
+            brief(row, notes=4),
         )
         if slug != "hd":
             assert got["p4"][slug] == (0, 0), (
                 got["p4"][slug],
-                _brief(got["released"].get(plan, {})),
+                brief(got["released"].get(plan, {}), notes=4),
             )
         assert got["calls"][slug][0] <= 1, got["calls"][slug]
         return
     if slug in VETO:
         # hv: Alice vetoed v2 while held (in the twin), so Bob's approval of v2 runs nothing
         bob = (0, 1) if slug == "hx" else (0, 0)
-        assert got["bob"][slug] == bob, (got["bob"][slug], _brief(row))
-        assert got["calls"][slug] == bob, (got["calls"][slug], _brief(got["rows"].get(plan, {})))
+        assert got["bob"][slug] == bob, (got["bob"][slug], brief(row, notes=4))
+        assert got["calls"][slug] == bob, (
+            got["calls"][slug],
+            brief(got["rows"].get(plan, {}), notes=4),
+        )
         return
     bob = (1, 0) if slug in CONTROL else (0, 0)
-    assert got["bob"][slug] == bob, (got["bob"][slug], _brief(row))
+    assert got["bob"][slug] == bob, (got["bob"][slug], brief(row, notes=4))
     if slug in WRITER:
-        assert "E_SELF_APPROVAL" in (row.get("reason") or ""), _brief(row)
+        assert "E_SELF_APPROVAL" in (row.get("reason") or ""), brief(row, notes=4)
     final = (0, 0) if slug in REJECTED else (0, 1) if slug == "cx" else (1, 0)
-    assert got["calls"][slug] == final, (got["calls"][slug], _brief(got["rows"].get(plan, {})))
+    assert got["calls"][slug] == final, (
+        got["calls"][slug],
+        brief(got["rows"].get(plan, {}), notes=4),
+    )
 
 
 if __name__ == "__main__":
@@ -561,5 +547,5 @@ if __name__ == "__main__":
     out = Path(tempfile.mkdtemp(prefix="lab-", dir="/tmp/atk93d"))
     got = _build(out).got  # type: ignore[attr-defined]
     for key in ("frozen", "held", "held3", "released", "bob_rows", "rows"):
-        got[key] = {p: _brief(r) for p, r in got[key].items()}
+        got[key] = {p: brief(r, notes=4) for p, r in got[key].items()}
     print(json.dumps(got, indent=1, ensure_ascii=False, default=str))

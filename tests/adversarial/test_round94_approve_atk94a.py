@@ -102,12 +102,24 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, BOT, CAROL, MALLORY, Lab, cases, plan_text
+from advkit import (
+    AGENT,
+    ALICE,
+    BOB,
+    BOT,
+    CAROL,
+    MALLORY,
+    Lab,
+    Labs,
+    build_all,
+    cases,
+    clone_audit_got,
+    plan_text,
+)
 from checkkit import predicts_start
 from test_round2_execution_kit import shared
 
@@ -115,25 +127,9 @@ DAVE = ("Dave", "dave@ops.example.com")
 QUORUM = "rules:\n  - match: {paths: ['plans/q*/**']}\n    require: [{count: 2}]\n"
 
 
-def _audit(lab: Lab, root: Path) -> dict[str, Any]:
-    clone = root / "clone"
-    lab.git("clone", "-q", str(lab.repo), str(clone))
-    res = lab.cli("audit", "--json", cwd=clone)
-    try:
-        report = json.loads(res.stdout)
-    except ValueError:
-        report = {"raw": res.stdout[-600:], "stderr": res.stderr[-600:]}
-    execs = report.get("executions", []) if isinstance(report, dict) else []
-    valid = sorted({e["plan"] for e in execs if e.get("approval_valid")})
-    return {"rc": res.returncode, "report": report, "valid": valid}
-
-
 def _check(lab: Lab, head: str, who: str) -> str:
-    res = lab.cli(
-        "check", "--base", "main", "--head", head, "--as", who, "--format", "json",
-        "--config", str(lab.config), cwd=lab.repo,
-    )  # fmt: skip
-    return res.stdout + res.stderr
+    told = lab.check(head, who)
+    return told.stdout + told.stderr
 
 
 def _blocks(lab: Lab, slugs: list[str]) -> dict[str, Any]:
@@ -152,7 +148,7 @@ def _blocks(lab: Lab, slugs: list[str]) -> dict[str, Any]:
 def _finish(lab: Lab, root: Path, slugs: list[str], **extra: Any) -> dict[str, Any]:
     lab.run()
     lab.run()
-    out = _audit(lab, root)
+    out = clone_audit_got(lab, root)
     out.update(blocks=_blocks(lab, slugs), calls={s: len(lab.calls(s)) for s in slugs}, **extra)
     return out
 
@@ -232,7 +228,7 @@ def _pf(root: Path) -> dict[str, Any]:
     lab.approve("qv", ALICE, "approve qv")
     lab.run()
     # qm: a loosened policy file merged in by Bob (an approver), Alice approves alone
-    lab.git("checkout", "-q", "-b", "loose", "main")
+    lab.branch("loose", "main")
     raw = _canon(_loosen(_policy(lab)))
     (lab.repo / ".plangate" / "policy.json").write_bytes(raw)
     lab.commit("agent: policy", AGENT)
@@ -271,7 +267,7 @@ def _pf(root: Path) -> dict[str, Any]:
     lab.run()
     # qz: the agent's branch loosens the policy file and Alice approves qz there; CI's check
     # WITHOUT a config (a clone holds no plangate.yml) and with it; Carol merges
-    lab.git("checkout", "-q", "-b", "loose2", "main")
+    lab.branch("loose2", "main")
     raw = _canon(_loosen(_policy(lab)))
     (lab.repo / ".plangate" / "policy.json").write_bytes(raw)
     lab.commit("agent: policy", AGENT)
@@ -301,7 +297,7 @@ def _pf(root: Path) -> dict[str, Any]:
     lab.run()
     lab.approve("qx", ALICE, "approve qx")
     lab.run()
-    lab.git("checkout", "-q", "-b", "fin", "main")
+    lab.branch("fin", "main")
     lab.approve("qx", BOB, "approve qx")
     lab.approve("ok", BOB, "approve ok")
     lab.git("checkout", "-q", "main")
@@ -378,14 +374,14 @@ def _rk(root: Path) -> dict[str, Any]:
     lab.commit("agent: nested 2", AGENT)
     lab.run()
     frozen = {s: (lab.plan(s).get("frozen") or {}) for s in RKP}
-    lab.git("checkout", "-q", "-b", "fin", "main")
+    lab.branch("fin", "main")
     for s in RKP:
         lab.approve(s, ALICE, f"approve {s}")
     lab.git("checkout", "-q", "main")
     checks = {"alice": _check(lab, "fin", ALICE[1])}
     lab.git("merge", "-q", "--ff-only", "fin")
     lab.run()
-    lab.git("checkout", "-q", "-b", "fin2", "main")
+    lab.branch("fin2", "main")
     lab.approve("rf2", BOB, "approve rf2")
     lab.git("checkout", "-q", "main")
     checks["bob"] = _check(lab, "fin2", BOB[1])
@@ -463,7 +459,7 @@ def _gp(root: Path) -> dict[str, Any]:
     checks = {}
     for v, mine in final.items():
         branch = "fin-" + v[0].lower()
-        lab.git("checkout", "-q", "-b", branch, "main")
+        lab.branch(branch, "main")
         for s in mine:
             lab.approve(s, v, f"approve {s}")
         lab.git("checkout", "-q", "main")
@@ -482,17 +478,8 @@ BUILDERS = {
 }
 
 
-def _build_all(root: Path) -> Any:
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        jobs = {k: pool.submit(b, root / k) for k, (b, _) in BUILDERS.items()}
-        got = {k: f.result() for k, f in jobs.items()}
-
-    class Got:
-        pass
-
-    g = Got()
-    g.got = got  # type: ignore[attr-defined]
-    return g
+def _build_all(root: Path) -> Labs:
+    return build_all(root, {k: b for k, (b, _) in BUILDERS.items()}, workers=2)
 
 
 @pytest.fixture(scope="module")
@@ -564,7 +551,7 @@ if __name__ == "__main__":
 
     os.makedirs("/tmp/atk94a", exist_ok=True)
     out = Path(tempfile.mkdtemp(prefix="r94a-", dir="/tmp/atk94a"))
-    got = _build_all(out).got  # type: ignore[attr-defined]
+    got = _build_all(out).got
     for v in got.values():
         rep = v.get("report")
         if isinstance(rep, dict):

@@ -125,7 +125,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, MALLORY, Lab, cases, clone_audit, load_yaml, plan_text
+from advkit import AGENT, ALICE, BOB, MALLORY, Lab, brief, cases, clone_audit, load_yaml, plan_text
 from test_round2_execution_kit import shared
 
 #: Bob chose the content left (he deleted a claim): a writer of the plan (the folder approved)
@@ -147,12 +147,6 @@ RUNS = {s: s for s in SLUGS} | {s: f"{s}-v2" for s in ("yo", "yp", "yq", "yt", "
 MODES = ["live", "fresh"]
 
 
-def _put(lab: Lab, rel: str, data: str | bytes) -> None:
-    path = lab.repo / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
-
-
 def _rm(lab: Lab, rel: str) -> None:
     lab.git("rm", "-r", "-q", "--cached", rel)
     path = lab.repo / rel
@@ -162,21 +156,6 @@ def _rm(lab: Lab, rel: str) -> None:
         for sub in sorted(path.rglob("*"), reverse=True):
             sub.unlink() if not sub.is_dir() or sub.is_symlink() else sub.rmdir()
         path.rmdir()
-
-
-def _rows(lab: Lab) -> dict[str, Any]:
-    out = lab.cli("status", "--json", "--config", str(lab.config)).stdout
-    return {r["plan"]: r for r in json.loads(out)}
-
-
-def _brief(row: dict[str, Any]) -> Any:
-    return (
-        row.get("status"),
-        row.get("approved_by"),
-        row.get("code"),
-        row.get("reason"),
-        (row.get("notes") or [])[-3:],
-    )
 
 
 def _calls(lab: Lab) -> dict[str, tuple[int, int]]:
@@ -196,44 +175,44 @@ def _build(root: Path, mode: str) -> Lab:
         lab.write(slug, plan_text(slug))
     lab.commit("agent: plans", AGENT)
     lab.run()  # P1: frozen
-    got["frozen"] = _rows(lab)
+    got["frozen"] = lab.rows()
     # -- twins on the line, never a plan in the index: a PLAN.yml/ folder, a symlink, a gitlink
     for slug in ("ya", "ys", "yc", "yw", "bf"):
-        _put(lab, f"plans/{slug.upper()}/PLAN.yml/x.txt", "a folder named PLAN.yml\n")
+        lab.put(f"plans/{slug.upper()}/PLAN.yml/x.txt", "a folder named PLAN.yml\n")
     for slug in ("yl", "bl"):
         (lab.repo / f"plans/{slug.upper()}").mkdir()
         os.symlink(f"../{slug}/PLAN.yml", lab.repo / f"plans/{slug.upper()}/PLAN.yml")
-    _put(lab, "plans/yf/PLAN.YML/x.txt", "a folder named PLAN.YML in the plan's own folder\n")
+    lab.put("plans/yf/PLAN.YML/x.txt", "a folder named PLAN.YML in the plan's own folder\n")
     for slug in ("yo", "yp", "yq", "yt", "yu"):
-        _put(lab, f"plans/{slug.upper()}/PLAN.yml", plan_text(f"{slug}-v2"))
+        lab.put(f"plans/{slug.upper()}/PLAN.yml", plan_text(f"{slug}-v2"))
     # yn: a same-folder twin PLAN.yaml (v2) and a case twin folder holding only a note
-    _put(lab, "plans/yn/PLAN.yaml", plan_text("yn-v2"))
-    _put(lab, "plans/YN/NOTES.md", "notes only\n")
+    lab.put("plans/yn/PLAN.yaml", plan_text("yn-v2"))
+    lab.put("plans/YN/NOTES.md", "notes only\n")
     # yj, yk: the same, the case twin folder holding only a source PLAN.json, a PLAN.yml/ folder
-    _put(lab, "plans/yj/PLAN.yaml", plan_text("yj-v2"))
-    _put(lab, "plans/YJ/PLAN.json", json.dumps(load_yaml(plan_text("yj-v2"))) + "\n")
-    _put(lab, "plans/yk/PLAN.yaml", plan_text("yk-v2"))
-    _put(lab, "plans/YK/PLAN.yml/x.txt", "a folder named PLAN.yml\n")
+    lab.put("plans/yj/PLAN.yaml", plan_text("yj-v2"))
+    lab.put("plans/YJ/PLAN.json", json.dumps(load_yaml(plan_text("yj-v2"))) + "\n")
+    lab.put("plans/yk/PLAN.yaml", plan_text("yk-v2"))
+    lab.put("plans/YK/PLAN.yml/x.txt", "a folder named PLAN.yml\n")
     # yh: the case twin folder's PLAN.yml/ folder is itself a plan folder (plans/YH/PLAN.yml)
-    _put(lab, "plans/YH/PLAN.yml/PLAN.yml", plan_text("yh-v2"))
+    lab.put("plans/YH/PLAN.yml/PLAN.yml", plan_text("yh-v2"))
     lab.commit("agent: twins", AGENT)
     _gitlink(lab, "plans/YG/PLAN.yml")
     _gitlink(lab, "plans/BG/PLAN.yml")
     git("commit", "-q", "-m", "agent: a gitlink twin folder", who=AGENT)
     # yr: the twin comes on the agent's branch, merged by Mallory; yv: on Bob's, by Mallory
     base = lab.head()
-    git("checkout", "-q", "-b", "b-yr", base)
-    _put(lab, "plans/YR/PLAN.yml", plan_text("yr-v2"))
-    _put(lab, "plans/YY/PLAN.yml", plan_text("yy-v2"))
+    lab.branch("b-yr", base)
+    lab.put("plans/YR/PLAN.yml", plan_text("yr-v2"))
+    lab.put("plans/YY/PLAN.yml", plan_text("yy-v2"))
     lab.commit("agent: yr, yy twins", AGENT)
-    git("checkout", "-q", "-b", "b-yv", base)
-    _put(lab, "plans/YV/PLAN.yml", plan_text("yv-v2"))
+    lab.branch("b-yv", base)
+    lab.put("plans/YV/PLAN.yml", plan_text("yv-v2"))
     lab.commit("bob: yv twin", BOB)
     git("checkout", "-q", "main")
     git("merge", "-q", "--no-ff", "--no-edit", "b-yr", who=MALLORY)
     git("merge", "-q", "--no-ff", "--no-edit", "b-yv", who=MALLORY)
     lab.run()  # P2: held
-    got["held"] = _rows(lab)
+    got["held"] = lab.rows()
     got["p2"] = _calls(lab)
     # -- while held: Alice's rejected in yw's plan file
     lab.set_status("yw", "rejected")
@@ -248,10 +227,10 @@ def _build(root: Path, mode: str) -> Lab:
         got["restart"] = lab.run(take_over=True).stderr[-600:]
     else:
         lab.run()
-    got["held3"] = _rows(lab)
+    got["held3"] = lab.rows()
     # -- releases
     tip = lab.head()
-    git("checkout", "-q", "-b", "b-bob", tip)
+    lab.branch("b-bob", tip)
     for rel in ("plans/YA", "plans/YL", "plans/YG", "plans/YR", "plans/YW", "plans/yo"):
         _rm(lab, rel)
     _rm(lab, "plans/yt")
@@ -264,21 +243,21 @@ def _build(root: Path, mode: str) -> Lab:
     lab.commit("bob: the plans moved over their twin folders' claims", BOB)
     # yn: Bob removes the same-folder twin and gives the note folder a PLAN.yml in one commit
     _rm(lab, "plans/yn/PLAN.yaml")
-    _put(lab, "plans/YN/PLAN.yml", plan_text("yn-v2"))
+    lab.put("plans/YN/PLAN.yml", plan_text("yn-v2"))
     _rm(lab, "plans/yj/PLAN.yaml")
-    _put(lab, "plans/YJ/PLAN.yml", plan_text("yj-v2"))
+    lab.put("plans/YJ/PLAN.yml", plan_text("yj-v2"))
     _rm(lab, "plans/yk/PLAN.yaml")
     _rm(lab, "plans/YK/PLAN.yml")
-    _put(lab, "plans/YK/PLAN.yml", plan_text("yk-v2"))
+    lab.put("plans/YK/PLAN.yml", plan_text("yk-v2"))
     _rm(lab, "plans/YH")
     lab.commit("bob: yn's, yj's, yk's PLAN.yaml gone, YN, YJ, YK a plan; YH gone", BOB)
-    git("checkout", "-q", "-b", "b-agent", tip)
+    lab.branch("b-agent", tip)
     _rm(lab, "plans/YC")
     _rm(lab, "plans/YV")
     lab.commit("agent: YC, YV gone", AGENT)
     # yy: the agent's branch (forked at the held tip) adds another twin spelling, plans/Yy
-    git("checkout", "-q", "-b", "b-yy", tip)
-    _put(lab, "plans/Yy/PLAN.yml", plan_text("yy-v3"))
+    lab.branch("b-yy", tip)
+    lab.put("plans/Yy/PLAN.yml", plan_text("yy-v3"))
     lab.commit("agent: yy's twin again, plans/Yy", AGENT)
     git("checkout", "-q", "main")
     git("merge", "-q", "--no-ff", "--no-edit", "b-bob", who=MALLORY)
@@ -298,14 +277,14 @@ def _build(root: Path, mode: str) -> Lab:
     lab.commit("bob: yp gone", BOB)
     got["tree"] = git("ls-files")
     lab.run()  # P4: released
-    got["released"] = _rows(lab)
+    got["released"] = lab.rows()
     got["p4"] = _calls(lab)
     for slug in SLUGS:
         lab.set_status(APPROVED[slug], "approved")
     lab.commit("bob: approve", BOB)
     lab.run()  # P5
     got["bob"] = _calls(lab)
-    got["bob_rows"] = _rows(lab)
+    got["bob_rows"] = lab.rows()
     mid = root / "mid"
     mid.mkdir(exist_ok=True)
     _report, valid = clone_audit(lab, mid)
@@ -318,7 +297,7 @@ def _build(root: Path, mode: str) -> Lab:
     lab.commit("alice: approve", ALICE)
     lab.run()  # P6
     got["calls"] = _calls(lab)
-    got["rows"] = _rows(lab)
+    got["rows"] = lab.rows()
     lab.got = got  # type: ignore[attr-defined]
     return lab
 
@@ -350,7 +329,7 @@ def test_round94_atk94d(tmp_path_factory: pytest.TempPathFactory, vid: str) -> N
             text = json.dumps(got[key].get(plan, {}), ensure_ascii=False)
             assert "E_PLAN_AMBIGUOUS" in text or "E_UNSAFE_PATH" in text, (
                 key,
-                _brief(got[key].get(plan, {})),
+                brief(got[key].get(plan, {})),
             )
         assert got["p2"][slug] == (0, 0), got["p2"][slug]
         return
@@ -359,21 +338,21 @@ def test_round94_atk94d(tmp_path_factory: pytest.TempPathFactory, vid: str) -> N
     ran = slug in CONTROL
     if what == "audit":
         done = row.get("status") == "completed"
-        assert (target in got["valid"]) == done, (target, got["valid"], _brief(row))
+        assert (target in got["valid"]) == done, (target, got["valid"], brief(row))
         if slug not in SAFE:
-            assert (target in got["valid"]) == ran, (target, got["valid"], _brief(row))
+            assert (target in got["valid"]) == ran, (target, got["valid"], brief(row))
         return
     if slug in SAFE:
         assert got["calls"][slug][0] == 0 and got["calls"][slug][1] <= 1, got["calls"][slug]
         return
     v2 = RUNS[slug].endswith("-v2")
     bob = ((0, 1) if v2 else (1, 0)) if ran else (0, 0)
-    assert got["p4"][slug] == (0, 0), (got["p4"][slug], _brief(got["released"].get(target, {})))
-    assert got["bob"][slug] == bob, (got["bob"][slug], _brief(row))
+    assert got["p4"][slug] == (0, 0), (got["p4"][slug], brief(got["released"].get(target, {})))
+    assert got["bob"][slug] == bob, (got["bob"][slug], brief(row))
     if slug in WRITER:
-        assert "E_SELF_APPROVAL" in json.dumps(row), _brief(row)
+        assert "E_SELF_APPROVAL" in json.dumps(row), brief(row)
     final = (0, 0) if slug in REJECTED else (0, 1) if v2 else (1, 0)
-    assert got["calls"][slug] == final, (got["calls"][slug], _brief(got["rows"].get(target, {})))
+    assert got["calls"][slug] == final, (got["calls"][slug], brief(got["rows"].get(target, {})))
 
 
 if __name__ == "__main__":
@@ -383,5 +362,5 @@ if __name__ == "__main__":
         out = Path(tempfile.mkdtemp(prefix=f"lab-{mode}-", dir="/tmp/atk94d"))
         got = _build(out, mode).got  # type: ignore[attr-defined]
         for key in ("frozen", "held", "held3", "released", "bob_rows", "rows"):
-            got[key] = {p: _brief(r) for p, r in got[key].items()}
+            got[key] = {p: brief(r) for p, r in got[key].items()}
         print(json.dumps(got, indent=1, ensure_ascii=False, default=str))

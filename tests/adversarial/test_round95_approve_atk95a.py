@@ -98,42 +98,38 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, BOB, BOT, CAROL, MALLORY, Lab, cases, plan_text, xfail
+from advkit import (
+    ALICE,
+    BOB,
+    BOT,
+    CAROL,
+    MALLORY,
+    Lab,
+    Labs,
+    build_all,
+    cases,
+    clone_audit_got,
+    plan_text,
+    xfail,
+)
 from test_round2_execution_kit import shared
 
 HEX = "5e" * 32
 
 
-def _audit(lab: Lab, root: Path) -> dict[str, Any]:
-    clone = root / "clone"
-    lab.git("clone", "-q", str(lab.repo), str(clone))
-    res = lab.cli("audit", "--json", cwd=clone)
-    try:
-        report = json.loads(res.stdout)
-    except ValueError:
-        report = {"raw": res.stdout[-600:], "stderr": res.stderr[-600:]}
-    execs = report.get("executions", []) if isinstance(report, dict) else []
-    valid = sorted({e["plan"] for e in execs if e.get("approval_valid")})
-    return {"rc": res.returncode, "report": report, "valid": valid}
-
-
 def _check(lab: Lab, head: str, who: str) -> str:
-    res = lab.cli(
-        "check", "--base", "main", "--head", head, "--as", who, "--format", "json",
-        "--config", str(lab.config), cwd=lab.repo,
-    )  # fmt: skip
-    return res.stdout + res.stderr
+    told = lab.check(head, who)
+    return told.stdout + told.stderr
 
 
 def _finish(lab: Lab, root: Path, slugs: list[str], **extra: Any) -> dict[str, Any]:
     lab.run()
     lab.run()
-    out = _audit(lab, root)
+    out = clone_audit_got(lab, root)
     out.update(calls={s: len(lab.calls(s)) for s in slugs}, **extra)
     return out
 
@@ -240,7 +236,7 @@ def _sl(root: Path) -> dict[str, Any]:
             raw, digest = _loosened(lab)
             msg = _message(s, digest, ctl, seal)
             if s == "mg":
-                lab.git("checkout", "-q", "-b", "side-mg", "main")
+                lab.branch("side-mg", "main")
             (lab.repo / ".plangate" / "policy.json").write_bytes(raw)
             if s == "mx":  # the record commit also sets the plan rejected
                 lab.set_status(s, "rejected")
@@ -256,7 +252,7 @@ def _sl(root: Path) -> dict[str, Any]:
         lab.commit(f"mallory: reject {s}", MALLORY)
         lab.run()
         branch = f"fin-{s}"
-        lab.git("checkout", "-q", "-b", branch, "main")
+        lab.branch(branch, "main")
         lab.approve(s, ALICE, f"approve {s}")
         lab.git("checkout", "-q", "main")
         checks[s] = _check(lab, branch, ALICE[1])
@@ -276,11 +272,11 @@ def _mq(root: Path) -> dict[str, Any]:
         lab.write(s, plan_text(s))
     lab.commit("agent: plans", ("Agent", "agent@example.com"))
     lab.run()
-    lab.git("checkout", "-q", "-b", "b1", "main")
+    lab.branch("b1", "main")
     lab.approve("m2", ALICE, "approve m2")
-    lab.git("checkout", "-q", "-b", "b2", "main")
+    lab.branch("b2", "main")
     lab.approve("m2", BOB, "approve m2")
-    lab.git("checkout", "-q", "-b", "mix", "main")
+    lab.branch("mix", "main")
     lab.git("merge", "-q", "--no-ff", "-m", "merge b1", "b1", who=CAROL)
     lab.git("merge", "-q", "--no-ff", "-m", "merge b2", "b2", who=CAROL, check=False)
     if lab.git("diff", "--name-only", "--diff-filter=U"):
@@ -293,7 +289,7 @@ def _mq(root: Path) -> dict[str, Any]:
     lab.approve("m1", ALICE, "approve m1")
     lab.approve("mc", ALICE, "approve mc")
     lab.run()
-    lab.git("checkout", "-q", "-b", "fin", "main")
+    lab.branch("fin", "main")
     lab.approve("mc", BOB, "approve mc")
     lab.git("checkout", "-q", "main")
     checks["mc"] = _check(lab, "fin", BOB[1])
@@ -304,17 +300,8 @@ def _mq(root: Path) -> dict[str, Any]:
 BUILDERS = {"sl": (_sl, SLP), "mq": (_mq, MQP)}
 
 
-def _build_all(root: Path) -> Any:
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        jobs = {k: pool.submit(b, root / k) for k, (b, _) in BUILDERS.items()}
-        got = {k: f.result() for k, f in jobs.items()}
-
-    class Got:
-        pass
-
-    g = Got()
-    g.got = got  # type: ignore[attr-defined]
-    return g
+def _build_all(root: Path) -> Labs:
+    return build_all(root, {k: b for k, (b, _) in BUILDERS.items()}, workers=2)
 
 
 @pytest.fixture(scope="module")
@@ -381,7 +368,7 @@ if __name__ == "__main__":
 
     os.makedirs("/tmp/atk95a", exist_ok=True)
     out = Path(tempfile.mkdtemp(prefix="r95a-", dir="/tmp/atk95a"))
-    got = _build_all(out).got  # type: ignore[attr-defined]
+    got = _build_all(out).got
     for v in got.values():
         rep = v.get("report")
         if isinstance(rep, dict):

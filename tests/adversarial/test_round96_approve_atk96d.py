@@ -74,7 +74,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, BOB, MALLORY, Lab, cases, clone_audit, plan_text
+from advkit import AGENT, BOB, MALLORY, Lab, brief, cases, clone_audit, plan_text
 from test_round2_execution_kit import shared
 
 #: slug -> (plan folder under plans/, twin path of the folder claim, or None)
@@ -104,23 +104,8 @@ CONTROL = ["fw"]
 SLUGS = [*LINE, *BRANCH]
 
 
-def _put(lab: Lab, rel: str, data: str) -> None:
-    path = lab.repo / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data.encode("utf-8"))
-
-
 def _rm(lab: Lab, rel: str) -> None:
     lab.git("rm", "-r", "-q", rel)
-
-
-def _rows(lab: Lab) -> dict[str, Any]:
-    out = lab.cli("status", "--json", "--config", str(lab.config)).stdout
-    return {r["plan"]: r for r in json.loads(out)}
-
-
-def _brief(row: dict[str, Any]) -> Any:
-    return (row.get("status"), row.get("code"), row.get("reason"), (row.get("notes") or [])[-3:])
 
 
 def _calls(lab: Lab) -> dict[str, int]:
@@ -133,18 +118,18 @@ def _build(root: Path) -> Lab:
     got: dict[str, Any] = {}
     for slug in SLUGS:
         lab.write(FOLDER[slug], plan_text(slug))
-    _put(lab, "attic/rn/PLAN.yml/x.txt", "a folder named PLAN.yml, outside plans/\n")
+    lab.put("attic/rn/PLAN.yml/x.txt", "a folder named PLAN.yml, outside plans/\n")
     lab.commit("agent: plans", AGENT)
     lab.run()  # P1: frozen
-    got["frozen"] = _rows(lab)
+    got["frozen"] = lab.rows()
     p1 = lab.head()
     # ff: the agent's branch forked at P1 adds a twin, later merges main, main fast-forwarded
-    git("checkout", "-q", "-b", "b-ff", p1)
-    _put(lab, "plans/FF/PLAN.yml/x.txt", "claim\n")
+    lab.branch("b-ff", p1)
+    lab.put("plans/FF/PLAN.yml/x.txt", "claim\n")
     lab.commit("agent: ff twin on its branch", AGENT)
     git("checkout", "-q", "main")
     for slug in ("lc", "nd", "zj", "ts", "td", "sn", "up", "pf", "fw"):
-        _put(lab, f"{LINE[slug][1]}/PLAN.yml/x.txt", "claim\n")
+        lab.put(f"{LINE[slug][1]}/PLAN.yml/x.txt", "claim\n")
     lab.commit("agent: twin folders", AGENT)
     git("mv", "attic/rn", "plans/RN")
     lab.commit("agent: attic/rn moved to plans/RN", AGENT)
@@ -154,15 +139,15 @@ def _build(root: Path) -> Lab:
     for entry in lab.repo.iterdir():
         if entry.name != ".git":
             git("clean", "-fdxq", "--", entry.name)
-    _put(lab, "plans/UH/PLAN.yml/x.txt", "claim\n")
+    lab.put("plans/UH/PLAN.yml/x.txt", "claim\n")
     lab.commit("agent: unrelated root", AGENT)
     git("checkout", "-q", "-f", "main")
     git("merge", "-q", "--no-ff", "--no-edit", "--allow-unrelated-histories", "b-uh", who=AGENT)
     # branch-only twins: the agent adds, Bob deletes, Mallory merges
-    git("checkout", "-q", "-b", "b-br", "main")
+    lab.branch("b-br", "main")
     for slug, (_folder, rel) in BRANCH.items():
         text = "claim\n" if rel.endswith("x.txt") else plan_text(f"{slug}-v2")
-        _put(lab, rel, text)
+        lab.put(rel, text)
     lab.commit("agent: twins on its branch", AGENT)
     for _folder, rel in BRANCH.values():
         _rm(lab, rel)
@@ -175,20 +160,20 @@ def _build(root: Path) -> Lab:
     git("merge", "-q", "--ff-only", "b-ff")
     got["tree"] = git("ls-files")
     lab.run()  # P2: held
-    got["held"] = _rows(lab)
+    got["held"] = lab.rows()
     got["p2"] = _calls(lab)
     for slug in LINE:
         _rm(lab, LINE[slug][1])
     lab.commit("bob: twin folders gone", BOB)
     lab.run()  # P3: released
-    got["released"] = _rows(lab)
+    got["released"] = lab.rows()
     got["p3"] = _calls(lab)
     for slug in SLUGS:
         lab.set_status(FOLDER[slug], "approved")
     lab.commit("bob: approve", BOB)
     lab.run()  # P4
     got["calls"] = _calls(lab)
-    got["rows"] = _rows(lab)
+    got["rows"] = lab.rows()
     mid = root / "mid"
     mid.mkdir(exist_ok=True)
     _report, valid = clone_audit(lab, mid)
@@ -216,18 +201,18 @@ def test_round96_atk96d(tmp_path_factory: pytest.TempPathFactory, vid: str) -> N
     if what == "held":
         text = json.dumps(got["held"].get(plan, {}), ensure_ascii=False)
         held = "E_PLAN_AMBIGUOUS" in text or "E_UNSAFE_PATH" in text
-        assert held != ran, _brief(got["held"].get(plan, {}))
+        assert held != ran, brief(got["held"].get(plan, {}))
         assert got["p2"][slug] == 0 and got["p3"][slug] == 0, (got["p2"][slug], got["p3"][slug])
         return
     row = got["rows"].get(plan, {})
     if what == "audit":
         done = row.get("status") == "completed"
-        assert (plan in got["valid"]) == done, (plan, got["valid"], _brief(row))
-        assert (plan in got["valid"]) == ran, (plan, got["valid"], _brief(row))
+        assert (plan in got["valid"]) == done, (plan, got["valid"], brief(row))
+        assert (plan in got["valid"]) == ran, (plan, got["valid"], brief(row))
         return
-    assert got["calls"][slug] == (1 if ran else 0), (got["calls"][slug], _brief(row))
+    assert got["calls"][slug] == (1 if ran else 0), (got["calls"][slug], brief(row))
     if not ran:
-        assert "E_SELF_APPROVAL" in json.dumps(row), _brief(row)
+        assert "E_SELF_APPROVAL" in json.dumps(row), brief(row)
 
 
 if __name__ == "__main__":
@@ -237,6 +222,6 @@ if __name__ == "__main__":
     out = Path(tempfile.mkdtemp(prefix="lab-", dir="/tmp/atk96d"))
     got = _build(out).got  # type: ignore[attr-defined]
     for key in ("frozen", "held", "released", "rows"):
-        got[key] = {p: _brief(r) for p, r in got[key].items()}
+        got[key] = {p: brief(r) for p, r in got[key].items()}
     print(json.dumps(got, indent=1, ensure_ascii=False, default=str))
     _ = sys

@@ -123,45 +123,38 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, BOB, BOT, CAROL, MALLORY, Lab, cases, plan_text
+from advkit import (
+    ALICE,
+    BOB,
+    BOT,
+    CAROL,
+    MALLORY,
+    Lab,
+    Labs,
+    build_all,
+    cases,
+    clone_audit_got,
+    plan_text,
+)
 from test_round2_execution_kit import shared
 
 HEX = "5e" * 32
 ALICE2 = ("Alice", "alice@ops.example.com")
 
 
-def _audit(lab: Lab, root: Path, *opts: str, name: str = "clone") -> dict[str, Any]:
-    clone = root / name
-    lab.git("clone", "-q", *opts, f"file://{lab.repo}", str(clone))
-    res = lab.cli("audit", "--json", cwd=clone)
-    try:
-        report = json.loads(res.stdout)
-    except ValueError:
-        report = {"raw": res.stdout[-600:], "stderr": res.stderr[-600:]}
-    if not isinstance(report, dict):
-        report = {"raw": str(report)[-600:]}
-    execs = report.get("executions", [])
-    valid = sorted({e["plan"] for e in execs if e.get("approval_valid")})
-    return {"rc": res.returncode, "report": report, "valid": valid, "err": res.stderr[-600:]}
-
-
 def _check(lab: Lab, head: str, who: str) -> str:
-    res = lab.cli(
-        "check", "--base", "main", "--head", head, "--as", who, "--format", "json",
-        "--config", str(lab.config), cwd=lab.repo,
-    )  # fmt: skip
-    return res.stdout + res.stderr
+    told = lab.check(head, who)
+    return told.stdout + told.stderr
 
 
 def _vote(lab: Lab, slug: str, who: tuple[str, str], checks: dict[str, str], **kw: Any) -> None:
     """``who`` approves ``slug`` on a branch of its own, checked there, fast-forwarded."""
     branch = f"v-{slug}-{who[1].split('@')[0]}-{len(checks)}"
-    lab.git("checkout", "-q", "-b", branch, "main")
+    lab.branch(branch, "main")
     lab.set_status(slug, "approved")
     lab.git("add", "-A")
     env = kw.get("env")
@@ -312,7 +305,7 @@ def _a(root: Path) -> dict[str, Any]:
     _vote(lab, "oa", ALICE, checks, env={"GIT_AUTHOR_DATE": "@1700000000 +0000"})
     _vote(lab, "ob", ALICE, checks, env={"GIT_COMMITTER_DATE": "@1700000000 +0000"})
     # oe: the old-dated approval brought by Alice's own --no-ff merge (what check simulates)
-    lab.git("checkout", "-q", "-b", "side-oe", "main")
+    lab.branch("side-oe", "main")
     lab.set_status("oe", "approved")
     lab.git("add", "-A")
     lab.extra_env = old  # type: ignore[attr-defined]
@@ -331,7 +324,7 @@ def _a(root: Path) -> dict[str, Any]:
     forged["rv"] = lab.head()
     lab.run()
     # mg: Mallory's rejection on a side branch, merged under the controller's full identity
-    lab.git("checkout", "-q", "-b", "side-mg", "main")
+    lab.branch("side-mg", "main")
     lab.set_status("mg", "rejected")
     lab.commit("mallory: reject mg", MALLORY)
     lab.git("checkout", "-q", "main")
@@ -355,10 +348,12 @@ def _a(root: Path) -> dict[str, Any]:
     lab.run()
     lab.run()
     lab.run()
-    out = _audit(lab, root)
-    out["single"] = _audit(lab, root, "--single-branch", "--branch", "main", name="single")
+    out = clone_audit_got(lab, root, transport=True)
+    out["single"] = clone_audit_got(
+        lab, root, "--single-branch", "--branch", "main", name="single", transport=True
+    )
     depth = int(lab.git("rev-list", "--count", f"{forged['sw']}..HEAD").strip()) + 1
-    out["shallow"] = _audit(lab, root, f"--depth={depth}", name="shallow")
+    out["shallow"] = clone_audit_got(lab, root, f"--depth={depth}", name="shallow", transport=True)
     out.update(
         calls={s: len(lab.calls(s)) for s in AP}, checks=checks, forged=forged, notes=notes,
         seen=seen,
@@ -405,7 +400,7 @@ def _al(root: Path) -> dict[str, Any]:
         _vote(lab, s, voters[1], checks)
     lab.run()
     lab.run()
-    out = _audit(lab, root)
+    out = clone_audit_got(lab, root, transport=True)
     out.update(calls={s: len(lab.calls(s)) for s in ALP}, checks=checks, forged={}, seen={})
     return out
 
@@ -413,17 +408,8 @@ def _al(root: Path) -> dict[str, Any]:
 BUILDERS = {"a": (_a, AP), "al": (_al, {s: e for s, (_v, e) in ALP.items()})}
 
 
-def _build_all(root: Path) -> Any:
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        jobs = {k: pool.submit(b, root / k) for k, (b, _) in BUILDERS.items()}
-        got = {k: f.result() for k, f in jobs.items()}
-
-    class Got:
-        pass
-
-    g = Got()
-    g.got = got  # type: ignore[attr-defined]
-    return g
+def _build_all(root: Path) -> Labs:
+    return build_all(root, {k: b for k, (b, _) in BUILDERS.items()}, workers=2)
 
 
 @pytest.fixture(scope="module")
@@ -492,7 +478,7 @@ if __name__ == "__main__":
 
     os.makedirs("/tmp/atk97a", exist_ok=True)
     out = Path(tempfile.mkdtemp(prefix="r97a-", dir="/tmp/atk97a"))
-    got = _build_all(out).got  # type: ignore[attr-defined]
+    got = _build_all(out).got
     for v in got.values():
         for key in ("report",):
             rep = v.get(key)

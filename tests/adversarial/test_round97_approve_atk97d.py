@@ -105,7 +105,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, BOB, CAROL, MALLORY, Lab, cases, clone_audit, plan_text
+from advkit import AGENT, BOB, CAROL, MALLORY, Lab, brief, cases, clone_audit, plan_text
 from test_round2_execution_kit import shared
 
 #: slug -> the twin (a claim of plans/<slug>'s place); ``.../x.txt``: a folder claim
@@ -144,16 +144,10 @@ HELD = {"tw", "ra", "rc"}
 MODES = ["one", "step", "fresh"]
 
 
-def _put(lab: Lab, rel: str, data: str) -> None:
-    path = lab.repo / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data.encode("utf-8"))
-
-
 def _claim(lab: Lab, slug: str) -> None:
     rel = TWIN[slug]
     assert rel is not None
-    _put(lab, rel, "claim\n" if rel.endswith("x.txt") else plan_text(f"{slug}-v2", name=slug))
+    lab.put(rel, "claim\n" if rel.endswith("x.txt") else plan_text(f"{slug}-v2", name=slug))
 
 
 def _top(slug: str) -> str:
@@ -167,21 +161,8 @@ def _rm(lab: Lab, slug: str) -> None:
     lab.git("rm", "-r", "-q", "-f", _top(slug))
 
 
-def _rows(lab: Lab) -> dict[str, Any]:
-    out = lab.cli("status", "--json", "--config", str(lab.config)).stdout
-    return {r["plan"]: r for r in json.loads(out)}
-
-
-def _brief(row: dict[str, Any]) -> Any:
-    return (row.get("status"), row.get("code"), row.get("reason"), (row.get("notes") or [])[-3:])
-
-
 def _calls(lab: Lab) -> dict[str, int]:
     return {s: len(lab.calls(s)) for s in SLUGS}
-
-
-def _branch(lab: Lab, name: str, base: str = "main") -> None:
-    lab.git("checkout", "-q", "-b", name, base)
 
 
 def _merge(lab: Lab, who: tuple[str, str], *refs: str) -> None:
@@ -202,17 +183,17 @@ def _build(root: Path, mode: str) -> Lab:
         lab.write(slug, plan_text(slug))
     lab.commit("agent: plans", AGENT)
     lab.run()  # P1: frozen
-    got["frozen"] = _rows(lab)
+    got["frozen"] = lab.rows()
     # b2: the agent's branch adds the claim, Bob's branch of it deletes it, merged into the
     # agent's branch by the agent, which Mallory merges: the deletion two merges deep
-    _branch(lab, "b-b2")
+    lab.branch("b-b2")
     _claim(lab, "b2"), _claim(lab, "b2f")
     lab.commit("agent: b2 twins", AGENT)
-    _branch(lab, "b-b2x", "b-b2")
+    lab.branch("b-b2x", "b-b2")
     _rm(lab, "b2"), _rm(lab, "b2f")
     lab.commit("bob: b2 twins gone", BOB)
     git("checkout", "-q", "b-b2")
-    _put(lab, "notes/b2.txt", "agent's note\n")
+    lab.put("notes/b2.txt", "agent's note\n")
     lab.commit("agent: a note", AGENT)
     git("merge", "-q", "--no-ff", "--no-edit", "b-b2x", who=AGENT)
     _merge(lab, MALLORY, "b-b2")
@@ -220,7 +201,7 @@ def _build(root: Path, mode: str) -> Lab:
     # rd: the agent's branch adds the claim; the merge's resolution drops it (Bob's merge,
     # rdm: Mallory's): neither parent deleted it
     for slug, who in (("rd", BOB), ("rdm", MALLORY)):
-        _branch(lab, f"b-{slug}")
+        lab.branch(f"b-{slug}")
         _claim(lab, slug)
         if slug == "rd":
             _claim(lab, "rdf")
@@ -233,7 +214,7 @@ def _build(root: Path, mode: str) -> Lab:
         git("commit", "-q", "--no-edit", who=who)
         step()
     # rdb: Bob's merge resolution renames the claim to PLAN.yml.bak (no claim's name)
-    _branch(lab, "b-rdb")
+    lab.branch("b-rdb")
     _claim(lab, "rdb")
     lab.commit("agent: rdb twin", AGENT)
     git("checkout", "-q", "main")
@@ -242,11 +223,11 @@ def _build(root: Path, mode: str) -> Lab:
     git("commit", "-q", "--no-edit", who=BOB)
     step()
     # rdo: Bob's octopus merge of two agent branches drops one branch's claim
-    _branch(lab, "b-rdo1")
+    lab.branch("b-rdo1")
     _claim(lab, "rdo")
     lab.commit("agent: rdo twin", AGENT)
-    _branch(lab, "b-rdo2", "main")
-    _put(lab, "notes/rdo.txt", "note\n")
+    lab.branch("b-rdo2", "main")
+    lab.put("notes/rdo.txt", "note\n")
     lab.commit("agent: rdo note", AGENT)
     git("checkout", "-q", "main")
     git("merge", "-q", "--no-ff", "--no-commit", "b-rdo1", "b-rdo2", who=BOB)
@@ -254,13 +235,13 @@ def _build(root: Path, mode: str) -> Lab:
     git("commit", "-q", "--no-edit", who=BOB)
     step()
     # rds: Bob's `git merge -s ours` of the agent's branch holding a claim (all of it dropped)
-    _branch(lab, "b-rds")
+    lab.branch("b-rds")
     _claim(lab, "rds")
     lab.commit("agent: rds twin", AGENT)
     _merge(lab, BOB, "-s", "ours", "b-rds")
     step()
     # rvm: the agent's branch with a claim merged by Mallory; Bob's `git revert -m 1` of it
-    _branch(lab, "b-rvm")
+    lab.branch("b-rvm")
     _claim(lab, "rvm")
     lab.commit("agent: rvm twin", AGENT)
     _merge(lab, MALLORY, "b-rvm")
@@ -268,25 +249,25 @@ def _build(root: Path, mode: str) -> Lab:
     git("revert", "--no-edit", "-m", "1", lab.head(), who=BOB)
     step()
     # sq: the agent adds, Bob deletes, Mallory squash-merges (a squash is its squasher's)
-    _branch(lab, "b-sq")
+    lab.branch("b-sq")
     _claim(lab, "sq")
     lab.commit("agent: sq twin", AGENT)
     _rm(lab, "sq")
-    _put(lab, "notes/sq.txt", "bob's note\n")
+    lab.put("notes/sq.txt", "bob's note\n")
     lab.commit("bob: sq twin gone", BOB)
     git("checkout", "-q", "main")
     git("merge", "-q", "--squash", "b-sq", who=MALLORY)
     lab.commit("mallory: squash b-sq", MALLORY)
     step()
     # rv: Bob's git revert of the agent's commit that added the claims
-    _branch(lab, "b-rv")
+    lab.branch("b-rv")
     _claim(lab, "rv"), _claim(lab, "rvf")
     added = lab.commit("agent: rv twins", AGENT)
     git("revert", "--no-edit", added, who=BOB)
     _merge(lab, MALLORY, "b-rv")
     step()
     # bk: Bob renames the claims to names that claim nothing (PLAN.yml.bak, PLAN.yaml.bak)
-    _branch(lab, "b-bk")
+    lab.branch("b-bk")
     for slug in ("bk", "bkd", "bky"):
         _claim(lab, slug)
     lab.commit("agent: bk twins", AGENT)
@@ -296,7 +277,7 @@ def _build(root: Path, mode: str) -> Lab:
     _merge(lab, MALLORY, "b-bk")
     step()
     # ra: the agent adds, Bob deletes, the agent re-adds (rc: Carol re-adds) on one branch
-    _branch(lab, "b-ra")
+    lab.branch("b-ra")
     _claim(lab, "ra"), _claim(lab, "rc")
     lab.commit("agent: ra twins", AGENT)
     _rm(lab, "ra"), _rm(lab, "rc")
@@ -309,12 +290,12 @@ def _build(root: Path, mode: str) -> Lab:
     step()
     # o1/o2/oc: claims on two side branches, merged in one octopus by Mallory; o1 deleted by
     # Bob on branch 1, o2 by Bob on branch 2, oc by Carol on branch 2 (Bob no writer)
-    _branch(lab, "b-o1")
+    lab.branch("b-o1")
     _claim(lab, "o1")
     lab.commit("agent: o1 twin", AGENT)
     _rm(lab, "o1")
     lab.commit("bob: o1 twin gone", BOB)
-    _branch(lab, "b-o2", "main")
+    lab.branch("b-o2", "main")
     _claim(lab, "o2"), _claim(lab, "oc")
     lab.commit("agent: o2 twins", AGENT)
     _rm(lab, "o2")
@@ -324,7 +305,7 @@ def _build(root: Path, mode: str) -> Lab:
     _merge(lab, MALLORY, "b-o1", "b-o2")
     step()
     # tw/tw2: the branch merged twice, once with the claim, once after Bob's deletion
-    _branch(lab, "b-tw")
+    lab.branch("b-tw")
     _claim(lab, "tw"), _claim(lab, "tw2")
     lab.commit("agent: tw twins", AGENT)
     _merge(lab, MALLORY, "b-tw")
@@ -336,8 +317,8 @@ def _build(root: Path, mode: str) -> Lab:
     step()
     # mc/ma: the claim only in a merged branch's middle commit (added, then deleted: mc by
     # Bob, ma by the agent), notes before and after
-    _branch(lab, "b-mc")
-    _put(lab, "notes/mc1.txt", "1\n")
+    lab.branch("b-mc")
+    lab.put("notes/mc1.txt", "1\n")
     lab.commit("agent: note 1", AGENT)
     _claim(lab, "mc"), _claim(lab, "ma")
     lab.commit("agent: mc twins", AGENT)
@@ -345,12 +326,12 @@ def _build(root: Path, mode: str) -> Lab:
     lab.commit("bob: mc twin gone", BOB)
     _rm(lab, "ma")
     lab.commit("agent: ma twin gone", AGENT)
-    _put(lab, "notes/mc2.txt", "2\n")
+    lab.put("notes/mc2.txt", "2\n")
     lab.commit("agent: note 2", AGENT)
     _merge(lab, MALLORY, "b-mc")
     got["tree"] = git("ls-files")
     lab.run()  # P2: held (tw, ra, rc)
-    got["held"] = _rows(lab)
+    got["held"] = lab.rows()
     got["p2"] = _calls(lab)
     # releases: Bob deletes tw's claim on b-tw, merged again; the agent deletes ra's, rc's
     git("checkout", "-q", "b-tw")
@@ -361,10 +342,10 @@ def _build(root: Path, mode: str) -> Lab:
     _rm(lab, "ra"), _rm(lab, "rc")
     lab.commit("agent: ra rc twins gone", AGENT)
     lab.run()  # P3: released
-    got["released"] = _rows(lab)
+    got["released"] = lab.rows()
     got["p3"] = _calls(lab)
     # P4: Bob's approvals on his branch; `plangate check` predicts his merge, then he merges
-    _branch(lab, "b-approve")
+    lab.branch("b-approve")
     for slug in SLUGS:
         lab.set_status(slug, "approved")
     lab.commit("bob: approve", BOB)
@@ -392,7 +373,7 @@ def _build(root: Path, mode: str) -> Lab:
         lab.write_config()
     lab.run(take_over=mode == "fresh")  # P4
     got["calls"] = _calls(lab)
-    got["rows"] = _rows(lab)
+    got["rows"] = lab.rows()
     mid = root / "mid"
     mid.mkdir(exist_ok=True)
     _report, valid = clone_audit(lab, mid)
@@ -426,7 +407,7 @@ def test_round97_atk97d(tmp_path_factory: pytest.TempPathFactory, vid: str) -> N
     ran = slug in CONTROL
     if what == "held":
         text = json.dumps(got["held"].get(plan, {}), ensure_ascii=False)
-        assert "E_PLAN_AMBIGUOUS" in text or "E_UNSAFE_PATH" in text, _brief(
+        assert "E_PLAN_AMBIGUOUS" in text or "E_UNSAFE_PATH" in text, brief(
             got["held"].get(plan, {})
         )
         assert got["p2"][slug] == 0 and got["p3"][slug] == 0, (got["p2"][slug], got["p3"][slug])
@@ -434,18 +415,18 @@ def test_round97_atk97d(tmp_path_factory: pytest.TempPathFactory, vid: str) -> N
     row = got["rows"].get(plan, {})
     if what == "check":
         outcome, codes = got["check"].get(plan, (None, []))
-        assert outcome == ("start" if ran else "refuse"), (outcome, codes, _brief(row))
+        assert outcome == ("start" if ran else "refuse"), (outcome, codes, brief(row))
         assert ran or "E_SELF_APPROVAL" in codes, (outcome, codes)
         assert (outcome == "start") == (got["calls"][slug] == 1), (outcome, got["calls"][slug])
         return
     if what == "audit":
         done = row.get("status") == "completed"
-        assert (plan in got["valid"]) == done, (plan, got["valid"], _brief(row))
-        assert (plan in got["valid"]) == ran, (plan, got["valid"], _brief(row))
+        assert (plan in got["valid"]) == done, (plan, got["valid"], brief(row))
+        assert (plan in got["valid"]) == ran, (plan, got["valid"], brief(row))
         return
-    assert got["calls"][slug] == (1 if ran else 0), (got["calls"][slug], _brief(row))
+    assert got["calls"][slug] == (1 if ran else 0), (got["calls"][slug], brief(row))
     if not ran:
-        assert "E_SELF_APPROVAL" in json.dumps(row), _brief(row)
+        assert "E_SELF_APPROVAL" in json.dumps(row), brief(row)
 
 
 if __name__ == "__main__":
@@ -455,5 +436,5 @@ if __name__ == "__main__":
     out = Path(tempfile.mkdtemp(prefix="lab-", dir="/tmp/atk97d"))
     got = _build(out, sys.argv[1] if len(sys.argv) > 1 else "one").got  # type: ignore[attr-defined]
     for key in ("frozen", "held", "released", "rows"):
-        got[key] = {p: _brief(r) for p, r in got[key].items()}
+        got[key] = {p: brief(r) for p, r in got[key].items()}
     print(json.dumps(got, indent=1, ensure_ascii=False, default=str))

@@ -117,38 +117,32 @@ from __future__ import annotations
 
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, BOT, CAROL, MALLORY, Lab, cases, plan_text
+from advkit import (
+    AGENT,
+    ALICE,
+    BOB,
+    BOT,
+    CAROL,
+    MALLORY,
+    Lab,
+    Labs,
+    build_all,
+    cases,
+    clone_audit_got,
+    plan_text,
+)
 from test_round2_execution_kit import shared
 
 HEX = "7c" * 32
 
 
-def _audit(lab: Lab, root: Path) -> dict[str, Any]:
-    clone = root / "clone"
-    lab.git("clone", "-q", f"file://{lab.repo}", str(clone))
-    res = lab.cli("audit", "--json", cwd=clone)
-    try:
-        report = json.loads(res.stdout)
-    except ValueError:
-        report = {"raw": res.stdout[-600:], "stderr": res.stderr[-600:]}
-    if not isinstance(report, dict):
-        report = {"raw": str(report)[-600:]}
-    execs = report.get("executions", [])
-    valid = sorted({e["plan"] for e in execs if e.get("approval_valid")})
-    return {"rc": res.returncode, "report": report, "valid": valid, "err": res.stderr[-600:]}
-
-
 def _check(lab: Lab, head: str, who: str) -> str:
-    res = lab.cli(
-        "check", "--base", "main", "--head", head, "--as", who, "--format", "json",
-        "--config", str(lab.config), cwd=lab.repo,
-    )  # fmt: skip
-    return res.stdout + res.stderr
+    told = lab.check(head, who)
+    return told.stdout + told.stderr
 
 
 def _forge(lab: Lab, msg: str) -> str:
@@ -280,7 +274,7 @@ def _q(root: Path) -> dict[str, Any]:
         if _fk(s) and s not in LATE and s not in SIDE:
             forged[s] = _forge_plan(lab, s, agent_commit)
     # SIDE: the same forgeries on Mallory's branch, merged --no-ff by her (first pass after)
-    lab.git("checkout", "-q", "-b", "side", "main")
+    lab.branch("side", "main")
     for s in SIDE:
         forged[s] = _forge_plan(lab, s, agent_commit)
     lab.git("checkout", "-q", "main")
@@ -322,7 +316,7 @@ def _q(root: Path) -> dict[str, Any]:
     checks: dict[str, str] = {}
     for s in QP:
         if s.endswith("2") or s == "ab":
-            lab.git("checkout", "-q", "-b", f"bob-{s}", "main")
+            lab.branch(f"bob-{s}", "main")
             lab.set_status(s, "approved")
             lab.commit(f"bob: approve {s}", BOB)
             lab.git("checkout", "-q", "main")
@@ -333,7 +327,7 @@ def _q(root: Path) -> dict[str, Any]:
     lab.commit("carol: approve ab2", CAROL)
     lab.run()
     lab.run()
-    out = _audit(lab, root)
+    out = clone_audit_got(lab, root, transport=True)
     notes["final"] = {s: lab.plan(s)["plan"]["status"] for s in QP}
     notes["approval"] = {s: lab.plan(s).get("approval") for s in QP}
     out.update(calls={s: len(lab.calls(s)) for s in QP}, checks=checks, forged=forged, notes=notes)
@@ -357,7 +351,7 @@ def _c(root: Path) -> dict[str, Any]:
     lab.run()
     checks: dict[str, str] = {}
     for s in CP:
-        lab.git("checkout", "-q", "-b", f"br-{s}", "main")
+        lab.branch(f"br-{s}", "main")
         lab.set_status(s, "approved")
         lab.git("add", "-A")
         if s == "acb":
@@ -403,7 +397,7 @@ def _c(root: Path) -> dict[str, Any]:
         notes[s] = lab.git("log", "-1", "--format=%an <%ae> / %cn <%ce> %s")
     lab.run()
     lab.run()
-    out = _audit(lab, root)
+    out = clone_audit_got(lab, root, transport=True)
     out.update(calls={s: len(lab.calls(s)) for s in CP}, checks=checks, forged={}, notes=notes)
     return out
 
@@ -419,7 +413,7 @@ def _s(root: Path) -> dict[str, Any]:
     forged = _forge(lab, _msg("start", "ss", "executing", True))
     res = lab.run(check=False)
     notes = {"rc": res.returncode, "err": res.stderr[-800:]}
-    out = _audit(lab, root)
+    out = clone_audit_got(lab, root, transport=True)
     out.update(calls={"ss": len(lab.calls("ss"))}, checks={}, forged={"ss": forged}, notes=notes)
     return out
 
@@ -427,17 +421,8 @@ def _s(root: Path) -> dict[str, Any]:
 BUILDERS = {"q": (_q, QP), "c": (_c, CP), "s": (_s, {"ss": 0})}
 
 
-def _build_all(root: Path) -> Any:
-    with ThreadPoolExecutor(max_workers=3) as pool:
-        jobs = {k: pool.submit(b, root / k) for k, (b, _) in BUILDERS.items()}
-        got = {k: f.result() for k, f in jobs.items()}
-
-    class Got:
-        pass
-
-    g = Got()
-    g.got = got  # type: ignore[attr-defined]
-    return g
+def _build_all(root: Path) -> Labs:
+    return build_all(root, {k: b for k, (b, _) in BUILDERS.items()})
 
 
 @pytest.fixture(scope="module")
@@ -511,7 +496,7 @@ if __name__ == "__main__":
 
     os.makedirs("/tmp/atk98a", exist_ok=True)
     out = Path(tempfile.mkdtemp(prefix="r98a-", dir="/tmp/atk98a"))
-    got = _build_all(out).got  # type: ignore[attr-defined]
+    got = _build_all(out).got
     for v in got.values():
         rep = v.get("report")
         if isinstance(rep, dict):

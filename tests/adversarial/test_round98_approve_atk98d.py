@@ -93,6 +93,7 @@ from advkit import (
     CAROL,
     MALLORY,
     Lab,
+    brief,
     cases,
     clone_audit,
     plan_text,
@@ -159,12 +160,6 @@ LATER = {"nm", "nmm", "nmo", "nmoc", "mvb", "mvc", "cpa", "cpc", "fm", "rs", "rs
 MODES = ["one", "step", "fresh"]
 
 
-def _put(lab: Lab, rel: str, data: str) -> None:
-    path = lab.repo / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data.encode("utf-8"))
-
-
 def _edit(lab: Lab, slug: str, value: str) -> None:
     """A change of the plan's hashed content: a param ``v`` added after ``tag``."""
     text = lab.read(slug)
@@ -172,35 +167,8 @@ def _edit(lab: Lab, slug: str, value: str) -> None:
     lab.write(slug, text.replace(f'tag: "{slug}"\n', f'tag: "{slug}"\n      v: "{value}"\n', 1))
 
 
-def _rows(lab: Lab) -> dict[str, Any]:
-    out = lab.cli("status", "--json", "--config", str(lab.config)).stdout
-    return {r["plan"]: r for r in json.loads(out)}
-
-
-def _brief(row: dict[str, Any]) -> Any:
-    return (row.get("status"), row.get("code"), row.get("reason"), (row.get("notes") or [])[-3:])
-
-
 def _calls(lab: Lab) -> dict[str, int]:
     return {s: len(lab.calls(s)) for s in SLUGS}
-
-
-def _branch(lab: Lab, name: str, base: str = "main") -> None:
-    lab.git("checkout", "-q", "-b", name, base)
-
-
-def _note(lab: Lab, name: str, who: tuple[str, str] = AGENT) -> None:
-    _put(lab, f"notes/{name}.txt", f"{name}\n")
-    lab.commit(f"{who[0].lower()}: note {name}", who)
-
-
-def _rmerge(lab: Lab, who: tuple[str, str], refs: list[str], resolve: Any, *opts: str) -> None:
-    """``who`` merges ``refs`` into the checked-out branch ``--no-commit``, ``resolve()`` edits
-    the tree, then ``who`` commits the merge (the resolution's bytes are the merge's own)."""
-    lab.git("merge", "-q", "--no-ff", "--no-commit", *opts, *refs, who=who)
-    resolve()
-    lab.git("add", "-A")
-    lab.git("commit", "-q", "--no-edit", who=who)
 
 
 def _build(root: Path, mode: str) -> Lab:
@@ -225,55 +193,55 @@ def _build(root: Path, mode: str) -> Lab:
         lab.commit(f"{who[0].lower()}: plans", who)
     got["p0"] = git("rev-parse", "HEAD").strip()
     lab.run()  # P1: frozen
-    got["frozen"] = _rows(lab)
+    got["frozen"] = lab.rows()
 
     # nm/nmm: a NEW plan only in the merge's own resolution (Bob's / Mallory's)
     for slug, who in (("nm", BOB), ("nmm", MALLORY)):
-        _branch(lab, f"b-{slug}")
-        _note(lab, slug)
+        lab.branch(f"b-{slug}")
+        lab.note(slug)
         git("checkout", "-q", "main")
-        _rmerge(lab, who, [f"b-{slug}"], lambda s=slug: lab.write(s, plan_text(s)))
+        lab.rmerge(who, [f"b-{slug}"], lambda s=slug: lab.write(s, plan_text(s)))
         step()
     # nmo/nmoc: the same in an octopus, one side an empty commit (Bob's / Carol's)
     for slug, who in (("nmo", BOB), ("nmoc", CAROL)):
-        _branch(lab, f"b-{slug}1")
-        _note(lab, slug)
-        _branch(lab, f"b-{slug}2", "main")
+        lab.branch(f"b-{slug}1")
+        lab.note(slug)
+        lab.branch(f"b-{slug}2", "main")
         lab.commit(f"agent: empty {slug}", AGENT)
         git("checkout", "-q", "main")
-        _rmerge(lab, who, [f"b-{slug}1", f"b-{slug}2"], lambda s=slug: lab.write(s, plan_text(s)))
+        lab.rmerge(who, [f"b-{slug}1", f"b-{slug}2"], lambda s=slug: lab.write(s, plan_text(s)))
         step()
     # ec/ecm: an evil merge on main changes an existing plan's params
     for slug, who in (("ec", BOB), ("ecm", MALLORY)):
-        _branch(lab, f"b-{slug}")
-        _note(lab, slug)
+        lab.branch(f"b-{slug}")
+        lab.note(slug)
         git("checkout", "-q", "main")
-        _rmerge(lab, who, [f"b-{slug}"], lambda s=slug, w=who: _edit(lab, s, w[0]))
+        lab.rmerge(who, [f"b-{slug}"], lambda s=slug, w=who: _edit(lab, s, w[0]))
         step()
     # evb/evm: the agent's branch merges main back (Bob's / Carol's evil merge ON the branch),
     # Mallory merges the branch
     for slug, who in (("evb", BOB), ("evm", CAROL)):
-        _branch(lab, f"b-{slug}")
-        _note(lab, slug)
+        lab.branch(f"b-{slug}")
+        lab.note(slug)
         git("checkout", "-q", "main")
-        _note(lab, f"{slug}-main", CAROL)
+        lab.note(f"{slug}-main", CAROL)
         step()
         git("checkout", "-q", f"b-{slug}")
-        _rmerge(lab, who, ["main"], lambda s=slug, w=who: _edit(lab, s, w[0]))
+        lab.rmerge(who, ["main"], lambda s=slug, w=who: _edit(lab, s, w[0]))
         git("checkout", "-q", "main")
         git("merge", "-q", "--no-ff", "--no-edit", f"b-{slug}", who=MALLORY)
         step()
     # cc/ccc: a criss-cross (two merge bases); the final merge's resolution edits the plan
     for slug, who in (("cc", BOB), ("ccc", CAROL)):
-        _branch(lab, f"x-{slug}")
-        _note(lab, f"{slug}-x")
-        _branch(lab, f"y-{slug}", "main")
-        _note(lab, f"{slug}-y", CAROL)
+        lab.branch(f"x-{slug}")
+        lab.note(f"{slug}-x")
+        lab.branch(f"y-{slug}", "main")
+        lab.note(f"{slug}-y", CAROL)
         git("checkout", "-q", f"x-{slug}")
         git("merge", "-q", "--no-ff", "--no-edit", f"y-{slug}", who=AGENT)
         git("checkout", "-q", f"y-{slug}")
         git("merge", "-q", "--no-ff", "--no-edit", f"x-{slug}~1", who=CAROL)
-        _rmerge(lab, who, [f"x-{slug}"], lambda s=slug, w=who: _edit(lab, s, w[0]))
+        lab.rmerge(who, [f"x-{slug}"], lambda s=slug, w=who: _edit(lab, s, w[0]))
         bases = git("merge-base", "--all", f"y-{slug}^1", f"y-{slug}^2").split()
         got[f"bases-{slug}"] = len(bases)
         git("checkout", "-q", "main")
@@ -299,21 +267,21 @@ def _build(root: Path, mode: str) -> Lab:
         y = "main" if line else f"y-{slug}"
         claim = f"plans/{slug.upper()}/PLAN.yml" + ("" if slug == "cxf" else "/x.txt")
         data = plan_text(f"{slug}-v2", name=slug) if slug == "cxf" else "claim\n"
-        _put(lab, claim, data)
+        lab.put(claim, data)
         lab.commit(f"agent: {slug} twin", AGENT)
         step()
-        _branch(lab, f"x-{slug}")
+        lab.branch(f"x-{slug}")
         if line:
             git("checkout", "-q", "main")
         else:
-            _branch(lab, y, "main")
+            lab.branch(y, "main")
         git("rm", "-r", "-q", f"plans/{slug.upper()}")
         lab.commit(f"carol: {slug} twin gone", CAROL)
         y1 = lab.head()
         time.sleep(1.1)  # X1 strictly newer than Y1: `git merge-base` names X1 (holds the claim)
         git("checkout", "-q", f"x-{slug}")
-        _note(lab, f"{slug}-x")
-        _rmerge(lab, AGENT, [y1], lambda c=claim, d=data: _put(lab, c, d))
+        lab.note(f"{slug}-x")
+        lab.rmerge(AGENT, [y1], lambda c=claim, d=data: lab.put(c, d))
         git("checkout", "-q", y)
         git("merge", "-q", "--no-ff", "--no-edit", f"x-{slug}~1", who=CAROL)
         tree = git("merge-tree", "--write-tree", y, f"x-{slug}").split()[0]
@@ -324,8 +292,7 @@ def _build(root: Path, mode: str) -> Lab:
         if slug == "cxs":
             git("merge", "-q", "--no-ff", "--no-edit", "-s", "ours", f"x-{slug}", who=who)
         else:
-            _rmerge(
-                lab,
+            lab.rmerge(
                 who,
                 [f"x-{slug}"],
                 lambda s=slug: git("rm", "-r", "-q", "-f", f"plans/{s.upper()}"),
@@ -339,29 +306,27 @@ def _build(root: Path, mode: str) -> Lab:
     # it --no-commit and drops the claim its FIRST parent held; Mallory merges the branch.
     # bl: main holds the agent's claim; Bob merges a note branch into main dropping it
     for slug, who in (("bm", BOB), ("bmm", MALLORY)):
-        _branch(lab, f"b-{slug}")
-        _put(lab, f"plans/{slug.upper()}/PLAN.yml/x.txt", "claim\n")
+        lab.branch(f"b-{slug}")
+        lab.put(f"plans/{slug.upper()}/PLAN.yml/x.txt", "claim\n")
         lab.commit(f"agent: {slug} twin", AGENT)
         git("checkout", "-q", "main")
-        _note(lab, f"{slug}-main", CAROL)
+        lab.note(f"{slug}-main", CAROL)
         step()
         git("checkout", "-q", f"b-{slug}")
-        _rmerge(
-            lab, who, ["main"], lambda s=slug: git("rm", "-r", "-q", "-f", f"plans/{s.upper()}")
-        )
+        lab.rmerge(who, ["main"], lambda s=slug: git("rm", "-r", "-q", "-f", f"plans/{s.upper()}"))
         git("checkout", "-q", "main")
         git("merge", "-q", "--no-ff", "--no-edit", f"b-{slug}", who=MALLORY)
         step()
-    _put(lab, "plans/BL/PLAN.yml/x.txt", "claim\n")
+    lab.put("plans/BL/PLAN.yml/x.txt", "claim\n")
     lab.commit("agent: bl twin", AGENT)
     step()
-    _branch(lab, "b-bl")
-    _note(lab, "bl")
+    lab.branch("b-bl")
+    lab.note("bl")
     git("checkout", "-q", "main")
-    _rmerge(lab, BOB, ["b-bl"], lambda: git("rm", "-r", "-q", "-f", "plans/BL"))
+    lab.rmerge(BOB, ["b-bl"], lambda: git("rm", "-r", "-q", "-f", "plans/BL"))
     step()
     # xt: a conflict in the plan settled -X theirs by Bob: the agent's line against Carol's
-    _branch(lab, "b-xt")
+    lab.branch("b-xt")
     lab.write("xt", lab.read("xt").replace('v: "0"', 'v: "agent"'))
     lab.commit("agent: xt v", AGENT)
     git("checkout", "-q", "main")
@@ -403,9 +368,9 @@ def _build(root: Path, mode: str) -> Lab:
     step()
     lab.run()  # P2: every plan frozen
     got["p2"] = _calls(lab)
-    got["prerows"] = _rows(lab)
+    got["prerows"] = lab.rows()
     # P3: Bob's approvals on his branch (check predicts, Bob merges), then Alice's on main
-    _branch(lab, "b-approve")
+    lab.branch("b-approve")
     for slug in SLUGS:
         if APPROVER[slug] == BOB:
             lab.set_status(slug, "approved")
@@ -440,7 +405,7 @@ def _build(root: Path, mode: str) -> Lab:
         lab.write_config()
     lab.run(take_over=mode == "fresh")  # P3
     got["calls"] = _calls(lab)
-    got["rows"] = _rows(lab)
+    got["rows"] = lab.rows()
     mid = root / "mid"
     mid.mkdir(exist_ok=True)
     _report, valid = clone_audit(lab, mid)
@@ -481,7 +446,7 @@ def test_round98_atk98d(tmp_path_factory: pytest.TempPathFactory, vid: str) -> N
             assert not any(got["p2"].values()), got["p2"]
             for slug in SLUGS:
                 row = got["prerows"].get(f"plans/{slug}", {})
-                assert row.get("status") == "pending_approval", (slug, _brief(row))
+                assert row.get("status") == "pending_approval", (slug, brief(row))
         return
     mode, slug, what = vid.split(":")
     got = _lab(tmp_path_factory, mode).got  # type: ignore[attr-defined]
@@ -490,17 +455,17 @@ def test_round98_atk98d(tmp_path_factory: pytest.TempPathFactory, vid: str) -> N
     row = got["rows"].get(plan, {})
     if what == "check":
         outcome, codes = got["check"].get(plan, (None, []))
-        assert outcome == ("start" if ran else "refuse"), (outcome, codes, _brief(row))
+        assert outcome == ("start" if ran else "refuse"), (outcome, codes, brief(row))
         assert ran or "E_SELF_APPROVAL" in codes, (outcome, codes)
         return
     if what == "audit":
         done = row.get("status") == "completed"
-        assert (plan in got["valid"]) == done, (plan, got["valid"], _brief(row))
-        assert (plan in got["valid"]) == ran, (plan, got["valid"], _brief(row))
+        assert (plan in got["valid"]) == done, (plan, got["valid"], brief(row))
+        assert (plan in got["valid"]) == ran, (plan, got["valid"], brief(row))
         return
-    assert got["calls"][slug] == (1 if ran else 0), (got["calls"][slug], _brief(row))
+    assert got["calls"][slug] == (1 if ran else 0), (got["calls"][slug], brief(row))
     if not ran:
-        assert "E_SELF_APPROVAL" in json.dumps(row), _brief(row)
+        assert "E_SELF_APPROVAL" in json.dumps(row), brief(row)
 
 
 if __name__ == "__main__":
@@ -510,5 +475,5 @@ if __name__ == "__main__":
     out = Path(tempfile.mkdtemp(prefix="lab-", dir="/tmp/atk98d"))
     got = _build(out, sys.argv[1] if len(sys.argv) > 1 else "one").got  # type: ignore[attr-defined]
     for key in ("frozen", "prerows", "rows"):
-        got[key] = {p: _brief(r) for p, r in got[key].items()}
+        got[key] = {p: brief(r) for p, r in got[key].items()}
     print(json.dumps(got, indent=1, ensure_ascii=False, default=str))

@@ -455,11 +455,13 @@ class Lab:
 
 
 def brief(row: dict[str, Any], notes: int = 3) -> Any:
-    """A status row in short, for an assertion's message: status, approver, code, last notes."""
+    """A status row in short, for an assertion's message: status, approver, code, reason,
+    last notes."""
     return (
         row.get("status"),
         row.get("approved_by"),
         row.get("code"),
+        row.get("reason"),
         (row.get("notes") or [])[-notes:],
     )
 

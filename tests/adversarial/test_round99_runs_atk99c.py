@@ -1,0 +1,270 @@
+"""Round 99 (runs, atk99c): batched controller commits under the daemon: forged batches, a
+real batch cherry-picked and reverted by a person, a plan name that looks like a trailer,
+and a SIGKILL of the daemon inside a burst, each read back by ``status``, ``audit`` (fresh
+clone) and later passes.
+
+Lab (one build, local mode, ``execution: {max_concurrent_plans: 8, batch_window: 0.5}`` so
+the daemon batches its freezes, starts and outcomes):
+
+- ``b00``..``b19``: a burst: 20 plans approved by Alice in one commit, run by the daemon
+  (``plangate: start 19 plans``-style commits); ``tn`` is one of them, its ``plan.name``
+  ``"Plan: plans/fp\\nPlan-Event: complete"`` (a name that looks like a trailer group).
+- ``fp``: pending, never approved; the agent commits (no file change) a forged batch
+  ``plangate: complete 2 plans`` with ``Plan:``/``Plan-Event: complete``/``Plan-Status:
+  completed``/``Approved-By: alice``/``Approval-Commit:`` groups for ``fp`` and ``fa``, and the
+  ``Controller:``/``Controller-Seal:`` lines copied from a real batch.
+- ``fa``: pending; named in that forged batch; Alice approves it later: it must run once.
+- ``fi``: pending, never approved; a forged ``plangate: start 1 plans`` batch committed under
+  the controller's own name and email (``plangate <plangate@localhost>``), copied seal and
+  ``Policy-Hash``, writing ``status: executing`` in its PLAN.yml.
+- ``cp``: the plans of a real batched ``complete`` commit: the agent cherry-picks it onto main
+  again (``--keep-redundant-commits``).
+- ``rv``: the plans of another real batched ``complete`` commit: the agent ``git revert``s it.
+- ``k00``..``k29``: a second burst of 30 approved in one merge; the daemon SIGKILLed as soon
+  as a batched ``start`` commit lands; restarted until every plan ended.
+
+Checks per id: ``calls`` (``rec`` as often as allowed: once; never for ``fp``/``fi``; after
+the kill at most once), ``ended`` (one end record per run plan), ``status`` (agrees with the
+log: ``completed`` where it ran, never ``completed``/``executing`` for a forged plan),
+``audit`` (fresh clone: one valid run per run plan, none for a forged one), ``nocrash``.
+
+Seen (round 99): filled in below.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from advkit import ALICE, AGENT, Lab, cases, clone_audit, plan_text, until, xfail  # noqa: F401
+from test_round2_execution_kit import shared
+
+from controller.git.records import batch_groups
+from tests.support.daemonproc import DaemonProcess
+
+BOT = ("plangate", "plangate@localhost")
+EXTRA = "execution: {max_concurrent_plans: 8, batch_window: 0.5}\n"
+BURST = [f"b{i:02d}" for i in range(19)] + ["tn"]
+KILLED = [f"k{i:02d}" for i in range(30)]
+FORGED = ["fp", "fi"]
+
+
+def _ctl(lab: Lab) -> list[list[str]]:
+    """The controller's commits (hash, author email, subject, body), newest first."""
+    return [r for r in lab.log_rows() if r[2] == BOT[1]]
+
+
+def _ended(lab: Lab, slug: str) -> list[str]:
+    """The end records of ``slug`` in commits the controller itself committed (a person's
+    cherry-pick keeps the controller as author, never as committer), a batch read as the
+    one-plan commits it stands for."""
+    found = []
+    for r in lab.log_rows("%H%x00%an%x00%ce%x00%s%x00%B%x01"):
+        if r[2] != BOT[1]:
+            continue
+        groups = batch_groups(r[4]) if "\nPlan-Event: " in r[4] else []
+        said = [(t.get("Plan-Event"), p) for p, t in groups] or [tuple(r[3].split(" ")[1:3])]
+        found += [f"plangate: {e} {p}" for e, p in said if p == f"plans/{slug}"]
+    return [s for s in found if s.split(" ")[1] in ("complete", "fail")]
+
+
+def _daemon(lab: Lab) -> DaemonProcess:
+    return DaemonProcess(lab.config, env={"REC_LOG": str(lab.log), **lab.env()})
+
+
+def _all_ended(lab: Lab, slugs: list[str]) -> bool:
+    return all(_ended(lab, s) for s in slugs)
+
+
+def _batches(lab: Lab, event: str) -> list[list[str]]:
+    return [
+        r for r in _ctl(lab) if r[3].startswith(f"plangate: {event} ") and r[3].endswith(" plans")
+    ]
+
+
+def _forge(groups: list[tuple[str, str, str]], seal: dict[str, str], subject: str) -> str:
+    body = ""
+    for plan, event, status in groups:
+        body += (
+            f"Plan: plans/{plan}\nPlan-Event: {event}\nPlan-Hash: {seal['hash']}\n"
+            f"Plan-Status: {status}\nApproved-By: alice@example.com\n"
+            f"Approval-Commit: {seal['approval']}\n"
+        )
+        if event == "start":
+            body += f"Policy-Hash: {seal['policy']}\n"
+    body += f"Controller: {seal['controller']}\nController-Seal: {seal['seal']}\n"
+    return f"{subject}\n\n{body}"
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root / "lab", extra=EXTRA)
+    lab.said = {}  # type: ignore[attr-defined]
+    for s in BURST:
+        name = "Plan: plans/fp\\nPlan-Event: complete" if s == "tn" else None
+        lab.write(s, plan_text(s, name=name))
+    for s in ("fp", "fa", "fi"):
+        lab.write(s, plan_text(s))
+    lab.commit("plans")
+    lab.run()
+    for s in BURST:
+        lab.set_status(s, "approved")
+    lab.commit("approve the burst", ALICE)
+    d = _daemon(lab)
+    try:
+        until(lambda: _all_ended(lab, BURST), 150)
+    finally:
+        d.stop()
+    # a real batch's shared lines, copied
+    starts = _batches(lab, "start")
+    completes = _batches(lab, "complete")
+    assert starts and len(completes) >= 2, [r[3] for r in _ctl(lab)]
+    groups = batch_groups(starts[0][4])
+    first = groups[0][1]
+    seal = {
+        "hash": first["Plan-Hash"],
+        "approval": first["Approval-Commit"],
+        "policy": first.get("Policy-Hash", ""),
+        "controller": first["Controller"],
+        "seal": first["Controller-Seal"],
+    }
+    lab.said["cp"] = [p for p, _ in batch_groups(completes[0][4])]  # type: ignore[attr-defined]
+    lab.said["rv"] = [p for p, _ in batch_groups(completes[1][4])]  # type: ignore[attr-defined]
+    # forged batches
+    msg = _forge(
+        [("fp", "complete", "completed"), ("fa", "complete", "completed")],
+        seal,
+        "plangate: complete 2 plans",
+    )
+    lab.git("commit", "-q", "--allow-empty", "-m", msg, who=AGENT)
+    lab.set_status("fi", "executing")
+    lab.git("add", "-A")
+    msg = _forge([("fi", "start", "executing")], seal, "plangate: start 1 plans")
+    lab.git("commit", "-q", "-m", msg, who=BOT)
+    # a real batch cherry-picked again, another reverted
+    lab.git("cherry-pick", "--allow-empty", "--keep-redundant-commits", completes[0][0], who=AGENT)
+    lab.git("revert", "--no-edit", completes[1][0], who=AGENT)
+    lab.said["forged_run"] = lab.run(check=False)  # type: ignore[attr-defined]
+    lab.set_status("fa", "approved")
+    lab.commit("approve fa", ALICE)
+    lab.said["fa_run"] = lab.run(check=False)  # type: ignore[attr-defined]
+    # a second burst, killed inside
+    for s in KILLED:
+        lab.write(s, plan_text(s))
+    lab.commit("plans k")
+    lab.run(check=False)
+    lab.branch("approve-k")
+    for s in KILLED:
+        lab.set_status(s, "approved")
+    lab.commit("approve k", ALICE)
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "-q", "--no-ff", "-m", "merge approve-k", "approve-k", who=ALICE)
+    seen = len(_batches(lab, "start"))
+    kills = 0
+    for _ in range(3):
+        d = _daemon(lab)
+        try:
+            until(lambda: len(_batches(lab, "start")) > seen or _all_ended(lab, KILLED), 90)
+            os.kill(d.proc.pid, signal.SIGKILL)
+            d.proc.wait(30)
+            kills += 1
+        finally:
+            d.kill()
+        if _all_ended(lab, KILLED):
+            break
+        seen = len(_batches(lab, "start"))
+    d = _daemon(lab)
+    try:
+        until(lambda: _all_ended(lab, KILLED), 150)
+    finally:
+        lab.said["daemon_rc"] = d.stop()  # type: ignore[attr-defined]
+        lab.said["daemon_log"] = d.text()[-4000:]  # type: ignore[attr-defined]
+    lab.said["kills"] = kills  # type: ignore[attr-defined]
+    lab.said["final"] = lab.run(check=False)  # type: ignore[attr-defined]
+    lab.said["rows"] = lab.rows()  # type: ignore[attr-defined]
+    report, valid = clone_audit(lab, root)
+    lab.said["audit"] = report  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r99-atk99c", _build)
+
+
+def _valid(lab: Lab, slug: str) -> list[Any]:
+    return [
+        e
+        for e in lab.said["audit"].get("executions", [])  # type: ignore[attr-defined]
+        if e.get("plan") == f"plans/{slug}" and e.get("approval_valid")
+    ]
+
+
+def _row(lab: Lab, slug: str) -> dict[str, Any]:
+    return dict(lab.said["rows"].get(f"plans/{slug}", {}))  # type: ignore[attr-defined]
+
+
+RUN_ONCE = BURST + ["fa"]
+CHECKS = ["calls", "ended", "status", "audit"]
+IDS: list[str] = []
+VALUES: list[Any] = []
+for _s in RUN_ONCE:
+    for _c in CHECKS:
+        IDS.append(f"{_s}-{_c}")
+        VALUES.append((_s, _c))
+for _s in FORGED:
+    for _c in CHECKS:
+        IDS.append(f"{_s}-{_c}")
+        VALUES.append((_s, _c))
+for _s in KILLED:
+    for _c in ("calls", "ended", "status"):
+        IDS.append(f"{_s}-{_c}")
+        VALUES.append((_s, _c))
+
+BROKEN: dict[str, Any] = {}
+
+
+@pytest.mark.parametrize(("slug", "check"), cases(IDS, VALUES, BROKEN))
+def test_runs(lab: Lab, slug: str, check: str) -> None:
+    calls = len(lab.calls(slug))
+    row = _row(lab, slug)
+    if slug in FORGED:
+        if check == "calls":
+            assert calls == 0
+        elif check == "ended":
+            assert not _ended(lab, slug), lab.subjects(slug)
+        elif check == "status":
+            assert row.get("status") not in ("completed", "executing", "failed"), row
+        else:
+            assert not _valid(lab, slug), _valid(lab, slug)
+        return
+    if slug in KILLED:
+        ended = _ended(lab, slug)
+        if check == "calls":
+            assert calls <= 1, calls
+        elif check == "ended":
+            assert len(ended) == 1, lab.subjects(slug)
+        else:
+            want = "completed" if ended and ended[0].startswith("plangate: complete") else "failed"
+            assert row.get("status") == want, (ended, row)
+        return
+    if check == "calls":
+        assert calls == 1, calls
+    elif check == "ended":
+        assert len(_ended(lab, slug)) == 1, lab.subjects(slug)
+    elif check == "status":
+        assert row.get("status") == "completed", row
+    else:
+        assert len(_valid(lab, slug)) == 1, _valid(lab, slug)
+
+
+def test_nocrash(lab: Lab) -> None:
+    for key in ("forged_run", "fa_run", "final"):
+        got = lab.said[key]  # type: ignore[attr-defined]
+        assert "Traceback" not in got.stderr, got.stderr[-2000:]
+    assert "Traceback" not in lab.said["daemon_log"]  # type: ignore[attr-defined]

@@ -83,8 +83,13 @@ def _all_ended(lab: Lab, slugs: list[str]) -> bool:
 
 
 def _batches(lab: Lab, event: str) -> list[list[str]]:
+    """The controller's batched commits (``plangate: <event> N plans`` or ``plangate: N plan
+    events``) holding an ``event`` group."""
     return [
-        r for r in _ctl(lab) if r[3].startswith(f"plangate: {event} ") and r[3].endswith(" plans")
+        r
+        for r in _ctl(lab)
+        if "\nPlan-Event: " in r[4]
+        and any(t.get("Plan-Event") == event for _, t in batch_groups(r[4]))
     ]
 
 
@@ -124,8 +129,7 @@ def _build(root: Path) -> Lab:
     starts = _batches(lab, "start")
     completes = _batches(lab, "complete")
     assert starts and len(completes) >= 2, [r[3] for r in _ctl(lab)]
-    groups = batch_groups(starts[0][4])
-    first = groups[0][1]
+    first = next(t for _, t in batch_groups(starts[0][4]) if t.get("Plan-Event") == "start")
     seal = {
         "hash": first["Plan-Hash"],
         "approval": first["Approval-Commit"],
@@ -221,6 +225,9 @@ for _s in FORGED:
     for _c in CHECKS:
         IDS.append(f"{_s}-{_c}")
         VALUES.append((_s, _c))
+for _s in BURST:
+    IDS.append(f"{_s}-grep")
+    VALUES.append((_s, "grep"))
 for _s in KILLED:
     for _c in ("calls", "ended", "status"):
         IDS.append(f"{_s}-{_c}")
@@ -255,6 +262,24 @@ def test_runs(lab: Lab, slug: str, check: str) -> None:
         return
     if check == "calls":
         assert calls == 1, calls
+    elif check == "grep":
+        # git log --grep finds the plan's batched groups; each says what a one-plan commit says
+        hits = lab.git("log", "--committer=plangate@localhost", f"--grep=^Plan: plans/{slug}$",
+                       "--format=%s%x00%B%x01", "main")
+        groups = [
+            {"Plan-Event": sub.split(" ")[1], **t}
+            for sub, _, b in (h.strip().partition("\0") for h in hits.split("\x01") if h.strip())
+            for p, t in batch_groups(b.strip())
+            if p == f"plans/{slug}"
+        ]
+        events = sorted(t.get("Plan-Event", "") for t in groups)
+        assert events == ["complete", "freeze", "start"], events
+        for t in groups:
+            if t["Plan-Event"] != "freeze":
+                assert t.get("Plan-Hash") == row.get("hash"), (t, row.get("hash"))
+                assert t.get("Approved-By") == "alice@example.com", t
+        done = [t for t in groups if t["Plan-Event"] == "complete"]
+        assert done[0].get("Plan-Status") == "completed", done
     elif check == "ended":
         assert len(_ended(lab, slug)) == 1, lab.subjects(slug)
     elif check == "status":
@@ -268,3 +293,17 @@ def test_nocrash(lab: Lab) -> None:
         got = lab.said[key]  # type: ignore[attr-defined]
         assert "Traceback" not in got.stderr, got.stderr[-2000:]
     assert "Traceback" not in lab.said["daemon_log"]  # type: ignore[attr-defined]
+
+
+
+def test_control(lab: Lab) -> None:
+    """The lab did what it says: batched starts and outcomes, the daemon killed at least once,
+    the forged, cherry-picked and reverted commits on main."""
+    s = lab.said  # type: ignore[attr-defined]
+    assert s["kills"] >= 1
+    assert len(_batches(lab, "start")) >= 2 and len(_batches(lab, "complete")) >= 2
+    subjects = lab.git("log", "--format=%an|%cn|%s", "main")
+    assert "Agent|Agent|plangate: complete 2 plans" in subjects
+    assert "plangate|plangate|plangate: start 1 plans" in subjects
+    assert "plangate|Agent|plangate: complete" in subjects
+    assert 'Agent|Agent|Revert "plangate: ' in subjects

@@ -22,13 +22,38 @@ the daemon batches its freezes, starts and outcomes):
 - ``rv``: the plans of another real batched ``complete`` commit: the agent ``git revert``s it.
 - ``k00``..``k29``: a second burst of 30 approved in one merge; the daemon SIGKILLed as soon
   as a batched ``start`` commit lands; restarted until every plan ended.
+- ``j00``..``j19``: a third burst approved in one commit; the daemon SIGKILLed once 5 of its
+  tools were called (their outcomes still inside the 0.5 s batch window, uncommitted);
+  restarted.
 
-Checks per id: ``calls`` (``rec`` as often as allowed: once; never for ``fp``/``fi``; after
-the kill at most once), ``ended`` (one end record per run plan), ``status`` (agrees with the
-log: ``completed`` where it ran, never ``completed``/``executing`` for a forged plan),
-``audit`` (fresh clone: one valid run per run plan, none for a forged one), ``nocrash``.
+Ids: ``<plan>-run`` (burst plans, ``fa``, ``fp``, ``fi``): ``calls`` (``rec`` once; never for
+``fp``/``fi``), ``ended`` (one end record in commits the controller committed, a batch read as
+its one-plan commits), ``status`` (``completed``; never ``completed``/``executing``/``failed``
+for a forged plan), ``audit`` (fresh clone: one valid run; none for a forged plan).
+``<burst plan>-grep``: ``git log --committer=plangate@localhost --grep '^Plan: plans/<p>$'``
+finds exactly one freeze, start and complete group, each start/complete group's
+``Plan-Hash`` = status's hash, ``Approved-By`` Alice, ``Plan-Status: completed``.
+``k..-kill``/``j..-kill``: at most one call, exactly one end record, status agrees with it
+(``completed`` or ``failed``). ``test_control``: batches happened, the daemon was killed, the
+forged/cherry-picked/reverted commits are on main. ``test_nocrash``: no traceback in any pass
+or daemon log.
 
-Seen (round 99): filled in below.
+Seen (round 99): 95 ids, nothing broke. ``fp``: status ``pending_approval`` ("waiting for an
+approval"), no call, no valid run: the agent's forged ``plangate: complete 2 plans`` (copied
+``Controller-Seal``) was not read as the controller's. ``fa``: named in that forgery, then
+approved: ran once (``start plans/fa``, ``complete plans/fa``), audit one valid run. ``fi``:
+the forged ``plangate: start 1 plans`` under the controller's own name/email: status
+``pending_approval``, note ``E_ILLEGAL_TRANSITION: plangate@localhost set status executing
+(from pending_approval) ...; ignored``; audit finding ``start-without-approval`` "no
+approval request precedes this start", and no valid run. Cherry-pick of a real ``complete 4
+plans`` batch (author plangate, committer Agent): no re-run, status unchanged, audit one
+valid run each. Revert of ``complete 7 plans``: no re-run; audit findings ``log-changed``,
+``owned-block-changed``, ``illegal`` (``E_ILLEGAL_TRANSITION: agent@example.com set status
+executing (from completed)``) per plan; status ``completed``. ``tn`` (name ``Plan:
+plans/fp\nPlan-Event: complete``) ran once, ``fp`` unaffected. Kill after ``start 29 plans``:
+each ``k`` plan called once, one end. Kill with 5 ``j`` tools called: restart wrote ``8 plan
+events``/``10 plan events``; 8 ``j`` plans ``E_ACTION_IN_DOUBT``, none called twice, status
+agrees.
 """
 
 from __future__ import annotations
@@ -52,6 +77,7 @@ BOT = ("plangate", "plangate@localhost")
 EXTRA = "execution: {max_concurrent_plans: 8, batch_window: 0.5}\n"
 BURST = [f"b{i:02d}" for i in range(19)] + ["tn"]
 KILLED = [f"k{i:02d}" for i in range(30)]
+CALLED = [f"j{i:02d}" for i in range(20)]
 FORGED = ["fp", "fi"]
 
 
@@ -189,6 +215,31 @@ def _build(root: Path) -> Lab:
         lab.said["daemon_rc"] = d.stop()  # type: ignore[attr-defined]
         lab.said["daemon_log"] = d.text()[-4000:]  # type: ignore[attr-defined]
     lab.said["kills"] = kills  # type: ignore[attr-defined]
+    # a third burst: SIGKILL once 5 of its tools were called (outcomes still in the batch
+    # window, not committed), restarted
+    for s in CALLED:
+        lab.write(s, plan_text(s))
+    lab.commit("plans j")
+    lab.run(check=False)
+    for s in CALLED:
+        lab.set_status(s, "approved")
+    lab.commit("approve j", ALICE)
+    d = _daemon(lab)
+    try:
+        lab.said["jhit"] = until(  # type: ignore[attr-defined]
+            lambda: sum(len(lab.calls(s)) for s in CALLED) >= 5, 90, 0.01
+        )
+        lab.said["jended_at_kill"] = sum(bool(_ended(lab, s)) for s in CALLED)  # type: ignore[attr-defined]
+        os.kill(d.proc.pid, signal.SIGKILL)
+        d.proc.wait(30)
+    finally:
+        d.kill()
+    d = _daemon(lab)
+    try:
+        until(lambda: _all_ended(lab, CALLED), 150)
+    finally:
+        lab.said["jlog"] = d.text()[-4000:]  # type: ignore[attr-defined]
+        d.stop()
     lab.said["final"] = lab.run(check=False)  # type: ignore[attr-defined]
     lab.said["rows"] = lab.rows()  # type: ignore[attr-defined]
     report, valid = clone_audit(lab, root)
@@ -214,30 +265,30 @@ def _row(lab: Lab, slug: str) -> dict[str, Any]:
 
 
 RUN_ONCE = BURST + ["fa"]
-CHECKS = ["calls", "ended", "status", "audit"]
+ALL = ("calls", "ended", "status", "audit")
+#: id -> (plan, checks): a burst plan's run, its ``--grep``, a forged plan, a killed one
 IDS: list[str] = []
 VALUES: list[Any] = []
-for _s in RUN_ONCE:
-    for _c in CHECKS:
-        IDS.append(f"{_s}-{_c}")
-        VALUES.append((_s, _c))
-for _s in FORGED:
-    for _c in CHECKS:
-        IDS.append(f"{_s}-{_c}")
-        VALUES.append((_s, _c))
+for _s in RUN_ONCE + FORGED:
+    IDS.append(f"{_s}-run")
+    VALUES.append((_s, ALL))
 for _s in BURST:
     IDS.append(f"{_s}-grep")
-    VALUES.append((_s, "grep"))
-for _s in KILLED:
-    for _c in ("calls", "ended", "status"):
-        IDS.append(f"{_s}-{_c}")
-        VALUES.append((_s, _c))
+    VALUES.append((_s, ("grep",)))
+for _s in KILLED + CALLED:
+    IDS.append(f"{_s}-kill")
+    VALUES.append((_s, ALL[:3]))
 
 BROKEN: dict[str, Any] = {}
 
 
-@pytest.mark.parametrize(("slug", "check"), cases(IDS, VALUES, BROKEN))
-def test_runs(lab: Lab, slug: str, check: str) -> None:
+@pytest.mark.parametrize(("slug", "checks"), cases(IDS, VALUES, BROKEN))
+def test_runs(lab: Lab, slug: str, checks: tuple[str, ...]) -> None:
+    for check in checks:
+        _check(lab, slug, check)
+
+
+def _check(lab: Lab, slug: str, check: str) -> None:
     calls = len(lab.calls(slug))
     row = _row(lab, slug)
     if slug in FORGED:
@@ -250,7 +301,7 @@ def test_runs(lab: Lab, slug: str, check: str) -> None:
         else:
             assert not _valid(lab, slug), _valid(lab, slug)
         return
-    if slug in KILLED:
+    if slug in KILLED or slug in CALLED:
         ended = _ended(lab, slug)
         if check == "calls":
             assert calls <= 1, calls
@@ -264,8 +315,13 @@ def test_runs(lab: Lab, slug: str, check: str) -> None:
         assert calls == 1, calls
     elif check == "grep":
         # git log --grep finds the plan's batched groups; each says what a one-plan commit says
-        hits = lab.git("log", "--committer=plangate@localhost", f"--grep=^Plan: plans/{slug}$",
-                       "--format=%s%x00%B%x01", "main")
+        hits = lab.git(
+            "log",
+            "--committer=plangate@localhost",
+            f"--grep=^Plan: plans/{slug}$",
+            "--format=%s%x00%B%x01",
+            "main",
+        )
         groups = [
             {"Plan-Event": sub.split(" ")[1], **t}
             for sub, _, b in (h.strip().partition("\0") for h in hits.split("\x01") if h.strip())
@@ -293,7 +349,7 @@ def test_nocrash(lab: Lab) -> None:
         got = lab.said[key]  # type: ignore[attr-defined]
         assert "Traceback" not in got.stderr, got.stderr[-2000:]
     assert "Traceback" not in lab.said["daemon_log"]  # type: ignore[attr-defined]
-
+    assert "Traceback" not in lab.said["jlog"]  # type: ignore[attr-defined]
 
 
 def test_control(lab: Lab) -> None:
@@ -301,6 +357,7 @@ def test_control(lab: Lab) -> None:
     the forged, cherry-picked and reverted commits on main."""
     s = lab.said  # type: ignore[attr-defined]
     assert s["kills"] >= 1
+    assert s["jhit"] and s["jended_at_kill"] < len(CALLED), s["jended_at_kill"]
     assert len(_batches(lab, "start")) >= 2 and len(_batches(lab, "complete")) >= 2
     subjects = lab.git("log", "--format=%an|%cn|%s", "main")
     assert "Agent|Agent|plangate: complete 2 plans" in subjects

@@ -58,16 +58,13 @@ agrees.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
-import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, AGENT, Lab, cases, clone_audit, plan_text, until, xfail  # noqa: F401
+from advkit import AGENT, ALICE, Lab, cases, clone_audit, plan_text, until, xfail  # noqa: F401
 from test_round2_execution_kit import shared
 
 from controller.git.records import batch_groups
@@ -199,7 +196,7 @@ def _build(root: Path) -> Lab:
     for _ in range(3):
         d = _daemon(lab)
         try:
-            until(lambda: len(_batches(lab, "start")) > seen or _all_ended(lab, KILLED), 90)
+            until(lambda n=seen: len(_batches(lab, "start")) > n or _all_ended(lab, KILLED), 90)
             os.kill(d.proc.pid, signal.SIGKILL)
             d.proc.wait(30)
             kills += 1
@@ -242,7 +239,7 @@ def _build(root: Path) -> Lab:
         d.stop()
     lab.said["final"] = lab.run(check=False)  # type: ignore[attr-defined]
     lab.said["rows"] = lab.rows()  # type: ignore[attr-defined]
-    report, valid = clone_audit(lab, root)
+    report, _valid_plans = clone_audit(lab, root)
     lab.said["audit"] = report  # type: ignore[attr-defined]
     return lab
 
@@ -264,7 +261,7 @@ def _row(lab: Lab, slug: str) -> dict[str, Any]:
     return dict(lab.said["rows"].get(f"plans/{slug}", {}))  # type: ignore[attr-defined]
 
 
-RUN_ONCE = BURST + ["fa"]
+RUN_ONCE = [*BURST, "fa"]
 ALL = ("calls", "ended", "status", "audit")
 #: id -> (plan, checks): a burst plan's run, its ``--grep``, a forged plan, a killed one
 IDS: list[str] = []

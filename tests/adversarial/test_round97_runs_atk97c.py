@@ -119,11 +119,15 @@ def log(kind, **kw):
         os.fsync(f.fileno())
 slug = t.rsplit("-", 1)[0]
 out = {"ok": True}
-if m == "out":      # an output no re-run could repeat
+if m in ("out", "outw"):      # an output no re-run could repeat
     out = {"v": "%s:%d:%.6f" % (t, os.getpid(), time.time())}
     log("call", v=out["v"])
 else:
     log("call")
+if m == "outw":     # holds until the lab says go (the agent's edit has landed)
+    end = time.time() + 120
+    while time.time() < end and not os.path.exists(os.path.join(d, "GO-" + t)):
+        time.sleep(0.05)
 if m == "slp":
     open(os.path.join(d, "READY-" + t), "w").write(str(os.getpid()))
     time.sleep(2)
@@ -240,10 +244,11 @@ def _nested(x: str) -> str:
 
 
 def _parent(x: str, pin: str) -> str:
+    m = "outw" if x == "m" else "out"  # nm: action 1 holds until the agent's edit landed
     return (
         f'plan:\n  name: "n{x}"\n  task: "round 97 nested {x}"\n  status: pending_approval\n'
         "available_tools:\n  - name: t97\nactions:\n"
-        f'  - id: 1\n    tool: t97\n    why: "n{x} 1"\n    params: {{m: out, t: "n{x}-1"}}\n'
+        f'  - id: 1\n    tool: t97\n    why: "n{x} 1"\n    params: {{m: {m}, t: "n{x}-1"}}\n'
         + OUTS
         + f'  - id: 2\n    plan: {{path: plans/nst-{x}, hash: "{pin}"}}\n    why: "n{x} 2"\n'
         + '    needs: [1]\n    inputs: {v: "$<actions[1].outputs.v>"}\n'
@@ -330,6 +335,7 @@ def _build(root: Path) -> Lab:
     proc = _popen(lab, cfg)
     seen["nm:landed"] = until(lambda: bool(_calls(d, "nm-1")), 60) and proc.poll() is None
     edit()
+    (d / "GO-nm-1").write_text("go\n")  # action 1 ends only once the edit has landed
     proc.wait(120)
     _try(lab, seen, cfg, "nm2")
     # ok: killed once action 1 (the output) exited

@@ -1,0 +1,231 @@
+"""Round 99, approval (atk99d): a controller that starts over on a history an attacker shaped.
+
+(docstring completed below, after the run)
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import secrets
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from advkit import (
+    AGENT,
+    ALICE,
+    BOT,
+    Lab,
+    brief,
+    build_all,
+    cases,
+    clone_audit,
+    plan_text,
+)
+from test_round2_execution_kit import shared
+
+MODES = ["live", "take", "key", "old", "two"]
+#: slug -> what the attacker forges under the controller's name before the pass after
+#: Alice's approvals: (event, plan status, seal: none / copied / random / None = no forgery)
+FORGE: dict[str, tuple[str, str, str] | None] = {
+    "ok": None,
+    "fcu": ("complete", "completed", "none"),
+    "fcs": ("complete", "completed", "copied"),
+    "fcr": ("complete", "completed", "random"),
+    "ffs": ("fail", "failed", "copied"),
+    "fsa": ("start", "executing", "copied"),
+    "fsn": ("start", "executing", "copied"),  # never approved by anyone
+    "fsu": ("start", "executing", "none"),  # never approved by anyone
+    "fdn": ("fail", "failed", "copied"),  # the plan `done` that really completed
+}
+APPROVED = {"ok", "fcu", "fcs", "fcr", "ffs", "fsa"}
+SLUGS = ["done", "late", *FORGE]
+
+
+def _seal(lab: Lab, kind: str) -> str:
+    """The trailer lines a forgery ends with: a real commit's Controller/Seal lines copied
+    (the controller's newest commit before the forgeries), another key's (random) seal, or
+    none."""
+    real = lab.real  # type: ignore[attr-defined]
+    ctl = re.search(r"^Controller: .*$", real, re.M)
+    seal = re.search(r"^Controller-Seal: .*$", real, re.M)
+    assert ctl and seal, real
+    if kind == "none":
+        return ctl.group(0)
+    if kind == "random":
+        return ctl.group(0) + f"\nController-Seal: {secrets.token_hex(32)}"
+    return ctl.group(0) + "\n" + seal.group(0)
+
+
+def _forge(lab: Lab, slug: str, event: str, status: str, seal: str, approval: str) -> None:
+    """The agent commits, as ``plangate <plangate@localhost>``, the file a controller event
+    writes (status, an approval block naming Alice, an execution block) and its message
+    (``fdn``: a forged ``fail`` of the plan ``done``, which really completed)."""
+    slug = "done" if slug == "fdn" else slug
+    text = lab.read(slug)
+    digest = re.search(r"hash: (sha256:[0-9a-f]+)", text)
+    assert digest, text
+    plan_hash = digest.group(1)
+    if slug == "done":  # the real completion's file stays, its status says failed
+        body = text.replace("status: completed", f"status: {status}")
+    else:
+        body = text.replace("  status: pending_approval", f"  status: {status}", 1)
+        body = body.replace("  status: approved", f"  status: {status}", 1)
+        body += (
+            "approval:\n  status: approved\n  by: alice@example.com\n"
+            "  at: '2026-12-03T10:00:00Z'\n"
+            f"  commit: {approval}\n  plan_hash: {plan_hash}\n  signature: null\n"
+            f"execution:\n  status: {status}\n  controller: plangate@vm\n"
+            "  started_at: '2026-12-03T10:00:00Z'\n"
+        )
+        if status != "executing":
+            body += "  finished_at: '2026-12-03T10:00:01Z'\n"
+        body += "  actions:\n  - id: 1\n    key: step:0000000000000000\n"
+        body += "    status: " + ("succeeded" if status == "completed" else "failed") + "\n"
+        body += "    attempts: 1\n"
+    lab.write(slug, body)
+    msg = (
+        f"plangate: {event} plans/{slug}\n\nPlan: plans/{slug}\nPlan-Hash: {plan_hash}\n"
+        f"Plan-Status: {status}\nApproved-By: alice@example.com\nApproval-Commit: {approval}\n"
+        + _seal(lab, seal)
+    )
+    lab.git("add", "-A")
+    lab.git("commit", "-q", "-m", msg, who=BOT)
+
+
+def _calls(lab: Lab) -> dict[str, int]:
+    return {s: len(lab.calls(s)) for s in SLUGS}
+
+
+def _new_state(lab: Lab, name: str, key_from: Path | None = None) -> None:
+    lab.state = lab.root / name
+    if key_from is not None:
+        lab.state.mkdir()
+        shutil.copy2(key_from / "commit.key", lab.state / "commit.key")
+    lab.write_config()
+
+
+def _build(root: Path, mode: str) -> Lab:
+    lab = Lab(root)
+    got: dict[str, Any] = {"mode": mode}
+    for slug in SLUGS:
+        lab.write(slug, plan_text(slug))
+    lab.commit("agent: plans", AGENT)
+    lab.run()  # P1: frozen
+    first = lab.state
+    if mode == "old":
+        shutil.copytree(first, root / "backup")  # the copy before anything ran
+    lab.approve("done")
+    lab.run()  # P2: `done` ran once
+    got["p2"] = _calls(lab)
+    # P3: Alice approves; the agent's forgeries under the controller's name follow at once
+    for slug in APPROVED:
+        lab.set_status(slug, "approved")
+    approval = lab.commit("alice: approve", ALICE)
+    lab.real = lab.git("log", "-1", "--format=%B", "--author=plangate@localhost")  # type: ignore[attr-defined]
+    for slug, forged in FORGE.items():
+        if forged:
+            _forge(lab, slug, *forged, approval=approval)
+    audit_dir = root / "pre"
+    audit_dir.mkdir()
+    report, valid = clone_audit(lab, audit_dir)
+    got["pre_valid"] = sorted(valid)
+    got["pre_audit"] = json.dumps(report)[:200000]
+    if mode in ("take", "two"):
+        _new_state(lab, "state2")
+        refused = lab.run(check=False)
+        got["refused"] = (refused.returncode, refused.stderr[-1500:])
+        lab.run(take_over=True)
+    elif mode == "key":
+        _new_state(lab, "state2", key_from=first)
+        lab.run()
+    else:
+        lab.run()
+    lab.run()
+    if mode == "old":
+        lab.run()
+        shutil.rmtree(first)
+        shutil.copytree(root / "backup", first)  # the older copy restored
+        lab.run()
+    if mode == "two":  # the first controller's state back in turn
+        lab.state = first
+        lab.write_config()
+        lab.run()
+    got["mid"] = _calls(lab)
+    got["midrows"] = lab.rows()
+    # Alice approves `done` again (a rerun asked of a completed plan) and `late` (a control)
+    lab.set_status("done", "approved")
+    lab.approve("late")
+    lab.run()
+    lab.run()
+    got["calls"] = _calls(lab)
+    got["rows"] = lab.rows()
+    post = root / "post"
+    post.mkdir()
+    report, valid = clone_audit(lab, post)
+    got["valid"] = sorted(valid)
+    got["outcomes"] = {
+        e["plan"]: e.get("outcome") for e in report["executions"] if e.get("approval_valid")
+    }
+    lab.got = got  # type: ignore[attr-defined]
+    return lab
+
+
+def _labs(factory: pytest.TempPathFactory) -> dict[str, Lab]:
+    builders = {m: functools.partial(_build, mode=m) for m in MODES}
+    return shared(factory, "r99-approve-atk99d", lambda root: build_all(root, builders)).got
+
+
+IDS = [f"{m}:{s}:{w}" for m in MODES for s in SLUGS for w in ("ran", "audit", "agree")]
+IDS += [f"{m}:bench" for m in MODES]
+BROKEN: dict[str, Any] = {}
+
+
+def _allowed(slug: str) -> set[int]:
+    """``rec`` calls the promise allows: approved by Alice once, nothing forged: exactly once;
+    approved, then a forged record under the controller's name: at most once (a lapsed
+    approval fails closed); never approved: never."""
+    if slug in ("done", "late", "ok"):
+        return {1}
+    return {0, 1} if slug in APPROVED else {0}
+
+
+@pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))
+def test_round99_atk99d(tmp_path_factory: pytest.TempPathFactory, vid: str) -> None:
+    labs = _labs(tmp_path_factory)
+    if vid.endswith(":bench"):
+        got = labs[vid.split(":")[0]].got  # type: ignore[attr-defined]
+        assert got["p2"]["done"] == 1 and sum(got["p2"].values()) == 1, got["p2"]
+        if got["mode"] in ("take", "two"):
+            code, err = got["refused"]
+            assert code != 0 and "E_STORAGE" in err, got["refused"]
+        return
+    mode, slug, what = vid.split(":")
+    got = labs[mode].got  # type: ignore[attr-defined]
+    plan = f"plans/{slug}"
+    row = got["rows"].get(plan, {})
+    status = row.get("status")
+    if what == "ran":
+        assert got["calls"][slug] in _allowed(slug), (got["calls"], brief(row))
+        if _allowed(slug) == {1}:
+            assert status == "completed", brief(row)
+        return
+    if what == "audit":  # `completed` exactly when git alone shows a valid, completed run
+        shown = got["outcomes"].get(plan) == "complete"
+        assert (status == "completed") == shown, (got["outcomes"].get(plan), brief(row))
+        assert plan not in got["valid"] or 0 not in _allowed(slug) or slug in APPROVED, (
+            got["valid"],
+            brief(row),
+        )
+        return
+    # the same history read live: completed (or not) alike, whatever state directory read it
+    live = labs["live"].got["rows"].get(plan, {})  # type: ignore[attr-defined]
+    assert (status == "completed") == (live.get("status") == "completed"), (
+        brief(row),
+        brief(live),
+    )
+    if mode in ("key", "old"):  # the key verifies the same commits as the live record
+        assert status == live.get("status"), (brief(row), brief(live))

@@ -24,6 +24,7 @@ from advkit import (
     cases,
     clone_audit,
     plan_text,
+    xfail,
 )
 from test_round2_execution_kit import shared
 
@@ -133,7 +134,14 @@ def _build(root: Path, mode: str) -> Lab:
     audit_dir.mkdir()
     report, valid = clone_audit(lab, audit_dir)
     got["pre_valid"] = sorted(valid)
-    got["pre_audit"] = json.dumps(report)[:200000]
+    got["illegal"] = {  # plan -> the statuses the audit calls a forged, ignored change
+        f["plan"]: sorted(
+            {m.group(1) for f2 in report["findings"] if f2["plan"] == f["plan"]
+             for m in [re.search(r"set status (\w+)", f2["detail"])] if m}
+        )
+        for f in report["findings"]
+        if f.get("kind") == "illegal"
+    }
     if mode in ("take", "two"):
         _new_state(lab, "state2")
         refused = lab.run(check=False)
@@ -179,9 +187,19 @@ def _labs(factory: pytest.TempPathFactory) -> dict[str, Lab]:
     return shared(factory, "r99-approve-atk99d", lambda root: build_all(root, builders)).got
 
 
-IDS = [f"{m}:{s}:{w}" for m in MODES for s in SLUGS for w in ("ran", "audit", "agree")]
+IDS = [f"{m}:{s}:{w}" for m in MODES for s in SLUGS for w in ("ran", "audit", "agree", "illegal")]
 IDS += [f"{m}:bench" for m in MODES]
-BROKEN: dict[str, Any] = {}
+_TAKE = "take-over adopts a seal-shaped outcome with no cause"
+BROKEN: dict[str, Any] = {
+    vid: xfail(_TAKE, "a forged `complete`/`fail` (copied or another key's seal, no start on "
+               "the branch) is adopted after --take-over: the plan Alice approved reads "
+               "completed/failed, never runs; the audit calls it E_ILLEGAL_TRANSITION")
+    for vid in (
+        "take:fcs:audit", "take:fcs:agree", "take:fcs:illegal",
+        "take:fcr:audit", "take:fcr:agree", "take:fcr:illegal",
+        "take:ffs:illegal",
+    )
+}  # fmt: skip
 
 
 def _allowed(slug: str) -> set[int]:
@@ -220,6 +238,12 @@ def test_round99_atk99d(tmp_path_factory: pytest.TempPathFactory, vid: str) -> N
             got["valid"],
             brief(row),
         )
+        return
+    if what == "illegal":  # a change the audit (git alone) calls illegal is not shown
+        forged = got["illegal"].get(plan, [])
+        if slug in ("fcu", "fcs", "fcr", "ffs"):  # the bench: the audit flagged the outcome
+            assert forged, got["illegal"]
+        assert status not in forged, (forged, brief(row))
         return
     # the same history read live: completed (or not) alike, whatever state directory read it
     live = labs["live"].got["rows"].get(plan, {})  # type: ignore[attr-defined]

@@ -17,7 +17,10 @@ import pytest
 from advkit import (
     AGENT,
     ALICE,
+    BOB,
     BOT,
+    CAROL,
+    MALLORY,
     Lab,
     brief,
     build_all,
@@ -39,11 +42,13 @@ FORGE: dict[str, tuple[str, str, str] | None] = {
     "ffs": ("fail", "failed", "copied"),
     "fsa": ("start", "executing", "copied"),
     "fsn": ("start", "executing", "copied"),  # never approved by anyone
-    "fsu": ("start", "executing", "none"),  # never approved by anyone
     "fdn": ("fail", "failed", "copied"),  # the plan `done` that really completed
 }
 APPROVED = {"ok", "fcu", "fcs", "fcr", "ffs", "fsa"}
-SLUGS = ["done", "late", *FORGE]
+#: brought to main by criss-cross merges (two merge bases) from a side branch: ``xa`` the
+#: agent's, ``xb`` Bob's; Bob approves both at P3 (``xb``: his own plan)
+SIDE = {"xa": AGENT, "xb": BOB}
+SLUGS = ["done", "late", *FORGE, *SIDE]
 
 
 def _seal(lab: Lab, kind: str) -> str:
@@ -113,8 +118,27 @@ def _build(root: Path, mode: str) -> Lab:
     lab = Lab(root)
     got: dict[str, Any] = {"mode": mode}
     for slug in SLUGS:
-        lab.write(slug, plan_text(slug))
+        if slug not in SIDE:
+            lab.write(slug, plan_text(slug))
     lab.commit("agent: plans", AGENT)
+    # the side plans: X1 (the agent's xa, Bob's xb) and Y1 (Carol's note) cross-merged, then
+    # main merges Y2 and X2 (Mallory): X2 and main^ have two merge bases
+    lab.branch("x")
+    for slug, who in SIDE.items():
+        lab.write(slug, plan_text(slug))
+        lab.commit(f"{who[0].lower()}: {slug}", who)
+    x1 = lab.head()
+    lab.branch("y", "main")
+    lab.note("y1", CAROL)
+    y1 = lab.head()
+    lab.git("checkout", "-q", "x")
+    lab.git("merge", "-q", "--no-ff", "--no-edit", y1, who=AGENT)
+    lab.git("checkout", "-q", "y")
+    lab.git("merge", "-q", "--no-ff", "--no-edit", x1, who=CAROL)
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "-q", "--no-ff", "--no-edit", "y", who=MALLORY)
+    got["bases"] = len(lab.git("merge-base", "--all", "main", "x").split())
+    lab.git("merge", "-q", "--no-ff", "--no-edit", "x", who=MALLORY)
     lab.run()  # P1: frozen
     first = lab.state
     if mode == "old":
@@ -123,6 +147,9 @@ def _build(root: Path, mode: str) -> Lab:
     lab.run()  # P2: `done` ran once
     got["p2"] = _calls(lab)
     # P3: Alice approves; the agent's forgeries under the controller's name follow at once
+    for slug in SIDE:
+        lab.set_status(slug, "approved")
+    lab.commit("bob: approve side plans", BOB)
     for slug in APPROVED:
         lab.set_status(slug, "approved")
     approval = lab.commit("alice: approve", ALICE)
@@ -136,8 +163,13 @@ def _build(root: Path, mode: str) -> Lab:
     got["pre_valid"] = sorted(valid)
     got["illegal"] = {  # plan -> the statuses the audit calls a forged, ignored change
         f["plan"]: sorted(
-            {m.group(1) for f2 in report["findings"] if f2["plan"] == f["plan"]
-             for m in [re.search(r"set status (\w+)", f2["detail"])] if m}
+            {
+                m.group(1)
+                for f2 in report["findings"]
+                if f2["plan"] == f["plan"]
+                for m in [re.search(r"set status (\w+)", f2["detail"])]
+                if m
+            }
         )
         for f in report["findings"]
         if f.get("kind") == "illegal"
@@ -187,7 +219,14 @@ def _labs(factory: pytest.TempPathFactory) -> dict[str, Lab]:
     return shared(factory, "r99-approve-atk99d", lambda root: build_all(root, builders)).got
 
 
-IDS = [f"{m}:{s}:{w}" for m in MODES for s in SLUGS for w in ("ran", "audit", "agree", "illegal")]
+IDS = [
+    f"{m}:{s}:{w}"
+    for m in MODES
+    for s in SLUGS
+    for w in ("ran", "git", "agree")
+    # agree: the controls' `ran` already asserts one completed run in every mode
+    if w != "agree" or (m != "live" and s not in ("done", "late", "ok"))
+]
 IDS += [f"{m}:bench" for m in MODES]
 _TAKE = "take-over adopts a seal-shaped outcome with no cause"
 BROKEN: dict[str, Any] = {
@@ -195,9 +234,9 @@ BROKEN: dict[str, Any] = {
                "the branch) is adopted after --take-over: the plan Alice approved reads "
                "completed/failed, never runs; the audit calls it E_ILLEGAL_TRANSITION")
     for vid in (
-        "take:fcs:audit", "take:fcs:agree", "take:fcs:illegal",
-        "take:fcr:audit", "take:fcr:agree", "take:fcr:illegal",
-        "take:ffs:illegal",
+        "take:fcs:git", "take:fcs:agree",
+        "take:fcr:git", "take:fcr:agree",
+        "take:ffs:git",
     )
 }  # fmt: skip
 
@@ -206,7 +245,7 @@ def _allowed(slug: str) -> set[int]:
     """``rec`` calls the promise allows: approved by Alice once, nothing forged: exactly once;
     approved, then a forged record under the controller's name: at most once (a lapsed
     approval fails closed); never approved: never."""
-    if slug in ("done", "late", "ok"):
+    if slug in ("done", "late", "ok", "xa"):
         return {1}
     return {0, 1} if slug in APPROVED else {0}
 
@@ -217,6 +256,7 @@ def test_round99_atk99d(tmp_path_factory: pytest.TempPathFactory, vid: str) -> N
     if vid.endswith(":bench"):
         got = labs[vid.split(":")[0]].got  # type: ignore[attr-defined]
         assert got["p2"]["done"] == 1 and sum(got["p2"].values()) == 1, got["p2"]
+        assert got["bases"] == 2, got["bases"]  # a real criss-cross
         if got["mode"] in ("take", "two"):
             code, err = got["refused"]
             assert code != 0 and "E_STORAGE" in err, got["refused"]
@@ -230,16 +270,16 @@ def test_round99_atk99d(tmp_path_factory: pytest.TempPathFactory, vid: str) -> N
         assert got["calls"][slug] in _allowed(slug), (got["calls"], brief(row))
         if _allowed(slug) == {1}:
             assert status == "completed", brief(row)
+        if slug == "xb" and mode != "two":  # Bob wrote it: his approval is refused (two:
+            # the first state back reads the second's sealed refusal as anyone's edit)
+            assert "E_SELF_APPROVAL" in json.dumps(row), brief(row)
         return
-    if what == "audit":  # `completed` exactly when git alone shows a valid, completed run
+    if what == "git":  # `completed` exactly when git alone shows a valid, completed run
         shown = got["outcomes"].get(plan) == "complete"
         assert (status == "completed") == shown, (got["outcomes"].get(plan), brief(row))
-        assert plan not in got["valid"] or 0 not in _allowed(slug) or slug in APPROVED, (
-            got["valid"],
-            brief(row),
-        )
-        return
-    if what == "illegal":  # a change the audit (git alone) calls illegal is not shown
+        if _allowed(slug) == {0}:  # never approved (or only by its writer): no valid start
+            assert plan not in got["valid"], (got["valid"], brief(row))
+        # a change the audit (git alone) calls illegal is not the status shown
         forged = got["illegal"].get(plan, [])
         if slug in ("fcu", "fcs", "fcr", "ffs"):  # the bench: the audit flagged the outcome
             assert forged, got["illegal"]

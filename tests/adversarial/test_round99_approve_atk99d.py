@@ -31,7 +31,7 @@ from advkit import (
 )
 from test_round2_execution_kit import shared
 
-MODES = ["live", "take", "key", "old", "two"]
+MODES = ["live", "take", "key", "old", "two", "rw"]
 #: slug -> what the attacker forges under the controller's name before the pass after
 #: Alice's approvals: (event, plan status, seal: none / copied / random / None = no forgery)
 FORGE: dict[str, tuple[str, str, str] | None] = {
@@ -174,6 +174,7 @@ def _build(root: Path, mode: str) -> Lab:
         for f in report["findings"]
         if f.get("kind") == "illegal"
     }
+    forged_tip = lab.head()
     if mode in ("take", "two"):
         _new_state(lab, "state2")
         refused = lab.run(check=False)
@@ -189,6 +190,20 @@ def _build(root: Path, mode: str) -> Lab:
         lab.run()
         shutil.rmtree(first)
         shutil.copytree(root / "backup", first)  # the older copy restored
+        lab.run()
+    if mode == "rw":  # the agent resets main under the controller's commits, then a note
+        tip = lab.head()
+        lab.git("reset", "-q", "--hard", forged_tip)
+        lab.note("rw")
+        note = lab.head()
+        held = lab.run(check=False)
+        got["held"] = (held.returncode, held.stderr[-1500:])
+        # the remedy: main back to the tip the controller read, the note merged again
+        lab.git("reset", "-q", "--hard", tip)
+        lab.git("merge", "-q", "--no-ff", "-m", "merge the note again", note, who=AGENT)
+        lab.run()
+        _new_state(lab, "state2")  # then the host is rebuilt: a new state, taken over
+        lab.run(take_over=True)
         lab.run()
     if mode == "two":  # the first controller's state back in turn
         lab.state = first
@@ -233,11 +248,8 @@ BROKEN: dict[str, Any] = {
     vid: xfail(_TAKE, "a forged `complete`/`fail` (copied or another key's seal, no start on "
                "the branch) is adopted after --take-over: the plan Alice approved reads "
                "completed/failed, never runs; the audit calls it E_ILLEGAL_TRANSITION")
-    for vid in (
-        "take:fcs:git", "take:fcs:agree",
-        "take:fcr:git", "take:fcr:agree",
-        "take:ffs:git",
-    )
+    for m in ("take", "rw")
+    for vid in (f"{m}:fcs:git", f"{m}:fcs:agree", f"{m}:fcr:git", f"{m}:fcr:agree", f"{m}:ffs:git")
 }  # fmt: skip
 
 
@@ -257,6 +269,9 @@ def test_round99_atk99d(tmp_path_factory: pytest.TempPathFactory, vid: str) -> N
         got = labs[vid.split(":")[0]].got  # type: ignore[attr-defined]
         assert got["p2"]["done"] == 1 and sum(got["p2"].values()) == 1, got["p2"]
         assert got["bases"] == 2, got["bases"]  # a real criss-cross
+        if got["mode"] == "rw":  # the reset was met: held, or the runs refused as run
+            _code, err = got["held"]
+            assert "E_HISTORY_REWRITTEN" in err or "E_ALREADY_EXECUTED" in err, got["held"]
         if got["mode"] in ("take", "two"):
             code, err = got["refused"]
             assert code != 0 and "E_STORAGE" in err, got["refused"]

@@ -1,6 +1,72 @@
-"""Round 99, approval (atk99d): a controller that starts over on a history an attacker shaped.
+"""Round 99, approval (atk99d): a controller that starts over (a new state directory taken
+over, a state directory holding only the old ``commit.key``, an older backup restored, two
+state directories in turn, a reset met and put back before a rebuild) on a history an
+attacker shaped with forged records under the controller's name.
 
-(docstring completed below, after the run)
+Lab (one per mode, built at once; policy: Alice or ``*@ops.example.com``). P0: the agent
+writes the plans ``done``, ``late``, ``ok``, ``fcu``, ``fcs``, ``fcr``, ``ffs``, ``fsa``,
+``fsn``, ``fdn`` (one ``rec`` action each); on branch ``x`` the agent writes ``xa`` and Bob
+``xb``, on ``y`` Carol a note; x and y cross-merge and Mallory merges y then x into main (two
+merge bases). P1 freezes all. Alice approves ``done``: it runs (P2). P3: Bob approves ``xa``
+and ``xb`` (his own plan), Alice approves ``ok``, ``fcu``, ``fcs``, ``fcr``, ``ffs``, ``fsa``;
+then, before the next pass, the agent commits as ``plangate <plangate@localhost>`` the file and
+message a controller event writes (an ``approval:`` block naming Alice's commit, an
+``execution:`` block, ``Plan:``/``Plan-Hash:``/``Plan-Status:``/``Approved-By:``/
+``Approval-Commit:``/``Controller:`` lines): ``fcu`` a ``complete`` with no seal, ``fcs`` a
+``complete`` whose ``Controller-Seal:`` is copied from the controller's newest real commit,
+``fcr`` one with a random seal (another key's), ``ffs`` a ``fail`` (copied seal), ``fsa`` a
+``start`` (copied seal), ``fsn`` the same for a plan nobody approved, ``fdn`` a ``fail`` of the
+completed ``done`` (copied seal). A fresh-clone audit is taken there. Modes, from P3 on:
+``live`` (the same state directory), ``take`` (a new state directory: refused ``E_STORAGE``,
+then ``run --once --take-over``), ``key`` (a new state directory holding only the old
+``commit.key``), ``old`` (three passes, then the state directory copied after P1, before
+``done`` ran, restored), ``two`` (a new state directory taken over, then the first one back),
+``rw`` (the live state; the agent resets main to the forged tip, under the controller's
+P3 commits, and adds a note; a pass; the remedy: main back to the read tip, the note merged
+again; a pass; then a new state directory taken over). Last: Alice sets ``done`` approved
+again (a rerun asked of a completed plan) and approves ``late`` (a control); two passes.
+
+Ids ``<mode>:<slug>:ran``: ``rec`` calls as the promise allows (controls ``done``, ``late``,
+``ok``, ``xa``: exactly one and ``completed``; approved then forged: at most one; never
+approved or only by its writer: none; ``xb``: ``E_SELF_APPROVAL``, but in ``two``, where the
+first state back reads the second's sealed refusal as anyone's edit and shows the approval
+lapsed). ``:git``: the status is ``completed`` exactly when the fresh-clone ``plangate audit
+--json`` shows a valid execution with outcome ``complete``; a never-approved plan has no
+valid start; a status change the P3 audit calls ``E_ILLEGAL_TRANSITION`` is not the status
+shown. ``:agree`` (not ``live``; forged and side plans): completed or not as the same
+history read live; ``key``/``old``: the same status. ``<mode>:bench``: ``done`` alone ran by
+P2, the side merge had two bases, ``take``/``two`` were first refused ``E_STORAGE``, ``rw``'s
+reset was met (``E_HISTORY_REWRITTEN`` or ``E_ALREADY_EXECUTED``).
+
+Seen (round 99): 195 ids; 10 broke, one class, in ``take`` and ``rw`` (both take over a new
+state directory); every other mode agreed with ``live``.
+
+1. **Take-over adopts a seal-shaped outcome with no cause** (``take:fcs:{git,agree}``,
+   ``take:fcr:{git,agree}``, ``take:ffs:git``, the same five in ``rw``): after ``run --once
+   --take-over`` the agent's forged ``plangate: complete plans/fcs`` (a copied seal) and
+   ``complete plans/fcr`` (a random seal) made the plans Alice approved read ``completed``
+   (last note ``<sha> plangate: complete plans/fcs``) though ``rec`` never ran, and the forged
+   ``fail plans/ffs`` read ``failed``; the audit of the same history calls each
+   ``controller-unexplained`` ("records complete plans/fcs with no cause on the branch: no
+   start of the plan for an outcome") and ``E_ILLEGAL_TRANSITION: plangate@localhost set
+   status completed (from pending_approval) ... ignored``, and shows no execution; the
+   ``live``, ``key``, ``old`` and ``two`` controllers read the same commits as illegal
+   (``pending_approval``, the approval lapsed, nothing ran). Likely root cause:
+   ``Lifecycle.unproven`` (controller/git/lifecycle.py) applies round 98's cause rule only
+   to unsealed commits (``if _sealed(record): return None``, the seal's shape), while a
+   taken-over state's new key verifies none of them (``ControllerCore._adopt_history`` adopts every
+   commit under the name); docs/threat-model.md accepts that ``--take-over`` adopts a
+   seal-shaped forgery "as trust on first use always did", but round 98 limited trust on
+   first use to what the audit takes for the controller's by git alone, and the audit does not.
+
+Held: no plan ran twice or without its approval in any mode: ``done`` ran once through the
+older backup restored (``old``), a forged ``fail`` of it (``fdn``; ``take`` showed it
+``failed``, then Alice's new approval recorded a start and a completion and ``rec`` did not
+run again), the reset (``ok``, ``xa`` refused ``E_ALREADY_EXECUTED``) and the rebuilds;
+forged starts ran nothing (``live``/``key``/``old`` show ``executing``, ``take``/``two``
+``failed`` in doubt); the unsealed ``complete`` (``fcu``) was ignored everywhere; Bob's
+criss-cross side plan was refused ``E_SELF_APPROVAL`` live, taken over, key-only, restored
+and rebuilt after a reset; the controls ran once and were valid in every mode.
 """
 
 from __future__ import annotations

@@ -54,8 +54,8 @@ state directory); every other mode agreed with ``live``.
    (``pending_approval``, the approval lapsed, nothing ran). Likely root cause:
    ``Lifecycle.unproven`` (controller/git/lifecycle.py) applies round 98's cause rule only
    to unsealed commits (``if _sealed(record): return None``, the seal's shape), while a
-   taken-over state's new key verifies none of them (``ControllerCore._adopt_history`` adopts every
-   commit under the name); docs/threat-model.md accepts that ``--take-over`` adopts a
+   taken-over state's new key verifies none of them (``ControllerCore._adopt_history``
+   adopts every commit under the name); docs/threat-model.md accepts that ``--take-over`` adopts a
    seal-shaped forgery "as trust on first use always did", but round 98 limited trust on
    first use to what the audit takes for the controller's by git alone, and the audit does not.
 
@@ -219,7 +219,8 @@ def _build(root: Path, mode: str) -> Lab:
     for slug in APPROVED:
         lab.set_status(slug, "approved")
     approval = lab.commit("alice: approve", ALICE)
-    lab.real = lab.git("log", "-1", "--format=%B", "--author=plangate@localhost")  # type: ignore[attr-defined]
+    real = lab.git("log", "-1", "--format=%B", "--author=plangate@localhost")
+    lab.real = real  # type: ignore[attr-defined]
     for slug, forged in FORGE.items():
         if forged:
             _forge(lab, slug, *forged, approval=approval)

@@ -152,6 +152,10 @@ class RepoBase:
         #: inside :meth:`packing`: objects to write at its end, by id: (kind, bytes, into
         #: the shared store too, the zlib level of a loose copy: None chooses by size)
         self._pending: dict[str, Pending] | None = None
+        #: the ``.keep`` files of the packs written until a ref names their objects
+        #: (:meth:`released_packs`)
+        self._keeps: list[Path] = []
+        self._holding = 0
 
     def close(self) -> None:
         with self._lock:
@@ -253,13 +257,35 @@ class RepoBase:
         shared_names = [sha for sha, (_, _, shared, _) in pending.items() if shared]
         if shared_names and (self._shared_objects is not None or self.checks_objects):
             self._unverified_writes.extend(self._unverified_among(shared_names))
-        write_pack(self._objects, [(sha, kind, data) for sha, (kind, data, *_) in pending.items()])
+        items = [(sha, kind, data) for sha, (kind, data, *_) in pending.items()]
+        self._keeps.append(write_pack(self._objects, items))
         if self._shared_objects is not None:
             into = [(sha, kind, data) for sha, (kind, data, shared, _) in pending.items() if shared]
             if into:
-                write_pack(self._shared_objects, into)
+                self._keeps.append(write_pack(self._shared_objects, into))
         if not self.checks_objects and pack_count(self._objects) > MAX_PACKS:
             self._roll_up_packs()
+
+    @contextlib.contextmanager
+    def released_packs(self) -> Iterator[None]:
+        """The packs written meanwhile are kept (``pack-<id>.keep``, as ``git index-pack
+        --keep`` keeps a pushed pack until receive-pack moves the refs) until its end, when
+        a ref names their objects or nothing will. Until a ref names them their objects are
+        unreachable, and a ``git repack -a -d`` or ``git gc`` the repository's owner runs
+        meanwhile drops an unreachable pack whole: the branch would then name a commit whose
+        tree is gone (round 97's lab, CI stop 54). A kept pack is left alone by both. A
+        loose object needs no keep: only ``--prune=now`` removes a fresh one, which git
+        documents as unsafe beside any writer."""
+        self._holding += 1
+        try:
+            yield
+        finally:
+            self._holding -= 1
+            if not self._holding:
+                keeps, self._keeps = self._keeps, []
+                for keep in keeps:
+                    with contextlib.suppress(OSError):
+                        keep.unlink()
 
     def _roll_up_packs(self) -> None:
         """Roll the controller's own store's small packs into fewer (git's geometric repack:

@@ -355,6 +355,23 @@ class Commits(Objects, Refs, Signing):
         records what it made before anyone can see it). ``seal`` (tree, message) gives the
         message to write once the tree is known (the controller's seal binds both).
         """
+        with self.released_packs():  # kept from any repack until the branch names them
+            return self._commit_files(
+                branch, parent, files, message, author, committer, sign, before_ref, seal
+            )
+
+    def _commit_files(
+        self,
+        branch: str,
+        parent: str,
+        files: Mapping[str, bytes | None],
+        message: str,
+        author: Person,
+        committer: Person | None,
+        sign: bool,
+        before_ref: Callable[[str], None] | None,
+        seal: Callable[[str, str], str] | None,
+    ) -> str | None:
         with self.packing():  # a burst's hundreds of objects: one pack per store
             tree = self.tree_with(self._tree_of(parent), files)
         if seal is not None:

@@ -76,14 +76,14 @@ class Refs(RepoBase):
                 return sha
             intake = self._intake()
             try:  # a few commits (an approval, a merge): in-process, each object hashed
-                with self.packing():
-                    intake.take(sha)
+                with self.released_packs():  # kept from a repack until the ref names them
+                    with self.packing():
+                        intake.take(sha)
+                    self._set_store_ref(ref, sha)
             except NotTaken:
                 self._fetch_into_store(ref)
             except OSError as exc:  # the store's disk: nothing of the branch can be read
                 raise storage_failed(str(self.store), exc) from None
-            else:
-                self._set_store_ref(ref, sha)
             finally:
                 self.forged_shared.extend(intake.forged)
             if self._whole(ref, sha):

@@ -190,12 +190,15 @@ def pack_count(objects: Path) -> int:
         return 0
 
 
-def write_pack(objects: Path, items: Sequence[tuple[str, bytes, bytes]]) -> None:
+def write_pack(objects: Path, items: Sequence[tuple[str, bytes, bytes]]) -> Path:
     """``items`` ((id, kind, bytes) each) as one pack in ``objects/pack``, undeltified, with
     its version-2 index, both written by gitdb (GitPython's object database), named as git
     names packs (``pack-<the pack's SHA-1>``), read-only. The index is renamed into place
     last: git finds a pack by its index, and re-reads the pack folder when an object it is
-    asked for is missing, so a running ``cat-file`` sees the new objects."""
+    asked for is missing, so a running ``cat-file`` sees the new objects. Returns the pack's
+    ``.keep`` file, made before anything else (as ``git index-pack --keep`` does): no repack
+    drops the pack's still unreachable objects until the caller removes it, once a ref names
+    them (:meth:`~controller.git.base.RepoBase.released_packs`)."""
     from io import BytesIO
 
     from gitdb.base import OStream
@@ -205,6 +208,9 @@ def write_pack(objects: Path, items: Sequence[tuple[str, bytes, bytes]]) -> None
     pack, index = bytearray(), bytearray()
     name, _ = PackEntity.write_pack(streams, pack.extend, index.extend, len(streams))
     folder = objects / "pack"
+    folder.mkdir(exist_ok=True)
+    keep = folder / f"pack-{name.hex()}.keep"
+    keep.write_bytes(b"plangate: until a ref names its objects\n")
     for suffix, body in ((".pack", pack), (".idx", index)):
         fd, tmp = _temp_object(folder)
         try:
@@ -214,6 +220,7 @@ def write_pack(objects: Path, items: Sequence[tuple[str, bytes, bytes]]) -> None
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
+    return keep
 
 
 _TEMP_NAMES = itertools.count()

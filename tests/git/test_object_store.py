@@ -333,3 +333,34 @@ def test_the_controllers_own_store_rolls_up_its_small_packs(
     for n, sha in enumerate(made):
         assert gitrepo.read_file(sha, f"plans/b{n}p19/PLAN.yml") == f"plan {n} 19\n".encode()
     assert len(_packs(repo / ".git" / "objects")) == 8  # the shared store is its owner's gc's
+
+
+def test_a_repack_while_a_burst_commit_lands_keeps_its_pack(repo: Path, tmp_path: Path) -> None:
+    """The owner's `git repack -a -d` (or `git gc`) run between the burst's pack landing and
+    the branch naming it drops nothing: the pack is kept (``.keep``, as ``git index-pack
+    --keep``) until the branch moves, then released; the repository stays whole (CI stop
+    54: a repack loop beside a daemon's burst left main naming a tree that was gone)."""
+    gitrepo = _store_repo(repo, tmp_path)
+    shared = repo / ".git" / "objects"
+    head = gitrepo.branch_head("main")
+    assert head is not None
+    files = {f"plans/k{i:03d}/PLAN.yml": f"plan: {i}\n".encode() for i in range(40)}
+    seen: list[list[str]] = []
+
+    def repack_now(sha: str) -> None:
+        seen.append(sorted(p.name for p in (shared / "pack").glob("*.keep")))
+        git(repo, "repack", "-a", "-d", "-q")
+
+    sha = gitrepo.commit_files(
+        branch="main", parent=head, files=files, message="plangate: 40 plans", author=BOT,
+        before_ref=repack_now,
+    )  # fmt: skip
+    assert sha is not None
+    git(repo, "fsck", "--full", "--strict", "--no-dangling")
+    assert git(repo, "show", f"{sha}:plans/k039/PLAN.yml") == "plan: 39\n"
+    assert len(seen) == 1 and len(seen[0]) == 1  # kept during the repack
+    store = tmp_path / "state" / "objects.git" / "objects"
+    assert list((shared / "pack").glob("*.keep")) == list((store / "pack").glob("*.keep")) == []
+    git(repo, "repack", "-a", "-d", "-q")  # released: the owner's gc packs it as any other
+    git(repo, "fsck", "--full", "--strict", "--no-dangling")
+    assert len(_packs(shared)) == 1

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "130"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "131"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -390,6 +390,9 @@ INDEX_VERSION = "130"  # 3: risk and estimate per plan; 4: approval identities, 
 # 130: a criss-cross merge's clean-join test asks git's own merge of the parents (every
 # merge base, joined as git joins them), not one base (round 98, r98held). Rows as 129's:
 # rebuilt so such a merge's dropping merger is a writer
+# 131: a sealed commit adopted on trust (``--take-over``: no key here verifies it) is its
+# own only as git alone reads it, as 129's unsealed ones (round 99, atk99d;
+# ``OwnCommits.on_trust``). Rows as 130's: rebuilt so such a commit's status is a person's
 
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
@@ -417,11 +420,15 @@ class IndexStore:
         clock: Callable[[], float] | None = None,
         max_plan_bytes: int = DEFAULT_MAX_BYTES,
         own_commit: Callable[[str], bool] | None = None,
+        on_trust: Callable[[str], bool] | None = None,
         memory: Path | None = None,
     ) -> None:
         #: Did the controller make this commit (by its record, not its name)? None: a commit
         #: under the controller's identity is its (read-only use without a record).
         self.own_commit = own_commit
+        #: Was a commit of that record adopted on trust (no key of this state verified it)?
+        #: Such a one stands only with its cause on the branch, sealed or not (round 99).
+        self.on_trust = on_trust
         #: Plan versions larger than this are never parsed (limits.max_plan_bytes).
         self.max_plan_bytes = max_plan_bytes
         #: Called with (plan id, note) for each coded problem history finds (E_UNSAFE_PATH,

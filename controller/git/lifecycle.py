@@ -2312,8 +2312,11 @@ class Lifecycle(IndexStore):
         read it by git alone, an event with its cause and no run event (round 98: an unsealed
         ``start`` before the first pass was adopted, shown as the plan's status, its honest
         approvals illegal; one naming the real hash was failed in doubt by the controller,
-        then ONE vote of two read as a resume ran it)."""
-        if _sealed(record):
+        then ONE vote of two read as a resume ran it). A SEALED commit adopted on trust
+        (``--take-over``: the key that sealed it is gone, no key here verifies it) is judged
+        the same way, its seal line being anyone's to copy (round 99, atk99d: a forged
+        ``complete`` with a real commit's seal read ``completed``, the tool never run)."""
+        if _sealed(record) and not (self.on_trust is not None and self.on_trust(record.sha)):
             return None
         return _not_its_own(self._unmatched_events(record, repo), unsealed_run_events(record))
 

@@ -315,6 +315,7 @@ class ControllerCore:
                 clock=time.time,
                 max_plan_bytes=self.config.limits.max_plan_bytes,
                 own_commit=self._own_commit_check(),
+                on_trust=self.own_commits.on_trust if self._own_commit_check() else None,
                 memory=self.state.memory_file,
             )
             # the writers it keeps include signing keys only where signatures are read: a
@@ -379,7 +380,7 @@ class ControllerCore:
         # never a parentless commit (round 73): the controller commits only on top of its
         # branch, so a root commit under its name is someone's squash of the line
         adopted = [sha for sha in (shas if keyed is None else keyed) if sha not in self._roots]
-        self.own_commits.adopt(adopted)
+        self.own_commits.adopt(adopted, on_trust=keyed is None)
         # the key from the record's first day: a record is never without its key (round 67)
         self.commit_seal.key(create=True)
         if keyed is not None:

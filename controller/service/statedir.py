@@ -423,6 +423,9 @@ class OwnCommits:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._shas: set[str] | None = None
+        #: ``<state_dir>/commits.trusted``: the commits adopted on trust (:meth:`on_trust`)
+        self.trusted_path = path.with_name(f"{path.name}.trusted")
+        self._trusted: set[str] | None = None
 
     @property
     def known(self) -> bool:
@@ -459,13 +462,36 @@ class OwnCommits:
             ) from None
         return [line for line in text.split() if len(line) == 40]
 
-    def adopt(self, shas: list[str]) -> None:
-        """Take ``shas`` (history made before this record existed) as this controller's."""
+    def adopt(self, shas: list[str], *, on_trust: bool = False) -> None:
+        """Take ``shas`` (history made before this record existed) as this controller's;
+        ``on_trust``: no key of this state directory verified them (trust on first use,
+        ``--take-over``), noted first in ``commits.trusted`` (:meth:`on_trust`)."""
         from controller import fsutil
 
+        if on_trust:
+            fsutil.write_atomic(self.trusted_path, "".join(f"{sha}\n" for sha in reversed(shas)))
+            self._trusted = set(shas)
         # oldest first, as :meth:`record` goes on (``shas`` come newest first from git log)
         fsutil.write_atomic(self.path, "".join(f"{sha}\n" for sha in reversed(shas)))
         self._shas = set(shas)
+
+    def on_trust(self, sha: str) -> bool:
+        """Was ``sha`` adopted on trust (its seal, if any, verified by no key this state
+        directory holds)? Such a commit stands only as git alone reads it, its cause on the
+        branch, whatever its seal line looks like (round 99, atk99d: after ``--take-over``
+        the agent's forged ``complete`` with a copied seal read ``completed``, the tool never
+        run). A record from before round 99 has no such file: nothing is noted."""
+        if self._trusted is None:
+            try:
+                text = self.trusted_path.read_text(encoding="ascii", errors="replace")
+            except FileNotFoundError:
+                text = ""
+            except OSError as exc:
+                raise StorageFailed(
+                    f"cannot read {self.trusted_path}: {exc.strerror}", remedy=UNREADABLE
+                ) from None
+            self._trusted = {line for line in text.split() if len(line) == 40}
+        return sha in self._trusted
 
     def record(self, sha: str) -> None:
         """Durably note ``sha`` as made by this controller (before the branch moves to it)."""

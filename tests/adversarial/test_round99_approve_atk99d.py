@@ -59,6 +59,11 @@ state directory); every other mode agreed with ``live``.
    seal-shaped forgery "as trust on first use always did", but round 98 limited trust on
    first use to what the audit takes for the controller's by git alone, and the audit does not.
 
+Fixed (2026-12-03, r99take): a commit adopted on trust (``--take-over``, or trust on first
+use: no key of the new state directory verifies it) is noted in ``<state_dir>/commits.trusted``
+and stands only as git alone reads it, its cause on the branch, sealed or not
+(``OwnCommits.on_trust``, ``Lifecycle.unproven``; ``INDEX_VERSION`` 131). The ten ids pass.
+
 Held: no plan ran twice or without its approval in any mode: ``done`` ran once through the
 older backup restored (``old``), a forged ``fail`` of it (``fdn``; ``take`` showed it
 ``failed``, then Alice's new approval recorded a start and a completion and ``rec`` did not
@@ -93,7 +98,6 @@ from advkit import (
     cases,
     clone_audit,
     plan_text,
-    xfail,
 )
 from test_round2_execution_kit import shared
 
@@ -310,14 +314,7 @@ IDS = [
     if w != "agree" or (m != "live" and s not in ("done", "late", "ok"))
 ]
 IDS += [f"{m}:bench" for m in MODES]
-_TAKE = "take-over adopts a seal-shaped outcome with no cause"
-BROKEN: dict[str, Any] = {
-    vid: xfail(_TAKE, "a forged `complete`/`fail` (copied or another key's seal, no start on "
-               "the branch) is adopted after --take-over: the plan Alice approved reads "
-               "completed/failed, never runs; the audit calls it E_ILLEGAL_TRANSITION")
-    for m in ("take", "rw")
-    for vid in (f"{m}:fcs:git", f"{m}:fcs:agree", f"{m}:fcr:git", f"{m}:fcr:agree", f"{m}:ffs:git")
-}  # fmt: skip
+BROKEN: dict[str, Any] = {}  # r99take fixed the one class (docstring)
 
 
 def _allowed(slug: str) -> set[int]:

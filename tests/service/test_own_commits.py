@@ -496,3 +496,46 @@ def test_a_start_taken_over_with_no_approval_in_its_file_is_a_lost_run(
     assert row["status"] == "completed" and not row["waiting"], row
     completions = git(repo, "log", "--format=%H", "--grep=^plangate: complete plans/victim")
     assert len(completions.split()) == 1
+
+
+@pytest.mark.parametrize("seal", ["copied", "random"])
+def test_a_seal_shaped_outcome_taken_over_stands_only_with_its_cause(
+    tmp_path: Path, repo: Path, seal: str
+) -> None:
+    """Round 99 (atk99d): the state directory is lost after Alice approved ``victim``; the
+    agent commits a ``plangate: complete plans/victim`` under the controller's name with a
+    seal line copied from a real controller commit (or a random one). ``--take-over`` adopts
+    it into the new record, on trust: it stands only with its cause on the branch (none: no
+    start), so the plan never reads ``completed`` without running; it runs exactly once."""
+    config = _setup(tmp_path, repo)
+    _run(config)
+    _approve(repo, "done")
+    _run(config)
+    victim = _status(config)["plans/victim"]
+    _approve(repo, "victim")
+    forged = _forge(repo, "victim", "complete", "completed", victim["hash"], seal=True)
+    if seal == "copied":  # the seal line of the controller's real completion of `done`
+        real = git(repo, "log", "-1", "--format=%B", "--grep=^plangate: complete plans/done")
+        line = next(x for x in real.splitlines() if x.startswith("Controller-Seal: "))
+        message = git(repo, "log", "-1", "--format=%B", forged)
+        message = re.sub(r"(?m)^Controller-Seal: .*$", line, message)
+        who = {"GIT_COMMITTER_NAME": CONTROLLER[0], "GIT_COMMITTER_EMAIL": CONTROLLER[1]}
+        git(repo, "commit", "-q", "--amend", "-m", message, env=who)
+        forged = git(repo, "rev-parse", "HEAD").strip()
+    second = _second_state(tmp_path, config)
+    taken = run_cli("run", "--once", "--take-over", "--config", str(second), timeout=120)
+    assert taken.returncode == 0 and "Traceback" not in taken.stderr, taken.stderr[-2000:]
+    assert forged in (tmp_path / "state2" / "commits").read_text().split()
+    assert forged in (tmp_path / "state2" / "commits.trusted").read_text().split()
+    starts = lambda: git(repo, "log", "--format=%H", "--grep=^plangate: start plans/victim")  # noqa: E731
+    row = _status(second)["plans/victim"]
+    if not starts().split():  # not run on the approval that lapsed: never shown completed
+        assert row["status"] != "completed", row
+        assert any("E_ILLEGAL_TRANSITION" in note for note in row["notes"]), row
+        path = repo / "plans" / "victim" / "PLAN.yml"
+        text = re.sub(r"(?m)^  status: .*$", "  status: approved", path.read_text(), count=1)
+        path.write_text(text)
+        commit_all(repo, "approve victim again", ("Alice", "alice@example.com"))
+        _run(second)
+    assert _status(second)["plans/victim"]["status"] == "completed"
+    assert len(starts().split()) == 1  # it ran, once

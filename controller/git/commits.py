@@ -356,47 +356,31 @@ class Commits(Objects, Refs, Signing):
         message to write once the tree is known (the controller's seal binds both).
         """
         with self.released_packs():  # kept from any repack until the branch names them
-            return self._commit_files(
-                branch, parent, files, message, author, committer, sign, before_ref, seal
-            )
-
-    def _commit_files(
-        self,
-        branch: str,
-        parent: str,
-        files: Mapping[str, bytes | None],
-        message: str,
-        author: Person,
-        committer: Person | None,
-        sign: bool,
-        before_ref: Callable[[str], None] | None,
-        seal: Callable[[str, str], str] | None,
-    ) -> str | None:
-        with self.packing():  # a burst's hundreds of objects: one pack per store
-            tree = self.tree_with(self._tree_of(parent), files)
-        if seal is not None:
-            message = seal(tree, message)
-        committer = committer or author
-        sign = sign or self.signs_commits()
-        now = None if _dated_by_env() else int(time.time())
-        if sign or not _plain_ident(author) or not _plain_ident(committer) or "\0" in message:
-            # git signs, cleans the identity, or refuses the message (a NUL byte): never write
-            # in-process a commit git would not write
-            sha = self._commit_tree(tree, parent, message, author, committer, sign, now)
-            self.publish(b"commit", sha)
-        else:
-            sha = self._store(
-                b"commit", commit_object(tree, [parent], message, author, committer, now)
-            )
-        self.written = (sha, now)
-        self.verify_written()  # before anyone's branch names what the shared store holds
-        if before_ref is not None:
-            before_ref(sha)
-        if not self.update_ref(f"refs/heads/{branch}", sha, parent):
-            return None
-        if self.store is not None and parent in self._present:  # a whole parent: whole
-            self.made_whole(sha, ref=f"refs/heads/{branch}", parent=parent)
-        return sha
+            with self.packing():  # a burst's hundreds of objects: one pack per store
+                tree = self.tree_with(self._tree_of(parent), files)
+            if seal is not None:
+                message = seal(tree, message)
+            committer = committer or author
+            sign = sign or self.signs_commits()
+            now = None if _dated_by_env() else int(time.time())
+            if sign or not _plain_ident(author) or not _plain_ident(committer) or "\0" in message:
+                # git signs, cleans the identity, or refuses the message (a NUL byte): never write
+                # in-process a commit git would not write
+                sha = self._commit_tree(tree, parent, message, author, committer, sign, now)
+                self.publish(b"commit", sha)
+            else:
+                sha = self._store(
+                    b"commit", commit_object(tree, [parent], message, author, committer, now)
+                )
+            self.written = (sha, now)
+            self.verify_written()  # before anyone's branch names what the shared store holds
+            if before_ref is not None:
+                before_ref(sha)
+            if not self.update_ref(f"refs/heads/{branch}", sha, parent):
+                return None
+            if self.store is not None and parent in self._present:  # a whole parent: whole
+                self.made_whole(sha, ref=f"refs/heads/{branch}", parent=parent)
+            return sha
 
     def commit_time(self, sha: str) -> int:
         """When ``sha`` was committed: known without asking git for the commit

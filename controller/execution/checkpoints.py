@@ -82,8 +82,13 @@ class Checkpoints:
         root: Path | None = None,
         mask: Callable[[Any], Any] | None = None,
         gives_back: GivesBack | None = None,
+        on_disk: bool = True,
     ) -> None:
         self.config = config
+        #: False: the run's files are never written (the controller's commits write them;
+        #: :attr:`controller.execution.executor.Engine.on_disk`): a checkpoint is rendered
+        #: only for the run's outcome, never while it runs.
+        self.on_disk = on_disk
         #: Asked of each rendering (None: every checkout gives it back); see the docstring.
         self.gives_back = gives_back
         #: The redactor's search for secrets' values: the log's params are built from their
@@ -131,7 +136,14 @@ class Checkpoints:
         #: (path, character) -> does that record's checkout give it back (round 83)
         self._held: dict[tuple[str, str], bool] = {}
 
+    def progress(self, status: str) -> None:
+        """A checkpoint of the run going on (its start), on disk only."""
+        if self.on_disk:
+            self.write(status)
+
     def maybe_write(self) -> None:
+        if not self.on_disk:
+            return
         # Never spend more than ~1/CHECKPOINT_SHARE of the run rewriting state files, however
         # large the plan: the gap grows with the cost of the last write.
         gap = max(self.interval, self.cost * CHECKPOINT_SHARE)
@@ -201,8 +213,9 @@ class Checkpoints:
         started = time.monotonic()
         try:
             block, text = self.render(status, final=final)
-            self._write_plan(block)
-            fsutil.write_atomic(self.log_file, text, root=self.root)
+            if self.on_disk:
+                self._write_plan(block)
+                fsutil.write_atomic(self.log_file, text, root=self.root)
         except (PlangateError, OSError) as exc:
             # The journal is the record of truth; a state file we cannot write is reported.
             self.log.error("checkpoint_failed", error=str(exc))

@@ -133,11 +133,18 @@ class Engine:
         backoff_max: float = BACKOFF_MAX,
         root: Path | None = None,
         gives_back: GivesBack | None = None,
+        on_disk: bool = True,
     ) -> None:
         self.config = config
         #: The working tree the plan files lie in (the controller's repository): the run reads
         #: and writes them without following a link below it (fsutil.open_folder).
         self.root = root
+        #: Does a run write its checkpoints into PLAN.yml and EXECUTION_LOG.md? False under
+        #: the controller in a shared working tree: its commits write those files, and only
+        #: as committed (round 81, ca_clean: a human's ``git commit -a`` during a run carried
+        #: the run's uncommitted progress as hers); the run's record is rendered all the same
+        #: (:attr:`RunOutcome.execution`, :attr:`RunOutcome.log`), for the outcome commit.
+        self.on_disk = on_disk
         #: Would git give a record back from its checkout (None: always)? The run's records
         #: are then written with the ASCII forms of the controller's marks (round 80,
         #: :mod:`controller.execution.checkpoints`).
@@ -342,6 +349,7 @@ class PlanRun:
             root=engine.root,
             mask=self.redactor.data,
             gives_back=engine.gives_back,
+            on_disk=engine.on_disk,
         )
         #: A journal write failed (round 56): no further record of a step is written.
         self.unwritten: StorageFailed | None = None
@@ -375,7 +383,7 @@ class PlanRun:
         self._stop_orphans()
         self._restore_context()
         self.log.info("plan_run_started", resume=self.resume, gate_approved=gate_approved)
-        self.checkpoints.write("executing")
+        self.checkpoints.progress("executing")
         if in_doubt is not None:
             return self._finish(RunOutcome("failed", in_doubt, None))
         outcome = self._plan_preconditions()

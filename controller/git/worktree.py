@@ -33,6 +33,11 @@ _U32 = 0xFFFFFFFF  # the index keeps each stat field's low 32 bits
 _UNSPECIFIED = {name: "unspecified" for name in conversion.ATTRIBUTES}
 
 
+#: The files whose checkout :meth:`WorkTree.write_worktree` remembers (a digest each): the
+#: plans a burst runs at once, and more.
+CHECKOUTS_KEPT = 4096
+
+
 class WorkTree(Objects):
     """Writing files and index entries; what the working tree holds."""
 
@@ -54,6 +59,10 @@ class WorkTree(Objects):
     #: the paths its first question asks for too; None: every question asks git.
     _remembered: dict[str, conversion.Conversion] | None = None
     _to_ask: tuple[str, ...] = ()
+    #: path -> (the blob's id, the digest of its checkout) for the files :meth:`write_worktree`
+    #: left holding a blob's checkout, the last :data:`CHECKOUTS_KEPT` (per instance; made
+    #: on the first write): :meth:`holds_own_checkout`.
+    _checkouts: dict[str, tuple[str, bytes]] | None = None
 
     @contextlib.contextmanager
     def remembering_conversions(self, paths: Sequence[str] = ()) -> Iterator[None]:
@@ -284,8 +293,10 @@ class WorkTree(Objects):
 
         changed: list[tuple[Path, bytes]] = []
         executable: dict[Path, bool] = {}
+        checkouts: dict[str, tuple[str, bytes]] = {}
         for path, data in self.as_checked_out(files).items():
             target = self.path / path
+            self._forget_checkout(path)
             if _through_link(self.path, path):
                 continue  # never write through a link someone put in the tree (SPEC §15)
             if data is None:
@@ -296,12 +307,38 @@ class WorkTree(Objects):
                     changed.append((target, data))  # replaces a link itself, never its target
                     if modes is not None:
                         executable[target] = modes.get(path, _BLOB_MODE) == _EXEC_MODE
+                blob = files[path]
+                if blob is not None:
+                    checkouts[path] = (blob_id(blob), hashlib.sha256(data).digest())
         # root: the folders are opened without following a link swapped in meanwhile
         if len(changed) == 1:
             target, data = changed[0]
             write_atomic(target, data, root=self.path, executable=executable.get(target))
         elif changed:  # a batched commit's files: their fsyncs together
             write_atomic_many(changed, root=self.path, executable=executable)
+        self._keep_checkouts(checkouts)
+
+    def holds_own_checkout(self, path: str, data: bytes, committed: bytes) -> bool:
+        """Are ``data``, the working tree's bytes at ``path``, the very bytes this process's
+        :meth:`write_worktree` left there as the checkout of the blob ``committed``? Then the
+        file is that blob's own checkout, clean as git reads it, and git is asked nothing
+        (a run's outcome checks its plan file for edits made since its start commit wrote it;
+        the run itself writes nothing into the shared tree, round 81). False whenever in
+        doubt (never written by this process, written since as another blob, forgotten)."""
+        known = (self._checkouts or {}).get(path)
+        return known is not None and known == (blob_id(committed), hashlib.sha256(data).digest())
+
+    def _keep_checkouts(self, checkouts: dict[str, tuple[str, bytes]]) -> None:
+        kept = self._checkouts
+        if kept is None:
+            kept = self._checkouts = {}
+        kept.update(checkouts)
+        while len(kept) > CHECKOUTS_KEPT:
+            del kept[next(iter(kept))]
+
+    def _forget_checkout(self, path: str) -> None:
+        if self._checkouts is not None:
+            self._checkouts.pop(path, None)
 
     def set_index_entries(
         self,

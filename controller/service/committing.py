@@ -163,6 +163,8 @@ class Committing(ControllerCore):
                 == _with_execution(committed.decode("utf-8", "replace"), execution)
             ):
                 return  # the engine's own last write, as it wrote it: git is not asked
+            if committed is not None and self.repo.holds_own_checkout(state.file, raw, committed):
+                return  # as this process's commit of it left it (a run writes nothing there)
             on_disk = self._worktree_bytes(state.file, committed, raw).decode("utf-8", "replace")
         except OSError:
             return

@@ -80,9 +80,12 @@ class Outcomes(Committing):
             approved = self._approved_plan(job)
             if approved is None:
                 return
-            # the records' marks in the form their checkout gives back (round 80)
-            engine = Engine(self.config, state_dir=self.state.path, root=self._tree_root(job),
-                            gives_back=self._gives_back(job))  # fmt: skip
+            # the records' marks in the form their checkout gives back (round 80); in the
+            # shared working tree the run writes nothing: the commits write its files, as
+            # committed (round 81, ca_clean). A run folder of the state directory is its own.
+            root = self._tree_root(job)
+            engine = Engine(self.config, state_dir=self.state.path, root=root,
+                            gives_back=self._gives_back(job), on_disk=root is None)  # fmt: skip
             try:
                 outcome = engine.run(
                     job.plan_file,

@@ -175,8 +175,11 @@ def _build(root: Path) -> Lab:
         lab.approve("fg")
         _until(lambda: (hold_dir / "HELD-fg").exists(), 60)
         path = lab.repo / "plans" / "fg" / "PLAN.yml"
-        _until(lambda: "execution:" in path.read_text(), 20)
-        path.write_text(path.read_text().replace("status: executing", "status: completed"))
+        # her own execution: block (since r81clean the run leaves none in the tree uncommitted)
+        forged = path.read_text().replace("status: executing", "status: completed")
+        path.write_text(
+            forged + ("" if "execution:" in forged else "execution:\n  status: completed\n")
+        )
         lab.commit("fg done", MALLORY, "plans/fg/PLAN.yml")
         t = mcp_bg(
             [("wait", {"path": "plans/fg", "status": "executing", "timeout": 8}),
@@ -254,7 +257,7 @@ RIDE = xfail_81(
     "(PLAN.yml execution: block) as Alice's: the fresh-clone audit flags her commit "
     "owned-block-changed (ok: false) while the controller and MCP log of ca show no problem"
 )
-FIND: dict[str, Any] = {"ca_clean": RIDE}
+FIND: dict[str, Any] = {}  # ca_clean: fixed (2026-12-04, r81clean)
 
 
 @pytest.mark.parametrize("tag", cases(list(RAN), list(RAN), {}))

@@ -89,8 +89,10 @@ def test_an_attribute_from_outside_the_tree_still_shapes_what_the_controller_wri
 def test_a_file_git_converts_is_still_read_as_git_stores_it(
     repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A CRLF checkout under ``eol=crlf`` differs from its LF blob byte for byte: the check
-    asks git's attributes, finds the file clean, and the run's outcome is committed."""
+    """A CRLF checkout under ``eol=crlf`` differs from its LF blob byte for byte: the pass
+    asks git's attributes, finds the file clean, and the run's outcome is committed (its
+    check before the outcome knows the start commit's own checkout: the run writes nothing
+    into the tree, round 81)."""
     plan = write_plan(repo)
     (repo / ".gitattributes").write_text("plans/*/PLAN.yml text eol=crlf\n")
     commit_all(repo, "agent plan")
@@ -100,7 +102,7 @@ def test_a_file_git_converts_is_still_read_as_git_stores_it(
     approve(repo, who=ALICE)
     commands = _traced_pass(repo, tmp_path, monkeypatch)
     assert head_plan(repo)["execution"]["status"] == "completed"
-    assert commands["check-attr"] > commands["made"], commands
+    assert 1 <= commands["check-attr"] <= commands["made"], commands
     assert git(repo, "status", "--porcelain") == ""
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.plan import yamlio
 from tests.support.gitenv import commit_all, git, run_cli
 
 # Rewrites the log and the execution block as fast as it can until told to stop: whatever
@@ -184,3 +185,72 @@ def test_read_regular_never_follows_a_link_or_opens_a_fifo(tmp_path: Path) -> No
             read_regular(tmp_path / name)
     with pytest.raises(FileNotFoundError):
         read_regular(tmp_path / "missing")
+
+
+HOLD = """\
+import os, sys, time
+folder = sys.argv[1]
+open(os.path.join(folder, "HELD"), "w").close()
+end = time.time() + 60
+while time.time() < end and not os.path.exists(os.path.join(folder, "GO")):
+    time.sleep(0.02)
+print('{"held": true}')
+"""
+
+
+def test_a_run_leaves_nothing_uncommitted_for_a_humans_commit_a_to_carry(
+    tmp_path: Path, repo: Path
+) -> None:
+    """Round 81 (ca_clean): in local mode a run writes no progress into the shared working
+    tree, so while it runs ``git status`` is clean, and Alice's abort made with a plain ``git
+    commit -a`` carries her status edit alone: the controller honours it, the second action
+    never runs, and the fresh-clone audit finds nothing on her commit (it flagged the run's
+    uncommitted ``execution:`` block she carried as ``owned-block-changed``)."""
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    hold = tmp_path / "hold.py"
+    hold.write_text(HOLD)
+    config, folder = setup(tmp_path, repo, [sys.executable, str(hold), str(gate)])
+    run_once(config)  # frozen
+    approve(repo)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    argv = [sys.executable, "-m", "controller", "run", "--once", "--config", str(config)]
+    with subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        try:
+            end = time.time() + 60
+            while not (gate / "HELD").exists() and time.time() < end and proc.poll() is None:
+                time.sleep(0.02)
+            assert (gate / "HELD").exists(), proc.stderr.read().decode()[-2000:]
+            assert git(repo, "status", "--porcelain") == ""  # nothing of the run's, uncommitted
+            plan = folder / "PLAN.yml"
+            plan.write_text(plan.read_text().replace("status: executing", "status: aborted", 1))
+            git(repo, "commit", "-q", "-a", "-m", "abort", env=ALICE_ENV)
+            mine = git(repo, "show", "--format=", "--unified=0", "HEAD")
+            changed = [
+                line
+                for line in mine.splitlines()
+                if line[:1] in "+-" and not line.startswith(("+++", "---"))
+            ]
+            assert changed == ["-  status: executing", "+  status: aborted"], mine
+        finally:
+            (gate / "GO").write_text("go")
+            _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and b"Traceback" not in err, err[-2000:]
+    data = yamlio.read_yaml(git(repo, "show", "HEAD:plans/shared/PLAN.yml")).data
+    assert data["plan"]["status"] == "aborted", data
+    assert [a["status"] for a in data["execution"]["actions"]] == ["succeeded", "pending"], data
+    assert git(repo, "status", "--porcelain") == ""
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    report = json.loads(run_cli("audit", "--json", cwd=clone).stdout)
+    assert [f for f in report["findings"] if f["plan"] == "plans/shared"] == [], report
+    runs = [e for e in report["executions"] if e.get("plan") == "plans/shared"]
+    assert [(r["outcome"], r["approval_valid"]) for r in runs] == [("abort", True)], runs
+
+
+ALICE_ENV = {
+    "GIT_AUTHOR_NAME": "Alice",
+    "GIT_AUTHOR_EMAIL": "alice@example.com",
+    "GIT_COMMITTER_NAME": "Alice",
+    "GIT_COMMITTER_EMAIL": "alice@example.com",
+}

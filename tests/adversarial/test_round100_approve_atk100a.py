@@ -24,8 +24,9 @@ pass after every push, every pass's exit code kept):
 - ``ra``: Alice approves v1 on a review branch ``review-ra`` (pushed, never merged); the
   agent edits the plan on main (v2), a pass freezes v2; the agent cherry-picks her review
   commit onto main; a pass.
-- ``rmn``/``rrm``: Alice's approval only on ``refs/main`` (before ``refs/heads/main`` in
-  git's look-up order) / ``refs/remotes/origin/main`` of the served repository; a pass.
+- ``rfm``/``rrm``: Alice's approval only on ``refs/for/main`` / ``refs/remotes/origin/main``
+  of the served repository (``refs/main``, first in git's look-up order, is refused by
+  ``receive-pack`` as a funny ref name); two passes.
 - ``sd``: Alice pushes her own plan as ``draft``; a pass reads it; the agent force-pushes the
   same tree as its own commit (her commit gone); a pass; the agent submits it
   (``pending_approval``); a pass freezes it; Alice approves her own plan; a pass.
@@ -39,7 +40,30 @@ expected code where one is due), ``<vid>:erased`` (the rewinds: the human commit
 force-push removed are not on the served ``main`` at the end: the controller pushes only what
 it made and never puts back what the branch dropped), ``passes:<phase>`` (no traceback, exit 0).
 
-Seen (round 100): see ``BROKEN`` and FINDINGS.
+Seen (round 100): 48 ids, 4 broke, one class (``qe:ran``, ``qe:audit``, ``qe:row``,
+``qe:erased``): **the controller puts an erased vote back on the branch**. After the served
+``main`` was force-pushed back to the commit before Alice's vote (her commit and the
+controller's ``partial plans/qe`` gone), the next ``run --once`` exited 0, logged nothing
+about a rewrite, and pushed its clone's old tip again (a fast-forward of the served branch
+back to ``partial plans/qe``), so her removed vote was on ``main`` again; Bob pulled, voted,
+and the plan ran (``start``/``complete plans/qe``, ``approval.approvals`` naming her erased
+commit), the fresh-clone audit calling the run valid (the history now holds both votes).
+Should (docs/approvals.md, "A rewritten branch": "a refusal or partial-quorum commit that a
+rewrite erases holds nothing: the next pass decides again from what remains"; SPEC §7, §15:
+the controller commits and pushes only what it made): a tip the remote no longer has is
+not pushed back with the commits of others under it; the vote the branch dropped is gone,
+Bob's vote is one of two. Likely the "left commits without a start are pushed as before"
+sync of round 92 (a commit above the remote's tip taken for one a crash left unpushed),
+which cannot tell its own unpushed commit from one the remote had and dropped.
+
+Held: a rewrite that is not a fast-forward back (Bob's parallel vote force-pushed over hers
+``qb``; the rewind with a new version on top ``qv``) dropped her vote (``partial``, one of
+two); an erased rejection Bob made (``qr``) withdrew the version (``E_VERSION_WITHDRAWN``);
+a forged ``partial`` record under the controller's name with the seal copied (``tf``) added
+no vote (two of three after Carol); her review-branch approval cherry-picked onto the agent's
+v2 (``ra``) was ``E_APPROVAL_REPLAYED``; approvals on ``refs/for/main`` and
+``refs/remotes/origin/main`` were never read; her draft re-made as the agent's commit by a
+force-push (``sd``) stayed hers (``E_SELF_APPROVAL``); every pass exited 0.
 """
 
 from __future__ import annotations
@@ -64,17 +88,17 @@ rules:
     require: [{count: 2}]
 """
 CONTROLS = ["sc", "qc"]
-ATTACKS = ["qe", "qb", "qv", "qr", "tf", "ra", "rmn", "rrm", "sd"]
+ATTACKS = ["qe", "qb", "qv", "qr", "tf", "ra", "rfm", "rrm", "sd"]
 VIDS = CONTROLS + ATTACKS
 #: the code the row of an attack names (None: no particular code, only not completed)
 CODES: dict[str, str | None] = {
     "qe": None,
     "qb": None,
     "qv": None,
-    "qr": None,
+    "qr": "E_VERSION_WITHDRAWN",
     "tf": None,
     "ra": "E_APPROVAL_REPLAYED",
-    "rmn": None,
+    "rfm": None,
     "rrm": None,
     "sd": "E_SELF_APPROVAL",
 }
@@ -185,9 +209,9 @@ def _build(root: Path) -> Lab:
         step("ra")
         lab.git("cherry-pick", review, who=AGENT)
         step("ra")
-        # rmn, rrm: approvals only on refs that are not the branch
+        # rfm, rrm: approvals only on refs that are not the branch
         tip = lab.head()
-        for vid, ref in (("rmn", "refs/main"), ("rrm", "refs/remotes/origin/main")):
+        for vid, ref in (("rfm", "refs/for/main"), ("rrm", "refs/remotes/origin/main")):
             lab.git("checkout", "-q", "--detach", tip)
             side = lab.approve(vid)
             res = subprocess.run(
@@ -241,7 +265,12 @@ PHASES = ["freeze", "controls", "qe", "qb", "qv", "qr", "tf", "ra", "refs", "sd"
 IDS = [f"{v}:{w}" for v in VIDS for w in ("ran", "audit", "row")]
 IDS += [f"{v}:erased" for v in ERASING]
 IDS += [f"passes:{p}" for p in PHASES]
-BROKEN: dict[str, Any] = {}
+_QE = xfail(
+    "erasedvote",
+    "a force-push back to before Alice's vote is undone: run --once pushes its clone's old "
+    "tip (her vote and its partial record) back to the served main; Bob's one vote then runs",
+)
+BROKEN: dict[str, Any] = {f"qe:{w}": _QE for w in ("ran", "audit", "row", "erased")}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

@@ -12,6 +12,9 @@ pass after every push, every pass's exit code kept):
   the commit before her vote (her vote and the ``partial`` gone: "a refusal or
   partial-quorum commit that a rewrite erases holds nothing: the next pass decides again from
   what remains", docs/approvals.md); a pass; Bob pulls and votes; a pass.
+- ``qd``: ``qe`` under the daemon (``plangate run``, ``poll_interval: 0.2``): Alice votes, the
+  daemon pushes ``partial``, the branch is force-pushed back, 3 s later the daemon is stopped
+  (SIGTERM); Bob pulls and votes; a ``run --once`` pass.
 - ``qb``: Alice votes (``partial`` pushed); Bob's vote, made on the commit before hers, is
   force-pushed over it (the two voted in parallel, hers lost); a pass.
 - ``qv``: Alice votes (``partial``); the agent force-pushes the commit before her vote plus
@@ -40,14 +43,15 @@ expected code where one is due), ``<vid>:erased`` (the rewinds: the human commit
 force-push removed are not on the served ``main`` at the end: the controller pushes only what
 it made and never puts back what the branch dropped), ``passes:<phase>`` (no traceback, exit 0).
 
-Seen (round 100): 48 ids, 4 broke, one class (``qe:ran``, ``qe:audit``, ``qe:row``,
-``qe:erased``): **the controller puts an erased vote back on the branch**. After the served
+Seen (round 100): 54 ids, 8 broke, one class (``{qe,qd}:{ran,audit,row,erased}``): **the
+controller puts an erased vote back on the branch**. After the served
 ``main`` was force-pushed back to the commit before Alice's vote (her commit and the
 controller's ``partial plans/qe`` gone), the next ``run --once`` exited 0, logged nothing
 about a rewrite, and pushed its clone's old tip again (a fast-forward of the served branch
 back to ``partial plans/qe``), so her removed vote was on ``main`` again; Bob pulled, voted,
 and the plan ran (``start``/``complete plans/qe``, ``approval.approvals`` naming her erased
 commit), the fresh-clone audit calling the run valid (the history now holds both votes).
+The daemon (``qd``) did the same within 3 s of the force-push.
 Should (docs/approvals.md, "A rewritten branch": "a refusal or partial-quorum commit that a
 rewrite erases holds nothing: the next pass decides again from what remains"; SPEC §7, §15:
 the controller commits and pushes only what it made): a tip the remote no longer has is
@@ -69,14 +73,30 @@ force-push (``sd``) stayed hers (``E_SELF_APPROVAL``); every pass exited 0.
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, BOT, CAROL, Lab, brief, cases, plan_text, valid_runs, xfail
+from advkit import (
+    AGENT,
+    ALICE,
+    BOB,
+    BOT,
+    CAROL,
+    Lab,
+    brief,
+    cases,
+    plan_text,
+    until,
+    valid_runs,
+    xfail,
+)
 from test_round2_execution_kit import shared
 from writerkit import served
 
@@ -88,11 +108,12 @@ rules:
     require: [{count: 2}]
 """
 CONTROLS = ["sc", "qc"]
-ATTACKS = ["qe", "qb", "qv", "qr", "tf", "ra", "rfm", "rrm", "sd"]
+ATTACKS = ["qe", "qd", "qb", "qv", "qr", "tf", "ra", "rfm", "rrm", "sd"]
 VIDS = CONTROLS + ATTACKS
 #: the code the row of an attack names (None: no particular code, only not completed)
 CODES: dict[str, str | None] = {
     "qe": None,
+    "qd": None,
     "qb": None,
     "qv": None,
     "qr": "E_VERSION_WITHDRAWN",
@@ -102,7 +123,7 @@ CODES: dict[str, str | None] = {
     "rrm": None,
     "sd": "E_SELF_APPROVAL",
 }
-ERASING = ["qe", "qb", "qv", "qr", "sd"]
+ERASING = ["qe", "qd", "qb", "qv", "qr", "sd"]
 
 
 def _bgit(lab: Lab, *args: str) -> str:
@@ -189,8 +210,12 @@ def _build(root: Path) -> Lab:
         at = re.search(r"  - by: alice@example.com\n(    .*\n)+", text)
         assert at, text
         bob = at.group(0).replace("alice@example.com", "bob@ops.example.com")
-        lab.write("tf", text.replace(at.group(0), at.group(0) + bob).replace(
-            "2 more approvals", "1 more approval"))
+        lab.write(
+            "tf",
+            text.replace(at.group(0), at.group(0) + bob).replace(
+                "2 more approvals", "1 more approval"
+            ),
+        )
         lab.git("add", "-A")
         lab.git("commit", "-q", "-m", real, who=BOT)
         step("tf")
@@ -238,6 +263,30 @@ def _build(root: Path) -> Lab:
         step("sd")
         lab.approve("sd")
         step("sd")
+        # qd: qe under the daemon (``plangate run``, polling every 0.2 s)
+        base = lab.head()
+        erased["qd"] = [lab.approve("qd")]
+        push()
+        env = lab.env()
+        env["REC_LOG"] = str(lab.log)
+        daemon = subprocess.Popen(
+            [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
+            cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )  # fmt: skip
+        try:
+            seen = until(
+                lambda: "partial plans/qd" in _bgit(lab, "log", "-1", "--format=%s", "main")
+            )
+            lab.git("push", "-q", "--force", "origin", f"{base}:refs/heads/main")
+            time.sleep(3)
+            lab.daemon_seen = (seen, _bgit(lab, "log", "-3", "--format=%h %an %s", "main"))  # type: ignore[attr-defined]
+        finally:
+            os.killpg(daemon.pid, signal.SIGTERM)
+            daemon.wait(timeout=60)
+        pull()
+        lab.approve("qd", BOB)
+        step("qd")
         run("last")
         pull()
         clone = root / "fresh"
@@ -261,7 +310,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r100-approve-atk100a", _build)
 
 
-PHASES = ["freeze", "controls", "qe", "qb", "qv", "qr", "tf", "ra", "refs", "sd", "last"]
+PHASES = ["freeze", "controls", "qe", "qd", "qb", "qv", "qr", "tf", "ra", "refs", "sd", "last"]
 IDS = [f"{v}:{w}" for v in VIDS for w in ("ran", "audit", "row")]
 IDS += [f"{v}:erased" for v in ERASING]
 IDS += [f"passes:{p}" for p in PHASES]
@@ -270,7 +319,9 @@ _QE = xfail(
     "a force-push back to before Alice's vote is undone: run --once pushes its clone's old "
     "tip (her vote and its partial record) back to the served main; Bob's one vote then runs",
 )
-BROKEN: dict[str, Any] = {f"qe:{w}": _QE for w in ("ran", "audit", "row", "erased")}
+BROKEN: dict[str, Any] = {
+    f"{v}:{w}": _QE for v in ("qe", "qd") for w in ("ran", "audit", "row", "erased")
+}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

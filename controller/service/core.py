@@ -1028,6 +1028,8 @@ class ControllerCore:
         if local == remote_head:
             return local
         if local is not None and self.repo.is_ancestor(remote_head, local):
+            if self._rewound(remote_head, local):
+                return remote_head  # the remote lost history: never pushed back (round 100)
             if self._left_start(remote_head, local):
                 return remote_head  # decided again by this process (round 92, heirrun)
             try:
@@ -1040,6 +1042,32 @@ class ControllerCore:
         # Fast-forward; or drop our unpushed commits after a rejected push (never published).
         self.repo.update_ref(f"refs/heads/{self.branch}", remote_head, None)
         return remote_head
+
+    def _rewound(self, remote_head: str, local: str) -> bool:
+        """Does the clone hold, above the remote's tip, a commit this process's controller did
+        not make (not in its record, or adopted there on trust, from the branch)? Such a
+        commit reached the clone only from the remote, so the remote has lost it: its history
+        was rewound (a force-push). The controller pushes only commits it made: these leave
+        the clone, and the pass goes on from what the remote holds, a rewrite as the history
+        index reads one; True when dropped. Round 100 (atk100a): the remote set back to before
+        Alice's vote, the pass pushed its clone's old tip back, and her erased vote counted
+        towards a quorum with Bob's."""
+        own = self.own_commits
+        above = self.repo.run("rev-list", f"{remote_head}..{local}").split()
+        foreign = [sha for sha in above if sha not in own or own.on_trust(sha)]
+        if not foreign:
+            return False
+        self.repo.update_ref(f"refs/heads/{self.branch}", remote_head, local)
+        self.log.warning(
+            "remote_rewound",
+            dropped=local,
+            tip=remote_head,
+            commits=len(above),
+            not_ours=len(foreign),
+            reason="the remote's branch no longer holds commits this clone took from it (a "
+            "force-push): they are not pushed back; the pass goes on from the remote's tip",
+        )
+        return True
 
     def _left_start(self, remote_head: str, local: str) -> bool:
         """Commits of ours left above the remote's tip holding a start (a pass killed after

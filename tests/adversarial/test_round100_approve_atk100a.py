@@ -95,7 +95,6 @@ from advkit import (
     plan_text,
     until,
     valid_runs,
-    xfail,
 )
 from test_round2_execution_kit import shared
 from writerkit import served
@@ -314,14 +313,9 @@ PHASES = ["freeze", "controls", "qe", "qd", "qb", "qv", "qr", "tf", "ra", "refs"
 IDS = [f"{v}:{w}" for v in VIDS for w in ("ran", "audit", "row")]
 IDS += [f"{v}:erased" for v in ERASING]
 IDS += [f"passes:{p}" for p in PHASES]
-_QE = xfail(
-    "erasedvote",
-    "a force-push back to before Alice's vote is undone: run --once pushes its clone's old "
-    "tip (her vote and its partial record) back to the served main; Bob's one vote then runs",
-)
-BROKEN: dict[str, Any] = {
-    f"{v}:{w}": _QE for v in ("qe", "qd") for w in ("ran", "audit", "row", "erased")
-}
+#: qe, qd (erasedvote): fixed (2026-12-04, r100rewind): the controller pushes only commits it
+#: made; a clone holding commits the remote lost (a force-push) drops them
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

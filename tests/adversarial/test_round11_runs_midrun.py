@@ -165,6 +165,11 @@ def test_the_record_names_alice_once(lab: Lab, mode: str) -> None:
 def test_the_audit_blames_the_agent_not_the_controller(lab: Lab, mode: str) -> None:
     findings = [f for f in lab.audit_report.get("findings", []) if f.get("plan") == f"plans/{mode}"]  # type: ignore[attr-defined]
     text = json.dumps(findings)
+    if mode == "commit-created":
+        # an edit of unhashed fields alone is no finding (until round 81's fix the agent's
+        # commit also carried the run's uncommitted execution: block, which was flagged)
+        assert findings == [], findings
+        return
     assert "agent@example.com" in text, findings  # the agent's mid-run commit is flagged
     unexplained = [f for f in findings if "controller-unexplained" in json.dumps(f)]
     assert unexplained == [], unexplained

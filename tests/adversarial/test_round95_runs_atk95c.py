@@ -13,13 +13,15 @@ exit in ``calls.log``, the ground truth of what ran).
   pass killed once the first (failed) call exited, before the retry; restarted.
 - ``kf``: ``on_failure: ask`` on an always-failing action 1; killed once its call exited;
   restarted (the run must pause, the tool not called again).
-- ``kw``: the pass killed once the plan's ``EXECUTION_LOG.md`` is in the work tree and the
-  outcome commit not made; the agent then edits the work tree (``EXECUTION_LOG.md`` forged,
+- ``kw``: the pass killed once the tool exited and the outcome commit not made (until round
+  81's fix, once the plan's ``EXECUTION_LOG.md`` was in the work tree, which a run no longer
+  writes there); the agent then edits the work tree (``EXECUTION_LOG.md`` forged,
   ``FORGED`` put into the ``execution:`` block's lines) before the restart.
 - ``kl``: the pass killed once action 1 exited while ``.git/index.lock`` exists (the outcome
   commit being written); restarted twice.
-- ``kc``, ``ks``: the pass killed once the plan's ``EXECUTION_LOG.md`` is in the work tree and
-  the tool exited; the agent then COMMITS a forged record before the restart: ``kc`` every
+- ``kc``, ``ks``: the pass killed once the tool exited (until round 81's fix, once the plan's
+  ``EXECUTION_LOG.md`` was in the work tree, which a run no longer writes there; a lock the
+  kill left inside the outcome commit is removed by hand, git's remedy); the agent then COMMITS a forged record before the restart: ``kc`` every
   ``status: executing`` made ``complete  # FORGED`` (the log's "executing" made "completed",
   ``# FORGED`` appended); ``ks`` only the ``execution:`` block (``completed  # FORGED``, action
   1 ``succeeded``) and the log.
@@ -238,11 +240,14 @@ def _build(root: Path) -> Lab:
     lab.approve("kw")
     logf = lab.repo / "plans" / "kw" / "EXECUTION_LOG.md"
     before = _ref(gd)
-    seen["kw:landed"] = _kill_when(lab, lambda: logf.exists() and _exited(d, "kw-1"))
+    # (since r81clean the run writes no log into the tree: the kill lands once the tool
+    # exited, and the agent writes the log the outcome commit has yet to write)
+    seen["kw:landed"] = _kill_when(lab, lambda: _exited(d, "kw-1"))
+    if (gd / "index.lock").exists():  # killed inside the outcome commit: git's own remedy
+        (gd / "index.lock").unlink()
     seen["kw:moved"] = [before, _ref(gd)]
     seen["kw:tree"] = lab.git("status", "--porcelain")
-    if logf.exists():
-        logf.write_text("# FORGED LOG\nnothing ran\n")
+    logf.write_text("# FORGED LOG\nnothing ran\n")
     pf = lab.repo / "plans" / "kw" / "PLAN.yml"
     pf.write_text(pf.read_text().replace("status: complete", "status: failed  # FORGED"))
     _try(lab, seen, cfg, "kw")
@@ -253,25 +258,32 @@ def _build(root: Path) -> Lab:
     seen["kl:landed"] = _kill_when(lab, lambda: _exited(d, "kl-1") and lock.exists())
     _try(lab, seen, cfg, "kl")
     _try(lab, seen, cfg, "kl2")
-    # kc, ks: killed with the log in the work tree; the agent COMMITS a forged log and
+    # kc, ks: killed once the tool exited; the agent COMMITS a forged log and
     # block before the restart (kc: every ``status: executing`` made ``complete`` (not a
     # status); ks: the execution block alone made ``completed``, action 1 ``succeeded``)
     for slug in sorted(FORGE):
         lab.approve(slug)
         logc = lab.repo / "plans" / slug / "EXECUTION_LOG.md"
         t = f"{slug}-1"
-        seen[f"{slug}:landed"] = _kill_when(lab, lambda lg=logc, t=t: lg.exists() and _exited(d, t))
-        if logc.exists():
-            logc.write_text(logc.read_text().replace("executing", "completed") + "\n# FORGED\n")
+        # since r81clean a run writes no log into the tree before its outcome commit: the
+        # kill lands once the tool exited, before or after that commit
+        seen[f"{slug}:landed"] = _kill_when(lab, lambda t=t: _exited(d, t))
+        if lock.exists():  # killed inside the outcome commit: git's own remedy, by hand
+            lock.unlink()
+        was = logc.read_text() if logc.exists() else "# executing\n"
+        logc.write_text(was.replace("executing", "completed") + "\n# FORGED\n")
         pc = lab.repo / "plans" / slug / "PLAN.yml"
         text = pc.read_text()
         if slug == "kc":
             text = text.replace("status: executing", "status: complete  # FORGED")
-        else:
+        elif "\nexecution:" in text:
             head, _, block = text.partition("\nexecution:")
             block = block.replace("status: executing", "status: completed  # FORGED")
             block = block.replace("status: pending", "status: succeeded")
             text = head + "\nexecution:" + block
+        else:  # the agent's own block: the run left none in the tree
+            text += "execution:\n  status: completed  # FORGED\n  actions:\n  - id: 1\n"
+            text += "    status: succeeded\n"
         pc.write_text(text)
         seen[f"{slug}:forged"] = lab.commit("record the run", AGENT)
         _try(lab, seen, cfg, slug)

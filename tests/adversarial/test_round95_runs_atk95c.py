@@ -21,7 +21,8 @@ exit in ``calls.log``, the ground truth of what ran).
   commit being written); restarted twice.
 - ``kc``, ``ks``: the pass killed once the tool exited (until round 81's fix, once the plan's
   ``EXECUTION_LOG.md`` was in the work tree, which a run no longer writes there; a lock the
-  kill left inside the outcome commit is removed by hand, git's remedy); the agent then COMMITS a forged record before the restart: ``kc`` every
+  kill left inside the outcome commit is removed by hand, git's remedy); the agent then
+  COMMITS a forged record before the restart: ``kc`` every
   ``status: executing`` made ``complete  # FORGED`` (the log's "executing" made "completed",
   ``# FORGED`` appended); ``ks`` only the ``execution:`` block (``completed  # FORGED``, action
   1 ``succeeded``) and the log.

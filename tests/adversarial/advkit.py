@@ -610,6 +610,16 @@ def clone_audit(lab: Lab, folder: Path) -> tuple[dict[str, Any], set[str]]:
     return report, valid
 
 
+def served_audit(lab: Lab, url: str, clone: Path) -> None:
+    """``plangate audit --json`` in a fresh clone of the served ``main`` at ``url`` (a remote
+    lab's ``git daemon``), kept on the lab: ``lab.report`` (``{}`` for no output) and
+    ``lab.audit_err``, stderr's tail."""
+    subprocess.run(["git", "clone", "-q", "-b", "main", url, str(clone)], env=lab.env(), check=True)
+    out = lab.cli("audit", "--json", cwd=clone)
+    lab.audit_err = out.stderr[-2000:]  # type: ignore[attr-defined]
+    lab.report = json.loads(out.stdout) if out.stdout.strip() else {}  # type: ignore[attr-defined]
+
+
 def clone_audit_got(
     lab: Lab, folder: Path, *opts: str, name: str = "clone", transport: bool = False
 ) -> dict[str, Any]:

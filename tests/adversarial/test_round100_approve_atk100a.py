@@ -93,6 +93,7 @@ from advkit import (
     brief,
     cases,
     plan_text,
+    served_audit,
     until,
     valid_runs,
 )
@@ -288,13 +289,7 @@ def _build(root: Path) -> Lab:
         step("qd")
         run("last")
         pull()
-        clone = root / "fresh"
-        subprocess.run(
-            ["git", "clone", "-q", "-b", "main", url, str(clone)], env=lab.env(), check=True
-        )
-        out = lab.cli("audit", "--json", cwd=clone)
-        lab.audit_err = out.stderr[-2000:]  # type: ignore[attr-defined]
-        lab.report = json.loads(out.stdout) if out.stdout.strip() else {}  # type: ignore[attr-defined]
+        served_audit(lab, url, root / "fresh")
         main = set(_bgit(lab, "rev-list", "refs/heads/main").split())
         lab.erased_back = {v: [c for c in cs if c in main] for v, cs in erased.items()}  # type: ignore[attr-defined]
         lab.remote_log = _bgit(lab, "log", "--format=%h %an %s", "refs/heads/main")  # type: ignore[attr-defined]

@@ -66,7 +66,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, Lab, cases, plan_text, valid_runs
+from advkit import AGENT, ALICE, BOB, Lab, cases, plan_text, served_audit, valid_runs
 from mcpkit import session
 from test_round2_execution_kit import shared
 from writerkit import served
@@ -259,13 +259,7 @@ def _build(root: Path) -> Lab:
         _bgit(lab, "symbolic-ref", "HEAD", "refs/heads/main")
         pull()
         keep("refs", seen)
-        clone = root / "fresh"
-        subprocess.run(
-            ["git", "clone", "-q", "-b", "main", url, str(clone)], env=lab.env(), check=True
-        )
-        out = lab.cli("audit", "--json", cwd=clone)
-        lab.audit_err = out.stderr[-2000:]  # type: ignore[attr-defined]
-        lab.report = json.loads(out.stdout) if out.stdout.strip() else {}  # type: ignore[attr-defined]
+        served_audit(lab, url, root / "fresh")
     return lab
 
 

@@ -75,7 +75,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, valid_runs
+from advkit import AGENT, ALICE, Lab, cases, plan_text, served_audit, valid_runs
 from mcpkit import PLANGATE
 from test_round2_execution_kit import shared
 from writerkit import free_port, served
@@ -292,13 +292,7 @@ def _build(root: Path) -> Lab:
         after = lab.run(check=False)
         lab.seen["after"] = (after.returncode, after.stderr[-1500:])
         pull()
-        clone = root / "fresh"
-        subprocess.run(
-            ["git", "clone", "-q", "-b", "main", url, str(clone)], env=lab.env(), check=True
-        )
-        out = lab.cli("audit", "--json", cwd=clone)
-        lab.audit_err = out.stderr[-2000:]  # type: ignore[attr-defined]
-        lab.report = json.loads(out.stdout) if out.stdout.strip() else {}  # type: ignore[attr-defined]
+        served_audit(lab, url, root / "fresh")
     return lab
 
 

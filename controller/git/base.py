@@ -147,6 +147,8 @@ class RepoBase:
         self._intake_entries: dict[str, frozenset[bytes]] = {}
         #: objects the intake found shadowed in the shared store (the caller warns, clears)
         self.forged_shared: list[str] = []
+        #: git's words on the last push the remote turned down as a lost race (Refs.push)
+        self.push_lost = ""
         #: objects written into a store nobody verified, not yet read back
         self._unverified_writes: list[str] = []
         #: inside :meth:`packing`: objects to write at its end, by id: (kind, bytes, into

@@ -506,6 +506,7 @@ class Refs(RepoBase):
         text = (result.stdout + result.stderr).decode("utf-8", "replace")
         verdict, reason = push_verdict(text)
         if verdict == "lost":
+            self.push_lost = masked_url(_git_words(text))
             return False
         if verdict == "refused":
             raise PushRefused(
@@ -513,6 +514,21 @@ class Refs(RepoBase):
                 reason=masked_url(reason),
             )
         raise git_failure(("push", remote, branch), text)
+
+    def remote_tip(self, remote: str, branch: str) -> str | None:
+        """The commit the remote's ``refs/heads/<branch>`` names now (``git ls-remote``: no
+        ref of the clone changes); None when it has none. Only that ref itself: a ref named
+        ``refs/heads/refs/heads/<branch>`` matches ls-remote's pattern too (round 79)."""
+        ref = f"refs/heads/{branch}"
+        args = ("ls-remote", remote, ref)
+        result = self.run_raw(*args, env={"LC_ALL": "C"})
+        if result.returncode != 0:
+            raise git_failure(args, result.stderr.decode("utf-8", "replace"))
+        for line in result.stdout.decode("utf-8", "replace").splitlines():
+            sha, _, name = line.partition("\t")
+            if name == ref:
+                return sha
+        return None
 
     def _push_source(self, branch: str) -> None:
         """Set ``refs/plangate/push/<branch>`` to the branch's commit, the namespace's only
@@ -611,6 +627,16 @@ def _held(porcelain: str, branch: str) -> bool:
 
 #: A lost race: the branch is not a fast-forward any more, or another pusher held the lock.
 _LOST = ("non-fast-forward", "fetch first", "cannot lock ref", "failed to update ref", "stale info")
+
+
+def _git_words(text: str) -> str:
+    """A failed push's own words, one line: the refused ref's summary and git's first
+    error (the remote's, such as a lock file it could not create), else every line."""
+    lines = [line.removeprefix("remote:").strip() for line in text.splitlines()]
+    refused = [line.split("\t")[-1] for line in lines if line.startswith("!\t")]
+    errors = [line for line in lines if line.startswith(("error:", "fatal:"))]
+    words = refused[:1] + errors[:1] if refused or errors else [line for line in lines if line]
+    return "; ".join(words)[:600]
 
 
 def push_verdict(text: str) -> tuple[str, str]:

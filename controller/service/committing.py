@@ -40,7 +40,7 @@ from controller.git.planstate import LOG_NAME
 from controller.git.records import EVENT_TRAILER, plan_text
 from controller.plan import plans, yamlio
 from controller.service import notify
-from controller.service.core import REMOTE, ControllerCore, _events, _Moved, _Wait
+from controller.service.core import ControllerCore, _events, _Moved, _Wait
 
 #: Records of one policy by one process before it gives up (``policy_contested``).
 MAX_RECORDS = 5
@@ -739,7 +739,7 @@ class Committing(ControllerCore):
                 held.release()  # unless written: nothing landed, or the tree lags
         if self.config.remote is not None:
             try:
-                pushed = self.repo.push(REMOTE, self.branch, new=True)
+                pushed = self.pushed(head, new=True)
             except PushHeld:  # on the remote, but another process put it there (round 91)
                 self._disown_start(sha)
                 raise

@@ -62,6 +62,8 @@ if TYPE_CHECKING:
     from controller.git.planstate import PlanState
 
 MAX_PASSES = 5
+#: after a push lost with the remote's tip unmoved: the waits before each look at it again
+_UNMOVED_WAIT = (0.05, 0.25, 0.7)
 REMOTE = "origin"
 #: A plan whose commit the remote refused is tried again on a process's first pass, after a
 #: config change, and every this many passes of a daemon (never on every pass: a forge's
@@ -1033,7 +1035,7 @@ class ControllerCore:
             if self._left_start(remote_head, local):
                 return remote_head  # decided again by this process (round 92, heirrun)
             try:
-                if self.repo.push(REMOTE, self.branch):  # our commit from before a crash
+                if self.pushed(remote_head):  # our commit from before a crash
                     return local
             except PushRefused as exc:  # the remote will not take it: its plans wait
                 self._refused_left(remote_head, local, exc)
@@ -1042,6 +1044,38 @@ class ControllerCore:
         # Fast-forward; or drop our unpushed commits after a rejected push (never published).
         self.repo.update_ref(f"refs/heads/{self.branch}", remote_head, None)
         return remote_head
+
+    def pushed(self, onto: str, *, new: bool = False) -> bool:
+        """Push the branch, made on the remote's tip ``onto``; False when another push won
+        (the remote's tip moved). git turns a push down as a lost race also when it cannot
+        lock the remote's ref; a lock another push holds lets go within moments, moving the
+        tip. One still unmoved after a short wait, the push tried again, is no race: a git
+        process killed on the remote's host left its lock (over ``file://`` the remote's
+        ``receive-pack`` is the controller's own child), or the ref cannot be written there:
+        ``E_GIT`` with git's words. Before (CI, 2026-12-04: a controller killed inside its
+        push left the remote's ``HEAD.lock``), every later pass of both controllers made its
+        commit, lost, dropped it and went on: ``run --once`` exited 0 with nothing said, and
+        the runs stayed ``executing``. ``new``: as :meth:`Refs.push`."""
+        if self.repo.push(REMOTE, self.branch, new=new):
+            return True
+        for delay in _UNMOVED_WAIT:
+            if self.repo.remote_tip(REMOTE, self.branch) != onto:
+                return False  # another push won
+            time.sleep(delay)
+        if self.repo.push(REMOTE, self.branch, new=new):  # the lock's holder let go, unmoved
+            return True
+        if self.repo.remote_tip(REMOTE, self.branch) != onto:
+            return False
+        raise GitError(
+            f"git push {REMOTE}: the remote turned the push to {self.branch} down as a lost "
+            f"race, yet its tip stayed {onto[:12]}: nothing else moved it "
+            f"(git: {self.repo.push_lost})",
+            remedy="the remote cannot write its branch: when git says a lock file exists "
+            'there ("cannot lock ref", "Unable to create ... .lock": File exists), a git '
+            "process killed on the remote's host left it; with no push running there, remove "
+            "the file it names (docs/operations.md, Troubleshoot). The commits wait in the "
+            "controller's clone; the next pass pushes them",
+        )
 
     def _rewound(self, remote_head: str, local: str) -> bool:
         """Does the clone hold, above the remote's tip, a commit this process's controller did

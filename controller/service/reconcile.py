@@ -83,6 +83,12 @@ class Controller(Deciding, Outcomes):
                         return jobs
                     except _Moved:
                         continue
+                self.log.warning(
+                    "reconcile.contended",
+                    tries=MAX_PASSES,
+                    reason="the branch moved under every commit of this pass (others' "
+                    "pushes or commits won): the next pass decides again from the new history",
+                )
                 return []
             finally:
                 self._dispatch = None

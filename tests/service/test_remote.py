@@ -234,3 +234,38 @@ def test_a_force_push_over_the_controllers_freeze_holds_the_plan(
     assert "plangate: start plans/greet" not in log, log
     approval = head_plan(human)["approval"]
     assert approval["status"] == "refused" and approval["code"] == "E_HISTORY_REWRITTEN", approval
+
+
+def test_a_remote_that_cannot_write_its_branch_fails_the_pass_naming_its_lock(
+    tmp_path: Path, served: str
+) -> None:
+    """A git process killed on the remote's host (a controller killed inside its push over
+    ``file://``: CI, 2026-12-04) leaves ``refs/heads/main.lock`` there: every push is turned
+    down as a lost race though nothing moved the branch. The pass fails ``E_GIT`` naming the
+    file (it exited 0 with nothing said, and the plans stayed ``executing`` for good); once
+    the operator removes it, the next pass runs the plan once."""
+    config = _config(tmp_path, "a", served)
+    human = tmp_path / "human"
+    git(tmp_path, "clone", "-q", served, str(human))
+    write_plan(human)
+    commit_all(human, "add plan", AGENT)
+    git(human, "push", "-q", "origin", "main")
+    _run_both([config])
+    git(human, "pull", "-q", "--ff-only")
+    approve(human, who=ALICE)
+    git(human, "push", "-q", "origin", "main")
+    lock = tmp_path / "served/plans.git/refs/heads/main.lock"
+    lock.write_text("")
+    cmd = [sys.executable, "-m", "controller", "run", "--once", "--config", str(config)]
+    stuck = subprocess.run(cmd, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert stuck.returncode == 2, stuck.stderr
+    assert "E_GIT" in stuck.stderr and "main.lock" in stuck.stderr, stuck.stderr
+    assert "remedy:" in stuck.stderr and "Traceback" not in stuck.stderr, stuck.stderr
+    assert lock.exists()  # the remote's file is the operator's to remove, never plangate's
+    lock.unlink()
+    _run_both([config])
+    git(human, "pull", "-q", "--ff-only")
+    log = git(human, "log", "--format=%s").splitlines()
+    assert log.count("plangate: start plans/greet") == 1, log
+    assert log.count("plangate: complete plans/greet") == 1, log
+    assert "status: completed" in (human / "plans/greet/PLAN.yml").read_text()

@@ -318,12 +318,15 @@ def _written_forms(value: str, *, whole: bool = True) -> set[str]:
 
 
 def _block_forms(raw: bytes) -> set[str]:
-    """Hex, base64 (standard and URL-safe) and base32 (either case) of ``raw``: the part of
-    each that does not depend on what precedes or follows it, at every alignment."""
+    """Hex, base64 (standard and URL-safe) and base32 (both alphabets, either case) of
+    ``raw``: the part of each that does not depend on what precedes or follows it, at every
+    alignment."""
     forms = {raw.hex(), raw.hex().upper()}
     for body in _aligned(raw, base64.b64encode, 3, 4):
         forms.update({body, body.replace("+", "-").replace("/", "_")})
     for body in _aligned(raw, base64.b32encode, 5, 8):
+        forms.update({body, body.lower()})
+    for body in _aligned(raw, base64.b32hexencode, 5, 8):  # RFC 4648's extended hex alphabet
         forms.update({body, body.lower()})
     for body in _aligned(raw, base64.b64encode, 3, 4):  # uuencode: base64's bits, another alphabet
         forms.update({body.translate(_UU), body.translate(_UU_BACKTICK)})
@@ -399,7 +402,8 @@ _QP_TOKEN = re.compile(r"=(?:(?P<byte>[0-9A-Fa-f]{2})|\r?\n)")
 _HEX_TOKEN = re.compile(
     r"(?:0[xX]|\\[xX]|%|=|&\#[xX]|[uU]\+|\#|\$|(?<![0-9A-Za-z]))([0-9a-fA-F]{2,})(?![0-9A-Za-z])"
 )
-_DEC_TOKEN = re.compile(r"(?<![0-9A-Za-z])([0-9]{1,7})(?![0-9A-Za-z])")
+#: a decimal code; signed (``-61``: Java's bytes) where no digit or letter precedes the sign
+_DEC_TOKEN = re.compile(r"(?<![0-9A-Za-z])(-?[0-9]{1,7})(?![0-9A-Za-z])")
 _OCT_TOKEN = re.compile(
     r"(?:0[oO]|(?<![0-9A-Za-z])(?=[0-7]{3}(?![0-9A-Za-z])))([0-7]{1,7})(?![0-9A-Za-z])"
 )
@@ -431,6 +435,10 @@ _ALNUM = re.compile(r"[^\W_]")
 #: Filler allowed between two characters of a gapped secret, plus this for each character
 #: of the secret between them that is no letter or digit (written with its own filler).
 _GAP_FILLER = 8
+#: the stand-in view: characters that may write one character of a secret between its runs
+#: of ASCII letters and digits (``&eacute`` is 7, RTF's ``\u8364?`` 7)
+_STANDIN = 8
+_ASCII_RUN = re.compile(r"[A-Za-z0-9]+")
 #: Longest stretch of source text between two units of the gapped view.
 _GAP_SOURCE = 160
 #: A number written with digit grouping (``918,273,645,012``, ``918_273``, ``918 273``,
@@ -1187,6 +1195,8 @@ def _code_point(base: int) -> _Reading:
         if len(digits) > _CODE_DIGITS:
             return None
         value = int(digits, base)
+        if value < 0:  # a signed byte (round 101: Java's ``Arrays.toString(getBytes())``)
+            return chr(value + 256) if value >= -128 else None
         return chr(value) if value <= 0x10FFFF else None
 
     return read
@@ -1346,6 +1356,59 @@ def _gapped_needle(value: str) -> tuple[str, tuple[int, ...]] | None:
     return "".join(units), tuple(allowed)
 
 
+def _standin_needle(value: str) -> tuple[tuple[str, ...], tuple[int, ...]] | None:
+    r"""A secret as the stand-in view reads it (round 101): its runs of ASCII letters and
+    digits, in order, and how many characters may stand between each run and the one
+    before, in place of the secret's characters there (each written in up to
+    :data:`_STANDIN` characters of any notation: ``~1`` for ``/`` in a JSON Pointer, ``\2c``
+    in an LDAP name, ``^&`` for cmd, ``$$`` for make, ``%%`` for printf, ``\'e``, ``\u233?``,
+    ``&eacute`` or ``=E9`` for ``é``; or dropped, as Punycode gathers the ASCII characters
+    first). None for a secret of one run, or of fewer than 8 such letters and digits."""
+    runs: list[str] = []
+    allowed: list[int] = []
+    last = -1
+    for run in _ASCII_RUN.finditer(unicodedata.normalize("NFC", value)):
+        if last >= 0:
+            allowed.append((run.start() - last) * _STANDIN)
+        runs.append(run.group())
+        last = run.end()
+    if len(runs) < 2 or sum(map(len, runs)) < _MIN_CASELESS:
+        return None
+    return tuple(runs), tuple(allowed)
+
+
+def _find_standins(
+    text: str,
+    needles: Mapping[tuple[str, ...], tuple[int, ...]],
+    found: list[tuple[int, int]],
+) -> None:
+    """Add the span of every place ``text`` holds a stand-in needle's runs in order, each
+    at most its allowance after the run before. Each start is an occurrence of the first
+    run (``str.find``); from it, the ends reachable after each run are a set bounded by the
+    allowances: linear in the text for a set of secrets."""
+    for runs, allowed in needles.items():
+        first = runs[0]
+        at = text.find(first)
+        while at >= 0:
+            ends = [at + len(first)]
+            for run, most in zip(runs[1:], allowed, strict=True):
+                reach: set[int] = set()
+                for end in ends:
+                    limit = end + most + len(run)
+                    hit = text.find(run, end, limit)
+                    while hit >= 0:
+                        reach.add(hit + len(run))
+                        hit = text.find(run, hit + 1, limit)
+                ends = sorted(reach)
+                if not ends:
+                    break
+            if ends:
+                found.append((at, ends[-1]))
+                at = text.find(first, ends[-1])
+            else:
+                at = text.find(first, at + 1)
+
+
 def _compat_view(text: str) -> _Stream:
     """``text`` in its compatibility form (NFKC): each character with the combining marks
     after it composed, each other character in its compatibility form (fullwidth ``Ｋ`` as
@@ -1478,6 +1541,10 @@ class _Needles:
         self.skeleton_caseless: set[str] = set()
         self.caseless_breaks: dict[str, set[str]] = {joint: set() for joint in _BREAK_JOINTS}
         self.caseless_gapped: dict[str, tuple[int, ...]] = {}
+        #: the stand-in view (round 101): a secret's ASCII runs and the characters allowed
+        #: before each; lower-cased, searched in the text lower-cased (8+ with letters)
+        self.standins: dict[tuple[str, ...], tuple[int, ...]] = {}
+        self.caseless_standins: dict[tuple[str, ...], tuple[int, ...]] = {}
         self._values = list(secrets)
         #: a secret has a backslash before what reads as an escape: read marks only too
         self.marks = any(_ESCAPE_TOKEN.search(value) for value in secrets if "\\" in value)
@@ -1507,6 +1574,11 @@ class _Needles:
                 needle, allowed = gapped
                 known = self.gapped.get(needle, allowed)
                 self.gapped[needle] = tuple(map(max, known, allowed))
+            if (standin := _standin_needle(value)) is not None:
+                runs, allowed = standin
+                self.standins[runs] = allowed
+                if any(run.lower() != run.upper() for run in runs):
+                    self.caseless_standins[tuple(run.lower() for run in runs)] = allowed
             compat = unicodedata.normalize("NFKC", value)
             if compat == unicodedata.normalize("NFC", value) or len(compat) >= _MIN_ENCODED:
                 self.compat.add(compat)
@@ -1802,6 +1874,11 @@ class Redactor:
             ):
                 for stream in _code_run_view(text, pattern, readings):
                     _find(stream.text(), needles.numbers, stream.span, found)
+        if needles.standins:  # each other character written in any short notation (101)
+            _find_standins(text, needles.standins, found)
+            lowered = text.lower()
+            if needles.caseless_standins and len(lowered) == len(text):
+                _find_standins(lowered, needles.caseless_standins, found)
         return found
 
     def _cut_tail(self, text: str) -> str:

@@ -1033,3 +1033,56 @@ def test_plain_text_keeps_its_fast_path_through_the_skeleton_view(
     assert redactor.text(cjk) == cjk
     assert len(calls) == 1
     assert secrets._skeleton_view(cjk).same
+
+
+STANDIN_UNI = "Kq7mPvqWnTzL\u00e9xJ9"
+STANDIN_SEP = "Jp4Tq8Vw/Xn2Rb6Hd~Mk7Ls3F"
+STANDIN_SYM = "Fc3Yh8Ws&Dk5Ln2Rj|Tg7$Pb4Mx%Hv6"
+#: round 101: each other character of a secret in a text format's escape, or dropped
+STANDIN_FORMS: dict[str, tuple[str, str]] = {
+    "json-pointer": (STANDIN_SEP, "/Jp4Tq8Vw~1Xn2Rb6Hd~0Mk7Ls3F"),
+    "ldap-hex": ("Gw5Nc8Rt,Hy3Pk6Xz+Bm2Qv9D", "Gw5Nc8Rt\\2cHy3Pk6Xz\\2bBm2Qv9D"),
+    "tex": (STANDIN_UNI, "Kq7mPvqWnTzL\\'exJ9"),
+    "rtf": (STANDIN_UNI, "Kq7mPvqWnTzL\\u233?xJ9"),
+    "qp-latin1": (STANDIN_UNI, "Kq7mPvqWnTzL=E9xJ9"),
+    "entity-no-semicolon": (STANDIN_UNI, "Kq7mPvqWnTzL&eacutexJ9"),
+    "ncr-no-semicolon": (STANDIN_UNI, "Kq7mPvqWnTzL&#233xJ9"),
+    "cmd-caret": (STANDIN_SYM, "Fc3Yh8Ws^&Dk5Ln2Rj^|Tg7$Pb4Mx%Hv6"),
+    "powershell": (STANDIN_SYM, "Fc3Yh8Ws&Dk5Ln2Rj|Tg7`$Pb4Mx%Hv6"),
+    "make": (STANDIN_SYM, "Fc3Yh8Ws&Dk5Ln2Rj|Tg7$$Pb4Mx%Hv6"),
+    "printf": (STANDIN_SYM, "Fc3Yh8Ws&Dk5Ln2Rj|Tg7$Pb4Mx%%Hv6"),
+    "punycode": (STANDIN_UNI, STANDIN_UNI.encode("punycode").decode()),
+    "idna": (STANDIN_UNI, "xn--" + STANDIN_UNI.lower().encode("punycode").decode()),
+    "java-bytes": (
+        STANDIN_UNI,
+        str([b - 256 if b > 127 else b for b in STANDIN_UNI.encode()]),
+    ),
+    "base32hex": (STANDIN_UNI, base64.b32hexencode(STANDIN_UNI.encode()).decode()),
+}
+
+
+@pytest.mark.parametrize("form", list(STANDIN_FORMS))
+def test_a_secret_in_a_formats_escape_or_gathered_is_hidden(form: str) -> None:
+    """Round 101: every 8 characters of the secret in a row are gone from what is written,
+    and the text around the form stays as it was."""
+    secret, written = STANDIN_FORMS[form]
+    out = Redactor([STANDIN_UNI, STANDIN_SEP, STANDIN_SYM, secret]).text(
+        f"value: {written} (end)\n"
+    )
+    assert out.startswith("value: ") and out.endswith(" (end)\n") and "***" in out, out
+    plain = re.sub(r"[^A-Za-z0-9]", "", secret)
+    for at in range(len(plain) - 7):
+        assert plain[at : at + 8].lower() not in out.lower(), (form, out)
+
+
+def test_the_standin_view_leaves_a_secrets_runs_apart_or_out_of_order() -> None:
+    """Only the runs in order, each close after the one before, are the secret: the first
+    run alone, the runs far apart or swapped are other text (and short ones are nothing)."""
+    redactor = Redactor([STANDIN_SEP, "ab-cd"])
+    for text in (
+        "Jp4Tq8Vw then nothing more",
+        "Jp4Tq8Vw and then, much later in this line, Xn2Rb6Hd and Mk7Ls3F",
+        "Xn2Rb6Hd~Jp4Tq8Vw~Mk7Ls3F",
+        "ab cd ab+cd",
+    ):
+        assert redactor.text(text) == text

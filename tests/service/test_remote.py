@@ -114,6 +114,19 @@ def _run_both(configs: list[Path], *options: str) -> None:
         assert proc.returncode == 0, err
 
 
+def _frozen_on_remote(tmp_path: Path, served: str, config: Path) -> Path:
+    """A person's clone of the served repo after the agent pushed a plan and one pass of the
+    controller of ``config`` froze it (pulled)."""
+    human = tmp_path / "human"
+    git(tmp_path, "clone", "-q", served, str(human))
+    write_plan(human)
+    commit_all(human, "add plan", AGENT)
+    git(human, "push", "-q", "origin", "main")
+    _run_both([config])
+    git(human, "pull", "-q", "--ff-only")
+    return human
+
+
 def test_two_controllers_one_remote_exactly_one_runs(tmp_path: Path, served: str) -> None:
     configs = [_config(tmp_path, "a", served), _config(tmp_path, "b", served)]
     _first_starts(configs)
@@ -139,13 +152,7 @@ def test_two_controllers_one_remote_exactly_one_runs(tmp_path: Path, served: str
 
 def test_remote_human_commit_during_the_run_is_kept(tmp_path: Path, served: str) -> None:
     config = _config(tmp_path, "a", served)
-    human = tmp_path / "human"
-    git(tmp_path, "clone", "-q", served, str(human))
-    write_plan(human)
-    commit_all(human, "add plan", AGENT)
-    git(human, "push", "-q", "origin", "main")
-    _run_both([config])
-    git(human, "pull", "-q", "--ff-only")
+    human = _frozen_on_remote(tmp_path, served, config)
     approve(human, who=ALICE)
     (human / "unrelated.txt").write_text("x\n")
     commit_all(human, "unrelated work", AGENT)
@@ -245,13 +252,7 @@ def test_a_remote_that_cannot_write_its_branch_fails_the_pass_naming_its_lock(
     file (it exited 0 with nothing said, and the plans stayed ``executing`` for good); once
     the operator removes it, the next pass runs the plan once."""
     config = _config(tmp_path, "a", served)
-    human = tmp_path / "human"
-    git(tmp_path, "clone", "-q", served, str(human))
-    write_plan(human)
-    commit_all(human, "add plan", AGENT)
-    git(human, "push", "-q", "origin", "main")
-    _run_both([config])
-    git(human, "pull", "-q", "--ff-only")
+    human = _frozen_on_remote(tmp_path, served, config)
     approve(human, who=ALICE)
     git(human, "push", "-q", "origin", "main")
     lock = tmp_path / "served/plans.git/refs/heads/main.lock"

@@ -390,7 +390,9 @@ class ConvertFailed(PlangateError):
         self.problems = problems
         first = problems[0] if problems else Problem(self.code, "cannot convert")
         self.code = first.code  # type: ignore[misc]
-        self.remedy = ERROR_CLASSES.get(first.code, ConvertUnsupported).remedy  # type: ignore[misc]
+        self.remedy = (  # type: ignore[misc]
+            first.remedy or ERROR_CLASSES.get(first.code, ConvertUnsupported).remedy
+        )
         lines = [p.render(source) for p in problems]
         super().__init__("\n".join(lines), path=first.path)
         self.line = first.line

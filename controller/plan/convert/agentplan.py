@@ -133,11 +133,13 @@ def _action(step: Any, number: int, ctx: Ctx, loc: Loc) -> dict[str, Any]:
 
 def _tool(value: Any, ctx: Ctx, loc: Loc) -> dict[str, Any]:
     tool = ctx.fields(value, loc, TOOL, "a tool object")
-    name, payload = _variant(tool.get("kind"), ctx, (*loc, "kind"))
+    name, payload, spelled = _variant(tool.get("kind"), ctx, (*loc, "kind"))
     if name == "custom":
-        name, payload = _custom(payload, ctx, (*loc, "kind", "Custom"))
+        name, payload = _custom(payload, ctx, (*loc, "kind", spelled))
+        spelled = name
     params = payload if isinstance(payload, dict) else {"value": payload}
-    out: dict[str, Any] = {"tool": ctx.tool_name(name, (*loc, "kind")), "params": dict(params)}
+    tool_name = ctx.tool_name(name, (*loc, "kind"), spelled)
+    out: dict[str, Any] = {"tool": tool_name, "params": dict(params)}
     wait = tool.get("wait")
     if wait is not None:
         if wait not in WAITS:
@@ -165,22 +167,23 @@ def _custom(payload: Any, ctx: Ctx, loc: Loc) -> tuple[str, Any]:
     return name, custom.get("payload", custom.get("args", {}))
 
 
-def _variant(kind: Any, ctx: Ctx, loc: Loc) -> tuple[str, Any]:
-    """``{"Navigate": {...}}`` -> ``("navigate", {...})``; a bare ``"Wait"`` has no payload."""
+def _variant(kind: Any, ctx: Ctx, loc: Loc) -> tuple[str, Any, str]:
+    """``{"Navigate": {...}}`` -> ``("navigate", {...}, "Navigate")``: the tool, its payload
+    and the kind as written; a bare ``"Wait"`` has no payload."""
     if isinstance(kind, str) and kind:
-        return snake(kind), {}
+        return snake(kind), {}, kind
     if isinstance(kind, dict) and len(kind) == 1:
         ((name, payload),) = kind.items()
-        return snake(str(name)), payload if payload is not None else {}
+        return snake(str(name)), payload if payload is not None else {}, str(name)
     ctx.invalid(loc, 'kind is one object naming the tool kind, e.g. {"Navigate": {"url": ...}}')
-    return "unknown", {}
+    return "unknown", {}, "unknown"
 
 
 def _verify(validation: Any, ctx: Ctx, loc: Loc, action: dict[str, Any]) -> dict[str, Any]:
     validation = ctx.fields(validation, loc, VALIDATION, "a validation object")
-    name, payload = _variant(validation.get("condition"), ctx, (*loc, "condition"))
+    name, payload, spelled = _variant(validation.get("condition"), ctx, (*loc, "condition"))
     params = payload if isinstance(payload, dict) else {"value": payload}
-    verify = check(ctx.tool_name(name, (*loc, "condition")), dict(params))
+    verify = check(ctx.tool_name(name, (*loc, "condition"), spelled), dict(params))
     if "timeout" in action:
         verify["timeout"] = action["timeout"]
     description = validation.get("description")

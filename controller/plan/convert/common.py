@@ -174,16 +174,20 @@ class Ctx:
                     f"{', '.join(sorted(allowed))})",
                 )
 
-    def tool_name(self, name: str, loc: Loc) -> str:
+    def tool_name(self, name: str, loc: Loc, spelled: str | None = None) -> str:
         """A tool name PLAN.yml accepts: characters outside [A-Za-z0-9_-] become `_`. The
         renaming must stay one-to-one: two source tools (``deploy.prod``, ``deploy_prod``)
-        made one PLAN.yml tool is refused naming both (round 57)."""
+        made one PLAN.yml tool is refused naming both (round 57). ``spelled``: the tool as
+        the source wrote it when the converter already derived ``name`` from it (an Agent
+        Plan kind ``TypeText`` is ``type_text``): ``typeText`` beside it is another source
+        tool, refused the same way (round 103)."""
         fixed = name if NAME.match(name) else _identifier(name)
-        other = self.tool_sources.setdefault(fixed, name)
-        if other != name:
+        source = name if spelled is None else spelled
+        other = self.tool_sources.setdefault(fixed, source)
+        if other != source:
             self.invalid(
                 loc,
-                f"tools {other!r} and {name!r} would both be named {fixed!r} in PLAN.yml "
+                f"tools {other!r} and {source!r} would both be named {fixed!r} in PLAN.yml "
                 "(tool names are identifiers): two tools of the source cannot become one",
                 "name the source's tools so that they differ in letters, digits, `_` or `-`",
             )
@@ -330,6 +334,70 @@ def used_tools(actions: list[dict[str, Any]], preconditions: list[dict[str, Any]
             if "tool" in verify:
                 seen.setdefault(verify["tool"], None)
     return list(seen)
+
+
+def numbered_as_written(
+    ctx: Ctx, order: list[str], records: Mapping[str, tuple[Any, Loc]], field: str
+) -> None:
+    """Refuse ``actions[N]`` references when the converter numbered the steps in another
+    order than the source wrote them (``order``: the actions' step ids, ``records``: each
+    step and its location, in source order; ``field``: the step's params field). The source
+    format numbers no steps, so N can only be read against the steps as written, and the
+    action it would name is another step (round 103: ``send`` got ``auth``'s result, not
+    ``fetch``'s). Written in dependency order, the numbers are the source's and pass."""
+    written = list(records)
+    if order == written:
+        return
+    for step_id, (step, loc) in records.items():
+        for ref in positional_refs(step):
+            number = ref.action or 0
+            named = (
+                f"action {number} is step {order[number - 1]!r}"
+                if 0 < number <= len(order)
+                else f"there is no action {number}"
+            )
+            also = (
+                f" (the source's step {number} is {written[number - 1]!r})"
+                if (0 < number <= len(written))
+                else ""
+            )
+            ctx.unsupported(
+                (*loc, field),
+                f"step {step_id!r}: `{written_as(ref.text, step)}` names an action by its "
+                "number, and the "
+                f"steps are ordered so each comes after its dependencies: {named}{also}",
+                "list the steps so that each comes after the steps it depends on: then "
+                "`actions[N]` is the N-th step as written",
+            )
+
+
+def written_as(ref: str, step: Any) -> str:
+    """A reference as the source wrote it: ``${...}`` when it was written so."""
+    legacy = "${" + ref[2:-1] + "}"
+    return legacy if legacy in repr(step) else ref
+
+
+def positional_refs(value: Any) -> list[Any]:
+    """Every ``actions[N]`` reference (:class:`~controller.plan.refs.Ref`) written anywhere
+    in a source tree, as ``$<...>`` or ``${...}``; a malformed one is validation's."""
+    from controller.errors import RefInvalid
+    from controller.plan.refs import convert_legacy, parse
+
+    found = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str) and "actions[" in item:
+            try:
+                parts = parse(convert_legacy(item))
+            except RefInvalid:
+                continue
+            found += [p for p in parts if not isinstance(p, str) and p.root == "actions"]
+    return found
 
 
 def topo_order(ids: list[str], deps: dict[str, list[str]]) -> list[str] | None:

@@ -27,6 +27,7 @@ from controller.plan.convert.common import (
     Shape,
     document,
     first_line,
+    numbered_as_written,
     topo_order,
 )
 
@@ -141,6 +142,7 @@ def _actions(steps: list[Any], ctx: Ctx) -> list[dict[str, Any]]:
     if order is None:
         ctx.unsupported(("steps",), "depends_on forms a cycle")
         return []
+    numbered_as_written(ctx, order, records, "args")
     number = {sid: i + 1 for i, sid in enumerate(order)}
     graph = any(deps.values())
     actions = []

@@ -62,8 +62,20 @@ def parse(text: str, ctx: Ctx) -> dict[str, Any]:
     """The plan as the JSON form of ``toon-plan`` would hold it."""
     sections = _sections(text)
     data: dict[str, Any] = {"metadata": {}, "tasks": [], "steps": []}
+    seen: dict[str, int] = {}
     for level, title, line, body in sections:
         key = title.lower()
+        said = "title" if level == 1 else key
+        if said in seen:
+            # every section is said once, as every bullet is: never the last one kept and
+            # the first, which the reviewer read at the top, dropped (round 103)
+            heading = "the `# ` title" if level == 1 else f"`## {title}`"
+            message = f"line {line}: {heading} is said twice (first at line {seen[said]})"
+            ctx.problems.append(
+                Problem("E_SCHEMA_INVALID", message, said, line, jsonread.REPEATED_REMEDY)
+            )
+            continue
+        seen[said] = line
         if level == 1:
             data["metadata"]["title"] = title
         elif key == "objective":
@@ -83,7 +95,10 @@ def _sections(text: str) -> list[tuple[int, str, int, list[tuple[int, str]]]]:
     """(level, title, line, body lines) of each # and ## section; ### stay in the body."""
     out: list[tuple[int, str, int, list[tuple[int, str]]]] = []
     fence = False
-    for number, line in enumerate(text.splitlines(), 1):
+    # git's lines: LF alone ends one (the source reader refused every other line end,
+    # source.HIDDEN_LINES); a CRLF file's CR is the line's end, not its text
+    for number, line in enumerate(text.split("\n"), 1):
+        line = line.removesuffix("\r")
         if line.lstrip().startswith(("```", "~~~")):
             fence = not fence
         match = None if fence else _HEADING.match(line)

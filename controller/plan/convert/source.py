@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from controller.errors import (
+    ConvertUnsupported,
     ParseMultiblock,
     ParseNonJson,
     Problem,
@@ -33,7 +35,7 @@ _FENCE_LINE = re.compile(r"^[ \t]*(```|~~~)", re.M)
 _TOON_HEADER = re.compile(
     r"^[ \t]*(?:- )?[A-Za-z_\"][^:\n]*\[#?\d+[^\]\n]*\](?:\{[^}\n]*\})?:", re.M
 )
-_MD_PLAN = re.compile(r"^##[ \t]+(Tasks|Steps)[ \t]*$", re.M)
+_MD_PLAN = re.compile(r"^##[ \t]+(Tasks|Steps)[ \t]*\r?$", re.M)
 
 
 @dataclass
@@ -53,12 +55,51 @@ def read_source(text: str, name: str = "<text>") -> Source:
     text = text.removeprefix("\ufeff")
     lower = name.lower()
     if lower.endswith((".yml", ".yaml")):
-        return _yaml(text, name)
+        return _yaml(text, name)  # the YAML reader's own rules (yamlio: hidden breaks)
+    reviewable(text, name, BINARY)
     if lower.endswith(".toon"):
         return _toon(text, name)
     if is_markdown_plan(text):
+        reviewable(text, name, HIDDEN_LINES)
         return Source("markdown", None, text)
     return model_output(text, name)
+
+
+#: Characters that make git call a text binary (NUL) or that no diff shows: the C0
+#: controls but TAB, LF and CR, and DEL. JSON refuses them raw; every source does (round 103).
+BINARY = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+#: What ``str.splitlines`` reads as a line end and git does not: a line-based reader of a
+#: source would see lines a reviewer's diff never shows (round 103: a whole ``### Step``
+#: hidden after U+2028 on a bullet's line). The markdown reader splits on LF alone and
+#: refuses these (with :data:`BINARY`'s VT, FF and FS-US).
+HIDDEN_LINES = re.compile("[\x85\u2028\u2029]|\r(?!\n)")
+
+
+_CONTROL_NAMES = {"\r": "CARRIAGE RETURN", "\x85": "NEXT LINE", "\x00": "NULL"}
+
+
+def reviewable(text: str, name: str, hidden: re.Pattern[str]) -> None:
+    """Refuse the first character of ``hidden`` in a source, at its line and column: what a
+    reviewer reads in ``git diff`` must be every character the reader reads (SPEC §15)."""
+    match = hidden.search(text)
+    if match is None:
+        return
+    at, char = match.start(), match.group(0)
+    line = text.count("\n", 0, at) + 1
+    column = at - text.rfind("\n", 0, at)
+    what = unicodedata.name(char, "") or _CONTROL_NAMES.get(char, "a control character")
+    seen = (
+        "git reads the file as binary and shows none of it"
+        if char == "\x00"
+        else "git diff and review tools do not show it"
+        if hidden is BINARY
+        else "this reader would end a line there, and git diff does not"
+    )
+    raise ConvertUnsupported(
+        f"{name}:{line}:{column}: U+{ord(char):04X} {what}: {seen}",
+        remedy=f"remove the character (a value that needs it writes it as the escape "
+        f"\\u{ord(char):04x} inside a JSON string)",
+    )
 
 
 def is_markdown_plan(text: str) -> bool:

@@ -21,6 +21,7 @@ from controller.plan.convert.common import (
     Shape,
     document,
     first_line,
+    numbered_as_written,
     topo_order,
 )
 
@@ -170,6 +171,7 @@ def _actions(
     if order is None:
         ctx.unsupported(("steps",), "the dependencies form a cycle")
         return []
+    numbered_as_written(ctx, order, steps, "parameters")
     number = {step_id: index + 1 for index, step_id in enumerate(order)}
     graph = any(deps.values())
     parallel = config.get("parallel_execution", False)

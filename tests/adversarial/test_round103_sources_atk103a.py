@@ -104,7 +104,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BenchError, Lab, cases, load_yaml, xfail
+from advkit import AGENT, ALICE, BenchError, Lab, cases, load_yaml
 from test_round2_execution_kit import shared
 
 MD = """\
@@ -525,20 +525,6 @@ def _ref_target(plan: dict[str, Any], tag_suffix: str) -> str | None:
 
 # -- part 1: plangate convert ------------------------------------------------------------
 
-LINEBREAK = xfail(
-    "md-linebreak",
-    "the markdown reader splits lines at U+2028/NEL/U+2029/VT/FF/FS/lone CR: a step hidden on one git line converts",
-)
-SECTION = xfail(
-    "md-section-twice",
-    "a markdown section said twice: the last wins, the first is dropped silently",
-)
-REORDER = xfail(
-    "reorder-ref", "actions[N] references keep their number while the converter reorders the steps"
-)
-BINARY = xfail("binary-source", "a source with a raw NUL (binary to git) still converts")
-KIND = xfail("kind-one-to-one", "two Agent Plan kinds spelled apart become one tool")
-
 HIDDEN_IDS = [f"md-{k}:step" for k in SEPS]
 SECTION_IDS = [
     f"md-{s}2:section" for s in ("steps", "inputs", "config", "objective", "title", "tasks")
@@ -563,20 +549,7 @@ REFUSED_IDS = [
     "pte-approval:status",
     "reply-4fence:fence",
 ]
-BROKEN: dict[str, Any] = {
-    **dict.fromkeys(HIDDEN_IDS, LINEBREAK),
-    **dict.fromkeys(SECTION_IDS, SECTION),
-    "pc-pos:ref": REORDER,
-    "tp-pos:ref": REORDER,
-    "md-nul:binary": BINARY,
-    "toon-nul:binary": BINARY,
-    "ap-case:kind": KIND,
-    "ap-under:kind": KIND,
-    "d-steps2:runs": SECTION,
-    "d-ls:frozen": LINEBREAK,
-    "d-nul:frozen": BINARY,
-    "d-pos:runs": REORDER,
-}
+BROKEN: dict[str, Any] = {}  # round 103's five classes, fixed the same day (r103sources)
 
 
 @pytest.mark.parametrize("vid", cases(HIDDEN_IDS, HIDDEN_IDS, BROKEN))

@@ -1,0 +1,154 @@
+"""A source is read as git shows it (round 103; docs/formats.md, "A source is read as git
+shows it"): what a reviewer reads in ``git diff`` is every character the converter reads,
+every section is said once, a step's number means what the source wrote, and two tools of
+the source never become one.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from controller.errors import ConvertFailed, ConvertUnsupported
+from controller.plan.convert import convert_text
+from tests.support.gitenv import EXAMPLES
+
+MD = (EXAMPLES / "formats" / "toon-plan-core.md").read_text()
+TOON = (EXAMPLES / "formats" / "toon-plan-core.toon").read_text()
+#: One bullet of the markdown example: its line in the file, 1-based
+BULLET = "- **Description**: Task description"
+HIDDEN_STEP = "### Step 9: Hidden\n- **ID**: step_9\n- **Task**: task_1\n- **Action**: rm"
+
+
+def _line_of(text: str, needle: str) -> int:
+    return text[: text.index(needle)].count("\n") + 1
+
+
+@pytest.mark.parametrize(
+    "char", ["\u2028", "\u2029", "\x85", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e"]
+)
+def test_a_line_end_git_does_not_see_is_refused_at_its_line(char: str) -> None:
+    hidden = BULLET + char + HIDDEN_STEP.replace("\n", char)
+    text = MD.replace(BULLET, hidden)
+    with pytest.raises(ConvertUnsupported) as caught:
+        convert_text(text, "PLAN.md")
+    line = _line_of(MD, BULLET)
+    column = len(BULLET) + 1
+    assert caught.value.code == "E_CONVERT_UNSUPPORTED"
+    assert f"PLAN.md:{line}:{column}: U+{ord(char):04X}" in caught.value.message
+    assert "remove the character" in caught.value.remedy
+
+
+@pytest.mark.parametrize("name", ["PLAN.md", "PLAN.toon", "PLAN.json"])
+def test_a_nul_makes_any_source_refused(name: str) -> None:
+    source = {"PLAN.md": MD, "PLAN.toon": TOON}.get(name)
+    if source is None:
+        source = (EXAMPLES / "formats" / "plan-contract-reply.md").read_text()
+    text = source.replace("e", "e\x00", 1)
+    with pytest.raises((ConvertUnsupported, ConvertFailed)) as caught:
+        convert_text(text, name)
+    assert caught.value.code in ("E_CONVERT_UNSUPPORTED", "E_PARSE_NONJSON")
+    if name != "PLAN.json":
+        assert "U+0000 NULL: git reads the file as binary" in caught.value.message
+
+
+def _two_steps(first_needs: str, body: str) -> str:
+    """The example with a second step ``notify`` whose params say ``body``; step 1 depends
+    on ``first_needs``."""
+    second = (
+        "### Step 2: Tell\n- **ID**: step_2\n- **Task**: task_1\n- **Action**: notify\n"
+        f'- **Parameters**: {{"text": "{body}"}}\n- **Dependencies**: []\n\n'
+    )
+    text = MD.replace(
+        "- **Dependencies**: []\n\n## Shared",
+        f"- **Dependencies**: [{first_needs}]\n\n{second}## Shared",
+    )
+    return text.replace("- **Steps**: step_1", "- **Steps**: step_1, step_2")
+
+
+def test_a_crlf_markdown_source_converts_as_its_lf_twin() -> None:
+    text = _two_steps("", "hello")
+    lf = convert_text(text, "PLAN.md").data
+    crlf = convert_text(text.replace("\n", "\r\n"), "PLAN.md").data
+    assert crlf == lf
+    assert [a["tool"] for a in lf["actions"]] == ["run_prediction", "notify"]
+
+
+@pytest.mark.parametrize(
+    "heading", ["# Other title", "## Objective", "## Tasks", "## Steps", "## Notes"]
+)
+def test_a_markdown_section_said_twice_is_refused_at_its_second_heading(heading: str) -> None:
+    text = MD.replace("## Objective", "## Notes\nfirst\n\n## Objective", 1)
+    text += f"\n{heading}\nsecond\n"
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(text, "PLAN.md")
+    problem = caught.value.problems[0]
+    assert problem.code == "E_SCHEMA_INVALID"
+    assert problem.line == text.count("\n") - 1
+    assert "is said twice (first at line" in problem.message
+
+
+def _contract(first: dict[str, Any], second: dict[str, Any]) -> str:
+    steps = [
+        first,
+        second,
+        {
+            "step_id": "send",
+            "tool": "mail",
+            "args": {"body": "${actions[1].result}"},
+            "depends_on": ["fetch"],
+        },
+    ]
+    return json.dumps({"plan_version": 1, "skill_id": "s", "goal": "g", "steps": steps})
+
+
+def test_a_numbered_reference_is_refused_when_the_steps_are_reordered() -> None:
+    fetch = {"step_id": "fetch", "tool": "get", "args": {}, "depends_on": ["auth"]}
+    auth = {"step_id": "auth", "tool": "login", "args": {}}
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(_contract(fetch, auth), "PLAN.json")
+    problem = caught.value.problems[0]
+    assert problem.path == "steps[2].args"
+    assert "`${actions[1].result}` names an action by its number" in problem.message
+    assert "action 1 is step 'auth' (the source's step 1 is 'fetch')" in problem.message
+    assert "each comes after the steps it depends on" in (problem.remedy or "")
+
+
+def test_a_numbered_reference_converts_when_the_steps_are_in_order() -> None:
+    auth = {"step_id": "auth", "tool": "login", "args": {}}
+    fetch = {"step_id": "fetch", "tool": "get", "args": {}, "depends_on": ["auth"]}
+    data = convert_text(_contract(auth, fetch), "PLAN.json").data
+    assert [a["tool"] for a in data["actions"]] == ["login", "get", "mail"]
+    assert data["actions"][2]["params"] == {"body": "$<actions[1].result>"}
+
+
+def test_a_numbered_reference_in_a_reordered_markdown_plan_is_refused() -> None:
+    in_order = convert_text(_two_steps("", "${actions[1].result}"), "PLAN.md").data
+    assert in_order["actions"][1]["params"] == {"text": "$<actions[1].result>"}
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(_two_steps("step_2", "${actions[1].result}"), "PLAN.md")
+    problem = caught.value.problems[0]
+    assert problem.path == "steps[1].parameters"
+    assert "action 1 is step 'step_2' (the source's step 1 is 'step_1')" in problem.message
+
+
+@pytest.mark.parametrize("other", ["typeText", "Type_Text", "TYPE_TEXT"])
+def test_two_agent_plan_kinds_that_fold_to_one_tool_are_refused(other: str) -> None:
+    def step(n: int, kind: str) -> dict[str, Any]:
+        return {"id": str(n), "title": f"s{n}", "tool": {"kind": {kind: {"text": "a"}}}}
+
+    doc = {"task_id": "t", "title": "x", "steps": [step(1, "TypeText"), step(2, other)]}
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(json.dumps(doc), "PLAN.json")
+    problem = caught.value.problems[0]
+    assert problem.path == "steps[1].tool.kind"
+    assert f"tools 'TypeText' and {other!r} would both be named 'type_text'" in problem.message
+
+
+def test_one_agent_plan_kind_used_twice_still_converts() -> None:
+    step = {"id": "1", "title": "s", "tool": {"kind": {"TypeText": {"text": "a"}}}}
+    doc = {"task_id": "t", "title": "x", "steps": [step, {**step, "id": "2"}]}
+    data = convert_text(json.dumps(doc), "PLAN.json").data
+    assert [a["tool"] for a in data["actions"]] == ["type_text", "type_text"]

@@ -242,6 +242,7 @@ class AgentApi:
             parent = self._parent(repo, branch, watched)
             rel = self._plan_file(repo, parent, folder) or rel
             self._check_nested(repo, parent, folder, pull_request)
+            self._check_own_folder(repo, parent, folder)
             self._check_claims(repo, parent, rel)
             self._check_replaceable(repo, parent, rel)
             # a text its checkout would not give back is never committed (round 79): the
@@ -326,6 +327,28 @@ class AgentApi:
         )
         if refused is not None:
             raise refused
+
+    def _check_own_folder(self, repo: GitRepo, parent: str, folder: str) -> None:
+        """E_USAGE, nothing committed, for a slug inside another plan's folder (a folder on
+        the way holding a plan file or a plan source, in any case): a plan's folder is its
+        own, its nested plans written there by the conversion of its own submission (round
+        104: ``done/x`` put a new plan into a completed plan's folder, which ``submit`` may
+        not replace). ``/`` groups plans under folders that hold none."""
+        from controller.plan.names import SOURCE_FILES, plan_file_claims, same_name
+
+        plans_dir = self.config.plans_dir.rstrip("/")
+        parts = folder[len(plans_dir) + 1 :].split("/")
+        for depth in range(1, len(parts)):
+            above = "/".join([plans_dir, *parts[:depth]])
+            names = repo.names_in(parent, above)
+            if plan_file_claims(names) or any(same_name(n, SOURCE_FILES) for n in names):
+                raise UsageError(
+                    f"{above} is a plan's folder: a submission inside it would put another "
+                    "plan among that plan's files",
+                    quotes=(above,),
+                    remedy="submit under a slug of its own (a folder that holds no plan), "
+                    "e.g. rotate-keys or team/rotate-keys",
+                )
 
     @staticmethod
     def _check_claims(repo: GitRepo, parent: str, rel: str) -> None:

@@ -168,6 +168,25 @@ def test_an_approval_bound_to_its_version_is_not_a_replay() -> None:
     assert code(merged) == "E_APPROVAL_REPLAYED"
 
 
+def test_an_approval_of_the_versions_own_second_counts_only_from_its_authors_hand() -> None:
+    """git dates are whole seconds (round 104): authored in the second the version (or the
+    pause) came to be, an approval cannot be ordered after it by its date. Committed by its
+    author it counts; put on the branch by another hand (a cherry-pick keeps her author
+    date) it may be her approval of the version before, and is refused."""
+    tie = dataclasses.replace(
+        GOOD, author_time=1000, version_since=1000, committer_email=GOOD.author_email
+    )
+    assert code(tie) is None
+    respelled = dataclasses.replace(tie, committer_email="ALICE@Example.COM")
+    assert code(respelled) is None  # one person, by the identity rules
+    picked = dataclasses.replace(tie, committer_email="agent@example.com")
+    assert code(picked) == "E_APPROVAL_REPLAYED"
+    later = dataclasses.replace(picked, author_time=1001)
+    assert code(later) is None  # a second later: ordered by its date, whoever committed it
+    bound = dataclasses.replace(picked, bound_hash=GOOD.current_hash)
+    assert code(bound) is None  # its Plan-Approved trailer names this very version
+
+
 def test_a_freeze_dated_after_the_verification_is_not_younger_than_now() -> None:
     policy = ApprovalSettings(approvers=["alice@example.com"], max_age=3600)
     future = dataclasses.replace(GOOD, frozen_since=GOOD.commit_time + 10 * 86400)

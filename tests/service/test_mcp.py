@@ -282,6 +282,53 @@ def test_arguments_of_the_wrong_type_are_the_error_shape(repo: Path, tmp_path: P
     assert "is required" in seen["missing"]["message"]
 
 
+def test_mcp_arguments_are_never_converted_and_a_slug_keeps_out_of_other_plans(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 104: the SDK's lax mode read ``pull_request: 1``/``"false"`` as a flag and
+    ``timeout: true``/``"1"`` as one second; ``submit`` put ``done/x`` among a completed
+    plan's files. Each is E_USAGE, nothing committed; a slug grouping plans under a folder
+    that holds none, and a whole-number timeout, still work."""
+    (repo / "plans" / "done").mkdir(parents=True)
+    (repo / "plans" / "done" / "PLAN.yml").write_text(
+        PLAN.replace("status: pending_approval", "status: completed")
+    )
+    (repo / "plans" / "md").mkdir()
+    (repo / "plans" / "md" / "plan.MD").write_text("# t\n\n## Steps\n")
+    commit_all(repo, "plans", AGENT)
+    head = git(repo, "rev-parse", "HEAD")
+    config = write_config(tmp_path, repo)
+    seen: dict[str, Any] = {}
+
+    async def body(session: Session) -> None:
+        for value in (1, "false", "true", 0):
+            seen[f"pr {value!r}"] = await call_error(
+                session, "submit", plan=PLAN, slug="x", pull_request=value
+            )
+        for value in (True, "1", "soon"):
+            seen[f"timeout {value!r}"] = await call_error(
+                session, "wait", path="plans/done", timeout=value
+            )
+        for slug in ("done/x", "done/a/b", "md/x"):
+            seen[slug] = await call_error(session, "submit", plan=PLAN, slug=slug)
+        assert git(repo, "rev-parse", "HEAD") == head  # nothing committed so far
+        waited = await call(session, "wait", path="plans/done", timeout=0)
+        assert waited["changed"] is False  # a whole number is a number
+        grouped = await call(session, "submit", plan=PLAN, slug="team/greet")
+        assert grouped["file"] == "plans/team/greet/PLAN.yml"
+
+    with_agent(config, body)
+    for what, error in seen.items():
+        assert error["code"] == "E_USAGE", (what, error)
+    assert seen["pr 1"]["path"] == "pull_request" and "true or false" in seen["pr 1"]["message"]
+    assert seen["timeout '1'"]["path"] == "timeout"
+    assert "plans/done is a plan's folder" in seen["done/a/b"]["message"]
+    assert "plans/md is a plan's folder" in seen["md/x"]["message"]
+    assert git(repo, "ls-tree", "-r", "--name-only", "HEAD", "plans/done").split() == [
+        "plans/done/PLAN.yml"
+    ]
+
+
 def test_validate_of_an_oversized_plan_is_plan_too_large(repo: Path, tmp_path: Path) -> None:
     """The agent's ``validate`` and ``submit`` check a plan's size as ``plangate validate``
     does a file's (round 61: 3 MB was read, then called prose)."""

@@ -152,3 +152,62 @@ def test_one_agent_plan_kind_used_twice_still_converts() -> None:
     doc = {"task_id": "t", "title": "x", "steps": [step, {**step, "id": "2"}]}
     data = convert_text(json.dumps(doc), "PLAN.json").data
     assert [a["tool"] for a in data["actions"]] == ["type_text", "type_text"]
+
+
+@pytest.mark.parametrize("char", ["\u200b", "\u00ad", "\u200e", "\u2060", "\ufeff"])
+def test_a_heading_holding_a_character_review_does_not_show_is_refused(char: str) -> None:
+    """Round 105: ``## Ste<U+200B>ps`` read as another section, its step kept as text."""
+    text = MD + f"\n## Ste{char}ps\n\n### Step 9: Hidden\n- **ID**: step_9\n"
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(text, "PLAN.md")
+    problem = caught.value.problems[0]
+    assert problem.line == _line_of(text, f"## Ste{char}ps")
+    assert f"a heading holding U+{ord(char):04X}" in problem.message
+
+
+@pytest.mark.parametrize("title", ["Step", "Stеps", "Notes"])  # a Cyrillic е in the second
+def test_a_record_under_a_section_kept_as_text_is_refused(title: str) -> None:
+    text = MD + f"\n## {title}\n\nsome words\n\n### Step 9: Hidden\n- **Action**: rm\n"
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(text, "PLAN.md")
+    problem = caught.value.problems[0]
+    assert problem.code == "E_CONVERT_UNSUPPORTED"
+    assert problem.line == _line_of(text, "### Step 9")
+    assert f"is a record under `## {title}`" in problem.message
+
+
+def test_a_section_of_prose_and_an_emoji_heading_still_convert() -> None:
+    text = MD + "\n## ⚠️ Risks\n\n### Rollback\nrevert the deploy\n"
+    data = convert_text(text, "PLAN.md").data
+    assert data["metadata"]["source"]["sections"]["⚠️ Risks"].startswith("### Rollback")
+
+
+def test_a_heading_is_read_as_commonmark_reads_one() -> None:
+    """A no-break space after the ``#``s makes a paragraph on every forge: no step."""
+    hidden = MD.replace("### Step 1: Action Name", "###\u00a0Step 1: Action Name")
+    with pytest.raises(ConvertFailed):
+        convert_text(hidden, "PLAN.md")
+    closed = MD.replace("## Steps\n", "## Steps ##\n")
+    assert convert_text(closed, "PLAN.md").data == convert_text(MD, "PLAN.md").data
+
+
+def test_a_kind_is_lower_cased_in_ascii_only() -> None:
+    """Round 105: ``str.lower`` made a KELVIN SIGN an ASCII ``k``, with no note."""
+    step = {"id": "1", "title": "s", "tool": {"kind": {"TypeTe\u212at": {"text": "a"}}}}
+    data = convert_text(json.dumps({"task_id": "t", "title": "x", "steps": [step]})).data
+    origin = data["metadata"]["converted_from"]
+    assert [a["tool"] for a in data["actions"]] == ["type_te_t"]
+    assert origin["tool_names"] == {"type_te_t": "type_te\u212at"}
+
+
+def test_an_agent_plan_step_id_said_twice_is_refused() -> None:
+    """Round 105: the first step's hints were dropped from ``step_metadata``."""
+    steps = [
+        {"id": "s", "title": f"t{n}", "tool": {"kind": "Wait"}, "metadata": {"n": n}}
+        for n in (1, 2)
+    ]
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(json.dumps({"task_id": "t", "title": "x", "steps": steps}))
+    problem = caught.value.problems[0]
+    assert problem.path == "steps[1].id"
+    assert "step id 's' is used twice (first by step 1)" in problem.message

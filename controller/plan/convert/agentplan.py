@@ -82,6 +82,16 @@ def convert(source: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     if not steps:
         ctx.invalid((*root, "steps"), "a plan needs at least one step")
     actions = [_action(s, i + 1, ctx, (*root, "steps", i)) for i, s in enumerate(steps)]
+    first: dict[str, int] = {}
+    for index, action in enumerate(actions):
+        # a step's id keys its hints in metadata: said twice, the first step's would be
+        # dropped (round 105); refused as the other formats refuse an id used twice
+        step_id = action["_step_id"]
+        if first.setdefault(step_id, index) != index:
+            ctx.invalid(
+                (*root, "steps", index, "id"),
+                f"step id {step_id!r} is used twice (first by step {first[step_id] + 1})",
+            )
     metadata: dict[str, Any] = {}
     for key in ("task_id",):
         if data.get(key) is not None:

@@ -216,8 +216,12 @@ def _kind(value: Any) -> str:
 
 
 def snake(name: str) -> str:
-    """``TypeText`` -> ``type_text``; ``send_text`` stays."""
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+    """``TypeText`` -> ``type_text``; ``send_text`` stays. ASCII letters only are made lower
+    case: ``str.lower`` turns a KELVIN SIGN into ASCII ``k`` (round 105: ``TypeTe<U+212A>t``
+    became ``type_tekt`` with no note), so any other character is left for the identifier
+    rule to rename, with its note (:meth:`Ctx.tool_name`)."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
+    return re.sub(r"[A-Z]+", lambda m: m.group(0).lower(), spaced)
 
 
 def millis_to_iso(value: Any) -> str | None:

@@ -19,7 +19,9 @@ from controller.plan.convert.common import Ctx, Loc
 from controller.plan.refs import format_path
 
 _BULLET = re.compile(r"^\s*[-*]\s+(?:\*\*(.+?)\*\*|([^:]+?))\s*:\s*(.*)$")
-_HEADING = re.compile(r"^(#{1,3})\s+(.*?)\s*#*\s*$")
+#: An ATX heading as CommonMark reads one: the ``#``s, then a space or a tab (a no-break
+#: space makes a paragraph on every forge, round 105), the title, optional closing ``#``s.
+_HEADING = re.compile(r"^(#{1,3})[ \t]+(.*?)[ \t]*(?:[ \t]#*)?[ \t]*$")
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$")
 _RECORD = re.compile(r"^(?:task|step)\s*[\w.-]*\s*:\s*(.*)$", re.I)
 TASK_FIELDS = {
@@ -60,7 +62,7 @@ FLAGS = {"parallel_execution", "error_recovery"}
 
 def parse(text: str, ctx: Ctx) -> dict[str, Any]:
     """The plan as the JSON form of ``toon-plan`` would hold it."""
-    sections = _sections(text)
+    sections = _sections(text, ctx)
     data: dict[str, Any] = {"metadata": {}, "tasks": [], "steps": []}
     seen: dict[str, int] = {}
     for level, title, line, body in sections:
@@ -87,12 +89,36 @@ def parse(text: str, ctx: Ctx) -> dict[str, Any]:
         elif key == "workflow config":
             data["workflow_config"] = _fields(body, CONFIG_FIELDS, ("workflow_config",), ctx)
         else:
+            _no_records(title, body, ctx)
             data["metadata"].setdefault("sections", {})[title] = _paragraph(body)
     return data
 
 
-def _sections(text: str) -> list[tuple[int, str, int, list[tuple[int, str]]]]:
-    """(level, title, line, body lines) of each # and ## section; ### stay in the body."""
+def _no_records(title: str, body: list[tuple[int, str]], ctx: Ctx) -> None:
+    """A section this reader keeps as text holds no ``### Step N:`` / ``### Task N:``
+    record: such a record under ``## Stеps`` (a Cyrillic ``е``), ``## Step`` or ``## Notes``
+    reads to its reviewer as a step and would never run (round 105)."""
+    for number, line in body:
+        match = _HEADING.match(line)
+        if match and len(match.group(1)) == 3 and _RECORD.match(match.group(2)):
+            ctx.lines[("sections", title)] = number
+            ctx.unsupported(
+                ("sections", title),
+                f"line {number}: `{line.strip()}` is a record under `## {title}`, a section "
+                "this reader keeps as text: it would never run",
+                "put steps under `## Steps` and tasks under `## Tasks` (spelled so, once)",
+            )
+            return
+
+
+def _sections(text: str, ctx: Ctx) -> list[tuple[int, str, int, list[tuple[int, str]]]]:
+    """(level, title, line, body lines) of each # and ## section; ### stay in the body. A
+    heading holding a character no review shows (zero-width, a bidi mark, a soft hyphen:
+    :data:`controller.display.HIDDEN`) is refused at its line: ``## Steps`` with a U+200B
+    read as another section, its steps kept as text, while git and a forge show ``## Steps``
+    (round 105)."""
+    from controller.display import HIDDEN
+
     out: list[tuple[int, str, int, list[tuple[int, str]]]] = []
     fence = False
     # git's lines: LF alone ends one (the source reader refused every other line end,
@@ -102,11 +128,32 @@ def _sections(text: str) -> list[tuple[int, str, int, list[tuple[int, str]]]]:
         if line.lstrip().startswith(("```", "~~~")):
             fence = not fence
         match = None if fence else _HEADING.match(line)
+        hidden = None if fence else _hidden_in(line, HIDDEN)
+        if hidden is not None and _HEADING.match(HIDDEN.sub("", line).strip()):
+            ctx.lines[("headings", number)] = number
+            ctx.invalid(
+                ("headings", number),
+                f"line {number}: a heading holding U+{ord(hidden):04X}, a "
+                "character review tools do not show: it would read as another heading",
+                "remove the character from the heading",
+            )
         if match and len(match.group(1)) <= 2:
             out.append((len(match.group(1)), match.group(2), number, []))
         elif out:
             out[-1][3].append((number, line))
     return out
+
+
+def _hidden_in(line: str, hidden: re.Pattern[str]) -> str | None:
+    """The first hidden character of ``line``, but an emoji's variation selector (U+FE0E,
+    U+FE0F after a character outside ASCII: ``⚠️``), which shows as the emoji."""
+    for match in hidden.finditer(line):
+        at = match.start()
+        char = match.group(0)[0]
+        if "\ufe00" <= char <= "\ufe0f" and at and not line[at - 1].isascii():
+            continue
+        return char
+    return None
 
 
 def _paragraph(body: list[tuple[int, str]]) -> str:

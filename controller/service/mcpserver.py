@@ -13,21 +13,13 @@ text. Nothing is printed on stdout except the protocol.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated, Any
-
-from pydantic import Strict
+from typing import TYPE_CHECKING, Any
 
 from controller.errors import PlangateError, UsageError
+from controller.settings.fields import StrictFlag, StrictNumber
 
 if TYPE_CHECKING:
     from controller.settings import Config
-
-#: An argument of another JSON type is E_USAGE, never converted (round 104: the SDK's lax
-#: mode read ``pull_request: 1`` or ``"false"`` as a flag, ``timeout: true`` or ``"1"`` as one
-#: second). Strings are strict already; an integer is a number. (This module is imported by
-#: ``plangate mcp`` alone, which loads pydantic anyway.)
-Flag = Annotated[bool, Strict()]
-Seconds = Annotated[float, Strict()]
 
 INSTRUCTIONS = """\
 plangate runs plans that humans approve in git. Write a plan (PLAN.yml, or ActionPlan,
@@ -105,12 +97,15 @@ def build_server(config: Config) -> Any:
         and errors with code, message, path (YAML location), line and remedy."""
         return guarded(lambda: api.validate(plan, format))
 
+    # ``pull_request`` and ``timeout`` are StrictFlag / StrictNumber: an argument of another
+    # JSON type is E_USAGE, never converted (round 104; the SDK resolves the annotations in
+    # this module's globals)
     @server.tool()
     def submit(
         plan: str,
         slug: str,
         format: str | None = None,
-        pull_request: Flag = False,
+        pull_request: StrictFlag = False,
         note: str | None = None,
     ) -> dict[str, Any]:
         """Commit the plan as plans/<slug>/PLAN.yml under the agent's identity, on the watched
@@ -130,7 +125,9 @@ def build_server(config: Config) -> Any:
         return guarded(lambda: api.log(path))
 
     @server.tool()
-    async def wait(path: str, timeout: Seconds = 60.0, status: str | None = None) -> dict[str, Any]:
+    async def wait(
+        path: str, timeout: StrictNumber = 60.0, status: str | None = None
+    ) -> dict[str, Any]:
         """Block until the plan's status differs from `status` (default: its status now) or
         `timeout` seconds pass (at most 600). Returns the status and whether it changed."""
         return await _stoppable(lambda stop: guarded(lambda: api.wait(path, timeout, status, stop)))

@@ -15,6 +15,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    Strict,
 )
 from pydantic_core import PydanticCustomError
 
@@ -59,6 +60,11 @@ Seconds = Annotated[
 Count = Annotated[int, BeforeValidator(_number), Field(gt=0)]
 Amount = Annotated[float, BeforeValidator(_number), Field(ge=0, allow_inf_nan=False)]
 Risk = Literal["low", "medium", "high"]
+#: A JSON value taken as the type it is, never converted (MCP tool arguments, round 104:
+#: ``1`` or ``"false"`` read as a flag, ``true`` or ``"1"`` as one second): a boolean, a
+#: number (an integer is one).
+StrictFlag = Annotated[bool, Strict()]
+StrictNumber = Annotated[float, Strict()]
 
 
 class _Strict(BaseModel):

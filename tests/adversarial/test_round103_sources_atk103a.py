@@ -104,39 +104,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BenchError, Lab, cases, load_yaml
+from advkit import AGENT, ALICE, BenchError, Lab, cases
+from sourcekit import approve_file as _approve_file
+from sourcekit import as_json as _j
+from sourcekit import convert_source as _convert
+from sourcekit import md
+from sourcekit import tags as _tags
 from test_round2_execution_kit import shared
-
-MD = """\
-# Record plan
-
-## Objective
-Record a tag
-
-## Tasks
-
-### Task 1: Record
-- **ID**: task_1
-- **Description**: record one tag
-- **Steps**: step_1
-
-## Steps
-
-### Step 1: Record ok
-- **ID**: step_1
-- **Task**: task_1
-- **Action**: rec
-- **Parameters**: {"tag": "TAG-ok"}
-- **Timeout**: 30s
-- **Dependencies**: []
-
-## Shared Inputs
-- to: ok@example.com
-
-## Workflow Config
-- Parallel Execution: false
-- Error Recovery: false
-"""
 
 EVIL_STEP = [
     "### Step 2: Evil",
@@ -155,10 +129,6 @@ SEPS = {
     "fs": "\x1c",
     "cr": "\r",
 }
-
-
-def md(tag: str) -> str:
-    return MD.replace("TAG", tag)
 
 
 def md_hidden(tag: str, sep: str) -> str:
@@ -272,10 +242,6 @@ def agent_plan(second: dict[str, Any]) -> dict[str, Any]:
             {"id": "2", "title": "b", "tool": {"kind": second}},
         ],
     }
-
-
-def _j(value: Any) -> str:
-    return json.dumps(value, indent=1)
 
 
 def _fenced_pte(extra: str) -> str:
@@ -434,25 +400,6 @@ DAEMON = {
 APPROVE = ("d-steps2", "d-pos", "d-ok")
 
 
-def _convert(lab: Lab, folder: Path, name: str, content: str | bytes, fmt: str) -> dict[str, Any]:
-    path = folder / name
-    path.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
-    told = ["--from", fmt] if fmt else []
-    done = lab.cli("convert", *told, str(path), cwd=folder)  # no plangate.yml: the converter alone
-    got: dict[str, Any] = {"rc": done.returncode, "err": done.stderr[-1500:], "plan": None}
-    if done.returncode == 0 and done.stdout.strip():
-        got["plan"] = load_yaml(done.stdout)
-    return got
-
-
-def _approve_file(lab: Lab, slug: str) -> None:
-    path = lab.repo / "plans" / slug / "PLAN.yml"
-    text = path.read_text(encoding="utf-8")
-    new = re.sub(r'status: "?pending_approval"?', "status: approved", text, count=1)
-    assert new != text, text[:400]
-    path.write_text(new, encoding="utf-8")
-
-
 def _build(root: Path) -> Lab:
     lab = Lab(root)
     got: dict[str, Any] = {}
@@ -503,12 +450,6 @@ def _build(root: Path) -> Lab:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r103-sources-atk103a", _build)
-
-
-def _tags(plan: dict[str, Any] | None) -> list[str]:
-    if not plan:
-        return []
-    return [str((a.get("params") or {}).get("tag")) for a in plan.get("actions") or []]
 
 
 def _ref_target(plan: dict[str, Any], tag_suffix: str) -> str | None:

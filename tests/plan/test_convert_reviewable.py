@@ -211,3 +211,48 @@ def test_an_agent_plan_step_id_said_twice_is_refused() -> None:
     problem = caught.value.problems[0]
     assert problem.path == "steps[1].id"
     assert "step id 's' is used twice (first by step 1)" in problem.message
+
+
+def _ap_step(number: int, text: str) -> dict[str, Any]:
+    return {
+        "step_number": number,
+        "step_id": f"step:{number:016d}",
+        "action": {"type": "send_text", "pane_id": 0, "text": text},
+        "description": text,
+    }
+
+
+def _actionplan(on_failure: dict[str, Any]) -> dict[str, Any]:
+    """A one-step ActionPlan (``send_text``) whose step fails over as ``on_failure`` says."""
+    return {
+        "plan_version": 1,
+        "title": "t",
+        "steps": [{**_ap_step(1, "main"), "on_failure": on_failure}],
+    }
+
+
+def _actionplan_fallback(numbers: list[int]) -> dict[str, Any]:
+    return _actionplan({"strategy": "fallback", "steps": [_ap_step(n, f"fb{n}") for n in numbers]})
+
+
+@pytest.mark.parametrize("numbers", [[2, 1], [1, 1], [1, 5]])
+def test_a_fallbacks_steps_are_numbered_as_they_run(numbers: list[int]) -> None:
+    """Round 106: a fallback's steps numbered 2, 1 converted in array order, the step the
+    source numbers 1 running second; as a plan's steps, they are numbered 1..N in order."""
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(json.dumps(_actionplan_fallback(numbers)), "PLAN.json")
+    paths = [p.path for p in caught.value.problems]
+    assert any(p.startswith("steps[0].on_failure.steps[") and "step_number" in p for p in paths)
+    in_order = convert_text(json.dumps(_actionplan_fallback([1, 2])), "PLAN.json").data
+    fallback = in_order["actions"][0]["fallback"]
+    assert [(f["id"], f["params"]["text"]) for f in fallback] == [("1.1", "fb1"), ("1.2", "fb2")]
+
+
+@pytest.mark.parametrize("warn", ["yes", 1, [True]])
+def test_a_skips_warn_is_a_boolean(warn: Any) -> None:
+    doc = _actionplan({"strategy": "skip", "warn": warn})
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(json.dumps(doc), "PLAN.json")
+    assert caught.value.problems[0].path == "steps[0].on_failure.warn"
+    doc["steps"][0]["on_failure"]["warn"] = True
+    assert convert_text(json.dumps(doc), "PLAN.json").data["actions"][0]["on_failure"] == "skip"

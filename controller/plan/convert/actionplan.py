@@ -54,7 +54,7 @@ STEP: Shape = {
 CUSTOM: Shape = {"type": STR, "action_type": ANY, "payload": ANY}
 VERIFICATION: Shape = {"strategy": ANY, "description": ANY, "timeout_ms": ANY}
 ABORT: Shape = {"strategy": STR, "message": STR}
-SKIP: Shape = {"strategy": STR, "warn": ANY}
+SKIP: Shape = {"strategy": STR, "warn": BOOL}
 RETRY: Shape = {
     "strategy": STR,
     "max_attempts": ANY,
@@ -183,17 +183,24 @@ def _action(
     step: Any, index: int, ctx: Ctx, nested: Nested, loc: Loc, keys: StepIndex
 ) -> dict[str, Any]:
     step = ctx.fields(step, loc, STEP, "a step object")
+    _numbered(step, index, ctx, loc)
+    out: dict[str, Any] = {"id": index + 1}
+    out.update(_call(step.get("action"), ctx, (*loc, "action"), nested, index + 1))
+    out["why"] = ctx.text(step.get("description"), (*loc, "description")) or "(no description)"
+    _common(step, out, ctx, loc, keys, index + 1, nested)
+    return out
+
+
+def _numbered(step: dict[str, Any], index: int, ctx: Ctx, loc: Loc) -> None:
+    """A step's ``step_number``, when written, is its place: steps, and a fallback's steps,
+    run in array order, so a number saying otherwise is refused (round 106: a fallback's
+    steps numbered 2, 1 ran the one the source numbers 1 second)."""
     number = step.get("step_number", index + 1)
     if number != index + 1:
         ctx.unsupported(
             (*loc, "step_number"),
             f"step {number} at position {index + 1}: steps must be numbered 1..N in order",
         )
-    out: dict[str, Any] = {"id": index + 1}
-    out.update(_call(step.get("action"), ctx, (*loc, "action"), nested, index + 1))
-    out["why"] = ctx.text(step.get("description"), (*loc, "description")) or "(no description)"
-    _common(step, out, ctx, loc, keys, index + 1, nested)
-    return out
 
 
 def _common(
@@ -405,6 +412,7 @@ def _fallback(
     step: Any, index: int, ctx: Ctx, loc: Loc, number: int, nested: Nested
 ) -> dict[str, Any]:
     step = ctx.fields(step, loc, STEP, "a fallback step")
+    _numbered(step, index, ctx, loc)
     out: dict[str, Any] = {"id": f"{number}.{index + 1}"}
     action = ctx.obj(step.get("action"), (*loc, "action"))
     if action.get("type") == "nested_plan":

@@ -329,25 +329,54 @@ class AgentApi:
             raise refused
 
     def _check_own_folder(self, repo: GitRepo, parent: str, folder: str) -> None:
-        """E_USAGE, nothing committed, for a slug inside another plan's folder (a folder on
-        the way holding a plan file or a plan source, in any case): a plan's folder is its
-        own, its nested plans written there by the conversion of its own submission (round
-        104: ``done/x`` put a new plan into a completed plan's folder, which ``submit`` may
-        not replace). ``/`` groups plans under folders that hold none."""
-        from controller.plan.names import SOURCE_FILES, plan_file_claims, same_name
+        """E_USAGE, nothing committed, unless the plan's folder is its own (round 104): no
+        folder above it holds a plan file or a source, nor one that is the same folder on
+        some checkout (round 106: ``done./x`` IS ``done/x`` on NTFS, ``cap/x`` is under
+        ``Cap`` on a case-blind one; :func:`~controller.plan.names.twin_folders`); the folder
+        holds no source (a ``PLAN.json`` & co. is the plan's text there, converted by the
+        controller: a submitted PLAN.yml beside it would run while the source said another
+        plan); and a folder that holds no plan yet holds none below it (round 106: ``x``
+        submitted around the plan ``x/y``). A plan's nested plans are written below it by
+        the conversion of its own source; ``/`` groups plans under folders that hold none."""
+        from controller.plan.names import PLAN_FILES, SOURCE_FILES, same_name, twin_folders
 
         plans_dir = self.config.plans_dir.rstrip("/")
         parts = folder[len(plans_dir) + 1 :].split("/")
+
+        def listed(place: str) -> list[str]:
+            return repo.names_in(parent, place)
+
         for depth in range(1, len(parts)):
             above = "/".join([plans_dir, *parts[:depth]])
-            names = repo.names_in(parent, above)
-            if plan_file_claims(names) or any(same_name(n, SOURCE_FILES) for n in names):
-                raise UsageError(
-                    f"{above} is a plan's folder: a submission inside it would put another "
-                    "plan among that plan's files",
-                    quotes=(above,),
-                    remedy="submit under a slug of its own (a folder that holds no plan), "
-                    "e.g. rotate-keys or team/rotate-keys",
+            for place in (above, *twin_folders(above, listed, plans_dir)):
+                if _holds_plan(listed(place)):
+                    raise _not_own(
+                        f"{place} is a plan's folder: a submission inside it would put "
+                        "another plan among that plan's files"
+                        + ("" if place == above else f" (it is {above} on some checkouts)"),
+                        quotes=(place, above),
+                    )
+        here = listed(folder)
+        if any(same_name(name, SOURCE_FILES) for name in here):
+            raise _not_own(
+                f"{folder} holds a plan source the controller converts to its PLAN.yml: "
+                "a submitted PLAN.yml beside it would run while the source says another plan",
+                quotes=(folder,),
+                remedy="change the plan by editing its source (PLAN.json, PLAN.toon or "
+                "PLAN.md) in a commit, or submit under a slug of its own",
+            )
+        if not _holds_plan(here):
+            below = [
+                path
+                for path, _ in repo.ls_files(parent, [f"{folder}/"])
+                if same_name(path.rsplit("/", 1)[-1], (*PLAN_FILES, *SOURCE_FILES))
+            ]
+            if below:
+                inner = below[0].rsplit("/", 1)[0]
+                raise _not_own(
+                    f"{folder} holds the plan {inner} below it: a new plan there would hold "
+                    "another plan's files",
+                    quotes=(folder, inner),
                 )
 
     @staticmethod
@@ -836,3 +865,23 @@ def _errors(exc: PlangateError) -> list[dict[str, Any]]:
             "remedy": exc.remedy or None,
         }
     ]
+
+
+def _holds_plan(names: list[str]) -> bool:
+    """A folder's entries hold a plan file or a plan source (any case, any spelling one
+    with it on some checkout: :func:`controller.plan.names.same_name`)."""
+    from controller.plan.names import SOURCE_FILES, plan_file_claims, same_name
+
+    return bool(plan_file_claims(names)) or any(same_name(n, SOURCE_FILES) for n in names)
+
+
+def _not_own(message: str, quotes: tuple[str, ...], remedy: str | None = None) -> UsageError:
+    """The refusal of a slug whose folder is not its own: the paths it names are the
+    agent's own text (kept as written in the answer; round 62)."""
+    return UsageError(
+        message,
+        quotes=quotes,
+        remedy=remedy
+        or "submit under a slug of its own (a folder that holds no plan, above or below), "
+        "e.g. rotate-keys or team/rotate-keys",
+    )

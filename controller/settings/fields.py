@@ -62,9 +62,10 @@ Amount = Annotated[float, BeforeValidator(_number), Field(ge=0, allow_inf_nan=Fa
 Risk = Literal["low", "medium", "high"]
 #: A JSON value taken as the type it is, never converted (MCP tool arguments, round 104:
 #: ``1`` or ``"false"`` read as a flag, ``true`` or ``"1"`` as one second): a boolean, a
-#: number (an integer is one).
+#: finite number (an integer is one; JSON has no ``NaN`` or ``Infinity``, which Python's
+#: reader takes: round 106, ``wait`` with ``timeout: Infinity`` never answered).
 StrictFlag = Annotated[bool, Strict()]
-StrictNumber = Annotated[float, Strict()]
+StrictNumber = Annotated[float, Strict(), Field(allow_inf_nan=False)]
 
 
 class _Strict(BaseModel):

@@ -329,6 +329,41 @@ def test_mcp_arguments_are_never_converted_and_a_slug_keeps_out_of_other_plans(
     ]
 
 
+def test_a_submit_slug_keeps_out_of_other_plans_by_any_spelling_and_either_way(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 106: the own-folder rule above the slug compares folders as checkouts do
+    (``done./x`` IS ``done/x`` on NTFS, ``cap/x`` is under ``Cap``), a folder holding a
+    source takes no PLAN.yml beside it, and a new plan never encloses another plan."""
+    from controller.commands._shared import required_config
+    from controller.errors import UsageError
+    from controller.service.agentapi import AgentApi
+
+    for folder, name in (("done", "PLAN.yml"), ("Cap", "PLAN.yml"), ("inner/x", "PLAN.yml")):
+        (repo / "plans" / folder).mkdir(parents=True)
+        (repo / "plans" / folder / name).write_text(PLAN)
+    (repo / "plans" / "src").mkdir()
+    (repo / "plans" / "src" / "PLAN.json").write_text('{"steps": []}')
+    commit_all(repo, "plans", AGENT)
+    head = git(repo, "rev-parse", "HEAD").strip()
+    api = AgentApi(required_config(str(write_config(tmp_path, repo))))
+    said = {}
+    try:
+        for slug in ("done./x", "cap/x", "src", "inner"):
+            with pytest.raises(UsageError) as caught:
+                api.submit(PLAN, slug)
+            said[slug] = caught.value.message
+        assert api.submit(PLAN, "inner/y")["file"] == "plans/inner/y/PLAN.yml"
+    finally:
+        api.close()
+    assert "plans/done is a plan's folder" in said["done./x"]
+    assert "(it is plans/done. on some checkouts)" in said["done./x"]
+    assert "plans/Cap is a plan's folder" in said["cap/x"]
+    assert "holds a plan source" in said["src"]
+    assert "holds the plan plans/inner/x below it" in said["inner"]
+    assert git(repo, "rev-list", "--count", f"{head}..HEAD").strip() == "1"  # inner/y alone
+
+
 def test_validate_of_an_oversized_plan_is_plan_too_large(repo: Path, tmp_path: Path) -> None:
     """The agent's ``validate`` and ``submit`` check a plan's size as ``plangate validate``
     does a file's (round 61: 3 MB was read, then called prose)."""

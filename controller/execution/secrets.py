@@ -292,6 +292,13 @@ def _number_forms(value: str) -> set[str]:
     if abs(number.adjusted()) < _MAX_NUMBER_DIGITS:
         exact = number.to_integral_value() if number == number.to_integral_value() else None
         forms.add(str(int(exact)) if exact is not None else format(number.normalize(), "f"))
+        if exact is not None:
+            # the integer in another base, as hex(), oct(), bin() and printf write it
+            # (round 106: ``hex(int(pin))`` printed ``0xd5cd5fd9d4``)
+            whole = int(exact)
+            for base in ("x", "X", "o", "b"):
+                forms.add(format(whole, base))
+                forms.add(format(whole, f"#{base}"))
     real = float(number)
     if math.isfinite(real):
         forms.add(repr(real))
@@ -442,9 +449,10 @@ _ASCII_RUN = re.compile(r"[A-Za-z0-9]+")
 #: Longest stretch of source text between two units of the gapped view.
 _GAP_SOURCE = 160
 #: A number written with digit grouping (``918,273,645,012``, ``918_273``, ``918 273``,
-#: ``918.273``, ``918'273``): one separator throughout, groups of three.
+#: ``918.273``, ``918'273``): one separator throughout, groups of one to four digits (round
+#: 106: the Indian ``9,18,27,36,45,012`` and fours ``9182,7364,5012`` were committed).
 _GROUPED = re.compile(
-    r"(?<![\w.,])[0-9]{1,3}([,_ .'\u00a0\u202f\u2009])[0-9]{3}(?:\1[0-9]{3})*(?!\w)"
+    r"(?<![\w.,])[0-9]{1,4}([,_ .'\u00a0\u202f\u2009])[0-9]{1,4}(?:\1[0-9]{1,4})*(?!\w)"
 )
 _MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f\u3099\u309a"
 #: Characters each with combining marks after it (an NFD text: ``e`` + U+0301 for ``é``).
@@ -1162,13 +1170,14 @@ def _find_lowered(
     span: Callable[[int, int], tuple[int, int]],
     found: list[tuple[int, int]],
 ) -> None:
-    """:func:`_find` in ``units`` lower-cased (through :func:`_lower_view` where a
-    character's lower case is not one character, ``İ``)."""
+    """:func:`_find` in ``units`` case-folded (through :func:`_lower_view` where a
+    character folds to more than one, ``ß``, ``İ``): Unicode's full case mapping, so a
+    secret upper-cased (``ß`` is ``SS``) or folded (``ς`` is ``σ``) is found (round 106)."""
     if not needles:
         return
-    lowered = units.lower()
+    lowered = units.casefold()
     if len(lowered) != len(units):
-        lower = _lower_view(units)
+        lower = _lower_view(units, str.casefold)
         lowered, span = lower.text(), _composed(lower.span, span)
     _find(lowered, needles, span, found)
 
@@ -1441,18 +1450,19 @@ def _compat_view(text: str) -> _Stream:
     return stream
 
 
-def _lower_view(text: str) -> _Stream:
-    """``text`` lower-cased, where a character's lower case is not one character (``İ``)."""
+def _lower_view(text: str, case: Callable[[str], str] = str.lower) -> _Stream:
+    """``text`` lower-cased (or case-folded: ``case``), where a character's lower case is
+    not one character (``İ``; folded, ``ß`` is ``ss``)."""
     stream = _Stream()
     pos = 0
     for run in _NON_ASCII.finditer(text):
         for at, char in enumerate(run.group(), start=run.start()):
-            lower = char.lower()
+            lower = case(char)
             if len(lower) != 1:
-                stream.add(text[pos:at].lower(), pos, at, literal=True)
+                stream.add(case(text[pos:at]), pos, at, literal=True)
                 stream.add(lower, at, at + 1)
                 pos = at + 1
-    stream.add(text[pos:].lower(), pos, len(text), literal=True)
+    stream.add(case(text[pos:]), pos, len(text), literal=True)
     return stream
 
 
@@ -1583,7 +1593,9 @@ class _Needles:
             if compat == unicodedata.normalize("NFC", value) or len(compat) >= _MIN_ENCODED:
                 self.compat.add(compat)
             if len(compat) >= _MIN_CASELESS and compat.lower() != compat.upper():
-                self.caseless.add(compat.lower())
+                # case-folded (full case mapping, round 106: ``ß`` upper-cased is ``SS``, a
+                # final ``ς`` folds to ``σ``), and folded after upper-casing (``ı`` is ``I``)
+                self.caseless.update({compat.casefold(), compat.upper().casefold()})
             if replaced != value and len(replaced) >= _MIN_ENCODED:
                 self.replaced.add(_WIDE_CHARS.sub(_one_replacement, replaced))
             _add(self.qp, _qp_view("=" + value).text(), -1)
@@ -1640,11 +1652,15 @@ class _Needles:
             if len(skel) < _MIN_CASELESS or skel.lower() == skel.upper():
                 continue  # a word in another case is not a secret
             lowered = skel.lower()
-            self.skeleton_caseless.add(lowered)
+            # searched case-folded (:func:`_find_lowered`): folded, and folded after
+            # upper-casing (``ı`` upper-cased is ``I``, which folds to ``i``)
+            folds = {skel.casefold(), skel.upper().casefold()}
+            self.skeleton_caseless.update(folds)
             for joint in _BREAK_JOINTS:
-                for form in (lowered, _break_view(lowered, joint).text()):
-                    if len(form) >= _MIN_ENCODED and (not joint or joint in form):
-                        self.caseless_breaks[joint].add(form)
+                for fold in folds:
+                    for form in (fold, _break_view(fold, joint).text()):
+                        if len(form) >= _MIN_ENCODED and (not joint or joint in form):
+                            self.caseless_breaks[joint].add(form)
             if (gapped := _gapped_needle(lowered)) is not None:
                 _merge_gapped(self.caseless_gapped, *gapped)
 
@@ -2051,13 +2067,13 @@ def _compat_inside(
         _find(compat.text(), needles.compat, _within(compat.span, outer), found)
     if needles.caseless:
         plain = compat.text() if compat is not None else text
-        lowered = plain.lower()
+        folded = plain.casefold()
         span: Callable[[int, int], tuple[int, int]] = compat.span if compat else _same
-        if len(lowered) != len(plain):  # a character whose lower case is two (``İ``)
-            lower = _lower_view(plain)
-            lowered = lower.text()
-            span = _through(lower, compat) if compat is not None else lower.span
-        _find(lowered, needles.caseless, _within(span, outer), found)
+        if len(folded) != len(plain):  # a character that folds to two (``ß``, ``İ``)
+            fold = _lower_view(plain, str.casefold)
+            folded = fold.text()
+            span = _through(fold, compat) if compat is not None else fold.span
+        _find(folded, needles.caseless, _within(span, outer), found)
 
 
 def _within(

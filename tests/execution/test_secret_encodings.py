@@ -513,7 +513,34 @@ def test_number_forms_are_only_for_number_texts() -> None:
     assert secrets._number_forms("0x1234567") == set()
     assert secrets._number_forms("12 345 678") == set()
     assert secrets._number_forms("1e-999") == set()  # past the exponent bound: not spelled out
-    assert secrets._number_forms("0072946183") == {"72946183"}
+    forms = secrets._number_forms("0072946183")
+    assert "72946183" in forms
+    # the integer in other bases, as hex(), oct(), bin() and printf write it (round 106)
+    assert {format(72946183, base) for base in "xXob"} <= forms
+    assert hex(72946183) not in forms  # its digits alone are masked: "0x" shows no secret
+
+
+def test_a_numeric_secret_in_another_base_or_grouping_is_hidden() -> None:
+    """Round 106: ``hex(int(pin))`` and digit groups other than threes were committed."""
+    pin = "918273645012"
+    redactor = Redactor([pin])
+    for shown in (hex(int(pin)), f"{int(pin):#X}", oct(int(pin)), "9,18,27,36,45,012",
+                  "9182 7364 5012", "91_8273_6450_12"):  # fmt: skip
+        assert pin not in redactor.text(shown) and "***" in redactor.text(shown), shown
+    assert redactor.text("version 1.2.3, 2024-12-04") == "version 1.2.3, 2024-12-04"
+
+
+@pytest.mark.parametrize(
+    ("secret", "shown"),
+    [
+        ("ÄÖÜßÉÈÊÑÇØ", "ÄÖÜSSÉÈÊÑÇØ"),  # full upper case: ß is SS
+        ("ÄÖÜßÉÈÊÑÇØ", "äöüsséèêñçø"),  # case-folded
+        ("αβγδεζηθικλς", "αβγδεζηθικλσ"),  # a final sigma folded
+        ("ıŞĞÜÖÇıŞĞÜ", "IŞĞÜÖÇIŞĞÜ"),  # a dotless i upper-cased
+    ],
+)
+def test_a_secret_in_unicodes_full_case_mapping_is_hidden(secret: str, shown: str) -> None:
+    assert Redactor([secret]).text(f"value: {shown}.") == "value: ***."
 
 
 def _yaml_double_quoted(value: str, width: int, ascii_only: bool) -> str:

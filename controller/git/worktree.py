@@ -299,11 +299,22 @@ class WorkTree(Objects):
             self._forget_checkout(path)
             if _through_link(self.path, path):
                 continue  # never write through a link someone put in the tree (SPEC §15)
+            special = _special(target)
+            if special == "folder":
+                continue  # a folder where a file goes: what it holds is never touched
             if data is None:
                 target.unlink(missing_ok=True)
             else:
                 target.parent.mkdir(parents=True, exist_ok=True)
-                if target.is_symlink() or not target.exists() or target.read_bytes() != data:
+                # a FIFO, device or socket someone put there is never opened (a FIFO blocks
+                # its reader): the file is renamed over it, as a link is (round 106: an
+                # EXECUTION_LOG.md FIFO kept the run's log out of its outcome commit)
+                if (
+                    special
+                    or target.is_symlink()
+                    or not target.exists()
+                    or target.read_bytes() != data
+                ):
                     changed.append((target, data))  # replaces a link itself, never its target
                     if modes is not None:
                         executable[target] = modes.get(path, _BLOB_MODE) == _EXEC_MODE
@@ -803,3 +814,16 @@ def _through_link(root: Path, path: str) -> bool:
         if here.is_symlink() or (here.exists() and not here.is_dir()):
             return True
     return False
+
+
+def _special(target: Path) -> str:
+    """What ``target`` is when it is there and neither a regular file nor a link:
+    ``"folder"``, or ``"special"`` (a FIFO, a device, a socket); ``""`` otherwise (lstat:
+    never followed, never opened)."""
+    try:
+        mode = os.lstat(target).st_mode
+    except OSError:
+        return ""
+    if stat.S_ISREG(mode) or stat.S_ISLNK(mode):
+        return ""
+    return "folder" if stat.S_ISDIR(mode) else "special"

@@ -435,14 +435,24 @@ class Committing(ControllerCore):
 
     def _commit_entries(self, entries: list[_Entry], least: int = 2) -> str:
         folders = self._folders_on_branch([path for e in entries for path in e.files])
-        for entry in entries:  # a log the tree has no room for is left out, the event is not
+        tree_only: set[str] = set()  # logs committed, their checkout left out
+        for entry in entries:  # a log the branch has no room for is left out, the event is not
             for path in [p for p in entry.files if PurePosixPath(p).name == LOG_NAME]:
                 why = self._unwritable({path: entry.files[path]}, folders)
-                if why is not None:
+                if why is None:
+                    continue
+                if path in folders:  # a folder on the branch: the commit would delete it
                     del entry.files[path]
                     self.log.warning("log_not_written", plan=entry.plan_id, reason=why)
+                else:  # only the working tree is in the way (a FIFO, a folder, a link on the
+                    # way): the commit holds the log, the tree keeps what is there (round
+                    # 106: the record lost its log); the checkout never opens or replaces it
+                    self.log.warning("log_not_checked_out", plan=entry.plan_id, reason=why)
+                    tree_only.add(path)
         blocked = [
-            (e, why) for e in entries if (why := self._unwritable(e.files, folders)) is not None
+            (e, why)
+            for e in entries
+            if (why := self._unwritable(_without(e.files, tree_only), folders)) is not None
         ]
         if blocked:  # only those plans wait; the others are committed as ever
             for entry, why in blocked:
@@ -1024,3 +1034,7 @@ def _set_approval(record: dict[str, Any], status: str) -> Callable[[str], str | 
 def aborted_by(state: PlanState) -> dict[str, str] | None:
     """The ``Aborted-By:`` trailer of an abort commit: who asked for it."""
     return {"Aborted-By": state.abort_by} if state.abort_by else None
+
+
+def _without(files: dict[str, bytes | None], paths: set[str]) -> dict[str, bytes | None]:
+    return {path: data for path, data in files.items() if path not in paths} if paths else files

@@ -861,3 +861,19 @@ def test_the_index_and_the_checkout_get_the_committed_mode(repo: Path) -> None:
     assert not os.stat(repo / "plans/x/new.yml").st_mode & 0o111
     gitrepo.write_worktree({"plans/x/new.yml": b"n: 4\n"})  # no modes: the file's kept
     assert not os.stat(repo / "plans/x/new.yml").st_mode & 0o111
+
+
+def test_a_fifo_where_a_file_goes_is_replaced_unopened_and_a_folder_kept(repo: Path) -> None:
+    """Round 106: a FIFO an agent left at a plan's EXECUTION_LOG.md kept the run's log out
+    of its outcome commit (a FIFO blocks its reader). The checkout renames the file over it
+    without opening it; a folder where a file goes is left as it is, what it holds kept."""
+    (repo / "plans/x").mkdir(parents=True)
+    (repo / "plans/x/PLAN.yml").write_text("a: 1\n")
+    commit_all(repo, "agent")
+    os.mkfifo(repo / "plans/x/EXECUTION_LOG.md")
+    (repo / "plans/x/notes.md").mkdir()
+    (repo / "plans/x/notes.md/kept").write_text("theirs\n")
+    gitrepo = GitRepo(repo)
+    gitrepo.write_worktree({"plans/x/EXECUTION_LOG.md": b"# log\n", "plans/x/notes.md": b"n\n"})
+    assert (repo / "plans/x/EXECUTION_LOG.md").read_bytes() == b"# log\n"
+    assert (repo / "plans/x/notes.md/kept").read_text() == "theirs\n"

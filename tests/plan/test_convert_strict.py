@@ -63,6 +63,13 @@ def _toon_fork() -> dict[str, Any]:
     return doc
 
 
+def _skipping() -> dict[str, Any]:
+    """The full ActionPlan with its last step skipped on failure (round 106: ``warn``)."""
+    doc = _json("actionplan-full.json")
+    doc["steps"][4]["on_failure"] = {"strategy": "skip", "warn": True}
+    return doc
+
+
 # (format, shape module, field) -> (source document, where the flag sits in it)
 BOOLEAN_FIELDS: dict[tuple[str, str], tuple[Callable[[], dict[str, Any]], tuple[Any, ...]]] = {
     ("agent-plan", "requires_approval"): (
@@ -74,6 +81,7 @@ BOOLEAN_FIELDS: dict[tuple[str, str], tuple[Callable[[], dict[str, Any]], tuple[
         lambda: _json("actionplan-full.json"),
         ("steps", 0, "idempotent"),
     ),
+    ("actionplan", "warn"): (_skipping, ("steps", 4, "on_failure", "warn")),
     ("toon-plan", "parallel_execution"): (
         _toon_fork,
         ("workflow_config", "parallel_execution"),

@@ -159,7 +159,7 @@ def test_a_replayed_approval_is_refused(change: dict[str, Any]) -> None:
 
 def test_an_approval_bound_to_its_version_is_not_a_replay() -> None:
     fresh = dataclasses.replace(
-        GOOD, author_time=1000, version_since=1000, bound_hash=GOOD.current_hash
+        GOOD, author_time=1001, version_since=1000, bound_hash=GOOD.current_hash
     )
     assert code(fresh) is None
     # a merge is written after its parents: dated before the version, it is a merge
@@ -174,7 +174,11 @@ def test_an_approval_of_the_versions_own_second_counts_only_from_its_authors_han
     author it counts; put on the branch by another hand (a cherry-pick keeps her author
     date) it may be her approval of the version before, and is refused."""
     tie = dataclasses.replace(
-        GOOD, author_time=1000, version_since=1000, committer_email=GOOD.author_email
+        GOOD,
+        author_time=1000,
+        version_since=1000,
+        commit_time=1000,
+        committer_email=GOOD.author_email,
     )
     assert code(tie) is None
     respelled = dataclasses.replace(tie, committer_email="ALICE@Example.COM")
@@ -183,8 +187,12 @@ def test_an_approval_of_the_versions_own_second_counts_only_from_its_authors_han
     assert code(picked) == "E_APPROVAL_REPLAYED"
     later = dataclasses.replace(picked, author_time=1001)
     assert code(later) is None  # a second later: ordered by its date, whoever committed it
+    # round 106: a trailer naming this version is written by whoever writes the commit,
+    # and her own rebase of it later keeps her author date with a committer date of its own
     bound = dataclasses.replace(picked, bound_hash=GOOD.current_hash)
-    assert code(bound) is None  # its Plan-Approved trailer names this very version
+    assert code(bound) == "E_APPROVAL_REPLAYED"
+    rebased = dataclasses.replace(tie, commit_time=1060)
+    assert code(rebased) == "E_APPROVAL_REPLAYED"
 
 
 def test_a_freeze_dated_after_the_verification_is_not_younger_than_now() -> None:

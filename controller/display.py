@@ -334,6 +334,12 @@ def visible(text: str) -> str:
     return _shown(text, _python_escape)
 
 
+def escape_hidden(text: str, escape: Callable[[str], str]) -> str:
+    """``text`` with every character :data:`HIDDEN` holds, and every one NFC would change,
+    replaced by ``escape(char)`` (a writer's own escape syntax: YAML's, JSON's)."""
+    return _shown(text, escape)
+
+
 def _python_escape(char: str) -> str:
     return char.encode("unicode_escape").decode("ascii")
 

@@ -256,3 +256,14 @@ def test_a_skips_warn_is_a_boolean(warn: Any) -> None:
     assert caught.value.problems[0].path == "steps[0].on_failure.warn"
     doc["steps"][0]["on_failure"]["warn"] = True
     assert convert_text(json.dumps(doc), "PLAN.json").data["actions"][0]["on_failure"] == "skip"
+
+
+def test_the_written_plan_yml_shows_text_nfc_would_change_escaped() -> None:
+    """Round 107: keys ``"\\u00e9"`` and ``"e\\u0301"`` were written as two ``é``: the file
+    read the same for two things the tool gets apart. Escaped as ``show`` escapes them."""
+    steps = [{"step_id": "s", "tool": "t", "args": {"\u00e9": 1, "e\u0301": 2, "k": "\u212a"}}]
+    source = json.dumps({"plan_version": 1, "skill_id": "s", "goal": "g", "steps": steps})
+    converted = convert_text(source, "PLAN.json")
+    assert '"é": 1' in converted.text and '"e\\u0301": 2' in converted.text
+    assert '"\\u212a"' in converted.text
+    assert converted.data["actions"][0]["params"] == {"\u00e9": 1, "e\u0301": 2, "k": "\u212a"}

@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from controller.display import HIDDEN
+from controller.display import escape_hidden
 
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _RESERVED = {"true", "false", "null", "yes", "no", "on", "off", "y", "n", "~"}
@@ -87,12 +87,13 @@ def scalar(value: Any) -> str:
 
 
 def quote(text: str) -> str:
-    """A YAML double-quoted scalar whose hidden characters are escaped."""
-    return HIDDEN.sub(_escape, json.dumps(text, ensure_ascii=False))
+    """A YAML double-quoted scalar whose hidden characters, and those NFC would change, are
+    escaped (round 107: keys ``"\\u00e9"`` and ``"e\\u0301"`` were written as two ``é``)."""
+    return escape_hidden(json.dumps(text, ensure_ascii=False), _escape)
 
 
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group(0))
+def _escape(char: str) -> str:
+    code = ord(char)
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 

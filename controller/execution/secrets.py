@@ -449,11 +449,15 @@ _ASCII_RUN = re.compile(r"[A-Za-z0-9]+")
 #: Longest stretch of source text between two units of the gapped view.
 _GAP_SOURCE = 160
 #: A number written with digit grouping (``918,273,645,012``, ``918_273``, ``918 273``,
-#: ``918.273``, ``918'273``): one separator throughout, groups of one to four digits (round
-#: 106: the Indian ``9,18,27,36,45,012`` and fours ``9182,7364,5012`` were committed).
+#: ``918.273``, ``918'273``, ``918’273``, ``9182-7364-5012``): groups of one to five digits
+#: between separators, mixed or not (round 106: the Indian ``9,18,27,36,45,012`` and fours;
+#: round 107: a dash, a right quote, fives, ``918,273.645_012``).
 _GROUPED = re.compile(
-    r"(?<![\w.,])[0-9]{1,4}([,_ .'\u00a0\u202f\u2009])[0-9]{1,4}(?:\1[0-9]{1,4})*(?!\w)"
+    r"(?<![\w.,])[0-9]{1,5}(?:[-,_ .'\u2018\u2019\u066c\u00a0\u202f\u2009][0-9]{1,5})+(?!\w)"
 )
+#: A decimal digit of another script (Arabic-Indic, Devanagari, fullwidth...): read as its
+#: ASCII digit, one for one, by the number views (round 107).
+_NATIVE_DIGIT = re.compile(r"(?![0-9])\d")
 _MARKS = "\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f\u3099\u309a"
 #: Characters each with combining marks after it (an NFD text: ``e`` + U+0301 for ``é``).
 _COMBINED = re.compile(f"(?:[^{_MARKS}][{_MARKS}]+)+")
@@ -1816,6 +1820,16 @@ class Redactor:
         if self._digits:
             spans = [m.span() for m in _GROUPED.finditer(text) if self._grouped(m)]
             text = _masked(text, spans) if spans else text
+        if self._numeric and _NATIVE_DIGIT.search(text):
+            # digits of another script, read one for one as ASCII (the same positions)
+            plain = _NATIVE_DIGIT.sub(lambda m: str(unicodedata.decimal(m.group(0))), text)
+            spans = [m.span() for m in _GROUPED.finditer(plain) if self._grouped(m)]
+            for secret in self._numeric:
+                at = plain.find(secret)
+                while at >= 0:
+                    spans.append((at, at + len(secret)))
+                    at = plain.find(secret, at + 1)
+            text = _masked(text, spans) if spans else text
         if CUT_NOTE in text:
             text = self._cut_tail(text)
         if any(mark in text for mark in CUT_MARKS):
@@ -1959,7 +1973,7 @@ class Redactor:
 
     def _grouped(self, number: re.Match[str]) -> bool:
         """Whether a number written with digit grouping holds a secret of digits."""
-        digits = number.group().replace(number[1], "")
+        digits = re.sub(r"[^0-9]", "", number.group())
         return any(secret in digits for secret in self._digits)
 
     def _spells_number(self, written: str) -> bool:

@@ -524,8 +524,10 @@ def test_a_numeric_secret_in_another_base_or_grouping_is_hidden() -> None:
     """Round 106: ``hex(int(pin))`` and digit groups other than threes were committed."""
     pin = "918273645012"
     redactor = Redactor([pin])
+    arabic = pin.translate({ord(d): 0x660 + i for i, d in enumerate("0123456789")})
     for shown in (hex(int(pin)), f"{int(pin):#X}", oct(int(pin)), "9,18,27,36,45,012",
-                  "9182 7364 5012", "91_8273_6450_12"):  # fmt: skip
+                  "9182 7364 5012", "91_8273_6450_12", "9182-7364-5012", "918’273’645’012",
+                  "91827,36450,12", "918,273.645_012", arabic):  # fmt: skip
         assert pin not in redactor.text(shown) and "***" in redactor.text(shown), shown
     assert redactor.text("version 1.2.3, 2024-12-04") == "version 1.2.3, 2024-12-04"
 

@@ -41,11 +41,28 @@ tools:
 def init(directory: str) -> int:
     root = Path(directory)
     repo = root / REPO_NAME
+    if root.exists() and not root.is_dir():
+        raise UsageError(f"{visible(str(root))} is not a folder", remedy="choose a new folder")
     if (root / "plangate.yml").exists() or repo.exists():
         raise UsageError(
             f"{root} already has plangate.yml or {REPO_NAME}/", remedy="choose a new folder"
         )
-    repo.mkdir(parents=True)
+    enclosing = _enclosing_repository(root)
+    if enclosing is not None:
+        # the config decides who may approve: inside another repository's working tree,
+        # whoever writes that tree (an agent, a pull request) could change it (round 107)
+        raise UsageError(
+            f"{visible(str(root))} is inside the git working tree {visible(str(enclosing))}: "
+            "plangate.yml decides who may approve, and whoever writes that tree could change it",
+            remedy="choose a folder outside every git repository (plangate init makes the "
+            "plans repository inside it, the config beside it)",
+        )
+    try:
+        repo.mkdir(parents=True)
+    except OSError as exc:
+        raise UsageError(
+            f"cannot make {visible(str(repo))}: {exc.strerror}", remedy="choose a new folder"
+        ) from None
     _git(repo, "init", "-q", "-b", "main")
     email = _author_email(repo)
     if not email:
@@ -76,6 +93,16 @@ def init(directory: str) -> int:
     )
     _print_walkthrough(root, email)
     return 0
+
+
+def _enclosing_repository(root: Path) -> Path | None:
+    """The working tree of a git repository ``root`` would be inside (a ``.git`` folder or
+    file in ``root`` or a folder above it, as git finds one), or None."""
+    place = root.resolve()
+    for folder in (place, *place.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
 
 
 def _print_walkthrough(root: Path, email: str) -> None:

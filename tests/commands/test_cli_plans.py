@@ -163,6 +163,28 @@ def test_schema_validates_plans_for_editors(tmp_path: Path) -> None:
         jsonschema.validate(data, schema)
 
 
+def test_init_refuses_a_file_and_a_folder_inside_a_repository(tmp_path: Path) -> None:
+    """Round 107: init into a file was an internal error; into the watched plans repo (or a
+    plan's folder in it) it wrote the config, which decides who may approve, where that
+    repository's agent writes and commits."""
+    (tmp_path / "afile").write_text("x")
+    repo = tmp_path / "plans-repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    env = {"GIT_AUTHOR_EMAIL": "me@example.com"}
+    for target, said in (
+        (tmp_path / "afile", "is not a folder"),
+        (tmp_path / "afile" / "x", "cannot make"),
+        (repo / "ops", f"is inside the git working tree {repo}"),
+        (repo / "plans" / "new", f"is inside the git working tree {repo}"),
+    ):
+        result = run_cli("init", str(target), env=env)
+        assert result.returncode == 2 and "E_USAGE" in result.stderr, result.stderr
+        assert said in result.stderr and "Traceback" not in result.stderr
+        assert "remedy:" in result.stderr
+    assert not (repo / "ops").exists() and not (repo / "plans").exists()
+
+
 def test_init_walkthrough_works_exactly_as_printed(tmp_path: Path) -> None:
     result = run_cli("init", str(tmp_path / "ops"), env={"GIT_AUTHOR_EMAIL": "me@example.com"})
     assert result.returncode == 0, result.stderr

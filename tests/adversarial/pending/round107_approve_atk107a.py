@@ -2,7 +2,7 @@
 ``samepass-crossplan-copy`` is open, found at the end of the 2026-12-04 session, after its
 last fresh-clone CI run started (docs/threat-model.md, "Open from round 107"). To take it
 up: move it to ``tests/adversarial/test_round107_approve_atk107a.py``, run it (15 strict
-xfails, 65 pass on the attacker's branch, made from 80379de3; main has had r106tie since),
+xfails, 69 pass on the attacker's branch, made from 80379de3; main has had r106tie since),
 fix the class at its root and remove the marks.
 
 Round 107, approval (atk107a): REMOTE mode over a real ``git daemon`` on 127.0.0.1
@@ -19,6 +19,8 @@ followed by a ``run --once`` pass (and the local checkout pulled):
   date, subject) as a vote on ``qw``.
 - ``sb`` (control) / ``sp``: Bob approves ``sb`` (pushed); the agent re-makes it on ``sp``
   (``commit -C``, a second push); one pass reads both.
+- ``sx``: the agent's ``commit -C`` of Bob's ``qc`` vote on ``sx`` 1.1 s after the original,
+  in the same push.
 - ``qy``: ``qw`` with the copy pushed one pass after Bob's original was seen.
 - ``sw``/``sa``: a one-approval plan; the agent re-makes Bob's ``qc`` vote on it
   (``commit -C``; ``format-patch`` with the path rewritten, ``git am -C0``), in the push that
@@ -56,21 +58,22 @@ attacked action), ``<vid>:row`` (``status --json``), ``check:<vid>`` (no ``start
 for an attack), ``passes:<phase>`` (exit 0, no traceback), ``audit:policy`` (the policy edit
 flagged).
 
-Seen (round 107): 80 ids, 15 broke (strict xfail), one class, **samepass-crossplan-copy**
+Seen (round 107): 84 ids, 15 broke (strict xfail), one class, **samesecond-crossplan-copy**
 (``{qw,sw,sa,sp,gw}:{ran,audit,row}``): the agent re-makes Bob's decision about ``qc`` (his
 approval), ``sb`` or ``gc`` (his gate approval) on another plan, keeping his author, author
 date and subject (``git commit -C``, or ``format-patch`` + ``git am -C0`` with the path
-rewritten: round 4's ``am-c0`` shape), and the controller reads it in the SAME pass as Bob's
-original (one push, or two pushes before one pass: ``sp``): it counts as Bob's ("approval
-request (approve) by bob@ops.example.com"): ``sw``/``sa``/``sp`` run on it alone, ``qw``
-completes a ``{count: 2}`` quorum with Alice's one real vote, ``gw``'s gated action runs; the
-fresh-clone audit calls each run valid (approver bob). The same copy read one pass after
-Bob's original (``qy``) is ``E_APPROVAL_REPLAYED``; ``gw`` also held when Bob's original fell
-in the second of ``gw``'s pause (the round 104 rule), hence the 1.1 s pause after pass a.
+rewritten: round 4's ``am-c0`` shape), COMMITTED IN THE SAME SECOND as Bob's original (the
+lab pins both commits' dates to one second; unpinned, a fast script hit it about 3 runs in
+4), read in one pass with it (one push, or two pushes: ``sp``): it counts as Bob's
+("approval request (approve) by bob@ops.example.com"): ``sw``/``sa``/``sp`` run on it alone,
+``qw`` completes a ``{count: 2}`` quorum with Alice's one real vote, ``gw``'s gated action
+runs; the fresh-clone audit calls each run valid (approver bob). The same copy committed one
+second later (``sx``, same pass) or read one pass later (``qy``) is ``E_APPROVAL_REPLAYED``.
 Should (docs/threat-model.md "Replays judged by the hand that committed them", round 62): a
 decision about another plan with his author, author date and subject is his only when the
-hand that committed it put his first decision of that second on the branch: the agent did
-not. ``check --as agent`` predicted no start for them (disagreeing with the controller).
+hand that committed it put his first decision of that second on the branch: the agent's
+hand did not (Bob committed his own). ``check --as agent`` predicted no start for them
+(disagreeing with the controller).
 Not remote-specific: a hand probe in LOCAL mode (not in this module) did the same (the
 ``commit -C`` copy read in the original's pass ran; one pass later, ``E_APPROVAL_REPLAYED``).
 
@@ -114,10 +117,27 @@ rules:
     require: [{count: 2}]
 """
 CONTROLS = ["qc", "qu", "qj", "gc", "ga", "sb"]
-ATTACKS = ["qx", "qw", "qy", "sw", "sa", "sp", "gw", "qs", "qt", "qr", "qp", "gx", "gr", "gt", "gb"]
+ATTACKS = [
+    "qx",
+    "qw",
+    "qy",
+    "sw",
+    "sa",
+    "sp",
+    "sx",
+    "gw",
+    "qs",
+    "qt",
+    "qr",
+    "qp",
+    "gx",
+    "gr",
+    "gt",
+    "gb",
+]
 VIDS = CONTROLS + ATTACKS
 GATED = {"gc": 2, "gx": 2, "gr": 2, "gt": 3, "ga": 2, "gb": 2, "gw": 2}
-CHECKED = ["qx", "qw", "sw", "sa", "sp", "gw", "qs", "qt", "gx", "gr"]
+CHECKED = ["qx", "qw", "sw", "sa", "sp", "sx", "gw", "qs", "qt", "gx", "gr"]
 
 
 def _gate(vid: str, n: int) -> str:
@@ -192,7 +212,7 @@ def _build(root: Path) -> Lab:
         # round A: first votes, first approvals, v2 of the same-second plans
         first: dict[str, str] = {}
         for vid in VIDS:
-            if vid in ("qs", "qt", "qu", "sw", "sa", "sb", "sp"):
+            if vid in ("qs", "qt", "qu", "sw", "sa", "sb", "sp", "sx"):
                 continue
             first[vid] = lab.approve(vid)
         for vid in ("qs", "qt", "qu"):
@@ -217,12 +237,14 @@ def _build(root: Path) -> Lab:
         got["v2hash"] = {v: _hash(lab, v) for v in ("qs", "qt", "qu")}
         base_b = lab.head()
         # round B
+        lab.git_date = f"@{int(time.time())} +0000"  # the original and its copies: one second
         bob_qc = lab.approve("qc", BOB)
         lab.approve("qx", AGENT)
         _remake(lab, "qw", bob_qc)
         _remake(lab, "sw", bob_qc)
         patch = lab.git("format-patch", "--stdout", "-1", bob_qc).replace("plans/qc/", "plans/sa/")
         lab.git("am", "-q", "-C0", who=AGENT, input=patch)
+        lab.git_date = None
         # her stale-checkout approvals of v1, dated the v2 freeze second
         review: dict[str, str] = {}
         for vid in ("qs", "qt"):
@@ -249,8 +271,10 @@ def _build(root: Path) -> Lab:
                 _drop_q(data)
                 pol.write_text(json.dumps(data, indent=2) + "\n")
                 lab.commit("agent: tidy policy", AGENT)
+        lab.git_date = f"@{int(time.time())} +0000"
         bob_gc = lab.approve("gc", BOB)
         _remake(lab, "gw", bob_gc)
+        lab.git_date = None
         lab.approve("gx", AGENT)
         _remake(lab, "gr", first["gr"])
         gate1 = lab.approve("gt")
@@ -258,14 +282,18 @@ def _build(root: Path) -> Lab:
         lab.commit("abort ga", MALLORY)
         lab.set_status("gb", "aborted")
         lab.commit("abort gb", BOB)
+        time.sleep(1.1)  # sx: the copy committed in a later second than the original
+        _remake(lab, "sx", bob_qc)
         got["check"] = lab.check_plans(lab.head(), AGENT[1], base=base_b)
         step("b")
         got["status_b"] = {v: lab.plan(v).get("plan", {}).get("status") for v in VIDS}
         # round C
         lab.approve("qj", BOB)
+        lab.git_date = f"@{int(time.time())} +0000"
         bob_sb = lab.approve("sb", BOB)
         lab.git("push", "-q", "origin", "HEAD:refs/heads/main")
         _remake(lab, "sp", bob_sb)
+        lab.git_date = None
         _remake(lab, "qy", bob_qc)
         for vid in ("qs", "qt", "qu"):
             lab.approve(vid, BOB)
@@ -308,15 +336,16 @@ IDS = [f"{v}:{w}" for v in VIDS for w in ("ran", "audit", "row")]
 IDS += [f"check:{v}" for v in CHECKED]
 IDS += [f"passes:{p}" for p in PHASES]
 IDS += ["audit:policy", "lab:same-second"]
-_SAMEPASS = xfail(
-    "samepass-crossplan-copy",
-    "an approver's decision about plan A re-made by the agent on plan B (commit -C, am -C0) in "
-    "the same push as the original counts as the approver's (docs/threat-model.md, round 62: "
+_SAMESECOND = xfail(
+    "samesecond-crossplan-copy",
+    "an approver's decision about plan A re-made by the agent on plan B (commit -C, am -C0), "
+    "committed in the second of the original and read in its pass, counts as the approver's "
+    "(docs/threat-model.md, round 62: "
     "a replay unless the hand that committed her first decision of that second committed it)",
 )
 #: qw, sw, sa, gw: the copy of Bob's decision on qc/gc, pushed with his original, counted
 BROKEN: dict[str, Any] = {
-    f"{v}:{w}": _SAMEPASS for v in ("qw", "sw", "sa", "sp", "gw") for w in ("ran", "audit", "row")
+    f"{v}:{w}": _SAMESECOND for v in ("qw", "sw", "sa", "sp", "gw") for w in ("ran", "audit", "row")
 }
 
 

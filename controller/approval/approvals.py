@@ -521,33 +521,31 @@ def _check_replay(request: ApprovalRequest, policy: ApprovalSettings, approver: 
             f"{request.commit[:12]} was written before this version of the plan existed "
             "(a cherry-picked, rebased or re-applied approval of an earlier version)",
         )
-    if request.author_time == request.version_since and not _own_hand(request):
+    if request.author_time == request.version_since and not _own_hand(request, policy):
         # git dates are whole seconds: an approval authored in the second this version (or
-        # this pause) came to be cannot be ordered after it by its date. Made at once by its
-        # author, it is her decision on what she saw; put on the branch by another hand, or
-        # by hers later (a cherry-pick, am, rebase or amend keeps her author date and takes a
-        # committer date of its own), it may be her decision on the version before (round
-        # 104: replayed in the second of the freeze, pause or failure). A trailer proves
-        # nothing here: whoever writes the commit writes its message (round 106)
+        # this pause) came to be cannot be ordered after it by its date. Committed by its
+        # author, it is her decision on what she saw; put on the branch by another hand (a
+        # cherry-pick, am or rebase keeps her author date), it may be her decision on the
+        # version before (round 104: replayed in the second of the freeze, pause or
+        # failure). A trailer proves nothing here: whoever writes the commit writes its
+        # message (round 106)
         return (
             "E_APPROVAL_REPLAYED",
             f"{request.commit[:12]} was written in the same second this version of the plan "
-            "(or this pause of its run) came to be, and re-applied (committed by another "
-            "hand than its author's, or later than it was written): git's dates cannot tell "
-            "it was made for this version, not the one before (a cherry-picked or rebased "
-            "approval). Approve again in a new commit",
+            "(or this pause of its run) came to be, and committed by another hand than its "
+            "author's: git's dates cannot tell it was made for this version, not the one "
+            "before (a cherry-picked or re-applied approval). Approve again in a new commit",
         )
     return None
 
 
-def _own_hand(request: ApprovalRequest) -> bool:
-    """The approving commit was made at once by its author (``git commit``, ``plangate
-    approve``: committer and author one person, one date), not applied by someone else
-    (cherry-pick, am, rebase, a forge's merge) nor re-applied by her later (round 106)."""
-    same_person = normalize_identity(request.author_email) == normalize_identity(
-        request.committer_email
-    )
-    return same_person and request.commit_time == request.author_time
+def _own_hand(request: ApprovalRequest, policy: ApprovalSettings) -> bool:
+    """The approving commit was committed by the approver herself (``git commit``,
+    ``plangate approve``), not applied by someone else (cherry-pick, am, rebase, a forge's
+    merge). Under ``identity: committer`` the committer IS the approver: always hers."""
+    if policy.identity == "committer":
+        return True
+    return normalize_identity(request.author_email) == normalize_identity(request.committer_email)
 
 
 def _check_approver(request: ApprovalRequest, policy: ApprovalSettings, approver: str) -> Refusal:

@@ -187,12 +187,14 @@ def test_an_approval_of_the_versions_own_second_counts_only_from_its_authors_han
     assert code(picked) == "E_APPROVAL_REPLAYED"
     later = dataclasses.replace(picked, author_time=1001)
     assert code(later) is None  # a second later: ordered by its date, whoever committed it
-    # round 106: a trailer naming this version is written by whoever writes the commit,
-    # and her own rebase of it later keeps her author date with a committer date of its own
+    # round 106: a trailer naming this version is written by whoever writes the commit
     bound = dataclasses.replace(picked, bound_hash=GOOD.current_hash)
     assert code(bound) == "E_APPROVAL_REPLAYED"
-    rebased = dataclasses.replace(tie, commit_time=1060)
-    assert code(rebased) == "E_APPROVAL_REPLAYED"
+    # under identity: committer the committer is the approver: her own hand (round 90's lab)
+    committer_mode = POLICY.model_copy(update={"identity": "committer"})
+    assert (
+        code(dataclasses.replace(tie, author_email="mallory@example.com"), committer_mode) is None
+    )
 
 
 def test_a_freeze_dated_after_the_verification_is_not_younger_than_now() -> None:

@@ -140,6 +140,10 @@ def _build(root: Path) -> Lab:
     lab.commit("carol writes veto", CAROL)
     lab.commit("agent adds plans", AGENT)
     lab.run()  # freeze
+    # Alice's merges land a second after the freeze: in the freeze's own second round 104's
+    # rule refuses another hand's copy of them (the agent's re-created merge) by its date, which
+    # would hide whether the accepted limit below still holds
+    time.sleep(1.05 - time.time() % 1 + 0.05)
     merge_first = _pr_merge(lab, "first", "review-first")
     lab.git("checkout", "-q", "-b", "docs")
     (lab.repo / "docs").mkdir()

@@ -3213,7 +3213,8 @@ class Lifecycle(IndexStore):
         if seen_for == UNBOUND and self._own_hand(record):  # the line's first commit of that second
             self._remember_approval(_approval_identity(record), record, made)
         if seen_for not in (made, UNBOUND):
-            return sha if _brought_back(record) else None
+            copied = _brought_back(record) or _hand(record) != _first_hand(hand, record)
+            return sha if copied else None
         if lapsed and not self._own_hand(record):
             return sha
         return self._replayed(record) if self._moved_first(sha, hand, record) else None
@@ -3456,11 +3457,15 @@ class Lifecycle(IndexStore):
         if not seen:
             return None
         sha, _made, hand, _lapsed = _seen_fields(seen)
-        if sha == record.sha or not _brought_back(record):
+        if sha == record.sha:
             return None
+        other_hand = _hand(record) != _first_hand(hand, record)
         if record.is_merge:  # re-created (``merge -C``, ``rebase -r``): no forge does that
-            return sha
-        return sha if _hand(record) != _first_hand(hand, record) else None
+            return sha if other_hand or _brought_back(record) else None
+        # another hand's copy is a copy whatever its committer date says: ``commit -C`` or
+        # ``am`` in the second the original was made keeps both dates equal (round 107:
+        # read in the original's pass, the agent's copy counted as Bob's)
+        return sha if other_hand else None
 
     def _add_authors(self, plan_hash: str, who: set[str]) -> None:
         known = self.authors.get(plan_hash, frozenset())

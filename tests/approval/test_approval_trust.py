@@ -516,3 +516,26 @@ def test_every_copy_of_an_approval_moved_onto_another_plan_is_replayed(repo: Pat
         _once(repo)
         assert _refusal(repo, "other") == "E_APPROVAL_REPLAYED"
         assert "execution" not in head_plan(repo, "other")
+
+
+def test_a_copy_made_in_the_second_of_the_original_is_replayed(repo: Path) -> None:
+    """Round 107: the agent's ``commit -C`` of her approval onto another plan, in the second
+    she made it, has equal author and committer dates (a fresh commit's shape); read in her
+    original's pass it counted as hers. Another hand's copy is a copy whatever its dates."""
+    write_plan(repo, "other", PLAN.replace("world   # trailing", "there   # trailing"))
+    _submitted(repo)
+    time.sleep(1.05 - time.time() % 1 + 0.05)  # a second after the freeze (round 104's rule)
+    now = str(int(time.time())) + " +0000"
+    edit_status(repo, "greet", "approved")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "lgtm", who=ALICE, GIT_COMMITTER_DATE=now)
+    hers = _git(repo, "rev-parse", "HEAD").strip()
+    edit_status(repo, "other", "approved")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-C", hers, who=AGENT, GIT_COMMITTER_DATE=now)
+    copy = _git(repo, "log", "-1", "--format=%ae %at %ce %ct").split()
+    assert copy[0] == ALICE[1] and copy[2] == AGENT[1] and copy[1] == copy[3], copy
+    _once(repo)  # one pass reads both
+    assert head_plan(repo)["plan"]["status"] == "completed"
+    assert _refusal(repo, "other") == "E_APPROVAL_REPLAYED"
+    assert "execution" not in head_plan(repo, "other")

@@ -1,11 +1,4 @@
-"""PARKED, not collected (its name has no ``test_`` prefix): round 107's approval class
-``samepass-crossplan-copy`` is open, found at the end of the 2026-12-04 session, after its
-last fresh-clone CI run started (docs/threat-model.md, "Open from round 107"). To take it
-up: move it to ``tests/adversarial/test_round107_approve_atk107a.py``, run it (15 strict
-xfails, 69 pass on the attacker's branch, made from 80379de3; main has had r106tie since),
-fix the class at its root and remove the marks.
-
-Round 107, approval (atk107a): REMOTE mode over a real ``git daemon`` on 127.0.0.1
+"""Round 107, approval (atk107a): REMOTE mode over a real ``git daemon`` on 127.0.0.1
 combined with a ``{count: 2}`` quorum and gates.
 
 Lab (one, ``writerkit.served``; policy: Alice or ``*@ops.example.com``; ``plans/q*/**`` need
@@ -73,7 +66,8 @@ Should (docs/threat-model.md "Replays judged by the hand that committed them", r
 decision about another plan with his author, author date and subject is his only when the
 hand that committed it put his first decision of that second on the branch: the agent's
 hand did not (Bob committed his own). ``check --as agent`` predicted no start for them
-(disagreeing with the controller).
+(disagreeing with the controller). Fixed since (the same session's successor): another
+hand's copy is a replay whatever its committer date (``Lifecycle._replayed``).
 Not remote-specific: a hand probe in LOCAL mode (not in this module) did the same (the
 ``commit -C`` copy read in the original's pass ran; one pass later, ``E_APPROVAL_REPLAYED``).
 
@@ -106,7 +100,6 @@ from advkit import (
     plan_text,
     served_audit,
     valid_runs,
-    xfail,
 )
 from test_round2_execution_kit import shared
 from writerkit import served
@@ -336,17 +329,10 @@ IDS = [f"{v}:{w}" for v in VIDS for w in ("ran", "audit", "row")]
 IDS += [f"check:{v}" for v in CHECKED]
 IDS += [f"passes:{p}" for p in PHASES]
 IDS += ["audit:policy", "lab:same-second"]
-_SAMESECOND = xfail(
-    "samesecond-crossplan-copy",
-    "an approver's decision about plan A re-made by the agent on plan B (commit -C, am -C0), "
-    "committed in the second of the original and read in its pass, counts as the approver's "
-    "(docs/threat-model.md, round 62: "
-    "a replay unless the hand that committed her first decision of that second committed it)",
-)
-#: qw, sw, sa, gw: the copy of Bob's decision on qc/gc, pushed with his original, counted
-BROKEN: dict[str, Any] = {
-    f"{v}:{w}": _SAMESECOND for v in ("qw", "sw", "sa", "sp", "gw") for w in ("ran", "audit", "row")
-}
+#: samesecond-crossplan-copy (qw, sw, sa, sp, gw) broke in round 107; fixed since
+#: (``Lifecycle._replayed``): another hand's copy of her decision onto another plan is a replay
+#: whatever its committer date, so read in the original's pass it binds nothing
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(IDS, IDS, BROKEN))

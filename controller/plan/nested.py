@@ -63,7 +63,10 @@ class Child:
 
 def repo_root(config: Config | None, origin: Path | None) -> Path | None:
     """The plans repository: ``config.repo``, else the folder holding the parent's plans
-    folder (``<root>/plans/.../PLAN.yml``)."""
+    folder (``<root>/plans/.../PLAN.yml``); in remote mode the controller's clone, whose
+    tree is read through :func:`read_tree_of`."""
+    if config is not None and config.remote is not None:
+        return config.repo_path()
     if config is not None and config.repo is not None:
         return Path(config.repo)
     if origin is None:
@@ -83,8 +86,8 @@ def load(
     check_document: CheckDocument,
 ) -> Child:
     """The pinned plan, read and validated; raise with the reason it cannot run."""
-    fetch = _SOURCE.get()
     root = repo_root(config, origin)
+    fetch = _source(root)
     if fetch is not None:
         file, text = _fetched(pin.path, config, origin, fetch)
     elif root is None:
@@ -132,6 +135,29 @@ class Fetch(Protocol):
 
 
 _SOURCE: ContextVar[Fetch | None] = ContextVar("nested_source", default=None)
+
+#: Repositories with no working tree (the controller's bare clone in remote mode): their
+#: root's absolute path -> how their branch's tree is read (:func:`read_tree_of`).
+_TREES: dict[str, Fetch] = {}
+
+
+def read_tree_of(root: Path, fetch: Fetch | None) -> None:
+    """Read the nested plans of the repository at ``root`` through ``fetch`` (a bare clone
+    has no working tree to read them from: its branch tip's tree instead); None forgets it."""
+    key = os.path.abspath(root)
+    if fetch is None:
+        _TREES.pop(key, None)
+    else:
+        _TREES[key] = fetch
+
+
+def _source(root: Path | None) -> Fetch | None:
+    """Where nested plans are read from other than ``root``'s working tree: the block's
+    (:func:`reading_from`), else ``root``'s own tree when it has none (:func:`read_tree_of`)."""
+    fetch = _SOURCE.get()
+    if fetch is None and root is not None and _TREES:
+        fetch = _TREES.get(os.path.abspath(root))
+    return fetch
 
 
 @contextmanager
@@ -327,10 +353,10 @@ def file_reader(config: Config | None, origin: Path | None) -> Reader:
     max_bytes = config.limits.max_plan_bytes if config else DEFAULT_MAX_BYTES
 
     def read(path: str, pin: str) -> dict[str, Any] | None:
-        fetch = _SOURCE.get()
+        root = repo_root(config, origin)
+        fetch = _source(root)
         if fetch is not None:
             return blob_reader(fetch, config)(path, pin)
-        root = repo_root(config, origin)
         if root is None:
             return None
         try:

@@ -248,6 +248,8 @@ class ControllerCore:
             self._repo.read_signatures = self.config.approval.allowed_signers is not None
             if self.state.locked:  # the controller: its own index.lock, known after a crash
                 self._repo.index_lock_note = self.state.index_lock_note
+            if self.config.remote is not None:
+                self._read_nested_from_tip(self._repo)
                 if self._repo.recover_index():
                     self.log.warning("index_lock.released", reason="left by a crashed controller")
                 self.finish_shared_writes()
@@ -297,6 +299,13 @@ class ControllerCore:
         repo = GitRepo.clone_bare(self.config.remote.url, clone, self.config.remote.branch)
         repo.run("remote", "set-url", REMOTE, self.config.remote.url)
         return repo
+
+    def _read_nested_from_tip(self, repo: GitRepo) -> None:
+        """Remote mode: the clone has no working tree, so nested plans are read from its
+        branch tip's tree (as the working tree holds them in local mode)."""
+        from controller.plan import nested
+
+        nested.read_tree_of(repo.path, _BranchTip(repo, self.branch))
 
     @property
     def executed(self) -> dict[str, dict[str, str]]:
@@ -987,6 +996,10 @@ class ControllerCore:
         if self._index is not None:
             self._index.close()
         if self._repo is not None:
+            if self.config.remote is not None:
+                from controller.plan import nested
+
+                nested.read_tree_of(self._repo.path, None)
             self._repo.close()
         self.state.release()
 
@@ -1448,3 +1461,25 @@ def _job_of(plan_id: str, plan_file: Path, data: dict[str, Any]) -> Job:
         resume,
         bool(continued) if continued is not None else gate is not None or resume,
     )
+
+
+class _BranchTip:
+    """A bare clone's tree as nested plans are read from it (:class:`nested.Fetch`): the
+    branch's tip when asked, so a pass reads what its last commit holds."""
+
+    def __init__(self, repo: GitRepo, branch: str) -> None:
+        self.repo, self.branch = repo, branch
+
+    def _tree(self) -> Any:
+        from controller.approval.verdicts import fetch_at
+
+        tip = self.repo.branch_head(self.branch)
+        return fetch_at(self.repo, tip) if tip is not None else None
+
+    def __call__(self, path: str) -> bytes | None:
+        tree = self._tree()
+        return tree(path) if tree is not None else None
+
+    def names(self, folder: str) -> list[str]:
+        tree = self._tree()
+        return tree.names(folder) if tree is not None else []

@@ -270,3 +270,50 @@ def test_a_remote_that_cannot_write_its_branch_fails_the_pass_naming_its_lock(
     assert log.count("plangate: start plans/greet") == 1, log
     assert log.count("plangate: complete plans/greet") == 1, log
     assert "status: completed" in (human / "plans/greet/PLAN.yml").read_text()
+
+
+CHILD = """\
+plan:
+  name: "Say it twice"
+  task: "A plan meant to be nested"
+  status: draft
+available_tools:
+  - name: greet
+actions:
+  - id: 1
+    tool: greet
+    why: "say it from the child"
+    params: {who: child}
+"""
+
+
+def test_a_nested_plan_runs_from_the_clones_tree(tmp_path: Path, served: str) -> None:
+    """Remote mode: the controller's clone is bare, so a pinned plan is read from its branch
+    tip's tree (round 107's ``nestremote``: it was frozen ``invalid``, "plans does not exist")."""
+    from controller.plan import hashing, yamlio
+
+    config = _config(tmp_path, "a", served)
+    human = tmp_path / "human"
+    git(tmp_path, "clone", "-q", served, str(human))
+    write_plan(human, "child", CHILD)
+    pinned = hashing.plan_hash(yamlio.read_yaml(CHILD, "child").data)
+    parent = PLAN + (
+        f"  - id: 2\n    plan: {{path: plans/child, hash: '{pinned}'}}\n"
+        '    why: "then the child"\n'
+    )
+    write_plan(human, "parent", parent)
+    commit_all(human, "add plans", AGENT)
+    git(human, "push", "-q", "origin", "main")
+    _run_both([config])
+    git(human, "pull", "-q", "--ff-only")
+    assert head_plan(human, "parent")["plan"]["status"] == "pending_approval"
+    approve(human, "parent", who=ALICE)
+    git(human, "push", "-q", "origin", "main")
+    _run_both([config])
+    git(human, "pull", "-q", "--ff-only")
+    done = head_plan(human, "parent")
+    assert done["plan"]["status"] == "completed", done.get("execution")
+    ran = {str(a["id"]): a["status"] for a in done["execution"]["actions"]}
+    assert ran == {"1": "succeeded", "2": "succeeded", "2/1": "succeeded"}, ran
+    log = (human / "plans/parent/EXECUTION_LOG.md").read_text()
+    assert "## Nested action 2/1: greet" in log and '"who": "child"' in log

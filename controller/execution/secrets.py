@@ -276,6 +276,41 @@ _NUMBER_TEXT = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _MAX_NUMBER_DIGITS = 64
 
 
+#: The shortest part of a secret hidden on its own (:func:`_parts_of`), as for a line of it.
+_MIN_PART = 4
+
+
+def _parts_of(value: str) -> set[str]:
+    """The secrets a secret holds that a tool may use on their own (round 108): the value
+    without blanks around it (a secrets file's ``"  token"``: the tool strips it), and, for a
+    JSON object or array (a mapping in the secrets file is kept as its JSON text; a service
+    account's key is one string), each string and number in it, of :data:`_MIN_PART`
+    characters or more (a field name is not a secret; a short value would hide every word
+    like it)."""
+    parts: set[str] = set()
+    stripped = value.strip()
+    if stripped != value and len(stripped) >= _MIN_PART:
+        parts.add(stripped)
+    if stripped[:1] in ("{", "["):
+        try:
+            data = json.loads(stripped)
+        except ValueError:
+            data = None
+        pending: list[Any] = [data]
+        while pending:
+            item = pending.pop()
+            if isinstance(item, dict):
+                pending += item.values()
+            elif isinstance(item, list):
+                pending += item
+            elif isinstance(item, (str, int, float)) and not isinstance(item, bool):
+                text = item if isinstance(item, str) else json.dumps(item)
+                for part in {text, text.strip()}:
+                    if len(part) >= _MIN_PART:
+                        parts.add(part)
+    return parts - {value}
+
+
 def _number_forms(value: str) -> set[str]:
     """A secret whose text is a number, as a tool that reads it as one writes it again
     (round 60: ``int(pin)`` printed ``0072946183`` as ``72946183``, ``float(amount)``
@@ -1708,6 +1743,9 @@ class Redactor:
         by plain substring search: a random key the controller made (its seal key), which
         no one spells in another notation, at the cost of a few ``in`` tests per text."""
         secrets = {v for v in values if isinstance(v, str) and v}
+        # What a tool takes of it: the value without its padding, and each value of a
+        # structured one (round 108: a mapping in the secrets file, a JSON credential)
+        secrets |= {part for v in secrets for part in _parts_of(v)}
         # A numeric secret as the number it stands for, written canonically (round 60)
         secrets |= {form for v in secrets for form in _number_forms(v)}
         # A multi-line secret (a PEM key) may be printed or quoted line by line (an error that

@@ -1115,3 +1115,28 @@ def test_the_standin_view_leaves_a_secrets_runs_apart_or_out_of_order() -> None:
         "ab cd ab+cd",
     ):
         assert redactor.text(text) == text
+
+
+def test_a_padded_secret_is_hidden_as_a_tool_strips_it() -> None:
+    """Round 108: ``"  token"`` in the secrets file was searched for with its blanks only;
+    the tool's stripped token was committed readable."""
+    for padded in ("  Hq4Rt6Yu8Io0Pa2  ", "\tBn3Mq6Wr8Ey1Ud5", "Kz5Wm2Qp8Tr4\u00a0"):
+        token = padded.strip()
+        shown = Redactor([padded]).text(f"bad token {token}.")
+        assert token not in shown and shown == "bad token ***.", shown
+
+
+def test_each_value_of_a_structured_secret_is_hidden() -> None:
+    """Round 108: a mapping in the secrets file (kept as its JSON text) or a JSON credential
+    was searched for whole; one field printed alone, or the tool's JSON output re-indented,
+    was committed readable. Field names and short values stay as written."""
+    mapping = json.dumps({"user": "app", "password": "Mx7Qp2Wz9Lk4Vb6N", "pin": 48213957})
+    cred = '{"type":"service_account","keys":[{"private_key":"Pk5Tg8Hy3Nb6Vc1X"}]}'
+    redactor = Redactor([mapping, cred])
+    shown = redactor.text(json.dumps(json.loads(mapping), indent=2))
+    assert "Mx7Qp2Wz9Lk4Vb6N" not in shown and "48213957" not in shown, shown
+    assert '"user": "app"' in shown and '"password": "***"' in shown, shown
+    assert redactor.text("password: Mx7Qp2Wz9Lk4Vb6N") == "password: ***"
+    assert redactor.text("key Pk5Tg8Hy3Nb6Vc1X!") == "key ***!"
+    data = redactor.data({"json": {"private_key": "Pk5Tg8Hy3Nb6Vc1X", "user": "app"}})
+    assert data == {"json": {"private_key": "***", "user": "app"}}, data

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "131"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "132"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -393,7 +393,9 @@ INDEX_VERSION = "131"  # 3: risk and estimate per plan; 4: approval identities, 
 # 131: a sealed commit adopted on trust (``--take-over``: no key here verifies it) is its
 # own only as git alone reads it, as 129's unsealed ones (round 99, atk99d;
 # ``OwnCommits.on_trust``). Rows as 130's: rebuilt so such a commit's status is a person's
-
+# 132: a withdrawal's identity is remembered as an approval's is, and another hand's copy of
+# a decision is a replay whatever its committer date (round 107 samepass-crossplan-copy,
+# round 108 laterpass-withdrawal-copy): rebuilt so past copies are judged so
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
 _FIELDS = tuple(f.name for f in fields(PlanState))

@@ -3434,6 +3434,18 @@ class Lifecycle(IndexStore):
             entry = f"{sha} {made} {hand} {LAPSED}"
         self.approval_ids[key] = self._new_approval_ids[key] = entry
 
+    def _withdrawal_replay(self, record: CommitRecord, plan_id: str) -> str | None:
+        """The decision ``record`` re-creates when it is a copy of another decision of its
+        author's (:meth:`_replayed`: another plan, another hand), else None, and then its
+        identity is remembered as a decision of hers: a copy of HER REJECTION or abort onto
+        another plan is a replay as a copy of her approval is (round 108: the agent's
+        ``commit -C`` of her rejection of one plan, read a pass later, rejected another)."""
+        replayed = self._replayed(record)
+        if replayed is None:
+            made = _digest(f"{plan_id}\0withdrawal")[:16]
+            self._remember_approval(_approval_identity(record), record, made)
+        return replayed
+
     def _remember_approval(self, key: str, record: CommitRecord, made: str) -> None:
         if key not in self.approval_ids:
             entry = f"{record.sha} {made} {_hand(record)}"
@@ -4486,6 +4498,17 @@ class Lifecycle(IndexStore):
             snapshot = PlanState(**asdict(state)) if sink else None
             if not self._side_allowed(state, commit, status, floor, sink, snapshot):
                 continue
+            replayed = self._withdrawal_replay(commit, plan_id)
+            if replayed is not None:
+                text = (
+                    f"E_APPROVAL_REPLAYED: {commit.author.email} set status {status} in "
+                    f"{commit.sha[:12]} on a merged branch, a commit that re-creates "
+                    f"{replayed[:12]} (same author, time and subject, carried by another hand "
+                    "than the one that put it on the branch): not a withdrawal of this plan; "
+                    "ignored"
+                )
+                self._emit(sink, "withdraw-not-allowed", state, commit, snapshot, text)
+                continue
             self._side_withdrawn(state, commit, status, sink, snapshot)
 
     def _side_allowed(
@@ -4858,7 +4881,7 @@ class Lifecycle(IndexStore):
             state.note(text)
             self._emit(sink, "withdraw-not-allowed", state, record, snapshot, text)
             return
-        replayed = self._replayed(record) if withdraw else None
+        replayed = self._withdrawal_replay(record, state.plan_id) if withdraw else None
         if replayed is not None:
             text = (
                 f"E_APPROVAL_REPLAYED: {who} set status {new.status} in {record.sha[:12]}, a "

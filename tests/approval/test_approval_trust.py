@@ -539,3 +539,42 @@ def test_a_copy_made_in_the_second_of_the_original_is_replayed(repo: Path) -> No
     assert head_plan(repo)["plan"]["status"] == "completed"
     assert _refusal(repo, "other") == "E_APPROVAL_REPLAYED"
     assert "execution" not in head_plan(repo, "other")
+
+
+def _reject_copied_onto(repo: Path, hers: str, slug: str) -> None:
+    """The agent sets ``slug`` rejected in a commit re-made from ``hers`` (``commit -C``:
+    her author, date and subject, the agent committing, a second later)."""
+    edit_status(repo, slug, "rejected")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-C", hers, who=AGENT)
+
+
+@pytest.mark.parametrize("where", ["line", "merged"])
+def test_a_copy_of_a_rejection_onto_another_plan_withdraws_nothing(repo: Path, where: str) -> None:
+    """Round 108: her rejection of one plan, re-made by the agent on another a pass later
+    (on the branch, or on a branch it merges), rejected that plan; a copy of her approval
+    was already refused. A withdrawal's identity is remembered as an approval's."""
+    write_plan(repo, "other", PLAN.replace("world   # trailing", "there   # trailing"))
+    write_plan(repo, "third", PLAN.replace("world   # trailing", "all   # trailing"))
+    commit_all(repo, "add", ("Owner", "owner@example.com"))
+    _once(repo)
+    time.sleep(1.05 - time.time() % 1 + 0.05)
+    edit_status(repo, "third", "rejected")
+    commit_all(repo, "no", ALICE)
+    hers = _git(repo, "rev-parse", "HEAD").strip()
+    _once(repo)  # her rejection counts
+    assert head_plan(repo, "third")["plan"]["status"] == "rejected"
+    time.sleep(1.1)  # a pass later, with a committer date of its own
+    if where == "merged":
+        _git(repo, "checkout", "-q", "-b", "side")
+        _reject_copied_onto(repo, hers, "other")
+        _git(repo, "checkout", "-q", "main")
+        (repo / "notes.md").write_text("x\n")
+        commit_all(repo, "notes", AGENT)
+        _git(repo, "merge", "-q", "--no-ff", "--no-edit", "side")
+    else:
+        _reject_copied_onto(repo, hers, "other")
+    _once(repo)
+    approve(repo, "other", who=("Bob", "bob@ops.example.com"))
+    _once(repo)
+    assert head_plan(repo, "other")["plan"]["status"] == "completed"

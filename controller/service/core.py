@@ -246,10 +246,10 @@ class ControllerCore:
             self._repo = self._open_repo()
             self._repo.timeout = self.config.execution.git_timeout
             self._repo.read_signatures = self.config.approval.allowed_signers is not None
-            if self.state.locked:  # the controller: its own index.lock, known after a crash
-                self._repo.index_lock_note = self.state.index_lock_note
             if self.config.remote is not None:
                 self._read_nested_from_tip(self._repo)
+            if self.state.locked:  # the controller: its own index.lock, known after a crash
+                self._repo.index_lock_note = self.state.index_lock_note
                 if self._repo.recover_index():
                     self.log.warning("index_lock.released", reason="left by a crashed controller")
                 self.finish_shared_writes()

@@ -10,6 +10,7 @@ configuration error); no traceback reaches a user for bad input.
 from __future__ import annotations
 
 import argparse
+import errno
 import gc
 import importlib
 import json
@@ -305,6 +306,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if isinstance(exc, PlangateError):
             return _refused(exc, as_json)
+        if isinstance(exc, OSError) and exc.filename is not None:
+            return _refused(_os_refusal(exc), as_json)
         # a bug: say so plainly, details on request
         if os.environ.get("PLANGATE_DEBUG"):
             raise
@@ -365,6 +368,28 @@ def entry() -> int:
         return main()
     finally:
         gc.freeze()
+
+
+#: An operating system's refusal of a path as named (round 108: a name over 255 bytes was an
+#: internal error on every command that takes a path): the asker's to change.
+_PATH_ERRNOS = frozenset(
+    {errno.ENAMETOOLONG, errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.EISDIR, errno.EINVAL}
+)
+
+
+def _os_refusal(exc: OSError) -> PlangateError:
+    """An OSError about a file, as a coded error naming the file: E_USAGE when the path as
+    named is what the system refuses (too long, missing, not a folder, a loop of links),
+    E_STORAGE otherwise (permissions, a full or read-only disk)."""
+    from controller.errors import StorageFailed, UsageError
+
+    where = os.fsdecode(exc.filename)
+    reason = exc.strerror or type(exc).__name__
+    if exc.errno in _PATH_ERRNOS:
+        return UsageError(
+            f"{where}: {reason}", remedy="name an existing path, each part at most 255 bytes"
+        )
+    return StorageFailed(f"{where}: {reason}", remedy="check the file's permissions and the disk")
 
 
 def _refused(exc: PlangateError, as_json: bool) -> int:

@@ -21,7 +21,7 @@ import git
 from controller.display import masked_url
 from controller.errors import BlobTooLarge, GitError
 from controller.git.deadline import DEADLINES
-from controller.git.guard import GitGuard, argv
+from controller.git.guard import GitGuard, argv, cannot_run
 from controller.git.store import (
     MAX_PACKS,
     PACK_AT,
@@ -199,7 +199,7 @@ class RepoBase:
                 timeout=self.timeout,
             )
         except OSError as exc:
-            raise GitError(f"cannot run git: {exc.strerror}", remedy="install git") from None
+            raise cannot_run(exc, self.path) from None
         except subprocess.TimeoutExpired:
             check_git_dir(self.path)  # the likeliest cause, named
             raise GitError(

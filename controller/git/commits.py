@@ -24,7 +24,7 @@ from typing import IO, Any
 from controller.errors import GitError
 from controller.git.base import RepoBase, git_failure
 from controller.git.deadline import DEADLINES
-from controller.git.guard import argv
+from controller.git.guard import argv, cannot_run
 from controller.git.objects import BATCH_LOOKUPS, Objects
 from controller.git.records import (
     _RECORD,
@@ -99,7 +99,7 @@ class Commits(Objects, Refs, Signing):
                     bufsize=0,  # raw reads: each returns what git has written so far
                 )
             except OSError as exc:
-                raise GitError(f"cannot run git: {exc.strerror}", remedy="install git") from None
+                raise cannot_run(exc, self.path) from None
             assert proc.stdout is not None
             pending = b""
             try:

@@ -297,7 +297,7 @@ class GitGuard:
         try:
             result = subprocess.run(args, cwd=cwd, env=env, capture_output=True, check=False)
         except OSError as exc:
-            raise GitError(f"cannot run git: {exc.strerror}", remedy="install git") from None
+            raise cannot_run(exc, cwd) from None
         if result.returncode != 0:
             message = result.stderr.decode("utf-8", "replace").strip()
             named = [name for name in ("GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT") if name in env]
@@ -523,3 +523,14 @@ def guarded_env(cwd: Path, extra: Mapping[str, str] | None = None) -> dict[str, 
     of a store nobody verified."""
     unverified = "GIT_OBJECT_DIRECTORY" not in (extra or {})
     return GitGuard.read(cwd, offline=True, unverified=unverified).env(extra)
+
+
+def cannot_run(exc: OSError, cwd: Path | str) -> GitError:
+    """Why git could not be started: the folder it was to run in is not one (a path too long,
+    missing, not a folder), or git itself is missing."""
+    if not os.path.isdir(cwd):
+        return GitError(
+            f"cannot run git in {os.fsdecode(cwd)}: not a folder that exists",
+            remedy="name an existing folder, each part of its path at most 255 bytes",
+        )
+    return GitError(f"cannot run git: {exc.strerror}", remedy="install git")

@@ -328,3 +328,35 @@ def test_the_readers_refuse_a_linked_plan_file_as_the_controller_holds_it(
             assert "E_UNSAFE_PATH" in said, (command, named, said)
             assert "rotate" not in said and "plans/real" not in said, (command, named, said)
     assert real.read_text(encoding="utf-8") == BASE_TEXT
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["validate", "plans/LONG", "--config", "CFG"],
+        ["hash", "plans/LONG", "--config", "CFG"],
+        ["show", "plans/LONG", "--config", "CFG"],
+        ["validate", "/tmp/LONG.yml", "--config", "CFG"],
+        ["status", "--config", "/tmp/LONG.yml"],
+        ["status", "--json", "--config", "/tmp/LONG.yml"],
+        ["schema", "--config", "/tmp/LONG.yml"],
+    ],
+)
+def test_a_name_the_system_refuses_is_a_coded_error(tmp_path: Path, args: list[str]) -> None:
+    """Round 108: a path part over 255 bytes was "internal error: OSError: [Errno 36]" on
+    every command that takes a path; an operating system's refusal of a named file is the
+    asker's to fix: a code, the file, a remedy."""
+    repo = tmp_path / "repo"
+    (repo / "plans").mkdir(parents=True)
+    git(repo, "init", "-q")
+    config = tmp_path / "plangate.yml"
+    config.write_text(f"repo: {repo}\napproval: {{approvers: [alice@example.com]}}\n")
+    args = [a.replace("LONG", "a" * 300).replace("CFG", str(config)) for a in args]
+    result = run_cli(*args, cwd=repo)  # where a user types ``plans/<name>``
+    assert result.returncode != 0, (result.stdout, result.stderr)
+    assert "internal error" not in result.stderr + result.stdout
+    assert "Traceback" not in result.stderr
+    assert "E_USAGE" in result.stderr or "E_UNSAFE_PATH" in result.stderr, result.stderr
+    assert "remedy" in result.stderr or "rename" in result.stderr, result.stderr
+    if "--json" in args:
+        assert json.loads(result.stdout)["code"] == "E_USAGE", result.stdout

@@ -3434,6 +3434,20 @@ class Lifecycle(IndexStore):
             entry = f"{sha} {made} {hand} {LAPSED}"
         self.approval_ids[key] = self._new_approval_ids[key] = entry
 
+    def _withdrawal_for_before(
+        self, record: CommitRecord, since: int | None, content_changed: bool
+    ) -> bool:
+        """A rejection or abort written before the version (or the pause) it would withdraw
+        came to be (its author date not after the freeze's second), put on the branch by
+        another hand than its author's: her withdrawal of an earlier version brought onto
+        this one (round 109: the agent's ``commit -C``, ``am`` or rebase of her rejection of
+        v1 vetoed v2, which Bob then could not approve). Her own cherry-pick or rebase of it
+        is her decision on what she sees now, and a commit that writes the content it
+        withdraws made it then."""
+        if content_changed or not since or record.author_time > since:
+            return False
+        return not self._own_hand(record)
+
     def _withdrawal_replay(self, record: CommitRecord, plan_id: str) -> str | None:
         """The decision ``record`` re-creates when it is a copy of another decision of its
         author's (:meth:`_replayed`: another plan, another hand), else None, and then its
@@ -4877,6 +4891,16 @@ class Lifecycle(IndexStore):
             text = (
                 f"E_APPROVER_NOT_ALLOWED: {who} set status {new.status} in {record.sha[:12]}, "
                 "but only an allowed approver or an author of the plan may; ignored"
+            )
+            state.note(text)
+            self._emit(sink, "withdraw-not-allowed", state, record, snapshot, text)
+            return
+        if withdraw and self._withdrawal_for_before(record, since_before, content_changed):
+            text = (
+                f"E_APPROVAL_REPLAYED: {who} set status {new.status} in {record.sha[:12]}, "
+                "written before this version of the plan (or this pause of its run) came to "
+                "be and committed by another hand than its author's: a withdrawal of an "
+                "earlier version or pause brought back (a cherry-pick, am or rebase); ignored"
             )
             state.note(text)
             self._emit(sink, "withdraw-not-allowed", state, record, snapshot, text)

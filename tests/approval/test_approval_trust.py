@@ -578,3 +578,35 @@ def test_a_copy_of_a_rejection_onto_another_plan_withdraws_nothing(repo: Path, w
     approve(repo, "other", who=("Bob", "bob@ops.example.com"))
     _once(repo)
     assert head_plan(repo, "other")["plan"]["status"] == "completed"
+
+
+@pytest.mark.parametrize("hand", ["agent", "hers"])
+def test_a_rejection_of_an_earlier_version_copied_by_another_hand_withdraws_nothing(
+    repo: Path, hand: str
+) -> None:
+    """Round 109: her rejection of v1 (on a branch never merged), brought onto v2 by the
+    agent's ``commit -C``, vetoed v2. Written before v2 came to be and committed by another
+    hand, it withdraws nothing; her own cherry-pick of it is her decision on v2."""
+    owner = ("Owner", "owner@example.com")
+    write_plan(repo)
+    commit_all(repo, "add", owner)
+    _once(repo)
+    _git(repo, "checkout", "-q", "-b", "alice-no")
+    edit_status(repo, "greet", "rejected")
+    commit_all(repo, "no", ALICE)
+    hers = _git(repo, "rev-parse", "HEAD").strip()
+    _git(repo, "checkout", "-q", "main")
+    time.sleep(1.1)
+    path = repo / "plans" / "greet" / "PLAN.yml"
+    path.write_text(path.read_text().replace("who: world", "who: everyone"))
+    commit_all(repo, "v2", owner)
+    _once(repo)  # v2 frozen, after her rejection was written
+    time.sleep(1.1)
+    _git(repo, "cherry-pick", hers, who=AGENT if hand == "agent" else ALICE)
+    _once(repo)
+    if hand == "hers":
+        assert head_plan(repo)["plan"]["status"] == "rejected"
+        return
+    approve(repo, who=("Bob", "bob@ops.example.com"))
+    _once(repo)
+    assert head_plan(repo)["plan"]["status"] == "completed"

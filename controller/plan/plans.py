@@ -556,6 +556,7 @@ def check_document(
         ]
     problems = non_json_problems(data)
     problems += _version(data)
+    problems += legacy_problems(data)
     converted = convert_legacy_params(data)
     if plain and not problems:
         from controller.plan.shape import plain_document
@@ -680,6 +681,22 @@ def convert_legacy_params(data: dict[str, Any]) -> dict[str, Any]:
         for a in actions
     ]
     return {**data, "actions": converted}
+
+
+def legacy_problems(data: dict[str, Any]) -> list[Problem]:
+    """A legacy ``${...}`` in action params that opens a reference the freeze's rewrite
+    (:func:`convert_legacy_params`) cannot carry whole: refused, never frozen into a
+    reference cut at a ``>`` nor left as text the tool gets (round 108)."""
+    actions = data.get("actions")
+    found = []
+    for index, action in enumerate(actions if isinstance(actions, list) else []):
+        if not isinstance(action, dict):
+            continue
+        for where, value in refs.walk_strings(action.get("params"), ("actions", index, "params")):
+            bad = refs.legacy_uncarried(value)
+            if bad is not None:
+                found.append(refs.legacy_problem(bad, refs.format_path(where)))
+    return found
 
 
 def non_json_problems(data: Any) -> list[Problem]:

@@ -10,7 +10,9 @@ Grammar::
 text, in a single pass: a resolved value is data and is never scanned again, so tool output
 can fill a parameter but can never become a reference, an action or a tool. The legacy form
 ``${actions[N]...}`` (and ``${inputs...}``, ``${plan...}``, ``${approval...}``) is converted
-to ``$<...>`` when a plan is frozen; any other ``${...}`` text is left alone.
+to ``$<...>`` when a plan is frozen; one that opens a reference and cannot be carried whole
+(``${inputs.to>x}``) is refused (:func:`legacy_uncarried`); any other ``${...}`` text is
+left alone.
 """
 
 from __future__ import annotations
@@ -443,10 +445,15 @@ def _lookup_secret(ref: Ref, ctx: Context) -> str:
 
 _LEGACY = re.compile(r"\$\{((?:actions\[[0-9]+\]|inputs|plan|approval)[^{}]*)\}")
 _LEGACY_RENAMES = {"approval.approved_by": "approval.by", "approval.approved_at": "approval.at"}
+#: A ``${`` that opens a reference of the legacy form, a root the rewrite knows named whole
+#: (``${planet}`` is text). ``${secrets...}`` (no legacy form) and ``${ inputs.k }`` stay text
+#: the tool gets as written (round 55).
+_LEGACY_OPEN = re.compile(r"\$\{(?:actions|inputs|plan|approval)(?![A-Za-z0-9_-])")
 
 
 def convert_legacy(text: str) -> str:
-    """``${actions[1].outputs.x}`` -> ``$<actions[1].outputs.x>``; other ``${...}`` untouched."""
+    """``${actions[1].outputs.x}`` -> ``$<actions[1].outputs.x>``; other ``${...}`` untouched
+    (:func:`legacy_uncarried` names a ``${`` that reads as a reference and is not carried)."""
     if "${" not in text:
         return text
     return _LEGACY.sub(_convert_match, text)
@@ -456,10 +463,40 @@ def _convert_match(match: re.Match[str]) -> str:
     body = _LEGACY_RENAMES.get(match.group(1), match.group(1))
     candidate = f"$<{body}>"
     try:
-        _parse_ref(candidate, 0)
+        _ref, end = _parse_ref(candidate, 0)
     except RefInvalid:
         return match.group(0)
-    return candidate
+    # the reference must be the whole of it: ``${inputs.to>x}`` is no ``$<inputs.to>`` and
+    # the text ``x>`` (round 108)
+    return candidate if end == len(candidate) else match.group(0)
+
+
+def legacy_uncarried(text: str) -> str | None:
+    """The first ``${...}`` of ``text`` that opens a legacy reference (``${inputs``,
+    ``${actions``, ``${plan``, ``${approval``) which :func:`convert_legacy` does not carry
+    whole into ``$<...>``, else None: left as text, the tool would get it, or cut, a
+    reference and some text (round 108). Plans and converters refuse it."""
+    if "${" not in text:
+        return None
+    for found in _LEGACY_OPEN.finditer(text):
+        match = _LEGACY.match(text, found.start())
+        if match is None or _convert_match(match) == match.group(0):
+            close = text.find("}", found.start())
+            return text[found.start() : close + 1 if close >= 0 else len(text)][:80]
+    return None
+
+
+def legacy_problem(found: str, path: str, line: int | None = None) -> Problem:
+    """The refusal of an uncarried legacy reference ``found`` (:func:`legacy_uncarried`)."""
+    return Problem(
+        "E_REF_INVALID",
+        f"`{found}` reads as a legacy reference that cannot be written as one `$<...>` "
+        "(a `>` or a brace inside it)",
+        path,
+        line,
+        'write the reference as $<...> (a key holding `>` or a brace as $<inputs["a>b"]>), '
+        "or write the text without `${`",
+    )
 
 
 def convert_legacy_tree(value: Any) -> Any:

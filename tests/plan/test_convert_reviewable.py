@@ -267,3 +267,136 @@ def test_the_written_plan_yml_shows_text_nfc_would_change_escaped() -> None:
     assert '"é": 1' in converted.text and '"e\\u0301": 2' in converted.text
     assert '"\\u212a"' in converted.text
     assert converted.data["actions"][0]["params"] == {"\u00e9": 1, "e\u0301": 2, "k": "\u212a"}
+
+
+# --- round 108: a step's number, its id, a legacy reference and a comment read as written
+
+
+def _md_steps(numbers: list[int]) -> str:
+    """The example with one step per number, headed ``### Step N:`` in the order given."""
+    steps = "".join(
+        f"### Step {n}: S{n}\n- **ID**: step_{n}\n- **Task**: task_1\n- **Action**: rec\n"
+        f'- **Parameters**: {{"tag": "{n}"}}\n- **Dependencies**: []\n\n'
+        for n in numbers
+    )
+    head, rest = MD.split("### Step 1: Action Name", 1)
+    text = head + steps + "## Shared" + rest.split("## Shared", 1)[1]
+    ids = ", ".join(f"step_{n}" for n in numbers)
+    return text.replace("- **Steps**: step_1, step_2", f"- **Steps**: {ids}")
+
+
+@pytest.mark.parametrize("numbers", [[2, 1], [1, 1], [1, 7]])
+def test_markdown_step_headings_must_be_numbered_as_written(numbers: list[int]) -> None:
+    text = _md_steps(numbers)
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(text, "PLAN.md")
+    problem = next(p for p in caught.value.problems if "at position 2" in p.message)
+    assert problem.code == "E_CONVERT_UNSUPPORTED"
+    assert problem.line == text[: text.rindex("### Step")].count("\n") + 1  # the second
+    assert "at position 2: steps must be numbered 1..N in order" in problem.message
+    assert "1..N in the order they are written" in (problem.remedy or "")
+
+
+def test_markdown_step_headings_numbered_in_order_convert() -> None:
+    data = convert_text(_md_steps([1, 2, 3]), "PLAN.md").data
+    assert [a["params"]["tag"] for a in data["actions"]] == ["1", "2", "3"]
+
+
+def _pc(steps: list[dict[str, Any]]) -> str:
+    return json.dumps({"plan_version": 1, "skill_id": "s", "goal": "g", "steps": steps})
+
+
+def test_a_numeric_plan_contract_step_id_is_the_steps_place() -> None:
+    steps = [{"step_id": sid, "tool": "rec", "args": {}} for sid in ("2", "1")]
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(_pc(steps), "PLAN.json")
+    assert [p.path for p in caught.value.problems] == ["steps[0].step_id", "steps[1].step_id"]
+    assert convert_text(_pc(steps[::-1]), "PLAN.json").data["actions"][0]["id"] == 1
+
+
+@pytest.mark.parametrize("hidden", ["\u200b", "\u00ad", "\u2060"])
+def test_a_step_id_holding_a_hidden_character_is_refused(hidden: str) -> None:
+    steps = [
+        {"step_id": "fetch", "tool": "rec", "args": {}},
+        {"step_id": "fetch" + hidden, "tool": "rec", "args": {}},
+        {"step_id": "send", "tool": "rec", "args": {}, "depends_on": ["fetch" + hidden]},
+    ]
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(_pc(steps), "PLAN.json")
+    problems = caught.value.problems
+    assert [(p.code, p.path) for p in problems] == [
+        ("E_SCHEMA_INVALID", "steps[1].step_id"),
+        ("E_SCHEMA_INVALID", "steps[2].depends_on[0]"),
+    ]
+    assert hidden.encode("unicode_escape").decode() in problems[0].message
+
+
+def test_a_markdown_step_id_not_in_nfc_is_refused_at_its_line() -> None:
+    text = _md_steps([1, 2]).replace("step_2", "ste\u0301p_2")
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(text, "PLAN.md")
+    problem = next(p for p in caught.value.problems if p.path == "steps[1].id")
+    assert problem.line == _line_of(text, "- **ID**: ste\u0301p_2")
+    assert "not in NFC" in problem.message
+
+
+@pytest.mark.parametrize(
+    "written", ["${inputs.to>x}", "${actions[1].result.tag>x}", '${actions[1].result["a}b"]}']
+)
+def test_a_legacy_reference_not_carried_whole_is_refused(written: str) -> None:
+    steps = [
+        {"step_id": "a", "tool": "rec", "args": {}},
+        {"step_id": "b", "tool": "rec", "args": {"x": written}},
+    ]
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(_pc(steps), "PLAN.json")
+    problem = caught.value.problems[0]
+    assert (problem.code, problem.path) == ("E_REF_INVALID", "actions[1].params.x")
+    assert problem.message.startswith("action 2: `${actions[1]" if "actions" in written else "")
+    assert "$<...>" in (problem.remedy or "")
+
+
+def test_a_legacy_reference_carried_whole_converts_and_other_text_stays() -> None:
+    args = {"q": '${inputs["a>b"]}', "t": "${planet} ${HOME}"}
+    data = convert_text(_pc([{"step_id": "a", "tool": "rec", "args": args}]), "PLAN.json").data
+    assert data["actions"][0]["params"] == {"q": '$<inputs["a>b"]>', "t": "${planet} ${HOME}"}
+
+
+def test_a_plan_yml_legacy_reference_cut_at_a_gt_is_refused() -> None:
+    from controller.plan import refs
+    from controller.plan.plans import check_document
+
+    assert refs.convert_legacy("${inputs.to>x}") == "${inputs.to>x}"
+    plan = {
+        "plan": {"name": "n", "task": "t", "status": "pending_approval"},
+        "available_tools": [{"name": "rec"}],
+        "actions": [{"id": 1, "tool": "rec", "why": "w", "params": {"x": "${inputs.to>x}"}}],
+        "inputs": {"to": "a"},
+    }
+    _model, problems = check_document(plan)
+    assert [(p.code, p.path) for p in problems] == [("E_REF_INVALID", "actions[0].params.x")]
+    plan["actions"][0]["params"] = {"x": "${inputs.to}"}
+    assert check_document(plan)[1] == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ('"tag": "1"}', '"tag": "1 <!-- ; rm -rf ~ -->"}'),
+        ("## Objective", "## Objective\nsee <!-- hidden --> here"),
+    ],
+)
+def test_an_html_comment_in_a_markdown_plan_is_refused_at_its_line(old: str, new: str) -> None:
+    text = _md_steps([1]).replace(old, new, 1)
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(text, "PLAN.md")
+    problem = caught.value.problems[0]
+    assert problem.code == "E_CONVERT_UNSUPPORTED"
+    assert problem.line == _line_of(text, "<!--")
+    assert "HTML comment" in problem.message
+
+
+def test_an_html_comment_in_a_fenced_block_is_text() -> None:
+    fenced = '## Shared Inputs\n```json\n{"note": "a <!-- b -->"}\n```\n'
+    text = _md_steps([1]).replace("## Shared Inputs\n(Optional shared data)\n", fenced)
+    assert convert_text(text, "PLAN.md").data["inputs"] == {"note": "a <!-- b -->"}

@@ -25,6 +25,8 @@ from controller.plan.convert.common import (
     document,
     first_line,
     millis_to_iso,
+    numbered_in_place,
+    plain_id,
 )
 
 FORMAT = "actionplan"
@@ -184,6 +186,7 @@ def _action(
 ) -> dict[str, Any]:
     step = ctx.fields(step, loc, STEP, "a step object")
     _numbered(step, index, ctx, loc)
+    plain_id(ctx, step.get("step_id"), (*loc, "step_id"))
     out: dict[str, Any] = {"id": index + 1}
     out.update(_call(step.get("action"), ctx, (*loc, "action"), nested, index + 1))
     out["why"] = ctx.text(step.get("description"), (*loc, "description")) or "(no description)"
@@ -193,14 +196,9 @@ def _action(
 
 def _numbered(step: dict[str, Any], index: int, ctx: Ctx, loc: Loc) -> None:
     """A step's ``step_number``, when written, is its place: steps, and a fallback's steps,
-    run in array order, so a number saying otherwise is refused (round 106: a fallback's
-    steps numbered 2, 1 ran the one the source numbers 1 second)."""
+    run in array order (:func:`~controller.plan.convert.common.numbered_in_place`)."""
     number = step.get("step_number", index + 1)
-    if number != index + 1:
-        ctx.unsupported(
-            (*loc, "step_number"),
-            f"step {number} at position {index + 1}: steps must be numbered 1..N in order",
-        )
+    numbered_in_place(ctx, (*loc, "step_number"), number, index)
 
 
 def _common(

@@ -26,6 +26,7 @@ from controller.plan.convert.common import (
     check,
     document,
     first_line,
+    plain_id,
     snake,
 )
 
@@ -123,6 +124,7 @@ def _action(step: Any, number: int, ctx: Ctx, loc: Loc) -> dict[str, Any]:
     title = ctx.text(step.get("title"), (*loc, "title"))
     detail = step.get("detail", "")
     why = f"{title}: {detail}" if detail.strip() else title
+    plain_id(ctx, step.get("id"), (*loc, "id"))
     action: dict[str, Any] = {"id": number, "_step_id": str(step.get("id", number)), "why": why}
     action.update(_tool(step.get("tool"), ctx, (*loc, "tool")))
     validations = ctx.items(step.get("validations"), (*loc, "validations"))

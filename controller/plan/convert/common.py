@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -278,20 +278,52 @@ def document(
         for tool in used_tools(actions, (extra or {}).get("preconditions", []))
     ]
     out.update(extra or {})
-    out["actions"] = [_ordered(legacy_refs(a)) for a in actions]
+    out["actions"] = [_ordered(legacy_refs(a, ctx, ("actions", i))) for i, a in enumerate(actions)]
     return out
 
 
-def legacy_refs(step: dict[str, Any]) -> dict[str, Any]:
-    """``${actions[1].outputs.x}``-style references in params written as ``$<...>``."""
-    from controller.plan.refs import convert_legacy_tree
-
+def legacy_refs(step: dict[str, Any], ctx: Ctx, loc: Loc) -> dict[str, Any]:
+    """``${actions[1].outputs.x}``-style references in params written as ``$<...>``; one
+    the rewrite cannot carry whole is refused (:func:`carry_legacy`)."""
     out = dict(step)
     if isinstance(out.get("params"), dict):
-        out["params"] = convert_legacy_tree(out["params"])
+        out["params"] = carry_legacy(
+            ctx, out["params"], (*loc, "params"), f"action {out.get('id')}: "
+        )
     if "fallback" in out:
-        out["fallback"] = [legacy_refs(f) for f in out["fallback"]]
+        out["fallback"] = [
+            legacy_refs(f, ctx, (*loc, "fallback", i)) for i, f in enumerate(out["fallback"])
+        ]
     return out
+
+
+def carry_legacy(ctx: Ctx, params: Any, loc: Loc, label: str = "") -> Any:
+    """``params`` with legacy ``${...}`` references written as ``$<...>``. A ``${`` that
+    opens a legacy reference (``${inputs``, ``${actions``, ...) the rewrite cannot carry whole is
+    refused, never cut nor left as text the tool gets (round 108: ``${inputs.to>x}`` became
+    ``$<inputs.to>`` and the text ``x>``; ``${actions[1].result["a}b"]}`` stayed text)."""
+    from controller.plan.refs import (
+        convert_legacy_tree,
+        legacy_problem,
+        legacy_uncarried,
+        walk_strings,
+    )
+
+    for where, value in walk_strings(params, loc):
+        bad = legacy_uncarried(value)
+        if bad is not None:
+            line = ctx.lines.get(where) or _nearest_line(ctx, where)
+            found = legacy_problem(bad, format_path(where), line)
+            ctx.problems.append(replace(found, message=label + found.message))
+    return convert_legacy_tree(params)
+
+
+def _nearest_line(ctx: Ctx, loc: Loc) -> int | None:
+    """The source line of ``loc`` or of its nearest enclosing location the reader noted."""
+    for end in range(len(loc), 0, -1):
+        if loc[:end] in ctx.lines:
+            return ctx.lines[loc[:end]]
+    return None
 
 
 ACTION_ORDER = (
@@ -373,6 +405,41 @@ def numbered_as_written(
                 "list the steps so that each comes after the steps it depends on: then "
                 "`actions[N]` is the N-th step as written",
             )
+
+
+def numbered_in_place(ctx: Ctx, loc: Loc, number: Any, index: int, what: str = "step") -> None:
+    """A step's own number (ActionPlan ``step_number``, a markdown ``### Step N:`` heading, a
+    numeric Plan Contract ``step_id``), when written, is its place: steps are numbered by
+    the order they are written, so a number saying otherwise is refused, never another
+    step's (round 106: a fallback's steps numbered 2, 1; round 108: headings ``Step 2``,
+    ``Step 1``, whose ``actions[1]`` named the step headed ``Step 2``)."""
+    if number != index + 1:
+        ctx.unsupported(
+            loc,
+            f"{what} {number} at position {index + 1}: steps must be numbered 1..N in order",
+            "number the steps 1..N in the order they are written (or reorder them so)",
+        )
+
+
+def plain_id(ctx: Ctx, value: Any, loc: Loc, what: str = "step id") -> None:
+    """An id that names a step or task must read as itself: one holding a character review
+    does not show (a zero-width space, a soft hyphen: display's rule) or not in NFC is
+    refused, never a second id that reads as the first (round 108: ``fetch`` and
+    ``fetch<U+200B>``, a dependency on the hidden one read as one on ``fetch``)."""
+    from controller.display import visible
+
+    if not isinstance(value, str) or visible(value) == value:
+        return
+    if loc not in ctx.lines:
+        line = _nearest_line(ctx, loc)
+        if line is not None:
+            ctx.lines[loc] = line
+    ctx.invalid(
+        loc,
+        f"{what} `{visible(value)}` holds a character review tools do not show, or is not "
+        "in NFC: it reads as another id",
+        "write ids in visible characters, NFC (letters, digits, `_`, `-`)",
+    )
 
 
 def written_as(ref: str, step: Any) -> str:

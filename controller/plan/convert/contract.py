@@ -28,6 +28,8 @@ from controller.plan.convert.common import (
     document,
     first_line,
     numbered_as_written,
+    numbered_in_place,
+    plain_id,
     topo_order,
 )
 
@@ -130,12 +132,16 @@ def _actions(steps: list[Any], ctx: Ctx) -> list[dict[str, Any]]:
         loc: Loc = ("steps", index)
         step = ctx.fields(item, loc, STEP, "a step object")
         step_id = ctx.text(step.get("step_id"), (*loc, "step_id"))
+        plain_id(ctx, step_id, (*loc, "step_id"))
+        if step_id.isascii() and step_id.isdigit():  # a number names the step's place
+            numbered_in_place(ctx, (*loc, "step_id"), int(step_id), index, "step_id")
         if step_id in records:
             ctx.invalid((*loc, "step_id"), f"step_id {step_id!r} is used twice")
         records[step_id] = (step, loc)
     deps = {sid: list(s.get("depends_on", [])) for sid, (s, _) in records.items()}
     for sid, wanted in deps.items():
         for index, dep in enumerate(wanted):
+            plain_id(ctx, dep, (*records[sid][1], "depends_on", index), "depends_on")
             if dep not in records:
                 ctx.invalid((*records[sid][1], "depends_on", index), f"no step {dep!r}")
     order = topo_order(list(records), {k: [d for d in v if d in records] for k, v in deps.items()})

@@ -15,7 +15,7 @@ from typing import Any
 
 from controller.errors import Problem
 from controller.plan.convert import jsonread
-from controller.plan.convert.common import Ctx, Loc
+from controller.plan.convert.common import Ctx, Loc, numbered_in_place
 from controller.plan.refs import format_path
 
 _BULLET = re.compile(r"^\s*[-*]\s+(?:\*\*(.+?)\*\*|([^:]+?))\s*:\s*(.*)$")
@@ -24,6 +24,8 @@ _BULLET = re.compile(r"^\s*[-*]\s+(?:\*\*(.+?)\*\*|([^:]+?))\s*:\s*(.*)$")
 _HEADING = re.compile(r"^(#{1,3})[ \t]+(.*?)[ \t]*(?:[ \t]#*)?[ \t]*$")
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$")
 _RECORD = re.compile(r"^(?:task|step)\s*[\w.-]*\s*:\s*(.*)$", re.I)
+#: The number a ``### Step N:`` heading gives its step (any digit: ``Step ２`` reads as 2).
+_STEP_NUMBER = re.compile(r"^step[ \t]*(\d[\w.-]*)", re.I)
 TASK_FIELDS = {
     "id": "id",
     "description": "description",
@@ -129,6 +131,8 @@ def _sections(text: str, ctx: Ctx) -> list[tuple[int, str, int, list[tuple[int, 
             fence = not fence
         match = None if fence else _HEADING.match(line)
         hidden = None if fence else _hidden_in(line, HIDDEN)
+        if not fence and "<!--" in line:
+            _comment(number, ctx)
         if hidden is not None and _HEADING.match(HIDDEN.sub("", line).strip()):
             ctx.lines[("headings", number)] = number
             ctx.invalid(
@@ -142,6 +146,21 @@ def _sections(text: str, ctx: Ctx) -> list[tuple[int, str, int, list[tuple[int, 
         elif out:
             out[-1][3].append((number, line))
     return out
+
+
+def _comment(number: int, ctx: Ctx) -> None:
+    """An HTML comment anywhere outside a fenced block, a whole line or inside a value: a
+    forge's rendered view of the PLAN.md hides it, and this reader would read it (round 103
+    refused a comment block; round 108: ``{"cmd": "ls <!-- ; rm -rf ~ -->"}`` showed as
+    ``"cmd": "ls "``)."""
+    ctx.lines[("comments", number)] = number
+    ctx.unsupported(
+        ("comments", number),
+        f"line {number}: an HTML comment (`<!--`): a forge's rendered view of the plan "
+        "hides it, and the reader would read it",
+        "remove the comment; a value that needs the text writes `<` as \\u003c in its JSON "
+        "string, or the text goes in a fenced code block",
+    )
 
 
 def _hidden_in(line: str, hidden: re.Pattern[str]) -> str | None:
@@ -176,12 +195,28 @@ def _records(
     for index, (title, number, lines) in enumerate(records):
         loc: Loc = (kind, index)
         ctx.lines[loc] = number
+        if kind == "steps":
+            _step_number(title, index, loc, ctx)
         record = _fields(lines, fields, loc, ctx)
         named = _RECORD.match(title)
         label = named.group(1) if named else title
         record.setdefault("name" if kind == "tasks" else "title", label)
         out.append(record)
     return out
+
+
+def _step_number(title: str, index: int, loc: Loc, ctx: Ctx) -> None:
+    """A ``### Step N:`` heading's N is the step's place, as ActionPlan's ``step_number``
+    (:func:`~controller.plan.convert.common.numbered_in_place`): steps run and are numbered
+    as written, so ``Step 2`` written first is refused, never action 1 under another number
+    (round 108)."""
+    match = _STEP_NUMBER.match(title)
+    if match is None:
+        return
+    token = match.group(1)
+    number = int(token) if token.isascii() and token.isdigit() else token
+    line = ctx.lines.get(loc)
+    numbered_in_place(ctx, loc, number, index, f"line {line}: `### Step {token}`: step")
 
 
 def _fields(

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.plan import refs
-from controller.plan.convert.common import DEFAULT_STATUS, Ctx
+from controller.plan.convert.common import DEFAULT_STATUS, Ctx, Loc, carry_legacy
 
 FORMAT = "pte"
 _EMPTY_APPROVAL = {"status": "pending"}
@@ -39,7 +38,7 @@ def convert(data: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
         out["plan"] = {**plan, "status": status if status == "draft" else DEFAULT_STATUS}
     actions = out.get("actions")
     if isinstance(actions, list):
-        out["actions"] = [_action(a) for a in actions]
+        out["actions"] = [_action(a, ctx, ("actions", i)) for i, a in enumerate(actions)]
     origin = {"format": FORMAT, **({"notes": ctx.notes} if ctx.notes else {})}
     metadata = out.get("metadata") if isinstance(out.get("metadata"), dict) else {}
     if "metadata" in out and not isinstance(out["metadata"], dict):
@@ -48,9 +47,9 @@ def convert(data: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     return _ordered(out)
 
 
-def _action(action: Any) -> Any:
+def _action(action: Any, ctx: Ctx, loc: Loc) -> Any:
     if isinstance(action, dict) and "params" in action:
-        return {**action, "params": refs.convert_legacy_tree(action["params"])}
+        return {**action, "params": carry_legacy(ctx, action["params"], (*loc, "params"))}
     return action
 
 

@@ -22,6 +22,8 @@ from controller.plan.convert.common import (
     document,
     first_line,
     numbered_as_written,
+    numbered_in_place,
+    plain_id,
     topo_order,
 )
 
@@ -100,6 +102,7 @@ def _tasks(items: list[Any], ctx: Ctx) -> dict[str, tuple[dict[str, Any], Loc]]:
         loc: Loc = ("tasks", index)
         task = ctx.fields(item, loc, TASK, "a task object")
         task_id = ctx.text(task.get("id"), (*loc, "id"))
+        plain_id(ctx, task_id, (*loc, "id"), "task id")
         if task_id in tasks:
             ctx.invalid((*loc, "id"), f"task id {task_id!r} is used twice")
         tasks[task_id] = (item if isinstance(item, dict) else task, loc)  # kept whole
@@ -114,6 +117,9 @@ def _steps(items: list[Any], tasks: dict[str, Any], ctx: Ctx) -> dict[str, tuple
         loc: Loc = ("steps", index)
         step = ctx.fields(item, loc, STEP, "a step object")
         step_id = ctx.text(step.get("id"), (*loc, "id"))
+        plain_id(ctx, step_id, (*loc, "id"))
+        if step_id.isascii() and step_id.isdigit():  # a number names the step's place
+            numbered_in_place(ctx, (*loc, "id"), int(step_id), index, "step id")
         if step_id in steps:
             ctx.invalid((*loc, "id"), f"step id {step_id!r} is used twice")
         task_id = step.get("task_id")
@@ -131,6 +137,7 @@ def _steps(items: list[Any], tasks: dict[str, Any], ctx: Ctx) -> dict[str, tuple
         steps[step_id] = (step, loc)
     for task_id, (task, loc) in tasks.items():
         for index, step_id in enumerate(ctx.items(task.get("steps"), (*loc, "steps"))):
+            plain_id(ctx, step_id, (*loc, "steps", index))
             owner = steps.get(step_id, ({}, ()))[0].get("task_id")
             if step_id not in steps:
                 ctx.note((*loc, "steps", index), f"step {step_id!r} is listed but not defined")
@@ -149,6 +156,7 @@ def _dependencies(
     for step_id, (step, loc) in steps.items():
         own = ctx.items(step.get("dependencies"), (*loc, "dependencies"))
         for index, dep in enumerate(own):
+            plain_id(ctx, dep, (*loc, "dependencies", index), "dependency")
             if dep not in steps:
                 ctx.invalid((*loc, "dependencies", index), f"step {dep!r} does not exist")
         found = [d for d in own if d in steps]
@@ -156,6 +164,7 @@ def _dependencies(
         for index, dep_task in enumerate(
             ctx.items(task.get("dependencies"), (*task_loc, "dependencies"))
         ):
+            plain_id(ctx, dep_task, (*task_loc, "dependencies", index), "dependency")
             if dep_task not in tasks:
                 ctx.invalid((*task_loc, "dependencies", index), f"task {dep_task!r} does not exist")
             found += by_task.get(dep_task, [])

@@ -278,37 +278,76 @@ _MAX_NUMBER_DIGITS = 64
 
 #: The shortest part of a secret hidden on its own (:func:`_parts_of`), as for a line of it.
 _MIN_PART = 4
+#: How deep :func:`_parts_of` reads a secret's parts (a JSON string inside a mapping, the
+#: password of a URL inside it...), and how many parts one secret may give.
+_PART_DEPTH, _MAX_PARTS = 4, 4096
+_QUOTES_AROUND = ('"', "'", "`")
+#: ``name=value`` pairs as a credential text holds them: dotenv lines, a connection string
+#: (``Server=...;Password=...;``), a query string.
+_PAIR = re.compile(r"(?:^|[\n;&])[ \t]*(?:export[ \t]+)?[\w.\- ]{1,64}?[ \t]*=[ \t]*([^\n;&]*)")
 
 
 def _parts_of(value: str) -> set[str]:
-    """The secrets a secret holds that a tool may use on their own (round 108): the value
-    without blanks around it (a secrets file's ``"  token"``: the tool strips it), and, for a
-    JSON object or array (a mapping in the secrets file is kept as its JSON text; a service
-    account's key is one string), each string and number in it, of :data:`_MIN_PART`
-    characters or more (a field name is not a secret; a short value would hide every word
-    like it)."""
+    """The secrets a secret holds that a tool may use on their own: the forms of the value a
+    tool reads it in, and, read again the same way, the values it holds (rounds 108-109).
+
+    - the value without blanks or one pair of quotes around it (a secrets file's ``"  token"``
+      or a dotenv ``'"token"'``: the tool strips them);
+    - for a JSON object or array (a mapping in the secrets file is kept as its JSON text; a
+      service account's key is one string), each string and number in it;
+    - for a credential text of ``name=value`` pairs (dotenv lines, a connection string), each
+      value;
+    - for a URL, its user and password.
+
+    Each part of :data:`_MIN_PART` characters or more (a field name is not a secret; a short
+    value would hide every word like it); a part's own parts too, :data:`_PART_DEPTH` deep (a
+    JSON string in a mapping, a URL in a JSON credential)."""
     parts: set[str] = set()
-    stripped = value.strip()
-    if stripped != value and len(stripped) >= _MIN_PART:
-        parts.add(stripped)
+    pending = [(value, 0)]
+    while pending and len(parts) < _MAX_PARTS:
+        text, depth = pending.pop()
+        found = _held_by(text)
+        for part in found - parts - {value}:
+            if len(part) >= _MIN_PART:
+                parts.add(part)
+                if depth + 1 < _PART_DEPTH:
+                    pending.append((part, depth + 1))
+    return parts
+
+
+def _held_by(text: str) -> set[str]:
+    """:func:`_parts_of`'s one step: the texts ``text`` holds, as a tool reads them."""
+    held: set[str] = set()
+    stripped = text.strip()
+    held.add(stripped)
+    if len(stripped) >= 2 and stripped[0] == stripped[-1] and stripped[0] in _QUOTES_AROUND:
+        held.add(stripped[1:-1])
     if stripped[:1] in ("{", "["):
         try:
             data = json.loads(stripped)
         except ValueError:
             data = None
-        pending: list[Any] = [data]
-        while pending:
-            item = pending.pop()
+        todo: list[Any] = [data]
+        while todo:
+            item = todo.pop()
             if isinstance(item, dict):
-                pending += item.values()
+                todo += item.values()
             elif isinstance(item, list):
-                pending += item
+                todo += item
             elif isinstance(item, (str, int, float)) and not isinstance(item, bool):
-                text = item if isinstance(item, str) else json.dumps(item)
-                for part in {text, text.strip()}:
-                    if len(part) >= _MIN_PART:
-                        parts.add(part)
-    return parts - {value}
+                held.add(item if isinstance(item, str) else json.dumps(item))
+    elif "=" in stripped:
+        held |= {m.group(1).strip() for m in _PAIR.finditer(stripped)}
+    if "://" in stripped:
+        from urllib.parse import unquote, urlsplit
+
+        try:
+            url = urlsplit(stripped)
+            held |= {unquote(p) for p in (url.username, url.password) if p}
+        except ValueError:
+            pass
+    held.discard(text)
+    return held
 
 
 def _number_forms(value: str) -> set[str]:

@@ -1140,3 +1140,24 @@ def test_each_value_of_a_structured_secret_is_hidden() -> None:
     assert redactor.text("key Pk5Tg8Hy3Nb6Vc1X!") == "key ***!"
     data = redactor.data({"json": {"private_key": "Pk5Tg8Hy3Nb6Vc1X", "user": "app"}})
     assert data == {"json": {"private_key": "***", "user": "app"}}, data
+
+
+@pytest.mark.parametrize(
+    ("secret", "used"),
+    [
+        ('"Qo9Tz4Wx7Cv2Bn5"', "Qo9Tz4Wx7Cv2Bn5"),  # a dotenv value's quotes, stripped
+        ("'Qo9Tz4Wx7Cv2Bn5'", "Qo9Tz4Wx7Cv2Bn5"),
+        (json.dumps({"cred": '{"token": "Mj6Rt9Yp3Zk5Bq8N"}'}), "Mj6Rt9Yp3Zk5Bq8N"),
+        ("DB_USER=app\nDB_PASSWORD=Ev3Kr7Tw9Qz2Mp6X\n", "Ev3Kr7Tw9Qz2Mp6X"),
+        ("Server=db.example;User Id=app;Password=Ad5Kw8Zt3Qx6Mv2R;", "Ad5Kw8Zt3Qx6Mv2R"),
+        ("postgres://app:Ur4Zx7Cv9Bn2Mq5T@db.example:5432/x", "Ur4Zx7Cv9Bn2Mq5T"),
+        ("https://deploy:p%40ss%2Fw0rd@git.example/r.git", "p@ss/w0rd"),
+    ],
+)
+def test_the_part_of_a_secret_a_tool_reads_is_hidden(secret: str, used: str) -> None:
+    """Round 109: quotes around a secret, a JSON string inside a mapping secret, a dotenv or
+    connection-string credential and a URL's password: a tool that reads the one part it
+    needs printed it readable."""
+    shown = Redactor([secret]).text(f"using {used} now")
+    assert used not in shown and shown == "using *** now", shown
+    assert Redactor([secret]).text("user app on port 5432") == "user app on port 5432"

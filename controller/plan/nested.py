@@ -63,8 +63,8 @@ class Child:
 
 def repo_root(config: Config | None, origin: Path | None) -> Path | None:
     """The plans repository: ``config.repo``, else the folder holding the parent's plans
-    folder (``<root>/plans/.../PLAN.yml``); in remote mode the controller's clone, whose
-    tree is read through :func:`read_tree_of`."""
+    folder (``<root>/plans/.../PLAN.yml``); in remote mode the controller's clone (the
+    controller reads either through :func:`read_tree_of`)."""
     if config is not None and config.remote is not None:
         return config.repo_path()
     if config is not None and config.repo is not None:
@@ -136,14 +136,15 @@ class Fetch(Protocol):
 
 _SOURCE: ContextVar[Fetch | None] = ContextVar("nested_source", default=None)
 
-#: Repositories with no working tree (the controller's bare clone in remote mode): their
-#: root's absolute path -> how their branch's tree is read (:func:`read_tree_of`).
+#: Repositories a controller reads nested plans of from its branch tip, not a working tree
+#: (a remote-mode clone has none; a local one is the agent's to write): their root's
+#: absolute path -> how their branch's tree is read (:func:`read_tree_of`).
 _TREES: dict[str, Fetch] = {}
 
 
 def read_tree_of(root: Path, fetch: Fetch | None) -> None:
-    """Read the nested plans of the repository at ``root`` through ``fetch`` (a bare clone
-    has no working tree to read them from: its branch tip's tree instead); None forgets it."""
+    """Read the nested plans of the repository at ``root`` through ``fetch`` (its branch
+    tip's tree, while a controller holds it); None forgets it."""
     key = os.path.abspath(root)
     if fetch is None:
         _TREES.pop(key, None)
@@ -153,7 +154,7 @@ def read_tree_of(root: Path, fetch: Fetch | None) -> None:
 
 def _source(root: Path | None) -> Fetch | None:
     """Where nested plans are read from other than ``root``'s working tree: the block's
-    (:func:`reading_from`), else ``root``'s own tree when it has none (:func:`read_tree_of`)."""
+    (:func:`reading_from`), else the controller's branch tip (:func:`read_tree_of`)."""
     fetch = _SOURCE.get()
     if fetch is None and root is not None and _TREES:
         fetch = _TREES.get(os.path.abspath(root))

@@ -246,8 +246,7 @@ class ControllerCore:
             self._repo = self._open_repo()
             self._repo.timeout = self.config.execution.git_timeout
             self._repo.read_signatures = self.config.approval.allowed_signers is not None
-            if self.config.remote is not None:
-                self._read_nested_from_tip(self._repo)
+            self._read_nested_from_tip(self._repo)
             if self.state.locked:  # the controller: its own index.lock, known after a crash
                 self._repo.index_lock_note = self.state.index_lock_note
                 if self._repo.recover_index():
@@ -301,11 +300,13 @@ class ControllerCore:
         return repo
 
     def _read_nested_from_tip(self, repo: GitRepo) -> None:
-        """Remote mode: the clone has no working tree, so nested plans are read from its
-        branch tip's tree (as the working tree holds them in local mode)."""
+        """The controller reads nested plans from its branch tip's tree, never from a working
+        tree: a remote-mode clone has none, and in local mode the working tree is the agent's
+        to write (round 109: an uncommitted child hashing to the pin started its parent, an
+        uncommitted edit refused her approval)."""
         from controller.plan import nested
 
-        nested.read_tree_of(repo.path, _BranchTip(repo, self.branch))
+        nested.read_tree_of(self.config.repo_path(), _BranchTip(repo, lambda: self.branch))
 
     @property
     def executed(self) -> dict[str, dict[str, str]]:
@@ -996,10 +997,9 @@ class ControllerCore:
         if self._index is not None:
             self._index.close()
         if self._repo is not None:
-            if self.config.remote is not None:
-                from controller.plan import nested
+            from controller.plan import nested
 
-                nested.read_tree_of(self._repo.path, None)
+            nested.read_tree_of(self.config.repo_path(), None)
             self._repo.close()
         self.state.release()
 
@@ -1467,13 +1467,13 @@ class _BranchTip:
     """A bare clone's tree as nested plans are read from it (:class:`nested.Fetch`): the
     branch's tip when asked, so a pass reads what its last commit holds."""
 
-    def __init__(self, repo: GitRepo, branch: str) -> None:
-        self.repo, self.branch = repo, branch
+    def __init__(self, repo: GitRepo, branch: Callable[[], str]) -> None:
+        self.repo, self.branch = repo, branch  # asked when read: a pass names a bad HEAD first
 
     def _tree(self) -> Any:
         from controller.approval.verdicts import fetch_at
 
-        tip = self.repo.branch_head(self.branch)
+        tip = self.repo.branch_head(self.branch())
         return fetch_at(self.repo, tip) if tip is not None else None
 
     def __call__(self, path: str) -> bytes | None:

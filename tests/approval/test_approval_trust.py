@@ -610,3 +610,50 @@ def test_a_rejection_of_an_earlier_version_copied_by_another_hand_withdraws_noth
     approve(repo, who=("Bob", "bob@ops.example.com"))
     _once(repo)
     assert head_plan(repo)["plan"]["status"] == "completed"
+
+
+_CHILD = """\
+plan:
+  name: "Child"
+  task: "A plan meant to be nested"
+  status: draft
+available_tools:
+  - name: greet
+actions:
+  - id: 1
+    tool: greet
+    why: "from the child"
+    params: {who: child}
+"""
+
+
+def test_a_nested_plan_is_read_from_the_branch_never_the_working_tree(repo: Path) -> None:
+    """Round 109: in local mode the pinned child was read from the working tree: never
+    committed (only on disk), it started its approved parent, which git history alone then
+    called unapproved; an uncommitted edit of it refused her approval. The controller reads
+    it from its branch tip, in both modes."""
+    from controller.plan import hashing, yamlio
+
+    pinned = hashing.plan_hash(yamlio.read_yaml(_CHILD, "child").data)
+    parent = PLAN + (
+        f"  - id: 2\n    plan: {{path: plans/child, hash: '{pinned}'}}\n"
+        '    why: "then the child"\n'
+    )
+    write_plan(repo, "child", _CHILD)  # on disk only, never committed
+    write_plan(repo, "greet", parent)
+    _git(repo, "add", "plans/greet")
+    _git(repo, "commit", "-q", "-m", "parent")
+    _once(repo)
+    assert head_plan(repo)["plan"]["status"] == "invalid"  # no child on the branch
+    commit_all(repo, "the child", AGENT)  # committed: a new pass reads it
+    edit_status(repo, "greet", "pending_approval")
+    commit_all(repo, "again", AGENT)
+    _once(repo)
+    assert head_plan(repo)["plan"]["status"] == "pending_approval"
+    (repo / "plans" / "child" / "PLAN.yml").write_text(_CHILD.replace("child}", "evil}"))
+    edit_status(repo, "greet", "approved")  # the uncommitted edit of the child decides nothing
+    _git(repo, "add", "plans/greet")
+    _git(repo, "commit", "-q", "-m", "approve", who=ALICE)
+    _once(repo)
+    done = head_plan(repo)
+    assert done["plan"]["status"] == "completed", done.get("approval")

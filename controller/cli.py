@@ -13,6 +13,7 @@ import argparse
 import errno
 import gc
 import importlib
+import io
 import json
 import os
 import sys
@@ -306,8 +307,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if isinstance(exc, PlangateError):
             return _refused(exc, as_json)
-        if isinstance(exc, OSError) and exc.filename is not None:
+        if isinstance(exc, OSError):
             return _refused(_os_refusal(exc), as_json)
+        if type(exc).__module__ == "sqlite3":  # the state directory's database (round 109)
+            from controller.errors import StorageFailed
+
+            remedy = "check the state directory's permissions and the disk"
+            return _refused(StorageFailed(f"the state database: {exc}", remedy=remedy), as_json)
         # a bug: say so plainly, details on request
         if os.environ.get("PLANGATE_DEBUG"):
             raise
@@ -364,8 +370,24 @@ def entry() -> int:
     gc.disable()
     for name in GIT_LOCATION_ENV:  # the repository is the config's or the plan's, never
         os.environ.pop(name, None)  # the environment's (round 85: GIT_DIR, ...)
+    for stream in (sys.stdout, sys.stderr):  # a name an ASCII terminal cannot show is
+        if isinstance(stream, io.TextIOWrapper):  # escaped, never an error (round 109)
+            stream.reconfigure(errors="backslashreplace")
     try:
-        return main()
+        code = main()
+        sys.stdout.flush()  # a full disk or a closed output: said here, not at the exit
+        return code
+    except OSError as exc:  # the output could not be written (round 109: > /dev/full)
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (the exit flushes it: nothing left)
+        if isinstance(exc, BrokenPipeError):
+            return 0  # a reader that stopped reading (``| head``): quiet, as before
+        reason = exc.strerror or str(exc)
+        print(
+            f"plangate: E_STORAGE: cannot write the output: {reason}\n"
+            "  remedy: check the disk or the pipe the output goes to",
+            file=sys.stderr,
+        )
+        return 2
     finally:
         gc.freeze()
 
@@ -383,8 +405,13 @@ def _os_refusal(exc: OSError) -> PlangateError:
     E_STORAGE otherwise (permissions, a full or read-only disk)."""
     from controller.errors import StorageFailed, UsageError
 
-    where = os.fsdecode(exc.filename)
     reason = exc.strerror or type(exc).__name__
+    if exc.filename is None:  # no file named: the current folder, the output, the disk
+        if exc.errno == errno.ENOENT:
+            remedy = "run it from a folder that exists, or name the config with --config"
+            return UsageError(f"the current folder: {reason}", remedy=remedy)
+        return StorageFailed(reason, remedy="check the disk, the output and the current folder")
+    where = os.fsdecode(exc.filename)
     if exc.errno in _PATH_ERRNOS:
         return UsageError(
             f"{where}: {reason}", remedy="name an existing path, each part at most 255 bytes"

@@ -34,6 +34,11 @@ class _Server(ThreadingHTTPServer):
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A bug in a handler must be logged like everything else, not printed to stderr.
+        import sys
+
+        if isinstance(sys.exc_info()[1], ConnectionError):  # the client left before the
+            log.info("http.client_gone", client=str(client_address[0]))  # answer: no bug
+            return
         log.exception("http.handler_failed", client=str(client_address[0]))
 
 

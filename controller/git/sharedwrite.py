@@ -123,6 +123,17 @@ def commit_checked_out(
         finally:
             for held in holds:
                 held.release()  # unless written: nothing landed, or the tree was not written
-            if moved:
-                _note(repo).unlink(missing_ok=True)  # nothing landed: nothing to finish
+            if moved or (sha is None and _unmoved(repo, branch, parent)):
+                # nothing landed: nothing to finish, and no lock to claim (round 109: a
+                # writer refused by a human's index.lock left its note, and the next writer
+                # took a later human lock for the one it had been about to make)
+                _note(repo).unlink(missing_ok=True)
         return sha
+
+
+def _unmoved(repo: GitRepo, branch: str, parent: str) -> bool:
+    """The branch still at ``parent``: a writer that failed before its commit landed."""
+    try:
+        return repo.branch_head(branch) == parent
+    except Exception:  # unreadable: keep the note, the next start judges it
+        return False

@@ -93,3 +93,26 @@ def test_a_writer_still_writing_is_never_recovered(repo: Path) -> None:
     finally:
         os.close(fd)
     assert sharedwrite.recover(GitRepo(repo)) is True
+
+
+def test_a_writer_refused_by_a_persons_lock_leaves_no_note(repo: Path) -> None:
+    """Round 109: a writer refused by a person's ``index.lock`` left its note ("about to take
+    the lock"), and the next writer removed a later lock of that person's as its own."""
+    import pytest
+
+    from controller.errors import PlangateError
+
+    head = git(repo, "rev-parse", "HEAD").strip()
+    lock = repo / ".git" / "index.lock"
+    lock.write_text("")  # a person's git holds it
+    with pytest.raises(PlangateError):
+        sharedwrite.commit_checked_out(
+            GitRepo(repo), branch="main", parent=head, files={"plans/u/PLAN.yml": b"u\n"},
+            message="submit u", author=AGENT,
+        )  # fmt: skip
+    assert git(repo, "rev-parse", "HEAD").strip() == head  # nothing landed
+    assert not (repo / ".git" / sharedwrite.NOTE).exists()
+    lock.unlink()
+    lock.write_text("")  # the person's next lock: never taken for the writer's
+    assert sharedwrite.recover(GitRepo(repo)) is False
+    assert lock.exists()

@@ -380,13 +380,16 @@ def blob_reader(fetch: Fetch, config: Config | None) -> Reader:
             parts = check_path(path, config)
         except PlangateError:
             return None
-        listed = fetch.names("/".join(parts))
-        if ambiguous_claims(listed) is not None:  # its load() refuses it
+        try:
+            listed = fetch.names("/".join(parts))
+            if ambiguous_claims(listed) is not None:  # its load() refuses it
+                return None
+            if _twin_verdict(parts, fetch.names, config) is not None:
+                return None
+            name = next((name for name in PLAN_FILES if name in listed), None)
+            raw = fetch("/".join((*parts, name))) if name is not None else None
+        except PlangateError:  # a symlink on the way (its load() refuses it)
             return None
-        if _twin_verdict(parts, fetch.names, config) is not None:
-            return None
-        name = next((name for name in PLAN_FILES if name in listed), None)
-        raw = fetch("/".join((*parts, name))) if name is not None else None
         return None if raw is None else _pinned(raw, f"{path}/{name}", pin, max_bytes)
 
     return read

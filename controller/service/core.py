@@ -1478,8 +1478,26 @@ class _BranchTip:
 
     def __call__(self, path: str) -> bytes | None:
         tree = self._tree()
-        return tree(path) if tree is not None else None
+        if tree is None:
+            return None
+        self._no_link(tree.commit, path)
+        return tree(path)
 
     def names(self, folder: str) -> list[str]:
         tree = self._tree()
-        return tree.names(folder) if tree is not None else []
+        if tree is None:
+            return []
+        self._no_link(tree.commit, folder)
+        return tree.names(folder)
+
+    def _no_link(self, commit: str, path: str) -> None:
+        """A symlink on the way is never followed, as on disk (its blob is its target)."""
+        from controller.errors import UnsafePath
+
+        parts = path.split("/")
+        for end in range(1, len(parts) + 1):
+            where = "/".join(parts[:end])
+            if self.repo.mode_of(commit, where) == "120000":
+                raise UnsafePath(
+                    f"nested plan: {where} is a symlink on the branch; plangate never follows one"
+                )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import subprocess
 import sys
 import threading
@@ -460,3 +461,11 @@ def git_failure(args: Sequence[str], stderr: str) -> GitError:
     # a remote URL's password or query values never reach an error (round 26: the clone's
     # failure quoted the config's remote URL whole)
     return GitError(masked_url(f"git {' '.join(args[:2])}: {message}"))
+
+
+def write_note(path: Path, data: bytes) -> None:
+    """A controller's note in its state directory, replaced whole (a kill mid-write never
+    leaves half of one; no fsync: a note only matters to the next start after a kill)."""
+    temp = path.with_name(path.name + ".new")
+    temp.write_bytes(data)
+    os.replace(temp, path)

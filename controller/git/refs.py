@@ -12,13 +12,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from controller.display import masked_url
 from controller.errors import GitError, PushHeld, PushRefused, storage_failed
-from controller.git.base import RepoBase, check_git_dir, git_failure
+from controller.git.base import RepoBase, check_git_dir, git_failure, write_note
 from controller.git.deadline import DEADLINES
 from controller.git.store import (
     Intake,
@@ -35,6 +36,11 @@ _LOCKED = re.compile(r"Unable to create '([^'\n]+\.lock)': File exists")
 
 class Refs(RepoBase):
     """Reading refs, moving them by compare-and-swap, fetching and pushing."""
+
+    #: The controller's note of the ref it is moving (in its state directory): the lock
+    #: files its ``git update-ref`` holds outlive a controller killed meanwhile; the next
+    #: one removes them (:meth:`recover_ref_locks`). None: nothing noted (other writers).
+    ref_lock_note: Path | None = None
 
     def rev(self, ref: str) -> str | None:
         """The commit ``ref`` names (None: it names none); ``E_GIT`` when it names an object
@@ -407,7 +413,14 @@ class Refs(RepoBase):
         args = ["update-ref", "-m", "plangate", ref, new]
         if old is not None:
             args.append(old)
-        result = self.run_raw(*args)
+        note = self.ref_lock_note
+        if note is not None:  # a kill while git holds the ref's locks: known as ours after
+            write_note(note, f"{time.time_ns()} {new} {ref}\n".encode())
+        try:
+            result = self.run_raw(*args)
+        finally:
+            if note is not None:
+                note.unlink(missing_ok=True)
         if result.returncode == 0:
             return True
         text = result.stderr.decode("utf-8", "replace")
@@ -548,6 +561,42 @@ class Refs(RepoBase):
         lines = [f"delete {ref}\n" for ref in self._push_refs() if ref != source]
         lines.append(f"update {source} {sha}\n")
         self.run("update-ref", "--stdin", input="".join(lines).encode())
+
+    def recover_ref_locks(self) -> list[str]:
+        """After a controller was killed while its ``git update-ref`` held the branch's lock
+        files (``refs/heads/<b>.lock``, ``HEAD.lock`` for HEAD's reflog): remove them, only
+        when the note :meth:`update_ref` wrote names them: made within
+        :data:`REF_LOCK_WINDOW_NS` after it, holding nothing or the very commit it moved the
+        branch to (round 109: every later pass stopped ``E_GIT`` and every human commit
+        failed until a person removed the lock). A lock of anyone else's is left, and named
+        by the next pass's ``E_GIT`` as before. Called once the state directory is held:
+        no other process of this controller can hold them then. Returns the paths removed."""
+        note = self.ref_lock_note
+        if note is None:
+            return []
+        try:
+            at_raw, new_raw, ref = note.read_bytes().decode("ascii").split(" ", 2)
+            at, new, ref = int(at_raw), new_raw.encode(), ref.rstrip("\n")
+        except (OSError, ValueError):
+            return []  # none: the usual case
+        removed: list[str] = []
+        names = ["HEAD.lock"] + ([f"{ref}.lock"] if ref.startswith("refs/heads/") else [])
+        for name in names:
+            lock = (self.git_dir if name == "HEAD.lock" else self.common_dir) / name
+            try:
+                st = os.lstat(lock)
+                if not stat.S_ISREG(st.st_mode):
+                    continue
+                if not at - 50_000_000 <= st.st_ctime_ns <= at + REF_LOCK_WINDOW_NS:
+                    continue
+                if lock.read_bytes() not in (b"", new + b"\n"):
+                    continue
+                lock.unlink()
+            except OSError:
+                continue
+            removed.append(name)
+        note.unlink(missing_ok=True)
+        return removed
 
     def clear_own_locks(self) -> list[str]:
         """Remove the ref lock files (``HEAD.lock``, ``packed-refs.lock``, ``refs/**.lock``)
@@ -716,6 +765,10 @@ def shallow_remote(command: str, branch: str, detail: str) -> GitError:
 
 #: How long a pass waits for a running git command (a human's commit) to release index.lock.
 LOCK_WAIT = 0.5
+
+#: How long after :meth:`Refs.update_ref` noted it was about to move a ref a lock file it
+#: finds can be its git's (the spawn of git and its lock within this; file times a tick coarse).
+REF_LOCK_WINDOW_NS = 10_000_000_000
 
 
 def _wait_gone(path: Path, seconds: float) -> bool:

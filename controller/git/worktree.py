@@ -21,7 +21,7 @@ from typing import NamedTuple
 from controller.errors import AttributeUnsupported, GitError, PlangateError
 from controller.fsutil import read_regular
 from controller.git import attrfiles, conversion, eol
-from controller.git.base import git_failure
+from controller.git.base import git_failure, write_note
 from controller.git.objects import _BLOB_MODE, _EXEC_MODE, Objects, blob_id, stream_blob_id
 from controller.git.records import ZERO, Person
 
@@ -397,7 +397,7 @@ class WorkTree(Objects):
                 sha = "-"  # none, or a link: never written through
             held.append(f"{sha}\t{path}\0")
         self._note_context = (parent + "\n" + "".join(held)).encode("utf-8", "surrogateescape")
-        _write_note(self.index_lock_note, self._noted(b"-", _index_records(files, modes)))
+        write_note(self.index_lock_note, self._noted(b"-", _index_records(files, modes)))
 
     def _noted(self, header: bytes, records: bytes) -> bytes:
         return b"%s\n%d\n%s%s" % (header, len(records), records, self._note_context)
@@ -424,7 +424,7 @@ class WorkTree(Objects):
         for delay in (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0):
             if self.index_lock_note is not None:  # a kill between the two is still ours
                 header = b"P %d" % time.time_ns()
-                _write_note(self.index_lock_note, self._noted(header, records))
+                write_note(self.index_lock_note, self._noted(header, records))
             try:
                 lock = os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
             except FileExistsError:
@@ -449,7 +449,7 @@ class WorkTree(Objects):
             identity = f"W {identity} {hashlib.sha256(written).hexdigest()}"
         else:
             identity = f"L {identity}"
-        _write_note(note, self._noted(identity.encode("ascii"), records))
+        write_note(note, self._noted(identity.encode("ascii"), records))
         return note
 
     def recover_index(self) -> bool:
@@ -751,7 +751,7 @@ class IndexHold:
         (self.tree.git_dir / "index.lock").unlink(missing_ok=True)
         if self.note is not None:
             with contextlib.suppress(OSError):
-                _write_note(self.note, self.tree._noted(b"-", self.records))
+                write_note(self.note, self.tree._noted(b"-", self.records))
 
 
 def _index_records(
@@ -796,13 +796,6 @@ def _ours(lock: Path, st: os.stat_result, kind: bytes, fields: list[bytes]) -> b
     except (OSError, ValueError):
         return False
     return False
-
-
-def _write_note(path: Path, data: bytes) -> None:
-    """The note replaced whole (a kill mid-write never leaves half of one)."""
-    temp = path.with_name(path.name + ".new")
-    temp.write_bytes(data)
-    os.replace(temp, path)
 
 
 def _through_link(root: Path, path: str) -> bool:

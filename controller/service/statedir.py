@@ -114,6 +114,10 @@ class StateDir:
         return self.path / "index-lock"
 
     @property
+    def ref_lock_note(self) -> Path:
+        return self.path / "ref-lock"
+
+    @property
     def journal_dir(self) -> Path:
         return self.path / "journal"
 

@@ -51,12 +51,13 @@ when its kill did not land while the lock was held).
   "A plan invalid on the next pass": the outcome carries the block of what the journal holds.
   The random kills (``rk*``) showed the same drop without an edit in about half the builds
   (not kept as an id: not deterministic).
-- **kill-held-ref-lock** (``K2/hl*:next``; open, strict xfails): local mode, ``plangate run
-  --once`` or ``plangate run`` SIGKILLed (``killpg``) while its commit holds ``.git/HEAD.lock`` or
-  ``.git/refs/heads/main.lock``: the next ``run --once`` exits 2 ``E_GIT ... cannot move
-  refs/heads/main`` and leaves the lock; a human ``git commit`` fails too, until a person
-  removes it. Round 108's fix covers ``.git/index.lock`` only; remote mode removes its clone's
-  ref locks (``K/kl*`` held). Property: a killed controller never leaves the next unable to run.
+- **kill-held-ref-lock** (``K2/hl*:next``; fixed: ``Refs.recover_ref_locks``): local mode,
+  ``plangate run --once`` or ``plangate run`` SIGKILLed (``killpg``) while its commit holds
+  ``.git/HEAD.lock`` or ``.git/refs/heads/main.lock``: the next ``run --once`` exited 2
+  ``E_GIT ... cannot move refs/heads/main`` and left the lock; a human ``git commit`` failed
+  too, until a person removed it. Round 108's fix covered ``.git/index.lock`` only; remote
+  mode removes its clone's ref locks (``K/kl*`` held). Property: a killed controller never
+  leaves the next unable to run.
 
 Held: every action at most once and in order through 10 SIGKILLs of nested runs per mode (in
 doubt, never re-called without a resume), outputs verbatim as nested inputs, a forged child
@@ -687,23 +688,17 @@ IDS += [f"K2/{k}:next" for k in K2LOCK]
 IDS += [f"{m}/{v}:record" for m in MODES for v in ("nj", "np", "nk")]
 #: nested-worktree-read fixed the same session (r109nestedtip: the controller reads nested
 #: plans from its branch tip in local mode too, ``ControllerCore._read_nested_from_tip``);
-#: nested-record-dropped and kill-held-ref-lock open (docs/threat-model.md, "Open from round
-#: 109")
+#: kill-held-ref-lock fixed next session (the controller notes the ref it moves and the next
+#: start removes the locks that note names: ``Refs.recover_ref_locks``); nested-record-dropped
+#: open (docs/threat-model.md, "Open from round 109")
 BROKEN: dict[str, Any] = {}
 _REC = (
     "round 109: nested-record-dropped: a run killed mid-child whose pinned child then "
     "changed ends failed E_ACTION_IN_DOUBT, but its committed execution: block drops the "
     "nested actions that ran (2/1 succeeded, 2/2 in doubt)"
 )
-_REF = (
-    "round 109: kill-held-ref-lock: local mode, run --once or the daemon SIGKILLed while "
-    "its commit holds .git/HEAD.lock or .git/refs/heads/main.lock: every later pass exits 2 "
-    "E_GIT and every human commit fails until a person removes it"
-)
 for _i in ("L/nj:record", "L/np:record", "R/nj:record", "R/np:record"):
     BROKEN[_i] = pytest.mark.xfail(strict=True, raises=AssertionError, reason=_REC)
-for _k in K2LOCK:
-    BROKEN[f"K2/{_k}:next"] = pytest.mark.xfail(strict=True, raises=AssertionError, reason=_REF)
 
 
 def _n(d: Path, slug: str, *acts: str) -> list[int]:

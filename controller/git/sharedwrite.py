@@ -25,6 +25,8 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from controller.errors import PlangateError, StorageFailed
+
 if TYPE_CHECKING:
     from controller.git.gitrepo import GitRepo
     from controller.git.records import Person
@@ -102,7 +104,7 @@ def commit_checked_out(
             repo.recover_index()  # a dead writer's note first: this one replaces it
         holds: list[IndexHold] = []
         sha: str | None = None
-        moved = False
+        moved = undone = False
         try:
             modes = repo.file_modes(parent, list(files))  # each file's kept (round 87)
             repo.note_index_update(files, parent, modes)
@@ -118,17 +120,73 @@ def commit_checked_out(
             )
             moved = sha is None
             if sha is not None:
-                repo.write_worktree(dict(tree_files if tree_files is not None else files), modes)
+                tree = dict(tree_files if tree_files is not None else files)
+                try:
+                    repo.write_worktree(tree, modes)
+                except (OSError, PlangateError) as exc:
+                    undone = _put_back(repo, branch, parent, sha, tree)
+                    if not undone:  # kept: the index holds it, never a staged deletion
+                        repo.set_index_entries(dict(files), hold=holds[0], stored=True, modes=modes)
+                    raise _unwritten(tree, exc, sha, undone) from exc
                 repo.set_index_entries(dict(files), hold=holds[0], stored=True, modes=modes)
         finally:
             for held in holds:
                 held.release()  # unless written: nothing landed, or the tree was not written
-            if moved or (sha is None and _unmoved(repo, branch, parent)):
+            if moved or undone or (sha is None and _unmoved(repo, branch, parent)):
                 # nothing landed: nothing to finish, and no lock to claim (round 109: a
                 # writer refused by a human's index.lock left its note, and the next writer
                 # took a later human lock for the one it had been about to make)
                 _note(repo).unlink(missing_ok=True)
         return sha
+
+
+def _put_back(
+    repo: GitRepo, branch: str, parent: str, sha: str, tree: Mapping[str, bytes | None]
+) -> bool:
+    """The working tree could not be written after the branch moved (a plans folder its user
+    cannot write, a full disk): the branch is put back on ``parent`` (compare-and-swap, still
+    under ``index.lock``: no person's commit came in between) and any file already written is
+    given the parent's version again, so the shared tree, the index and the branch agree on
+    nothing having happened (round 109: the commit stayed, the index did not hold it, and a
+    person's next ``git commit`` would have deleted it). False when the branch moved on
+    meanwhile: the commit stays."""
+    try:
+        if not repo.update_ref(f"refs/heads/{branch}", parent, sha):
+            return False
+    except PlangateError:
+        return False
+    for path, data in tree.items():
+        with contextlib.suppress(OSError, PlangateError):
+            target = Path(repo.path) / path
+            if data is None or target.is_symlink() or target.read_bytes() != data:
+                continue  # not written by this commit: left as it is
+            before = repo.read_file(parent, path)
+            if before is None:
+                target.unlink()
+            else:
+                repo.write_worktree({path: before}, repo.file_modes(parent, [path]))
+    return True
+
+
+def _unwritten(
+    tree: Mapping[str, bytes | None], exc: BaseException, sha: str, undone: bool
+) -> PlangateError:
+    """The coded error of a working-tree write that failed after the commit was made."""
+    path = next(iter(tree), "")
+    why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    if undone:
+        return StorageFailed(
+            f"cannot write {path} into the working tree ({why}); nothing was committed "
+            "(the branch was put back)",
+            path=path,
+            remedy="make the folder writable by the user plangate runs as, then try again",
+        )
+    return StorageFailed(
+        f"committed {sha[:12]}, but cannot write {path} into the working tree ({why}); the "
+        "branch and the index hold it",
+        path=path,
+        remedy=f"once the folder is writable, run `git restore -- {path}` to bring it back",
+    )
 
 
 def _unmoved(repo: GitRepo, branch: str, parent: str) -> bool:

@@ -40,8 +40,9 @@ CLI's boundary codes an OS error without a file, a database error and an output 
 write; stdout escapes what it cannot encode: r109cli), webhook-deep-json (a body too deep is
 no payload; a client gone before the answer is no handler failure: r109hook),
 failed-writer-claims-lock (a writer that fails before its commit lands removes its note:
-r109note). Open (a strict xfail, docs/threat-model.md "Open from round 109"):
-mcp-submit-half-written.
+r109note). Fixed the next session: mcp-submit-half-written (a shared writer whose
+working-tree write the system refuses puts the branch back: ``sharedwrite._put_back``,
+r109putback).
 Broke:
 **mcp-submit-half-written** (``mcp:submit-ro-plans``): MCP ``submit`` (real SDK) while the
 plans folder is not writable (``chmod 555 plans``, server run without CAP_DAC_OVERRIDE): the
@@ -832,15 +833,7 @@ def test_sigint(lab: Lab, k: str) -> None:
         assert slowp["plan"]["status"] in ("executing", "completed", "failed", "approved"), slowp
 
 
-XF_MRO = xf(
-    "mcp-submit-half-written",
-    "submit into a read-only plans folder commits, writes no "
-    "file, stages the plan's deletion and answers an uncoded exception",
-)
-
-
-@pytest.mark.parametrize("k", cases([f"mcp:{k}" for k in MCPK], MCPK,
-                                    {"mcp:submit-ro-plans": XF_MRO}))  # fmt: skip
+@pytest.mark.parametrize("k", cases([f"mcp:{k}" for k in MCPK], MCPK, {}))
 def test_mcp(lab: Lab, k: str) -> None:
     """MCP through the real SDK: no deciding tool; a submit never lands as a decision; the
     environment's failures are coded, nothing committed."""

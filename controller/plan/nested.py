@@ -138,18 +138,26 @@ _SOURCE: ContextVar[Fetch | None] = ContextVar("nested_source", default=None)
 
 #: Repositories a controller reads nested plans of from its branch tip, not a working tree
 #: (a remote-mode clone has none; a local one is the agent's to write): their root's
-#: absolute path -> how their branch's tree is read (:func:`read_tree_of`).
-_TREES: dict[str, Fetch] = {}
+#: absolute path -> how their branch's tree is read (:func:`read_tree_of`), one per
+#: controller holding it in this process, the latest read.
+_TREES: dict[str, list[Fetch]] = {}
 
 
-def read_tree_of(root: Path, fetch: Fetch | None) -> None:
+def read_tree_of(root: Path, fetch: Fetch) -> None:
     """Read the nested plans of the repository at ``root`` through ``fetch`` (its branch
-    tip's tree, while a controller holds it); None forgets it."""
+    tip's tree) while a controller holds it, until :func:`forget_tree_of`."""
+    _TREES.setdefault(os.path.abspath(root), []).append(fetch)
+
+
+def forget_tree_of(root: Path, fetch: Fetch) -> None:
+    """``fetch`` no longer reads ``root``'s nested plans (its controller closed); another
+    controller's on the same repository in this process still does."""
     key = os.path.abspath(root)
-    if fetch is None:
+    held = _TREES.get(key, [])
+    if fetch in held:
+        held.remove(fetch)
+    if not held:
         _TREES.pop(key, None)
-    else:
-        _TREES[key] = fetch
 
 
 def _source(root: Path | None) -> Fetch | None:
@@ -157,7 +165,8 @@ def _source(root: Path | None) -> Fetch | None:
     (:func:`reading_from`), else the controller's branch tip (:func:`read_tree_of`)."""
     fetch = _SOURCE.get()
     if fetch is None and root is not None and _TREES:
-        fetch = _TREES.get(os.path.abspath(root))
+        held = _TREES.get(os.path.abspath(root))
+        fetch = held[-1] if held else None
     return fetch
 
 

@@ -198,6 +198,7 @@ class ControllerCore:
         #: hash -> plan id. Cleared at the end of every pass, when they are in ``executed``.
         self._claims: dict[str, str] = {}
         self._repo: GitRepo | None = None
+        self._nested_tip: _BranchTip | None = None  # how nested plans are read (the tip)
         self._index: HistoryIndex | None = None
         self._branch: str | None = None
         self._head = ""
@@ -313,7 +314,8 @@ class ControllerCore:
         uncommitted edit refused her approval)."""
         from controller.plan import nested
 
-        nested.read_tree_of(self.config.repo_path(), _BranchTip(repo, lambda: self.branch))
+        self._nested_tip = _BranchTip(repo, lambda: self.branch)
+        nested.read_tree_of(self.config.repo_path(), self._nested_tip)
 
     @property
     def executed(self) -> dict[str, dict[str, str]]:
@@ -1006,7 +1008,9 @@ class ControllerCore:
         if self._repo is not None:
             from controller.plan import nested
 
-            nested.read_tree_of(self.config.repo_path(), None)
+            if self._nested_tip is not None:
+                nested.forget_tree_of(self.config.repo_path(), self._nested_tip)
+                self._nested_tip = None
             self._repo.close()
         self.state.release()
 

@@ -449,3 +449,35 @@ def test_a_pinned_folder_beside_an_up_level_twin_is_ambiguous(lab: Any, twin: st
     result = validate(lab, nested_parent(hash_, "{to: nobody@customer.example}"))
     assert "E_PLAN_AMBIGUOUS" in [e["code"] for e in result["errors"]], result["errors"]
     assert visible(f"plans/{twin}/PLAN.yml") in result["errors"][0]["message"], result["errors"]
+
+
+def test_two_controllers_on_one_repository_each_keep_reading_the_tip(tmp_path: Path) -> None:
+    """Two controllers on one repository in one process (a test's, a service's restart):
+    the first one closing no longer makes the other read nested plans from the working
+    tree (it used to forget the repository for both)."""
+    from controller.plan import nested
+
+    class Tip:
+        def __init__(self, data: bytes) -> None:
+            self.data = data
+
+        def __call__(self, path: str) -> bytes | None:
+            return self.data
+
+        def names(self, folder: str) -> list[str]:
+            return []
+
+    first, second = Tip(b"first"), Tip(b"second")
+    nested.read_tree_of(tmp_path, first)
+    nested.read_tree_of(tmp_path, second)
+    try:
+        assert nested._source(tmp_path) is second
+        nested.forget_tree_of(tmp_path, first)
+        assert nested._source(tmp_path) is second
+        nested.read_tree_of(tmp_path, first)
+        nested.forget_tree_of(tmp_path, first)
+        assert nested._source(tmp_path) is second
+    finally:
+        nested.forget_tree_of(tmp_path, second)
+        nested.forget_tree_of(tmp_path, first)
+    assert nested._source(tmp_path) is None

@@ -4514,12 +4514,8 @@ class Lifecycle(IndexStore):
                 continue
             replayed = self._withdrawal_replay(commit, plan_id)
             if replayed is not None:
-                text = (
-                    f"E_APPROVAL_REPLAYED: {commit.author.email} set status {status} in "
-                    f"{commit.sha[:12]} on a merged branch, a commit that re-creates "
-                    f"{replayed[:12]} (same author, time and subject, carried by another hand "
-                    "than the one that put it on the branch): not a withdrawal of this plan; "
-                    "ignored"
+                text = _copied_withdrawal(
+                    commit.author.email, status, commit.sha, replayed, " on a merged branch"
                 )
                 self._emit(sink, "withdraw-not-allowed", state, commit, snapshot, text)
                 continue
@@ -4907,12 +4903,7 @@ class Lifecycle(IndexStore):
             return
         replayed = self._withdrawal_replay(record, state.plan_id) if withdraw else None
         if replayed is not None:
-            text = (
-                f"E_APPROVAL_REPLAYED: {who} set status {new.status} in {record.sha[:12]}, a "
-                f"commit that re-creates {replayed[:12]} (same author, time and subject, "
-                "carried by another hand than the one that put it on the branch): "
-                "not a withdrawal of this plan; ignored"
-            )
+            text = _copied_withdrawal(who, str(new.status), record.sha, replayed)
             state.note(text)
             self._emit(sink, "withdraw-not-allowed", state, record, snapshot, text)
             return
@@ -5754,4 +5745,15 @@ def _renamed(record: CommitRecord, change: FileChange) -> bool:
     return any(
         c.path == other and c.old_blob is None and c.new_blob is not None and _unsafe_why(c) is None
         for c in record.changes
+    )
+
+
+def _copied_withdrawal(who: str, status: str, sha: str, original: str, where: str = "") -> str:
+    """The note of a rejection or abort that re-creates another commit's (another hand's copy
+    of a person's withdrawal, :meth:`Lifecycle._withdrawal_replay`), on the branch or on a
+    merged one (``where``)."""
+    return (
+        f"E_APPROVAL_REPLAYED: {who} set status {status} in {sha[:12]}{where}, a commit that "
+        f"re-creates {original[:12]} (same author, time and subject, carried by another hand "
+        "than the one that put it on the branch): not a withdrawal of this plan; ignored"
     )

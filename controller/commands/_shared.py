@@ -33,7 +33,12 @@ def optional_config(config_path: str | None) -> Config | None:
     if not found.is_file():
         from controller.errors import ConfigInvalid
 
-        raise ConfigInvalid(f"config file {found} does not exist")
+        kind = _kind_of(found)
+        raise ConfigInvalid(
+            f"config file {found} does not exist"
+            if kind is None
+            else f"config file {found} is {kind}, not a regular file"
+        )
     from controller.settings import load_config
 
     config = load_config(found)
@@ -41,6 +46,24 @@ def optional_config(config_path: str | None) -> Config | None:
     _printing.append(config)  # what the command prints from now on: printed()
     refuse_secret_catalog(config)
     return config
+
+
+def _kind_of(path: Path) -> str | None:
+    """What is at ``path`` when it is there but no regular file (None: nothing there)."""
+    import os
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a file"
 
 
 def refuse_secret_catalog(config: Config) -> None:

@@ -13,7 +13,9 @@ authenticates the request with the shared secret from the environment variable n
 Answers: ``202`` accepted (a fetch and reconcile are scheduled), ``200`` for GitHub's
 ``ping``, ``202`` with ``"ignored"`` for a push to another branch, ``401`` when no
 credential is present, ``403`` when it is wrong, ``405`` for other methods, ``411`` without
-``Content-Length``, ``413`` above ``webhook.max_body_bytes``. Refusals are logged with the
+``Content-Length``, ``400`` for two different lengths or a length beside
+``Transfer-Encoding`` (a proxy could frame the body otherwise), ``413`` above
+``webhook.max_body_bytes``. Refusals are logged with the
 client address. The request body is never trusted beyond the branch name: the daemon
 fetches and reads git itself, so a forged payload can at most cause one extra fetch.
 """
@@ -153,7 +155,15 @@ class WebhookHandler(QuietHandler):
         self._accept(body, verdict.scheme)
 
     def _read_body(self) -> bytes | None:
-        length_text = self.headers.get("Content-Length")
+        lengths = self.headers.get_all("Content-Length") or []
+        chunked = self.headers.get("Transfer-Encoding") is not None
+        if len(set(lengths)) > 1 or (lengths and chunked):
+            # two lengths, or a length beside chunks: a proxy in front may frame the body
+            # otherwise than this server does (request smuggling, RFC 9112 §6.3): refused
+            self.close_connection = True
+            self._refuse(400, "conflicting framing: one Content-Length and no Transfer-Encoding")
+            return None
+        length_text = lengths[0] if lengths else None
         if length_text is None:
             self.close_connection = True
             self._refuse(411, "Content-Length is required")

@@ -76,6 +76,22 @@ def test_bad_config_is_exit_2_with_code(tmp_path: Path, config: str) -> None:
     assert "E_CONFIG_INVALID" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize("kind", ["folder", "FIFO", "missing"])
+def test_a_config_that_is_no_file_says_what_it_is(tmp_path: Path, kind: str) -> None:
+    """``--config`` naming a folder or a FIFO said "does not exist", which sent people looking
+    for a file that was there (round 109's surfaces, noticed): now it names what is there."""
+    config = tmp_path / "plangate.yml"
+    if kind == "folder":
+        config.mkdir()
+    elif kind == "FIFO":
+        os.mkfifo(config)
+    result = run_cli("status", "--config", str(config), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "E_CONFIG_INVALID" in result.stderr and "Traceback" not in result.stderr
+    said = {"folder": "is a folder, not a regular file", "FIFO": "is a FIFO, not a regular file"}
+    assert said.get(kind, "does not exist") in result.stderr, result.stderr
+
+
 @pytest.mark.parametrize(
     "content",
     [

@@ -182,6 +182,39 @@ def test_length_is_required_and_get_is_not_allowed(endpoint: tuple[str, Pushes])
     assert pushes.reasons == []
 
 
+@pytest.mark.parametrize(
+    "framing",
+    [
+        b"Content-Length: 2\r\nContent-Length: 40\r\n",
+        b"Transfer-Encoding: chunked\r\nContent-Length: 40\r\n",
+    ],
+    ids=["two-lengths", "chunks-beside-a-length"],
+)
+def test_framing_a_proxy_may_read_otherwise_is_refused(
+    endpoint: tuple[str, Pushes], framing: bytes
+) -> None:
+    """Two Content-Length values, or chunks beside a length: a proxy in front and this server
+    could split the stream into requests differently (smuggling a second request past the
+    proxy's checks). Refused 400, the connection closed, nothing fetched."""
+    url, pushes = endpoint
+    body = push_body()
+    answer = raw_request(
+        url,
+        b"POST /webhook HTTP/1.1\r\nHost: x\r\nX-Plangate-Secret: " + SECRET.encode() + b"\r\n"
+        + framing.replace(b"40", str(len(body)).encode()) + b"\r\n" + body,
+    )  # fmt: skip
+    assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+    assert b"conflicting framing" in answer
+    assert pushes.reasons == []
+    same = b"Content-Length: %d\r\nContent-Length: %d\r\n" % (len(body), len(body))
+    twice = raw_request(  # the same length twice is one length (RFC 9110 §8.6)
+        url,
+        b"POST /webhook HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Plangate-Secret: "
+        + SECRET.encode() + b"\r\n" + same + b"\r\n" + body,
+    )  # fmt: skip
+    assert twice.startswith(b"HTTP/1.1 202"), twice[:200]
+
+
 def test_unset_secret_refuses_to_start(tmp_path: Path) -> None:
     config = config_from_data({"webhook": {"listen": "127.0.0.1:0"}, "repo": str(tmp_path)})
     with pytest.raises(ConfigInvalid, match="PLANGATE_WEBHOOK_SECRET"):

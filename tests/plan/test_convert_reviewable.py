@@ -400,3 +400,173 @@ def test_an_html_comment_in_a_fenced_block_is_text() -> None:
     fenced = '## Shared Inputs\n```json\n{"note": "a <!-- b -->"}\n```\n'
     text = _md_steps([1]).replace("## Shared Inputs\n(Optional shared data)\n", fenced)
     assert convert_text(text, "PLAN.md").data["inputs"] == {"note": "a <!-- b -->"}
+
+
+# --- round 109: a step's number spelt otherwise, an id rendered otherwise, raw HTML
+
+
+def _md_headed(heads: list[str], ids: list[str] | None = None, deps: str = "[]") -> str:
+    """The example with one step per heading (``### {head} S{n}``), ids ``step_{n}``."""
+    ids = ids or [f"step_{n}" for n in range(1, len(heads) + 1)]
+    steps = "".join(
+        f"### {head} S{n}\n- **ID**: {sid}\n- **Task**: task_1\n- **Action**: rec\n"
+        f'- **Parameters**: {{"tag": "{n}"}}\n- **Dependencies**: {deps if n == 3 else "[]"}\n\n'
+        for n, (head, sid) in enumerate(zip(heads, ids, strict=True), 1)
+    )
+    head, rest = MD.split("### Step 1: Action Name", 1)
+    text = head + steps + "## Shared" + rest.split("## Shared", 1)[1]
+    return text.replace("- **Steps**: step_1, step_2", f"- **Steps**: {', '.join(ids)}")
+
+
+@pytest.mark.parametrize(
+    "heads",
+    [
+        ["Step II:", "Step I:"],
+        ["Step Two:", "Step One:"],
+        ["Step #2:", "Step #1:"],
+        ["Step (2):", "Step (1):"],
+        ["Step-2:", "Step-1:"],
+        ["Step_2:", "Step_1:"],
+        ["2.", "1."],
+        ["Step \u2461:", "Step \u2460:"],
+        ["Step \u00b2:", "Step \u00b9:"],
+        ["Step \u2161:", "Step \u2160:"],
+        ["Step \uff12:", "Step \uff11:"],
+        ["Step 2.0:", "Step 1.0:"],
+        ["Fetch:", "Send:"],
+    ],
+)
+def test_a_step_heading_not_numbered_in_the_digits_0_9_is_refused_at_its_line(
+    heads: list[str],
+) -> None:
+    """Round 109: ``### Step II`` before ``### Step I`` converted in written order with no
+    note: ``actions[1]`` was the step headed ``Step II``."""
+    text = _md_headed(heads)
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(text, "PLAN.md")
+    problem = caught.value.problems[0]
+    assert problem.code == "E_CONVERT_UNSUPPORTED"
+    assert problem.line == _line_of(text, f"### {heads[0]}")
+    assert "is no `### Step N:` heading with N in the digits 0-9" in problem.message
+    assert "`### Step N: Title`" in (problem.remedy or "")
+
+
+@pytest.mark.parametrize(
+    "heads",
+    [
+        ["Step 1:", "Step 2:", "Step 3:"],
+        ["Step 1.", "Step 2.", "Step 3."],
+        ["Step1:", "Step2:", "Step3:"],
+        ["step 1 -", "STEP 2 -", "Step 3 -"],
+        ["Step 1/3:", "Step 2/3:", "Step 3/3:"],
+        ["Step 01:", "Step 02:", "Step 03:"],
+    ],
+)
+def test_a_step_heading_numbered_in_place_in_the_digits_0_9_converts(heads: list[str]) -> None:
+    data = convert_text(_md_headed(heads), "PLAN.md").data
+    assert [a["params"]["tag"] for a in data["actions"]] == ["1", "2", "3"]
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (" 2", " 1"),
+        ("\uff12", "\uff11"),
+        ("\u0662", "\u0661"),
+        ("\u2461", "\u2460"),
+        ("2.0", "1.0"),
+        ("#2", "#1"),
+        ("Step 2", "Step 1"),
+    ],
+)
+@pytest.mark.parametrize("fmt", ["contract", "task-step"])
+def test_a_step_id_that_reads_as_a_number_and_is_none_is_refused(
+    fmt: str, first: str, second: str
+) -> None:
+    """Round 109: a Plan Contract ``step_id`` ``"２"`` (or ``" 2"``, ``"#2"``, ...) before
+    ``"１"`` converted in written order: markdown refused ``Step ２``, the contract took it."""
+    if fmt == "contract":
+        steps = [{"step_id": sid, "tool": "rec", "args": {}} for sid in (first, second)]
+        source, field = _pc(steps), "step_id"
+    else:
+        source = json.dumps(
+            {
+                "metadata": {"title": "T", "objective": "O"},
+                "tasks": [{"id": "task_1", "name": "N", "steps": [first, second]}],
+                "steps": [
+                    {"id": sid, "task_id": "task_1", "action": "rec", "parameters": {}}
+                    for sid in (first, second)
+                ],
+            }
+        )
+        field = "id"
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(source, "PLAN.json")
+    problems = [p for p in caught.value.problems if p.path == f"steps[0].{field}"]
+    assert [p.code for p in problems] == ["E_SCHEMA_INVALID"]
+    assert "reads as a step's number and is none" in problems[0].message
+
+
+def test_a_step_id_in_the_digits_0_9_or_a_name_converts() -> None:
+    for ids in (("1", "2"), ("01", "02"), ("step_2", "step_1"), ("s2", "fetch")):
+        steps = [{"step_id": sid, "tool": "rec", "args": {}} for sid in ids]
+        assert len(convert_text(_pc(steps), "PLAN.json").data["actions"]) == 2
+
+
+@pytest.mark.parametrize("hidden", ["step\\_1", "step&#95;1", "step&#x5F;1", "step&lowbar;1"])
+def test_a_markdown_id_a_forge_renders_as_another_is_refused(hidden: str) -> None:
+    """Round 109: ids ``step_1`` and ``step\\_1`` render as one; a dependency on the escaped
+    one converted to ``needs: [2]``, which the rendered view shows as one on step 1."""
+    ids = ["step_1", hidden, "step_3"]
+    text = _md_headed(["Step 1:", "Step 2:", "Step 3:"], ids, deps=f"[{hidden}]")
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(text, "PLAN.md")
+    problems = caught.value.problems
+    assert {p.code for p in problems} == {"E_CONVERT_UNSUPPORTED"}
+    assert {p.path for p in problems} >= {"steps[1].id", "steps[2].dependencies"}
+    assert "a forge renders it as another character" in problems[0].message
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        "<? ; rm -rf ~ ?>",
+        "<!X ; rm -rf ~ >",
+        "<![CDATA[ ; rm -rf ~ ]]>",
+        "<x y='; rm -rf ~'>",
+        "</x >",
+        "<br/>",
+        "<script>",
+    ],
+)
+@pytest.mark.parametrize("where", ["param", "input", "objective"])
+def test_raw_html_in_a_markdown_plan_is_refused_at_its_line(where: str, html: str) -> None:
+    """Round 109: ``{"cmd": "ls <? ; rm -rf ~ ?>"}`` converted and ran; a forge shows
+    ``"cmd": "ls "``. Round 108 refused only ``<!--``."""
+    text = _md_steps([1])
+    if where == "param":
+        text = text.replace('"tag": "1"}', '"tag": "1", "cmd": "ls ' + html + '"}', 1)
+    elif where == "input":
+        text = text.replace("(Optional shared data)", "- to: ok@example.com" + html, 1)
+    else:
+        text = text.replace("Clear plan objective", "Clear plan " + html, 1)
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(text, "PLAN.md")
+    problem = caught.value.problems[0]
+    assert problem.code == "E_CONVERT_UNSUPPORTED"
+    assert problem.line == _line_of(text, html)
+    assert "raw HTML" in problem.message and "\\u003c" in (problem.remedy or "")
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "`ls <? ; rm ?>`",  # a code span shows its text
+        "ls \\<? x ?>",  # an escaped `<` is text
+        "<https://example.com/a?b> <ok@example.com>",  # autolinks show as links
+        "$<inputs.to> $<actions[1].result.tag> a < b, c<d, e<<f;",
+    ],
+)
+def test_text_a_forge_shows_as_written_is_no_raw_html(value: str) -> None:
+    text = _md_steps([1]).replace("Clear plan objective", value, 1)
+    assert convert_text(text, "PLAN.md").data["plan"]["task"] == value

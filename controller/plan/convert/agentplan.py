@@ -26,6 +26,7 @@ from controller.plan.convert.common import (
     check,
     document,
     first_line,
+    numbered_id,
     plain_id,
     snake,
 )
@@ -125,6 +126,7 @@ def _action(step: Any, number: int, ctx: Ctx, loc: Loc) -> dict[str, Any]:
     detail = step.get("detail", "")
     why = f"{title}: {detail}" if detail.strip() else title
     plain_id(ctx, step.get("id"), (*loc, "id"))
+    numbered_id(ctx, step.get("id"), (*loc, "id"), number - 1)
     action: dict[str, Any] = {"id": number, "_step_id": str(step.get("id", number)), "why": why}
     action.update(_tool(step.get("tool"), ctx, (*loc, "tool")))
     validations = ctx.items(step.get("validations"), (*loc, "validations"))

@@ -421,6 +421,46 @@ def numbered_in_place(ctx: Ctx, loc: Loc, number: Any, index: int, what: str = "
         )
 
 
+#: A step's number as a heading writes it (round 109): ``Step``, then the digits 0-9, then the
+#: heading's end, a space, ``:`` or ``/``, or a ``.``/``-`` that no digit follows (``Step 2:``,
+#: ``Step2``, ``Step 1.``, ``Step 2/3``). ``Step 2a``, ``Step 2.0``, ``Step ２``, ``Step II``,
+#: ``Step #2`` and ``### 2.`` are none: no reader is left to guess which number they say.
+STEP_HEADING = re.compile(r"^[Ss][Tt][Ee][Pp][ \t]*([0-9]+)(?=$|[\s:/]|[.\-](?![0-9]))")
+#: The digits a number is written in, in every source (round 109).
+DIGITS = frozenset("0123456789")
+
+
+def numbered_id(ctx: Ctx, value: Any, loc: Loc, index: int, what: str = "step id") -> None:
+    """A step id is a number or a name, never something a reader takes for a number that is
+    not one (round 109): written in the digits 0-9 alone it is a number, its place
+    (:func:`numbered_in_place`); else it must hold a letter, no white space and no number
+    character other than 0-9. ``" 2"``, ``"2.0"``, ``"#2"``, ``"Step 2"``, ``"２"``,
+    ``"٢"``, ``"②"`` read as the step numbered 2 and converted in written order, under
+    another number; each is refused. ``step_2`` and ``s2`` are names, as ``fetch`` is."""
+    if not isinstance(value, str) or not value:
+        return
+    if value.isascii() and value.isdigit():
+        numbered_in_place(ctx, loc, int(value), index, what)
+        return
+    odd = next((c for c in value if c.isnumeric() and c not in DIGITS), None)
+    if odd is not None:
+        why = f"holds U+{ord(odd):04X} `{odd}`, a number character other than the digits 0-9"
+    elif any(c.isspace() for c in value):
+        why = "holds white space"
+    elif not any(c.isalpha() for c in value):
+        why = "holds no letter"
+    else:
+        return
+    _line_of(ctx, loc)
+    ctx.invalid(
+        loc,
+        f"{what} {value!r} {why}: it reads as a step's number and is none, and steps run "
+        "in the order written",
+        "write a step id either as its place in the digits 0-9 (1..N in order) or as a name "
+        "with a letter and no white space (`fetch`, `step_2`)",
+    )
+
+
 def plain_id(ctx: Ctx, value: Any, loc: Loc, what: str = "step id") -> None:
     """An id that names a step or task must read as itself: one holding a character review
     does not show (a zero-width space, a soft hyphen: display's rule) or not in NFC is
@@ -430,16 +470,21 @@ def plain_id(ctx: Ctx, value: Any, loc: Loc, what: str = "step id") -> None:
 
     if not isinstance(value, str) or visible(value) == value:
         return
-    if loc not in ctx.lines:
-        line = _nearest_line(ctx, loc)
-        if line is not None:
-            ctx.lines[loc] = line
+    _line_of(ctx, loc)
     ctx.invalid(
         loc,
         f"{what} `{visible(value)}` holds a character review tools do not show, or is not "
         "in NFC: it reads as another id",
         "write ids in visible characters, NFC (letters, digits, `_`, `-`)",
     )
+
+
+def _line_of(ctx: Ctx, loc: Loc) -> None:
+    """Note for ``loc`` the source line of its nearest enclosing location, if it has none."""
+    if loc not in ctx.lines:
+        line = _nearest_line(ctx, loc)
+        if line is not None:
+            ctx.lines[loc] = line
 
 
 def written_as(ref: str, step: Any) -> str:

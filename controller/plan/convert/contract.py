@@ -28,7 +28,7 @@ from controller.plan.convert.common import (
     document,
     first_line,
     numbered_as_written,
-    numbered_in_place,
+    numbered_id,
     plain_id,
     topo_order,
 )
@@ -133,8 +133,7 @@ def _actions(steps: list[Any], ctx: Ctx) -> list[dict[str, Any]]:
         step = ctx.fields(item, loc, STEP, "a step object")
         step_id = ctx.text(step.get("step_id"), (*loc, "step_id"))
         plain_id(ctx, step_id, (*loc, "step_id"))
-        if step_id.isascii() and step_id.isdigit():  # a number names the step's place
-            numbered_in_place(ctx, (*loc, "step_id"), int(step_id), index, "step_id")
+        numbered_id(ctx, step_id, (*loc, "step_id"), index, "step_id")
         if step_id in records:
             ctx.invalid((*loc, "step_id"), f"step_id {step_id!r} is used twice")
         records[step_id] = (step, loc)

@@ -15,7 +15,7 @@ from typing import Any
 
 from controller.errors import Problem
 from controller.plan.convert import jsonread
-from controller.plan.convert.common import Ctx, Loc, numbered_in_place
+from controller.plan.convert.common import STEP_HEADING, Ctx, Loc, numbered_in_place
 from controller.plan.refs import format_path
 
 _BULLET = re.compile(r"^\s*[-*]\s+(?:\*\*(.+?)\*\*|([^:]+?))\s*:\s*(.*)$")
@@ -24,8 +24,24 @@ _BULLET = re.compile(r"^\s*[-*]\s+(?:\*\*(.+?)\*\*|([^:]+?))\s*:\s*(.*)$")
 _HEADING = re.compile(r"^(#{1,3})[ \t]+(.*?)[ \t]*(?:[ \t]#*)?[ \t]*$")
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$")
 _RECORD = re.compile(r"^(?:task|step)\s*[\w.-]*\s*:\s*(.*)$", re.I)
-#: The number a ``### Step N:`` heading gives its step (any digit: ``Step ２`` reads as 2).
-_STEP_NUMBER = re.compile(r"^step[ \t]*(\d[\w.-]*)", re.I)
+#: What a forge renders as other text than the source's in an id (round 109): a backslash
+#: escape of ASCII punctuation (``step\_1``) or a character reference (``step&#95;1``).
+_RENDERED_OTHERWISE = re.compile(
+    r"\\[!-/:-@\[-`{-~]|&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
+)
+#: Where raw HTML starts (CommonMark, "Raw HTML"): an open or closing tag (its name, then
+#: white space, ``/``, ``>`` or the line's end), a processing instruction, a declaration, a
+#: CDATA section. A comment, ``<!--``, is refused anywhere outside a fence (round 108).
+_RAW_HTML = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?=[\s/>]|$)|<\?|<![A-Za-z]|<!\[CDATA\[")
+#: A CommonMark autolink (``<https://...>``, ``<a@b.c>``): shown as its text, never HTML.
+_AUTOLINK = re.compile(
+    r"<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>"
+    r"|<[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*>"
+)
+_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+#: The fields whose values name a step or task: compared with each other as written.
+_ID_FIELDS = {"id", "task_id", "steps", "dependencies"}
 TASK_FIELDS = {
     "id": "id",
     "description": "description",
@@ -131,8 +147,8 @@ def _sections(text: str, ctx: Ctx) -> list[tuple[int, str, int, list[tuple[int, 
             fence = not fence
         match = None if fence else _HEADING.match(line)
         hidden = None if fence else _hidden_in(line, HIDDEN)
-        if not fence and "<!--" in line:
-            _comment(number, ctx)
+        if not fence:
+            _raw_html(line, number, ctx)
         if hidden is not None and _HEADING.match(HIDDEN.sub("", line).strip()):
             ctx.lines[("headings", number)] = number
             ctx.invalid(
@@ -146,6 +162,53 @@ def _sections(text: str, ctx: Ctx) -> list[tuple[int, str, int, list[tuple[int, 
         elif out:
             out[-1][3].append((number, line))
     return out
+
+
+def _raw_html(line: str, number: int, ctx: Ctx) -> None:
+    """Raw HTML in a line outside a fenced block: an HTML comment anywhere (round 108), any
+    other construct CommonMark passes through as HTML outside a code span (round 109)."""
+    if "<!--" in line:
+        _comment(number, ctx)
+        return
+    found = _html_in(line)
+    if found is None:
+        return
+    ctx.lines[("html", number)] = number
+    ctx.unsupported(
+        ("html", number),
+        f"line {number}: raw HTML (`{found}`): a forge's rendered view of the plan hides "
+        "it, and the reader would read it",
+        "remove it; a value that needs the text writes `<` as \\u003c in its JSON string, "
+        "or the text goes in a code span or a fenced code block",
+    )
+
+
+def _html_in(line: str) -> str | None:
+    """The start of the first raw HTML of ``line`` as CommonMark reads inline text: outside a
+    code span and an autolink, not after a backslash. A tag's start is enough (its
+    attributes may go on to the next line of the paragraph), and so is an opener of a
+    processing instruction, a declaration or a CDATA section (unclosed, one starts an HTML
+    block that a forge hides to its end): refusing a rare ``<b c`` that would show as text
+    costs less than reading what a reviewer never saw (``"ls <? ; rm -rf ~ ?>"``)."""
+    at = 0
+    while at < len(line):
+        char = line[at]
+        if char == "\\":
+            at += 2 if line[at + 1 : at + 2] in _PUNCTUATION else 1
+        elif char == "`":
+            run = len(line[at:]) - len(line[at:].lstrip("`"))
+            ticks = "`" * run
+            close = re.compile(rf"(?<!`){ticks}(?!`)").search(line, at + run)
+            at = close.end() if close else at + run
+        elif char == "<":
+            link = _AUTOLINK.match(line, at)
+            tag = None if link else _RAW_HTML.match(line, at)
+            if tag:
+                return tag.group(0)
+            at = link.end() if link else at + 1
+        else:
+            at += 1
+    return None
 
 
 def _comment(number: int, ctx: Ctx) -> None:
@@ -206,17 +269,26 @@ def _records(
 
 
 def _step_number(title: str, index: int, loc: Loc, ctx: Ctx) -> None:
-    """A ``### Step N:`` heading's N is the step's place, as ActionPlan's ``step_number``
-    (:func:`~controller.plan.convert.common.numbered_in_place`): steps run and are numbered
-    as written, so ``Step 2`` written first is refused, never action 1 under another number
-    (round 108)."""
-    match = _STEP_NUMBER.match(title)
+    """A step's heading is ``### Step N:``, N its place in the digits 0-9, as ActionPlan's
+    ``step_number`` (:func:`~controller.plan.convert.common.numbered_in_place`): steps run and
+    are numbered as written, so ``Step 2`` written first is refused, never action 1 under
+    another number (round 108). A heading that writes no such N (``Step II``, ``Step Two``,
+    ``Step #2``, ``Step (2)``, ``Step ２``, ``Step ②``, ``### 2.``, ``### Fetch``) is refused
+    too: a reader reads a number in it, or none, and the step ran in written order under
+    another (round 109)."""
+    line = ctx.lines.get(loc)
+    match = STEP_HEADING.match(title)
     if match is None:
+        ctx.unsupported(
+            loc,
+            f"line {line}: `### {title}` is no `### Step N:` heading with N in the digits "
+            "0-9: a reader takes what it says for the step's number, and steps run in the "
+            "order written",
+            "head each step `### Step N: Title`, N its place 1..N in the digits 0-9",
+        )
         return
     token = match.group(1)
-    number = int(token) if token.isascii() and token.isdigit() else token
-    line = ctx.lines.get(loc)
-    numbered_in_place(ctx, loc, number, index, f"line {line}: `### Step {token}`: step")
+    numbered_in_place(ctx, loc, int(token), index, f"line {line}: `### Step {token}`: step")
 
 
 def _fields(
@@ -246,8 +318,26 @@ def _fields(
             _said_twice(ctx, (*loc, key), label, number)
             continue
         ctx.lines[(*loc, key)] = number
+        if key in _ID_FIELDS:
+            _rendered_as_written(match.group(3), (*loc, key), number, ctx)
         record[key] = _value(match.group(3).strip(), key, (*loc, key), ctx)
     return record
+
+
+def _rendered_as_written(text: str, loc: Loc, number: int, ctx: Ctx) -> None:
+    """An id, or a list of them, a forge renders as written: ``step\\_1`` and ``step&#95;1``
+    render as ``step_1``, another step's id to the converter, so a dependency on one read as
+    one on the other (round 109). Refused: ids are compared as written."""
+    found = _RENDERED_OTHERWISE.search(text)
+    if found is None:
+        return
+    ctx.lines.setdefault(loc, number)
+    ctx.unsupported(
+        loc,
+        f"line {number}: `{found.group(0)}` in an id: a forge renders it as another "
+        "character, so the id reads as another id",
+        "write ids in plain characters, without backslash escapes or character references",
+    )
 
 
 def _said_twice(ctx: Ctx, loc: Loc, label: str, number: int) -> None:
@@ -312,6 +402,7 @@ def _inputs(body: list[tuple[int, str]], line: int, ctx: Ctx) -> dict[str, Any]:
         match = _BULLET.match(raw)
         if match:
             name = (match.group(1) or match.group(2)).strip()
+            _rendered_as_written(name, ("shared_inputs", name), number, ctx)
             if name in out:
                 _said_twice(ctx, ("shared_inputs", name), name, number)
                 continue

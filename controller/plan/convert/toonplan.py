@@ -22,7 +22,7 @@ from controller.plan.convert.common import (
     document,
     first_line,
     numbered_as_written,
-    numbered_in_place,
+    numbered_id,
     plain_id,
     topo_order,
 )
@@ -118,8 +118,7 @@ def _steps(items: list[Any], tasks: dict[str, Any], ctx: Ctx) -> dict[str, tuple
         step = ctx.fields(item, loc, STEP, "a step object")
         step_id = ctx.text(step.get("id"), (*loc, "id"))
         plain_id(ctx, step_id, (*loc, "id"))
-        if step_id.isascii() and step_id.isdigit():  # a number names the step's place
-            numbered_in_place(ctx, (*loc, "id"), int(step_id), index, "step id")
+        numbered_id(ctx, step_id, (*loc, "id"), index, "step id")
         if step_id in steps:
             ctx.invalid((*loc, "id"), f"step id {step_id!r} is used twice")
         task_id = step.get("task_id")

@@ -1,11 +1,5 @@
 # ruff: noqa: E501
-"""PARKED, not collected (its name has no ``test_`` prefix): round 109's sources side found 3
-classes at the end of the 2026-12-04 session, after its last fresh-clone CI run started
-(docs/threat-model.md, "Open from round 109"). To take it up: move it to
-``tests/adversarial/test_round109_sources_atk109c.py``, run it (28 strict xfails, 31 pass on
-the attacker's branch, made from d5b07715), fix the classes at their root and remove the marks.
-
-Round 109, sources (atk109c): what a reviewer reads in a plan SOURCE (markdown ``PLAN.md``
+"""Round 109, sources (atk109c): what a reviewer reads in a plan SOURCE (markdown ``PLAN.md``
 raw and as a forge renders it, Plan Contract, task/step JSON and TOON, ActionPlan) is exactly
 the actions, order, params and dependencies that run, or the source is refused with a coded
 error (docs/formats.md, "A source is read as git shows it"; round 108's fixes:
@@ -78,6 +72,21 @@ Seen (round 109, 59 ids, ~6 s wall, 36 s under load): 3 classes broke (28 ids), 
    tags, ``<?``, ``<!X``, ``<![CDATA[``) in a markdown value outside code, as ``<!--`` is.
 
 Held: every other id.
+
+Fixed the same day (fix109c, r109sources; the module had been parked uncollected in
+``tests/adversarial/pending/``, found after the session's last CI run): the 28 ids pass, no
+mark left. 1: a markdown step heading is ``### Step N:``, N its place in the digits 0-9
+(``common.STEP_HEADING``), or it is refused ``E_CONVERT_UNSUPPORTED`` at its line, whatever
+else it says (``Step II``, ``Step ２``, ``### 2.``, ``### Fetch``); a step id of every format
+is a number in the digits 0-9 (its place) or a name holding a letter, no white space and no
+number character beside 0-9, or it is ``E_SCHEMA_INVALID`` (``common.numbered_id``). 2: a
+backslash escape or character reference in a markdown id, dependency, task step list or
+shared input name is ``E_CONVERT_UNSUPPORTED`` (``markdown._rendered_as_written``). 3: raw
+HTML CommonMark recognises outside a code span and a fenced block (a tag's start, ``<?``,
+``<!X``, ``<![CDATA[``; ``<!--`` anywhere outside a fence, as before) is
+``E_CONVERT_UNSUPPORTED`` at its line (``markdown._html_in``). The controls keep their
+expectations: each ``num-*`` control is refused (out of order) or read by its number, as
+before; ``Step 1.``/``Step 2 -``/``Step 2/3``/``Step2`` in order convert.
 
 Suspected, not asserted: a Plan Contract or task/step id ``"step-2"`` before ``"step-1"``
 (and ``"s2"``, ``"II"``, TOON ``step-2``) converts in written order under a third step's
@@ -405,45 +414,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r109-sources-atk109c", _build)
 
 
-def _xf(cls: str, why: str) -> Any:
-    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 109: {cls}: {why}")
-
-
-_NUM = _xf(
-    "step-number-spelling",
-    "a step numbered other than in ASCII digits (Step II, Step Two, #2, (2), Step-2, 2., a "
-    "circled/superscript/roman digit; a Plan Contract step_id ' 2', '２', '٢', '2.0', '#2', "
-    "'Step 2') converts in written order: actions[1] is the step numbered 2",
-)
-_ID = _xf(
-    "md-rendered-id",
-    "ids step_1 and step\\_1 (or step&#95;1) render as one; a dependency on the escaped one "
-    "converts to needs: [2]",
-)
-_HTML = _xf(
-    "md-inline-html",
-    "inline raw HTML (<? ?>, <!X >, <![CDATA[ ]]>, <x y='...'>) in a markdown value converts; a "
-    "forge's rendered view hides it as it hides <!-- -->",
-)
-BROKEN: dict[str, Any] = {
-    **{k: _NUM for k in list(NUMBERED)[:17]},
-    "d-roman:order": _NUM,
-    "d-roman:ref": _NUM,
-    "twin-esc:needs": _ID,
-    "twin-ent:needs": _ID,
-    **{
-        k: _HTML
-        for k in (
-            "html-pi:param",
-            "html-decl:param",
-            "html-cdata:param",
-            "html-tag:param",
-            "html-pi:input",
-            "html-decl:input",
-            "d-pi:runs",
-        )
-    },
-}
+#: Fixed the same day (fix109c): the three classes (28 ids) of the docstring.
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(list(NUMBERED), list(NUMBERED), BROKEN))

@@ -259,12 +259,18 @@ class Checkpoints:
         return text
 
     def _inner_keys(self, action: Action) -> list[ActionKey]:
-        """Keys of a nested plan's actions (and their fallbacks), then the action's fallbacks."""
+        """Keys of a nested plan's actions (and their fallbacks), then the action's fallbacks:
+        the nested plan's in its order, and every other the journal holds under the action
+        (round 109: a nested plan not known on this pass still had its steps recorded)."""
         keys: list[ActionKey] = []
         child = self.nested.get(action.id)
         for inner in child.actions if child is not None else ():
             keys.append(f"{action.id}/{inner.id}")
             keys += [f"{action.id}/{step.id}" for step in inner.fallback]
+        if action.plan is not None:
+            prefix, known = f"{action.id}/", set(keys)
+            held = [k for k in self.state.actions if str(k).startswith(prefix) and k not in known]
+            keys += sorted(held, key=_step_order)
         return keys + [step.id for step in action.fallback]
 
     def _ran(self, key: ActionKey) -> bool:
@@ -538,3 +544,12 @@ def _escaped_block(block: dict[str, Any], held: Callable[[str], bool]) -> dict[s
 
     escaped: dict[str, Any] = walk(block)
     return escaped
+
+
+def _step_order(key: ActionKey) -> tuple[bool, tuple[int, ...], str]:
+    """A nested step's place (``"2/3"``, its fallback ``"2/3.1"``): by its numbers."""
+    local = str(key).split("/", 1)[-1]
+    parts = local.split(".")
+    if all(p.isdigit() for p in parts):
+        return False, tuple(int(p) for p in parts), ""
+    return True, (), local

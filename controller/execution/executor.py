@@ -334,6 +334,7 @@ class PlanRun:
         #: Nested-plan action id -> the nested plan's model, once loaded (for the log).
         self.nested_models: dict[int, Any] = {}
         self.nested = NestedRun(self, self.runner, plan.path, self.nested_models)
+        self.nested.recall(self.model.actions, _start_commits(journal.records))
         self.checkpoints = Checkpoints(
             config=self.config,
             plan=plan,
@@ -1123,3 +1124,10 @@ def _seal_key_of(config: Config) -> bytes | None:
         return seal_key(config.state_path() / "seal.key")
     except (OSError, ValueError, PlangateError):
         return None
+
+
+def _start_commits(records: list[dict[str, Any]]) -> list[str]:
+    """The start commits the journal's ``begin`` records name, first first: the trees the
+    run's pinned nested plans were started from."""
+    found = [r.get("start") for r in records if r.get("t") == "begin"]
+    return list(dict.fromkeys(s for s in found if isinstance(s, str)))

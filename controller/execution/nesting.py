@@ -15,6 +15,8 @@ smaller remaining budget wins (round 54).
 The parent action's start record opens the nested run; its end closes it, with the result
 ``{"plan", "hash", "outputs": {"<id>": {...}}}`` (which the parent's ``outputs`` and
 ``verify`` read). A crash in between resumes the nested run where its journal stops.
+The run's record names the nested actions the journal holds, whether or not this pass runs
+the nested plan (:meth:`NestedRun.recall`: its pinned version, as the run started it).
 """
 
 from __future__ import annotations
@@ -42,6 +44,21 @@ class NestedRun:
         self.origin = origin
         #: parent action id -> the nested plan's model (for the log).
         self.models = models
+
+    def recall(self, actions: list[Action], commits: list[str]) -> None:
+        """Know the model of each nested plan of ``actions`` the journal holds steps of,
+        before any runs on this pass: the run's record (the ``execution:`` block, the log)
+        shows what ran from the pinned version, never only from a plan this pass ran (round
+        109, r109nestrec: a pass that never entered the nested action, it having ended or
+        its child changed since, committed the record without its nested actions)."""
+        ran = {str(key).split("/", 1)[0] for key in self.run.state.actions if "/" in str(key)}
+        for action in actions:
+            if action.plan is None or action.id in self.models or str(action.id) not in ran:
+                continue
+            config, check = self.run.config, plans.check_document
+            child = nested.load_pinned(action.plan, config, self.origin, check, commits)
+            if child is not None:
+                self.models[action.id] = child.model
 
     def run_step(self, step: Step) -> RunOutcome | None:
         spec: Action = step.spec  # type: ignore[assignment]

@@ -14,13 +14,14 @@ in its ``check_document``.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from controller.errors import (
     PlanAmbiguous,
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
     from controller.settings import Config
 
 DEFAULT_MAX_BYTES = 1_048_576
+#: A commit id as the journal names one (SHA-1 or SHA-256).
+_HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 CheckDocument = Callable[[Any, "Config | None"], "tuple[PlanDocument | None, list[Problem]]"]
 
 
@@ -134,6 +137,14 @@ class Fetch(Protocol):
     def names(self, folder: str) -> list[str]: ...
 
 
+@runtime_checkable
+class History(Fetch, Protocol):
+    """A :class:`Fetch` that also reads a past commit's tree the same way (the controller's
+    branch tip: :func:`load_pinned` reads the pinned version where the run started it)."""
+
+    def at(self, commit: str) -> Fetch: ...
+
+
 _SOURCE: ContextVar[Fetch | None] = ContextVar("nested_source", default=None)
 
 #: Repositories a controller reads nested plans of from its branch tip, not a working tree
@@ -178,6 +189,36 @@ def reading_from(fetch: Fetch) -> Iterator[None]:
         yield
     finally:
         _SOURCE.reset(token)
+
+
+def load_pinned(
+    pin: NestedPlan,
+    config: Config | None,
+    origin: Path | None,
+    check_document: CheckDocument,
+    commits: Sequence[str],
+) -> Child | None:
+    """The pinned version of a nested plan that ran, for the record of the run (round 109,
+    r109nestrec): read as :func:`load` reads it, else from each of ``commits`` (the start
+    commits the run's journal names) through the controller's reader of its history; bytes
+    that hash to the pin are the approved version wherever they lie. None when no such bytes
+    are found (the record then shows what the journal holds alone)."""
+    try:
+        return load(pin, config, origin, check_document)
+    except PlangateError:
+        pass
+    fetch = _source(repo_root(config, origin))
+    if not isinstance(fetch, History):
+        return None  # no history to read (the working tree, a merge's tree)
+    for commit in commits:
+        if not _HEX.fullmatch(commit):
+            continue
+        try:
+            with reading_from(fetch.at(commit)):
+                return load(pin, config, origin, check_document)
+        except PlangateError:
+            continue
+    return None
 
 
 def _fetched(

@@ -1476,15 +1476,21 @@ def _job_of(plan_id: str, plan_file: Path, data: dict[str, Any]) -> Job:
 
 class _BranchTip:
     """A bare clone's tree as nested plans are read from it (:class:`nested.Fetch`): the
-    branch's tip when asked, so a pass reads what its last commit holds."""
+    branch's tip when asked, so a pass reads what its last commit holds; :meth:`at` reads
+    a commit of the run's own history (:class:`nested.History`)."""
 
-    def __init__(self, repo: GitRepo, branch: Callable[[], str]) -> None:
+    def __init__(self, repo: GitRepo, branch: Callable[[], str], commit: str | None = None) -> None:
         self.repo, self.branch = repo, branch  # asked when read: a pass names a bad HEAD first
+        self.commit = commit
+
+    def at(self, commit: str) -> _BranchTip:
+        """The tree of ``commit`` (a start commit the run's journal names), read alike."""
+        return _BranchTip(self.repo, self.branch, commit)
 
     def _tree(self) -> Any:
         from controller.approval.verdicts import fetch_at
 
-        tip = self.repo.branch_head(self.branch())
+        tip = self.commit if self.commit is not None else self.repo.branch_head(self.branch())
         return fetch_at(self.repo, tip) if tip is not None else None
 
     def __call__(self, path: str) -> bytes | None:

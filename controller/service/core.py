@@ -254,10 +254,10 @@ class ControllerCore:
                     self.log.warning("index_lock.released", reason="left by a crashed controller")
                 if self.config.remote is None:  # the watched repo's refs (a clone's: below)
                     self._repo.ref_lock_note = self.state.ref_lock_note
-                    removed = self._repo.recover_ref_locks()
-                    if removed:
+                    locks = self._repo.recover_ref_locks()
+                    if locks:
                         self.log.warning(
-                            "ref_lock.released", locks=removed, reason="left by a killed controller"
+                            "ref_lock.released", locks=locks, reason="left by a killed controller"
                         )
                 self.finish_shared_writes()
                 removed = self._repo.remove_stray_temps(self.config.plans_dir)

@@ -170,8 +170,10 @@ from __future__ import annotations
 
 import base64
 import bisect
+import contextlib
 import copy
 import html.entities
+import itertools
 import json
 import math
 import os
@@ -265,6 +267,8 @@ _LINE_JOINS = ("\n", "\r\n", "\r", " ", "\t", "")
 #: Byte encodings of a secret's text a tool may hand back before a block encoding (UTF-16:
 #: Windows APIs, PowerShell's -EncodedCommand).
 _BYTE_ENCODINGS = ("utf-8", "utf-16-le", "utf-16-be")
+#: A legacy code page's bytes of a non-ASCII secret (a tool that encodes for an old system).
+_LEGACY_ENCODINGS = ("latin-1", "cp1252")
 #: Shortest part of an encoded form that is hidden: shorter ones would mask common words.
 _MIN_ENCODED = 6
 
@@ -285,6 +289,20 @@ _QUOTES_AROUND = ('"', "'", "`")
 #: ``name=value`` pairs as a credential text holds them: dotenv lines, a connection string
 #: (``Server=...;Password=...;``), a query string.
 _PAIR = re.compile(r"(?:^|[\n;&])[ \t]*(?:export[ \t]+)?[\w.\- ]{1,64}?[ \t]*=[ \t]*([^\n;&]*)")
+#: ``name=value`` pairs between blanks (a libpq connection string: ``host=db password=x``).
+_WORD_PAIR = re.compile(r"(?:^|\s)[\w.\-]{1,64}=([^\s'\"]+)")
+#: A dotenv comment after a value.
+_COMMENT_AFTER = re.compile(r"\s+#")
+#: An XML element's text (``<password>x</password>``).
+_ELEMENT = re.compile(r"<([A-Za-z_][\w.\-]{0,63})(?:\s[^<>]*)?>([^<>]+)</\1\s*>")
+#: The schemes of an ``Authorization`` value, and the words a netrc-like text names a
+#: credential after.
+_AUTH_SCHEMES = frozenset({"bearer", "basic", "token", "digest", "bot", "apikey"})
+_NAMING_WORDS = frozenset({"password", "passwd", "login", "account", "secret", "token"})
+_JWT = re.compile(r"[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+\.[A-Za-z0-9_\-]+")
+_MARKUP = re.compile(r"[\"'{}\[\]<>]")
+_HEX_TEXT = re.compile(r"[0-9a-fA-F]+")
+_B64_TEXT = re.compile(r"[A-Za-z0-9+/_\-]+={0,2}")
 
 
 def _parts_of(value: str) -> set[str]:
@@ -322,11 +340,13 @@ def _held_by(text: str) -> set[str]:
     held.add(stripped)
     if len(stripped) >= 2 and stripped[0] == stripped[-1] and stripped[0] in _QUOTES_AROUND:
         held.add(stripped[1:-1])
+    data: Any = None
     if stripped[:1] in ("{", "["):
         try:
             data = json.loads(stripped)
         except ValueError:
-            data = None
+            data = None  # not JSON: an INI file's `[section]` lines, read as pairs below
+    if data is not None:
         todo: list[Any] = [data]
         while todo:
             item = todo.pop()
@@ -337,17 +357,82 @@ def _held_by(text: str) -> set[str]:
             elif isinstance(item, (str, int, float)) and not isinstance(item, bool):
                 held.add(item if isinstance(item, str) else json.dumps(item))
     elif "=" in stripped:
-        held |= {m.group(1).strip() for m in _PAIR.finditer(stripped)}
+        for m in _PAIR.finditer(stripped):
+            found = m.group(1).strip()
+            held.add(found)
+            held.add(_COMMENT_AFTER.split(found, 1)[0].strip())  # dotenv's `X # note`
+        held |= {m.group(1) for m in _WORD_PAIR.finditer(stripped)}  # libpq's `k=v k=v`
     if "://" in stripped:
-        from urllib.parse import unquote, urlsplit
-
-        try:
-            url = urlsplit(stripped)
-            held |= {unquote(p) for p in (url.username, url.password) if p}
-        except ValueError:
-            pass
+        held |= _url_parts(stripped)
+    elif "<" in stripped:
+        held |= {m.group(2).strip() for m in _ELEMENT.finditer(stripped)}  # an XML config's
+    if data is None:  # a JSON text's own punctuation is no field separator
+        held |= _token_parts(stripped)
+        held |= _decoded(stripped)
     held.discard(text)
     return held
+
+
+def _url_parts(text: str) -> set[str]:
+    """A URL's user, password, query values and last path segment (a webhook URL's token:
+    ``/services/T0/B0/<token>``; an ``?api_key=``)."""
+    from urllib.parse import parse_qsl, unquote, urlsplit
+
+    try:
+        url = urlsplit(text)
+        found = {unquote(p) for p in (url.username, url.password) if p}
+        found |= {v for _, v in parse_qsl(url.query, keep_blank_values=False)}
+        found.add(unquote(url.path.rstrip("/").rpartition("/")[2]))
+    except ValueError:
+        return set()
+    return found
+
+
+def _token_parts(text: str) -> set[str]:
+    """The fields a credential text's reader takes on their own: ``user:password`` and a
+    ``.pgpass`` line's fields (split at ``:``), an ``Authorization`` value's credential
+    (``Bearer <token>``, ``Basic <b64>``), the word after ``password``/``login``/... in a
+    netrc line, and a JWT's three segments."""
+    found: set[str] = set()
+    words = text.split()
+    if len(words) == 2 and words[0].lower() in _AUTH_SCHEMES:
+        found.add(words[1])
+    for word, following in itertools.pairwise(words):
+        if word.lower() in _NAMING_WORDS:
+            found.add(following)
+    if len(words) == 1 and "://" not in text and not _MARKUP.search(text):
+        if ":" in text:
+            found |= set(text.split(":"))
+        if _JWT.fullmatch(text):
+            found |= set(text.split("."))
+    return found
+
+
+def _decoded(text: str) -> set[str]:
+    """A secret stored encoded, as the tool that decodes it prints it: base64 (either
+    alphabet) or hex of UTF-8 text (a Kubernetes secret's data, a ``.dockerconfigjson``
+    ``auth``, ``Basic`` credentials). Only text that decodes to printable UTF-8: a random
+    token that happens to be valid base64 decodes to bytes that are not."""
+    if len(text) < 8 or len(text) > 65536:
+        return set()
+    found: set[bytes] = set()
+    if _HEX_TEXT.fullmatch(text) and len(text) % 2 == 0:
+        found.add(bytes.fromhex(text))
+    elif _B64_TEXT.fullmatch(text):
+        body = text.rstrip("=")
+        padded = body + "=" * (-len(body) % 4)
+        for decode in (base64.b64decode, base64.urlsafe_b64decode):
+            with contextlib.suppress(ValueError):
+                found.add(decode(padded))
+    texts: set[str] = set()
+    for raw in found:
+        try:
+            plain = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if plain and all(c.isprintable() or c in "\n\r\t" for c in plain):
+            texts.add(plain)
+    return texts
 
 
 def _number_forms(value: str) -> set[str]:
@@ -395,6 +480,10 @@ def _written_forms(value: str, *, whole: bool = True) -> set[str]:
     if len(value.encode("utf-8")) >= _MIN_ENCODED:  # shorter: its encodings match by chance
         for name in _BYTE_ENCODINGS if whole else _BYTE_ENCODINGS[:1]:
             forms.update(_block_forms(value.encode(name)))
+        if whole and not value.isascii():  # a legacy code page's bytes (latin-1, cp1252)
+            for name in _LEGACY_ENCODINGS:
+                with contextlib.suppress(UnicodeEncodeError):
+                    forms.update(_block_forms(value.encode(name)))
     return {form for form in forms if form}
 
 

@@ -1161,3 +1161,47 @@ def test_the_part_of_a_secret_a_tool_reads_is_hidden(secret: str, used: str) -> 
     shown = Redactor([secret]).text(f"using {used} now")
     assert used not in shown and shown == "using *** now", shown
     assert Redactor([secret]).text("user app on port 5432") == "user app on port 5432"
+
+
+@pytest.mark.parametrize(
+    ("secret", "used"),
+    [
+        ("S2I4Vm4zUnQ2WXcyUXo1WA==", "Kb8Vn3Rt6Yw2Qz5X"),  # a Kubernetes secret's data
+        ("4b62385676", "Kb8Vv"),  # hex of UTF-8 text
+        (  # a .dockerconfigjson: the auth's base64, then its password
+            json.dumps({"auths": {"r.example": {"auth": "ZGVwbG95OkRrNFF6OFd0Mk1yNlZ4OVA="}}}),
+            "Dk4Qz8Wt2Mr6Vx9P",
+        ),
+        ("Bearer Hb6Wq9Zt3Kx7Rm2Pv5", "Hb6Wq9Zt3Kx7Rm2Pv5"),
+        ("app:Co8Rt5Wq2Zx7Nv4", "Co8Rt5Wq2Zx7Nv4"),
+        ("db:5432:shop:app:Pg7Rt2Wq9Zx4Kv6", "Pg7Rt2Wq9Zx4Kv6"),  # a .pgpass line
+        ("host=db user=app password=Lb3Kq8Zt5Wx2Rv7 dbname=x", "Lb3Kq8Zt5Wx2Rv7"),  # libpq
+        ("TOKEN=Dq4Zt8Wx2Kv6Rm3 # rotated monthly", "Dq4Zt8Wx2Kv6Rm3"),  # dotenv, commented
+        ("[default]\naws_secret_access_key = Aw7Kq2Zx9Vn4Rt6Ym3\n", "Aw7Kq2Zx9Vn4Rt6Ym3"),  # INI
+        ("machine h.example login app password Nt5Rw8Zq3Kx6", "Nt5Rw8Zq3Kx6"),  # netrc
+        ("<cfg><password>Xm4Qz7Wt2Rk9</password></cfg>", "Xm4Qz7Wt2Rk9"),
+        ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.Sg7Kq2Wz9Xt4Rv6Nm3", "Sg7Kq2Wz9Xt4Rv6Nm3"),  # JWT
+        ("https://hooks.slack.example/services/T0/B0/Wh8Kq3Zt6Rx2Vm5N", "Wh8Kq3Zt6Rx2Vm5N"),
+        ("https://api.example/v1?team=ops&api_key=Qk5Wz8Tr3Xm6Vn2", "Qk5Wz8Tr3Xm6Vn2"),
+    ],
+)
+def test_the_field_a_credential_texts_reader_takes_is_hidden(secret: str, used: str) -> None:
+    """Round 110: a secret stored encoded (base64, hex, a Docker auth) and printed decoded;
+    the field a client reads from a credential text (an Authorization value, ``user:pass``,
+    a ``.pgpass`` line, libpq keywords, a commented dotenv value, an INI file, a netrc line,
+    an XML element, a JWT's segment, a webhook URL's token or query value) printed alone."""
+    shown = Redactor([secret]).text(f"using {used} now")
+    assert used not in shown and shown == "using *** now", shown
+    plain = "password for user app: login to the default host with a Bearer token"
+    assert Redactor([secret]).text(plain) == plain  # the names around it stay readable
+
+
+def test_a_secrets_legacy_code_page_bytes_are_hidden_encoded() -> None:
+    """Round 110: base64 of a non-ASCII secret's Latin-1 bytes (a tool encoding for an old
+    system) was readable; its UTF-8 forms were hidden."""
+    import base64
+
+    secret = "P\u00e4ssw\u00f6rd7Zx9Kq4"
+    for form in (base64.b64encode(secret.encode("latin-1")).decode(),
+                 base64.b32encode(secret.encode("latin-1")).decode()):  # fmt: skip
+        assert Redactor([secret]).text(f"sent {form}") == "sent ***"

@@ -438,6 +438,11 @@ def test_runs(lab: Lab, vid: str) -> None:
         return
     if check == "calls":
         got = _calls(d, slug)
+        if slug in ("ds", "tk") and any(e.startswith("plangate: fail") for e in _ends(subjects)):
+            # killed after the action's start was journaled and before the tool wrote its call
+            # (CI, 2026-12-04, under load): in doubt, never called again, so at most once
+            assert len(got) <= 1, (got, ctx)
+            return
         assert len(got) == 1, (got, ctx)
         return
     if check == "subjects":

@@ -11,9 +11,13 @@ file, or a merge that brings another version in, does not change how the audit j
 Which identity is the controller's: the config's when the audit has one, or the one the
 auditor names (``--controller``); otherwise the one the recorded versions name (a version
 committed by anyone but the identity it names is flagged by the walk and never in force).
-When the versions name more than one identity, git alone cannot tell which is the
-controller (an agent can commit a self-consistent policy naming itself before the
-controller's first pass): the audit refuses to guess and asks for one.
+Only a version its identity committed as a sealed record (:func:`_records`) claims that
+identity once any version is one: an unsealed edit of the file, or one committed by another
+hand, names nobody (round 110: an agent's later unsealed commit naming another identity
+stopped every fresh-clone audit). When sealed records name more than one identity, git alone
+cannot tell which is the controller (an agent can commit a self-consistent, seal-shaped
+policy naming itself before the controller's first pass, and an operator may change the
+controller's identity): the audit refuses to guess and asks for one.
 """
 
 from __future__ import annotations
@@ -91,6 +95,8 @@ class Timeline:
             named.setdefault(identity, (version, record.sha))
             if _records(record, identity):
                 own.setdefault(identity, version)
+        if own:  # round 110: a version no identity sealed as its own record claims nothing
+            named = {who: claim for who, claim in named.items() if who in own}
         if len(named) > 1:
             timeline.close()
             claims = ", ".join(f"{who} (first at {sha[:12]})" for who, (_, sha) in named.items())

@@ -385,7 +385,10 @@ def test_a_policy_committed_first_by_the_agent_leaves_the_audit_judging(tmp_path
     assert code in (0, 1) and _honest_valid(report), report
 
 
-def test_a_hostile_first_policy_does_not_make_the_agent_the_controller(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sealed", [False, True], ids=["unsealed", "seal-shaped"])
+def test_a_hostile_first_policy_does_not_make_the_agent_the_controller(
+    tmp_path: Path, sealed: bool
+) -> None:
     """The agent's policy names the agent as the controller and approver; then the agent
     writes a start/complete pair for a plan nobody approved."""
     lab = Lab(tmp_path / "lab")
@@ -396,12 +399,20 @@ def test_a_hostile_first_policy_does_not_make_the_agent_the_controller(tmp_path:
     text = _canonical(policy)
     HOSTILE_HASH[:] = ["sha256:" + hashlib.sha256(text.encode()).hexdigest()]
     (lab.repo / ".plangate" / "policy.json").write_text(text)
-    lab.commit(f"plangate: record policy\n\nPolicy-Hash: {HOSTILE_HASH[0]}", AGENT)
+    seal = f"\nController-Seal: {'c' * 64}" if sealed else ""
+    lab.commit(f"plangate: record policy\n\nPolicy-Hash: {HOSTILE_HASH[0]}{seal}", AGENT)
     play(lab, {"honest": [submit(), approve()], "ghost": [submit(), _forge_run_as_agent]})
     assert len(lab.calls("honest")) == 1 and lab.calls("ghost") == []
-    # Git alone cannot tell which self-declared controller is real: the audit refuses to
-    # guess (round 2 found it took the first one, the agent's) and asks for the identity.
     code, report = _fresh_audit(lab, tmp_path)
+    if not sealed:
+        # round 110: a version no identity sealed as its own names nobody once the
+        # controller's sealed records exist: the audit judges by them, as --controller does
+        ghost = [e for e in report.get("executions", []) if e.get("plan") == "plans/ghost"]
+        assert code == 1 and not any(e.get("approval_valid") for e in ghost), report
+        assert _honest_valid(report), report
+        return
+    # Git alone cannot tell which seal-shaped self-declared controller is real: the audit
+    # refuses to guess (round 2 found it took the first one, the agent's) and asks.
     said = json.dumps(report)
     assert code == 2 and report.get("executions") is None, report
     assert "E_CONFIG_INVALID" in said and "--controller" in said, report

@@ -539,3 +539,55 @@ def test_a_recorded_rule_matching_tools_reads_back(tmp_path: Path) -> None:
     config = recorded.config_of(doc, tmp_path)
     assert config.approval.rules[0].match.tools == ["hot"]
     assert sorted(config.tools) == ["echo", "hot"] and config.tools["hot"].kind == "exec"
+
+
+def _claim(repo: Path, who: tuple[str, str], email: str, message: str) -> str:
+    """``who`` commits the recorded policy naming ``email`` as the controller."""
+    doc = json.loads((repo / POLICY).read_bytes())
+    doc["identity"]["email"] = email
+    (repo / POLICY).write_bytes(recorded.canonical_bytes(doc))
+    return commit_all(repo, message, who)
+
+
+@pytest.mark.parametrize(
+    ("who", "email", "message"),
+    [
+        (AGENT, AGENT[1], "agent: the policy names me"),
+        (AGENT, MALLORY[1], "agent: the policy names mallory"),
+        (AGENT, AGENT[1], f"{SUBJECT}\n\nPolicy-Hash: {'a' * 64}"),  # the record's look, no seal
+        (BOT, AGENT[1], "policy: under the controller's name"),
+    ],
+    ids=["itself", "another", "record-look", "controller-name"],
+)
+def test_a_later_unsealed_claim_neither_stops_nor_changes_the_audit(
+    repo: Path, tmp_path: Path, who: tuple[str, str], email: str, message: str
+) -> None:
+    """Round 110 (late-policy-claim-stops-audit): after the controller's sealed records, one
+    unsealed commit of the policy file naming another identity made every fresh-clone audit
+    without --controller stop E_CONFIG_INVALID (two controller identities) with no verdict.
+    Only a sealed record by the identity it names claims it: the edit is a finding."""
+    write_config(repo)
+    ran(repo)
+    edit = _claim(repo, who, email, message)
+    code, report = audit(fresh_clone(repo, tmp_path))
+    assert code == 1, report
+    assert [e["approval_valid"] for e in report["executions"]] == [True], report["executions"]
+    assert edit in {f["commit"] for f in report["findings"]}, report["findings"]
+
+
+def test_two_sealed_self_records_still_ask_which_is_the_controller(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A seal-shaped record naming its own committer is what a controller whose identity
+    changed writes, and what an agent forging one writes: git alone cannot tell them apart,
+    so the audit asks (``--controller`` settles it, and judges the honest run valid)."""
+    write_config(repo)
+    ran(repo)
+    sealed = f"{SUBJECT}\n\nPolicy-Hash: {'a' * 64}\nController-Seal: {'b' * 64}"
+    _claim(repo, AGENT, AGENT[1], sealed)
+    clone = fresh_clone(repo, tmp_path)
+    result = run_cli("audit", "--json", cwd=clone)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "more than one controller identity" in result.stderr and "--controller" in result.stderr
+    code, report = audit(clone, "--controller", BOT[1])
+    assert code == 1 and [e["approval_valid"] for e in report["executions"]] == [True]

@@ -118,7 +118,8 @@ def test_without_a_config_show_checks_the_record_by_the_recorded_policys_control
     """Round 23: without --config, show took an agent's committed rewrite of the execution
     block as the record. The controller is now the identity the recorded policy names; when
     the recorded versions name two (an agent recorded one naming itself), show says it
-    cannot tell and shows the branch's blocks unchecked."""
+    cannot tell and shows the branch's blocks unchecked (round 110: only versions sealed
+    by the identity they name count; an unsealed one names nobody)."""
     import json
 
     _paused_at_the_gate(repo, tmp_path, GATED)
@@ -136,7 +137,14 @@ def test_without_a_config_show_checks_the_record_by_the_recorded_policys_control
     from controller.plan.hashing import canonical_bytes
 
     policy.write_bytes(canonical_bytes(doc))
+    # round 110: an unsealed version names nobody: show still checks by the controller's
     commit_all(repo, "agent records a policy naming itself", AGENT)
+    out = run_cli("show", "plans/greet", cwd=repo).stdout
+    assert '      said = "hello, world"' in out.splitlines() and "E_OWNED_BLOCK_CHANGED" in out
+    # a seal-shaped record naming its own committer: git alone cannot tell which is real
+    (repo / "plans/greet/NOTE").write_text("x\n")
+    trailers = f"Policy-Hash: {'a' * 64}\nController-Seal: {'b' * 64}"
+    commit_all(repo, f"plangate: record policy\n\n{trailers}", AGENT)
     out = run_cli("show", "plans/greet", cwd=repo).stdout
     assert "more than one controller identity" in out and "pass --config" in out
 

@@ -9,6 +9,40 @@ daemon reconciling the repository's state on every event. See docs/architecture.
 #: a constant, so ``plangate --version`` and ``--help`` need no package-metadata lookup.
 __version__ = "0.1.0"
 
+import os
+from typing import Any
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    """Ctrl-C in the ``plangate`` command: Python's ``KeyboardInterrupt`` (the command stops
+    as interrupted, exit 130), except inside an import, which writes nothing: there a quiet
+    exit 130 (round 110, atk110b: a ``KeyboardInterrupt`` traceback from the middle of the
+    CLI's own import, or pyo3's ``PanicException`` with a Rust backtrace when it came while
+    pydantic-core loaded, which no ``except`` can hide: Rust prints it first)."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            os._exit(128 + signum)
+        frame = frame.f_back
+    raise KeyboardInterrupt
+
+
+def _loading_the_cli() -> bool:
+    """Whether this import is the ``plangate`` command's own start (the console script, or
+    ``python -m controller``, whose package import sees ``sys.argv[0] == "-m"``)."""
+    import sys
+
+    first = sys.argv[0] if sys.argv else ""
+    return first == "-m" or first.replace("\\", "/").rsplit("/", 1)[-1] in (
+        "plangate",
+        "plangate.exe",
+    )
+
+
+if _loading_the_cli():
+    import signal
+
+    signal.signal(signal.SIGINT, _interrupt)
+
 #: git's variables that choose WHICH repository, store, index or namespace git reads and
 #: writes: the ``plangate`` process drops them at its start (:func:`controller.cli.entry`)
 #: and no git child is given them (:mod:`controller.git.guard`). plangate names its

@@ -368,6 +368,7 @@ def entry() -> int:
     Files and atexit handlers are closed and run as before. Tests call :func:`main`.
     """
     gc.disable()
+    unshown = _closed_streams()
     for name in GIT_LOCATION_ENV:  # the repository is the config's or the plan's, never
         os.environ.pop(name, None)  # the environment's (round 85: GIT_DIR, ...)
     for stream in (sys.stdout, sys.stderr):  # a name an ASCII terminal cannot show is
@@ -376,6 +377,12 @@ def entry() -> int:
     try:
         code = main()
         sys.stdout.flush()  # a full disk or a closed output: said here, not at the exit
+        if unshown:
+            print(
+                "plangate: the answer was not shown: standard output is closed "
+                f"(exit status {code} is the command's)",
+                file=sys.stderr,
+            )
         return code
     except OSError as exc:  # the output could not be written (round 109: > /dev/full)
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (the exit flushes it: nothing left)
@@ -390,6 +397,31 @@ def entry() -> int:
         return 2
     finally:
         gc.freeze()
+
+
+def _closed_streams() -> bool:
+    """Put ``/dev/null`` on a standard descriptor the caller closed (``>&-``; a closed stderr
+    gets stdout's, where errors went before), and say whether it was standard output.
+    Round 110: ``approve ... >&-`` committed, then stopped on ``sys.stdout`` being None
+    with a traceback; and a closed descriptor is the next file opened, so a git child's
+    output (or a print) could land in a file the command writes."""
+    closed = []
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            if fd == 2 and 1 not in closed:  # errors then go with the answer (print's way)
+                os.dup2(1, 2)
+            else:
+                null = os.open(os.devnull, os.O_RDWR)
+                if null != fd:
+                    os.dup2(null, fd)
+                    os.close(null)
+            closed.append(fd)
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        if fd in closed or getattr(sys, name) is None:
+            setattr(sys, name, open(fd, "r" if fd == 0 else "w", closefd=False))  # noqa: SIM115
+    return 1 in closed
 
 
 #: An operating system's refusal of a path as named (round 108: a name over 255 bytes was an

@@ -33,10 +33,11 @@ def _finish_writes(config: Config) -> None:
     import contextlib
 
     from controller.errors import PlangateError
-    from controller.git import sharedwrite
-    from controller.git.gitrepo import GitRepo
 
     if config.is_remote:
         return
-    with contextlib.suppress(OSError, PlangateError):
+    with contextlib.suppress(OSError, PlangateError):  # no usable git: each call says E_GIT
+        from controller.git import sharedwrite
+        from controller.git.gitrepo import GitRepo
+
         sharedwrite.recover(GitRepo(config.repo_path()))

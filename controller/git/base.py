@@ -17,11 +17,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
-import git
-
 from controller.display import masked_url
 from controller.errors import BlobTooLarge, GitError
 from controller.git.deadline import DEADLINES
+from controller.git.gitpython import git
 from controller.git.guard import GitGuard, argv, cannot_run
 from controller.git.store import (
     MAX_PACKS,

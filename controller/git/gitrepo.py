@@ -39,11 +39,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-import git
-
 from controller.errors import GitError
 from controller.git.base import git_failure
 from controller.git.commits import Commits
+from controller.git.gitpython import git
 from controller.git.guard import GitGuard
 from controller.git.objects import (
     BIG_TREE,

@@ -105,39 +105,133 @@ def commit_checked_out(
         holds: list[IndexHold] = []
         sha: str | None = None
         moved = undone = False
-        try:
-            modes = repo.file_modes(parent, list(files))  # each file's kept (round 87)
-            repo.note_index_update(files, parent, modes)
-            sha = repo.commit_files(
-                branch=branch,
-                parent=parent,
-                files=files,
-                message=message,
-                author=author,
-                committer=committer,
-                sign=sign,
-                before_ref=lambda _sha: holds.append(repo.hold_index(files, modes)),
-            )
-            moved = sha is None
-            if sha is not None:
-                tree = dict(tree_files if tree_files is not None else files)
-                try:
-                    repo.write_worktree(tree, modes)
-                except (OSError, PlangateError) as exc:
-                    undone = _put_back(repo, branch, parent, sha, tree)
-                    if not undone:  # kept: the index holds it, never a staged deletion
-                        repo.set_index_entries(dict(files), hold=holds[0], stored=True, modes=modes)
-                    raise _unwritten(tree, exc, sha, undone) from exc
-                repo.set_index_entries(dict(files), hold=holds[0], stored=True, modes=modes)
-        finally:
-            for held in holds:
-                held.release()  # unless written: nothing landed, or the tree was not written
-            if moved or undone or (sha is None and _unmoved(repo, branch, parent)):
-                # nothing landed: nothing to finish, and no lock to claim (round 109: a
-                # writer refused by a human's index.lock left its note, and the next writer
-                # took a later human lock for the one it had been about to make)
-                _note(repo).unlink(missing_ok=True)
+        with _interrupts_deferred() as landed:  # held off until the writes are done
+            try:
+                modes = repo.file_modes(parent, list(files))  # each file's kept (round 87)
+                repo.note_index_update(files, parent, modes)
+                sha = repo.commit_files(
+                    branch=branch,
+                    parent=parent,
+                    files=files,
+                    message=message,
+                    author=author,
+                    committer=committer,
+                    sign=sign,
+                    before_ref=lambda _sha: holds.append(repo.hold_index(files, modes)),
+                )
+                moved = sha is None
+                if sha is not None:
+                    landed.append(sha)  # an interrupt from here on is too late to stop it
+                    tree = dict(tree_files if tree_files is not None else files)
+                    entries = dict(files)
+                    try:
+                        repo.write_worktree(tree, modes)
+                    except (OSError, PlangateError) as exc:
+                        undone = _put_back(repo, branch, parent, sha, tree)
+                        if not undone:  # kept: the index holds it, never a staged deletion
+                            repo.set_index_entries(
+                                dict(files), hold=holds[0], stored=True, modes=modes
+                            )
+                        raise _unwritten(tree, exc, sha, undone) from exc
+                    try:
+                        repo.set_index_entries(entries, hold=holds[0], stored=True, modes=modes)
+                    except (OSError, PlangateError) as exc:
+                        _index_again(repo, entries, modes, sha, exc)
+            finally:
+                for held in holds:
+                    held.release()  # unless written: nothing landed, or the tree was not written
+                if moved or undone or (sha is None and _unmoved(repo, branch, parent)):
+                    # nothing landed: nothing to finish, and no lock to claim (round 109: a
+                    # writer refused by a human's index.lock left its note, and the next writer
+                    # took a later human lock for the one it had been about to make)
+                    _note(repo).unlink(missing_ok=True)
         return sha
+
+
+def _index_again(
+    repo: GitRepo,
+    entries: dict[str, bytes | None],
+    modes: Mapping[str, int],
+    sha: str,
+    exc: BaseException,
+) -> None:
+    """The held index write failed after the branch moved (its git child killed: a terminal's
+    Ctrl-C reaches the whole process group, round 110): the hold gave ``index.lock`` back,
+    so the entries are set again the ordinary way (git takes the lock itself). When that
+    fails too, the answer says the index is behind and how to bring it level, never a
+    silent staged revert of the commit."""
+    try:
+        repo.set_index_entries(entries, stored=True, modes=modes)
+    except (OSError, PlangateError):
+        path = next(iter(entries), "")
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise StorageFailed(
+            f"committed {sha[:12]}, but the index does not hold it yet ({why})",
+            path=path,
+            remedy=f"run `git restore --staged -- {path}` before your next commit",
+        ) from exc
+
+
+#: The signals whose Python handler would unwind a writer between its commit and its index.
+_DEFERRED = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
+@contextlib.contextmanager
+def _interrupts_deferred() -> Iterator[list[str]]:
+    """Hold off an interrupt from the commit until the index and the working tree hold it.
+
+    Round 110 (atk110b): Ctrl-C (SIGINT) to ``plangate approve`` after ``update-ref`` moved the
+    branch and before ``update-index`` ended raised ``KeyboardInterrupt`` there; unwinding,
+    the writer released ``index.lock`` with the index still holding the plan's old version,
+    so the person's next ``git commit`` reverted the approval. A signal whose handler is
+    Python code (``KeyboardInterrupt``, a server's SIGTERM) is now noted while the writes
+    run (and blocked in this thread, whose git children inherit the block). Once the branch
+    moved (the caller appends the commit to the list yielded), or when the writer fails on
+    its own, the interrupt came too late to stop anything: the command finishes and says
+    what it did. Otherwise it is delivered, to the handler it had, once nothing is half
+    done. SIGTERM or SIGHUP that would kill outright is held off alike, and lands after the
+    writes (or not at all once the branch moved); SIGKILL leaves the lock and its note for
+    :func:`recover`, as before. Only the main thread sets
+    handlers; in another (the MCP server's), an interrupt is raised in the main thread and
+    never unwinds this one."""
+    import signal
+    import threading
+
+    landed: list[str] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield landed
+        return
+    held: list[int] = []
+    kept: dict[int, object] = {}
+
+    def note(signum: int, _frame: object) -> None:
+        held.append(signum)
+
+    for name in _DEFERRED:
+        number: int | None = getattr(signal, name, None)
+        if number is None:
+            continue
+        handler = signal.getsignal(number)
+        if callable(handler) or handler == signal.SIG_DFL:  # not one the caller ignores
+            kept[number] = signal.signal(number, note)  # from whichever thread gets it
+    # blocked too, so the git children this thread starts inherit the block (a terminal's
+    # Ctrl-C goes to the whole group: it killed ``update-index`` mid-write); pending, it is
+    # taken below with ``sigwait``
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, kept)
+    failed = False
+    try:
+        yield landed
+    except BaseException:
+        failed = True  # its own answer stands: the interrupt stopped nothing more
+        raise
+    finally:
+        for number in sorted(signal.sigpending() & set(kept)):
+            held.append(signal.sigwait({number}))
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        for number, before in kept.items():
+            signal.signal(number, before)  # type: ignore[arg-type]
+        for number in dict.fromkeys(held if not (landed or failed) else ()):
+            signal.raise_signal(number)
 
 
 def _put_back(

@@ -325,6 +325,7 @@ def _env_cases(lab: Lab, got: dict[str, Any]) -> None:
     ev["nogit-approve"] = _cli(lab, ALICE, "approve", "plans/nogit-a", *c, extra={"PATH": nogit})
     ev["nogit-audit"] = _cli(lab, ALICE, "audit", "--json", *c, extra={"PATH": nogit})
     ev["nogit-submit"] = mcp_calls(lab, [sub("nogit-s", "nogit-s")], path=nogit)
+    ev["nogit-submit"]["facts"] = _commit_facts(lab, ev["nogit-submit"]["before"]["head"])
     ev["fake-status"] = _cli(lab, ALICE, "status", "--json", *c, extra={"PATH": fake})
     ev["fake-approve"] = _cli(lab, ALICE, "approve", "plans/fake-a", *c, extra={"PATH": fake})
     ev["fail-approve"] = _cli(lab, ALICE, "approve", "plans/fail-a", *c, extra={"PATH": fail})
@@ -545,6 +546,7 @@ def _sigint(lab: Lab, got: dict[str, Any]) -> None:
             nxt = lab.run(check=False)
             r["next_rc"], r["next_err"] = nxt.returncode, nxt.stderr[-1500:]
             r["lock_after_pass"] = (lab.repo / ".git" / "index.lock").exists()
+            r["after_pass"] = _snap(lab)  # what the lock guarded until the pass finished it
         out[k] = r
         if r["lock"] or r["after"]["tree"]:
             (lab.repo / ".git" / "index.lock").unlink(missing_ok=True)
@@ -800,8 +802,7 @@ ENV = ["nogit-status", "nogit-approve", "nogit-audit", "nogit-submit", "fake-sta
        "icase-approve", "glob-approve", "tz-approve", "tz-status", "fsize-approve",
        "nofile-approve", "nofile-status", "closed-approve", "closed-status", "pipe-approve",
        "pipe-schema"]  # fmt: skip
-ENV_BROKE = {f"env:{k}": XF_NOGIT for k in ENV if k.startswith(("nogit-", "fail-"))} | {
-    "env:closed-approve": XF_CLOSED, "env:closed-status": XF_CLOSED}  # fmt: skip
+ENV_BROKE: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("k", cases([f"env:{k}" for k in ENV], ENV, ENV_BROKE))
@@ -901,16 +902,7 @@ INT = [f"int-approve-{i}" for i in range(6)] + [
     "index-window-reject",
     "index-window-term",
 ]
-INT_BROKE = {
-    "int:startup": xf("sigint-while-loading-traceback", "Ctrl-C while the interpreter imports "
-                      "the CLI (before entry()): a KeyboardInterrupt traceback, exit -2"),
-    "int:index-window-pid": xf("interrupt-after-commit-half-written", "SIGINT to approve "
-                               "between update-ref and update-index: committed, exit 130 "
-                               "silently, the index holds the old version (a staged revert)"),
-    "int:lazy-import": xf("sigint-while-loading-traceback", "Ctrl-C while `status` lazily "
-                          "imports pydantic inside main(): pyo3 PanicException traceback "
-                          "('failed to import `datetime` C API'), exit 1"),
-}  # fmt: skip
+INT_BROKE: dict[str, Any] = {}  # the three classes fixed in round 110's next session
 
 
 @pytest.mark.parametrize("k", cases([f"int:{k}" for k in INT], INT, INT_BROKE))
@@ -938,8 +930,10 @@ def test_sigint(lab: Labs, k: str) -> None:
         # a SIGTERM kills it outright (Python's default) and may leave its index.lock: the
         # next pass of the controller removes exactly that lock (round 28/109 recovery)
         assert not r["lock"] or r.get("lock_after_pass") is False, "index.lock stays"
+        if r["lock"]:  # a person's git commit failed on the lock meanwhile: judged after it
+            r = {**r, "after": {**r["after_pass"], "head": r["after"]["head"]}}
         r = {**r, "lock": False}
-        assert r["after"]["tree"] == r["before"]["tree"], (r["after"], r["diff-cached"])
+        assert r["after"]["tree"] == r["before"]["tree"], (r["rc"], r["out"], r["after"])
         if r["facts"]:  # committed: the index holds the commit and the answer says so
             _one(r, ALICE[1], [f"plans/iw{'1234'['pgrt'.index(k[13])]}/PLAN.yml"])
             assert r["rc"] == 0 or "E_" in r["out"], (r["rc"], r["out"][-800:])

@@ -334,6 +334,19 @@ def visible(text: str) -> str:
     return _shown(text, _python_escape)
 
 
+def first_hidden(text: str) -> str | None:
+    """The first character of ``text`` the rule hides, but an emoji's variation selector
+    (U+FE00-U+FE0F after a character outside ASCII: ``⚠️``), which shows as the emoji: what
+    a heading or a name may not hold (a converted source's, round 105 and round 110)."""
+    for match in HIDDEN.finditer(text):
+        at = match.start()
+        char = match.group(0)[0]
+        if "\ufe00" <= char <= "\ufe0f" and at and not text[at - 1].isascii():
+            continue
+        return char
+    return None
+
+
 def escape_hidden(text: str, escape: Callable[[str], str]) -> str:
     """``text`` with every character :data:`HIDDEN` holds, and every one NFC would change,
     replaced by ``escape(char)`` (a writer's own escape syntax: YAML's, JSON's)."""

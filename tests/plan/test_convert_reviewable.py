@@ -757,27 +757,26 @@ def test_a_reply_fenced_as_commonmark_reads_converts(opener: str, closer: str) -
     assert data["actions"][0]["tool"] == "rec"
 
 
-@pytest.mark.parametrize("char", ["\u200b", "\u202e", "\u2060", "\u00ad", "\ufeff"])
+@pytest.mark.parametrize("char", ["\u200b", "\u202e", "\u2060", "\u00ad", "\ufeff", "\u3164"])
 @pytest.mark.parametrize("fmt", ["md", "json", "toon", "yaml", "nested"])
 def test_a_name_holding_a_hidden_character_is_refused_in_every_source(fmt: str, char: str) -> None:
     """Round 110: ``{"tag": "A", "dry_run<U+200B>": true}`` converted; every review of the
     source reads ``dry_run``, and a tool that ignores unknown keys ran for real."""
     key = f"dry{char}_run"
-    loc: tuple[str | int, ...] = ("steps", 0, "args", key)
+    loc: tuple[str | int, ...] = ("actions", 0, "params", key)
     if fmt == "md":
         source, name = _md_param(json.dumps({"tag": "A", key: True}, ensure_ascii=False)), "x.md"
-        loc = ("steps", 0, "parameters", key)
     elif fmt in ("json", "nested"):
         args = {"tag": "A", key: True} if fmt == "json" else {"tag": {"deep": [{key: 1}]}}
         source, name = _pc([{"step_id": "1", "tool": "rec", "args": args}]), "x.json"
-        loc = loc if fmt == "json" else ("steps", 0, "args", "tag", "deep", 0, key)
+        loc = loc if fmt == "json" else ("actions", 0, "params", "tag", "deep", 0, key)
     elif fmt == "toon":
         source = TOON.replace("shared_inputs: {}", f"shared_inputs:\n  {key}: true")
-        name, loc = "x.toon", ("shared_inputs", key)
+        name, loc = "x.toon", ("inputs", key)
     else:
         pte = (EXAMPLES / "formats" / "pte-customer-emails.yml").read_text()
         source = pte.replace('folder: "inbox"', f'folder: "inbox"\n      "{key}": true', 1)
-        name, loc = "x.yml", ("actions", 0, "params", key)
+        name = "x.yml"
     with pytest.raises(ConvertFailed) as caught:
         convert_text(source, name)
     problems = [p for p in caught.value.problems if "holds U+" in p.message]
@@ -785,7 +784,9 @@ def test_a_name_holding_a_hidden_character_is_refused_in_every_source(fmt: str, 
     assert f"U+{ord(char):04X}" in problems[0].message
 
 
-def test_a_name_with_an_emoji_and_its_variation_selector_converts() -> None:
-    args = {"\u26a0\ufe0f": "warn"}
+def test_a_name_with_an_emoji_or_a_line_separator_converts() -> None:
+    """An emoji's variation selector shows as the emoji; a line separator or a control in a
+    name is kept and written escaped in PLAN.yml (round 107), not refused."""
+    args = {"\u26a0\ufe0f": "warn", "\u2028": 3, "a\x1bb": 4}
     data = convert_text(_pc([{"step_id": "1", "tool": "rec", "args": args}]), "x.json").data
     assert data["actions"][0]["params"] == args

@@ -9,13 +9,7 @@ rather than Python's ``json`` defaults:
   gate to a reviewer and to a first-wins reader, and no gate to a last-wins one);
 - a number is read as written and refused when no double holds it exactly
   (``9007199254740993.0``, ``1e-400``), with PLAN.yml's own rule and message
-  (:class:`~controller.plan.yamlio.InexactFloat`); TOON numbers go through the same hook;
-- a member's name holding a character no review shows (zero-width, a bidi control, a soft
-  hyphen: the rule headings follow, :func:`controller.display.first_hidden`) is refused at
-  its location, at any depth, however the source spells it (round 110:
-  ``"dry_run<U+200B>": true`` read as ``dry_run`` in every review of the source, and a tool
-  ignoring the unknown key ran for real). TOON and YAML sources go through
-  :func:`hidden_keys` too.
+  (:class:`~controller.plan.yamlio.InexactFloat`); TOON numbers go through the same hook.
 
 Reading never raises for these: the value is returned with its problems, so that every
 problem of a source is reported at once, each at its location.
@@ -88,42 +82,6 @@ def read(text: str, *, whole: bool = True) -> JsonRead:
     return JsonRead(value, end, repeated, dropped)
 
 
-def hidden_keys(
-    value: Any, loc: Loc, line: int | None = None, lines: dict[Loc, int] | None = None
-) -> Iterator[Problem]:
-    """A problem for each member name in ``value`` holding a character review does not show
-    (module docstring), at its location (its line from ``lines`` when known, else ``line``)."""
-    stack: list[tuple[Any, Loc]] = [(value, loc)]
-    while stack:
-        item, where = stack.pop()
-        if isinstance(item, dict):
-            for key in item:
-                found = hidden_name(key, (*where, key), (lines or {}).get((*where, key), line))
-                if found is not None:
-                    yield found
-            stack.extend((child, (*where, key)) for key, child in reversed(item.items()))
-        elif isinstance(item, list):
-            stack.extend((child, (*where, i)) for i, child in reversed(list(enumerate(item))))
-
-
-def hidden_name(name: Any, where: Loc, line: int | None) -> Problem | None:
-    """The problem of a member name holding a character review does not show, else None (a
-    name NFC would change is kept, and PLAN.yml writes it escaped: round 107)."""
-    from controller.display import first_hidden, visible
-
-    char = first_hidden(name) if isinstance(name, str) else None
-    if char is None:
-        return None
-    return Problem(
-        "E_SCHEMA_INVALID",
-        f"the name `{visible(name)}` holds U+{ord(char):04X}, a character review tools do not "
-        "show: it reads as another name",
-        format_path(where),
-        line,
-        "remove the character from the name",
-    )
-
-
 def value_problems(
     value: Any, loc: Loc, line: int | None = None, repeated: dict[int, list[str]] | None = None
 ) -> Iterator[Problem]:
@@ -139,10 +97,6 @@ def value_problems(
         elif isinstance(item, dict):
             for name in (repeated or {}).get(id(item), []):
                 yield _twice((*where, name), line)
-            for name in item:
-                hidden = hidden_name(name, (*where, name), line)
-                if hidden is not None:
-                    yield hidden
             stack.extend((child, (*where, key)) for key, child in reversed(item.items()))
         elif isinstance(item, list):
             stack.extend((child, (*where, i)) for i, child in reversed(list(enumerate(item))))

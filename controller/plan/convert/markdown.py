@@ -442,8 +442,6 @@ def _inputs(
         if match:
             name = (match.group(1) or match.group(2)).strip()
             where = ("shared_inputs", name)
-            hidden = jsonread.hidden_name(name, where, number)
-            ctx.problems.extend([hidden] if hidden is not None else [])
             _rendered_as_written(name, where, number, doc, ctx, "a shared input's name")
             _rendered_as_written(match.group(3), where, number, doc, ctx, "a value")
             if name in out:

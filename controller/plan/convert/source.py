@@ -200,9 +200,7 @@ def _yaml(text: str, name: str) -> Source:
     if not isinstance(doc.data, dict):
         raise SchemaInvalid(f"{name}: the plan must be a mapping")
     lines = {path: span.line + 1 for path, span in doc.spans.items()}
-    return Source(
-        "yaml", doc.data, text, lines, list(jsonread.hidden_keys(doc.data, (), None, lines))
-    )
+    return Source("yaml", doc.data, text, lines)
 
 
 def _yaml_or_prose(text: str, name: str) -> Source:

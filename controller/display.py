@@ -337,7 +337,7 @@ def visible(text: str) -> str:
 def first_hidden(text: str) -> str | None:
     """The first character of ``text`` the rule hides, but an emoji's variation selector
     (U+FE00-U+FE0F after a character outside ASCII: ``⚠️``), which shows as the emoji: what
-    a heading or a name may not hold (a converted source's, round 105 and round 110)."""
+    a markdown source's heading may not hold (round 105)."""
     for match in HIDDEN.finditer(text):
         at = match.start()
         char = match.group(0)[0]

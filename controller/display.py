@@ -334,6 +334,41 @@ def visible(text: str) -> str:
     return _shown(text, _python_escape)
 
 
+def first_hidden(text: str) -> str | None:
+    """The first character of ``text`` the rule hides, but an emoji's variation selector
+    (U+FE00-U+FE0F after a character outside ASCII: ``⚠️``), which shows as the emoji: what
+    a markdown source's heading may not hold (round 105)."""
+    for match in HIDDEN.finditer(text):
+        at = match.start()
+        char = match.group(0)[0]
+        if "\ufe00" <= char <= "\ufe0f" and at and not text[at - 1].isascii():
+            continue
+        return char
+    return None
+
+
+#: The default-ignorable code points outside category Cf (Unicode's
+#: Default_Ignorable_Code_Point): drawn as nothing, a name's fillers and selectors.
+_IGNORABLE = re.compile(
+    "[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\ufff0-\ufff8"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
+
+
+def first_ignorable(text: str) -> str | None:
+    """The first format character (category Cf: zero-width, bidi controls, a soft hyphen, a
+    BOM) or other default-ignorable code point of ``text``, but an emoji's variation
+    selector: what a name may not hold (round 110). Narrower than :data:`HIDDEN`: a name
+    holding a control or a line separator is kept, and written escaped (round 107)."""
+    for at, char in enumerate(text):
+        if unicodedata.category(char) != "Cf" and not _IGNORABLE.match(char):
+            continue
+        if "\ufe00" <= char <= "\ufe0f" and at and not text[at - 1].isascii():
+            continue
+        return char
+    return None
+
+
 def escape_hidden(text: str, escape: Callable[[str], str]) -> str:
     """``text`` with every character :data:`HIDDEN` holds, and every one NFC would change,
     replaced by ``escape(char)`` (a writer's own escape syntax: YAML's, JSON's)."""

@@ -384,44 +384,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r110-sources-atk110h", _build)
 
 
-def _xf(cls: str, why: str) -> Any:
-    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 110: {cls}: {why}")
-
-
-_VAL = _xf(
-    "md-inline-markup-in-value",
-    "a Parameters value or shared input converts as raw text; a forge renders its escapes, references, links and emphasis otherwise",
-)
-_EM = _xf(
-    "md-emphasis-id",
-    "`*step_1*` renders as `step_1`: a dependency on the marked twin reads as one on step_1",
-)
-_FENCE = _xf(
-    "md-fence-unclosed-in-commonmark",
-    "the reader closes a fence CommonMark leaves open; the forge shows the steps as code under ## Notes",
-)
-_HID = _xf(
-    "hidden-char-in-param-key",
-    "a param key holding U+200B/U+202E converts; the source reads `dry_run`",
-)
-
-BROKEN: dict[str, Any] = {
-    **{k: _VAL for k in REFUSED if k.startswith("val-")},
-    "d-link:runs": _VAL,
-    **{
-        k: _EM
-        for k in ("twin-em:needs", "twin-under:needs", "twin-strong:needs", "twin-strike:needs")
-    },
-    **{
-        k: _FENCE
-        for k in (
-            "fence-info-close:structure",
-            "fence-short-close:structure",
-            "fence-indent4-close:structure",
-        )
-    },
-    **{k: _HID for k in REFUSED if k.startswith("hidden-")},
-}
+#: Fixed the same day (fix110s): the four classes (20 ids) of the docstring.
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(list(REFUSED), list(REFUSED), BROKEN))

@@ -45,7 +45,9 @@ Seen (round 110, 49 ids, ~6 s wall): 2 classes broke (16 ids), 33 held.
    ``- to: [ok@example.com](mailto:evil@example.net)`` converts to that input (rendered:
    ``ok@example.com``); ``[ls][r]`` with ``[r]: http://x '; rm -rf ~'`` in ``## Notes`` or
    ``## Objective`` the same (the definition is not rendered at all). Entities and emphasis
-   change the text shown (``&#x3B;`` -> ``;``, ``*.txt *.log`` -> ``.txt .log``). Should:
+   change the text shown (``&#x3B;`` -> ``;``, ``*.txt *.log`` -> ``.txt .log``; fix110s:
+   not so, CommonMark renders ``ls *.txt *.log`` as written, ``mdv-emph:param`` is now a
+   control; ``/srv/__init__/x`` does render as strong ``init``). Should:
    refuse a link, image, reference, character reference and emphasis delimiter outside a
    code span in a markdown value, as round 109 refuses raw HTML (a value that needs the
    text goes in a code span or a JSON escape).
@@ -150,7 +152,6 @@ REFUSED: dict[str, tuple[str, str, str]] = {
     ),
     "mdv-entity:param": ("v.md", _param('"cmd": "ls &#x3B; rm"'), ""),
     "mdv-entity-shy:param": ("v.md", _param('"path": "/srv/app&shy;/data"'), ""),
-    "mdv-emph:param": ("v.md", _param('"cmd": "ls *.txt *.log"'), ""),
     "mdv-strong:param": ("v.md", _param('"path": "/srv/__init__/x"'), ""),
     # reply-fence-indent (break)
     "fence-tab:hidden": ("r.md", _reply("\t```json", "\t```"), ""),
@@ -283,6 +284,13 @@ CONVERTS: dict[str, tuple[str, str, Any]] = {
         _pc({"tag": "A"}).replace('"tag": "A"', '"tag":\r"A"'),
         lambda p: p["actions"][0]["params"] == {"tag": "A"},
     ),
+    # fix110s: no emphasis here (each `*` follows a space: none can close), so CommonMark and
+    # GFM render the value as written; it converts as written
+    "mdv-emph:param": (
+        "c.md",
+        _param('"cmd": "ls *.txt *.log"'),
+        lambda p: p["actions"][0]["params"] == {"tag": "A-ok", "cmd": "ls *.txt *.log"},
+    ),
     "md-star-bullet:control": (
         "c.md",
         BASE.replace("- **Parameters**", "* **Parameters**"),
@@ -336,23 +344,9 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r110-sources-atk110k", _build)
 
 
-_MDV = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 110: md-rendered-value: a link, image, reference, entity or emphasis in a markdown value converts as written; a forge renders other text",
-)
-_FENCE = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 110: reply-fence-indent: a fence opened after a TAB or four spaces is read; CommonMark renders the JSON as a paragraph hiding <!-- -->",
-)
-BROKEN: dict[str, Any] = {
-    **{k: _MDV for k in REFUSED if k.startswith("mdv-")},
-    "d-link:runs": _MDV,
-    "fence-tab:hidden": _FENCE,
-    "fence-sp4:hidden": _FENCE,
-    "d-fence:runs": _FENCE,
-}
+#: Fixed the same day (fix110s): the two classes of the docstring (``mdv-emph:param``, which
+#: CommonMark renders as written, moved to the controls).
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(list(REFUSED), list(REFUSED), BROKEN))

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from controller.errors import ConvertFailed, ConvertUnsupported
+from controller.errors import ConvertFailed, ConvertUnsupported, ParseNonJson
 from controller.plan.convert import convert_text
+from controller.plan.refs import format_path
 from tests.support.gitenv import EXAMPLES
 
 MD = (EXAMPLES / "formats" / "toon-plan-core.md").read_text()
@@ -570,3 +571,222 @@ def test_raw_html_in_a_markdown_plan_is_refused_at_its_line(where: str, html: st
 def test_text_a_forge_shows_as_written_is_no_raw_html(value: str) -> None:
     text = _md_steps([1]).replace("Clear plan objective", value, 1)
     assert convert_text(text, "PLAN.md").data["plan"]["task"] == value
+
+
+# --- round 110: a markdown value renders as written, fences are CommonMark's, no hidden name
+
+
+def _md_param(params: str) -> str:
+    return _md_steps([1]).replace('{"tag": "1"}', params, 1)
+
+
+@pytest.mark.parametrize(
+    ("params", "named"),
+    [
+        (r'{"tag": "A\", \"mode\": \"dry-run"}', 'a backslash escape `\\"`'),
+        ('{"tag": "A&quot;, &quot;mode&quot;: &quot;x"}', "a character reference `&quot;`"),
+        ('{"cmd": "ls &#x3B; rm"}', "a character reference `&#x3B;`"),
+        ('{"path": "/srv/app&shy;/data"}', "a character reference `&shy;`"),
+        ('{"cmd": "[ls](u \'; rm -rf ~\')"}', "a link"),
+        ('{"to": "[ok@example.com](mailto:evil@example.net)"}', "a link"),
+        ('{"cmd": "ls ![](;rm)"}', "an image"),
+        ('{"glob": "*.log", "x": "a*"}', "emphasis `*`"),
+        ('{"path": "/srv/__init__/x"}', "strong emphasis `__`"),
+        ('{"x": "~~old~~ new"}', "strikethrough `~~`"),
+    ],
+)
+def test_a_markdown_value_a_forge_renders_otherwise_is_refused_at_its_line(
+    params: str, named: str
+) -> None:
+    """Round 110: ``{"tag": "A\\", \\"mode\\": \\"dry-run"}`` converted to one ``tag``; a forge
+    shows ``{"tag": "A", "mode": "dry-run"}``. A link's title and destination, a reference,
+    emphasis eating its stars: each showed other text than the tool got."""
+    text = _md_param(params)
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(text, "PLAN.md")
+    problem = caught.value.problems[0]
+    assert (problem.code, problem.path) == ("E_CONVERT_UNSUPPORTED", "steps[0].parameters")
+    assert problem.line == _line_of(text, "- **Parameters**")
+    assert f"{named} in a value" in problem.message
+    assert "code span" in (problem.remedy or "")
+
+
+@pytest.mark.parametrize("where", ["\n## Notes\n[r]: http://x '; rm -rf ~'\n", "\n[r]: /u\n"])
+def test_a_reference_link_whose_definition_sits_anywhere_is_refused(where: str) -> None:
+    """Round 110: ``[ls][r]`` with ``[r]: http://x '; rm -rf ~'`` in ``## Notes`` or the
+    objective: the definition line is never rendered, the value shows ``ls``."""
+    text = _md_param('{"cmd": "[ls][r]"}')
+    text = text.replace("\n## Shared Inputs", where + "\n## Shared Inputs", 1)
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(text, "PLAN.md")
+    assert "a link in a value" in caught.value.problems[0].message
+    # without a definition, `[ls][r]` renders as written: text
+    plain = convert_text(_md_param('{"cmd": "[ls][r]"}'), "PLAN.md").data
+    assert plain["actions"][0]["params"] == {"cmd": "[ls][r]"}
+
+
+@pytest.mark.parametrize(
+    "inputs",
+    [
+        "- to: [ok@example.com](mailto:evil@example.net)",
+        "- to: ok@example.com&#44; evil@example.net",
+        "- to: ok@example.com![](evil@example.net)",
+        r'{"to": "ok@example.com\", \"cc\": \"evil@example.net"}',
+    ],
+)
+def test_a_shared_input_a_forge_renders_otherwise_is_refused(inputs: str) -> None:
+    text = _md_steps([1]).replace("(Optional shared data)", inputs, 1)
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(text, "PLAN.md")
+    problem = caught.value.problems[0]
+    assert problem.code == "E_CONVERT_UNSUPPORTED" and "in a value" in problem.message
+    assert problem.line == _line_of(text, inputs)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "plain text, a comma; and a semicolon",
+        "https://x.example/a_b_c",
+        "a*b",
+        "ls *.txt *.log",
+        "ok@example.com",
+        "snake_case_name, a__b__c",
+        "$<inputs.to> a < b",
+        "AT&T; a&b",
+        "[x] without a definition",
+    ],
+)
+def test_a_markdown_value_that_renders_as_written_converts_as_written(value: str) -> None:
+    data = convert_text(_md_param(json.dumps({"v": value})), "PLAN.md").data
+    assert data["actions"][0]["params"] == {"v": value}
+    inputs = _md_steps([1]).replace("(Optional shared data)", f"- v: {value}", 1)
+    assert convert_text(inputs, "PLAN.md").data["inputs"] == {"v": value}
+
+
+@pytest.mark.parametrize(
+    ("params", "read"),
+    [
+        ('`{"glob": "*.log", "x": "a*"}`', {"glob": "*.log", "x": "a*"}),
+        (r'`{"tag": "A\", \"mode\": \"x"}`', {"tag": 'A", "mode": "x'}),
+        ('{"glob": "`*.log`"}', {"glob": "`*.log`"}),
+        ('{"url": "<https://x.example/a_b>"}', {"url": "<https://x.example/a_b>"}),
+        ('{"glob": "\\u002a.log", "amp": "\\u0026quot;"}', {"glob": "*.log", "amp": "&quot;"}),
+    ],
+)
+def test_a_code_span_an_autolink_and_a_json_escape_convert_as_today(
+    params: str, read: dict[str, Any]
+) -> None:
+    """The remedy: a code span shows its text as written (the whole value in one is read
+    without its backticks, as before), and a JSON escape is no markdown."""
+    assert convert_text(_md_param(params), "PLAN.md").data["actions"][0]["params"] == read
+
+
+@pytest.mark.parametrize("marked", ["*step_1*", "_step_1_", "**step_1**", "~~step_1~~"])
+def test_a_markdown_id_rendered_with_emphasis_is_refused(marked: str) -> None:
+    """Round 110: ``step_1`` and ``*step_1*`` render as one id (italic); a dependency on the
+    marked one converted to one on step 2."""
+    ids = ["step_1", marked, "step_3"]
+    text = _md_headed(["Step 1:", "Step 2:", "Step 3:"], ids, deps=f"[{marked}]")
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(text, "PLAN.md")
+    problems = caught.value.problems
+    assert {p.path for p in problems} >= {"steps[1].id", "steps[2].dependencies"}
+    assert all(p.code == "E_CONVERT_UNSUPPORTED" for p in problems)
+    assert "in an id" in problems[0].message
+
+
+def _md_notes(block: str) -> str:
+    return _md_steps([1, 2]).replace("## Steps\n", "## Notes\n" + block + "\n## Steps\n", 1)
+
+
+@pytest.mark.parametrize(
+    "block", ["```\nx\n``` y\n", "````\nx\n```\n", "```\nx\n    ```\n", "~~~\nx\n```\n"]
+)
+def test_a_fence_commonmark_never_closes_is_refused_at_its_line(block: str) -> None:
+    """Round 110: a closing line with an info string, a shorter or other fence, or one
+    indented four spaces: a forge shows ``## Steps`` and every step as code under
+    ``## Notes``; a hand scan closed the block and read both steps."""
+    text = _md_notes(block)
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(text, "PLAN.md")
+    problem = caught.value.problems[0]
+    assert problem.code == "E_CONVERT_UNSUPPORTED"
+    assert problem.line == _line_of(text, "## Notes") + 1
+    assert "never closed as CommonMark closes one" in problem.message
+
+
+@pytest.mark.parametrize(
+    "block",
+    ["```\nx\n```\n", "````\n```\n## Steps\n````\n", "~~~ sh\n```\n~~~\n", "   ```\nx\n   ```\n"],
+)
+def test_a_fence_commonmark_closes_is_code_and_the_steps_convert(block: str) -> None:
+    data = convert_text(_md_notes(block), "PLAN.md").data
+    assert [a["params"]["tag"] for a in data["actions"]] == ["1", "2"]
+
+
+def test_a_tab_before_backticks_opens_no_fence_in_a_markdown_plan() -> None:
+    """``\\t```‍`` after a heading is an indented code block: the lines after it are read, as
+    a forge shows them (a hand scan took it for a fence and hid the steps)."""
+    data = convert_text(_md_notes("\t```\n"), "PLAN.md").data
+    assert [a["params"]["tag"] for a in data["actions"]] == ["1", "2"]
+
+
+REPLY_PLAN = json.dumps(
+    {"plan_version": 1, "skill_id": "s", "goal": "g", "steps": [{"step_id": "1", "tool": "rec"}]}
+)
+
+
+@pytest.mark.parametrize(
+    ("opener", "closer"),
+    [("\t```json", "\t```"), ("    ```json", "    ```"), ("```json", "``` x"), ("````json", "```")],
+)
+def test_a_reply_whose_fence_commonmark_does_not_read_is_refused(opener: str, closer: str) -> None:
+    """Round 110: a reply ``PLAN.md`` fenced after a TAB: to CommonMark an indented code
+    block of the opener alone and the JSON a paragraph, where ``<!-- -->`` is hidden."""
+    with pytest.raises(ParseNonJson) as caught:
+        convert_text(f"{opener}\n{REPLY_PLAN}\n{closer}\n", "PLAN.md")
+    assert caught.value.message.startswith("PLAN.md:1:")
+
+
+@pytest.mark.parametrize(
+    ("opener", "closer"), [("   ```json", "   ```"), ("~~~json`", "~~~"), ("````json", "`````")]
+)
+def test_a_reply_fenced_as_commonmark_reads_converts(opener: str, closer: str) -> None:
+    data = convert_text(f"{opener}\n{REPLY_PLAN}\n{closer}\n", "PLAN.md").data
+    assert data["actions"][0]["tool"] == "rec"
+
+
+@pytest.mark.parametrize("char", ["\u200b", "\u202e", "\u2060", "\u00ad", "\ufeff", "\u3164"])
+@pytest.mark.parametrize("fmt", ["md", "json", "toon", "yaml", "nested"])
+def test_a_name_holding_a_hidden_character_is_refused_in_every_source(fmt: str, char: str) -> None:
+    """Round 110: ``{"tag": "A", "dry_run<U+200B>": true}`` converted; every review of the
+    source reads ``dry_run``, and a tool that ignores unknown keys ran for real."""
+    key = f"dry{char}_run"
+    loc: tuple[str | int, ...] = ("actions", 0, "params", key)
+    if fmt == "md":
+        source, name = _md_param(json.dumps({"tag": "A", key: True}, ensure_ascii=False)), "x.md"
+    elif fmt in ("json", "nested"):
+        args = {"tag": "A", key: True} if fmt == "json" else {"tag": {"deep": [{key: 1}]}}
+        source, name = _pc([{"step_id": "1", "tool": "rec", "args": args}]), "x.json"
+        loc = loc if fmt == "json" else ("actions", 0, "params", "tag", "deep", 0, key)
+    elif fmt == "toon":
+        source = TOON.replace("shared_inputs: {}", f"shared_inputs:\n  {key}: true")
+        name, loc = "x.toon", ("inputs", key)
+    else:
+        pte = (EXAMPLES / "formats" / "pte-customer-emails.yml").read_text()
+        source = pte.replace('folder: "inbox"', f'folder: "inbox"\n      "{key}": true', 1)
+        name = "x.yml"
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(source, name)
+    problems = [p for p in caught.value.problems if "holds U+" in p.message]
+    assert [(p.code, p.path) for p in problems] == [("E_SCHEMA_INVALID", format_path(loc))]
+    assert f"U+{ord(char):04X}" in problems[0].message
+
+
+def test_a_name_with_an_emoji_or_a_line_separator_converts() -> None:
+    """An emoji's variation selector shows as the emoji; a line separator or a control in a
+    name is kept and written escaped in PLAN.yml (round 107), not refused."""
+    args = {"\u26a0\ufe0f": "warn", "\u2028": 3, "a\x1bb": 4}
+    data = convert_text(_pc([{"step_id": "1", "tool": "rec", "args": args}]), "x.json").data
+    assert data["actions"][0]["params"] == args

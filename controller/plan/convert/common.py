@@ -279,7 +279,39 @@ def document(
     ]
     out.update(extra or {})
     out["actions"] = [_ordered(legacy_refs(a, ctx, ("actions", i))) for i, a in enumerate(actions)]
+    hidden_names(ctx, out.get("inputs"), ("inputs",))
+    hidden_names(ctx, out["actions"], ("actions",))
     return out
+
+
+def hidden_names(ctx: Ctx, tree: Any, loc: Loc) -> None:
+    """Refuse every mapping key in ``tree`` (an action's params at any depth, its checks',
+    its fallbacks', the plan's inputs) holding a format or default-ignorable character
+    (:func:`controller.display.first_ignorable`), whatever the source: ``{"tag": "A",
+    "dry_run<U+200B>": true}`` read as ``dry_run`` in every review of a markdown, JSON or
+    TOON source, and a tool ignoring the unknown key ran for real (round 110). PLAN.yml
+    itself writes such a key escaped (``"dry_run\\u200b"``), which its reviewer sees."""
+    from controller.display import first_ignorable, visible
+
+    stack: list[tuple[Any, Loc]] = [(tree, loc)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, list):
+            stack.extend((child, (*where, i)) for i, child in enumerate(item))
+            continue
+        if not isinstance(item, dict):
+            continue
+        for key, child in item.items():
+            char = first_ignorable(key) if isinstance(key, str) else None
+            if char is not None:
+                _line_of(ctx, (*where, key))
+                ctx.invalid(
+                    (*where, key),
+                    f"the name `{visible(key)}` holds U+{ord(char):04X}, a character review "
+                    "tools do not show: it reads as another name",
+                    "remove the character from the name",
+                )
+            stack.append((child, (*where, key)))
 
 
 def legacy_refs(step: dict[str, Any], ctx: Ctx, loc: Loc) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from controller.errors import Problem
-from controller.plan.convert import jsonread
+from controller.plan.convert import commonmark, jsonread
 from controller.plan.convert.common import STEP_HEADING, Ctx, Loc, numbered_in_place
 from controller.plan.refs import format_path
 
@@ -24,11 +24,6 @@ _BULLET = re.compile(r"^\s*[-*]\s+(?:\*\*(.+?)\*\*|([^:]+?))\s*:\s*(.*)$")
 _HEADING = re.compile(r"^(#{1,3})[ \t]+(.*?)[ \t]*(?:[ \t]#*)?[ \t]*$")
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$")
 _RECORD = re.compile(r"^(?:task|step)\s*[\w.-]*\s*:\s*(.*)$", re.I)
-#: What a forge renders as other text than the source's in an id (round 109): a backslash
-#: escape of ASCII punctuation (``step\_1``) or a character reference (``step&#95;1``).
-_RENDERED_OTHERWISE = re.compile(
-    r"\\[!-/:-@\[-`{-~]|&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
-)
 #: Where raw HTML starts (CommonMark, "Raw HTML"): an open or closing tag (its name, then
 #: white space, ``/``, ``>`` or the line's end), a processing instruction, a declaration, a
 #: CDATA section. A comment, ``<!--``, is refused anywhere outside a fence (round 108).
@@ -80,7 +75,8 @@ FLAGS = {"parallel_execution", "error_recovery"}
 
 def parse(text: str, ctx: Ctx) -> dict[str, Any]:
     """The plan as the JSON form of ``toon-plan`` would hold it."""
-    sections = _sections(text, ctx)
+    doc = commonmark.read(text)
+    sections = _sections(text, doc, ctx)
     data: dict[str, Any] = {"metadata": {}, "tasks": [], "steps": []}
     seen: dict[str, int] = {}
     for level, title, line, body in sections:
@@ -101,11 +97,12 @@ def parse(text: str, ctx: Ctx) -> dict[str, Any]:
         elif key == "objective":
             data["metadata"]["objective"] = _paragraph(body)
         elif key in ("tasks", "steps"):
-            data[key] = _records(body, key, TASK_FIELDS if key == "tasks" else STEP_FIELDS, ctx)
+            fields = TASK_FIELDS if key == "tasks" else STEP_FIELDS
+            data[key] = _records(body, key, fields, doc, ctx)
         elif key == "shared inputs":
-            data["shared_inputs"] = _inputs(body, line, ctx)
+            data["shared_inputs"] = _inputs(body, line, doc, ctx)
         elif key == "workflow config":
-            data["workflow_config"] = _fields(body, CONFIG_FIELDS, ("workflow_config",), ctx)
+            data["workflow_config"] = _fields(body, CONFIG_FIELDS, ("workflow_config",), doc, ctx)
         else:
             _no_records(title, body, ctx)
             data["metadata"].setdefault("sections", {})[title] = _paragraph(body)
@@ -129,24 +126,25 @@ def _no_records(title: str, body: list[tuple[int, str]], ctx: Ctx) -> None:
             return
 
 
-def _sections(text: str, ctx: Ctx) -> list[tuple[int, str, int, list[tuple[int, str]]]]:
+def _sections(
+    text: str, doc: commonmark.Rendered, ctx: Ctx
+) -> list[tuple[int, str, int, list[tuple[int, str]]]]:
     """(level, title, line, body lines) of each # and ## section; ### stay in the body. A
     heading holding a character no review shows (zero-width, a bidi mark, a soft hyphen:
     :data:`controller.display.HIDDEN`) is refused at its line: ``## Steps`` with a U+200B
     read as another section, its steps kept as text, while git and a forge show ``## Steps``
-    (round 105)."""
-    from controller.display import HIDDEN
+    (round 105). Fenced code is where CommonMark puts it (round 110), :func:`_fences`."""
+    from controller.display import HIDDEN, first_hidden
 
     out: list[tuple[int, str, int, list[tuple[int, str]]]] = []
-    fence = False
+    fenced = _fences(doc, ctx)
     # git's lines: LF alone ends one (the source reader refused every other line end,
     # source.HIDDEN_LINES); a CRLF file's CR is the line's end, not its text
     for number, line in enumerate(text.split("\n"), 1):
         line = line.removesuffix("\r")
-        if line.lstrip().startswith(("```", "~~~")):
-            fence = not fence
+        fence = number in fenced
         match = None if fence else _HEADING.match(line)
-        hidden = None if fence else _hidden_in(line, HIDDEN)
+        hidden = None if fence else first_hidden(line)
         if not fence:
             _raw_html(line, number, ctx)
         if hidden is not None and _HEADING.match(HIDDEN.sub("", line).strip()):
@@ -162,6 +160,27 @@ def _sections(text: str, ctx: Ctx) -> list[tuple[int, str, int, list[tuple[int, 
         elif out:
             out[-1][3].append((number, line))
     return out
+
+
+def _fences(doc: commonmark.Rendered, ctx: Ctx) -> set[int]:
+    """The lines inside fenced code blocks, as CommonMark reads them: this reader and a forge
+    agree on every line that is code (round 110: a ```` ``` y ```` line, a ```` ``` ```` under a
+    ```` ```` ```` opener, or one indented four spaces closed no fence on a forge, which showed
+    ``## Steps`` and every step as code under ``## Notes``, while a hand scan closed it and
+    read the steps; a TAB or four spaces before ```` ``` ```` opens none). A fence never closed
+    is refused at its opening line: a forge shows the rest of its container as code."""
+    for fence in doc.fences:
+        if not fence.closed:
+            ctx.lines[("fences", fence.start)] = fence.start
+            ctx.unsupported(
+                ("fences", fence.start),
+                f"line {fence.start}: a fenced code block that is never closed as CommonMark "
+                "closes one: a forge's rendered view shows all that follows it as code, and "
+                "the reader would read it",
+                "close the block with a line of the opening fence's character, at least as "
+                "many, indented at most three spaces and with nothing after it",
+            )
+    return doc.fenced()
 
 
 def _raw_html(line: str, number: int, ctx: Ctx) -> None:
@@ -226,24 +245,16 @@ def _comment(number: int, ctx: Ctx) -> None:
     )
 
 
-def _hidden_in(line: str, hidden: re.Pattern[str]) -> str | None:
-    """The first hidden character of ``line``, but an emoji's variation selector (U+FE0E,
-    U+FE0F after a character outside ASCII: ``⚠️``), which shows as the emoji."""
-    for match in hidden.finditer(line):
-        at = match.start()
-        char = match.group(0)[0]
-        if "\ufe00" <= char <= "\ufe0f" and at and not line[at - 1].isascii():
-            continue
-        return char
-    return None
-
-
 def _paragraph(body: list[tuple[int, str]]) -> str:
     return "\n".join(line for _, line in body).strip()
 
 
 def _records(
-    body: list[tuple[int, str]], kind: str, fields: dict[str, str], ctx: Ctx
+    body: list[tuple[int, str]],
+    kind: str,
+    fields: dict[str, str],
+    doc: commonmark.Rendered,
+    ctx: Ctx,
 ) -> list[dict[str, Any]]:
     records: list[tuple[str, int, list[tuple[int, str]]]] = []
     for number, line in body:
@@ -260,7 +271,7 @@ def _records(
         ctx.lines[loc] = number
         if kind == "steps":
             _step_number(title, index, loc, ctx)
-        record = _fields(lines, fields, loc, ctx)
+        record = _fields(lines, fields, loc, doc, ctx)
         named = _RECORD.match(title)
         label = named.group(1) if named else title
         record.setdefault("name" if kind == "tasks" else "title", label)
@@ -292,7 +303,11 @@ def _step_number(title: str, index: int, loc: Loc, ctx: Ctx) -> None:
 
 
 def _fields(
-    lines: list[tuple[int, str]], fields: dict[str, str], loc: Loc, ctx: Ctx
+    lines: list[tuple[int, str]],
+    fields: dict[str, str],
+    loc: Loc,
+    doc: commonmark.Rendered,
+    ctx: Ctx,
 ) -> dict[str, Any]:
     record: dict[str, Any] = {}
     for number, line in lines:
@@ -318,25 +333,44 @@ def _fields(
             _said_twice(ctx, (*loc, key), label, number)
             continue
         ctx.lines[(*loc, key)] = number
-        if key in _ID_FIELDS:
-            _rendered_as_written(match.group(3), (*loc, key), number, ctx)
+        if key in _ID_FIELDS or key == "parameters":
+            kind = "an id" if key in _ID_FIELDS else "a value"
+            _rendered_as_written(match.group(3), (*loc, key), number, doc, ctx, kind)
         record[key] = _value(match.group(3).strip(), key, (*loc, key), ctx)
     return record
 
 
-def _rendered_as_written(text: str, loc: Loc, number: int, ctx: Ctx) -> None:
-    """An id, or a list of them, a forge renders as written: ``step\\_1`` and ``step&#95;1``
-    render as ``step_1``, another step's id to the converter, so a dependency on one read as
-    one on the other (round 109). Refused: ids are compared as written."""
-    found = _RENDERED_OTHERWISE.search(text)
+def _rendered_as_written(
+    text: str, loc: Loc, number: int, doc: commonmark.Rendered, ctx: Ctx, kind: str
+) -> None:
+    """A value the converter reads (an id, a list of them, ``Parameters``, a shared input and
+    its name) must render, to CommonMark, as exactly its raw text: what a reviewer reads on
+    a forge is what runs (:func:`controller.plan.convert.commonmark.rendered_otherwise`).
+    ``step\\_1``, ``step&#95;1`` and ``*step_1*`` render as ``step_1``, another step's id to
+    the converter (rounds 109, 110); ``{"cmd": "[ls](u '; rm -rf ~')"}`` renders as
+    ``{"cmd": "ls"}``, ``&quot;`` and ``\\"`` as a ``"`` that ends no JSON string (round
+    110). Code spans, shown as written, pass. Raw HTML is refused by its own rule, once."""
+    if ("html", number) in ctx.lines or ("comments", number) in ctx.lines:
+        return
+    found = commonmark.rendered_otherwise(text, doc.env)
     if found is None:
         return
     ctx.lines.setdefault(loc, number)
+    if kind != "a value":
+        ctx.unsupported(
+            loc,
+            f"line {number}: {found} in {kind}: a forge renders it as another character "
+            "or as markup, so it reads as another id or name",
+            "write ids and names in plain characters, without markdown: no backslash "
+            "escapes, character references, emphasis, strikethrough or links",
+        )
+        return
     ctx.unsupported(
         loc,
-        f"line {number}: `{found.group(0)}` in an id: a forge renders it as another "
-        "character, so the id reads as another id",
-        "write ids in plain characters, without backslash escapes or character references",
+        f"line {number}: {found} in a value: a forge's rendered view of the plan shows "
+        "other text than the converter reads",
+        "put the value in a code span (`...`), or write the character as a JSON escape "
+        "(`*` as \\u002a, `&` as \\u0026, `[` as \\u005b, `\\` as \\u005c)",
     )
 
 
@@ -385,15 +419,20 @@ def _value(text: str, key: str, loc: Loc, ctx: Ctx) -> Any:
     return text.strip("`")
 
 
-def _inputs(body: list[tuple[int, str]], line: int, ctx: Ctx) -> dict[str, Any]:
+def _inputs(
+    body: list[tuple[int, str]], line: int, doc: commonmark.Rendered, ctx: Ctx
+) -> dict[str, Any]:
     text = _paragraph(body)
     if not text or (text.startswith("(") and text.endswith(")")):
         return {}  # the template's "(Optional shared data)" placeholder
-    fenced = re.fullmatch(r"```(?:json)?\s*\n(.*?)\n```", text, re.S)
+    fenced = _one_fence(body, doc)
     try:
-        read = jsonread.read(fenced.group(1) if fenced else text)
+        read = jsonread.read(fenced if fenced is not None else text)
     except json.JSONDecodeError:
         read = None
+    if read is not None and fenced is None:
+        first = next(number for number, raw in body if raw.strip())
+        _rendered_as_written(text, ("shared_inputs",), first, doc, ctx, "a value")
     if read is not None and isinstance(read.value, dict):
         ctx.problems.extend(read.problems(("shared_inputs",), line))
         return read.value
@@ -402,7 +441,9 @@ def _inputs(body: list[tuple[int, str]], line: int, ctx: Ctx) -> dict[str, Any]:
         match = _BULLET.match(raw)
         if match:
             name = (match.group(1) or match.group(2)).strip()
-            _rendered_as_written(name, ("shared_inputs", name), number, ctx)
+            where = ("shared_inputs", name)
+            _rendered_as_written(name, where, number, doc, ctx, "a shared input's name")
+            _rendered_as_written(match.group(3), where, number, doc, ctx, "a value")
             if name in out:
                 _said_twice(ctx, ("shared_inputs", name), name, number)
                 continue
@@ -420,3 +461,14 @@ def _inputs(body: list[tuple[int, str]], line: int, ctx: Ctx) -> dict[str, Any]:
             )
             return {}
     return out
+
+
+def _one_fence(body: list[tuple[int, str]], doc: commonmark.Rendered) -> str | None:
+    """The text of the fenced ``json`` block (or one with no info string) that is the whole
+    of ``body``, as CommonMark reads it; None when the body is anything else."""
+    lines = [number for number, text in body if text.strip()]
+    for fence in doc.fences:
+        whole = bool(lines) and (lines[0], lines[-1]) == (fence.start, fence.end)
+        if whole and fence.closed and fence.info.strip() in ("", "json"):
+            return fence.content
+    return None

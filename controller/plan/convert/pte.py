@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from controller.plan.convert.common import DEFAULT_STATUS, Ctx, Loc, carry_legacy
+from controller.plan.convert.common import DEFAULT_STATUS, Ctx, Loc, carry_legacy, hidden_names
 
 FORMAT = "pte"
 _EMPTY_APPROVAL = {"status": "pending"}
@@ -39,6 +39,8 @@ def convert(data: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     actions = out.get("actions")
     if isinstance(actions, list):
         out["actions"] = [_action(a, ctx, ("actions", i)) for i, a in enumerate(actions)]
+    hidden_names(ctx, out.get("inputs"), ("inputs",))
+    hidden_names(ctx, out.get("actions"), ("actions",))
     origin = {"format": FORMAT, **({"notes": ctx.notes} if ctx.notes else {})}
     metadata = out.get("metadata") if isinstance(out.get("metadata"), dict) else {}
     if "metadata" in out and not isinstance(out["metadata"], dict):

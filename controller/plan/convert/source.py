@@ -3,7 +3,11 @@
 A planner's reply must be the plan alone (the Plan Contract's parse rules, applied to every
 format): one JSON object, or exactly one fenced block holding it. Several fenced blocks are
 ``E_PARSE_MULTIBLOCK``; prose before or after the object or block is ``E_PARSE_NONJSON``.
-A model that wraps its plan in an explanation gets refused, never half-read. Files named
+A model that wraps its plan in an explanation gets refused, never half-read. A fence is
+one where CommonMark opens and closes one (:mod:`.commonmark`), as a forge showing the
+reply's ``PLAN.md`` draws it; a line a hand scan would take for a fence and CommonMark does
+not (a TAB or four spaces before ```` ``` ````, a closer with an info string) is
+``E_PARSE_NONJSON`` at its line (round 110). Files named
 ``.yml``/``.yaml`` or ``.toon`` are read as what they say; the markdown plan format
 (``# Title`` with ``## Tasks``/``## Steps`` sections) is recognised before the strict rules.
 """
@@ -14,7 +18,7 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from controller.errors import (
     ConvertUnsupported,
@@ -27,11 +31,13 @@ from controller.errors import (
 from controller.plan.convert import jsonread
 from controller.plan.yamlio import InexactFloat
 
+if TYPE_CHECKING:
+    from controller.plan.convert.commonmark import Fence
+
 Syntax = Literal["json", "yaml", "toon", "markdown"]
-_FENCE = re.compile(
-    r"^[ \t]*(```+|~~~+)[ \t]*([A-Za-z0-9_+.-]*)[^\n]*\n(.*?)^[ \t]*\1[ \t]*$", re.M | re.S
-)
-_FENCE_LINE = re.compile(r"^[ \t]*(```|~~~)", re.M)
+#: A line a reader might take for a fence (any indentation): each must be one to CommonMark.
+_FENCE_LINE = re.compile(r"^[ \t]*(```|~~~)")
+_LANG = re.compile(r"[A-Za-z0-9_+.-]*")
 _TOON_HEADER = re.compile(
     r"^[ \t]*(?:- )?[A-Za-z_\"][^:\n]*\[#?\d+[^\]\n]*\](?:\{[^}\n]*\})?:", re.M
 )
@@ -112,21 +118,47 @@ def model_output(text: str, name: str = "<text>") -> Source:
     body = text.strip()
     if body.startswith("{"):
         return _json(body, text, name)
-    blocks = list(_FENCE.finditer(text))
-    if len(blocks) > 1 or (not blocks and len(_FENCE_LINE.findall(text)) > 1):
-        count = max(len(blocks), len(_FENCE_LINE.findall(text)) // 2)
-        raise ParseMultiblock(f"{name}: {count} fenced blocks; a plan is exactly one")
-    if blocks:
-        block = blocks[0]
-        outside = (text[: block.start()] + text[block.end() :]).strip()
-        if outside:
-            raise ParseNonJson(f"{name}: text outside the fenced block: {_quote(outside)}")
-        return _fenced(block.group(2).lower(), block.group(3), name)
+    fence = _one_fence(text, name)
+    if fence is not None:
+        lang = _LANG.match(fence.info.strip())
+        return _fenced(lang.group(0).lower() if lang else "", fence.content, name)
     if body.startswith("["):
         raise ParseNonJson(f"{name}: a JSON list; a plan is one JSON object")
     if _TOON_HEADER.search(text):
         return _toon(text, name)
     return _yaml_or_prose(text, name)
+
+
+def _one_fence(text: str, name: str) -> Fence | None:
+    """The one fenced block of a reply, as CommonMark reads it, with nothing around it; None
+    when the reply has no fence and no line that looks like one."""
+    from controller.plan.convert import commonmark
+
+    doc = commonmark.read(text)
+    if len(doc.fences) > 1:
+        raise ParseMultiblock(f"{name}: {len(doc.fences)} fenced blocks; a plan is exactly one")
+    lines = text.replace("\r\n", "\n").split("\n")
+    fenced = doc.fenced()
+    for number, line in enumerate(lines, 1):
+        if number not in fenced and _FENCE_LINE.match(line):
+            raise ParseNonJson(
+                f"{name}:{number}: {line.strip()!r} opens or closes no fenced block to "
+                "CommonMark (a TAB or four spaces before it, an info string after a closing "
+                "fence, or a fence of another length or character): a forge renders the "
+                "reply's text around it as markdown, not as code",
+                remedy="fence the plan with ```json at the start of a line and close it "
+                "with ``` alone on a line",
+            )
+    if not doc.fences:
+        return None
+    fence = doc.fences[0]
+    if not fence.closed or fence.level:
+        where = "is never closed" if not fence.closed else "sits inside a list or quote"
+        raise ParseNonJson(f"{name}:{fence.start}: the fenced block {where}")
+    outside = "\n".join(line for n, line in enumerate(lines, 1) if n not in fence.lines)
+    if outside.strip():
+        raise ParseNonJson(f"{name}: text outside the fenced block: {_quote(outside)}")
+    return fence
 
 
 def _fenced(lang: str, inner: str, name: str) -> Source:

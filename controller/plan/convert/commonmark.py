@@ -1,0 +1,145 @@
+"""What a CommonMark renderer shows of a markdown source: a forge's rendered view, which is
+what a reviewer of a ``PLAN.md`` reads (round 110). The one reader of ``markdown-it-py``
+among the converters, imported on first use (CLI start-up); strikethrough on, as GFM.
+
+It answers two questions for the markdown readers (:mod:`.markdown`, a model's reply in
+:mod:`.source`), so that they never decide them by a scan of their own:
+
+- which lines are fenced code: a fence opens and closes exactly where CommonMark says (a
+  closing fence has no info string, at least as many of the opener's character, indented at
+  most 3 spaces; a TAB or 4 spaces before ```` ``` ```` makes no fence), :func:`read`;
+- what text a value renders as: a value the converter reads must render as exactly its raw
+  text, :func:`rendered_otherwise`. Code spans (shown as written, in a code font) and
+  autolinks (shown as their text) pass; a backslash escape, a character reference, a link
+  or image (inline or by a reference defined anywhere in the document), emphasis, strong,
+  strikethrough and raw HTML each render as other text than the converter reads.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+
+
+@dataclass(frozen=True)
+class Fence:
+    """One fenced code block as CommonMark reads it; lines 1-based, as git numbers them."""
+
+    start: int
+    #: the closing fence's line, or the last line of its container when never closed
+    end: int
+    closed: bool
+    info: str
+    content: str
+    #: 0 for a block at the top of the document, more inside a list item or a quote
+    level: int
+
+    @property
+    def lines(self) -> range:
+        return range(self.start, self.end + 1)
+
+
+@dataclass
+class Rendered:
+    """A markdown document as CommonMark reads it: its fences, and the markdown-it ``env``
+    holding its link reference definitions (which make ``[x]`` a link anywhere in it)."""
+
+    fences: list[Fence]
+    env: dict[str, Any] = field(default_factory=dict)
+
+    def fenced(self) -> set[int]:
+        """Every line inside a fenced block, its fence lines included."""
+        return {line for fence in self.fences for line in fence.lines}
+
+
+@cache
+def _parser() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
+    # text_join off: escapes and references stay their own tokens, named in messages
+    return MarkdownIt("commonmark").enable("strikethrough").disable("text_join")
+
+
+def read(text: str) -> Rendered:
+    """The fences and link definitions of ``text`` (LF or CRLF lines, as git's)."""
+    env: dict[str, Any] = {}
+    tokens = _parser().parse(text, env)
+    lines = text.replace("\r\n", "\n").split("\n")
+    fences = [_fence(t, lines) for t in tokens if t.type == "fence" and t.map]
+    return Rendered(fences, env)
+
+
+def _fence(token: Token, lines: list[str]) -> Fence:
+    first, after = token.map or (0, 0)
+    last = lines[after - 1] if 0 < after <= len(lines) else ""
+    char = re.escape(token.markup[0])
+    closer = re.compile(rf"[ \t>*+-]*{char}{{{len(token.markup)},}}[ \t]*")
+    closed = after - first >= 2 and closer.fullmatch(last) is not None
+    return Fence(first + 1, after, closed, token.info, token.content, token.level)
+
+
+#: What each construct that renders as other text is called in a message.
+_NAMES = {
+    "link_open": "a link",
+    "image": "an image",
+    "em_open": "emphasis",
+    "strong_open": "strong emphasis",
+    "s_open": "strikethrough",
+    "html_inline": "raw HTML",
+}
+
+
+def rendered_otherwise(text: str, env: dict[str, Any] | None = None) -> str | None:
+    """None when ``text``, read as one paragraph's inline content, renders as exactly its
+    raw text (white space at line ends aside); else the first construct that does not, as
+    a message names it (``a backslash escape `\\"` ``, ``emphasis `*` ``, ``a link``)."""
+    tokens = _parser().parseInline(text, dict(env or {}))
+    children = (tokens[0].children or []) if tokens else []
+    pattern: list[str] = []
+    for token in children:
+        found = _construct(token)
+        if found is not None:
+            return found
+        pattern.append(_as_written(token))
+    if re.fullmatch("".join(pattern), _lines(text), re.S):
+        return None
+    return "markdown that renders as other text"
+
+
+def _construct(token: Token) -> str | None:
+    """The name of ``token`` when it renders as other text than its source, else None."""
+    if token.type == "text_special" and token.content != token.markup:
+        kind = "a backslash escape" if token.info == "escape" else "a character reference"
+        return f"{kind} `{token.markup}`"
+    if token.type in ("link_open", "link_close") and token.markup == "autolink":
+        return None
+    name = _NAMES.get(token.type)
+    if name is None:
+        return None
+    return f"{name} `{token.markup}`" if token.markup and name != "a link" else name
+
+
+def _as_written(token: Token) -> str:
+    """A regex of the source text that renders as ``token`` (one of :func:`_construct`'s
+    None): text as itself, a code span with its backticks, an autolink in ``<>``."""
+    if token.type == "code_inline":
+        ticks = re.escape(token.markup)
+        return f"{ticks}( ?){re.escape(_lines(token.content))}\\1{ticks}"
+    if token.type == "link_open":
+        return "<"
+    if token.type == "link_close":
+        return ">"
+    if token.type in ("softbreak", "hardbreak"):  # after a backslash: no match
+        return "\n"
+    return re.escape(token.content)
+
+
+def _lines(text: str) -> str:
+    """``text`` with the white space around its line ends, which a paragraph drops, gone."""
+    return re.sub(r"[ \t]*\r?\n[ \t]*", "\n", text.strip())

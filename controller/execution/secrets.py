@@ -52,8 +52,10 @@ every unit back to the span of text it came from (:class:`_Stream`); each view's
   code, ``CHAR(75)||CHAR(113)``, ``chr(75)+chr(113)``, ``\\x{4b}\\x{71}``). Each run is
   read as code points or code units (hex up to 8 digits, zero-padded UTF-32 too) and, in
   hex, as the bytes its digits write in order (``xxd``'s 2-byte groups, a UTF-32 or any
-  other hex dump: a long group maps each byte back to its two digits) and as ``od -x``'s
-  16-bit words written high byte first. Its needles: the secret's UTF-8, UTF-16 and UTF-32
+  other hex dump: a long group maps each byte back to its two digits) and as little-endian
+  words of 2, 4 or 8 bytes, each written high byte first (``od -x``; ``od -t x4``, ``-t x8``
+  since round 111: :data:`_WORD_SIZES`; a long group maps each word back to its digits).
+  Its needles: the secret's UTF-8, UTF-16 and UTF-32
   bytes (either order), code units and code points, of 6 units or more (shorter ones would
   match by chance): ``4b 71``, ``4b:71``, ``0x4b,0x71``, ``[75, 113]``, a Node Buffer's JSON.
 - The break view (:func:`_break_view`, round 35): what a line wrapper, a folding emitter
@@ -140,9 +142,21 @@ units (a Node ``Buffer``'s ``data``, a byte array) is replaced whole by ``***``.
 
 Every view is linear in the text: its tokens are bounded, a run of backslashes is one token
 consumed once (a per-character pattern with ``\\*`` before each character took quadratic
-time over a long run of backslashes, round 14), and a needle search is ``str.find``. A
-stream cut at its size limit (:data:`CUT_NOTE`) or a message shortened with ``…``/``...``
-right inside a secret has that secret's start hidden too.
+time over a long run of backslashes, round 14), and a needle search is ``str.find``.
+
+A stream cut at its size limit (:data:`CUT_NOTE`) or a message shortened with ``…``/``...``
+right inside a secret has that secret's start hidden too: its whole forms' starts (one
+character or more before the note, 3 before ``…``/``...``). Before the note, every view
+above is read too, by the same code (:meth:`Redactor._cut_start`, round 111: upper case,
+``%XX``, ``\\u`` escapes and the secret spaced out kept 11 of 17 characters): the views run
+over the text's last characters (:data:`_CUT_SPREAD` per character of the longest
+secret) with an :class:`_AtCut` in place of the found spans, and each finder then reports a
+needle's start of 3 units or more that ends what its view decoded, followed to the cut by
+nothing that view reads (no letter or digit, at most :data:`_CUT_SLACK` characters). The
+text is also read as ending before each of the last token starts of its last word (a
+``\\u00``, ``%3`` or dump word the cut split reads as other text: :func:`_cut_points`).
+Before ``…``/``...`` only the whole forms are read: the controller cuts its own messages
+from the redacted whole (below), and a text may hold any number of those marks.
 
 Limits: a secret with fewer than 4 characters besides backslashes is found in escaped forms
 only whole; a secret's backslashes are not needed for a match in the escape view (its text
@@ -159,7 +173,10 @@ offsets, ``xxd``'s text column); the skeleton view reads a secret's marked lette
 their base letters (``é`` as ``e``: a value that differs from a secret only in its marks
 is masked where the text holds a character read otherwise), and the line model gives a
 character the width Unicode's East Asian Width gives it (a terminal that draws an
-ambiguous-width character or an emoji otherwise draws another row).
+ambiguous-width character or an emoji otherwise draws another row); a secret's start
+before an output-limit cut is read by the views only within :data:`_CUT_SPREAD` characters
+per character of the longest secret (a view that spends more, escapes of escapes many times
+over, is read there in the whole forms only).
 
 Where a part of a tool's output is quoted in a message (the last line of stderr in an
 error), it is cut from the redacted whole, never redacted alone (round 35: the tail of a
@@ -179,7 +196,7 @@ import math
 import os
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -258,6 +275,18 @@ CUT_NOTE = "\n[plangate: output cut at "
 #: A secret's start right before a cut mark (:data:`controller.errors.CUT_MARKS`) is hidden
 #: too: at least this many characters of it, so "Loading..." stays as written.
 MIN_CUT_PREFIX = 3
+#: How far before a cut a view's reading of a secret's start may end (what stands after it
+#: reads as nothing to that view: a blank between spaced-out characters, escape marks,
+#: separators of a code run, at most :data:`_MAX_GAP`), and where a token the cut split may
+#: start (:func:`_cut_points`).
+_CUT_SLACK = 16
+#: Token starts (characters that are no letter or digit) near a cut the views also read the
+#: text as ending before, the last ones first: a cut inside ``\\u0079``, ``%39`` or a dump's
+#: word leaves a part of the token that reads as other text.
+_CUT_TOKENS = 3
+#: Characters of text before a cut the views read per character of the longest secret
+#: (``\\U0001F600`` is 10, a 4-byte character's bytes escaped ``\\xf0\\x9f..`` 16).
+_CUT_SPREAD = 32
 _LINES = re.compile("\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 #: A secret a number can spell, and a number written with a point or an exponent.
 _NUMERIC_SECRET = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?")
@@ -1362,6 +1391,9 @@ def _misread(value: str) -> set[str]:
 #: How a code run's codes are read: each code to its units (a code point, a byte or bytes),
 #: or None where the code cannot be one of that reading (the run ends there).
 _Reading = Callable[[str], str | None]
+#: A reading and the digits of a long group (over :data:`_CODE_DIGITS`) that write one piece
+#: of its units, mapped back together: a byte's two, a word's ``2 * size``.
+_Read = tuple[_Reading, int]
 
 
 def _code_point(base: int) -> _Reading:
@@ -1383,25 +1415,38 @@ def _hex_bytes(digits: str) -> str | None:
     return bytes.fromhex(digits).decode("latin-1") if len(digits) % 2 == 0 else None
 
 
-def _hex_words(digits: str) -> str | None:
-    """Hex digits as 16-bit little-endian words, each written high byte first (``od -x``)."""
-    if len(digits) % 4:
-        return None
-    raw = bytearray.fromhex(digits)
-    raw[0::2], raw[1::2] = raw[1::2], raw[0::2]
-    return raw.decode("latin-1")
+def _hex_words(size: int) -> _Reading:
+    """Hex digits as little-endian words of ``size`` bytes, each written high byte first
+    (``od -x``: 2; ``od -t x4``: 4, ``-t x8``: 8, round 111)."""
+
+    def read(digits: str) -> str | None:
+        if len(digits) % (2 * size):
+            return None
+        raw = bytes.fromhex(digits)
+        swapped = bytearray(len(raw))
+        for at in range(size):  # byte ``at`` of every word goes to ``size - 1 - at``
+            swapped[size - 1 - at :: size] = raw[at::size]
+        return swapped.decode("latin-1")
+
+    return read
 
 
-#: How the codes of each notation are read (hex: code points, bytes in order, ``od -x``
-#: words; the others: code points).
-_HEX_READINGS = (_code_point(16), _hex_bytes, _hex_words)
-_DEC_READINGS = (_code_point(10),)
-_OCT_READINGS = (_code_point(8),)
-_BIN_READINGS = (_code_point(2),)
+#: The word sizes (bytes) of the little-endian word dumps the hex codes are read as.
+_WORD_SIZES = (2, 4, 8)
+#: How the codes of each notation are read (hex: code points, bytes in order, little-endian
+#: words of each size; the others: code points).
+_HEX_READINGS: tuple[_Read, ...] = (
+    (_code_point(16), 2),
+    (_hex_bytes, 2),
+    *((_hex_words(size), 2 * size) for size in _WORD_SIZES),
+)
+_DEC_READINGS: tuple[_Read, ...] = ((_code_point(10), 2),)
+_OCT_READINGS: tuple[_Read, ...] = ((_code_point(8), 2),)
+_BIN_READINGS: tuple[_Read, ...] = ((_code_point(2), 2),)
 
 
 def _code_run_view(
-    text: str, pattern: re.Pattern[str], readings: tuple[_Reading, ...]
+    text: str, pattern: re.Pattern[str], readings: tuple[_Read, ...]
 ) -> list[_Stream]:
     """The codes of ``text`` that stand in runs (character or byte codes in one notation: a
     list, a dump, a code per wrapper), read each way of ``readings``, one stream each.
@@ -1410,8 +1455,9 @@ def _code_run_view(
     most _MAX_GAP characters) or, repeated, the filler between the run's first two codes
     (one notation per run: ``CHAR(75)||CHAR(113)``; at most _MAX_FILLER, no digit). A
     code of up to 8 hex digits or a few decimal, octal or binary ones maps its units onto
-    its whole token; a longer group of hex bytes maps each byte onto its two digits. One
-    ``finditer``: linear in the text."""
+    its whole token; a longer group of hex bytes maps each byte onto its two digits, and
+    each word of a word reading onto its digits (a word's bytes are written in reverse).
+    One ``finditer``: linear in the text."""
     streams = [_Stream() for _ in readings]
     broken = [False] * len(readings)  # a code this reading could not read ended its run
     last = -1  # where the last code ended
@@ -1430,7 +1476,7 @@ def _code_run_view(
         digits = token[1]
         step = 2 if len(digits) > _CODE_DIGITS else 0  # a group of bytes: two digits each
         begin = token.start(1) if step else start
-        for index, read in enumerate(readings):
+        for index, (read, piece) in enumerate(readings):
             units = read(digits)
             if units is None:
                 broken[index] = True
@@ -1442,11 +1488,23 @@ def _code_run_view(
                 stream._sources.append((start, start, 0))
                 stream.size += 1
             broken[index] = False
+            if step and piece > 2:  # a long group's words: each maps back to its digits
+                _add_words(stream, units, piece, begin)
+                continue
             stream._parts.append(units)
             stream._starts.append(stream.size)
             stream._sources.append((begin, end, step))
             stream.size += len(units)
     return streams
+
+
+def _add_words(stream: _Stream, units: str, digits: int, begin: int) -> None:
+    """The units of a long group read as words (``digits`` each, from ``begin``): a word's
+    bytes are written in reverse, so each word maps back to its own digits whole."""
+    size = digits // 2
+    for at in range(0, len(units), size):
+        start = begin + 2 * at
+        stream.add(units[at : at + size], start, start + digits)
 
 
 def _squeezed(text: str, pattern: re.Pattern[str]) -> _Stream:
@@ -1503,7 +1561,16 @@ def _find_gapped(
     found: list[tuple[int, int]],
 ) -> None:
     """Add the source span of every occurrence of a gapped needle in the gapped view whose
-    fillers are each at most what the needle allows there."""
+    fillers are each at most what the needle allows there (before a cut, :class:`_AtCut`:
+    of a start of one that ends the view, its fillers so too)."""
+    if isinstance(found, _AtCut):
+        for needle, allowed in needles.items():
+            for size in _starts_at_end(haystack, needle, MIN_CUT_PREFIX):
+                at = len(haystack) - size
+                if all(0 <= gaps[at + j] <= allowed[j] for j in range(1, size)):
+                    found.append(span(at, len(haystack)))
+                    break
+        return
     for needle, allowed in needles.items():
         at = haystack.find(needle)
         while at >= 0:
@@ -1561,13 +1628,20 @@ def _find_standins(
     """Add the span of every place ``text`` holds a stand-in needle's runs in order, each
     at most its allowance after the run before. Each start is an occurrence of the first
     run (``str.find``); from it, the ends reachable after each run are a set bounded by the
-    allowances: linear in the text for a set of secrets."""
+    allowances: linear in the text for a set of secrets. Before a cut (:class:`_AtCut`): the
+    places whose runs go on to the text's end, the last of them begun."""
+    at_cut = isinstance(found, _AtCut)
     for runs, allowed in needles.items():
         first = runs[0]
         at = text.find(first)
         while at >= 0:
             ends = [at + len(first)]
+            kept = len(first)  # letters and digits of the needle matched so far
             for run, most in zip(runs[1:], allowed, strict=True):
+                if at_cut and _run_cut(text, ends, run, most, kept):
+                    found.append((at, len(text)))
+                    break
+                kept += len(run)
                 reach: set[int] = set()
                 for end in ends:
                     limit = end + most + len(run)
@@ -1578,11 +1652,23 @@ def _find_standins(
                 ends = sorted(reach)
                 if not ends:
                     break
-            if ends:
+            if ends and not at_cut:
                 found.append((at, ends[-1]))
                 at = text.find(first, ends[-1])
             else:
                 at = text.find(first, at + 1)
+
+
+def _run_cut(text: str, ends: list[int], run: str, most: int, kept: int) -> bool:
+    """Whether ``text`` ends with the start of ``run`` (one character or more) at most
+    ``most`` characters after one of ``ends``, :data:`MIN_CUT_PREFIX` units in all."""
+    size = len(text)
+    for end in ends:
+        for at in range(end, min(end + most, size - 1) + 1):
+            rest = size - at
+            if 0 < rest < len(run) and kept + rest >= MIN_CUT_PREFIX and run.startswith(text[at:]):
+                return True
+    return False
 
 
 def _compat_view(text: str) -> _Stream:
@@ -1633,13 +1719,67 @@ def _lower_view(text: str, case: Callable[[str], str] = str.lower) -> _Stream:
     return stream
 
 
+class _AtCut(list[tuple[int, int]]):
+    """What the finders collect over the text right before a cut (:meth:`Redactor._cut_start`)
+    in place of whole occurrences: where a start of a needle (:data:`MIN_CUT_PREFIX` units
+    or more) ends what a view read, the rest of it cut off. One rule for every view: each
+    finder (:func:`_find`, :func:`_find_gapped`, :func:`_find_standins`) reads it."""
+
+
+def _starts_at_end(head: str, value: str, minimum: int) -> Iterator[int]:
+    """The lengths of the starts of ``value`` (``minimum`` .. ``len(value) - 1``) that
+    ``head`` ends with, longest first."""
+    last = head[-1:]
+    if not last:
+        return
+    # only starts that end with head's last character can match: jump between them
+    end = value.rfind(last, 0, min(len(value) - 1, len(head)))
+    while end >= minimum - 1:
+        if head.endswith(value[: end + 1]):
+            yield end + 1
+        end = value.rfind(last, 0, end)
+
+
+def _cut_points(head: str, base: int) -> list[int]:
+    """Where the text before a cut is read to (:meth:`Redactor._cut_start`): its end, and
+    the last :data:`_CUT_TOKENS` token starts (no letter or digit) of its last word (the
+    blank before it included, at most :data:`_CUT_SLACK` characters), after ``base``: a
+    token the cut split (``\\u00``, ``%3``, a dump's word) is read as not there."""
+    points = [len(head)]
+    for at in range(len(head) - 1, max(base, len(head) - _CUT_SLACK) - 1, -1):
+        if len(points) > _CUT_TOKENS:
+            break
+        if not head[at].isalnum():
+            points.append(at)
+            if head[at].isspace():
+                break
+    return points
+
+
+def _reads_as_nothing(rest: str) -> bool:
+    """Whether what stands between a view's reading and a cut is filler (a blank, escape
+    marks, a code run's separators): no letter or digit, at most :data:`_CUT_SLACK`."""
+    return len(rest) <= _CUT_SLACK and not any(char.isalnum() for char in rest)
+
+
+def _start_at_end(head: str, values: Iterable[str], minimum: int) -> int:
+    """The length of the longest start of one of ``values`` that ``head`` ends with."""
+    return max((next(_starts_at_end(head, v, minimum), 0) for v in values), default=0)
+
+
 def _find(
     haystack: str,
     needles: Iterable[str],
     span: Callable[[int, int], tuple[int, int]],
     found: list[tuple[int, int]],
 ) -> None:
-    """Add the source span of every occurrence of every needle in ``haystack``."""
+    """Add the source span of every occurrence of every needle in ``haystack`` (before a
+    cut, :class:`_AtCut`: of the longest start of a needle that ``haystack`` ends with)."""
+    if isinstance(found, _AtCut):
+        size = _start_at_end(haystack, needles, MIN_CUT_PREFIX)
+        if size:
+            found.append(span(len(haystack) - size, len(haystack)))
+        return
     for needle in needles:
         at = haystack.find(needle)
         while at >= 0:
@@ -1731,11 +1871,18 @@ class _Needles:
             _add(self.chars, _unescaped(value), size)
             _add(self.bytes, _unescaped(utf8), len(utf8))
             # A secret that itself reads as escapes, or whose start does after a backslash or
-            # a % of the text before it (a path then "t0k\u00e9n"): as the view reads it.
-            for prefix in ("", "\\", "%"):
+            # a % of the text before it (a path then "t0k\u00e9n"): as the view reads it. A
+            # mark the view keeps as written is left out (the needle without it finds the
+            # secret; with it, the text's character would be masked too, at a cut alone).
+            plain_chars, plain_raw = (view.text() for view in _escape_view(value))
+            _add(self.chars, _fold(plain_chars), -1)
+            _add(self.bytes, _fold(plain_raw), -1)
+            for prefix in ("\\", "%"):
                 chars, raw = _escape_view(prefix + value)
-                _add(self.chars, _fold(chars.text()), -1)
-                _add(self.bytes, _fold(raw.text()), -1)
+                if chars.text() != prefix + plain_chars:
+                    _add(self.chars, _fold(chars.text()), -1)
+                if raw.text() != prefix + plain_raw:
+                    _add(self.bytes, _fold(raw.text()), -1)
             for name in _BYTE_ENCODINGS[1:] if len(utf8) >= _MIN_ENCODED else ():
                 _add(self.bytes, _unescaped(_latin(value.encode(name, "surrogatepass"))), -1)
             _add(self.wide_chars, _unescaped(value.replace("\0", "")), size)
@@ -1765,10 +1912,14 @@ class _Needles:
                 self.caseless.update({compat.casefold(), compat.upper().casefold()})
             if replaced != value and len(replaced) >= _MIN_ENCODED:
                 self.replaced.add(_WIDE_CHARS.sub(_one_replacement, replaced))
-            _add(self.qp, _qp_view("=" + value).text(), -1)
+            # after a ``=`` of the text before it, when that reads as a byte with its start
+            after = _qp_view("=" + value).text()
+            if after != "=" + utf8:
+                _add(self.qp, after, -1)
             # quoted-printable read through the escape view: no backslash, "+" for a blank
             _add(self.qp_escaped, _unescaped(utf8), len(utf8))
-            _add(self.qp_escaped, _unescaped(_qp_view("=" + value).text()), -1)
+            if after != "=" + utf8:
+                _add(self.qp_escaped, _unescaped(after), -1)
             # a secret that itself reads as escapes (``%00``), as the escape view reads it
             read = _escape_view(value)[0].text().encode("utf-8", "surrogatepass")
             _add(self.qp_escaped, _fold(_latin(read)), -1)
@@ -1918,6 +2069,8 @@ class Redactor:
         self._numeric = [v for v in self._secrets if _NUMERIC_SECRET.fullmatch(v)]
         #: Secrets of 6 digits or more: found again written with digit grouping (round 40).
         self._digits = [v for v in self._numeric if v.isdigit() and len(v) >= _MIN_ENCODED]
+        #: The text before a cut the views read for a secret's start (:meth:`_cut_start`).
+        self._cut_window = _CUT_SPREAD * max(map(len, self._secrets), default=0) + _CUT_SLACK
 
     def __bool__(self) -> bool:
         return bool(self._values)
@@ -2002,11 +2155,14 @@ class Redactor:
             text = self._cut_marks(text)
         return text
 
-    def _encoded_spans(self, text: str) -> list[tuple[int, int]]:
+    def _encoded_spans(
+        self, text: str, found: list[tuple[int, int]] | None = None
+    ) -> list[tuple[int, int]]:
         """Where ``text`` holds a secret encoded by character, by byte or by number: one
         pass of each view decodes the text (keeping a map back to it), each view's needles
-        are searched in what it decoded, and the spans they came from are returned."""
-        found: list[tuple[int, int]] = []
+        are searched in what it decoded, and the spans they came from are returned (into
+        ``found``: an :class:`_AtCut` asks for the starts a cut at the text's end left)."""
+        found = [] if found is None else found
         needles = self._needles
         if any(c in text for c in _ESCAPE_STARTS):
             if needles.marks and "\\" in text:
@@ -2081,8 +2237,27 @@ class Redactor:
         """Hide the start of a secret that a stream cut at its limit ended with."""
         at = text.rfind(CUT_NOTE)
         head = text[:at].rstrip("\ufffd")  # a character cut in half decodes as U+FFFD
-        size = self._partial_at_end(head, 1)
-        return head[:-size] + MASK + text[at:] if size else text
+        start = self._cut_start(head)
+        return head[:start] + MASK + text[at:] if start < len(head) else text
+
+    def _cut_start(self, head: str) -> int:
+        """Where the start of a secret that ``head`` ends with begins (``len(head)``: none),
+        in a whole form (one character or more) or in any view (round 111: ``upper()``,
+        ``%XX``, ``\\u`` escapes, spaced out: only the whole forms were read). The views are
+        the views of :meth:`_encoded_spans`, each finder reading a needle's start at the end
+        of what it decoded (:class:`_AtCut`), over the last :attr:`_cut_window` characters,
+        as they are and without a token the cut split (:func:`_cut_points`)."""
+        start = len(head) - self._partial_at_end(head, 1)
+        if not self._secrets:
+            return start
+        base = max(0, len(head) - self._cut_window)
+        for end in _cut_points(head, base):
+            found = _AtCut()
+            self._encoded_spans(head[base:end], found)
+            near = [begin for begin, stop in found if _reads_as_nothing(head[base + stop : end])]
+            if near:
+                start = min(start, base + min(near))
+        return start
 
     def _cut_marks(self, text: str) -> str:
         """Hide the start of a secret that a message shortened with ``…`` or ``...`` ends at
@@ -2097,17 +2272,7 @@ class Redactor:
 
     def _partial_at_end(self, head: str, minimum: int) -> int:
         """Length of the longest start of a secret (in any whole form) that ``head`` ends with."""
-        longest = 0
-        last = head[-1:]
-        for value in self._values if last else ():
-            # only prefixes that end with head's last character can match: jump between them
-            end = value.rfind(last, 0, min(len(value) - 1, len(head)))
-            while end >= max(minimum, longest + 1) - 1:
-                if head.endswith(value[: end + 1]):
-                    longest = end + 1
-                    break
-                end = value.rfind(last, 0, end)
-        return longest
+        return _start_at_end(head, self._values, minimum)
 
     def data(self, value: Any) -> Any:
         """A copy of JSON data with every secret hidden (the input is not changed).

@@ -1205,3 +1205,104 @@ def test_a_secrets_legacy_code_page_bytes_are_hidden_encoded() -> None:
     for form in (base64.b64encode(secret.encode("latin-1")).decode(),
                  base64.b32encode(secret.encode("latin-1")).decode()):  # fmt: skip
         assert Redactor([secret]).text(f"sent {form}") == "sent ***"
+
+
+R111 = "Pl4Qw7Er2Ty9Ui3Ox"
+
+
+def _word_dump(raw: bytes, size: int, offset: int = 0) -> str:
+    """``od -A n -t x<size>`` of ``raw`` after ``offset`` other bytes: little-endian words."""
+    data = b"#" * offset + raw
+    data += b"\0" * (-len(data) % size)
+    words = [data[i : i + size][::-1].hex() for i in range(0, len(data), size)]
+    return " " + " ".join(words)
+
+
+@pytest.mark.parametrize("size", [2, 4, 8])
+@pytest.mark.parametrize("offset", [0, 1, 3])
+def test_a_secret_dumped_as_little_endian_words_of_any_size_is_hidden(
+    size: int, offset: int
+) -> None:
+    """Round 111 (word-swapped-dump): ``od -t x4`` and ``-t x8`` printed the secret
+    readable; ``od -x`` (16-bit words) was hidden. Every word of the secret is masked, at
+    any offset inside a longer dump."""
+    form = _word_dump(R111.encode(), size, offset)
+    out = Redactor([R111]).text("dump:" + form + "\nend")
+    assert "***" in out and out.endswith("\nend"), out
+    end = offset + len(R111)
+    # every word that holds a byte of the secret is masked (a word maps back whole)
+    held = [w for i, w in enumerate(form.split()) if i * size < end and offset < (i + 1) * size]
+    assert not [w for w in held if w in out], out
+
+
+def test_word_dumps_of_other_data_stay_as_written() -> None:
+    other = b"an ordinary value, not a secret!"
+    text = "\n".join(_word_dump(other, size) for size in (2, 4, 8))
+    assert Redactor([R111]).text(text) == text
+
+
+def _cut_at(text: str, keep: int) -> str:
+    """What a tool's stream looks like cut at ``keep`` bytes (the tools' own note)."""
+    from controller.execution.tools import cut
+
+    data = text.encode()
+    return cut(data, len(data), keep)
+
+
+R111_VIEWS = {
+    "raw": R111,
+    "upper": R111.upper(),
+    "lower": R111.lower(),
+    "pct": "".join(f"%{c:02X}" for c in R111.encode()),
+    "pct-lower": "".join(f"%{c:02x}" for c in R111.encode()),
+    "u-escapes": "".join(f"\\u{ord(c):04x}" for c in R111),
+    "spaced": " ".join(R111),
+    "list": str(list(R111)),
+    "html-dec": "".join(f"&#{ord(c)};" for c in R111),
+    "html-hex": "".join(f"&#x{ord(c):x};" for c in R111),
+    "utf16-text": "\0".join(R111),
+    "fullwidth": "".join(chr(ord(c) + 0xFEE0) for c in R111),
+    "codes": ", ".join(str(ord(c)) for c in R111),
+    "hex-bytes": " ".join(f"{c:02x}" for c in R111.encode()),
+    "od-x4": _word_dump(R111.encode(), 4).strip(),
+    "terminal": "".join(f"\x1b[1m{c}\x1b[0m" for c in R111),
+    "base64": base64.b64encode(R111.encode()).decode(),
+}
+
+
+@pytest.mark.parametrize("view", list(R111_VIEWS))
+@pytest.mark.parametrize("kept", [8, 11, 16])
+def test_a_secret_cut_at_the_output_limit_in_any_view_has_its_start_hidden(
+    view: str, kept: int
+) -> None:
+    """Round 111 (cut-start-in-a-view): a stream cut at ``limits.max_result_bytes`` inside
+    a secret had the secret's start hidden only raw and in its block encodings; upper case,
+    ``%XX``, ``\\u`` escapes and spaced out, 11 of its 17 characters stayed readable. Every
+    view the redactor reads is read at the cut (a needle's start at the end of what each
+    view decoded), also where the cut splits a token (``%3``, ``\\u00``, a dump's word)."""
+    form = R111_VIEWS[view]
+    share = len(form.encode()) * kept // len(R111)  # the bytes that write ``kept`` characters
+    for keep in (share, share - 1):  # at a token's end, and inside one
+        out = Redactor([R111]).text(_cut_at("output: " + form, len("output: ") + keep))
+        assert "***\n[plangate: output cut at " in out, out
+        before = out[len("output: ") : out.index("***")]
+        # what stays before the mask is the form's own punctuation, no character of it
+        assert form.startswith(before) and not set(before) & set(R111 + R111.upper()), out
+
+
+def test_ordinary_text_at_a_cut_stays_readable() -> None:
+    """The control: text at a cut that no view reads as a secret's start is kept as
+    written (a view needs 3 units of a secret's start, and what stands between them and
+    the cut must read as nothing to that view: codes of a start followed by words stay)."""
+    redactor = Redactor([R111, "Tk5Wq8Zr3Xm6Vb2N"])
+    for text in (
+        "building 17 files... done: 3 warnings, 0 errors;",
+        "50 6c 34 and then some words;",  # codes of a start, then text: not at the cut
+        "PL4 is a plan, not a secret;",
+        "see http://example.org/%20docs;",
+        "a b c d e f g h;",
+        "pl " * 40 + "ok;",
+        "value: PL;",  # two characters of a start in another case
+    ):
+        cut_text = _cut_at(text + "MORE", len(text))
+        assert redactor.text(cut_text) == cut_text

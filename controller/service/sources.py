@@ -254,7 +254,9 @@ def source_outcome(
         data = repo.read_file(head, source) or b""
         converted = convert_source(plan_id, source, data, delete_source=True)
     except PlangateError as exc:
-        return Problem(exc.code, f"cannot convert {source}: {exc.message}")
+        # the converter's location and remedy kept (round 111: the row had neither)
+        message = f"cannot convert {source}: {exc.message}"
+        return Problem(exc.code, message, path=exc.path, remedy=exc.remedy)
     twin = finder.twin_problem(source, converted.files)
     return converted if twin is None else Problem(twin[0], f"cannot convert {source}: {twin[1]}")
 

@@ -200,7 +200,33 @@ def _yaml(text: str, name: str) -> Source:
     if not isinstance(doc.data, dict):
         raise SchemaInvalid(f"{name}: the plan must be a mapping")
     lines = {path: span.line + 1 for path, span in doc.spans.items()}
+    odd = _key_not_text(doc.data, ())
+    if odd is not None:  # round 111: `1: y` crashed the converter (int and str keys sorted)
+        where = ".".join(str(part) for part in odd)
+        raise SchemaInvalid(
+            f"{name}:{lines.get(odd, 1)}: key {odd[-1]!r} at {where} is not a string",
+            path=where,
+            remedy="quote the key (`\"1\": y`): every key of a plan is text",
+        )
     return Source("yaml", doc.data, text, lines)
+
+
+def _key_not_text(value: object, at: tuple[object, ...]) -> tuple[object, ...] | None:
+    """The path of the first mapping key in ``value`` that YAML read as no string (``1:``,
+    ``~:``, ``true:``, ``1.5:``), or None."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return (*at, key)
+            found = _key_not_text(item, (*at, key))
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _key_not_text(item, (*at, index))
+            if found is not None:
+                return found
+    return None
 
 
 def _yaml_or_prose(text: str, name: str) -> Source:

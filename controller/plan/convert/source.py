@@ -206,12 +206,12 @@ def _yaml(text: str, name: str) -> Source:
         raise SchemaInvalid(
             f"{name}:{lines.get(odd, 1)}: key {odd[-1]!r} at {where} is not a string",
             path=where,
-            remedy="quote the key (`\"1\": y`): every key of a plan is text",
+            remedy='quote the key (`"1": y`): every key of a plan is text',
         )
     return Source("yaml", doc.data, text, lines)
 
 
-def _key_not_text(value: object, at: tuple[object, ...]) -> tuple[object, ...] | None:
+def _key_not_text(value: object, at: tuple[Any, ...]) -> tuple[Any, ...] | None:
     """The path of the first mapping key in ``value`` that YAML read as no string (``1:``,
     ``~:``, ``true:``, ``1.5:``), or None."""
     if isinstance(value, dict):

@@ -36,7 +36,9 @@ Ids:
 
 Four labs (one per group of ids) are built at once (``build_all``).
 
-Seen (round 110, 81 ids, ~55 s wall): 11 broke (4 classes), 70 held.
+Seen (round 110, 81 ids, ~55 s wall): 11 broke (4 classes), 70 held. All four fixed the next
+session (docs/threat-model.md, the round 110 rows of "Input, execution and working tree"): the
+marks are off and every id passes.
 Broke:
 **no-usable-git-internal-error** (``env:nogit-status``, ``-approve``, ``-audit``,
 ``-submit``, ``env:fail-approve``, ``env:fail-check``): ``PATH`` without ``git`` (or a ``git``
@@ -792,11 +794,6 @@ def test_git_state(lab: Labs, k: str) -> None:
 
 
 # -- hostile process environment ------------------------------------------------------------
-XF_NOGIT = xf("no-usable-git-internal-error", "no git on PATH, or a git that fails: "
-              "'internal error: ImportError: Failed to initialize' (E_INTERNAL), "
-              "the MCP server dies before answering")  # fmt: skip
-XF_CLOSED = xf("closed-stdout-traceback", "stdout closed (>&-): Traceback AttributeError "
-               "'NoneType' object has no attribute 'flush' (cli.entry)")  # fmt: skip
 ENV = ["nogit-status", "nogit-approve", "nogit-audit", "nogit-submit", "fake-status",
        "fake-approve", "fail-approve", "fail-check", "cfgparams-submit", "cfgcount-submit",
        "icase-approve", "glob-approve", "tz-approve", "tz-status", "fsize-approve",

@@ -138,6 +138,9 @@ class Controller(Deciding, Outcomes):
             finally:
                 self._drop_batch()  # after a failure: nothing of it was committed
                 self._claims.clear()  # started ones are in `executed` now
+        # a job decided before the pass's commits whose outcome they carried (an abort's run
+        # ended by a worker meanwhile) is over: never handed out (round 111)
+        jobs = [job for job in jobs if self.job_is_current(job)]
         jobs += self._take_started()
         jobs += self._owned_jobs({j.plan_id for j in jobs} | self._dispatched)
         return jobs

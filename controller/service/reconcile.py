@@ -102,6 +102,7 @@ class Controller(Deciding, Outcomes):
         if cold:  # the index cannot see a rewrite: the controller's record of its commits can
             self.hold_erased_own(self._head)
         self._release_holds()
+        self._close_merged_back()  # a run whose start came back only through a merge
         self._stop_left_tools()  # before anything decides about a plan or its file (round 85)
         self._release_refusals()
         self._recover_executed()  # before any approval is decided (SPEC §15)

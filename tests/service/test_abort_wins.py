@@ -88,9 +88,9 @@ class _Lab:
 
     def abort(self) -> None:
         """The plan's author asks for the abort (``plangate abort``)."""
+        args = ["abort", f"plans/{self.slug}", "--config", str(self.config)]
         result = subprocess.run(
-            [sys.executable, "-m", "controller", "abort", f"plans/{self.slug}"]
-            + ["--config", str(self.config)],
+            [sys.executable, "-m", "controller", *args],
             cwd=self.repo,
             env={**os.environ, "PYTHONPATH": str(ROOT), **identity(*AGENT)},
             capture_output=True,

@@ -30,6 +30,7 @@ from controller.service.core import (
     _job_of,
     _Moved,
     _stat_key,
+    _Wait,
 )
 
 #: The controller's events that end a run (or pause it at a gate): its outcome commits.
@@ -165,21 +166,44 @@ class Starting(Committing):
             state = self.index.plans.get(plan_id)
             if state is None or not state.file or state.ambiguous or unsafe(state):
                 continue
+            if not self._open_run_among(plan_id, shas):  # no run, or one that ended there
+                self.holds.release([plan_id])
+                self.log.info("hold_released", plan=plan_id, reason="its commits are back")
+                continue
             message = (
                 f"the controller's commits of this run ({', '.join(s[:12] for s in shas)}) are "
                 f"back on {self.branch} only through a merge, beside the branch's line: the run "
                 "is closed here; approve a resume to go on from where it stopped, or abort it"
             )
             self.log.warning("run_closed_merged_back", plan=plan_id, commits=shas)
-            self._commit_plan(
-                state.file,
-                "fail",
-                _closed_failed("E_HISTORY_REWRITTEN", message, state.file),
-                state.hash,
-                f"E_HISTORY_REWRITTEN: {message}",
-                after=self._release_hold_of(plan_id),
-            )
+            try:
+                self._commit_plan(
+                    state.file,
+                    "fail",
+                    _closed_failed("E_HISTORY_REWRITTEN", message, state.file),
+                    state.hash,
+                    f"E_HISTORY_REWRITTEN: {message}",
+                    after=self._release_hold_of(plan_id),
+                )
+            except _Wait as wait:  # a person's uncommitted edit of the file: it waits, held
+                self._wait(plan_id, str(wait))
+            except (GitError, _Moved):
+                raise
+            except PlangateError as exc:
+                self._wait(plan_id, f"cannot write {state.file}: {exc}")
         self._merged_back = {}
+
+    def _open_run_among(self, plan_id: str, shas: list[str]) -> bool:
+        """Do the controller's commits ``shas`` (oldest first) hold a run of ``plan_id`` that
+        they do not end: a start, checkpoint or pause after the last complete, fail or
+        abort among them?"""
+        from controller.git.ownrecord import commit_records
+
+        order = {sha: i for i, sha in enumerate(shas)}
+        records = sorted(commit_records(self._git_or_none, shas), key=lambda r: order[r.sha])
+        events = [_events(record).get(plan_id) for record in records]
+        found = [event for event in events if event in RUN_EVENTS]
+        return bool(found) and found[-1] not in ("complete", "fail", "abort")
 
     def _release_hold_of(self, plan_id: str) -> Callable[[str], None]:
         """Once a commit closing ``plan_id``'s run is made: let go of its hold."""

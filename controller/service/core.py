@@ -188,6 +188,10 @@ class ControllerCore:
         #: was refused (the plan is offered again only once the file changes).
         self._refused_files: dict[str, tuple[int, int, int] | None] = {}
         self._waiting: dict[str, str] = {}
+        #: Held plans whose erased commits came back only beside the branch's line (a merge's
+        #: second parent): plan id -> those commits; the pass closes their run
+        #: (:meth:`~controller.service.starting.Starting._close_merged_back`, round 111).
+        self._merged_back: dict[str, list[str]] = {}
         #: Commits under its name that end with a seal copied from one of its own (replays).
         self._seal_copies: dict[str, bool] = {}
         #: A first start's sealed commits reachable from the head (:meth:`_sealed_reachable`).
@@ -932,16 +936,28 @@ class ControllerCore:
         if not self.holds:
             return
         done = []
+        self._merged_back = {}
         for plan_id, entry in list(self.holds.load().items()):
             shas = [str(sha) for sha in entry.get("commits") or []]  # type: ignore[attr-defined]
             if plan_id not in self.index.plans:
                 done.append(plan_id)
                 self.log.info("hold_released", plan=plan_id, reason="the plan left the branch")
             elif all(self.repo.is_ancestor(sha, self._head) for sha in shas):
+                aside = [sha for sha in shas if not self._on_line(sha, self._head)]
+                if aside:  # back through a merge: the scan never reads them (round 111)
+                    self._merged_back[plan_id] = aside
+                    continue
                 done.append(plan_id)
                 self.log.info("hold_released", plan=plan_id, reason="its commits are back")
         if done:
             self.holds.release(done)
+
+    def _on_line(self, sha: str, head: str) -> bool:
+        """Is ``sha`` on the branch's line, the first parents from ``head`` (which the history
+        index reads), not only behind a merge's other parent? Asked when a hold's commits
+        are back: the walk stops at ``sha``'s parents."""
+        found = self._git_or_none("rev-list", "--first-parent", head, "--not", f"{sha}^@")
+        return found is not None and sha in found.split()
 
     def _plan_problem(self, plan_id: str, note: str) -> None:
         self.log.warning("plan_problem", plan=plan_id, reason=note)

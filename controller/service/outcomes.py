@@ -71,6 +71,12 @@ class Outcomes(Committing):
         with self._jobs_lock:
             if job.plan_id in self._running:
                 return
+            if not self.job_is_current(job):
+                # round 111 (abort-then-continued): a job handed out before its run's outcome
+                # was committed (two passes handed the same run out, one aborted it): the run
+                # is over, and nothing of it runs again
+                self.log.warning("job_stale", plan=job.plan_id, hash=job.plan_hash)
+                return
             self._running.add(job.plan_id)
         queued = False
         try:
@@ -111,6 +117,19 @@ class Outcomes(Committing):
             if not queued:
                 self._settle(job.plan_id)
         self.commit_finished()
+
+    def job_is_current(self, job: Job) -> bool:
+        """Is ``job`` the run its plan's job row describes now? The row is written before
+        the start commit is published and cleared once the run's outcome (complete, fail,
+        abort) is committed, before the run counts as ended (:meth:`_settle`): a job without
+        its row, or whose row is another run's (another version, gate or resume), is one a
+        pass handed out before that outcome landed, and is never run (round 111)."""
+        row = self.index.jobs().get(job.plan_id)
+        if row is None or row.get("plan_hash") != job.plan_hash:
+            return False
+        return row.get("gate_approved") == job.gate_approved and bool(row.get("resume")) == (
+            job.resume
+        )
 
     def _gives_back(self, job: Job) -> Callable[[Mapping[str, bytes]], bool]:
         """Would git give a record of the run back from its checkout (round 80: else its
@@ -231,8 +250,8 @@ class Outcomes(Committing):
                 return True  # held: a rewrite erased its history; nothing more of it runs
             if seen[0] is None:  # first look: the index's state up to its last scan
                 state = self.index.plans.get(job.plan_id)
-                if state is not None and state.abort_requested:
-                    return True
+                if state is not None and (state.abort_requested or state.status == "aborted"):
+                    return True  # asked, or recorded: nothing more of an aborted plan runs
                 seen[0] = self.index.scanned_to
             try:
                 if self.config.remote is not None:

@@ -102,6 +102,7 @@ class Controller(Deciding, Outcomes):
         if cold:  # the index cannot see a rewrite: the controller's record of its commits can
             self.hold_erased_own(self._head)
         self._release_holds()
+        self._close_merged_back()  # a run whose start came back only through a merge
         self._stop_left_tools()  # before anything decides about a plan or its file (round 85)
         self._release_refusals()
         self._recover_executed()  # before any approval is decided (SPEC §15)
@@ -138,6 +139,9 @@ class Controller(Deciding, Outcomes):
             finally:
                 self._drop_batch()  # after a failure: nothing of it was committed
                 self._claims.clear()  # started ones are in `executed` now
+        # a job decided before the pass's commits whose outcome they carried (an abort's run
+        # ended by a worker meanwhile) is over: never handed out (round 111)
+        jobs = [job for job in jobs if self.job_is_current(job)]
         jobs += self._take_started()
         jobs += self._owned_jobs({j.plan_id for j in jobs} | self._dispatched)
         return jobs

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -29,6 +30,7 @@ from controller.service.core import (
     _job_of,
     _Moved,
     _stat_key,
+    _Wait,
 )
 
 #: The controller's events that end a run (or pause it at a gate): its outcome commits.
@@ -149,6 +151,68 @@ class Starting(Committing):
             executed=(once, state.plan_id) if once and not remote else None,
         )
         return None  # dispatched, or returned by the pass once its commit is made
+
+    def _close_merged_back(self) -> None:
+        """Close the run of each held plan whose erased commits are back only through a merge
+        (round 111, merge-restored-start-stranded: the start, or the start and its pause,
+        erased by a reset and merged back ``--no-ff``): the branch's line, which the history
+        index reads, shows the plan as before the start (every approval refused
+        E_ALREADY_EXECUTED, nothing to abort), while the run's actions ran. The controller
+        commits ``plangate: fail`` (E_HISTORY_REWRITTEN) for it and lets go of the hold: its
+        outcome is on the branch, and a resume approval goes on from its journal (a paused
+        run pauses at its gate again), or an abort ends it. A reset back to the erased tip
+        instead restores the run where it was."""
+        for plan_id, shas in sorted(self._merged_back.items()):
+            state = self.index.plans.get(plan_id)
+            if state is None or not state.file or state.ambiguous or unsafe(state):
+                continue
+            if not self._open_run_among(plan_id, shas):  # no run, or one that ended there
+                self.holds.release([plan_id])
+                self.log.info("hold_released", plan=plan_id, reason="its commits are back")
+                continue
+            message = (
+                f"the controller's commits of this run ({', '.join(s[:12] for s in shas)}) are "
+                f"back on {self.branch} only through a merge, beside the branch's line: the run "
+                "is closed here; approve a resume to go on from where it stopped, or abort it"
+            )
+            self.log.warning("run_closed_merged_back", plan=plan_id, commits=shas)
+            try:
+                self._commit_plan(
+                    state.file,
+                    "fail",
+                    _closed_failed("E_HISTORY_REWRITTEN", message, state.file),
+                    state.hash,
+                    f"E_HISTORY_REWRITTEN: {message}",
+                    after=self._release_hold_of(plan_id),
+                )
+            except _Wait as wait:  # a person's uncommitted edit of the file: it waits, held
+                self._wait(plan_id, str(wait))
+            except (GitError, _Moved):
+                raise
+            except PlangateError as exc:
+                self._wait(plan_id, f"cannot write {state.file}: {exc}")
+        self._merged_back = {}
+
+    def _open_run_among(self, plan_id: str, shas: list[str]) -> bool:
+        """Do the controller's commits ``shas`` (oldest first) hold a run of ``plan_id`` that
+        they do not end: a start, checkpoint or pause after the last complete, fail or
+        abort among them?"""
+        from controller.git.ownrecord import commit_records
+
+        order = {sha: i for i, sha in enumerate(shas)}
+        records = sorted(commit_records(self._git_or_none, shas), key=lambda r: order[r.sha])
+        events = [_events(record).get(plan_id) for record in records]
+        found = [event for event in events if event in RUN_EVENTS]
+        return bool(found) and found[-1] not in ("complete", "fail", "abort")
+
+    def _release_hold_of(self, plan_id: str) -> Callable[[str], None]:
+        """Once a commit closing ``plan_id``'s run is made: let go of its hold."""
+
+        def release(_sha: str) -> None:
+            self.holds.release([plan_id])
+            self.log.info("hold_released", plan=plan_id, reason="its run is closed")
+
+        return release
 
     def _paused_at(self, row: dict[str, Any], plan_hash: str | None) -> Any:
         """The gate the plan's job row says its run is paused before: the pause's own row
@@ -724,6 +788,23 @@ class Starting(Committing):
                 return False
             self._on_branch.add(start)
         return True
+
+
+def _closed_failed(code: str, message: str, file: str) -> Any:
+    """The edit that ends a plan's run ``failed`` with ``code``: its ``execution:`` block (as
+    the branch holds it) marked failed with the error, and ``plan.status: failed``."""
+    from controller.plan import yamlio
+    from controller.service.committing import _set_status
+
+    def mutate(text: str) -> str:
+        doc = yamlio.read_yaml(text, file)
+        execution = dict(doc.data.get("execution") or {})
+        execution.pop("gate", None)  # no pause is open any more
+        execution.update(status="failed", finished_at=plans.now_utc())
+        execution["error"] = {"code": code, "message": message}
+        return _set_status(yamlio.set_block(doc, "execution", execution), "failed")
+
+    return mutate
 
 
 def _set_aside(path: Path, suffix: str) -> Path | None:

@@ -18,7 +18,10 @@ child added ran), ``final`` (the plan ends with a recorded outcome, never strand
 ``audit:*`` (a fresh-clone ``plangate audit``), ``passes:traceback``.
 
 Seen (round 111, 105 ids, ~95-160 s wall): 2 broke (merge-restored-start-stranded,
-abort-then-continued: 5 strict xfails), 100 held; 1 id skips when its race misses.
+abort-then-continued: 5 strict xfails), 100 held; 1 id skips when its race misses. Both
+fixed (fix111d): a job runs only while its job row describes it (a recorded abort ends the
+run), and a start merged back beside the branch's line is closed ``plangate: fail``
+(E_HISTORY_REWRITTEN), to be resumed or aborted.
 
 - **merge-restored-start-stranded** (``test_final[mg]``, ``test_final[mg2]``,
   ``test_stranded_run_closable[mg|mg2]``; confirms round 110's suspicion). ``mg``: Alice
@@ -508,20 +511,6 @@ def _status(g: dict[str, Any], x: str) -> Any:
 
 #: how many calls an action may have: 2 for a flaky action resumed, else 1
 ALLOWED = {"rs-2": 2, "na-c1": 2, "na-c2": 2}
-STRANDED = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 111: merge-restored-start-stranded: an erased start (or start and gate "
-    "pause) brought back with git merge --no-ff -X theirs: the run whose action 1 ran is "
-    "never continued nor closed (pending_approval, E_ALREADY_EXECUTED; abort refused)",
-)
-ABORT_RAN = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 111: abort-then-continued: two runs stopped with abort requests, one "
-    "restarted daemon commits plangate: abort for both, then runs a plan's actions 2 and 3 "
-    "and commits plangate: complete",
-)
 BROKEN: dict[str, Any] = {}
 
 ONCE = ALL
@@ -580,7 +569,9 @@ FINAL = {
     "rz0": ("completed",),
     "rz1": ("completed",),
 }
-FINAL_BROKEN = {"mg": STRANDED, "mg2": STRANDED}
+#: fixed (fix111d): the pass that finds the held start back only through a merge commits
+#: ``plangate: fail`` (E_HISTORY_REWRITTEN) for the run; a resume goes on, an abort ends it
+FINAL_BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("x", cases(list(FINAL), list(FINAL), FINAL_BROKEN))
@@ -614,7 +605,6 @@ def test_abort_once(L: dict[str, Any], x: str) -> None:
     assert _called(L, f"{x}-1") == 1
 
 
-@ABORT_RAN
 def test_abort_then_nothing_runs(L: dict[str, Any]) -> None:
     """An abort (the author's or Alice's, plangate abort) committed mid action 1, the daemon
     stopped, another daemon takes both runs up: once the controller has committed plangate:

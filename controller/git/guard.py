@@ -8,7 +8,8 @@ calls, as the controller, in its environment (which holds ``PLANGATE_SECRET_*``)
 plangate starts (its own ``subprocess`` calls and GitPython's persistent ``cat-file``) gets:
 
 - **an environment of what git needs** (:data:`PASS_ENV`, ``GIT_*``, ``LC_*``): no
-  ``PLANGATE_*`` variable, no secret, nothing else of the controller's environment;
+  ``PLANGATE_*`` variable, no secret, no ``GIT_TRACE*`` (a trace sent to stdout would read
+  as git's answer), nothing else of the controller's environment;
 - **configuration at the highest precedence** (the command scope git reads after every
   file, as ``GIT_CONFIG_PARAMETERS``, the last of it: :func:`_config_env`): hooks and
   fsmonitor off, no pager, editor
@@ -54,6 +55,11 @@ PASS_ENV = frozenset(
     }
 )  # fmt: skip
 PASS_PREFIXES = ("GIT_", "LC_")
+#: git's tracing variables (``GIT_TRACE``, ``GIT_TRACE_PERFORMANCE``, ``GIT_TRACE2_EVENT``...,
+#: every name with this prefix), never passed: pointed at ``/dev/stdout`` or ``2`` they mix
+#: trace lines into the answer plangate parses (round 111: ``status`` read "HEAD is
+#: detached" on main, ``approve`` a fromhex error).
+TRACE_PREFIX = "GIT_TRACE"
 #: git's location variables, never passed (:data:`controller.GIT_LOCATION_ENV`): the
 #: repository is the config's or the plan's, never the environment's.
 LOCATION_ENV = GIT_LOCATION_ENV
@@ -253,7 +259,7 @@ def accepted(cwd: Path, stderr: str, local: Iterable[tuple[str, str | None]]) ->
 
 def passes(name: str) -> bool:
     """May a git child see the controller's environment variable ``name``?"""
-    if name in LOCATION_ENV or name in READING_ENV:
+    if name in LOCATION_ENV or name in READING_ENV or name.startswith(TRACE_PREFIX):
         return False
     return name in PASS_ENV or name.startswith(PASS_PREFIXES)
 

@@ -549,6 +549,23 @@ def test_the_invokers_pathspec_and_graft_variables_never_reach_git(
     assert len(head.parents) == 1  # the grafts file named no parents: not read
 
 
+@pytest.mark.parametrize(
+    "name", ["GIT_TRACE", "GIT_TRACE_PERFORMANCE", "GIT_TRACE_SETUP", "GIT_TRACE2_EVENT"]
+)
+def test_gits_trace_sent_to_stdout_is_never_read_as_its_answer(
+    repo: Path, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 111 (atk111b): ``GIT_TRACE=/dev/stdout`` (or any ``GIT_TRACE*``) reached git's
+    children, and its trace lines were parsed as the answer: ``status`` said "HEAD is
+    detached" on main. No variable of that prefix reaches a git child."""
+    head = git(repo, "rev-parse", "HEAD").strip()
+    monkeypatch.setenv(name, "/dev/stdout")
+    monkeypatch.setenv(name + "_BRIEF", "1")
+    assert not [k for k in GitGuard().env() if k.startswith("GIT_TRACE")]
+    assert not passes(name) and not passes(name + "_BRIEF")
+    assert GitRepo(repo).run("rev-parse", "HEAD").strip() == head
+
+
 def test_git_never_reads_gitmodules_in_a_diff_over_a_gitlink(repo: Path, tmp_path: Path) -> None:
     """Round 91: git parses ``.gitmodules`` in every diff over a gitlink and dies on an entry
     it calls invalid (``update = !cmd``); every diffing command plangate runs gets

@@ -282,6 +282,27 @@ def test_arguments_of_the_wrong_type_are_the_error_shape(repo: Path, tmp_path: P
     assert "is required" in seen["missing"]["message"]
 
 
+def test_a_tool_the_server_lacks_is_e_usage_naming_the_tools(repo: Path, tmp_path: Path) -> None:
+    """Round 111 (atk111b): ``tools/call`` of ``approve`` (or any name the server lacks) was
+    "Unknown tool: approve", no code and no remedy. It is E_USAGE in the error shape, its
+    remedy listing the tools; the session goes on."""
+    config = write_config(tmp_path, repo)
+    seen: dict[str, Any] = {}
+
+    async def body(session: Session) -> None:
+        seen["approve"] = await call_error(session, "approve", path="plans/x")
+        seen["odd"] = await call_error(session, "{no such}" + "x" * 500)
+        seen["catalog"] = await call(session, "catalog")
+
+    with_agent(config, body)
+    for key in ("approve", "odd"):
+        error = seen[key]
+        assert error["ok"] is False and error["code"] == "E_USAGE", error
+        assert "no such tool" in error["message"] and len(error["message"]) < 300, error
+        assert "catalog, validate, submit, status, log, wait" in error["remedy"], error
+    assert "tools" in seen["catalog"]
+
+
 def test_mcp_arguments_are_never_converted_and_a_slug_keeps_out_of_other_plans(
     repo: Path, tmp_path: Path
 ) -> None:

@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from tests.support.daemonkit import free_port, running_daemon, wait_for_commit, wait_until
-from tests.support.gitenv import commit_all, git
+from tests.support.gitenv import commit_all, git, identity
 from tests.support.gitkit import AGENT, ALICE
 
 HOSTILE = "<script>alert(1)</script>\u202e[x](javascript:alert(2))<img src=x onerror=alert(3)>"
@@ -221,8 +221,28 @@ def test_no_request_changes_anything(site: Any, repo: Path) -> None:
     assert httpx.get(base + "/plan/../../../etc/passwd").status_code == 404
     assert httpx.get(base + "/plan/plans/nope").status_code == 404
     assert httpx.get(base + "/commit/--output=x").status_code == 404
+    for name in ("HEAD^{tree}", "HEAD:plans/done/PLAN.yml"):  # round 111: no commit, 404
+        sha = git(repo, "rev-parse", name).strip()
+        assert httpx.get(base + "/commit/" + sha).status_code == 404
     assert git(repo, "rev-parse", "HEAD") == head
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_the_commit_page_shows_commits_only(repo: Path) -> None:
+    """Round 111 (atk111b, ``commit-page-non-commit-object``): ``/commit/<sha>`` of a blob
+    showed its bytes, of a tree its listing, as a "Commit" page. Only a commit's sha (full
+    or a prefix) is shown; a blob, a tree or an annotated tag object is no such commit."""
+    from controller.service.ui.server import _show_commit
+
+    (repo / "notes.txt").write_text("commit " + "a" * 40 + "\n")
+    commit_all(repo, "a note", ALICE)
+    git(repo, "tag", "-a", "-m", "a tag", "v1", env=identity(*ALICE))
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    shown = _show_commit(repo, sha)
+    assert isinstance(shown, str) and "a note" in shown
+    assert _show_commit(repo, sha[:7]) == shown
+    for name in ("HEAD^{tree}", "HEAD:notes.txt", "v1"):
+        assert _show_commit(repo, git(repo, "rev-parse", name).strip()) is None, name
 
 
 def test_a_missing_plan_answers_the_one_error_shape_with_a_remedy(site: Any) -> None:

@@ -281,7 +281,7 @@ def _show_commit(repo: Path, sha: str, store: Path | None = None) -> str | GitEr
                     "--no-ext-diff",
                     "--no-textconv",
                     "--end-of-options",
-                    sha,
+                    sha + "^{commit}",  # a blob's or tree's sha is no commit (round 111)
                 ]
             ),
             cwd=env["GIT_DIR"],
@@ -294,4 +294,13 @@ def _show_commit(repo: Path, sha: str, store: Path | None = None) -> str | GitEr
         return None
     if proc.returncode != 0:
         return None
-    return proc.stdout[:65536].decode("utf-8", "replace")
+    text = proc.stdout[:65536].decode("utf-8", "replace")
+    return text if _shown_commit(text, sha) else None
+
+
+def _shown_commit(text: str, sha: str) -> bool:
+    """Is ``text`` the commit ``sha`` names, and not one a tag object of that sha peels to?
+    Round 111 (``commit-page-non-commit-object``): a blob's sha showed the blob's bytes, a
+    tree's its listing, as a "Commit" page."""
+    first = re.match(r"(?:\x1b\[[0-9;]*m)*commit ([0-9a-f]{40,64})", text)
+    return first is not None and first.group(1).startswith(sha)

@@ -1172,14 +1172,6 @@ OWNED = xf(
     "refusal) is answered 'HEAD is detached; git switch main', 'no PLAN.yml there' or "
     "'no commits to audit'",
 )
-INIT_BARE = xf(
-    "init-into-bare-repo",
-    "plangate init into a bare repository's folder writes "
-    "plangate.yml and a nested plans repo into that git directory, exit 0, though "
-    "init refuses every folder inside a git repository",
-)
-
-
 # -- odd repositories ------------------------------------------------------------------
 REPO = {
     "shallow-status": "ok",
@@ -1222,7 +1214,6 @@ REPO = {
 REPO_BROKE = {
     f"repo:{k}": OWNED for k in ("owned-status", "owned-status-in", "owned-approve", "owned-audit")
 }
-REPO_BROKE["repo:init-bare"] = INIT_BARE
 
 
 @pytest.mark.parametrize("k", cases([f"repo:{k}" for k in REPO], list(REPO), REPO_BROKE))

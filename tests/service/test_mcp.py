@@ -408,6 +408,35 @@ def test_validate_of_an_oversized_plan_is_plan_too_large(repo: Path, tmp_path: P
     assert "plans/huge/PLAN.yml" not in git(repo, "ls-tree", "-r", "--name-only", "main")
 
 
+def test_a_yaml_plan_yaml_cannot_read_is_its_yaml_error_as_the_cli_says(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 111 (atk111b, ``huge-int-unlocated``): a PLAN.yml holding a 5001-digit number
+    was E_PARSE_NONJSON "not a plan: expected one JSON object" by MCP, and E_YAML_PARSE
+    without a line, with Python's ``sys.set_int_max_str_digits`` advice, by the CLI. Both
+    say E_YAML_PARSE at the number's line, with plangate's remedy; nothing is committed."""
+    config = write_config(tmp_path, repo)
+    text = PLAN.replace("params: {name: world}", "params: {name: world, n: 1" + "0" * 5000 + "}")
+    (tmp_path / "PLAN.yml").write_text(text)
+    line = text[: text.index("n: 1")].count("\n") + 1
+    seen: dict[str, Any] = {}
+
+    async def body(session: Session) -> None:
+        seen["validate"] = await call(session, "validate", plan=text)
+        seen["submit"] = await call_error(session, "submit", plan=text, slug="bigint")
+
+    with_agent(config, body)
+    cli = run_cli("validate", "--json", str(tmp_path / "PLAN.yml"), cwd=tmp_path)
+    (expected,) = json.loads(cli.stdout)["errors"]
+    (error,) = seen["validate"]["errors"]
+    for said in (expected, error, seen["submit"]):
+        assert said["code"] == "E_YAML_PARSE" and said["line"] == line, said
+        assert "too long to read as a number" in said["message"], said
+        assert "set_int_max_str_digits" not in json.dumps(said), said
+        assert "quote the value" in said["remedy"], said
+    assert "plans/bigint/PLAN.yml" not in git(repo, "ls-tree", "-r", "--name-only", "main")
+
+
 def test_a_client_that_closes_its_input_still_gets_every_reply(repo: Path, tmp_path: Path) -> None:
     """An agent scripting the server (``printf '...' | plangate mcp``) writes its requests
     and closes stdin at once: each request read before the end is answered, a slow one

@@ -257,6 +257,52 @@ def accepted(cwd: Path, stderr: str, local: Iterable[tuple[str, str | None]]) ->
         )
 
 
+_DUBIOUS = re.compile(r"detected dubious ownership in repository at '(.*?)'")
+
+
+def owned_here(cwd: Path) -> None:
+    """E_GIT when git refuses the repository at ``cwd`` for its owner (``safe.directory``):
+    git then reads no repository there, and every reader answered with a false cause
+    (round 111: "HEAD is detached; git switch main", "no PLAN.yml there", "no commits to
+    audit"). Checked where a repository is opened (:class:`controller.git.base.RepoBase`).
+    A folder this user owns costs nothing; another's is asked of git itself."""
+    if not _owned_by_another(cwd):
+        return
+    env = {k: v for k, v in os.environ.items() if passes(k)}
+    try:
+        result = subprocess.run(
+            ["git", "rev-parse", "--git-dir"], cwd=cwd, env=env, capture_output=True, check=False
+        )
+    except OSError:
+        return  # git cannot start: the caller's own call says why
+    found = _DUBIOUS.search(result.stderr.decode("utf-8", "replace"))
+    if result.returncode != 0 and found is not None:
+        where = found.group(1)
+        raise GitError(
+            f"git refuses the repository {where}: it is owned by another user (git: "
+            "detected dubious ownership), so git reads no repository there",
+            path=str(cwd),
+            remedy=f"run plangate as the repository's owner, or trust it: "
+            f"git config --global --add safe.directory {shlex.quote(where)}",
+        )
+
+
+def _owned_by_another(cwd: Path) -> bool:
+    """Is a working tree or git directory holding ``cwd`` (as git finds one, going up)
+    owned by another user than this process's?"""
+    try:
+        place = Path(cwd).resolve()
+        for folder in (place, *place.parents):
+            dot = folder / ".git"
+            if dot.exists():
+                return any(p.stat().st_uid != os.geteuid() for p in (folder, dot))
+            if (folder / "HEAD").is_file() and (folder / "objects").is_dir():
+                return folder.stat().st_uid != os.geteuid()
+    except OSError:
+        return False
+    return False
+
+
 def passes(name: str) -> bool:
     """May a git child see the controller's environment variable ``name``?"""
     if name in LOCATION_ENV or name in READING_ENV or name.startswith(TRACE_PREFIX):

@@ -279,6 +279,7 @@ def test_every_error_the_http_library_meets_has_the_pages_headers_and_shape(site
         "header": (req("GET", "/api/", "X-Big: " + "h" * 300_000 + "\r\n"), 431),
         "headers": (req("GET", "/api/", "".join(f"X-{i}: v\r\n" for i in range(2000))), 431),
         "trace-page": (req("TRACE", "/"), 405),
+        "version": (b"GET /api/ HTTP/2.0\r\nHost: x\r\n\r\n", 505),
     }
     for name, (request, status) in cases.items():
         head, body = _raw(base, request)

@@ -88,6 +88,11 @@ def serve(config: Config, data: UiData, workdir: Callable[[], Path]) -> HttpServ
             ``page-stdlib-errors``: TRACE/CONNECT 501, 414 and 431 had no
             Content-Security-Policy, and under ``/api/`` no error shape)."""
             status, body, kind, extra = http_error(code, self._asked_path())
+            words = (getattr(self, "raw_requestline", b"") or b"").split()
+            if len(words) == 3 and words[2].startswith(b"HTTP/"):
+                # a version the library refused (HTTP/2.0: 505) left the request as HTTP/0.9,
+                # which has no status line nor headers: this client wrote a version
+                self.request_version = "HTTP/1.1"
             self.close_connection = True
             self._reply(status, body, kind, {**extra, "Connection": "close"})
 
@@ -199,6 +204,11 @@ _HTTP_ERRORS = {
         "URI too long",
         "the request line is over 65536 bytes",
         "shorten the path and query (?status=S&page=N is all a page reads)",
+    ),
+    505: (
+        "HTTP version not supported",
+        "the page speaks HTTP/1.1 and HTTP/1.0",
+        "send an HTTP/1.1 request",
     ),
     431: (
         "Request header fields too large",

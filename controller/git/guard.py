@@ -258,6 +258,8 @@ def accepted(cwd: Path, stderr: str, local: Iterable[tuple[str, str | None]]) ->
 
 
 _DUBIOUS = re.compile(r"detected dubious ownership in repository at '(.*?)'")
+#: Folders another user owns that git was seen to accept (``safe.directory``), this process.
+_OWNER_ACCEPTED: set[str] = set()
 
 
 def owned_here(cwd: Path) -> None:
@@ -266,7 +268,7 @@ def owned_here(cwd: Path) -> None:
     (round 111: "HEAD is detached; git switch main", "no PLAN.yml there", "no commits to
     audit"). Checked where a repository is opened (:class:`controller.git.base.RepoBase`).
     A folder this user owns costs nothing; another's is asked of git itself."""
-    if not _owned_by_another(cwd):
+    if str(cwd) in _OWNER_ACCEPTED or not _owned_by_another(cwd):
         return
     env = {k: v for k, v in os.environ.items() if passes(k)}
     try:
@@ -276,7 +278,10 @@ def owned_here(cwd: Path) -> None:
     except OSError:
         return  # git cannot start: the caller's own call says why
     found = _DUBIOUS.search(result.stderr.decode("utf-8", "replace"))
-    if result.returncode != 0 and found is not None:
+    if found is None:
+        _OWNER_ACCEPTED.add(str(cwd))  # a shared tree the operator trusts: asked once
+        return
+    if result.returncode != 0:
         where = found.group(1)
         raise GitError(
             f"git refuses the repository {where}: it is owned by another user (git: "

@@ -43,12 +43,17 @@ def approve(
     )
 
 
-def _not_there(path: str, plan_file: Path) -> UsageError:
+def _not_there(path: str, plan_file: Path, watched: Path | None = None) -> UsageError:
     """The error for a plan file not in the working tree: when the branch holds it (a sparse
     checkout left it out, or it was deleted and not committed), that, never "no PLAN.yml"
-    (round 90: ``approve`` of a frozen plan a sparse checkout left out said it had none)."""
+    (round 90: ``approve`` of a frozen plan a sparse checkout left out said it had none);
+    when git refuses the config's repository (another user owns it), that (round 111)."""
     from controller.git.gitrepo import GitRepo
+    from controller.git.guard import owned_here
     from controller.plan.names import PLAN_FILES
+
+    if watched is not None and watched.is_dir():
+        owned_here(watched)
 
     try:
         absolute = Path(os.path.abspath(plan_file))
@@ -141,7 +146,7 @@ def commit_status(
         config.repo if config is not None else None,
     )
     if not plan_file.is_file():
-        raise _not_there(path, plan_file)
+        raise _not_there(path, plan_file, config.repo if config is not None else None)
     repo = GitRepo.containing(plan_file.parent)
     rel = plan_file.relative_to(repo.path.resolve()).as_posix()
     branch = repo.current_branch()

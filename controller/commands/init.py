@@ -52,7 +52,7 @@ def init(directory: str) -> int:
         # the config decides who may approve: inside another repository's working tree,
         # whoever writes that tree (an agent, a pull request) could change it (round 107)
         raise UsageError(
-            f"{visible(str(root))} is inside the git working tree {visible(str(enclosing))}: "
+            f"{visible(str(root))} is inside the git {_kind(enclosing)} {visible(str(enclosing))}: "
             "plangate.yml decides who may approve, and whoever writes that tree could change it",
             remedy="choose a folder outside every git repository (plangate init makes the "
             "plans repository inside it, the config beside it)",
@@ -97,12 +97,26 @@ def init(directory: str) -> int:
 
 def _enclosing_repository(root: Path) -> Path | None:
     """The working tree of a git repository ``root`` would be inside (a ``.git`` folder or
-    file in ``root`` or a folder above it, as git finds one), or None."""
+    file in ``root`` or a folder above it, as git finds one), or the git directory itself
+    (a bare repository: round 111, ``init`` wrote plangate.yml and a nested plans
+    repository into one), or None."""
     place = root.resolve()
     for folder in (place, *place.parents):
-        if (folder / ".git").exists():
+        if (folder / ".git").exists() or _is_git_directory(folder):
             return folder
     return None
+
+
+def _kind(folder: Path) -> str:
+    return "working tree" if (folder / ".git").exists() else "directory (a bare repository)"
+
+
+def _is_git_directory(folder: Path) -> bool:
+    """Does ``folder`` look like a git directory, by git's own test (``HEAD``, ``objects/``
+    and ``refs/``)?"""
+    return (
+        (folder / "HEAD").is_file() and (folder / "objects").is_dir() and (folder / "refs").is_dir()
+    )
 
 
 def _print_walkthrough(root: Path, email: str) -> None:

@@ -21,7 +21,7 @@ from controller.display import masked_url
 from controller.errors import BlobTooLarge, GitError
 from controller.git.deadline import DEADLINES
 from controller.git.gitpython import git
-from controller.git.guard import GitGuard, argv, cannot_run
+from controller.git.guard import GitGuard, argv, cannot_run, owned_here
 from controller.git.store import (
     MAX_PACKS,
     PACK_AT,
@@ -92,6 +92,7 @@ class RepoBase:
     ) -> None:
         self.path = path
         check_git_dir(path)  # before anything, git or GitPython, opens a file there
+        owned_here(path)  # git's refusal of another user's repository, said as that
         try:
             self._repo = _GuardedRepo(path)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):

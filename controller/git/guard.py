@@ -8,7 +8,8 @@ calls, as the controller, in its environment (which holds ``PLANGATE_SECRET_*``)
 plangate starts (its own ``subprocess`` calls and GitPython's persistent ``cat-file``) gets:
 
 - **an environment of what git needs** (:data:`PASS_ENV`, ``GIT_*``, ``LC_*``): no
-  ``PLANGATE_*`` variable, no secret, nothing else of the controller's environment;
+  ``PLANGATE_*`` variable, no secret, no ``GIT_TRACE*`` (a trace sent to stdout would read
+  as git's answer), nothing else of the controller's environment;
 - **configuration at the highest precedence** (the command scope git reads after every
   file, as ``GIT_CONFIG_PARAMETERS``, the last of it: :func:`_config_env`): hooks and
   fsmonitor off, no pager, editor
@@ -54,6 +55,11 @@ PASS_ENV = frozenset(
     }
 )  # fmt: skip
 PASS_PREFIXES = ("GIT_", "LC_")
+#: git's tracing variables (``GIT_TRACE``, ``GIT_TRACE_PERFORMANCE``, ``GIT_TRACE2_EVENT``...,
+#: every name with this prefix), never passed: pointed at ``/dev/stdout`` or ``2`` they mix
+#: trace lines into the answer plangate parses (round 111: ``status`` read "HEAD is
+#: detached" on main, ``approve`` a fromhex error).
+TRACE_PREFIX = "GIT_TRACE"
 #: git's location variables, never passed (:data:`controller.GIT_LOCATION_ENV`): the
 #: repository is the config's or the plan's, never the environment's.
 LOCATION_ENV = GIT_LOCATION_ENV
@@ -251,9 +257,60 @@ def accepted(cwd: Path, stderr: str, local: Iterable[tuple[str, str | None]]) ->
         )
 
 
+_DUBIOUS = re.compile(r"detected dubious ownership in repository at '(.*?)'")
+#: Folders another user owns that git was seen to accept (``safe.directory``), this process.
+_OWNER_ACCEPTED: set[str] = set()
+
+
+def owned_here(cwd: Path) -> None:
+    """E_GIT when git refuses the repository at ``cwd`` for its owner (``safe.directory``):
+    git then reads no repository there, and every reader answered with a false cause
+    (round 111: "HEAD is detached; git switch main", "no PLAN.yml there", "no commits to
+    audit"). Checked where a repository is opened (:class:`controller.git.base.RepoBase`).
+    A folder this user owns costs nothing; another's is asked of git itself."""
+    if str(cwd) in _OWNER_ACCEPTED or not _owned_by_another(cwd):
+        return
+    env = {k: v for k, v in os.environ.items() if passes(k)}
+    try:
+        result = subprocess.run(
+            ["git", "rev-parse", "--git-dir"], cwd=cwd, env=env, capture_output=True, check=False
+        )
+    except OSError:
+        return  # git cannot start: the caller's own call says why
+    found = _DUBIOUS.search(result.stderr.decode("utf-8", "replace"))
+    if found is None:
+        _OWNER_ACCEPTED.add(str(cwd))  # a shared tree the operator trusts: asked once
+        return
+    if result.returncode != 0:
+        where = found.group(1)
+        raise GitError(
+            f"git refuses the repository {where}: it is owned by another user (git: "
+            "detected dubious ownership), so git reads no repository there",
+            path=str(cwd),
+            remedy=f"run plangate as the repository's owner, or trust it: "
+            f"git config --global --add safe.directory {shlex.quote(where)}",
+        )
+
+
+def _owned_by_another(cwd: Path) -> bool:
+    """Is a working tree or git directory holding ``cwd`` (as git finds one, going up)
+    owned by another user than this process's?"""
+    try:
+        place = Path(cwd).resolve()
+        for folder in (place, *place.parents):
+            dot = folder / ".git"
+            if dot.exists():
+                return any(p.stat().st_uid != os.geteuid() for p in (folder, dot))
+            if (folder / "HEAD").is_file() and (folder / "objects").is_dir():
+                return folder.stat().st_uid != os.geteuid()
+    except OSError:
+        return False
+    return False
+
+
 def passes(name: str) -> bool:
     """May a git child see the controller's environment variable ``name``?"""
-    if name in LOCATION_ENV or name in READING_ENV:
+    if name in LOCATION_ENV or name in READING_ENV or name.startswith(TRACE_PREFIX):
         return False
     return name in PASS_ENV or name.startswith(PASS_PREFIXES)
 

@@ -475,7 +475,9 @@ def parse_text(text: str, path: Path, config: Config | None = None) -> LoadedPla
         plan.doc = yamlio.read_yaml(text, str(path))
     except YamlParseError as exc:
         line = getattr(exc, "line", None)
-        plan.problems.append(Problem(exc.code, _strip_source(exc.message, str(path)), "", line))
+        remedy = exc.remedy if exc.remedy != YamlParseError.remedy else None  # its own
+        message = _strip_source(exc.message, str(path))
+        plan.problems.append(Problem(exc.code, message, "", line, remedy))
         return plan
     plan.data = plan.doc.data
     own, room = size - _controller_bytes(text, plan.doc), controller_room(max_bytes)

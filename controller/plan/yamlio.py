@@ -445,7 +445,10 @@ def _scalar(event: ScalarEvent, source: str) -> Any:
     if construct is None:
         _refuse(event, source, f"unsupported value type {tag}")
     node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
-    found = construct(_YAML.constructor, node)
+    try:
+        found = construct(_YAML.constructor, node)
+    except ValueError:  # Python's limit on an integer's digits (round 111: no line, its advice)
+        _too_long(event, source, value)
     if type(found) is float and not exact_double(value, found):
         return InexactFloat(found, value)
     return canonical_number(found)
@@ -581,6 +584,20 @@ def _tab_near(text: str, mark: Any) -> tuple[int, int] | None:
 def _explicit_tag(event: Any) -> bool:
     implicit = event.implicit
     return not (implicit[0] or implicit[1]) if isinstance(implicit, tuple) else not implicit
+
+
+def _too_long(event: Any, source: str, value: str) -> NoReturn:
+    """A number too long to read (an integer of more than 4300 digits): refused at its line,
+    with plangate's remedy."""
+    line = event.start_mark.line + 1 if event.start_mark else None
+    shown = value if len(value) <= 40 else f"{value[:20]}...{value[-10:]}"
+    err = YamlParseError(
+        f"{source}:{line}: the number {shown} ({len(value)} characters) is too long to read "
+        "as a number: quote it to make it a string, or write a shorter number",
+        remedy="quote the value to make it a string, or write a number of at most 4300 digits",
+    )
+    err.line = line
+    raise err
 
 
 def _refuse(event: Any, source: str, what: str) -> NoReturn:

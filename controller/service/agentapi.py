@@ -32,6 +32,7 @@ from controller.errors import (
     Problem,
     UnsafePath,
     UsageError,
+    YamlParseError,
     error_for,
 )
 from controller.git import sharedwrite
@@ -748,11 +749,22 @@ def to_plan_yml(plan: str, fmt: str | None, config: Config) -> tuple[str, str]:
     return conversion.text, conversion.format
 
 
+#: A PLAN.yml's two top-level keys, as lines: text holding both is meant as one.
+_PLAN_YML_KEYS = (re.compile(r"^plan:", re.M), re.compile(r"^actions:", re.M))
+
+
 def _is_plan_yml(text: str) -> bool:
+    """Is ``text`` a PLAN.yml? One with top-level ``plan:`` and ``actions:`` lines that YAML
+    cannot read is its YAML error at its line, as ``plangate validate`` says of the file
+    (round 111: a 5001-digit number made it "not a plan: expected one JSON object")."""
     from controller.plan import yamlio
 
     try:
         data = yamlio.read_yaml(text, "<plan>").data
+    except YamlParseError:
+        if all(key.search(text) for key in _PLAN_YML_KEYS):
+            raise
+        return False
     except PlangateError:
         return False
     return (

@@ -39,7 +39,12 @@ def build_server(config: Config) -> Any:
     class PlangateServer(MCPServer):
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
             """The one place a tool's arguments that fail the SDK's checks become the JSON
-            error shape (round 61: pydantic's text and URLs reached the agent)."""
+            error shape (round 61: pydantic's text and URLs reached the agent), and so is a
+            tool the server lacks (round 111: "Unknown tool: approve", uncoded)."""
+            names = [tool.name for tool in await self.list_tools()]
+            if name not in names:
+                shape = json.dumps(unknown_tool(name, names).to_json())
+                raise ToolError(shape)  # the shape alone: the name is the agent's, any text
             try:
                 return await super().call_tool(name, arguments, context)
             except ToolError as exc:
@@ -246,6 +251,16 @@ def bad_arguments(tool: str, problems: list[tuple[str, str]]) -> UsageError:
         f"{tool}: {said}",
         path=first,
         remedy=f"call {tool} with the arguments its input schema (tools/list) describes",
+    )
+
+
+def unknown_tool(name: str, names: list[str]) -> UsageError:
+    """E_USAGE for a call of a tool the server does not have, listing the ones it has."""
+    shown = name if len(name) <= 100 else name[:100] + "..."
+    return UsageError(
+        f"{shown!r}: no such tool; the tools are {', '.join(names)}",
+        remedy=f"call one of {', '.join(names)} (tools/list describes them); approving, "
+        "rejecting and aborting a plan is a person's commit, never a tool",
     )
 
 

@@ -201,6 +201,22 @@ def test_init_refuses_a_file_and_a_folder_inside_a_repository(tmp_path: Path) ->
     assert not (repo / "ops").exists() and not (repo / "plans").exists()
 
 
+def test_init_refuses_a_bare_repository_and_a_folder_in_it(tmp_path: Path) -> None:
+    """Round 111 (atk111b, ``init-into-bare-repo``): ``init <bare repository>`` exited 0 and
+    wrote plangate.yml and a nested plans repository into that git directory. A git
+    directory is a repository as much as a working tree is: E_USAGE, nothing written."""
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    before = sorted(p.name for p in bare.iterdir())
+    for target in (bare, bare / "refs" / "ops"):
+        result = run_cli("init", str(target), env={"GIT_AUTHOR_EMAIL": "me@example.com"})
+        assert result.returncode == 2 and "E_USAGE" in result.stderr, result.stderr
+        assert f"is inside the git directory (a bare repository) {bare}" in result.stderr
+        assert "outside every git repository" in result.stderr
+    assert sorted(p.name for p in bare.iterdir()) == before
+    assert not (bare / "refs" / "ops").exists()
+
+
 def test_init_walkthrough_works_exactly_as_printed(tmp_path: Path) -> None:
     result = run_cli("init", str(tmp_path / "ops"), env={"GIT_AUTHOR_EMAIL": "me@example.com"})
     assert result.returncode == 0, result.stderr

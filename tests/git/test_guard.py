@@ -18,7 +18,7 @@ import pytest
 
 from controller.errors import GitError
 from controller.git.gitrepo import GitRepo, Person
-from controller.git.guard import DISPLAY, GitGuard, argv, inherited_config, passes
+from controller.git.guard import DISPLAY, GitGuard, argv, inherited_config, owned_here, passes
 from tests.support.gitenv import ALICE, commit_all, git, identity
 
 SECRET = "Zq7GuardSecretValue"
@@ -549,6 +549,23 @@ def test_the_invokers_pathspec_and_graft_variables_never_reach_git(
     assert len(head.parents) == 1  # the grafts file named no parents: not read
 
 
+@pytest.mark.parametrize(
+    "name", ["GIT_TRACE", "GIT_TRACE_PERFORMANCE", "GIT_TRACE_SETUP", "GIT_TRACE2_EVENT"]
+)
+def test_gits_trace_sent_to_stdout_is_never_read_as_its_answer(
+    repo: Path, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 111 (atk111b): ``GIT_TRACE=/dev/stdout`` (or any ``GIT_TRACE*``) reached git's
+    children, and its trace lines were parsed as the answer: ``status`` said "HEAD is
+    detached" on main. No variable of that prefix reaches a git child."""
+    head = git(repo, "rev-parse", "HEAD").strip()
+    monkeypatch.setenv(name, "/dev/stdout")
+    monkeypatch.setenv(name + "_BRIEF", "1")
+    assert not [k for k in GitGuard().env() if k.startswith("GIT_TRACE")]
+    assert not passes(name) and not passes(name + "_BRIEF")
+    assert GitRepo(repo).run("rev-parse", "HEAD").strip() == head
+
+
 def test_git_never_reads_gitmodules_in_a_diff_over_a_gitlink(repo: Path, tmp_path: Path) -> None:
     """Round 91: git parses ``.gitmodules`` in every diff over a gitlink and dies on an entry
     it calls invalid (``update = !cmd``); every diffing command plangate runs gets
@@ -574,3 +591,26 @@ def test_git_never_reads_gitmodules_in_a_diff_over_a_gitlink(repo: Path, tmp_pat
     assert "160000" in out and "plans/x" in out
     assert "plans/x" in gitrepo.run("log", "--raw", "-1", "--format=%H")
     assert not marker.exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a repository to another user needs root")
+def test_a_repository_another_user_owns_is_gits_refusal_with_its_remedy(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Round 111 (atk111b, ``dubious-ownership-misdiagnosed``): git refuses a repository
+    another user owns (``safe.directory``) and reads none there; plangate answered "HEAD is
+    detached", "no PLAN.yml there", "no commits to audit". Opening it is E_GIT saying so,
+    with git's remedy; once the person trusts it, it opens as before."""
+    os.chown(repo, 65534, 65534)
+    with pytest.raises(GitError) as caught:
+        GitRepo(repo)
+    assert "dubious ownership" in caught.value.message and "another user" in caught.value.message
+    assert f"git config --global --add safe.directory {repo}" in (caught.value.remedy or "")
+    inside = repo / "plans"
+    inside.mkdir()
+    with pytest.raises(GitError):  # the working tree is found from a folder inside it too
+        owned_here(inside)
+    trusted = tmp_path / "gitconfig"
+    trusted.write_text(f"[safe]\n\tdirectory = {repo}\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(trusted))
+    assert GitRepo(repo).run("rev-parse", "--abbrev-ref", "HEAD").strip() == "main"

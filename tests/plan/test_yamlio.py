@@ -312,3 +312,18 @@ def test_what_the_reader_takes_for_a_string_is_written_back_as_one(text: str) ->
     """The writer asks the same resolver: a string stays a string, a number-like string that
     the core schema reads as a number is quoted."""
     assert yamlio.read_yaml(yamlio.dump({"v": text})).data == {"v": text}
+
+
+@pytest.mark.parametrize("where", ["n: {}\n", "a: [1, {}]\n", "b:\n  - {}\n"])
+def test_a_number_too_long_to_read_is_refused_at_its_line(where: str) -> None:
+    """Round 111 (atk111b): a 5001-digit integer was E_YAML_PARSE with Python's own words
+    (``sys.set_int_max_str_digits``) and no line; it is refused at its line, with plangate's
+    remedy (quote it, or write a shorter number)."""
+    text = "first: 1\n" + where.format("1" + "0" * 5000)
+    line = text[: text.index("10000")].count("\n") + 1
+    with pytest.raises(YamlParseError) as caught:
+        yamlio.read_yaml(text, "f.yml")
+    assert caught.value.line == line
+    assert caught.value.message.startswith(f"f.yml:{line}: the number 1000")
+    assert "set_int_max_str_digits" not in caught.value.message
+    assert "quote the value" in (caught.value.remedy or "")

@@ -9,13 +9,13 @@ The oracle is git: ``git hash-object --path``, ``git add``, ``git status``."""
 from __future__ import annotations
 
 import json
-from collections import Counter
 from pathlib import Path
 
 import pytest
 import structlog.testing
 
 from controller.git import iconv
+from tests.support.gitcalls import git_commands, trace_git_calls
 from tests.support.gitenv import ALICE, commit_all, git
 from tests.support.gitkit import PLAN, controller, head_plan, subjects, write_plan
 
@@ -157,17 +157,12 @@ def test_a_pass_asks_its_candidates_attributes_at_once(
     for slug in ("a", "b", "c"):
         plan = write_plan(repo, slug)
         plan.write_bytes(PLAN.encode("utf-16"))
-    trace = tmp_path / "git-trace"
     before = int(git(repo, "rev-list", "--count", "HEAD"))
-    monkeypatch.setenv("GIT_TRACE", str(trace))
-    with controller(repo) as ctl:
-        ctl.reconcile()
-    monkeypatch.delenv("GIT_TRACE")
+    with monkeypatch.context() as patch:
+        log = trace_git_calls(tmp_path, patch)
+        with controller(repo) as ctl:
+            ctl.reconcile()
     made = int(git(repo, "rev-list", "--count", "HEAD")) - before
-    asked = Counter(
-        line.partition("trace: built-in: git ")[2].split(" ", 1)[0]
-        for line in trace.read_text(errors="replace").splitlines()
-        if "trace: built-in: git " in line
-    )
+    asked = git_commands(log)
     assert len(git(repo, "ls-files", "plans").split()) == 3
     assert 1 <= asked["check-attr"] <= 1 + made, (asked, made)

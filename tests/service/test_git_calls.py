@@ -1,4 +1,5 @@
-"""The git processes a run spawns, counted by git's own trace (``GIT_TRACE``; issue 17).
+"""The git processes a run spawns, counted in front of git (:mod:`tests.support.gitcalls`;
+issue 17: by git's own ``GIT_TRACE`` before round 111, which no git child of plangate gets).
 
 A run's outcome is committed only when the plan file holds no edits of anyone's: the check
 compares the file's bytes with the commit and with the engine's own last write, and asks
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.gitcalls import git_commands, trace_git_calls
 from tests.support.gitenv import ALICE, commit_all, git
 from tests.support.gitkit import approve, head_plan, run_once, submitted, write_plan
 
@@ -26,16 +28,12 @@ from tests.support.gitkit import approve, head_plan, run_once, submitted, write_
 def _traced_pass(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Counter[str]:
     """One ``run --once`` pass; the git commands it spawned, by subcommand, and the commits
     it made (``made``)."""
-    trace = tmp_path / "git-trace"
     before = int(git(repo, "rev-list", "--count", "HEAD"))
     with monkeypatch.context() as patch:
-        patch.setenv("GIT_TRACE", str(trace))
+        log = trace_git_calls(tmp_path, patch)
         run_once(repo)
     commands: Counter[str] = Counter(made=int(git(repo, "rev-list", "--count", "HEAD")) - before)
-    for line in trace.read_text(errors="replace").splitlines():
-        _, found, rest = line.partition("trace: built-in: git ")
-        if found:
-            commands[rest.split(" ", 1)[0]] += 1
+    commands.update(git_commands(log))
     return commands
 
 

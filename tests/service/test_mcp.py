@@ -282,6 +282,27 @@ def test_arguments_of_the_wrong_type_are_the_error_shape(repo: Path, tmp_path: P
     assert "is required" in seen["missing"]["message"]
 
 
+def test_a_tool_the_server_lacks_is_e_usage_naming_the_tools(repo: Path, tmp_path: Path) -> None:
+    """Round 111 (atk111b): ``tools/call`` of ``approve`` (or any name the server lacks) was
+    "Unknown tool: approve", no code and no remedy. It is E_USAGE in the error shape, its
+    remedy listing the tools; the session goes on."""
+    config = write_config(tmp_path, repo)
+    seen: dict[str, Any] = {}
+
+    async def body(session: Session) -> None:
+        seen["approve"] = await call_error(session, "approve", path="plans/x")
+        seen["odd"] = await call_error(session, "{no such}" + "x" * 500)
+        seen["catalog"] = await call(session, "catalog")
+
+    with_agent(config, body)
+    for key in ("approve", "odd"):
+        error = seen[key]
+        assert error["ok"] is False and error["code"] == "E_USAGE", error
+        assert "no such tool" in error["message"] and len(error["message"]) < 300, error
+        assert "catalog, validate, submit, status, log, wait" in error["remedy"], error
+    assert "tools" in seen["catalog"]
+
+
 def test_mcp_arguments_are_never_converted_and_a_slug_keeps_out_of_other_plans(
     repo: Path, tmp_path: Path
 ) -> None:
@@ -385,6 +406,35 @@ def test_validate_of_an_oversized_plan_is_plan_too_large(repo: Path, tmp_path: P
     assert error["message"] == expected["message"]
     assert seen["submit"]["code"] == "E_PLAN_TOO_LARGE"
     assert "plans/huge/PLAN.yml" not in git(repo, "ls-tree", "-r", "--name-only", "main")
+
+
+def test_a_yaml_plan_yaml_cannot_read_is_its_yaml_error_as_the_cli_says(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 111 (atk111b, ``huge-int-unlocated``): a PLAN.yml holding a 5001-digit number
+    was E_PARSE_NONJSON "not a plan: expected one JSON object" by MCP, and E_YAML_PARSE
+    without a line, with Python's ``sys.set_int_max_str_digits`` advice, by the CLI. Both
+    say E_YAML_PARSE at the number's line, with plangate's remedy; nothing is committed."""
+    config = write_config(tmp_path, repo)
+    text = PLAN.replace("params: {name: world}", "params: {name: world, n: 1" + "0" * 5000 + "}")
+    (tmp_path / "PLAN.yml").write_text(text)
+    line = text[: text.index("n: 1")].count("\n") + 1
+    seen: dict[str, Any] = {}
+
+    async def body(session: Session) -> None:
+        seen["validate"] = await call(session, "validate", plan=text)
+        seen["submit"] = await call_error(session, "submit", plan=text, slug="bigint")
+
+    with_agent(config, body)
+    cli = run_cli("validate", "--json", str(tmp_path / "PLAN.yml"), cwd=tmp_path)
+    (expected,) = json.loads(cli.stdout)["errors"]
+    (error,) = seen["validate"]["errors"]
+    for said in (expected, error, seen["submit"]):
+        assert said["code"] == "E_YAML_PARSE" and said["line"] == line, said
+        assert "too long to read as a number" in said["message"], said
+        assert "set_int_max_str_digits" not in json.dumps(said), said
+        assert "quote the value" in said["remedy"], said
+    assert "plans/bigint/PLAN.yml" not in git(repo, "ls-tree", "-r", "--name-only", "main")
 
 
 def test_a_client_that_closes_its_input_still_gets_every_reply(repo: Path, tmp_path: Path) -> None:

@@ -20,8 +20,9 @@ from typing import Any
 import httpx
 import pytest
 
+from controller.service.ui.server import CSP
 from tests.support.daemonkit import free_port, running_daemon, wait_for_commit, wait_until
-from tests.support.gitenv import commit_all, git
+from tests.support.gitenv import commit_all, git, identity
 from tests.support.gitkit import AGENT, ALICE
 
 HOSTILE = "<script>alert(1)</script>\u202e[x](javascript:alert(2))<img src=x onerror=alert(3)>"
@@ -221,8 +222,78 @@ def test_no_request_changes_anything(site: Any, repo: Path) -> None:
     assert httpx.get(base + "/plan/../../../etc/passwd").status_code == 404
     assert httpx.get(base + "/plan/plans/nope").status_code == 404
     assert httpx.get(base + "/commit/--output=x").status_code == 404
+    for name in ("HEAD^{tree}", "HEAD:plans/done/PLAN.yml"):  # round 111: no commit, 404
+        sha = git(repo, "rev-parse", name).strip()
+        assert httpx.get(base + "/commit/" + sha).status_code == 404
     assert git(repo, "rev-parse", "HEAD") == head
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_the_commit_page_shows_commits_only(repo: Path) -> None:
+    """Round 111 (atk111b, ``commit-page-non-commit-object``): ``/commit/<sha>`` of a blob
+    showed its bytes, of a tree its listing, as a "Commit" page. Only a commit's sha (full
+    or a prefix) is shown; a blob, a tree or an annotated tag object is no such commit."""
+    from controller.service.ui.server import _show_commit
+
+    (repo / "notes.txt").write_text("commit " + "a" * 40 + "\n")
+    commit_all(repo, "a note", ALICE)
+    git(repo, "tag", "-a", "-m", "a tag", "v1", env=identity(*ALICE))
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    shown = _show_commit(repo, sha)
+    assert isinstance(shown, str) and "a note" in shown
+    assert _show_commit(repo, sha[:7]) == shown
+    for name in ("HEAD^{tree}", "HEAD:notes.txt", "v1"):
+        assert _show_commit(repo, git(repo, "rev-parse", name).strip()) is None, name
+
+
+def _raw(base: str, request: bytes) -> tuple[str, bytes]:
+    """The status line and headers, and the body, of one request sent as bytes."""
+    import socket
+
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as conn:
+        conn.sendall(request)
+        chunks = []
+        while chunk := conn.recv(65536):
+            chunks.append(chunk)
+    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
+    return head.decode("latin-1"), body
+
+
+def test_every_error_the_http_library_meets_has_the_pages_headers_and_shape(site: Any) -> None:
+    """Round 111 (atk111b, ``page-stdlib-errors``): TRACE, CONNECT and a method with a control
+    byte were 501, a 200 kB query 414, a 300 kB header or 2000 headers 431: the HTTP
+    library's own HTML page, without the Content-Security-Policy, and under ``/api/`` not
+    the one error shape. Each is the page's answer: any method but GET and HEAD is 405."""
+    base, _, _ = site
+
+    def req(method: str, path: str, extra: str = "") -> bytes:
+        return f"{method} {path} HTTP/1.1\r\nHost: x\r\n{extra}Connection: close\r\n\r\n".encode()
+
+    cases = {
+        "trace": (req("TRACE", "/api/"), 405),
+        "connect": (b"CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: x\r\n\r\n", 405),
+        "control": (req("G\x01T", "/api/"), 405),
+        "post": (req("POST", "/api/", "Content-Length: 0\r\n"), 405),
+        "query": (req("GET", "/api/?q=" + "q" * 200_000), 414),
+        "header": (req("GET", "/api/", "X-Big: " + "h" * 300_000 + "\r\n"), 431),
+        "headers": (req("GET", "/api/", "".join(f"X-{i}: v\r\n" for i in range(2000))), 431),
+        "trace-page": (req("TRACE", "/"), 405),
+        "version": (b"GET /api/ HTTP/2.0\r\nHost: x\r\n\r\n", 505),
+    }
+    for name, (request, status) in cases.items():
+        head, body = _raw(base, request)
+        assert head.startswith(f"HTTP/1.1 {status} "), (name, head)
+        assert f"Content-Security-Policy: {CSP}" in head, (name, head)
+        assert "X-Content-Type-Options: nosniff" in head, (name, head)
+        if status == 405:
+            assert "Allow: GET, HEAD" in head, (name, head)
+        if name in ("trace-page", "connect"):
+            assert "text/html" in head and b"Error response" not in body, (name, body[:200])
+            continue
+        error = json.loads(body)
+        assert error["ok"] is False and error["code"] == "E_USAGE", (name, error)
+        assert error["path"] == "/api/" and error["remedy"], (name, error)
 
 
 def test_a_missing_plan_answers_the_one_error_shape_with_a_remedy(site: Any) -> None:

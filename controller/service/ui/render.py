@@ -391,6 +391,10 @@ def not_found(what: str) -> bytes:
     return page("Not found", f"<h1>Not found</h1><p>{esc(what)}</p>")
 
 
+def http_error(status: int, title: str, message: str, remedy: str) -> bytes:
+    return page(title, f"<h1>{status} {esc(title)}</h1><p>{esc(message)}</p><p>{esc(remedy)}</p>")
+
+
 def not_ready(message: str, remedy: str) -> bytes:
     return page(
         "Not ready",

@@ -75,9 +75,36 @@ def serve(config: Config, data: UiData, workdir: Callable[[], Path]) -> HttpServ
             self._reply(status, body, kind)
 
         def _refuse(self) -> None:
-            self._reply(405, b"read-only\n", "text/plain", {"Allow": "GET, HEAD"})
+            self.send_error(405)
 
         do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _refuse
+
+        def send_error(
+            self, code: int, message: str | None = None, explain: str | None = None
+        ) -> None:
+            """Every error the HTTP library answers (a method it has no handler for, a
+            request line or headers too long, a malformed request) with the page's own
+            headers and shape, never the library's HTML page (round 111,
+            ``page-stdlib-errors``: TRACE/CONNECT 501, 414 and 431 had no
+            Content-Security-Policy, and under ``/api/`` no error shape)."""
+            status, body, kind, extra = http_error(code, self._asked_path())
+            words = (getattr(self, "raw_requestline", b"") or b"").split()
+            if len(words) == 3 and words[2].startswith(b"HTTP/"):
+                # a version the library refused (HTTP/2.0: 505) left the request as HTTP/0.9,
+                # which has no status line nor headers: this client wrote a version
+                self.request_version = "HTTP/1.1"
+            self.close_connection = True
+            self._reply(status, body, kind, {**extra, "Connection": "close"})
+
+        def _asked_path(self) -> str:
+            """The path asked for, as far as the request was read (a request line too long
+            to read whole has none parsed)."""
+            path = getattr(self, "path", None)
+            if isinstance(path, str):
+                return path
+            raw = getattr(self, "raw_requestline", b"") or b""
+            parts = raw.decode("latin-1").split()
+            return parts[1] if len(parts) > 1 else ""
 
         def _reply(
             self, status: int, body: bytes, kind: str, extra: dict[str, str] | None = None
@@ -94,7 +121,7 @@ def serve(config: Config, data: UiData, workdir: Callable[[], Path]) -> HttpServ
             }.items():
                 self.send_header(name, value)
             self.end_headers()
-            if self.command != "HEAD":
+            if getattr(self, "command", None) != "HEAD":
                 self.wfile.write(body)
 
     return HttpServer(config.ui.listen or "", "ui.listen", Handler).start()
@@ -162,6 +189,54 @@ def route(
             return 500, render.commit_error(sha, text.to_json()), HTML
         return 200, render.commit_page(sha, text), HTML
     return _missing(api, "no such page", parts.path)
+
+
+#: What the page says of each error the HTTP library meets: (title, message, remedy).
+_HTTP_ERRORS = {
+    400: ("Bad request", "the request is not one HTTP/1.1 request", "send a well-formed request"),
+    405: (
+        "Method not allowed",
+        "the page is read-only: GET and HEAD only",
+        "read the page with GET or HEAD; plans change by commits to the repository",
+    ),
+    408: ("Request timeout", "the request was not sent in time", "send the request at once"),
+    414: (
+        "URI too long",
+        "the request line is over 65536 bytes",
+        "shorten the path and query (?status=S&page=N is all a page reads)",
+    ),
+    505: (
+        "HTTP version not supported",
+        "the page speaks HTTP/1.1 and HTTP/1.0",
+        "send an HTTP/1.1 request",
+    ),
+    431: (
+        "Request header fields too large",
+        "a header line is over 65536 bytes, or there are more than 100 headers",
+        "send fewer and shorter headers",
+    ),
+}
+
+
+def http_error(code: int, raw_path: str) -> tuple[int, bytes, str, dict[str, str]]:
+    """``(status, body, content type, extra headers)`` for an error the HTTP library meets:
+    under ``/api`` the one error shape, else an HTML page; a method the page has no handler
+    for (the library's 501) is 405, as every method but GET and HEAD is."""
+    from controller.errors import UsageError
+
+    status = 405 if code in (405, 501) else code
+    title, message, remedy = _HTTP_ERRORS.get(
+        status, ("Bad request", f"the request cannot be served ({status})", "send a GET request")
+    )
+    extra = {"Allow": "GET, HEAD"} if status == 405 else {}
+    try:
+        path = urlsplit(raw_path).path if raw_path.isprintable() else ""
+    except ValueError:  # not a URL at all (``http://[``)
+        path = ""
+    if path.startswith("/api/") or path == "/api":
+        err = UsageError(message, path=path, remedy=remedy)
+        return status, _json(err.to_json()), JSON, extra
+    return status, render.http_error(status, title, message, remedy), HTML, extra
 
 
 def not_ready(raw: str, failure: tuple[str, str] | None = None) -> tuple[int, bytes, str]:
@@ -281,7 +356,7 @@ def _show_commit(repo: Path, sha: str, store: Path | None = None) -> str | GitEr
                     "--no-ext-diff",
                     "--no-textconv",
                     "--end-of-options",
-                    sha,
+                    sha + "^{commit}",  # a blob's or tree's sha is no commit (round 111)
                 ]
             ),
             cwd=env["GIT_DIR"],
@@ -294,4 +369,13 @@ def _show_commit(repo: Path, sha: str, store: Path | None = None) -> str | GitEr
         return None
     if proc.returncode != 0:
         return None
-    return proc.stdout[:65536].decode("utf-8", "replace")
+    text = proc.stdout[:65536].decode("utf-8", "replace")
+    return text if _shown_commit(text, sha) else None
+
+
+def _shown_commit(text: str, sha: str) -> bool:
+    """Is ``text`` the commit ``sha`` names, and not one a tag object of that sha peels to?
+    Round 111 (``commit-page-non-commit-object``): a blob's sha showed the blob's bytes, a
+    tree's its listing, as a "Commit" page."""
+    first = re.match(r"(?:\x1b\[[0-9;]*m)*commit ([0-9a-f]{40,64})", text)
+    return first is not None and first.group(1).startswith(sha)

@@ -41,7 +41,8 @@ type is coerced where docs/agents.md says E_USAGE: ``pull_request: 1`` committed
 ``plangate/pri``, ``"false"`` on main, ``timeout: true``/``"1"`` waited 1 s (``""`` for
 ``pull_request`` and a number for ``status`` are E_USAGE). Held: every surface agreed on
 every plan's status and hash (status, show, MCP status/log, /api/plan/); the SDK lists six
-tools, ``approve`` etc. "Unknown tool"; every path form coded; 6 MB ``validate``
+tools, ``approve`` etc. "Unknown tool" (since round 111 ``E_USAGE`` "no such tool"); every
+path form coded; 6 MB ``validate``
 ``E_PLAN_TOO_LARGE``; no trailer from a note; extra submit arguments ignored (the agent's
 commit, on ``plangate/ext``); parallel reads identical, parallel submits serialized with
 Alice's approve, the tree clean; hashes agree on CRLF/comments/PLAN.yaml; ``check`` right on
@@ -558,8 +559,8 @@ def test_hostile(lab: Lab, k: str) -> None:
     assert ans["error"], ans["text"][:600]
     if want:
         assert data.get("code") in want, ans["text"][:600]
-    if k.startswith("tool-"):
-        assert "Unknown tool" in ans["text"], ans["text"]
+    if k.startswith("tool-"):  # round 111: a coded refusal naming the tools there are
+        assert data.get("code") == "E_USAGE" and "no such tool" in data["message"], ans["text"]
 
 
 def test_hostile_nothing_ran_or_landed(lab: Lab) -> None:

@@ -399,8 +399,9 @@ def test_mcp_refused(lab: Lab, k: str) -> None:
     if want:
         assert r["data"] and r["data"]["code"].startswith(want), r["text"][:400]
         assert r["data"]["remedy"], r["data"]
-    else:  # no such tool: the SDK's error, no plangate code
-        assert "unknown tool" in r["text"].lower() or "not found" in r["text"].lower(), r
+    else:  # no such tool: since round 111 a coded refusal naming the tools there are
+        assert r["data"] and r["data"]["code"] == "E_USAGE", r["text"][:400]
+        assert "no such tool" in r["data"]["message"] and r["data"]["remedy"], r["data"]
     assert not g["mcp-moved"] and not g["mcp-dirty"], g["mcp-dirty"]
 
 

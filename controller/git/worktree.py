@@ -436,19 +436,16 @@ class WorkTree(Objects):
             f"fatal: Unable to create '{lock_path}': File exists.",
         )
 
-    def _note_index_lock(self, lock: int, records: bytes, written: bytes = b"") -> Path | None:
+    def _note_index_lock(self, lock: int, records: bytes) -> Path | None:
         """Record which file is the lock this process holds (device, inode, change time) and
         the entries it sets: git's lock outlives a process killed while holding it, and every
         later controller waited on it for good (a SIGKILL in a burst: the update runs git
-        under the lock). The change time tells it from a lock made later in a reused inode."""
+        under the lock). The change time tells it from a lock made later in a reused inode;
+        nothing writes the lock (:meth:`IndexHold.write`), so it keeps that time."""
         note = self.index_lock_note
         if note is None:
             return None
-        identity = " ".join(map(str, _lock_identity(os.fstat(lock))))
-        if written:  # about to be written: that content is ours too
-            identity = f"W {identity} {hashlib.sha256(written).hexdigest()}"
-        else:
-            identity = f"L {identity}"
+        identity = "L " + " ".join(map(str, _lock_identity(os.fstat(lock))))
         write_note(note, self._noted(identity.encode("ascii"), records))
         return note
 
@@ -486,6 +483,7 @@ class WorkTree(Objects):
         released = st is not None and _ours(lock_path, st, kind, fields)
         if released:
             lock_path.unlink(missing_ok=True)
+            (self.git_dir / INDEX_NEW).unlink(missing_ok=True)  # its unfinished new index
         elif st is not None:
             return False  # someone's git holds it now: the next start tries again
         landed = [record for record in records.split(b"\0") if record and self._at_head(record)]
@@ -719,23 +717,36 @@ class IndexHold:
         self.done = False
 
     def write(self) -> None:
-        """The index with the records applied, written through the lock. Under the lock, as
-        git does: git's work on a private copy of the index (a few ms), then the copy
-        written. Reading the index before taking the lock and checking it after lost every
-        attempt to a human polling `git status`, which rewrites the index with fresh stat
-        data each time (the demo, under load)."""
-        tree, lock_path = self.tree, self.tree.git_dir / "index.lock"
-        index = lock_path.with_name("index")
+        """The index with the records applied, put in place while the lock is held. Under the
+        lock, as git does: git's work on a private copy of the index (a few ms), then the
+        copy written. Reading the index before taking the lock and checking it after lost
+        every attempt to a human polling `git status`, which rewrites the index with fresh
+        stat data each time (the demo, under load).
+
+        The new index is written beside it (:data:`INDEX_NEW`) and renamed over it, and the
+        lock, never written, is removed after: it stays the very file the note names until
+        it goes. Writing the new index into the lock, as git does, let a SIGKILL stop the
+        write part way (the kernel ends a write of many pages early for a fatal signal): the
+        lock then matched no note, so every later start left it, and the next person's
+        ``git add`` and the next controller's commit failed on it for good (the CI failure
+        of 2026-12-05, a 3-SIGKILL burst)."""
+        tree, index = self.tree, self.tree.git_dir / "index"
+        new = tree.git_dir / INDEX_NEW
         try:
             written = tree._updated_index(attrfiles.index_bytes(index), self.records)
-            tree._note_index_lock(self.lock, self.records, written)  # the write changes times
-            os.write(self.lock, written)  # no fsync: git's own index writes have none
+            new.unlink(missing_ok=True)  # a killed write's, or anyone's link: never written through
+            fd = os.open(new, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
+            with os.fdopen(fd, "wb") as out:
+                out.write(written)  # no fsync: git's own index writes have none
+            os.replace(new, index)
         except BaseException:
+            with contextlib.suppress(OSError):
+                new.unlink(missing_ok=True)
             self.release()
             raise
         self.done = True
         os.close(self.lock)
-        os.replace(lock_path, index)
+        (tree.git_dir / "index.lock").unlink(missing_ok=True)
         if self.note is not None:
             self.note.unlink(missing_ok=True)
 
@@ -772,6 +783,9 @@ def _lock_identity(st: os.stat_result) -> tuple[int, ...]:
     return (st.st_dev, st.st_ino, st.st_ctime_ns)
 
 
+#: The file a new index is written to before it is renamed over ``.git/index``, under the lock.
+INDEX_NEW = "plangate-index.new"
+
 #: How long after the controller noted it was about to take index.lock a lock it finds can be
 #: the one it made (a kill between the note and the lock's creation: nothing else names it).
 LOCK_WINDOW_NS = 10_000_000_000
@@ -780,8 +794,9 @@ LOCK_WINDOW_NS = 10_000_000_000
 def _ours(lock: Path, st: os.stat_result, kind: bytes, fields: list[bytes]) -> bool:
     """Is this index.lock the one the note describes? ``L dev ino ctime``: that very file;
     ``W dev ino ctime sha256``: that file, before or after the controller wrote that content
-    into it; ``P time``: about to be made then, and made within :data:`LOCK_WINDOW_NS` (a
-    kill between the note and the lock's creation; file times are a tick coarse)."""
+    into it (a note an earlier controller left: it wrote the new index into the lock);
+    ``P time``: about to be made then, and made within :data:`LOCK_WINDOW_NS` (a kill between
+    the note and the lock's creation; file times are a tick coarse)."""
     try:
         if kind in (b"L", b"W") and len(fields) >= 3:
             same = _lock_identity(st) == tuple(int(f) for f in fields[:3])

@@ -20,6 +20,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from controller.git.gitrepo import GitRepo
 from controller.git.records import Person
 from tests.support.gitenv import commit_all, git
@@ -209,3 +211,98 @@ def test_temp_files_of_a_killed_write_are_removed_at_the_next_start(tmp_path: Pa
     run_once(repo)
     assert not stray.exists() and not log_stray.exists()
     assert tracked.read_text() == "someone's file" and other.exists() and link.is_symlink()
+
+
+# Writes the index under the lock, with a note, once.
+INDEX_WRITER = """\
+import sys
+from pathlib import Path
+from controller.git.gitrepo import GitRepo
+repo = GitRepo(Path(sys.argv[1]))
+repo.index_lock_note = Path(sys.argv[2])
+files = {"many/0": b"new"}
+repo.set_index_entries(files, hold=repo.hold_index(files))
+"""
+
+# What the kernel does to a process that gets SIGKILL in the middle of writing many pages:
+# the write ends early and the process dies. Loaded into the writer only (LD_PRELOAD), it
+# cuts a large write into a file under $CUT_WRITES_UNDER in half, then the SIGKILL.
+CUT_WRITE_C = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+ssize_t write(int fd, const void *buf, size_t n) {
+    static ssize_t (*real)(int, const void *, size_t);
+    if (!real) real = (ssize_t (*)(int, const void *, size_t))dlsym(RTLD_NEXT, "write");
+    const char *under = getenv("CUT_WRITES_UNDER");
+    if (under != NULL && n > 65536) {
+        char link[64], path[4096];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t len = readlink(link, path, sizeof path - 1);
+        if (len > 0) {
+            path[len] = 0;
+            if (strncmp(path, under, strlen(under)) == 0) {
+                real(fd, buf, n / 2);
+                kill(getpid(), SIGKILL);
+            }
+        }
+    }
+    return real(fd, buf, n);
+}
+"""
+
+
+def test_a_kill_in_the_middle_of_an_index_write_leaves_no_lock_the_next_start_keeps(
+    tmp_path: Path, repo: Path
+) -> None:
+    """A controller SIGKILLed in the middle of writing out a 2 MB index (the kernel ends such
+    a write part way for a fatal signal): the next start releases the lock, and the index is
+    whole. The CI run of 2026-12-05 stopped on a lock left for good: the new index was
+    written into ``index.lock`` itself, a part-written lock matched no note, so every later
+    start left it (the person's next ``git add`` failed, as did every commit of the next
+    controller). Now the lock is never written: the new index goes beside it and is renamed
+    over the old, so the lock stays the very file the note names."""
+    import signal
+
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        pytest.skip("needs a C compiler to cut a write as the kernel does")
+    (tmp_path / "cut.c").write_text(CUT_WRITE_C)
+    shim = tmp_path / "cut.so"
+    subprocess.run(
+        [compiler, "-shared", "-fPIC", "-o", str(shim), str(tmp_path / "cut.c"), "-ldl"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    blob = git(repo, "hash-object", "-w", "--stdin", data=b"x\n").strip()
+    entries = "".join(f"100644 {blob}\tmany/{i}\0" for i in range(25_000)).encode()
+    git(repo, "update-index", "-z", "--index-info", data=entries)
+    index = repo / ".git" / "index"
+    before = index.read_bytes()
+    assert len(before) > 1_500_000
+    note, lock = tmp_path / "index-lock", repo / ".git" / "index.lock"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+        "LD_PRELOAD": str(shim),
+        "CUT_WRITES_UNDER": str((repo / ".git").resolve()),
+    }
+    writer = subprocess.run(
+        [sys.executable, "-c", INDEX_WRITER, str(repo), str(note)],
+        env=env, capture_output=True, timeout=60,
+    )  # fmt: skip
+    assert writer.returncode == -signal.SIGKILL, writer.stderr  # cut, and killed
+    assert lock.exists()  # what the kill leaves, as git's own would
+    assert index.read_bytes() == before  # the old index stands: nothing torn is in place
+
+    recovering = GitRepo(repo)
+    recovering.index_lock_note = note
+    assert recovering.recover_index() is True  # known for its own, and released
+    assert not lock.exists()
+    assert not (repo / ".git" / "plangate-index.new").exists()  # the part-written copy too
+    assert index.read_bytes() == before
+    git(repo, "add", "README")  # a person's next command works

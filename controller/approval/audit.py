@@ -485,6 +485,7 @@ def audit_repo(
     directory), which tells its commits as the live controller does; None: by git alone."""
     repo.check_complete()
     timeline = Timeline.open(repo, config, head, controller)
+    timeline.own_commit = own_commit  # a record it lacks is anyone's (round 112)
     repo.read_signatures = (
         config is not None and config.approval.allowed_signers is not None
     ) or timeline.in_force.approval.allowed_signers is not None

@@ -23,6 +23,7 @@ controller's identity): the audit refuses to guess and asks for one.
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,9 @@ class Timeline:
     _signers: tempfile.TemporaryDirectory[str] | None = None
     #: Judges history before the first recorded version (no config: the first version).
     fallback: Config | None = None
+    #: The controller's record of the commits it made (``audit --config`` with its state
+    #: directory): a record commit it lacks is anyone's, never in force. None: git alone.
+    own_commit: Callable[[str], bool] | None = None
 
     @classmethod
     def open(
@@ -146,7 +150,9 @@ class Timeline:
             record.subject, record.trailers, author, committer, self.identity
         )
         changes = [c for c in record.changes if c.path == recorded.POLICY_PATH]
-        if named is not None:
+        if named is not None and self.own_commit is not None and not self.own_commit(record.sha):
+            self._disowned(record, bool(changes))
+        elif named is not None:
             blob = changes[0].new_blob if changes else self.repo.blob_sha(record.sha, _FILE)
             self._record(record, blob, named)
         else:  # a look-alike with no seal: judged as a record would be, never in force
@@ -202,6 +208,20 @@ class Timeline:
             record,
             "policy-changed",
             detail + " (ignored: the audit keeps judging by the controller's record)",
+        )
+
+    def _disowned(self, record: CommitRecord, changed: bool) -> None:
+        """A record commit, seal and all, that the controller's record of the commits it made
+        lacks (``audit --config``): anyone's replay or forgery of one, flagged and never in
+        force, as the live controller reads it (round 112: P1's record replayed under the
+        controller's name after P2 removed Dave let the audit count Dave's rejection and call
+        Alice's approval illegal and the controller's start unapproved)."""
+        self._flag(
+            record,
+            "policy-changed" if changed else "forged-controller",
+            f"a {recorded.RECORD_SUBJECT} commit under the controller's name that is not in its "
+            "record of the commits it made (<state_dir>/commits): a replayed or forged record "
+            "(ignored: the audit keeps judging by the controller's record)",
         )
 
     def _unsealed(self, record: CommitRecord, changed: bool) -> None:

@@ -257,6 +257,23 @@ def frozen_facts_for(plan: LoadedPlan, config: Config | None) -> dict[str, objec
     return frozen_facts(plan_id_for(plan.path, config), plan.data, config, plan.path)
 
 
+def own_commits(config: Config | None) -> Callable[[str], bool] | None:
+    """The controller's record of the commits it made, from the config's state directory
+    (the live controller's rule, round 65); None without a config or a record it may read:
+    by git alone."""
+    from controller.service.statedir import OwnCommits
+
+    if config is None:
+        return None
+    own = OwnCommits(config.state_path() / "commits")
+    try:
+        if own.known:
+            own.load()
+    except OSError:  # another user's state directory (a separate Unix user): git alone
+        return None
+    return own.__contains__ if own.known else None
+
+
 @contextmanager
 def read_history(
     repo: GitRepo,
@@ -269,12 +286,16 @@ def read_history(
     """The history index the controller builds (:func:`controller.git.history.config_index`),
     in memory, scanned up to ``head``: the one way ``check``, ``approve``, ``reject`` and
     ``abort --config`` read history, so what they predict is what the controller decides
-    (round 43). ``own_commit``: how the controller's commits are told (None: by its name);
-    ``sink`` hears the scan's events."""
+    (round 43). ``own_commit``: how the controller's commits are told (None: by the
+    controller's record of its commits in the config's state directory, as the controller
+    and ``audit --config`` tell them, round 112; without one, by its name); ``sink`` hears
+    the scan's events."""
     import tempfile
 
     from controller.git.history import config_index
 
+    if own_commit is None:
+        own_commit = own_commits(config)
     repo.read_signatures = config.approval.allowed_signers is not None
     with tempfile.TemporaryDirectory(prefix="plangate-history-") as signers:
         index = config_index(config, Path(signers), lambda: own_commit, repo)

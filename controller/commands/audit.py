@@ -16,15 +16,12 @@ from typing import TYPE_CHECKING
 from controller.display import visible
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from controller.git.gitrepo import GitRepo
-    from controller.settings import Config
 
 
 def audit(*, config_path: str | None, as_json: bool, controller: str | None = None) -> int:
     from controller.approval.audit import audit_repo
-    from controller.commands._shared import optional_config
+    from controller.commands._shared import optional_config, own_commits
     from controller.errors import GitError
     from controller.git.gitrepo import GitRepo
 
@@ -47,23 +44,12 @@ def audit(*, config_path: str | None, as_json: bool, controller: str | None = No
         head = repo.rev("HEAD")
     if head is None:
         raise GitError("the repository has no commits to audit")
-    report = audit_repo(repo, config, head, controller, _own_commits(config))
+    report = audit_repo(repo, config, head, controller, own_commits(config))
     if as_json:
         print(json.dumps(report.to_json(), indent=2))
     else:
         _print(report)
     return 0 if report.ok else 1
-
-
-def _own_commits(config: Config | None) -> Callable[[str], bool] | None:
-    """The controller's record of the commits it made, from the config's state directory
-    (the live controller's rule, round 65); None without a config or a record: by git alone."""
-    from controller.service.statedir import OwnCommits
-
-    if config is None:
-        return None
-    own = OwnCommits(config.state_path() / "commits")
-    return own.__contains__ if own.known else None
 
 
 def _repo_here() -> GitRepo:

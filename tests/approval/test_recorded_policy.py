@@ -591,3 +591,52 @@ def test_two_sealed_self_records_still_ask_which_is_the_controller(
     assert "more than one controller identity" in result.stderr and "--controller" in result.stderr
     code, report = audit(clone, "--controller", BOT[1])
     assert code == 1 and [e["approval_valid"] for e in report["executions"]] == [True]
+
+
+def test_a_replayed_record_under_the_controller_name_is_nobodys_with_the_config(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 112 (atk112a): Bob is an approver under P1, the operator removes him (P2), and
+    the agent replays P1's record commit under the controller's name (its message, seal and
+    all). The controller knows its own commits and ignores Bob's rejection; ``check --config``
+    and ``audit --config``, which read the same record of the controller's commits, now judge
+    the same: check predicts the start, the replay is flagged and never in force, Bob's
+    rejection decides nothing, the run is valid."""
+    config = write_config(repo, approvers=f'["alice@example.com", "{BOB[1]}"]')
+    write_plan(repo)
+    commit_all(repo, "add greet", AGENT)
+    run(config)
+    [(p1, _, _)] = record_commits(repo)
+    write_config(repo, approvers='["alice@example.com"]')  # Bob leaves
+    run(config)
+    git(repo, "checkout", p1, "--", POLICY)
+    message = git(repo, "log", "-1", "--format=%B", p1)
+    replay_env = {"GIT_AUTHOR_NAME": BOT[0], "GIT_AUTHOR_EMAIL": BOT[1],
+                  "GIT_COMMITTER_NAME": BOT[0], "GIT_COMMITTER_EMAIL": BOT[1]}  # fmt: skip
+    git(repo, "commit", "-q", "-m", message, env=replay_env)
+    replay = git(repo, "rev-parse", "HEAD").strip()
+    edit_status(repo, "greet", "rejected")
+    commit_all(repo, "bob rejects greet", BOB)
+    run(config)
+    git(repo, "checkout", "-q", "-b", "alice-approves")
+    approve(repo)
+    git(repo, "checkout", "-q", "main")
+    checked = run_cli(
+        "check", "--config", str(config), "--base", "main", "--head", "alice-approves",
+        "--as", ALICE[1], "--format", "json", cwd=repo,
+    )  # fmt: skip
+    rows = json.loads(checked.stdout)
+    rows = rows if isinstance(rows, list) else rows.get("plans", [])
+    [row] = [r for r in rows if r.get("plan") == "plans/greet"]
+    assert row.get("outcome") == "start", row  # check predicts what the controller does
+    git(repo, "merge", "-q", "--ff-only", "alice-approves")
+    run(config)
+    assert head_plan(repo)["plan"]["status"] == "completed"  # Bob has no say any more
+    _, report = audit(tmp_path, "--config", str(config))
+    [execution] = report["executions"]
+    assert execution["approval_valid"], report
+    assert report["decisions"] == [], report["decisions"]  # Bob's rejection: nobody's
+    kinds = {(f["kind"], f["commit"]) for f in report["findings"]}
+    assert ("policy-changed", replay) in kinds, report["findings"]
+    assert not {k for k, _ in kinds} & {"illegal", "start-without-approval"}, report["findings"]
+    assert replay not in {p["commit"] for p in report["policies"]}

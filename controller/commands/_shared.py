@@ -34,10 +34,15 @@ def optional_config(config_path: str | None) -> Config | None:
         from controller.errors import ConfigInvalid
 
         kind = _kind_of(found)
+        if kind is None:
+            raise ConfigInvalid(f"config file {found} does not exist")
         raise ConfigInvalid(
-            f"config file {found} does not exist"
-            if kind is None
-            else f"config file {found} is {kind}, not a regular file"
+            f"config file {found} is {kind}"
+            + (
+                ""
+                if kind.startswith(("a symbolic link", "not reachable"))
+                else ", not a regular file"
+            )
         )
     from controller.settings import load_config
 
@@ -55,7 +60,15 @@ def _kind_of(path: Path) -> str | None:
 
     try:
         mode = os.stat(path).st_mode
-    except OSError:
+    except OSError as exc:
+        import errno
+
+        if exc.errno == errno.ELOOP:
+            return "a symbolic link in a loop of them"
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            return f"not reachable ({exc.strerror})"
+        if os.path.islink(path):
+            return f"a symbolic link to {visible(os.readlink(path))}, which does not exist"
         return None
     if stat.S_ISDIR(mode):
         return "a folder"

@@ -76,19 +76,30 @@ def test_bad_config_is_exit_2_with_code(tmp_path: Path, config: str) -> None:
     assert "E_CONFIG_INVALID" in result.stderr and "Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("kind", ["folder", "FIFO", "missing"])
+@pytest.mark.parametrize("kind", ["folder", "FIFO", "missing", "loop", "dangling"])
 def test_a_config_that_is_no_file_says_what_it_is(tmp_path: Path, kind: str) -> None:
     """``--config`` naming a folder or a FIFO said "does not exist", which sent people looking
-    for a file that was there (round 109's surfaces, noticed): now it names what is there."""
+    for a file that was there (round 109's surfaces, noticed): now it names what is there. So
+    for a link in a loop of links and a link to nothing (round 111's surfaces, noticed)."""
     config = tmp_path / "plangate.yml"
     if kind == "folder":
         config.mkdir()
     elif kind == "FIFO":
         os.mkfifo(config)
+    elif kind == "loop":
+        (tmp_path / "other.yml").symlink_to(config)
+        config.symlink_to(tmp_path / "other.yml")
+    elif kind == "dangling":
+        config.symlink_to("gone.yml")
     result = run_cli("status", "--config", str(config), cwd=tmp_path)
     assert result.returncode == 2
     assert "E_CONFIG_INVALID" in result.stderr and "Traceback" not in result.stderr
-    said = {"folder": "is a folder, not a regular file", "FIFO": "is a FIFO, not a regular file"}
+    said = {
+        "folder": "is a folder, not a regular file",
+        "FIFO": "is a FIFO, not a regular file",
+        "loop": "is a symbolic link in a loop of them",
+        "dangling": "is a symbolic link to gone.yml, which does not exist",
+    }
     assert said.get(kind, "does not exist") in result.stderr, result.stderr
 
 

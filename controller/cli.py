@@ -374,6 +374,9 @@ def entry() -> int:
     for stream in (sys.stdout, sys.stderr):  # a name an ASCII terminal cannot show is
         if isinstance(stream, io.TextIOWrapper):  # escaped, never an error (round 109)
             stream.reconfigure(errors="backslashreplace")
+    import controller
+
+    controller.started = True  # from here a Ctrl-C stops the command as interrupted
     try:
         code = main()
         sys.stdout.flush()  # a full disk or a closed output: said here, not at the exit

@@ -14,7 +14,7 @@ Ids:
   repository's ``objects/``, inside a ``.git`` folder, inside a linked worktree.
 * ``env:<k>``: stdout to ``/dev/full`` (``status``, ``schema``, ``show``, ``approve``,
   ``audit``), stderr to ``/dev/full``, stdout a pipe closed early (``schema``/``audit``/``status``),
-  ``RLIMIT_FSIZE`` below the plan's size (``approve``), ``RLIMIT_NOFILE`` of 16,
+  ``RLIMIT_FSIZE`` below the plan's or the reflog's size (``approve``), ``RLIMIT_NOFILE`` of 16,
   ``PYTHONWARNINGS=error``, ``GIT_INDEX_FILE``/``GIT_DIR``/``GIT_WORK_TREE`` pointing elsewhere,
   ``GIT_CONFIG_COUNT``/``GIT_CONFIG_PARAMETERS`` (colour, showSignature, decorate, quotepath),
   a global ``core.hooksPath`` with failing hooks, ``trailer.separators``, a committed
@@ -25,7 +25,8 @@ Ids:
   ``note``, ``pull_request``/``timeout`` given as a string or a boolean, absolute and ``..``
   paths to ``log``/``wait``, a billion-laughs plan to ``validate``.
 
-Seen (round 112, 101 ids, ~29 s wall on 2 idle cores): 13 broke (4 classes), 88 held.
+Seen (round 112, 102 ids, ~29 s wall on 2 idle cores, ~69 s loaded): 14 broke (5 classes),
+88 held.
 Broke:
 **missing-object-misdiagnosed** (``repo:blobless-audit``, ``-status``, ``blobco-audit``,
 ``-status``, ``corrupt-status``, ``-audit``, ``-approve``): ``git clone --filter=blob:none
@@ -52,6 +53,14 @@ commits to audit", remedy "see git's message" (no git message shown).
 <sha>, but the index does not hold it yet (... fatal: index file corrupt)``, remedy ``git
 restore --staged -- plans/p-28/PLAN.yml``, which fails on that index; a stale ``index.lock``
 is found before the branch moves (E_GIT, nothing committed), a corrupt index is not.
+**fsize-leaves-ref-lock** (``env:fsize-reflog-approve``): in a clone whose
+``.git/logs/refs/heads/main`` is larger than the file-size limit (``ulimit -f``/RLIMIT_FSIZE
+1000 bytes; a long-lived branch's reflog), ``plangate approve plans/p-29`` exits 2 ``E_GIT at
+.git/refs/heads/main.lock: ... File exists. Another git process seems to be running``: its own
+``git update-ref`` was killed writing the reflog and left ``refs/heads/main.lock`` (holding the
+approval commit) behind; the next ``approve`` (and any ``git commit``, any controller pass)
+fails the same way until the person deletes the lock. With a small reflog the same limit is
+E_STORAGE "nothing was committed (the branch was put back)" (held).
 Held: approve mid-merge (one commit, the merge kept), mid-rebase/detached (E_GIT), stale lock,
 staged unrelated work kept staged, an uncommitted edit of the plan refused (E_USAGE, the
 edit kept), format 99 named by status/approve/show/check/MCP, garbage HEAD and .git/config,
@@ -478,13 +487,29 @@ def _envs(lab: Lab, got: dict[str, Any]) -> None:
     out["pipe-schema"] = _cli(lab, ALICE, "schema", pipe_head=True)
     out["pipe-audit"] = _cli(lab, ALICE, "audit", "--json", pipe_head=True)
     out["pipe-status"] = _cli(lab, ALICE, "status", *c, pipe_head=True)
-    before_plan = lab.read("big")
-    r = _cli(lab, ALICE, "approve", "plans/big", limits=[(resource.RLIMIT_FSIZE, 1500)])
-    r["plan_after"] = lab.read("big")
+    fz = lab.root / "fz1"
+    _git(lab, lab.root, "clone", "-q", str(lab.repo), str(fz))
+    before_plan = (fz / "plans" / "big" / "PLAN.yml").read_text()
+    r = _cli(
+        lab, ALICE, "approve", "plans/big", limits=[(resource.RLIMIT_FSIZE, 1500)], repo=fz, cwd=fz
+    )
+    r["plan_after"] = (fz / "plans" / "big" / "PLAN.yml").read_text()
     r["plan_before"] = before_plan
     out["fsize-approve"] = r
-    if r["facts"] == [] and r["after"]["tree"]:
-        lab.git("checkout", "--", "plans/big")
+    # the branch's reflog is larger than the limit, the plan is not
+    fz = lab.root / "fz2"
+    _git(lab, lab.root, "clone", "-q", str(lab.repo), str(fz))
+    reflog = fz / ".git" / "logs" / "refs" / "heads" / "main"
+    reflog.write_text(reflog.read_text() * 40)
+    before_plan = (fz / "plans" / "p-29" / "PLAN.yml").read_text()
+    r = _cli(
+        lab, ALICE, "approve", "plans/p-29", limits=[(resource.RLIMIT_FSIZE, 1000)], repo=fz, cwd=fz
+    )
+    r["plan_after"] = (fz / "plans" / "p-29" / "PLAN.yml").read_text()
+    r["plan_before"] = before_plan
+    r["ref_lock"] = (fz / ".git" / "refs" / "heads" / "main.lock").exists()
+    r["next"] = _cli(lab, ALICE, "approve", "plans/p-30", repo=fz, cwd=fz)
+    out["fsize-reflog-approve"] = r
     out["nofile-status"] = _cli(
         lab, ALICE, "status", "--json", *c, limits=[(resource.RLIMIT_NOFILE, 16)]
     )
@@ -892,6 +917,7 @@ ENV = {
     "pipe-audit": "pipe",
     "pipe-status": "pipe",
     "fsize-approve": "fsize",
+    "fsize-reflog-approve": "fsize-ref",
     "nofile-status": "ok-or-coded",
     "nofile-approve": "coded",
     "warn-status": "plans",
@@ -915,7 +941,17 @@ ENV = {
 }
 
 
-@pytest.mark.parametrize("k", cases([f"env:{k}" for k in ENV], list(ENV), {}))
+ENV_BROKE = {
+    "env:fsize-reflog-approve": xf(
+        "fsize-leaves-ref-lock",
+        "RLIMIT_FSIZE under the branch's reflog size: approve's own git update-ref dies, "
+        "refs/heads/main.lock is left, the answer blames 'another git process' and every "
+        "later commit fails until the person removes it",
+    )
+}
+
+
+@pytest.mark.parametrize("k", cases([f"env:{k}" for k in ENV], list(ENV), ENV_BROKE))
 def test_environment(lab: Labs, k: str) -> None:
     """stdout to /dev/full or a pipe closed early, stderr to /dev/full, RLIMIT_FSIZE under
     the plan's size, 16 descriptors, PYTHONWARNINGS=error, GIT_INDEX_FILE/GIT_DIR elsewhere,
@@ -950,6 +986,12 @@ def test_environment(lab: Labs, k: str) -> None:
         _coded(r)
         assert "E_STORAGE" in r["out"], r["out"][-600:]
         assert r["plan_after"] == r["plan_before"], "the plan was half-written"
+    elif kind == "fsize-ref":  # the one right commit, or coded; no lock of its own left
+        _no_internal(r["out"])
+        assert r["rc"] not in (None,) and "E_" in r["out"], r["out"][-600:]
+        assert not r["ref_lock"], "refs/heads/main.lock left behind: " + r["out"][-500:]
+        assert "Another git process" not in r["out"], r["out"][-600:]
+        _one(r["next"], ALICE[1], ["plans/p-30/PLAN.yml"])
     elif kind == "ok-or-coded":
         if r["rc"] == 0:
             _ok(r)

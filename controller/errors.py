@@ -578,6 +578,13 @@ class GitError(PlangateError):
     permanent = False
 
 
+class NotInWorkTree(GitError):
+    """No git working tree holds the folder (and no repository there that git refuses: that
+    is git's refusal, a plain :class:`GitError`)."""
+
+    remedy = "run the command on a plan in a clone of the plans repo"
+
+
 class PushRefused(GitError):
     """The remote's hook or policy declined a push (``[remote rejected]``, ``pre-receive hook
     declined``): neither a lost race (the branch moved) nor an unreachable remote. ``reason``

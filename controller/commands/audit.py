@@ -53,12 +53,12 @@ def audit(*, config_path: str | None, as_json: bool, controller: str | None = No
 
 
 def _repo_here() -> GitRepo:
-    from controller.errors import ConfigInvalid, GitError
+    from controller.errors import ConfigInvalid, NotInWorkTree
     from controller.git.gitrepo import GitRepo
 
     try:
         return GitRepo.containing(Path.cwd())
-    except GitError:
+    except NotInWorkTree:
         raise ConfigInvalid(
             "no config found, and the current folder is not inside a git working tree",
             remedy="run `plangate audit` inside a clone of the plans repository (it reads "

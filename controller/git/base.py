@@ -363,8 +363,8 @@ class RepoBase:
                         raise BlobTooLarge(sha, size, limit)
                 stream = self._repo.odb.stream(bytes.fromhex(sha))
                 data = bytes(stream.read())
-            except (ValueError, OSError) as exc:
-                raise GitError(f"cannot read object {sha}: {exc}") from None
+            except (ValueError, OSError):
+                raise unreadable_object(sha) from None
         found: object = stream.type  # bytes from GitPython's cat-file (typed str)
         typed = found if isinstance(found, bytes) else str(found).encode()
         if self.checks_objects:
@@ -386,6 +386,20 @@ class RepoBase:
 #: Git directory folders not walked for special files: object stores (git reads them through
 #: ``cat-file``, whose commands the timeout bounds) and hooks (never run: the guard).
 _NOT_WALKED = {"objects", "hooks", "lfs", "modules"}
+
+
+def unreadable_object(sha: str) -> GitError:
+    """``E_GIT`` for an object git's object store does not give back: missing, truncated or
+    corrupt, or in a partial clone (``--filter``) whose remote cannot send it. What GitPython
+    said then (a Python bytes repr, "Broken pipe", git's lazy fetch failing as "possible
+    dubious ownership") named no cause (round 112, ``missing-object-misdiagnosed``)."""
+    return GitError(
+        f"cannot read object {sha}: git's object store does not hold it whole (missing, "
+        "truncated or corrupt; in a partial clone, its remote could not send it)",
+        remedy="check the repository (git fsck names what is broken); a partial clone "
+        "(--filter) needs its remote to fetch what it lacks: git fetch, or clone again "
+        "without --filter",
+    )
 
 
 def check_git_dir(path: Path) -> None:

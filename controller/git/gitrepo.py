@@ -39,7 +39,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from controller.errors import GitError
+from controller.errors import NotInWorkTree
 from controller.git.base import git_failure
 from controller.git.commits import Commits
 from controller.git.gitpython import git
@@ -97,11 +97,24 @@ class GitRepo(Commits, WorkTree):
         try:
             top = git.Repo(path, search_parent_directories=True).working_tree_dir
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-            raise GitError(
-                f"{path} is not inside a git working tree",
-                remedy="run the command on a plan in a clone of the plans repo",
-            ) from None
+            cls._refused_around(path)
+            raise NotInWorkTree(f"{path} is not inside a git working tree") from None
         return cls(Path(str(top)), trust_repo_config=True)
+
+    @classmethod
+    def _refused_around(cls, path: Path) -> None:
+        """Git's own refusal of the repository holding ``path``, when there is one that
+        GitPython did not open (a format version git does not know, a broken
+        ``.git/config``): opening it as the readers do names the cause, where "not inside a
+        git working tree" named none (round 112, ``audit-refused-repo-misdiagnosed``)."""
+        try:
+            place = Path(path).resolve()
+        except OSError:
+            return
+        for folder in (place, *place.parents):
+            if (folder / ".git").exists():
+                cls(folder, trust_repo_config=True)  # raises git's refusal, if it refuses
+                return
 
     @classmethod
     def clone_bare(cls, url: str, target: Path, branch: str) -> GitRepo:

@@ -12,13 +12,21 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shlex
 import stat
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from controller.display import masked_url
-from controller.errors import GitError, PushHeld, PushRefused, storage_failed
+from controller.errors import (
+    GitError,
+    PlangateError,
+    PushHeld,
+    PushRefused,
+    StorageFailed,
+    storage_failed,
+)
 from controller.git.base import RepoBase, check_git_dir, git_failure, write_note
 from controller.git.deadline import DEADLINES
 from controller.git.store import (
@@ -49,6 +57,7 @@ class Refs(RepoBase):
         result = self.run_raw("rev-parse", "--verify", "-q", f"{ref}^{{commit}}")
         if result.returncode == 0:
             return result.stdout.decode().strip() or None
+        self._check_not_broken(ref)
         named = self._named(ref)
         if named is not None and self.run_raw("cat-file", "-e", named).returncode != 0:
             raise GitError(
@@ -271,6 +280,39 @@ class Refs(RepoBase):
         packed = [r.decode() for r in self._packed_refs() if r.startswith(PUSH_NAMESPACE.encode())]
         return sorted({*loose, *packed})
 
+    def _check_not_broken(self, ref: str) -> None:
+        """E_GIT when ``ref`` (``HEAD``: the branch it names) is a loose ref file that holds
+        no commit id: git then reads neither the branch nor HEAD, and the readers said "HEAD
+        is detached; git switch main" or "no commits to audit" (round 112,
+        ``broken-branch-ref-misdiagnosed``). Asked only once git failed to read ``ref``."""
+        name = ref
+        if ref == "HEAD":
+            try:
+                head = (self.git_dir / "HEAD").read_bytes().strip()
+            except OSError:
+                return
+            if not head.startswith(b"ref: "):
+                return  # detached, or HEAD itself broken: git's own message says so
+            name = head[5:].strip().decode("utf-8", "surrogateescape")
+        if not name.startswith("refs/") or (self.common_dir / "reftable").exists():
+            return
+        path = self.common_dir / name
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            return  # absent (an unborn branch), or a folder: not a broken file
+        if _HEX40.fullmatch(raw.strip()) or raw.startswith(b"ref: "):
+            return
+        raise GitError(
+            f"the branch ref {name} is broken: its file holds no commit id, so git reads "
+            "neither the branch nor HEAD",
+            path=str(path),
+            remedy="write back the commit it named, the second field of the last line of its "
+            "reflog (git itself refuses to update a broken ref): "
+            f"tail -n 1 {shlex.quote(str(self.common_dir / 'logs' / name))} | cut -d' ' -f2 > "
+            f"{shlex.quote(str(path))}",
+        )
+
     def _read_ref(self, name: str) -> str | None:
         """A ref's commit from the files (None: absent, symbolic or unusual; ask git)."""
         if (self.common_dir / "reftable").exists():
@@ -309,6 +351,8 @@ class Refs(RepoBase):
         # other ref) is also called main, and the watched branch would look switched.
         result = self.run_raw("symbolic-ref", "-q", "HEAD")
         ref = result.stdout.decode("utf-8", "surrogateescape").strip()
+        if result.returncode != 0:
+            self._check_not_broken("HEAD")  # on a branch whose ref git cannot read
         if result.returncode != 0 or not ref.startswith("refs/heads/"):
             raise GitError(
                 f"{self.path}: HEAD is detached; plangate watches a branch",
@@ -416,6 +460,7 @@ class Refs(RepoBase):
         note = self.ref_lock_note
         if note is not None:  # a kill while git holds the ref's locks: known as ours after
             write_note(note, f"{time.time_ns()} {new} {ref}\n".encode())
+        since = time.time_ns() - 10_000_000  # file times are a tick coarse
         try:
             result = self.run_raw(*args)
         finally:
@@ -423,6 +468,12 @@ class Refs(RepoBase):
                 note.unlink(missing_ok=True)
         if result.returncode == 0:
             return True
+        if result.returncode < 0:  # killed: before or after it moved the ref?
+            moved = self.run_raw("rev-parse", "--verify", "-q", ref)
+            if moved.returncode == 0 and moved.stdout.decode().strip() == new:
+                return True  # killed after the rename: the ref moved
+            self._drop_dead_lock(ref, new, since)
+            raise _killed_update(ref, -result.returncode)
         text = result.stderr.decode("utf-8", "replace")
         locked = _LOCKED.search(text)
         if locked is not None and _wait_gone(Path(locked.group(1)), LOCK_WAIT):
@@ -433,6 +484,33 @@ class Refs(RepoBase):
                 remedy=f"if no git process is running, remove {locked.group(1)}",
             )
         return False
+
+    def _drop_dead_lock(self, ref: str, new: str, since: int) -> None:
+        """Remove the locks a killed ``git update-ref`` left: git writes the new id into
+        ``<ref>.lock`` (and takes ``HEAD.lock`` when HEAD names the ref, for HEAD's reflog)
+        and renames the lock over the ref only after the reflogs are written, so a signal in
+        between (``SIGXFSZ``: a reflog past the file-size limit) left them for good, and
+        every later commit, the controller's and the person's, failed on them (round 112,
+        ``fsize-leaves-ref-lock``). Only that git's are removed: ``<ref>.lock`` holding
+        ``new`` (the commit this process just made, which nobody else knows yet), and
+        ``HEAD.lock`` made since the call began, empty or holding ``new``."""
+        locks = [(self.git_dir if ref == "HEAD" else self.common_dir) / f"{ref}.lock"]
+        if ref != "HEAD":
+            try:
+                head = (self.git_dir / "HEAD").read_bytes().strip()
+            except OSError:
+                head = b""
+            if head == b"ref: " + ref.encode():
+                locks.append(self.git_dir / "HEAD.lock")
+        for lock in locks:
+            try:
+                st = os.lstat(lock)
+                held = lock.read_bytes().strip() if stat.S_ISREG(st.st_mode) else None
+                ours = held == new.encode() or (held == b"" and st.st_mtime_ns >= since)
+                if ours and (lock.name != "HEAD.lock" or st.st_mtime_ns >= since):
+                    lock.unlink()
+            except OSError:
+                continue
 
     def fetch(self, remote: str, branch: str) -> str:
         """Fetch ``branch`` into ``refs/remotes/<remote>/<branch>``; return its commit. The
@@ -781,3 +859,27 @@ def _wait_gone(path: Path, seconds: float) -> bool:
         time.sleep(delay)
         delay = min(delay * 2, 0.02)
     return False
+
+
+def _killed_update(ref: str, signum: int) -> PlangateError:
+    """The coded error of a ``git update-ref`` killed by a signal: nothing moved."""
+    import signal
+
+    try:
+        name = signal.Signals(signum).name
+    except ValueError:
+        name = f"signal {signum}"
+    if name == "SIGXFSZ":
+        return StorageFailed(
+            f"cannot move {ref}: git update-ref was killed by SIGXFSZ writing the reflog (the "
+            "file-size limit is below the reflog's size); nothing was committed (the branch "
+            "was not moved)",
+            path=ref,
+            remedy="raise the file-size limit (ulimit -f; LimitFSIZE= for the service), or "
+            "trim the reflog (git reflog expire --expire=now --all), then try again",
+        )
+    return GitError(
+        f"cannot move {ref}: git update-ref was killed by {name}; nothing was committed (the "
+        "branch was not moved)",
+        remedy="find what kills git (a resource limit, the OOM killer), then try again",
+    )

@@ -11,6 +11,7 @@ import contextlib
 import hashlib
 import os
 import re
+import shlex
 import stat
 import tempfile
 import time
@@ -430,11 +431,36 @@ class WorkTree(Objects):
             except FileExistsError:
                 time.sleep(delay)
                 continue
-            return IndexHold(self, lock, self._note_index_lock(lock, records), records)
+            hold = IndexHold(self, lock, self._note_index_lock(lock, records), records)
+            try:
+                hold.written = self._index_under_lock(records)
+            except BaseException:
+                hold.release()
+                raise
+            return hold
         raise git_failure(
             ("update-index", "--index-info"),
             f"fatal: Unable to create '{lock_path}': File exists.",
         )
+
+    def _index_under_lock(self, records: bytes) -> bytes:
+        """The new index (``records`` applied), made while the lock is held and before the
+        commit moves the branch: an index git cannot read refuses the commit here, nothing
+        committed (round 112, ``corrupt-index-approve-commits``: ``approve`` committed, then
+        answered E_STORAGE with a remedy that failed on that index)."""
+        index = self.git_dir / "index"
+        try:
+            return self._updated_index(attrfiles.index_bytes(index), records)
+        except GitError as exc:
+            if not _CORRUPT_INDEX.search(exc.message):
+                raise
+            raise GitError(
+                f"git cannot read the index {index} ({' '.join(exc.message.split())}); nothing was "
+                "committed",
+                path=str(index),
+                remedy=f"rebuild it from the branch: rm -f {shlex.quote(str(index))} && git "
+                "reset -q (the working tree is kept; add again what was staged)",
+            ) from None
 
     def _note_index_lock(self, lock: int, records: bytes) -> Path | None:
         """Record which file is the lock this process holds (device, inode, change time) and
@@ -715,6 +741,7 @@ class IndexHold:
     def __init__(self, tree: WorkTree, lock: int, note: Path | None, records: bytes) -> None:
         self.tree, self.lock, self.note, self.records = tree, lock, note, records
         self.done = False
+        self.written = b""  # the new index, made when the lock was taken
 
     def write(self) -> None:
         """The index with the records applied, put in place while the lock is held. Under the
@@ -733,7 +760,7 @@ class IndexHold:
         tree, index = self.tree, self.tree.git_dir / "index"
         new = tree.git_dir / INDEX_NEW
         try:
-            written = tree._updated_index(attrfiles.index_bytes(index), self.records)
+            written = self.written  # made under the lock, so still the index's (git waits)
             new.unlink(missing_ok=True)  # a killed write's, or anyone's link: never written through
             fd = os.open(new, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o666)
             with os.fdopen(fd, "wb") as out:
@@ -782,6 +809,11 @@ def _index_records(
 def _lock_identity(st: os.stat_result) -> tuple[int, ...]:
     return (st.st_dev, st.st_ino, st.st_ctime_ns)
 
+
+#: git's words for an index file it cannot read (``index file corrupt``, ``bad signature``,
+#: ``bad index file sha1 signature``, ``index file smaller than expected``, ``unknown index
+#: entry format``, ``bad index version``).
+_CORRUPT_INDEX = re.compile(r"index file|bad signature|bad index|index entry format")
 
 #: The file a new index is written to before it is renamed over ``.git/index``, under the lock.
 INDEX_NEW = "plangate-index.new"

@@ -1,0 +1,542 @@
+# ruff: noqa: E501
+"""Round 113, sources (atk113c): what a reviewer sees of a plan (the line-based git diff of
+a source or of PLAN.yml, a forge's CommonMark rendering of a ``PLAN.md``, ``plangate show``
+and its ``--format markdown`` PR comment) is exactly what runs; two spellings that look alike
+never convert or run differently; a source's problem is refused with a code at its location.
+
+Lab (one, module scope; the bench's config, the recorder ``rec``). Part 1, ``plangate convert
+SRC`` (no config: the converter alone) of sources the test writes, one per id. Part 2,
+``plangate show``/``validate`` of PLAN.yml variants written into the lab's repo (with its
+config): YAML edge cases and the ``--format markdown`` comment rendered with markdown-it-py
+(CommonMark + GFM tables/strikethrough, as a forge renders it). Part 3, the daemon: the agent
+commits ``plans/d-bare/PLAN.md`` (a bare ActionPlan JSON object, no fence, one value holding
+``<!-- ; rm -rf ~ -->``), ``plans/d-baretoon/PLAN.md`` (bare TOON holding the same) and
+``plans/d-ok/PLAN.md`` (control: the markdown plan); one ``run --once`` pass.
+
+Variants (``<variant>:<what>``):
+
+- ``bare-*``: a ``PLAN.md`` (a file every forge renders as markdown) holding a bare JSON object
+  (ActionPlan, Plan Contract) or bare TOON, whose value holds what CommonMark renders as other
+  text (an HTML comment, an open tag, a link, emphasis, a character reference, a backslash
+  escape); controls: a ```` ```json ```` fence, a 4-space indented block, a ``.txt`` reply;
+- ``sp-*``: a non-ASCII space (U+00A0, U+2009, U+3000, U+202F) at the end of an unquoted
+  TOON or YAML-source key or value, where the same text with an ASCII space is trimmed
+  (``dry_run : true`` is ``dry_run``); controls with the ASCII space;
+- ``nf-*``: a JSON number no double holds because it overflows (``1e400``) or is no JSON at
+  all (``NaN``, ``Infinity``) in every JSON-carrying source: must be refused at its location
+  (and line, in markdown) as ``1e-400`` is;
+- ``md-*``: markdown block constructs around a step's bullets (lazy and indented
+  continuation lines, ``+``/``1.``/``>`` markers, a table, a setext heading, a thematic break,
+  link reference definitions, a hard line break, ``__bold__``, a nested bullet, an indented
+  code block) and a step heading holding a link;
+- ``json-*``: duplicate keys spelled by escape, trailing commas, comments, two objects, a lone
+  surrogate, a NBSP as JSON white space; a BOM and a raw U+2028 in a string (controls);
+- ``toon-*``: quoted keys with dots (no path expansion), nested arrays (controls);
+- ``yml-*`` (PLAN.yml): directives, document markers, raw U+2028/NEL in block scalars and
+  comments, keys said twice by quoting or escape, references spelled ``$< inputs.to>`` or with
+  a full-width ``＞``, ``1e400``, ``.inf``, ``.nan``; ``show`` escaping non-ASCII spaces;
+- ``mdr-*``: ``plangate show --format markdown`` of a plan whose name, task and ``why`` hold
+  markdown (an HTML comment, a pipe, a link, emphasis, references, tags, backticks, ``~~``):
+  the rendered comment must show each character as written.
+
+Seen (round 113): see the report in the commit message / BROKEN below.
+"""
+
+from __future__ import annotations
+
+import html as htmllib
+import json
+import re
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from advkit import Lab, cases, plan_text
+from sourcekit import convert_source, md
+from test_round2_execution_kit import shared
+
+# -- sources --------------------------------------------------------------------------------
+
+
+def _ap(action: dict[str, Any], extra: str = "") -> str:
+    text = json.dumps(
+        {
+            "plan_version": 1,
+            "title": "t",
+            "steps": [{"step_number": 1, "action": action, "description": "d"}],
+        },
+        indent=1,
+        ensure_ascii=False,
+    )
+    return text.replace('"tag": "A"', '"tag": "A", ' + extra) if extra else text
+
+
+def _rec(**kw: Any) -> dict[str, Any]:
+    return {"type": "rec", "tag": "A", **kw}
+
+
+def _pc(extra: str = "", tag: str = "A") -> str:
+    text = json.dumps(
+        {
+            "plan_version": 1,
+            "skill_id": "s",
+            "goal": "g",
+            "steps": [{"step_id": "1", "tool": "rec", "args": {"tag": tag}}],
+        }
+    )
+    return text.replace('"tag": "A"', '"tag": "A", ' + extra) if extra else text
+
+
+TOON_HEAD = "metadata:\n  title: T\n  objective: O\ntasks[1]{id,name}:\n  task_1,N\n"
+TOON_TAIL = (
+    "shared_inputs: {}\nworkflow_config:\n  parallel_execution: false\n  error_recovery: false\n"
+)
+
+
+def _toon(steps: str) -> str:
+    return TOON_HEAD + steps + TOON_TAIL
+
+
+def _toon_params(body: str) -> str:
+    return _toon(
+        "steps[1]:\n  - id: s1\n    task_id: task_1\n    action: rec\n    parameters:\n" + body
+    )
+
+
+AP_YML = (
+    "plan_version: 1\ntitle: t\nsteps:\n  - step_number: 1\n"
+    "    action:\n      type: rec\n      tag: A\n%s    description: d\n"
+)
+
+
+def _ap_yml(body: str) -> str:
+    return AP_YML % body
+
+
+MD = md("a")
+PARAMS = '- **Parameters**: {"tag": "a-ok"}\n'
+assert PARAMS in MD
+
+
+def _mdp(new: str) -> str:
+    return MD.replace(PARAMS, new)
+
+
+HIDE = "ls <!-- ; rm -rf ~ -->"
+
+#: id -> (file name, source, --from): each must be refused with an E_ code; an id ending
+#: ``:location`` must name the value's place (``at steps[0]...``), ``:line`` its line too
+REFUSED: dict[str, tuple[str, str, str]] = {
+    # md-bare-data-rendered (break): a forge renders the PLAN.md; the converter reads data
+    "bare-json-comment:hidden": ("PLAN.md", _ap(_rec(cmd=HIDE)), ""),
+    "bare-json-tag:hidden": ("PLAN.md", _ap(_rec(cmd="<x y='; rm -rf ~'>")), ""),
+    "bare-json-link:hidden": ("PLAN.md", _ap(_rec(cmd="[ls](u '; rm -rf ~')")), ""),
+    "bare-json-emph:hidden": ("PLAN.md", _ap(_rec(a="rm *.log", b="x*")), ""),
+    "bare-json-entity:hidden": ("PLAN.md", _ap(_rec(a="rm -rf /srv/a&shy;b")), ""),
+    "bare-json-bslash:hidden": ("PLAN.md", _ap(_rec(a='say \\"hi\\"')), ""),
+    "bare-pc-comment:hidden": ("PLAN.md", _pc(tag="<!-- x -->"), ""),
+    "bare-toon-comment:hidden": (
+        "PLAN.md",
+        _toon_params("      cmd: ls <!-- ; rm -rf ~ -->\n"),
+        "",
+    ),
+    # sp-lookalike-key (break): a non-ASCII space kept where the ASCII one is trimmed
+    "sp-toon-nbsp-key:lookalike": ("a.toon", _toon_params("      dry_run\u00a0: true\n"), ""),
+    "sp-toon-thin-key:lookalike": ("a.toon", _toon_params("      dry_run\u2009: true\n"), ""),
+    "sp-toon-ideo-key:lookalike": ("a.toon", _toon_params("      dry_run\u3000: true\n"), ""),
+    "sp-toon-nbsp-val:lookalike": ("a.toon", _toon_params("      path: /srv/app\u00a0\n"), ""),
+    "sp-yml-nbsp-key:lookalike": ("a.yml", _ap_yml("      dry_run\u00a0: true\n"), ""),
+    "sp-yml-nnbsp-val:lookalike": ("a.yml", _ap_yml("      path: /srv/app\u202f\n"), ""),
+    # nonfinite-number-unlocated (break): refused, but with Python's text and no place
+    "nf-json-1e400:location": ("a.json", _ap(_rec(), '"n": 1e400'), ""),
+    "nf-json-nan:location": ("a.json", _ap(_rec(), '"n": NaN'), ""),
+    "nf-json-inf:location": ("a.json", _ap(_rec(), '"n": -Infinity'), ""),
+    "nf-pc-nan:location": ("a.json", _pc('"n": NaN'), ""),
+    "nf-md-nan:line": ("PLAN.md", _mdp('- **Parameters**: {"tag": "a-ok", "n": NaN}\n'), ""),
+    "nf-md-1e400:line": (
+        "PLAN.md",
+        _mdp('- **Parameters**: {"tag": "a-ok", "n": 1e400}\n'),
+        "",
+    ),
+    "nf-reply-inf:location": ("r.md", "```json\n" + _ap(_rec(), '"n": Infinity') + "\n```\n", ""),
+    "nf-toon-1e400:location": ("a.toon", _toon_params("      n: 1e400\n"), ""),
+    # held: the exact-double rule's own message
+    "nf-json-1e-400:location": ("a.json", _ap(_rec(), '"n": 1e-400'), ""),
+    # md-heading-link-in-why (break; the round 110/111 open note, confirmed)
+    "md-heading-link:why": (
+        "PLAN.md",
+        MD.replace("### Step 1: Record ok\n", "### Step 1: [Record](x '; delete all')\n"),
+        "",
+    ),
+    # markdown block constructs (held)
+    "md-lazy-cont:line": (
+        "PLAN.md",
+        _mdp('- **Parameters**: {"tag": "a-ok"}\nand more text\n'),
+        "",
+    ),
+    "md-indent-cont:line": (
+        "PLAN.md",
+        _mdp('- **Parameters**: {"tag": "a-ok"}\n  and more text\n'),
+        "",
+    ),
+    "md-plus-marker:line": ("PLAN.md", _mdp('+ **Parameters**: {"tag": "a-ok"}\n'), ""),
+    "md-ordered-marker:line": ("PLAN.md", _mdp('1. **Parameters**: {"tag": "a-ok"}\n'), ""),
+    "md-blockquote:line": ("PLAN.md", _mdp('> - **Parameters**: {"tag": "a-ok"}\n'), ""),
+    "md-underscore-bold:line": ("PLAN.md", _mdp('- __Parameters__: {"tag": "a-ok"}\n'), ""),
+    "md-table:line": ("PLAN.md", _mdp('| **Parameters** | {"tag": "a-ok"} |\n|---|---|\n'), ""),
+    "md-nested-bullet:line": (
+        "PLAN.md",
+        _mdp('- **Parameters**: {"tag": "a-ok"}\n  - **Timeout**: 90s\n'),
+        "",
+    ),
+    "md-setext-after-bullet:line": (
+        "PLAN.md",
+        MD.replace("- **Dependencies**: []\n", "- **Dependencies**: []\n\nNotes\n-----\n"),
+        "",
+    ),
+    "md-thematic-break:line": (
+        "PLAN.md",
+        MD.replace("## Shared Inputs\n", "***\n## Shared Inputs\n"),
+        "",
+    ),
+    "md-linkref-in-step:line": (
+        "PLAN.md",
+        MD.replace("### Step 1: Record ok\n", "### Step 1: Record ok\n[x]: https://e.example\n"),
+        "",
+    ),
+    "md-linkref-in-inputs:line": (
+        "PLAN.md",
+        MD.replace("- to: ok@example.com\n", "- to: ok@example.com\n\n[to]: evil@example.com\n"),
+        "",
+    ),
+    "md-hard-break:line": ("PLAN.md", _mdp('- **Parameters**: {"tag": "a-ok"}  \n'), ""),
+    "md-backslash-break:param": ("PLAN.md", _mdp('- **Parameters**: {"tag": "a-ok"}\\\n'), ""),
+    "md-indented-code:line": (
+        "PLAN.md",
+        MD.replace("### Step 1: Record ok\n", "### Step 1: Record ok\n\n    - **Timeout**: 1s\n\n"),
+        "",
+    ),
+    "md-setext-steps:section": ("PLAN.md", MD.replace("## Steps\n", "Steps\n-----\n"), ""),
+    # JSON strictness (held)
+    "json-escaped-dup:key": ("a.json", _ap(_rec(), '"t\\u0061g": "B"'), ""),
+    "json-trailing-comma:parse": ("a.json", _ap(_rec()).replace('"A"', '"A",'), ""),
+    "json-comment:parse": ("a.json", _ap(_rec(), '"x": 1 /* y */'), ""),
+    "json-two-objects:parse": ("a.json", _ap(_rec()) + _ap(_rec(tag="B")), ""),
+    "json-lone-surrogate:value": ("a.json", _ap(_rec(), '"n": "\\ud800"'), ""),
+    "json-nbsp-whitespace:parse": ("a.json", _ap(_rec()).replace('"tag":', '\u00a0"tag":'), ""),
+}
+
+_LOCATED = (":location", ":line")
+
+
+def _p(plan: dict[str, Any]) -> dict[str, Any]:
+    return (plan.get("actions") or [{}])[0].get("params") or {}
+
+
+#: id -> (file name, source, check of the converted plan): converts, exactly as written
+CONVERTS: dict[str, tuple[str, str, Any]] = {
+    "bare-fenced-json:control": (
+        "PLAN.md",
+        "```json\n" + _ap(_rec(cmd=HIDE)) + "\n```\n",
+        lambda p: _p(p).get("cmd") == HIDE,
+    ),
+    "bare-indented-json:control": (
+        "PLAN.md",
+        "    " + _ap(_rec(cmd=HIDE)).replace("\n", "\n    "),
+        lambda p: _p(p).get("cmd") == HIDE,
+    ),
+    "bare-txt-reply:control": ("r.txt", _ap(_rec(cmd=HIDE)), lambda p: _p(p).get("cmd") == HIDE),
+    "sp-toon-ascii-key:control": (
+        "a.toon",
+        _toon_params("      dry_run : true\n"),
+        lambda p: _p(p) == {"dry_run": True},
+    ),
+    "sp-toon-ascii-val:control": (
+        "a.toon",
+        _toon_params("      path: /srv/app \n"),
+        lambda p: _p(p) == {"path": "/srv/app"},
+    ),
+    "sp-yml-ascii-key:control": (
+        "a.yml",
+        _ap_yml("      dry_run : true\n"),
+        lambda p: _p(p) == {"tag": "A", "dry_run": True},
+    ),
+    "md-star-marker:control": (
+        "PLAN.md",
+        _mdp('* **Parameters**: {"tag": "a-ok"}\n'),
+        lambda p: _p(p) == {"tag": "a-ok"},
+    ),
+    "md-closing-hashes:control": (
+        "PLAN.md",
+        MD.replace("### Step 1: Record ok\n", "### Step 1: Record ok ###\n"),
+        lambda p: p["actions"][0]["why"] == "Record: Record ok",
+    ),
+    "json-bom:control": ("a.json", "\ufeff" + _ap(_rec()), lambda p: _p(p) == {"tag": "A"}),
+    "json-raw-lsep-in-string:control": (
+        "a.json",
+        _ap(_rec(tag="A\u2028B")),
+        lambda p: _p(p) == {"tag": "A\u2028B"},
+    ),
+    "toon-quoted-dotted-key:control": (
+        "a.toon",
+        _toon_params('      "a.b": 1\n      a.c: 2\n'),
+        lambda p: _p(p) == {"a.b": 1, "a.c": 2},
+    ),
+    "toon-nested-arrays:control": (
+        "a.toon",
+        _toon_params("      a[2]:\n        - [2]: 1,2\n        - [1]: x\n"),
+        lambda p: _p(p) == {"a": [[1, 2], ["x"]]},
+    ),
+}
+
+# -- PLAN.yml variants (part 2) -------------------------------------------------------------
+
+INPUTS = "inputs:\n  to: x\navailable_tools:"
+
+
+def _yml(tag: str, params: str) -> str:
+    return plan_text(tag, params=params).replace("available_tools:", INPUTS)
+
+
+#: id -> PLAN.yml text that `validate` must refuse (exit 1, an E_ code)
+YML_REFUSED: dict[str, str] = {
+    "yml-block-lsep:refused": _yml("yb", "x: |\n  a\u2028b\n"),
+    "yml-block-nel:refused": _yml("yn", "x: |\n  a\u0085b\n"),
+    "yml-comment-lsep:refused": _yml("yc", "x: a # c\u2028y: 2\n"),
+    "yml-quoted-dup:refused": _yml("yq", '"tag": other\n'),
+    "yml-escaped-dup:refused": _yml("ye", '"t\\x61g": other\n'),
+    "yml-ref-space:refused": _yml("yr", 'x: "$< inputs.to>"\n'),
+    "yml-ref-fullwidth-gt:refused": _yml("yg", 'x: "$<inputs.to\uff1e"\n'),
+    "yml-float-1e400:refused": _yml("yf", "x: 1e400\n"),
+    "yml-inf:refused": _yml("yi", "x: .inf\n"),
+    "yml-nan:refused": _yml("ya", "x: .nan\n"),
+    "yml-unicode-dollar-ref:refused": _yml("yu", 'x: "\\u0024<inputs.missing>"\n'),
+}
+
+#: id -> (PLAN.yml text, the `show` text line the reviewer must see)
+YML_SHOWN: dict[str, tuple[str, str]] = {
+    "yml-nbsp-key:show-escaped": (
+        _yml("sk1", "dry_run\u00a0: true\n"),
+        "param dry_run\\xa0 = true",
+    ),
+    "yml-thin-key:show-escaped": (
+        _yml("sk2", "dry_run\u2009: true\n"),
+        "param dry_run\\u2009 = true",
+    ),
+    "yml-nbsp-val:show-escaped": (
+        _yml("sk3", "path: /srv/app\u00a0\n"),
+        'param path = "/srv/app\\xa0"',
+    ),
+    "yml-bom-mid:show-escaped": (_yml("sk4", "x: a\ufeffb\n"), "\\ufeff"),
+    "yml-quoted-lsep:show-escaped": (_yml("sk5", 'x: "a\u2028b"\n'), "\\u2028"),
+    "yml-bom-start:control": ("\ufeff" + _yml("sk6", ""), 'param tag = "sk6"'),
+    "yml-docmarkers:control": ("---\n" + _yml("sk7", "") + "...\n", 'param tag = "sk7"'),
+}
+
+#: id -> text written as the plan's name, task and the action's why
+MDR: dict[str, str] = {
+    "mdr-comment:shown": "ok <!-- ; also deletes prod -->",
+    "mdr-pipe:shown": "a | b",
+    "mdr-link:shown": "[safe](x 'deletes prod')",
+    "mdr-emph:shown": "rm *.log and x*",
+    "mdr-entity:shown": "a&shy;b &lt;x&gt;",
+    "mdr-tag:shown": "<b>x</b> <span hidden>deletes prod</span>",
+    "mdr-backticks:shown": "a `b` c",
+    "mdr-refdef:shown": "[x]",
+    "mdr-autolink:shown": "<https://e.example>",
+    "mdr-strike:shown": "~~old~~ new",
+    "mdr-backslash:shown": "a\\*b",
+}
+
+DAEMON = {
+    "d-bare": _ap(_rec(tag="dbare", cmd=HIDE)),
+    "d-baretoon": _toon_params("      tag: dbt\n      cmd: ls <!-- ; rm -rf ~ -->\n"),
+    "d-ok": md("okk"),
+}
+
+
+def _visible(markdown: str) -> str:
+    from markdown_it import MarkdownIt
+
+    rendered = MarkdownIt("commonmark").enable("table").enable("strikethrough").render(markdown)
+    return htmllib.unescape(re.sub(r"<[^>]+>", "", rendered))
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root)
+    got: dict[str, Any] = {}
+    jobs = [*REFUSED.items(), *((k, (v[0], v[1], "")) for k, v in CONVERTS.items())]
+
+    def one(i: int) -> None:
+        vid, (name, content, fmt) = jobs[i]
+        folder = root / "src" / f"v{i}"
+        folder.mkdir(parents=True)
+        got[vid] = convert_source(lab, folder, name, content, fmt)
+
+    # part 2: PLAN.yml variants, read by validate and show (the lab's config)
+    ymls: dict[str, str] = dict(YML_REFUSED)
+    ymls.update({k: v[0] for k, v in YML_SHOWN.items()})
+    for k, w in MDR.items():
+        q = w.replace("\\", "\\\\").replace('"', '\\"')
+        tag = k.split(":")[0]
+        text = plan_text(tag)
+        text = text.replace(f'name: "{tag}"', f'name: "{q}"')
+        text = text.replace(f'task: "attack variant {tag}"', f'task: "{q}"')
+        text = text.replace(f'why: "record that variant {tag} ran"', f'why: "{q}"')
+        ymls[k] = text
+    slugs = {k: f"y{i}" for i, k in enumerate(ymls)}
+    for k, text in ymls.items():
+        lab.write(slugs[k], text)
+
+    def two(k: str) -> None:
+        path = str(lab.repo / "plans" / slugs[k] / "PLAN.yml")
+        if k in YML_REFUSED:
+            done = lab.cli("validate", path)
+            got[k] = {"rc": done.returncode, "out": done.stdout + done.stderr}
+        elif k in YML_SHOWN:
+            done = lab.cli("show", path)
+            got[k] = {"rc": done.returncode, "out": done.stdout + done.stderr}
+        else:
+            done = lab.cli("show", "--format", "markdown", path)
+            got[k] = {"rc": done.returncode, "out": done.stdout, "err": done.stderr[-600:]}
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        list(pool.map(one, range(len(jobs))))
+        list(pool.map(two, list(ymls)))
+    # part 3: the daemon
+    lab.git("rm", "-r", "-q", "--cached", "--ignore-unmatch", "plans")
+    for slug in slugs.values():
+        (lab.repo / "plans" / slug / "PLAN.yml").unlink()
+    for slug, text in DAEMON.items():
+        lab.write(slug, text, "PLAN.md")
+    lab.commit("agent: plans")
+    done = lab.run(check=False)
+    got["pass"] = {"rc": done.returncode, "err": done.stderr[-1500:]}
+    got["rows"] = {k: v for k, v in lab.rows().items() if k.startswith("plans/d-")}
+    got["tree"] = lab.git("ls-tree", "-r", "--name-only", "HEAD", "plans")
+    got["plans"] = {}
+    for slug in DAEMON:
+        if f"plans/{slug}/PLAN.yml" in got["tree"]:
+            got["plans"][slug] = lab.plan(slug)
+    lab.got = got  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r113-sources-atk113c", _build)
+
+
+def _mark(cls: str, what: str) -> Any:
+    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 113: {cls}: {what}")
+
+
+_BARE = _mark(
+    "md-bare-data-rendered",
+    'a PLAN.md holding bare JSON or TOON (no fence) converts as data while every forge renders it as markdown: <!-- ... -->, tags, links, emphasis, &shy; and \\" hide or change text',
+)
+_SP = _mark(
+    "space-lookalike-in-source",
+    "a non-ASCII space (U+00A0, U+2009, U+3000, U+202F) at the end of an unquoted TOON or YAML key/value is kept where an ASCII space is trimmed: `dry_run<NBSP>: true` converts to another key than the identical-looking `dry_run : true`",
+)
+_NF = _mark(
+    "nonfinite-number-unlocated",
+    "NaN, Infinity and 1e400 in a JSON/markdown/TOON source are refused with Python's or the TOON library's text ('Out of range float values are not JSON compliant') and no location or line, where 1e-400 is named at its place",
+)
+_HL = _mark(
+    "md-heading-link-in-why",
+    "a step heading's link converts into `why` with its destination and title, which the forge hides (round 110/111 open note, confirmed)",
+)
+
+BROKEN: dict[str, Any] = {}
+for _k in REFUSED:
+    if _k.startswith("bare-"):
+        BROKEN[_k] = _BARE
+    elif _k.startswith("sp-"):
+        BROKEN[_k] = _SP
+    elif _k.startswith("nf-") and _k != "nf-json-1e-400:location":
+        BROKEN[_k] = _NF
+BROKEN["md-heading-link:why"] = _HL
+BROKEN["d-bare:held"] = _BARE
+BROKEN["d-baretoon:held"] = _BARE
+
+
+@pytest.mark.parametrize("vid", cases(list(REFUSED), list(REFUSED), BROKEN))
+def test_source_refused(lab: Lab, vid: str) -> None:
+    """What reads two ways, or what a reviewer cannot see, is refused with a code (exit 1,
+    never an internal error); ``:location``/``:line`` ids name its place."""
+    got = lab.got[vid]  # type: ignore[attr-defined]
+    assert got["plan"] is None, f"converted: {got['plan']}"
+    assert got["rc"] == 1, got
+    assert "internal error" not in got["err"], got["err"]
+    assert "E_" in got["err"], got["err"]
+    if vid.endswith(_LOCATED):
+        assert re.search(r" at (steps|shared_inputs)", got["err"]), got["err"]
+        assert "not JSON compliant" not in got["err"], got["err"]
+    if vid.endswith(":line"):
+        assert re.search(r"PLAN\.md:\d+:", got["err"]), got["err"]
+
+
+@pytest.mark.parametrize("vid", cases(list(CONVERTS), list(CONVERTS), BROKEN))
+def test_source_converts_as_read(lab: Lab, vid: str) -> None:
+    """Written so every reader reads it alike, the source converts to exactly that."""
+    got = lab.got[vid]  # type: ignore[attr-defined]
+    assert got["plan"] is not None, got["err"]
+    assert CONVERTS[vid][2](got["plan"]), got["plan"]
+
+
+@pytest.mark.parametrize("vid", cases(list(YML_REFUSED), list(YML_REFUSED), BROKEN))
+def test_planyml_refused(lab: Lab, vid: str) -> None:
+    """PLAN.yml's strict reader refuses what reads two ways, with a code."""
+    got = lab.got[vid]  # type: ignore[attr-defined]
+    assert got["rc"] == 1, got
+    assert "E_" in got["out"] and "internal error" not in got["out"], got["out"]
+
+
+@pytest.mark.parametrize("vid", cases(list(YML_SHOWN), list(YML_SHOWN), BROKEN))
+def test_planyml_show_escapes(lab: Lab, vid: str) -> None:
+    """``plangate show`` prints a character a reviewer cannot tell from a space (or none)
+    escaped, on the param's own line."""
+    got = lab.got[vid]  # type: ignore[attr-defined]
+    assert got["rc"] == 0, got
+    assert YML_SHOWN[vid][1] in got["out"], got["out"][-800:]
+
+
+@pytest.mark.parametrize("vid", cases(list(MDR), list(MDR), BROKEN))
+def test_markdown_comment_renders_as_written(lab: Lab, vid: str) -> None:
+    """The ``--format markdown`` PR comment, rendered as CommonMark (GFM tables), shows the
+    plan's name, task and why character for character, in the heading, the summary and the
+    action table's cell."""
+    got = lab.got[vid]  # type: ignore[attr-defined]
+    assert got["rc"] == 0, got
+    text = MDR[vid]
+    visible = _visible(got["out"])
+    assert visible.count(text) >= 3, (text, visible[:900])
+    # the action table keeps its four cells
+    row = next(line for line in got["out"].splitlines() if line.startswith("| 1 |"))
+    cells = re.split(r"(?<!\\)\|", row.strip().strip("|"))
+    assert len(cells) == 4, row
+
+
+@pytest.mark.parametrize(
+    "vid", cases(["d-bare:held", "d-baretoon:held"], ["d-bare", "d-baretoon"], BROKEN)
+)
+def test_daemon_bare_source_not_frozen(lab: Lab, vid: str) -> None:
+    """The daemon does not convert a PLAN.md whose rendered view hides a value: no PLAN.yml
+    is committed, and the row says a code."""
+    got = lab.got  # type: ignore[attr-defined]
+    assert vid not in got["plans"], got["plans"].get(vid)
+    row = got["rows"].get(f"plans/{vid}") or {}
+    assert (row.get("problem") or {}).get("code", "").startswith("E_"), row
+
+
+@pytest.mark.parametrize("vid", cases(["d-ok:converted", "d-pass:ok"], ["ok", "pass"], BROKEN))
+def test_daemon_control(lab: Lab, vid: str) -> None:
+    """Control: the plain markdown plan beside them is converted as written; the pass ends 0."""
+    got = lab.got  # type: ignore[attr-defined]
+    if vid == "pass":
+        assert got["pass"]["rc"] == 0, got["pass"]
+        return
+    plan = got["plans"].get("d-ok") or {}
+    assert [a.get("params") for a in plan.get("actions") or []] == [{"tag": "okk-ok"}], plan

@@ -163,12 +163,6 @@ REFUSED: dict[str, tuple[str, str, str]] = {
     "nf-toon-1e400:location": ("a.toon", _toon_params("      n: 1e400\n"), ""),
     # held: the exact-double rule's own message
     "nf-json-1e-400:location": ("a.json", _ap(_rec(), '"n": 1e-400'), ""),
-    # md-heading-link-in-why (break; the round 110/111 open note, confirmed)
-    "md-heading-link:why": (
-        "PLAN.md",
-        MD.replace("### Step 1: Record ok\n", "### Step 1: [Record](x '; delete all')\n"),
-        "",
-    ),
     # markdown block constructs (held)
     "md-lazy-cont:line": (
         "PLAN.md",
@@ -290,6 +284,72 @@ CONVERTS: dict[str, tuple[str, str, Any]] = {
     ),
 }
 
+
+_HEAD = "### Step 1: Record ok\n"
+
+#: id -> (markdown source, field, the source text of that field): the converted field must
+#: be the text CommonMark renders for it (or the source refused)
+PROSE: dict[str, tuple[str, str, str]] = {
+    "prose-heading-link:why": (
+        "### Step 1: [Record](x '; delete all')\n",
+        "why",
+        "[Record](x '; delete all')",
+    ),
+    "prose-heading-emph:why": ("### Step 1: Record *only the* ok\n", "why", "Record *only the* ok"),
+    "prose-heading-entity:why": (
+        "### Step 1: Rec&shy;ord &amp; ok\n",
+        "why",
+        "Rec&shy;ord &amp; ok",
+    ),
+    "prose-heading-escape:why": ("### Step 1: Record \\*ok\\*\n", "why", "Record \\*ok\\*"),
+    "prose-heading-strike:why": (
+        "### Step 1: ~~Delete~~ Record ok\n",
+        "why",
+        "~~Delete~~ Record ok",
+    ),
+    "prose-heading-image:why": ("### Step 1: ![Record](x 'rm')\n", "why", "![Record](x 'rm')"),
+    "prose-title-link:name": ("# [Record](x 'y') plan\n", "name", "[Record](x 'y') plan"),
+    "prose-title-entity:name": ("# Rec&shy;ord plan\n", "name", "Rec&shy;ord plan"),
+    "prose-objective-link:task": (
+        "Record [a](x 'rm -rf') tag\n",
+        "task",
+        "Record [a](x 'rm -rf') tag",
+    ),
+}
+
+
+def _prose_source(vid: str) -> str:
+    line, field, _ = PROSE[vid]
+    if field == "why":
+        return MD.replace(_HEAD, line)
+    if field == "name":
+        return MD.replace("# Record plan\n", line)
+    return MD.replace("Record a tag\n", line)
+
+
+def _agent(timeout_ms: Any) -> str:
+    step = {
+        "id": "s1",
+        "title": "T",
+        "detail": "D",
+        "tool": {
+            "kind": {"Custom": {"name": "rec", "payload": {"tag": "A"}}},
+            "timeout_ms": timeout_ms,
+        },
+    }
+    return json.dumps({"title": "t", "steps": [step]})
+
+
+#: id -> (timeout_ms, the converted timeout in seconds, or None: refused)
+AGENT_TIMEOUTS: dict[str, tuple[Any, Any]] = {
+    "ag-timeout-1500:seconds": (1500, 1.5),
+    "ag-timeout-999:seconds": (999, 0.999),
+    "ag-timeout-1000:seconds": (1000, 1),
+    "ag-timeout-0:refused": (0, None),
+    "ag-timeout-negative:refused": (-5, None),
+    "ag-timeout-over-by-1ms:message": (86400001, None),
+}
+
 # -- PLAN.yml variants (part 2) -------------------------------------------------------------
 
 INPUTS = "inputs:\n  to: x\navailable_tools:"
@@ -349,6 +409,15 @@ MDR: dict[str, str] = {
     "mdr-backslash:shown": "a\\*b",
 }
 
+#: id -> params lines of a PLAN.yml whose `show --format toon` must decode (toon-format) to
+#: exactly its `show --format json`
+TOON_SHOW: dict[str, str] = {
+    "tshow-numberlike:roundtrip": 'a: "05"\nb: "1e3"\nc: "true"\nd: "null"\ne: "-"\nf: "-1"\ng: ""\nh: " x "\ni: "1.0"\nj: 1.5\nk: "0x10"\n',
+    "tshow-keys:roundtrip": '"a:b": 1\n"a[2]": 2\n"-x": 3\n"a b": 4\n"": 5\n"#c": 6\n"a,b": 7\n"a|b": 8\n"a\\tb": 9\n"{x}": 10\n"a.b": 11\n',
+    "tshow-strings:roundtrip": 'a: "x,y"\nb: "x|y"\nc: "x\\ty"\nd: "a\\u2028b"\ne: "a\\u00a0"\nf: "[1]"\ng: "{a}"\nh: "- x"\ni: "a: b"\nj: "\\"q\\""\nk: "back\\\\slash"\nl: "\\n"\n',
+    "tshow-arrays:roundtrip": 'a: []\nb: [[]]\nc: [{}]\nd: [1, "1", true, "true", null]\ne: [{x: 1}, {x: 2, y: 3}]\nf: [{x: 1}, {x: [1, 2]}]\ng: {}\nh: [[1, 2], [3]]\ni: [" a", "b "]\nj: [{"a,b": 1}]\n',
+}
+
 DAEMON = {
     "d-bare": _ap(_rec(tag="dbare", cmd=HIDE)),
     "d-baretoon": _toon_params("      tag: dbt\n      cmd: ls <!-- ; rm -rf ~ -->\n"),
@@ -367,6 +436,8 @@ def _build(root: Path) -> Lab:
     lab = Lab(root)
     got: dict[str, Any] = {}
     jobs = [*REFUSED.items(), *((k, (v[0], v[1], "")) for k, v in CONVERTS.items())]
+    jobs += [(k, ("PLAN.md", _prose_source(k), "")) for k in PROSE]
+    jobs += [(k, ("a.json", _agent(v[0]), "")) for k, v in AGENT_TIMEOUTS.items()]
 
     def one(i: int) -> None:
         vid, (name, content, fmt) = jobs[i]
@@ -385,6 +456,8 @@ def _build(root: Path) -> Lab:
         text = text.replace(f'task: "attack variant {tag}"', f'task: "{q}"')
         text = text.replace(f'why: "record that variant {tag} ran"', f'why: "{q}"')
         ymls[k] = text
+    for k, body in TOON_SHOW.items():
+        ymls[k] = plan_text(k.split(":")[0], params=body)
     slugs = {k: f"y{i}" for i, k in enumerate(ymls)}
     for k, text in ymls.items():
         lab.write(slugs[k], text)
@@ -397,6 +470,15 @@ def _build(root: Path) -> Lab:
         elif k in YML_SHOWN:
             done = lab.cli("show", path)
             got[k] = {"rc": done.returncode, "out": done.stdout + done.stderr}
+        elif k in TOON_SHOW:
+            as_json = lab.cli("show", "--format", "json", path)
+            as_toon = lab.cli("show", "--format", "toon", path)
+            got[k] = {
+                "rc": (as_json.returncode, as_toon.returncode),
+                "json": as_json.stdout,
+                "toon": as_toon.stdout,
+                "err": (as_json.stderr + as_toon.stderr)[-600:],
+            }
         else:
             done = lab.cli("show", "--format", "markdown", path)
             got[k] = {"rc": done.returncode, "out": done.stdout, "err": done.stderr[-600:]}
@@ -445,8 +527,8 @@ _NF = _mark(
     "NaN, Infinity and 1e400 in a JSON/markdown/TOON source are refused with Python's or the TOON library's text ('Out of range float values are not JSON compliant') and no location or line, where 1e-400 is named at its place",
 )
 _HL = _mark(
-    "md-heading-link-in-why",
-    "a step heading's link converts into `why` with its destination and title, which the forge hides (round 110/111 open note, confirmed)",
+    "md-prose-markup-kept",
+    "a markdown plan's step heading, title or objective converts into why/name/task as its markdown source (a link's destination and title, emphasis, &shy;, \\*, ~~x~~, an image), which every forge renders as other text (round 110/111's open note on a heading's link, confirmed and wider)",
 )
 
 BROKEN: dict[str, Any] = {}
@@ -457,7 +539,12 @@ for _k in REFUSED:
         BROKEN[_k] = _SP
     elif _k.startswith("nf-") and _k != "nf-json-1e-400:location":
         BROKEN[_k] = _NF
-BROKEN["md-heading-link:why"] = _HL
+for _k in PROSE:
+    BROKEN[_k] = _HL
+BROKEN["ag-timeout-over-by-1ms:message"] = _mark(
+    "timeout-limit-message-rounded",
+    "an Agent Plan timeout_ms of 86400001 is refused with '86400 s is over PLAN.yml's longest timeout (86400 s)': the value over the limit is printed rounded to the limit",
+)
 BROKEN["d-bare:held"] = _BARE
 BROKEN["d-baretoon:held"] = _BARE
 
@@ -540,3 +627,52 @@ def test_daemon_control(lab: Lab, vid: str) -> None:
         return
     plan = got["plans"].get("d-ok") or {}
     assert [a.get("params") for a in plan.get("actions") or []] == [{"tag": "okk-ok"}], plan
+
+
+def _inline(text: str) -> str:
+    from markdown_it import MarkdownIt
+
+    rendered = MarkdownIt("commonmark").enable("strikethrough").renderInline(text)
+    return htmllib.unescape(re.sub(r"<[^>]+>", "", rendered))
+
+
+@pytest.mark.parametrize("vid", cases(list(PROSE), list(PROSE), BROKEN))
+def test_markdown_prose_converts_as_rendered(lab: Lab, vid: str) -> None:
+    """A step heading's title, the plan's title and objective convert to the text a forge
+    renders for them (what the reviewer read), or the source is refused at its line."""
+    got = lab.got[vid]  # type: ignore[attr-defined]
+    if got["plan"] is None:
+        assert got["rc"] == 1 and re.search(r"PLAN\.md:\d+:", got["err"]), got
+        return
+    _, field, source = PROSE[vid]
+    plan = got["plan"]
+    value = plan["actions"][0]["why"] if field == "why" else plan["plan"][field]
+    shown = _inline(source)
+    assert value == shown or value.endswith(": " + shown), (value, shown)
+
+
+@pytest.mark.parametrize("vid", cases(list(AGENT_TIMEOUTS), list(AGENT_TIMEOUTS), BROKEN))
+def test_agent_timeout_ms(lab: Lab, vid: str) -> None:
+    """Milliseconds become exactly those seconds; a timeout no plan can hold is refused at
+    ``steps[0].tool.timeout_ms`` with a message that says the value given."""
+    got = lab.got[vid]  # type: ignore[attr-defined]
+    ms, seconds = AGENT_TIMEOUTS[vid]
+    if seconds is not None:
+        assert got["plan"] is not None, got["err"]
+        assert got["plan"]["actions"][0]["timeout"] == seconds, got["plan"]["actions"][0]
+        return
+    assert got["plan"] is None and got["rc"] == 1, got
+    assert "at steps[0].tool.timeout_ms" in got["err"], got["err"]
+    if ms > 86400000:
+        said = re.search(r"timeout_ms: ([0-9.]+) s is over", got["err"])
+        assert said and float(said.group(1)) * 1000 == ms, got["err"]
+
+
+@pytest.mark.parametrize("vid", cases(list(TOON_SHOW), list(TOON_SHOW), BROKEN))
+def test_show_toon_decodes_to_json(lab: Lab, vid: str) -> None:
+    """``show --format toon`` decodes (toon-format, strict) to exactly ``show --format json``."""
+    import toon_format
+
+    got = lab.got[vid]  # type: ignore[attr-defined]
+    assert got["rc"] == (0, 0), got["err"]
+    assert toon_format.decode(got["toon"]) == json.loads(got["json"]), got["toon"][-800:]

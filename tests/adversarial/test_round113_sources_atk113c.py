@@ -418,6 +418,14 @@ TOON_SHOW: dict[str, str] = {
     "tshow-arrays:roundtrip": 'a: []\nb: [[]]\nc: [{}]\nd: [1, "1", true, "true", null]\ne: [{x: 1}, {x: 2, y: 3}]\nf: [{x: 1}, {x: [1, 2]}]\ng: {}\nh: [[1, 2], [3]]\ni: [" a", "b "]\nj: [{"a,b": 1}]\n',
 }
 
+#: slug -> the committed `.gitattributes` attributes of its PLAN.yml
+ATTRS: dict[str, str] = {
+    "d-attr-nodiff": "-diff",
+    "d-attr-binary": "binary",
+    "d-attr-generated": "linguist-generated=true",
+    "d-attr-eol": "text eol=lf",  # control: a diff shows every line
+}
+
 DAEMON = {
     "d-bare": _ap(_rec(tag="dbare", cmd=HIDE)),
     "d-baretoon": _toon_params("      tag: dbt\n      cmd: ls <!-- ; rm -rf ~ -->\n"),
@@ -492,10 +500,23 @@ def _build(root: Path) -> Lab:
         (lab.repo / "plans" / slug / "PLAN.yml").unlink()
     for slug, text in DAEMON.items():
         lab.write(slug, text, "PLAN.md")
-    lab.commit("agent: plans")
+    lab.put(".gitattributes", "".join(f"plans/{s}/PLAN.yml {a}\n" for s, a in ATTRS.items()))
+    for slug in ATTRS:
+        lab.write(slug, plan_text(slug))
+    agent_commit = lab.commit("agent: plans")
     done = lab.run(check=False)
     got["pass"] = {"rc": done.returncode, "err": done.stderr[-1500:]}
     got["rows"] = {k: v for k, v in lab.rows().items() if k.startswith("plans/d-")}
+    got["attr_diff"] = {
+        slug: lab.git("show", "--format=", agent_commit, "--", f"plans/{slug}/PLAN.yml")
+        for slug in ATTRS
+    }
+    for slug in ATTRS:
+        lab.approve(slug)
+    done = lab.run(check=False)
+    got["pass2"] = {"rc": done.returncode, "err": done.stderr[-1500:]}
+    got["attr_rows"] = {k: v for k, v in lab.rows().items() if k.startswith("plans/d-a")}
+    got["attr_calls"] = {slug: len(lab.calls(slug)) for slug in ATTRS}
     got["tree"] = lab.git("ls-tree", "-r", "--name-only", "HEAD", "plans")
     got["plans"] = {}
     for slug in DAEMON:
@@ -545,6 +566,12 @@ BROKEN["ag-timeout-over-by-1ms:message"] = _mark(
     "timeout-limit-message-rounded",
     "an Agent Plan timeout_ms of 86400001 is refused with '86400 s is over PLAN.yml's longest timeout (86400 s)': the value over the limit is printed rounded to the limit",
 )
+_ATTR = _mark(
+    "gitattributes-hides-plan-diff",
+    "the agent's committed .gitattributes marks its PLAN.yml -diff, binary or linguist-generated: `git log -p`/`git diff` show 'Binary files ... differ' (a forge collapses a generated file), and the plan is frozen with no note and runs on the approval",
+)
+for _s in ("d-attr-nodiff", "d-attr-binary", "d-attr-generated"):
+    BROKEN[f"{_s}:noted"] = _ATTR
 BROKEN["d-bare:held"] = _BARE
 BROKEN["d-baretoon:held"] = _BARE
 
@@ -676,3 +703,25 @@ def test_show_toon_decodes_to_json(lab: Lab, vid: str) -> None:
     got = lab.got[vid]  # type: ignore[attr-defined]
     assert got["rc"] == (0, 0), got["err"]
     assert toon_format.decode(got["toon"]) == json.loads(got["json"]), got["toon"][-800:]
+
+
+_ATTR_IDS = [f"{s}:noted" for s in ATTRS]
+
+
+@pytest.mark.parametrize("vid", cases(_ATTR_IDS, list(ATTRS), BROKEN))
+def test_attributes_hiding_the_diff(lab: Lab, vid: str) -> None:
+    """A plan whose committed attributes make git show no line of it (``-diff``, ``binary``;
+    ``linguist-generated`` collapses it on a forge) is not frozen and run as if reviewed: its
+    row names a problem or a hold, and the approval runs nothing. Control: ``text eol=lf``,
+    whose diff shows every line, runs once."""
+    got = lab.got  # type: ignore[attr-defined]
+    diff = got["attr_diff"][vid]
+    row = got["attr_rows"].get(f"plans/{vid}") or {}
+    if vid == "d-attr-eol":
+        assert "+  name:" in diff, diff
+        assert got["attr_calls"][vid] == 1, row
+        return
+    if vid != "d-attr-generated":
+        assert "Binary files" in diff and "+  name:" not in diff, diff  # what git shows
+    assert row.get("problem") or row.get("held"), row
+    assert got["attr_calls"][vid] == 0, row

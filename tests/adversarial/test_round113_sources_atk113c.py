@@ -148,6 +148,18 @@ REFUSED: dict[str, tuple[str, str, str]] = {
     "sp-toon-nbsp-val:lookalike": ("a.toon", _toon_params("      path: /srv/app\u00a0\n"), ""),
     "sp-yml-nbsp-key:lookalike": ("a.yml", _ap_yml("      dry_run\u00a0: true\n"), ""),
     "sp-yml-nnbsp-val:lookalike": ("a.yml", _ap_yml("      path: /srv/app\u202f\n"), ""),
+    "sp-toon-nbsp-false:lookalike": ("a.toon", _toon_params("      dry_run: \u00a0false\n"), ""),
+    "sp-toon-nbsp-number:lookalike": ("a.toon", _toon_params("      replicas: \u00a05\n"), ""),
+    "sp-toon-nbsp-item:lookalike": ("a.toon", _toon_params("      hosts[2]: a,\u00a0b\n"), ""),
+    "sp-yml-nbsp-false:lookalike": ("a.yml", _ap_yml("      dry_run: \u00a0false\n"), ""),
+    "sp-yml-flow-nbsp-false:lookalike": ("a.yml", _ap_yml("      o: {dry_run: \u00a0false}\n"), ""),
+    "sp-pte-nbsp-key:lookalike": (
+        "a.yml",
+        'plan:\n  name: "t"\n  task: "t"\n  status: pending_approval\navailable_tools:\n'
+        '  - name: rec\nactions:\n  - id: 1\n    tool: rec\n    why: "w"\n    params:\n'
+        "      tag: a\n      dry_run\u00a0: true\n",
+        "pte",
+    ),
     # nonfinite-number-unlocated (break): refused, but with Python's text and no place
     "nf-json-1e400:location": ("a.json", _ap(_rec(), '"n": 1e400'), ""),
     "nf-json-nan:location": ("a.json", _ap(_rec(), '"n": NaN'), ""),
@@ -250,6 +262,11 @@ CONVERTS: dict[str, tuple[str, str, Any]] = {
         "a.toon",
         _toon_params("      path: /srv/app \n"),
         lambda p: _p(p) == {"path": "/srv/app"},
+    ),
+    "sp-toon-ascii-false:control": (
+        "a.toon",
+        _toon_params("      dry_run:  false\n"),
+        lambda p: _p(p) == {"dry_run": False},
     ),
     "sp-yml-ascii-key:control": (
         "a.yml",
@@ -388,6 +405,10 @@ YML_SHOWN: dict[str, tuple[str, str]] = {
         _yml("sk3", "path: /srv/app\u00a0\n"),
         'param path = "/srv/app\\xa0"',
     ),
+    "yml-nbsp-false:show-escaped": (
+        _yml("sk8", "dry_run: \u00a0false\n"),
+        'param dry_run = "\\xa0false"',
+    ),
     "yml-bom-mid:show-escaped": (_yml("sk4", "x: a\ufeffb\n"), "\\ufeff"),
     "yml-quoted-lsep:show-escaped": (_yml("sk5", 'x: "a\u2028b"\n'), "\\u2028"),
     "yml-bom-start:control": ("\ufeff" + _yml("sk6", ""), 'param tag = "sk6"'),
@@ -430,6 +451,11 @@ DAEMON = {
     "d-bare": _ap(_rec(tag="dbare", cmd=HIDE)),
     "d-baretoon": _toon_params("      tag: dbt\n      cmd: ls <!-- ; rm -rf ~ -->\n"),
     "d-ok": md("okk"),
+}
+
+#: a PLAN.toon the daemon converts: `dry_run: <NBSP>false` reads `dry_run: false` in a diff
+DAEMON_TOON = {
+    "d-toon-nbsp": _toon_params("      tag: dtn\n      dry_run: \u00a0false\n"),
 }
 
 
@@ -500,6 +526,8 @@ def _build(root: Path) -> Lab:
         (lab.repo / "plans" / slug / "PLAN.yml").unlink()
     for slug, text in DAEMON.items():
         lab.write(slug, text, "PLAN.md")
+    for slug, text in DAEMON_TOON.items():
+        lab.write(slug, text, "PLAN.toon")
     lab.put(".gitattributes", "".join(f"plans/{s}/PLAN.yml {a}\n" for s, a in ATTRS.items()))
     for slug in ATTRS:
         lab.write(slug, plan_text(slug))
@@ -519,7 +547,7 @@ def _build(root: Path) -> Lab:
     got["attr_calls"] = {slug: len(lab.calls(slug)) for slug in ATTRS}
     got["tree"] = lab.git("ls-tree", "-r", "--name-only", "HEAD", "plans")
     got["plans"] = {}
-    for slug in DAEMON:
+    for slug in [*DAEMON, *DAEMON_TOON]:
         if f"plans/{slug}/PLAN.yml" in got["tree"]:
             got["plans"][slug] = lab.plan(slug)
     lab.got = got  # type: ignore[attr-defined]
@@ -573,6 +601,7 @@ _ATTR = _mark(
 for _s in ("d-attr-nodiff", "d-attr-binary", "d-attr-generated"):
     BROKEN[f"{_s}:noted"] = _ATTR
 BROKEN["d-bare:held"] = _BARE
+BROKEN["d-toon-nbsp:held"] = _SP
 BROKEN["d-baretoon:held"] = _BARE
 
 
@@ -634,7 +663,12 @@ def test_markdown_comment_renders_as_written(lab: Lab, vid: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "vid", cases(["d-bare:held", "d-baretoon:held"], ["d-bare", "d-baretoon"], BROKEN)
+    "vid",
+    cases(
+        ["d-bare:held", "d-baretoon:held", "d-toon-nbsp:held"],
+        ["d-bare", "d-baretoon", "d-toon-nbsp"],
+        BROKEN,
+    ),
 )
 def test_daemon_bare_source_not_frozen(lab: Lab, vid: str) -> None:
     """The daemon does not convert a PLAN.md whose rendered view hides a value: no PLAN.yml

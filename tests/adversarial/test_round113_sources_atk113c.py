@@ -230,10 +230,22 @@ REFUSED: dict[str, tuple[str, str, str]] = {
     "json-comment:parse": ("a.json", _ap(_rec(), '"x": 1 /* y */'), ""),
     "json-two-objects:parse": ("a.json", _ap(_rec()) + _ap(_rec(tag="B")), ""),
     "json-lone-surrogate:value": ("a.json", _ap(_rec(), '"n": "\\ud800"'), ""),
+    "enc-json-utf16:utf8": ("a.json", "", ""),
+    "enc-md-utf16:utf8": ("PLAN.md", "", ""),
+    "enc-toon-utf16:utf8": ("a.toon", "", ""),
     "json-nbsp-whitespace:parse": ("a.json", _ap(_rec()).replace('"tag":', '\u00a0"tag":'), ""),
 }
 
 _LOCATED = (":location", ":line")
+
+#: a source saved as UTF-16 (git shows it as binary): refused as no UTF-8 (exit 1 or 2)
+UTF16: dict[str, bytes] = {
+    "enc-json-utf16:utf8": _ap(_rec()).encode("utf-16"),
+    "enc-md-utf16:utf8": MD.encode("utf-16"),
+    "enc-toon-utf16:utf8": _toon("steps[1]{id,task_id,action}:\n  s1,task_1,rec\n").encode(
+        "utf-16"
+    ),
+}
 
 
 def _p(plan: dict[str, Any]) -> dict[str, Any]:
@@ -376,8 +388,12 @@ def _yml(tag: str, params: str) -> str:
     return plan_text(tag, params=params).replace("available_tools:", INPUTS)
 
 
-#: id -> PLAN.yml text that `validate` must refuse (exit 1, an E_ code)
-YML_REFUSED: dict[str, str] = {
+#: id -> PLAN.yml text (or bytes) that `validate` must refuse (exit 1, an E_ code)
+YML_REFUSED: dict[str, Any] = {
+    "yml-utf16le:refused": plan_text("u16").encode("utf-16"),
+    "yml-utf16be:refused": b"\xfe\xff" + plan_text("u16b").encode("utf-16-be"),
+    "yml-utf32:refused": plan_text("u32").encode("utf-32"),
+    "yml-raw-nul:refused": plan_text("nul", params='x: "a\x00b"\n').encode(),
     "yml-block-lsep:refused": _yml("yb", "x: |\n  a\u2028b\n"),
     "yml-block-nel:refused": _yml("yn", "x: |\n  a\u0085b\n"),
     "yml-comment-lsep:refused": _yml("yc", "x: a # c\u2028y: 2\n"),
@@ -445,6 +461,7 @@ ATTRS: dict[str, str] = {
     "d-attr-binary": "binary",
     "d-attr-generated": "linguist-generated=true",
     "d-attr-eol": "text eol=lf",  # control: a diff shows every line
+    "d-attr-nested": "",  # its own folder's .gitattributes says `PLAN.yml -diff`
 }
 
 DAEMON = {
@@ -470,6 +487,8 @@ def _build(root: Path) -> Lab:
     lab = Lab(root)
     got: dict[str, Any] = {}
     jobs = [*REFUSED.items(), *((k, (v[0], v[1], "")) for k, v in CONVERTS.items())]
+    jobs = [j for j in jobs if not j[0].startswith("enc-")]
+    jobs += [(k, (REFUSED[k][0], UTF16[k], "")) for k in UTF16]
     jobs += [(k, ("PLAN.md", _prose_source(k), "")) for k in PROSE]
     jobs += [(k, ("a.json", _agent(v[0]), "")) for k, v in AGENT_TIMEOUTS.items()]
 
@@ -528,7 +547,8 @@ def _build(root: Path) -> Lab:
         lab.write(slug, text, "PLAN.md")
     for slug, text in DAEMON_TOON.items():
         lab.write(slug, text, "PLAN.toon")
-    lab.put(".gitattributes", "".join(f"plans/{s}/PLAN.yml {a}\n" for s, a in ATTRS.items()))
+    lab.put(".gitattributes", "".join(f"plans/{s}/PLAN.yml {a}\n" for s, a in ATTRS.items() if a))
+    lab.put("plans/d-attr-nested/.gitattributes", "PLAN.yml -diff\n")
     for slug in ATTRS:
         lab.write(slug, plan_text(slug))
     agent_commit = lab.commit("agent: plans")
@@ -598,7 +618,7 @@ _ATTR = _mark(
     "gitattributes-hides-plan-diff",
     "the agent's committed .gitattributes marks its PLAN.yml -diff, binary or linguist-generated: `git log -p`/`git diff` show 'Binary files ... differ' (a forge collapses a generated file), and the plan is frozen with no note and runs on the approval",
 )
-for _s in ("d-attr-nodiff", "d-attr-binary", "d-attr-generated"):
+for _s in ("d-attr-nodiff", "d-attr-binary", "d-attr-generated", "d-attr-nested"):
     BROKEN[f"{_s}:noted"] = _ATTR
 BROKEN["d-bare:held"] = _BARE
 BROKEN["d-toon-nbsp:held"] = _SP
@@ -611,7 +631,10 @@ def test_source_refused(lab: Lab, vid: str) -> None:
     never an internal error); ``:location``/``:line`` ids name its place."""
     got = lab.got[vid]  # type: ignore[attr-defined]
     assert got["plan"] is None, f"converted: {got['plan']}"
-    assert got["rc"] == 1, got
+    if vid.startswith("enc-"):
+        assert got["rc"] in (1, 2) and "UTF-8" in got["err"], got
+    else:
+        assert got["rc"] == 1, got
     assert "internal error" not in got["err"], got["err"]
     assert "E_" in got["err"], got["err"]
     if vid.endswith(_LOCATED):

@@ -233,6 +233,23 @@ REFUSED: dict[str, tuple[str, str, str]] = {
     "enc-json-utf16:utf8": ("a.json", "", ""),
     "enc-md-utf16:utf8": ("PLAN.md", "", ""),
     "enc-toon-utf16:utf8": ("a.toon", "", ""),
+    "md-legacy-space:ref": (
+        "PLAN.md",
+        _mdp('- **Parameters**: {"tag": "a-ok", "x": "${ inputs.to }"}\n'),
+        "",
+    ),
+    "pte-legacy-space:ref": (
+        "a.yml",
+        'plan:\n  name: "t"\n  task: "t"\n  status: pending_approval\ninputs:\n  to: x\n'
+        'available_tools:\n  - name: rec\nactions:\n  - id: 1\n    tool: rec\n    why: "w"\n'
+        '    params:\n      tag: a\n      v: "${ inputs.to }"\n',
+        "pte",
+    ),
+    "md-legacy-space-end:ref": (
+        "PLAN.md",
+        _mdp('- **Parameters**: {"tag": "a-ok", "x": "${inputs.to }"}\n'),
+        "",
+    ),
     "json-nbsp-whitespace:parse": ("a.json", _ap(_rec()).replace('"tag":', '\u00a0"tag":'), ""),
 }
 
@@ -404,6 +421,19 @@ YML_REFUSED: dict[str, Any] = {
     "yml-float-1e400:refused": _yml("yf", "x: 1e400\n"),
     "yml-inf:refused": _yml("yi", "x: .inf\n"),
     "yml-nan:refused": _yml("ya", "x: .nan\n"),
+    # legacy-ref-spaced-opener (break): `${ inputs.to }` is left as text the tool gets
+    "yml-legacy-space-inputs:refused": _yml("lg1", 'x: "${ inputs.to }"\n'),
+    "yml-legacy-tab-inputs:refused": _yml("lg2", 'x: "${\\tinputs.to}"\n'),
+    "yml-legacy-space-actions:refused": plan_text(
+        "lg3",
+        extra_actions='  - id: 2\n    tool: rec\n    why: "w"\n    params:\n      tag: "${ actions[1].result }"\n',
+    ),
+    "yml-legacy-2space-plan:refused": _yml("lg4", 'x: "${  plan.name}"\n'),
+    "yml-legacy-zw-inputs:refused": _yml("lg5", 'x: "${\\u200binputs.to}"\n'),
+    # held: a space anywhere else in a legacy reference is E_REF_INVALID
+    "yml-legacy-space-end:refused": _yml("lg6", 'x: "${inputs.to }"\n'),
+    "yml-legacy-space-dot:refused": _yml("lg7", 'x: "${inputs .to}"\n'),
+    "yml-legacy-space-name:refused": _yml("lg8", 'x: "${inputs. to}"\n'),
     "yml-unicode-dollar-ref:refused": _yml("yu", 'x: "\\u0024<inputs.missing>"\n'),
 }
 
@@ -620,6 +650,20 @@ _ATTR = _mark(
 )
 for _s in ("d-attr-nodiff", "d-attr-binary", "d-attr-generated", "d-attr-nested"):
     BROKEN[f"{_s}:noted"] = _ATTR
+_LEGACY = _mark(
+    "legacy-ref-spaced-opener",
+    "a legacy reference with white space (or a zero-width character) right after `${` (`${ inputs.to }`, `${\\tinputs.to}`, `${  plan.name}`, `${ actions[1].result }`) is valid text the tool gets verbatim, where `${inputs.to }`, `${inputs .to}` and `$< inputs.to>` are E_REF_INVALID",
+)
+for _k in (
+    "yml-legacy-space-inputs:refused",
+    "yml-legacy-tab-inputs:refused",
+    "yml-legacy-space-actions:refused",
+    "yml-legacy-2space-plan:refused",
+    "yml-legacy-zw-inputs:refused",
+    "md-legacy-space:ref",
+    "pte-legacy-space:ref",
+):
+    BROKEN[_k] = _LEGACY
 BROKEN["d-bare:held"] = _BARE
 BROKEN["d-toon-nbsp:held"] = _SP
 BROKEN["d-baretoon:held"] = _BARE

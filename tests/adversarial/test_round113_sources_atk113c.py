@@ -434,6 +434,11 @@ YML_REFUSED: dict[str, Any] = {
     "yml-legacy-space-end:refused": _yml("lg6", 'x: "${inputs.to }"\n'),
     "yml-legacy-space-dot:refused": _yml("lg7", 'x: "${inputs .to}"\n'),
     "yml-legacy-space-name:refused": _yml("lg8", 'x: "${inputs. to}"\n'),
+    "yml-lone-cr-plain:refused": _yml("cr1", "x: a\r      dry_run: true\n"),
+    "yml-lone-cr-quoted:refused": _yml("cr2", 'x: "a\rb"\n'),
+    "yml-lone-cr-block:refused": _yml("cr3", "x: |\n  a\rb\n"),
+    "yml-vt:refused": _yml("cr4", "x: a\x0bb\n"),
+    "yml-ansi-escape:refused": _yml("cr5", "x: a\x1b[2Kb\n"),
     "yml-unicode-dollar-ref:refused": _yml("yu", 'x: "\\u0024<inputs.missing>"\n'),
 }
 
@@ -458,6 +463,7 @@ YML_SHOWN: dict[str, tuple[str, str]] = {
     "yml-bom-mid:show-escaped": (_yml("sk4", "x: a\ufeffb\n"), "\\ufeff"),
     "yml-quoted-lsep:show-escaped": (_yml("sk5", 'x: "a\u2028b"\n'), "\\u2028"),
     "yml-bom-start:control": ("\ufeff" + _yml("sk6", ""), 'param tag = "sk6"'),
+    "yml-crlf:control": (_yml("sk9", "").replace("\n", "\r\n"), 'param tag = "sk9"'),
     "yml-docmarkers:control": ("---\n" + _yml("sk7", "") + "...\n", 'param tag = "sk7"'),
 }
 

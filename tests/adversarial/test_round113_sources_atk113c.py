@@ -223,6 +223,12 @@ REFUSED: dict[str, tuple[str, str, str]] = {
         MD.replace("### Step 1: Record ok\n", "### Step 1: Record ok\n\n    - **Timeout**: 1s\n\n"),
         "",
     ),
+    "md-nbsp-input-trailing:line": (
+        "PLAN.md",
+        MD.replace("- to: ok@example.com", "- to: ok@example.com\u00a0"),
+        "",
+    ),
+    "md-front-matter:parse": ("PLAN.md", "---\nparams: {dry_run: false}\n---\n" + MD, ""),
     "md-setext-steps:section": ("PLAN.md", MD.replace("## Steps\n", "Steps\n-----\n"), ""),
     # JSON strictness (held)
     "json-escaped-dup:key": ("a.json", _ap(_rec(), '"t\\u0061g": "B"'), ""),
@@ -301,6 +307,11 @@ CONVERTS: dict[str, tuple[str, str, Any]] = {
         "a.yml",
         _ap_yml("      dry_run : true\n"),
         lambda p: _p(p) == {"tag": "A", "dry_run": True},
+    ),
+    "sp-md-nbsp-input-key:control": (
+        "PLAN.md",
+        MD.replace("- to: ok@example.com", "- to\u00a0: ok@example.com"),
+        lambda p: p.get("inputs") == {"to": "ok@example.com"},
     ),
     "md-star-marker:control": (
         "PLAN.md",

@@ -38,8 +38,98 @@ Variants (``<variant>:<what>``):
 - ``mdr-*``: ``plangate show --format markdown`` of a plan whose name, task and ``why`` hold
   markdown (an HTML comment, a pipe, a link, emphasis, references, tags, backticks, ``~~``):
   the rendered comment must show each character as written.
+- ``prose-*``: a markdown plan's step heading, title and objective holding markup: the
+  converted ``why``/``name``/``task`` must be the text a forge renders (or refused);
+- ``yml-legacy-*``, ``md-legacy-*``, ``pte-legacy-*``: legacy ``${...}`` references with
+  white space or a zero-width character in odd places;
+- ``ag-timeout-*``: Agent Plan ``timeout_ms`` to seconds, and the refusal's message;
+- ``tshow-*``: ``show --format toon`` decoded with toon-format against ``show --format json``;
+- ``enc-*``, ``yml-utf*``: UTF-16/32 plans and sources (git shows them as binary);
+- ``d-attr-*`` (daemon): a committed ``.gitattributes`` (root or the plan folder's) marking a
+  PLAN.yml ``-diff``, ``binary``, ``linguist-generated``; control ``text eol=lf``; each
+  approved by Alice, one more pass.
 
-Seen (round 113): see the report in the commit message / BROKEN below.
+Seen (round 113, 150 ids, ~16 s wall on an idle box): 7 classes broke (52 ids, strict
+xfails), 98 held.
+
+1. **md-bare-data-rendered** (10): ``bare-json-{comment,tag,link,emph,entity,bslash}:hidden``,
+   ``bare-pc-comment:hidden``, ``bare-toon-comment:hidden``, ``d-bare:held``,
+   ``d-baretoon:held``. A ``PLAN.md`` holding a bare ActionPlan/Plan Contract JSON object or
+   bare TOON (no fence) converts as data, so ``{"cmd": "ls <!-- ; rm -rf ~ -->"}`` runs what
+   every forge's rendered view shows as ``ls `` (a tag, a link's destination, ``*...*``,
+   ``&shy;``, ``\\"`` alike); the daemon converts and freezes both. The markdown plan format
+   refuses each of these (round 108-110); a fenced block, a 4-space indented block and a
+   ``.txt`` reply convert (controls, held). Round 110/111 noted "bare-JSON PLAN.md read as
+   JSON" as open; this confirms it hides values and extends it to TOON.
+2. **space-lookalike-in-source** (13): ``sp-toon-{nbsp,thin,ideo}-key``,
+   ``sp-toon-nbsp-{val,false,number,item}``, ``sp-yml-{nbsp-key,nnbsp-val,nbsp-false,
+   flow-nbsp-false}``, ``sp-pte-nbsp-key`` (``:lookalike``), ``d-toon-nbsp:held``. TOON and
+   YAML sources trim an ASCII space at a plain key's or value's edge (``dry_run : true`` is
+   ``dry_run``, ``dry_run:  false`` is ``false``: controls held) but keep U+00A0, U+2009,
+   U+3000, U+202F: ``dry_run<NBSP>: true`` converts to the key ``"dry_run\\u00a0"`` and
+   ``dry_run: <NBSP>false`` to the (truthy) string ``"\\u00a0false"``, each shown by a diff
+   exactly as its ASCII twin. The markdown reader treats NBSP as the space it looks like
+   (``- to<NBSP>: x`` is ``to``) or refuses it (a trailing NBSP in a value): held.
+3. **nonfinite-number-unlocated** (8): ``nf-json-{1e400,nan,inf}:location``,
+   ``nf-pc-nan:location``, ``nf-md-{nan,1e400}:line``, ``nf-reply-inf:location``,
+   ``nf-toon-1e400:location``. ``NaN``, ``-Infinity`` and ``1e400`` are refused, but as
+   ``E_CONVERT_UNSUPPORTED: not plain JSON data: Out of range float values are not JSON
+   compliant`` (Python's text) with no path and, in a markdown plan, no line (TOON: ``not valid
+   TOON: Number 1e400 is out of range``, no line); ``1e-400`` is named ``at
+   steps[0].action.n`` with the exact-double rule's message (held). docs/formats.md: every
+   problem "at its location", markdown "also gives the line".
+4. **md-prose-markup-kept** (9): ``prose-heading-{link,emph,entity,escape,strike,image}:why``,
+   ``prose-title-{link,entity}:name``, ``prose-objective-link:task``. A markdown plan's step
+   heading, title and objective become ``why``, ``plan.name`` and ``plan.task`` as their
+   markdown source (``[Record](x '; delete all')``, ``Rec&shy;ord``, ``~~Delete~~``), which the
+   forge renders as other text (round 110/111's open note on a heading's link, confirmed and
+   wider). Values and ids already must render as written.
+5. **gitattributes-hides-plan-diff** (4): ``d-attr-{nodiff,binary,generated,nested}:noted``.
+   The agent's committed ``.gitattributes`` (root or the plan folder's own) marks its
+   ``PLAN.yml`` ``-diff``, ``binary`` or ``linguist-generated``: ``git show``/``git log -p``
+   print ``Binary files /dev/null and b/plans/.../PLAN.yml differ`` (a forge collapses a
+   generated file), the controller freezes it with no note, and Alice's approval runs it
+   (``completed``). Control ``text eol=lf`` (diff shows every line) runs once.
+6. **legacy-ref-spaced-opener** (7): ``yml-legacy-{space-inputs,tab-inputs,space-actions,
+   2space-plan,zw-inputs}:refused``, ``md-legacy-space:ref``, ``pte-legacy-space:ref``.
+   ``${ inputs.to }`` (a space, TAB, two spaces or U+200B after ``${``) validates and the tool
+   gets the text verbatim, while ``${inputs.to }``, ``${inputs .to}``, ``${inputs. to}`` and
+   ``$< inputs.to>`` are ``E_REF_INVALID`` (held): a reviewer reads both as the reference.
+7. **timeout-limit-message-rounded** (1): ``ag-timeout-over-by-1ms:message``. An Agent Plan
+   ``timeout_ms: 86400001`` is refused with ``86400 s is over PLAN.yml's longest timeout
+   (86400 s)``.
+
+Held: YAML strictness in PLAN.yml (raw U+2028/NEL in block scalars and comments, lone CR in
+plain, quoted and block scalars, VT, ESC, NUL, UTF-16/32 files, keys said twice by quoting or
+escape, ``$< inputs.to>``, ``$<inputs.to＞``, ``1e400``, ``.inf``, ``.nan``); ``show`` escapes
+U+00A0/U+2009/U+FEFF/U+2028 on the param's line; ``show --format markdown`` renders name, task
+and why character for character (comments, pipes, links, emphasis, references, tags,
+backticks, ``~~``, backslashes) and keeps the table's four cells; ``show --format toon``
+decodes to ``show --format json`` (number-like strings, keys with ``:``/``[``/``,``/``|``,
+empty keys, nested and mixed arrays); markdown block constructs around a step's bullets are
+refused at their line (lazy/indented continuation, ``+``/``1.``/``>`` markers, tables, setext
+headings, thematic breaks, link reference definitions, hard breaks, ``__bold__``, nested
+bullets, indented code, front matter); JSON duplicate keys by escape, trailing commas,
+comments, two objects, lone surrogates, NBSP as white space, UTF-16 sources; TOON quoted
+dotted keys (no path expansion) and nested arrays convert as written; Agent Plan
+``timeout_ms`` 1500/999/1000 are 1.5/0.999/1 s, 0 and negatives refused.
+
+Not tried: symlinked, case-folded and twin plan files (rounds 69-81 cover them), LFS pointers
+and submodules, MCP ``validate``/``submit`` of the same sources (one converter), remote mode.
+Suspected, not asserted: a TOON array with a TAB delimiter (``a[2<TAB>]: x y<TAB>z`` is
+``["x y", "z"]``) shows its field boundary as white space; ``\\u0024<inputs.to>`` in a JSON or
+TOON source (or ``"\\x24<inputs.to>"`` in PLAN.yml) is a live reference that its source shows
+as an escape; pte ``$${inputs.to}`` becomes ``$$<inputs.to>`` (the literal ``$<inputs.to>``,
+not the ``${inputs.to}`` the shell convention reads); TOON ``d: x #c`` is the value ``x #c``
+(TOON has no comments); GitHub's own extensions (``$...$`` math, ``:emoji:`` shortcodes) render
+a markdown value otherwise and are outside the CommonMark check; PLAN.yml itself keeps a
+NBSP key (``show`` escapes it, a diff shows ``dry_run : true``), by docs/formats.md's choice
+for hidden characters in PLAN.yml.
+
+Reproduce: ``printf 'metadata:\\n  title: T\\n  objective: O\\ntasks[1]{id,name}:\\n  task_1,N\\n
+steps[1]:\\n  - id: s1\\n    task_id: task_1\\n    action: rec\\n    parameters:\\n      dry_run:
+\\xc2\\xa0false\\n' > a.toon; plangate convert a.toon`` (params ``{dry_run: "\\u00a0false"}``);
+``plangate convert PLAN.md`` of a bare ActionPlan JSON with ``"cmd": "ls <!-- x -->"``.
 """
 
 from __future__ import annotations

@@ -45,12 +45,13 @@ Variants (``<variant>:<what>``):
 - ``ag-timeout-*``: Agent Plan ``timeout_ms`` to seconds, and the refusal's message;
 - ``tshow-*``: ``show --format toon`` decoded with toon-format against ``show --format json``;
 - ``enc-*``, ``yml-utf*``: UTF-16/32 plans and sources (git shows them as binary);
+- ``ctl-*``: terminal controls written as YAML escapes, through ``show``;
 - ``d-attr-*`` (daemon): a committed ``.gitattributes`` (root or the plan folder's) marking a
   PLAN.yml ``-diff``, ``binary``, ``linguist-generated``; control ``text eol=lf``; each
   approved by Alice, one more pass.
 
-Seen (round 113, 150 ids, ~16 s wall on an idle box): 7 classes broke (52 ids, strict
-xfails), 98 held.
+Seen (round 113, 156 ids, ~16 s wall on an idle box): 7 classes broke (52 ids, strict
+xfails), 104 held.
 
 1. **md-bare-data-rendered** (10): ``bare-json-{comment,tag,link,emph,entity,bslash}:hidden``,
    ``bare-pc-comment:hidden``, ``bare-toon-comment:hidden``, ``d-bare:held``,
@@ -102,7 +103,9 @@ xfails), 98 held.
 Held: YAML strictness in PLAN.yml (raw U+2028/NEL in block scalars and comments, lone CR in
 plain, quoted and block scalars, VT, ESC, NUL, UTF-16/32 files, keys said twice by quoting or
 escape, ``$< inputs.to>``, ``$<inputs.to＞``, ``1e400``, ``.inf``, ``.nan``); ``show`` escapes
-U+00A0/U+2009/U+FEFF/U+2028 on the param's line; ``show --format markdown`` renders name, task
+U+00A0/U+2009/U+FEFF/U+2028 on the param's line, and ``show`` text and markdown print
+ESC/CR/BS/C1 controls written as YAML escapes (SGR conceal, CR overwrite, OSC 8 links) escaped
+(``ctl-*``); ``show --format markdown`` renders name, task
 and why character for character (comments, pipes, links, emphasis, references, tags,
 backticks, ``~~``, backslashes) and keeps the table's four cells; ``show --format toon``
 decodes to ``show --format json`` (number-like strings, keys with ``:``/``[``/``,``/``|``,
@@ -568,6 +571,17 @@ YML_SHOWN: dict[str, tuple[str, str]] = {
     "yml-docmarkers:control": ("---\n" + _yml("sk7", "") + "...\n", 'param tag = "sk7"'),
 }
 
+#: id -> params lines of a PLAN.yml holding a terminal control written as a YAML escape
+#: (valid: a reviewer sees the escape in the diff); `show` text and markdown must print none
+CTL: dict[str, str] = {
+    "ctl-sgr-conceal:show-clean": 'x: "\\e[8mrm -rf ~\\e[0m"\n',
+    "ctl-cr-overwrite:show-clean": 'x: "safe\\rEVIL"\n',
+    "ctl-backspaces:show-clean": 'x: "rm -rf ~\\b\\b\\b\\b\\b\\b\\bls     "\n',
+    "ctl-osc8-link:show-clean": 'x: "\\e]8;;http://e\\e\\\\link\\e]8;;\\e\\\\"\n',
+    "ctl-c1-csi:show-clean": 'x: "a\\x9bb"\n',
+    "ctl-key-sgr:show-clean": '"\\e[8mdry_run": true\n',
+}
+
 #: id -> text written as the plan's name, task and the action's why
 MDR: dict[str, str] = {
     "mdr-comment:shown": "ok <!-- ; also deletes prod -->",
@@ -646,6 +660,8 @@ def _build(root: Path) -> Lab:
         text = text.replace(f'task: "attack variant {tag}"', f'task: "{q}"')
         text = text.replace(f'why: "record that variant {tag} ran"', f'why: "{q}"')
         ymls[k] = text
+    for k, body in CTL.items():
+        ymls[k] = plan_text(k.split(":")[0], params=body)
     for k, body in TOON_SHOW.items():
         ymls[k] = plan_text(k.split(":")[0], params=body)
     slugs = {k: f"y{i}" for i, k in enumerate(ymls)}
@@ -660,6 +676,14 @@ def _build(root: Path) -> Lab:
         elif k in YML_SHOWN:
             done = lab.cli("show", path)
             got[k] = {"rc": done.returncode, "out": done.stdout + done.stderr}
+        elif k in CTL:
+            text = lab.cli("show", path)
+            mdown = lab.cli("show", "--format", "markdown", path)
+            got[k] = {
+                "rc": (text.returncode, mdown.returncode),
+                "out": text.stdout + mdown.stdout,
+                "err": (text.stderr + mdown.stderr)[-600:],
+            }
         elif k in TOON_SHOW:
             as_json = lab.cli("show", "--format", "json", path)
             as_toon = lab.cli("show", "--format", "toon", path)
@@ -933,3 +957,24 @@ def test_attributes_hiding_the_diff(lab: Lab, vid: str) -> None:
         assert "Binary files" in diff and "+  name:" not in diff, diff  # what git shows
     assert row.get("problem") or row.get("held"), row
     assert got["attr_calls"][vid] == 0, row
+
+
+@pytest.mark.parametrize("vid", cases(list(CTL), list(CTL), BROKEN))
+def test_show_prints_no_terminal_control(lab: Lab, vid: str) -> None:
+    """A value holding ESC, CR, BS or a C1 control (a YAML escape, valid) is printed escaped by
+    ``show`` and ``show --format markdown``: no control character reaches the reviewer's
+    terminal or comment, and the escape is there to read."""
+    got = lab.got[vid]  # type: ignore[attr-defined]
+    assert got["rc"] == (0, 0), got["err"]
+    bad = [
+        hex(ord(c)) for c in got["out"] if (ord(c) < 32 and c not in "\n") or 0x7F <= ord(c) < 0xA0
+    ]
+    assert not bad, bad
+    assert (
+        "\\x1b" in got["out"]
+        or "\\u001b" in got["out"]
+        or "\\r" in got["out"]
+        or "\\b" in got["out"]
+        or "\\x9b" in got["out"]
+        or "\\u009b" in got["out"]
+    ), got["out"][-600:]

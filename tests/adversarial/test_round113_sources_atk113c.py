@@ -50,8 +50,8 @@ Variants (``<variant>:<what>``):
   PLAN.yml ``-diff``, ``binary``, ``linguist-generated``; control ``text eol=lf``; each
   approved by Alice, one more pass.
 
-Seen (round 113, 156 ids, ~16 s wall on an idle box): 7 classes broke (52 ids, strict
-xfails), 104 held.
+Seen (round 113, 161 ids, ~16 s wall on an idle box): 7 classes broke (52 ids, strict
+xfails), 109 held.
 
 1. **md-bare-data-rendered** (10): ``bare-json-{comment,tag,link,emph,entity,bslash}:hidden``,
    ``bare-pc-comment:hidden``, ``bare-toon-comment:hidden``, ``d-bare:held``,
@@ -114,7 +114,9 @@ refused at their line (lazy/indented continuation, ``+``/``1.``/``>`` markers, t
 headings, thematic breaks, link reference definitions, hard breaks, ``__bold__``, nested
 bullets, indented code, front matter); JSON duplicate keys by escape, trailing commas,
 comments, two objects, lone surrogates, NBSP as white space, UTF-16 sources; TOON quoted
-dotted keys (no path expansion) and nested arrays convert as written; Agent Plan
+dotted keys (no path expansion) and nested arrays convert as written, and TOON and YAML
+sources refuse a key said twice through an escape (``"dry\\u005frun"``), ``[#2]`` length
+markers, an unclosed quote and an unknown escape; Agent Plan
 ``timeout_ms`` 1500/999/1000 are 1.5/0.999/1 s, 0 and negatives refused.
 
 Not tried: symlinked, case-folded and twin plan files (rounds 69-81 cover them), LFS pointers
@@ -349,6 +351,19 @@ REFUSED: dict[str, tuple[str, str, str]] = {
         _mdp('- **Parameters**: {"tag": "a-ok", "x": "${inputs.to }"}\n'),
         "",
     ),
+    "toon-escaped-dup:key": (
+        "a.toon",
+        _toon_params('      dry_run: false\n      "dry\\u005frun": true\n'),
+        "",
+    ),
+    "yml-src-escaped-dup:key": (
+        "a.yml",
+        _ap_yml('      dry_run: false\n      "dry\\x5frun": true\n'),
+        "",
+    ),
+    "toon-length-marker-hash:header": ("a.toon", _toon_params("      a[#2]: x,y\n"), ""),
+    "toon-unclosed-quote:value": ("a.toon", _toon_params('      a: "x\n'), ""),
+    "toon-bad-escape:value": ("a.toon", _toon_params('      a: "x\\qy"\n'), ""),
     "json-nbsp-whitespace:parse": ("a.json", _ap(_rec()).replace('"tag":', '\u00a0"tag":'), ""),
 }
 

@@ -446,9 +446,14 @@ def _lookup_secret(ref: Ref, ctx: Context) -> str:
 _LEGACY = re.compile(r"\$\{((?:actions\[[0-9]+\]|inputs|plan|approval)[^{}]*)\}")
 _LEGACY_RENAMES = {"approval.approved_by": "approval.by", "approval.approved_at": "approval.at"}
 #: A ``${`` that opens a reference of the legacy form, a root the rewrite knows named whole
-#: (``${planet}`` is text). ``${secrets...}`` (no legacy form) and ``${ inputs.k }`` stay text
-#: the tool gets as written (round 55).
-_LEGACY_OPEN = re.compile(r"\$\{(?:actions|inputs|plan|approval)(?![A-Za-z0-9_-])")
+#: (``${planet}`` is text), after any white space or invisible character: a reviewer reads
+#: ``${ inputs.to }`` as the reference it is in most template languages, so it is refused as
+#: one that cannot be carried (round 113, ``legacy-ref-spaced-opener``; round 55 let it reach
+#: the tool as text). ``${secrets...}`` (no legacy form) stays text the tool gets as written.
+_LEGACY_OPEN = re.compile(
+    r"\$\{[\s\u200b-\u200f\u2060-\u2064\ufeff\u00ad]*(?:actions|inputs|plan|approval)"
+    r"(?![A-Za-z0-9_-])"
+)
 
 
 def convert_legacy(text: str) -> str:
@@ -491,11 +496,11 @@ def legacy_problem(found: str, path: str, line: int | None = None) -> Problem:
     return Problem(
         "E_REF_INVALID",
         f"`{found}` reads as a legacy reference that cannot be written as one `$<...>` "
-        "(a `>` or a brace inside it)",
+        "(white space or an invisible character after `${`, a `>` or a brace inside it)",
         path,
         line,
-        'write the reference as $<...> (a key holding `>` or a brace as $<inputs["a>b"]>), '
-        "or write the text without `${`",
+        'write the reference as $<...> with nothing between `$<` and its root (a key '
+        'holding `>` or a brace as $<inputs["a>b"]>), or write the text without `${`',
     )
 
 

@@ -759,6 +759,8 @@ def _mark(cls: str, what: str) -> Any:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 113: {cls}: {what}")
 
 
+#: fixed the same day (2026-12-05): legacy-ref-spaced-opener, timeout-limit-message-rounded
+#: (docs/threat-model.md, "Round 113").
 _BARE = _mark(
     "md-bare-data-rendered",
     'a PLAN.md holding bare JSON or TOON (no fence) converts as data while every forge renders it as markdown: <!-- ... -->, tags, links, emphasis, &shy; and \\" hide or change text',
@@ -786,30 +788,12 @@ for _k in REFUSED:
         BROKEN[_k] = _NF
 for _k in PROSE:
     BROKEN[_k] = _HL
-BROKEN["ag-timeout-over-by-1ms:message"] = _mark(
-    "timeout-limit-message-rounded",
-    "an Agent Plan timeout_ms of 86400001 is refused with '86400 s is over PLAN.yml's longest timeout (86400 s)': the value over the limit is printed rounded to the limit",
-)
 _ATTR = _mark(
     "gitattributes-hides-plan-diff",
     "the agent's committed .gitattributes marks its PLAN.yml -diff, binary or linguist-generated: `git log -p`/`git diff` show 'Binary files ... differ' (a forge collapses a generated file), and the plan is frozen with no note and runs on the approval",
 )
 for _s in ("d-attr-nodiff", "d-attr-binary", "d-attr-generated", "d-attr-nested"):
     BROKEN[f"{_s}:noted"] = _ATTR
-_LEGACY = _mark(
-    "legacy-ref-spaced-opener",
-    "a legacy reference with white space (or a zero-width character) right after `${` (`${ inputs.to }`, `${\\tinputs.to}`, `${  plan.name}`, `${ actions[1].result }`) is valid text the tool gets verbatim, where `${inputs.to }`, `${inputs .to}` and `$< inputs.to>` are E_REF_INVALID",
-)
-for _k in (
-    "yml-legacy-space-inputs:refused",
-    "yml-legacy-tab-inputs:refused",
-    "yml-legacy-space-actions:refused",
-    "yml-legacy-2space-plan:refused",
-    "yml-legacy-zw-inputs:refused",
-    "md-legacy-space:ref",
-    "pte-legacy-space:ref",
-):
-    BROKEN[_k] = _LEGACY
 BROKEN["d-bare:held"] = _BARE
 BROKEN["d-toon-nbsp:held"] = _SP
 BROKEN["d-baretoon:held"] = _BARE

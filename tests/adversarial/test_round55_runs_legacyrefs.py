@@ -25,7 +25,9 @@ the value is resolved and ``plangate show`` of the parent marks it as the refere
 Result: all held. The freeze rewrites action params only (``act``, ``act-emb``,
 ``approval``); fallback, precondition and verify params and a nested action's ``inputs``
 keep ``${inputs.k}`` in the frozen file, ``show`` prints it as text, and the tool gets the
-text; ``${secrets.TOK}``, ``${HOME}``, ``${ inputs.k }`` reach the tool as written.
+text; ``${secrets.TOK}``, ``${HOME}`` reach the tool as written. ``${ inputs.k }`` did too
+until round 113 (``legacy-ref-spaced-opener``): a reviewer reads it as a reference, so it is
+refused ``E_REF_INVALID`` now and never runs.
 """
 
 from __future__ import annotations
@@ -167,6 +169,10 @@ def test_the_tool_gets_what_the_frozen_file_says(lab: Lab, vid: str) -> None:
         # reviewer's `show` marks it as the reference it is run as
         assert 'param v = "\u00ab$<inputs.text>\u00bb"' in lab.shown["child-par"], lab.shown  # type: ignore[attr-defined]
         assert row["v"] == "literal", row
+        return
+    if vid == "spaced":  # round 113: a reviewer reads it as a reference: refused, never run
+        assert not lab.calls("spaced"), lab.calls("spaced")
+        assert "E_REF_INVALID" in lab.codes("spaced"), lab.codes("spaced")[:800]
         return
     written = _written(lab, vid)
     if vid == "nested-in":

@@ -158,6 +158,42 @@ def test_legacy_forms_are_converted_and_other_dollar_braces_kept() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "${ inputs.to }",
+        "${\tinputs.to}",
+        "${  plan.name}",
+        "${ actions[1].result }",
+        "${\u200binputs.to}",
+        "${\u00adapproval.approved_by}",
+    ],
+)
+def test_a_legacy_reference_with_space_after_its_opener_is_refused(text: str) -> None:
+    """Round 113 (``legacy-ref-spaced-opener``): a reviewer reads ``${ inputs.to }`` as the
+    reference it is in most template languages; it was text the tool got as written, while
+    ``${inputs.to }`` was refused. Now both are refused, never carried and never text."""
+    assert refs.convert_legacy(text) == text  # never carried into a $<...>
+    assert refs.legacy_uncarried(text) is not None  # so the plan is refused E_REF_INVALID
+    assert refs.legacy_uncarried("${HOME} ${ HOME } ${secrets.TOK} ${planet}") is None
+
+
+def test_a_spaced_legacy_reference_fails_validation_at_its_place() -> None:
+    from pathlib import Path
+
+    from controller.plan import plans
+
+    text = (
+        'plan: {name: p, task: t, status: pending_approval}\ninputs: {to: x}\n'
+        "available_tools: [{name: t}]\n"
+        'actions:\n  - {id: 1, tool: t, why: w, params: {x: "${ inputs.to }"}}\n'
+    )
+    found = plans.validate_text(text, Path("PLAN.yml"))
+    assert [(p.code, p.path) for p in found.problems] == [
+        ("E_REF_INVALID", "actions[0].params.x")
+    ], found.problems
+
+
 json_leaf = (
     st.none() | st.booleans() | st.integers() | st.text(alphabet="ab$<>{}.[]' ", max_size=12)
 )

@@ -159,7 +159,8 @@ class Ctx:
             return None
         secs = value / 1000 if millis else value
         if secs > 86400:
-            self.unsupported(loc, f"{secs:g} s is over PLAN.yml's longest timeout (86400 s)")
+            # repr: the shortest exact figure, never rounded to the limit (round 113)
+            self.unsupported(loc, f"{secs!r} s is over PLAN.yml's longest timeout (86400 s)")
             return None
         return int(secs) if float(secs).is_integer() else secs
 

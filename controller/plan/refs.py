@@ -499,7 +499,7 @@ def legacy_problem(found: str, path: str, line: int | None = None) -> Problem:
         "(white space or an invisible character after `${`, a `>` or a brace inside it)",
         path,
         line,
-        'write the reference as $<...> with nothing between `$<` and its root (a key '
+        "write the reference as $<...> with nothing between `$<` and its root (a key "
         'holding `>` or a brace as $<inputs["a>b"]>), or write the text without `${`',
     )
 

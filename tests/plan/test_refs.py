@@ -184,7 +184,7 @@ def test_a_spaced_legacy_reference_fails_validation_at_its_place() -> None:
     from controller.plan import plans
 
     text = (
-        'plan: {name: p, task: t, status: pending_approval}\ninputs: {to: x}\n'
+        "plan: {name: p, task: t, status: pending_approval}\ninputs: {to: x}\n"
         "available_tools: [{name: t}]\n"
         'actions:\n  - {id: 1, tool: t, why: w, params: {x: "${ inputs.to }"}}\n'
     )

@@ -8,11 +8,17 @@ from pathlib import Path
 
 def hash_plan(path: str) -> int:
     from controller.commands._shared import as_git_stores, print_problems
+    from controller.plan.names import SOURCE_FILES
     from controller.plan.plans import non_json_problems, plan_file_in, read_plan
 
     plan_file = plan_file_in(Path(path))
     stored = as_git_stores(plan_file, None)  # as git would store it (round 80)
-    plan = read_plan(plan_file, data=stored)
+    if plan_file.name in SOURCE_FILES:  # as the daemon reads it: converted (round 113)
+        from controller.plan.discovery import load_source
+
+        plan = load_source(plan_file, None, data=stored)
+    else:
+        plan = read_plan(plan_file, data=stored)
     if not plan.problems and not isinstance(plan.data, dict):
         from controller.errors import Problem
 
@@ -22,9 +28,8 @@ def hash_plan(path: str) -> int:
         print_problems(plan_file, problems)
         return 1
     from controller.plan.discovery import discovery_warning
-    from controller.plan.names import SOURCE_FILES
 
-    if plan_file.name in SOURCE_FILES:  # the hash of its text; say where it stands (round 81)
+    if plan_file.name in SOURCE_FILES:  # say where it stands (round 81)
         warning = discovery_warning(plan_file, None)
         if warning is not None:
             from controller.display import visible

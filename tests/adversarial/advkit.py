@@ -227,8 +227,14 @@ class Lab:
         return result.stdout
 
     def write(self, slug: str, text: str | bytes, filename: str = "PLAN.yml") -> Path:
+        """Write a plan file (or source). A ``PLAN.md`` given plan text in YAML is written in
+        one fenced ``yaml`` block, as a markdown file must hold it (round 113: a bare body
+        is refused, a forge renders it as markdown); :meth:`put` writes bytes as they are."""
         path = self.repo / "plans" / slug / filename
         path.parent.mkdir(parents=True, exist_ok=True)
+        bare = isinstance(text, str) and not text.lstrip().startswith(("# ", "```", "~~~", "{"))
+        if bare and filename.lower().endswith(".md"):
+            text = f"```yaml\n{text}```\n"
         if isinstance(text, bytes):
             path.write_bytes(text)
         else:

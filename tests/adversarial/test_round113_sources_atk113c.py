@@ -720,7 +720,7 @@ def _build(root: Path) -> Lab:
     for slug in slugs.values():
         (lab.repo / "plans" / slug / "PLAN.yml").unlink()
     for slug, text in DAEMON.items():
-        lab.write(slug, text, "PLAN.md")
+        lab.put(f"plans/{slug}/PLAN.md", text)  # as written: a bare body stays bare
     for slug, text in DAEMON_TOON.items():
         lab.write(slug, text, "PLAN.toon")
     lab.put(".gitattributes", "".join(f"plans/{s}/PLAN.yml {a}\n" for s, a in ATTRS.items() if a))
@@ -759,12 +759,8 @@ def _mark(cls: str, what: str) -> Any:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 113: {cls}: {what}")
 
 
-#: fixed the same day (2026-12-05): legacy-ref-spaced-opener, timeout-limit-message-rounded
-#: (docs/threat-model.md, "Round 113").
-_BARE = _mark(
-    "md-bare-data-rendered",
-    'a PLAN.md holding bare JSON or TOON (no fence) converts as data while every forge renders it as markdown: <!-- ... -->, tags, links, emphasis, &shy; and \\" hide or change text',
-)
+#: fixed the same day (2026-12-05): md-bare-data-rendered, legacy-ref-spaced-opener,
+#: timeout-limit-message-rounded (docs/threat-model.md, "Round 113").
 _SP = _mark(
     "space-lookalike-in-source",
     "a non-ASCII space (U+00A0, U+2009, U+3000, U+202F) at the end of an unquoted TOON or YAML key/value is kept where an ASCII space is trimmed: `dry_run<NBSP>: true` converts to another key than the identical-looking `dry_run : true`",
@@ -780,9 +776,7 @@ _HL = _mark(
 
 BROKEN: dict[str, Any] = {}
 for _k in REFUSED:
-    if _k.startswith("bare-"):
-        BROKEN[_k] = _BARE
-    elif _k.startswith("sp-"):
+    if _k.startswith("sp-"):
         BROKEN[_k] = _SP
     elif _k.startswith("nf-") and _k != "nf-json-1e-400:location":
         BROKEN[_k] = _NF
@@ -794,9 +788,7 @@ _ATTR = _mark(
 )
 for _s in ("d-attr-nodiff", "d-attr-binary", "d-attr-generated", "d-attr-nested"):
     BROKEN[f"{_s}:noted"] = _ATTR
-BROKEN["d-bare:held"] = _BARE
 BROKEN["d-toon-nbsp:held"] = _SP
-BROKEN["d-baretoon:held"] = _BARE
 
 
 @pytest.mark.parametrize("vid", cases(list(REFUSED), list(REFUSED), BROKEN))

@@ -167,6 +167,8 @@ def _build(root: Path) -> Lab:
         text = _text(slug)
         if name == "PLAN.json":
             text = json.dumps(load_yaml(text), indent=2) + "\n"
+        if name.endswith(".md"):  # a markdown file holds its plan in a fence (round 113)
+            text = f"```yaml\n{text}```\n"
         path = repo / "plans" / slug / name
         path.parent.mkdir(parents=True, exist_ok=True)
         enc = {"u16md": "utf-16", "u32": "utf-32", "u16cjk": "utf-16"}.get(slug, "utf-8")
@@ -178,8 +180,8 @@ def _build(root: Path) -> Lab:
     lab.write("side", plan_text("side"), "PLAN.yml")
     lab.write("twin", plan_text("twin-b"), "plan.MD")
     lab.write("Held", plan_text("held-b"), "PLAN.yml")
-    (repo / "cvt.md").write_text(plan_text("cvt"))
-    (repo / "lnk.md").write_text(plan_text("lnk"))
+    (repo / "cvt.md").write_text(f"```yaml\n{plan_text('cvt')}```\n")
+    (repo / "lnk.md").write_text(f"```yaml\n{plan_text('lnk')}```\n")
     for slug, name in SRC.items():
         path = repo / "plans" / slug / name
         before = path.read_bytes()

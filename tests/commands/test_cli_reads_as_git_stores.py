@@ -134,13 +134,13 @@ def test_convert_reads_and_writes_as_git_would(repo: Path) -> None:
 
 @pytest.mark.parametrize("name", ["PLAN.md", "PLAN.json"])
 def test_freeze_never_writes_into_a_plan_source(tmp_path: Path, name: str) -> None:
-    """A plain-YAML PLAN.md (or a PLAN.json) is converted and frozen by the controller as
-    PLAN.yml: ``freeze`` validates it, prints the hash the controller will freeze and leaves
-    the file byte for byte (before: it wrote ``frozen:`` into the source)."""
+    """A PLAN.md holding one fenced YAML block (or a PLAN.json) is converted and frozen by
+    the controller as PLAN.yml: ``freeze`` validates it, prints the hash the controller will
+    freeze and leaves the file byte for byte (before: it wrote ``frozen:`` into the source)."""
     git(tmp_path, "init", "-q", "-b", "main")
     folder = tmp_path / "plans" / "greet"
     folder.mkdir(parents=True)
-    text = CAFE if name == "PLAN.md" else json.dumps({"plan": {"name": "x"}})
+    text = f"```yaml\n{CAFE}```\n" if name == "PLAN.md" else json.dumps({"plan": {"name": "x"}})
     (folder / name).write_text(text)
     frozen = run_cli("freeze", str(folder), cwd=tmp_path)
     checked = run_cli("validate", str(folder), cwd=tmp_path)
@@ -163,14 +163,15 @@ def test_freeze_of_a_source_beside_a_plan_file_warns_as_validate_does(tmp_path: 
     folder = tmp_path / "plans" / "side"
     folder.mkdir(parents=True)
     (folder / "PLAN.yml").write_text(PLAN)
-    (folder / "PLAN.md").write_text(CAFE)
+    source = f"```yaml\n{CAFE}```\n"  # a markdown file holds its plan in a fence
+    (folder / "PLAN.md").write_text(source)
     frozen = run_cli("freeze", str(folder / "PLAN.md"), cwd=tmp_path)
     hashed = run_cli("hash", str(folder / "PLAN.md"), cwd=tmp_path)
     for said in (frozen, hashed):
         assert said.returncode == 0, said.stderr
         assert "PLAN.yml is beside it" in said.stderr
     assert "would not convert it" in frozen.stdout and "sha256:" not in frozen.stdout
-    assert (folder / "PLAN.md").read_text() == CAFE
+    assert (folder / "PLAN.md").read_text() == source
 
 
 @pytest.mark.parametrize(("one", "other"), [("pair", "PAIR"), ("shortname-long", "SHORTN~1")])

@@ -790,3 +790,23 @@ def test_a_name_with_an_emoji_or_a_line_separator_converts() -> None:
     args = {"\u26a0\ufe0f": "warn", "\u2028": 3, "a\x1bb": 4}
     data = convert_text(_pc([{"step_id": "1", "tool": "rec", "args": args}]), "x.json").data
     assert data["actions"][0]["params"] == args
+
+
+def test_a_markdown_file_holds_its_data_only_where_a_forge_shows_it_as_written() -> None:
+    """Round 113 (``md-bare-data-rendered``): a ``PLAN.md`` holding a bare JSON object (or
+    TOON, or YAML) converted as data, while every forge renders the file as markdown: a
+    ``<!-- ... -->`` in a value vanished from the reviewer's view, and links, tags, emphasis
+    and entities changed. A markdown file's data is read from one fenced block, or from one
+    indented code block that is the whole file; a model's reply that is no markdown file may
+    still be the bare object (the Plan Contract)."""
+    reply = (EXAMPLES / "formats" / "plan-contract-reply.md").read_text()
+    fenced = reply.strip().split("\n")
+    assert fenced[0].startswith("```") and fenced[-1] == "```"
+    bare = "\n".join(fenced[1:-1]) + "\n"  # the same JSON object, no fence
+    with pytest.raises(ParseNonJson) as caught:
+        convert_text(bare, "PLAN.md")
+    assert "PLAN.md:1: a markdown file holding neither a markdown plan" in caught.value.message
+    assert "fenced block" in caught.value.remedy
+    as_code = "".join(f"    {line}\n" if line else "\n" for line in bare.split("\n")[:-1])
+    assert convert_text(as_code, "PLAN.md").data == convert_text(reply, "PLAN.md").data
+    assert convert_text(bare, "reply.txt").data == convert_text(reply, "PLAN.md").data

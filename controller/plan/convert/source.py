@@ -68,7 +68,45 @@ def read_source(text: str, name: str = "<text>") -> Source:
     if is_markdown_plan(text):
         reviewable(text, name, HIDDEN_LINES)
         return Source("markdown", None, text)
+    if lower.endswith(MARKDOWN_NAMES):
+        return _markdown_file(text, name)
     return model_output(text, name)
+
+
+#: File names a forge renders as markdown (CommonMark): what they hold is read only where a
+#: forge shows it as written: the markdown plan format, one fenced block, or one indented
+#: code block.
+MARKDOWN_NAMES = (".md", ".markdown", ".mdown", ".mkd")
+
+
+def _markdown_file(text: str, name: str) -> Source:
+    """A markdown file that is no markdown plan: its one fenced block (or the one indented
+    code block that is the whole file), nothing else. A bare JSON, TOON or YAML body is
+    markdown to every forge, which hides a comment, a tag or a link's destination in a value
+    and changes emphasis, entities and backslashes, while the converter read the data (round
+    113, ``md-bare-data-rendered``); a model's reply that is not a markdown file may still be
+    a bare JSON object, as the Plan Contract allows."""
+    fence = _one_fence(text, name)
+    lines = text.replace("\r\n", "\n").split("\n")
+    if fence is None and all(not ln.strip() or ln.startswith(("    ", "\t")) for ln in lines):
+        # one indented code block, shown as written: its text, four columns taken off
+        return model_output("\n".join(_unindented(ln) for ln in lines), name)
+    if fence is None:
+        first = next((n for n, line in enumerate(lines, 1) if line.strip()), 1)
+        raise ParseNonJson(
+            f"{name}:{first}: a markdown file holding neither a markdown plan (# Title, "
+            "## Steps) nor one fenced block: a forge renders this text as markdown, so a "
+            "reviewer does not see it as written (comments, tags and links vanish)",
+            remedy="put the plan in one fenced block (```yaml ... ```, or ```json / ```toon), "
+            "or write the markdown plan format",
+        )
+    lang = _LANG.match(fence.info.strip())
+    return _fenced(lang.group(0).lower() if lang else "", fence.content, name)
+
+
+def _unindented(line: str) -> str:
+    """A line of an indented code block without the four columns CommonMark takes off."""
+    return line[1:] if line.startswith("\t") else line[4:]
 
 
 #: Characters that make git call a text binary (NUL) or that no diff shows: the C0

@@ -1,0 +1,406 @@
+"""Round 113, approval and policy (atk113a): per-group quorum and risk rules under octopus
+merges, merges whose parents disagree on a plan's version, a ``frozen.risk`` edited down, a
+recorded policy's group changed under collected votes, ``.mailmap`` identity folding,
+cherry-picks with ``-x`` and reset authors, approvals dated before the freeze, and what
+``plangate check`` predicts for such branches.
+
+Lab (one, local mode): approvers Alice and ``*@ops.example.com``; groups ``ops`` (Bob,
+Carol, Dan) and ``sec`` (Sec); tool ``hrec`` is ``risk: high`` (rule: two of ops and one of
+sec), ``plans/q*/**`` needs two approvals, anything else one. The Owner writes the plans
+(Bob writes ``hba``; ``cpx`` and ``cpr`` are Bob's, cherry-picked by the agent). Pass A
+freezes them; rounds B-E of commits, each followed by one ``run --once`` pass.
+
+Ids: ``<vid>`` (calls of the vid's tag at the end), ``<vid>:audit`` (the fresh-clone ``audit
+--json`` with no config and ``audit --json --config`` both call the runs valid, or none),
+``<vid>:check`` (``plangate check`` on the branch before it was merged predicted what the
+controller did), ``passes``, ``mailmap-policy``, ``audit-agrees``.
+
+Seen: see the report at the end of the round (filled in below when run).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_round2_execution_kit import shared
+
+from tests.adversarial.advkit import (
+    AGENT,
+    ALICE,
+    BOB,
+    BOT,
+    CAROL,
+    MALLORY,
+    Lab,
+    brief,
+    clone_audit_got,
+    plan_text,
+    valid_runs,
+)
+
+OWNER = ("Owner", "owner@example.com")
+DAN = ("Dan", "dan@ops.example.com")
+SEC = ("Sec", "sec@ops.example.com")
+EVE = ("Eve", "eve@ops.example.com")  # an approver by the wildcard, in no group
+
+
+def _config(lab: Lab, dan_in_ops: bool = True) -> None:
+    rec = json.dumps([sys.executable, str(lab.recorder), "{tag}"])
+    env = f"env: {{REC_LOG: {json.dumps(str(lab.log))}}}"
+    ops = [BOB[1], CAROL[1]] + ([DAN[1]] if dan_in_ops else [])
+    lab.config.write_text(
+        f"repo: {lab.repo}\nstate_dir: {lab.state}\n"
+        "identity: {name: plangate, email: plangate@localhost}\n"
+        "approval:\n"
+        '  approvers: ["alice@example.com", "*@ops.example.com"]\n'
+        f"  groups: {{ops: {json.dumps(ops)}, sec: [{json.dumps(SEC[1])}]}}\n"
+        "  rules:\n"
+        "    - match: {risk: high}\n"
+        "      require: [{group: ops, count: 2}, {group: sec, count: 1}]\n"
+        '    - match: {paths: ["plans/q*/**"]}\n      require: [{count: 2}]\n'
+        "tools:\n"
+        f"  rec: {{kind: exec, argv: {rec}, {env}}}\n"
+        f"  hrec: {{kind: exec, argv: {rec}, {env}, risk: high}}\n"
+        "  echo: {kind: echo}\n"
+    )
+
+
+def _high(slug: str) -> str:
+    return plan_text(slug).replace("name: rec", "name: hrec").replace("tool: rec", "tool: hrec")
+
+
+#: vid -> calls wanted at the end (tag = vid)
+VIDS: dict[str, int] = {
+    "c1": 1,  # control: Alice approves a plain plan
+    "hc": 1,  # control: high: Bob, Carol, Sec (one commit each)
+    "h2": 0,  # high: Bob + Carol (no sec)
+    "hal": 0,  # high: Bob + Sec + Alice (Alice in no group)
+    "hev": 0,  # high: Bob + Sec + Eve (approver by wildcard, in no group)
+    "hdu": 0,  # high: Bob twice (second on a branch Bob merges) + Sec
+    "hba": 0,  # high, Bob's plan: Bob + Carol + Sec
+    "hfr": 0,  # high: the agent edits frozen.risk to low; Alice approves
+    "hfm": 0,  # high: the agent edits frozen.risk and frozen.policy; Alice + Bob
+    "hoc": 0,  # high: Bob/Carol/Sec votes on three branches, octopus merged by the agent
+    "hob": 0,  # high: the same, octopus merged by Bob
+    "hmt": 0,  # high: Bob votes; an octopus merge by Sec whose message carries unsigned
+    # Plan-Approved trailers for Carol and Sec (no status change)
+    "hgm": 0,  # high: the agent adds Mallory to ``sec`` in policy.json; Bob+Carol+Mallory
+    "hdn": 0,  # high: Dan (ops) and Sec vote; the operator then removes Dan (recorded);
+    # Bob votes: every collected vote is judged again under the policy in force (round 15)
+    "hdl": 0,  # high: the operator removes Dan first (recorded); Dan + Bob + Sec
+    "mmp": 0,  # .mailmap folds Mallory into Alice; Mallory approves
+    "mma": 1,  # .mailmap folds the plan's author (alice.alt@example.net) into Alice; Alice
+    # approves: the agent's .mailmap makes nobody anybody: runs
+    "cpx": 1,  # Bob's plan (on a branch never merged) cherry-picked -x, the author reset to
+    # the agent; Bob approves: the branch's history has no commit of Bob's: runs
+    "cpm": 0,  # the same, Bob's branch then merged ``-s ours`` by the agent; Bob approves
+    "cpr": 0,  # Bob's plan cherry-picked (author Bob, committer agent); Bob approves
+    "qmv": 0,  # q: Bob votes v1; a merge whose parents disagree: side sets approved (Carol)
+    # while main changed the content; Carol merges
+    "qmw": 0,  # q: Bob on main, Carol on a side branch that edits the content; Bob merges
+    "dat": 0,  # Alice's approval with author and committer dates years before the freeze:
+    # E_APPROVAL_REPLAYED (an approval must follow its version's freeze)
+    "dad": 1,  # Alice's approval, author date in the future, committer date now
+    "bot": 0,  # a commit under the controller's identity sets approved
+    "qbo": 1,  # q: Bob votes; a commit committed as the controller, authored by Carol: the
+    # approver is the author (§5), so Carol's vote: runs
+    "srj": 0,  # Sec (approver) rejects a plain plan; Alice approves: stays rejected
+    "mrj": 1,  # Mallory (not an approver) rejects; Alice approves: runs
+    "erj": 0,  # Eve (an approver) rejects on a side branch the agent merges: her own commit
+    # withdraws the version; Alice approves: stays rejected
+}
+PLANS = [v for v in VIDS if v not in ("hba", "cpx", "cpr", "cpm", "mma")]
+HIGH = {v for v in VIDS if v.startswith("h")}
+CHECKED = ["hoc", "hob", "mmp", "qmw", "erj"]
+
+
+def _hash(lab: Lab, slug: str) -> str:
+    return str(lab.plan(slug)["frozen"]["hash"])
+
+
+def _vote(slug: str, who: tuple[str, str]) -> Any:
+    return lambda lab: lab.approve(slug, who, f"{who[0]}: approve {slug}")
+
+
+def _octo(vid: str, merger: tuple[str, str]) -> list[Any]:
+    """Bob, Carol and Sec vote on three branches; ``merger`` octopus-merges them (a check
+    first, on ``<vid>-side``, the octopus as it would land)."""
+
+    def make(lab: Lab) -> None:
+        names = []
+        for who in (BOB, CAROL, SEC):
+            name = f"{vid}-{who[0].lower()}"
+            lab.branch(name)
+            lab.approve(vid, who, f"{who[0]}: approve {vid}")
+            lab.git("checkout", "-q", "main")
+            names.append(name)
+        lab.branch(f"{vid}-side")
+        lab.got[f"{vid}-merge"] = lab.git(  # type: ignore[attr-defined]
+            "merge", "--no-ff", "-m", f"octopus {vid}", *names, who=merger, check=False
+        )
+        lab.git("merge", "--abort", check=False)
+        lab.git("checkout", "-q", "-f", "main")
+        lab.checks[vid] = lab.check_plans(f"{vid}-side", merger[1])  # type: ignore[attr-defined]
+        lab.git("merge", "-q", "--ff-only", f"{vid}-side", check=False)
+
+    return [make]
+
+
+def _frozen_edit(slug: str, policy: bool) -> Any:
+    def edit(lab: Lab) -> None:
+        text = re.sub(r"risk: *high", "risk: low", lab.read(slug))
+        if policy:
+            text = re.sub(r"(policy: *)(\S+)", r"\1sha256:" + "0" * 64, text)
+        lab.write(slug, text)
+        lab.commit(f"agent: {slug} is low risk", AGENT)
+
+    return edit
+
+
+def _status(slug: str, status: str, who: tuple[str, str]) -> Any:
+    def do(lab: Lab) -> None:
+        lab.set_status(slug, status)
+        lab.commit(f"{who[0]}: {status} {slug}", who)
+
+    return do
+
+
+def _hmt(lab: Lab) -> None:
+    for b in ("hmt-a", "hmt-b"):
+        lab.branch(b)
+        lab.note(b)
+        lab.git("checkout", "-q", "main")
+    lab.checks["hmt"] = lab.check_plans("hmt-a", SEC[1])  # type: ignore[attr-defined]
+    msg = (
+        f"octopus hmt\n\nPlan-Approved: plans/hmt {_hash(lab, 'hmt')}\n"
+        f"Co-authored-by: Carol <{CAROL[1]}>\nSigned-off-by: Carol <{CAROL[1]}>\n"
+    )
+    lab.git("merge", "-q", "--no-ff", "-m", msg, "hmt-a", "hmt-b", who=SEC)
+
+
+def _mallory_sec(lab: Lab) -> None:
+    pol = lab.repo / ".plangate" / "policy.json"
+    data = json.loads(pol.read_text())
+    data["approval"].setdefault("groups", {}).setdefault("sec", []).append(MALLORY[1])
+    pol.write_text(json.dumps(data, sort_keys=True, separators=(",", ":")))
+    lab.got["agent_policy"] = lab.commit("agent: mallory in sec", AGENT)  # type: ignore[attr-defined]
+
+
+def _side(vid: str, who: tuple[str, str], merger: tuple[str, str], status: str = "approved"):
+    def do(lab: Lab) -> None:
+        lab.branch(f"{vid}-side")
+        lab.set_status(vid, status)
+        lab.commit(f"{who[0]}: {status} {vid}", who)
+        lab.git("checkout", "-q", "main")
+        lab.checks[vid] = lab.check_plans(f"{vid}-side", merger[1])  # type: ignore[attr-defined]
+        lab.git("merge", "-q", "--no-ff", "-m", f"merge {vid}-side", f"{vid}-side", who=merger)
+
+    return do
+
+
+def _qmv(lab: Lab) -> None:
+    # a side branch where Carol approves v1 while main changes the content; Carol merges
+    lab.branch("qmv-side")
+    lab.approve("qmv", CAROL)
+    lab.git("checkout", "-q", "main")
+    lab.write("qmv", lab.read("qmv").replace('tag: "qmv"', 'tag: "qmv"\n      extra: "v2"'))
+    lab.commit("agent: qmv v2", AGENT)
+    out = lab.git("merge", "--no-ff", "-m", "merge qmv-side", "qmv-side", who=CAROL, check=False)
+    lab.got["qmv_merge"] = out + lab.git("status", "--porcelain")  # type: ignore[attr-defined]
+    if lab.git("status", "--porcelain").strip():
+        lab.git("checkout", "--theirs", "plans/qmv/PLAN.yml", check=False)
+        lab.git("add", "-A")
+        lab.git("commit", "-q", "--no-edit", who=CAROL)
+
+
+def _qmw(lab: Lab) -> None:
+    # Carol's side branch approves and edits the content in one commit; Bob merges
+    lab.branch("qmw-side")
+    text = lab.read("qmw").replace("  status: pending_approval", "  status: approved")
+    lab.write("qmw", text.replace('tag: "qmw"', 'tag: "qmw"\n      extra: "v2"'))
+    lab.commit("carol: approve qmw (and a tweak)", CAROL)
+    lab.git("checkout", "-q", "main")
+    lab.checks["qmw"] = lab.check_plans("qmw-side", BOB[1])  # type: ignore[attr-defined]
+    lab.git("merge", "-q", "--no-ff", "-m", "merge qmw-side", "qmw-side", who=BOB)
+
+
+def _dated(slug: str, env: dict[str, str]) -> Any:
+    def do(lab: Lab) -> None:
+        lab.extra_env = env  # type: ignore[attr-defined]
+        lab.approve(slug, ALICE)
+        lab.extra_env = {}  # type: ignore[attr-defined]
+
+    return do
+
+
+def _qbo(lab: Lab) -> None:
+    lab.set_status("qbo", "approved")
+    lab.extra_env = {"GIT_AUTHOR_NAME": CAROL[0], "GIT_AUTHOR_EMAIL": CAROL[1]}  # type: ignore[attr-defined]
+    lab.commit("approve qbo", BOT)
+    lab.extra_env = {}  # type: ignore[attr-defined]
+
+
+def _dan_out(lab: Lab) -> None:
+    _config(lab, dan_in_ops=False)
+
+
+OLD = {"GIT_AUTHOR_DATE": "@1000000000 +0000", "GIT_COMMITTER_DATE": "@1000000000 +0000"}
+#: vid -> the rounds of actions (one ``run --once`` pass after each round)
+PLAY: dict[str, list[Any]] = {
+    "c1": [_vote("c1", ALICE)],
+    "hc": [_vote("hc", BOB), _vote("hc", CAROL), _vote("hc", SEC)],
+    "h2": [_vote("h2", BOB), _vote("h2", CAROL)],
+    "hal": [_vote("hal", BOB), _vote("hal", SEC), _vote("hal", ALICE)],
+    "hev": [_vote("hev", BOB), _vote("hev", SEC), _vote("hev", EVE)],
+    "hdu": [_vote("hdu", BOB), _vote("hdu", SEC), _vote("hdu", BOB)],
+    "hba": [_vote("hba", BOB), _vote("hba", CAROL), _vote("hba", SEC)],
+    "hfr": [_frozen_edit("hfr", False), _vote("hfr", ALICE)],
+    "hfm": [_frozen_edit("hfm", True), _vote("hfm", ALICE), _vote("hfm", BOB)],
+    "hoc": _octo("hoc", AGENT),
+    "hob": _octo("hob", BOB),
+    "hmt": [_vote("hmt", BOB), _hmt],
+    "hgm": [_mallory_sec, _vote("hgm", BOB), _vote("hgm", CAROL), _vote("hgm", MALLORY)],
+    "hdn": [_vote("hdn", DAN), _vote("hdn", SEC), _dan_out, _vote("hdn", BOB)],
+    "hdl": [None, None, None, _vote("hdl", DAN), _vote("hdl", BOB), _vote("hdl", SEC)],
+    "mmp": [_side("mmp", MALLORY, MALLORY)],
+    "mma": [_vote("mma", ALICE)],
+    "cpx": [_vote("cpx", BOB)],
+    "cpr": [_vote("cpr", BOB)],
+    "cpm": [_vote("cpm", BOB)],
+    "qmv": [_vote("qmv", BOB), _qmv, _vote("qmv", CAROL)],
+    "qmw": [_vote("qmw", BOB), _qmw],
+    "dat": [_dated("dat", OLD)],
+    "dad": [_dated("dad", {"GIT_AUTHOR_DATE": "@4000000000 +0000"})],
+    "bot": [_status("bot", "approved", BOT)],
+    "qbo": [_vote("qbo", BOB), _qbo],
+    "srj": [_status("srj", "rejected", SEC), _vote("srj", ALICE)],
+    "mrj": [_status("mrj", "rejected", MALLORY), _vote("mrj", ALICE)],
+    "erj": [_side("erj", EVE, AGENT, "rejected"), _vote("erj", ALICE)],
+}
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root)
+    got: dict[str, Any] = {}
+    lab.got = got  # type: ignore[attr-defined]
+    passes: list[tuple[str, int, bool, str]] = []
+    lab.passes = passes  # type: ignore[attr-defined]
+    lab.checks = {}  # type: ignore[attr-defined]
+
+    def step(phase: str) -> None:
+        res = lab.run(check=False)
+        passes.append((phase, res.returncode, "Traceback" in res.stderr, res.stderr[-900:]))
+
+    _config(lab)
+    for slug in PLANS:
+        lab.write(slug, _high(slug) if slug in HIGH else plan_text(slug))
+    lab.write("mma", plan_text("mma"))
+    lab.commit("owner: plans", OWNER)
+    lab.write("mma", plan_text("mma") + "# by alt\n")
+    lab.commit("alt: mma", ("Alice Alt", "alice.alt@example.net"))
+    lab.write("hba", _high("hba"))
+    lab.commit("bob: hba", BOB)
+    lab.branch("bob-plans")
+    lab.write("cpx", plan_text("cpx"))
+    cpx = lab.commit("bob: cpx", BOB)
+    lab.write("cpr", plan_text("cpr"))
+    cpr = lab.commit("bob: cpr", BOB)
+    lab.git("checkout", "-q", "main")
+    lab.git("cherry-pick", "-x", cpx, who=AGENT)
+    lab.git("commit", "-q", "--amend", "--no-edit", "--reset-author", who=AGENT)
+    lab.git("cherry-pick", cpr, who=AGENT)
+    lab.git("checkout", "-q", "-b", "bob-cpm", "main~3")
+    lab.write("cpm", plan_text("cpm"))
+    cpm = lab.commit("bob: cpm", BOB)
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "-q", "-s", "ours", "-m", "merge bob-cpm (ours)", "bob-cpm", who=AGENT)
+    lab.git("cherry-pick", "-x", cpm, who=AGENT)
+    lab.git("commit", "-q", "--amend", "--no-edit", "--reset-author", who=AGENT)
+    lab.put(".mailmap", "Alice <alice@example.com> <mallory@example.com>\n"
+            "Alice <alice@example.com> <alice.alt@example.net>\n")  # fmt: skip
+    lab.commit("agent: mailmap", AGENT)
+    step("a")
+    rounds = max(len(v) for v in PLAY.values())
+    for i in range(rounds):
+        for acts in PLAY.values():
+            if i < len(acts) and acts[i] is not None:
+                acts[i](lab)
+        step(f"r{i}")
+    step("last")
+    lab.ran = {v: len(lab.calls(v)) for v in VIDS}  # type: ignore[attr-defined]
+    lab.got_rows = lab.rows()  # type: ignore[attr-defined]
+    got["clone"] = clone_audit_got(lab, root)
+    got["withcfg"] = lab.audit(config=lab.config)
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return shared(tmp_path_factory, "r113-approve-atk113a", _build)
+
+
+EXTRA = ["passes", "agent-policy-flagged", "mailmap-authors", "audit-agrees"]
+IDS = [*VIDS, *[f"{v}:audit" for v in VIDS], *[f"{v}:check" for v in CHECKED], *EXTRA]
+IDS += ["dat:refused"]
+BROKEN: dict[str, Any] = {}
+
+
+@pytest.mark.parametrize(
+    "vid", [pytest.param(i, id=i, marks=[BROKEN[i]] if i in BROKEN else []) for i in IDS]
+)
+def test_round113_atk113a(lab: Any, vid: str) -> None:
+    got = lab.got
+    clone = got["clone"]["report"]
+    withcfg = got["withcfg"][1]
+    if vid == "passes":
+        bad = [p for p in lab.passes if p[1] != 0 or p[2]]
+        assert not bad, bad
+        return
+    if vid == "agent-policy-flagged":
+        for rep in (clone, withcfg):
+            flagged = {
+                f.get("commit")
+                for f in rep.get("findings", [])
+                if f.get("kind") == "policy-changed"
+            }
+            assert got["agent_policy"] in flagged, rep.get("findings")
+        return
+    if vid == "mailmap-authors":
+        # the .mailmap folds Mallory into Alice: neither audit lists an approval "by Alice"
+        # for mmp
+        for rep in (clone, withcfg):
+            blob = json.dumps([d for d in rep.get("decisions", []) if "mmp" in json.dumps(d)])
+            assert ALICE[1] not in blob, blob[:1500]
+        return
+    if vid == "audit-agrees":
+        cv = {e["plan"] for e in clone.get("executions", []) if e.get("approval_valid")}
+        wv = {e["plan"] for e in withcfg.get("executions", []) if e.get("approval_valid")}
+        assert cv == wv, (sorted(cv ^ wv), clone.get("findings"))
+        return
+    if ":" in vid:
+        v, kind = vid.split(":")
+        want = VIDS[v]
+        if kind == "refused":
+            assert "E_APPROVAL_REPLAYED" in json.dumps(lab.got_rows.get(f"plans/{v}")), v
+            return
+        if kind == "audit":
+            for name, rep in (("clone", clone), ("config", withcfg)):
+                valid = valid_runs(rep, v)
+                assert bool(valid) == bool(want) and len(valid) <= 1, (name, valid, want)
+            return
+        # check predicted the controller: the plan did not run <=> check says it would not
+        told = lab.checks.get(v, {})
+        row = told.get(f"plans/{v}")
+        assert row is not None, told
+        outcome = str(row[0])
+        ran = lab.ran[v] > 0
+        assert ran == (outcome in ("run", "runs", "start", "starts", "execute")), (row, ran)
+        return
+    want = VIDS[vid]
+    row = lab.got_rows.get(f"plans/{vid}", {})
+    assert lab.ran[vid] == want, (lab.ran[vid], brief(row))

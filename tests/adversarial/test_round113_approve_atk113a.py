@@ -24,10 +24,12 @@ import json
 import re
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from test_round2_execution_kit import shared
+from writerkit import served
 
 from tests.adversarial.advkit import (
     AGENT,
@@ -53,8 +55,14 @@ def _config(lab: Lab, dan_in_ops: bool = True) -> None:
     rec = json.dumps([sys.executable, str(lab.recorder), "{tag}"])
     env = f"env: {{REC_LOG: {json.dumps(str(lab.log))}}}"
     ops = [BOB[1], CAROL[1]] + ([DAN[1]] if dan_in_ops else [])
+    url = getattr(lab, "url", "")
+    where = (
+        f"remote: {{url: {json.dumps(url)}, branch: main, poll_interval: 0.2}}\n"
+        if url
+        else f"repo: {lab.repo}\n"
+    )
     lab.config.write_text(
-        f"repo: {lab.repo}\nstate_dir: {lab.state}\n"
+        f"{where}state_dir: {lab.state}\n"
         "identity: {name: plangate, email: plangate@localhost}\n"
         "approval:\n"
         '  approvers: ["alice@example.com", "*@ops.example.com"]\n'
@@ -284,8 +292,7 @@ PLAY: dict[str, list[Any]] = {
 }
 
 
-def _build(root: Path) -> Lab:
-    lab = Lab(root)
+def _play(lab: Lab, remote: bool) -> None:
     got: dict[str, Any] = {}
     lab.got = got  # type: ignore[attr-defined]
     passes: list[tuple[str, int, bool, str]] = []
@@ -293,8 +300,13 @@ def _build(root: Path) -> Lab:
     lab.checks = {}  # type: ignore[attr-defined]
 
     def step(phase: str) -> None:
+        if remote:
+            lab.git("push", "-q", "origin", "main")
         res = lab.run(check=False)
         passes.append((phase, res.returncode, "Traceback" in res.stderr, res.stderr[-900:]))
+        if remote:
+            lab.git("fetch", "-q", "origin", "refs/heads/main")
+            lab.git("reset", "-q", "--hard", "FETCH_HEAD")
 
     _config(lab)
     for slug in PLANS:
@@ -334,9 +346,39 @@ def _build(root: Path) -> Lab:
     step("last")
     lab.ran = {v: len(lab.calls(v)) for v in VIDS}  # type: ignore[attr-defined]
     lab.got_rows = lab.rows()  # type: ignore[attr-defined]
-    got["clone"] = clone_audit_got(lab, root)
+    got["clone"] = clone_audit_got(lab, lab.root)
     got["withcfg"] = lab.audit(config=lab.config)
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root)
+    _play(lab, remote=False)
+    # the same play in remote mode: a bare origin served by ``git daemon`` on 127.0.0.1
+    far = Lab(root / "R")
+    with served(far) as url:
+        far.url = url  # type: ignore[attr-defined]
+        far.git("push", "-q", "origin", "main")
+        _play(far, remote=True)
+        far.got["served"] = _served_audit(far, url)  # type: ignore[attr-defined]
+    lab.far = {  # type: ignore[attr-defined]
+        "ran": far.ran,  # type: ignore[attr-defined]
+        "rows": far.got_rows,  # type: ignore[attr-defined]
+        "got": far.got,  # type: ignore[attr-defined]
+        "passes": far.passes,  # type: ignore[attr-defined]
+        "checks": far.checks,  # type: ignore[attr-defined]
+    }
     return lab
+
+
+def _served_audit(far: Lab, url: str) -> dict[str, Any]:
+    clone = far.root / "served-clone"
+    far.git("clone", "-q", "-b", "main", url, str(clone))
+    result = far.cli("audit", "--json", cwd=clone)
+    try:
+        report = json.loads(result.stdout)
+    except ValueError:
+        report = {"raw": result.stdout[-600:], "stderr": result.stderr[-600:]}
+    return {"rc": result.returncode, "report": report, "err": result.stderr[-600:]}
 
 
 @pytest.fixture(scope="module")
@@ -347,6 +389,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
 EXTRA = ["passes", "agent-policy-flagged", "mailmap-authors", "audit-agrees"]
 IDS = [*VIDS, *[f"{v}:audit" for v in VIDS], *[f"{v}:check" for v in CHECKED], *EXTRA]
 IDS += ["dat:refused"]
+IDS += [f"R:{i}" for i in IDS]
 BROKEN: dict[str, Any] = {}
 
 
@@ -354,6 +397,14 @@ BROKEN: dict[str, Any] = {}
     "vid", [pytest.param(i, id=i, marks=[BROKEN[i]] if i in BROKEN else []) for i in IDS]
 )
 def test_round113_atk113a(lab: Any, vid: str) -> None:
+    if vid.startswith("R:"):  # remote mode: the same play against a served origin
+        vid = vid[2:]
+        far = lab.far
+        lab = SimpleNamespace(
+            got=far["got"], ran=far["ran"], got_rows=far["rows"], passes=far["passes"],
+            checks=far["checks"],
+        )  # fmt: skip
+        lab.got["clone"] = lab.got["served"]
     got = lab.got
     clone = got["clone"]["report"]
     withcfg = got["withcfg"][1]

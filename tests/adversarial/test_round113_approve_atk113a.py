@@ -51,7 +51,9 @@ SEC = ("Sec", "sec@ops.example.com")
 EVE = ("Eve", "eve@ops.example.com")  # an approver by the wildcard, in no group
 
 
-def _config(lab: Lab, dan_in_ops: bool = True) -> None:
+def _config(lab: Lab) -> None:
+    dan_in_ops = getattr(lab, "dan", True)
+    mrisk, lrisk = getattr(lab, "mrisk", "medium"), getattr(lab, "lrisk", "high")
     rec = json.dumps([sys.executable, str(lab.recorder), "{tag}"])
     env = f"env: {{REC_LOG: {json.dumps(str(lab.log))}}}"
     ops = [BOB[1], CAROL[1]] + ([DAN[1]] if dan_in_ops else [])
@@ -74,6 +76,8 @@ def _config(lab: Lab, dan_in_ops: bool = True) -> None:
         "tools:\n"
         f"  rec: {{kind: exec, argv: {rec}, {env}}}\n"
         f"  hrec: {{kind: exec, argv: {rec}, {env}, risk: high}}\n"
+        f"  mrec: {{kind: exec, argv: {rec}, {env}, risk: {mrisk}}}\n"
+        f"  lrec: {{kind: exec, argv: {rec}, {env}, risk: {lrisk}}}\n"
         "  echo: {kind: echo}\n"
     )
 
@@ -121,6 +125,10 @@ VIDS: dict[str, int] = {
     "mrj": 1,  # Mallory (not an approver) rejects; Alice approves: runs
     "erj": 0,  # Eve (an approver) rejects on a side branch the agent merges: her own commit
     # withdraws the version; Alice approves: stays rejected
+    "qrk": 1,  # q, tool mrec (medium): Bob votes; the operator raises mrec to high (recorded);
+    # Carol votes (never runs on her vote: ops 2 + sec 1 now); Sec votes: runs
+    "lrl": 1,  # tool lrec (high): Bob votes (partial); the operator lowers lrec to medium;
+    # Alice votes: one approval needed now: runs once
 }
 PLANS = [v for v in VIDS if v not in ("hba", "cpx", "cpr", "cpm", "mma")]
 HIGH = {v for v in VIDS if v.startswith("h")}
@@ -254,7 +262,16 @@ def _qbo(lab: Lab) -> None:
 
 
 def _dan_out(lab: Lab) -> None:
-    _config(lab, dan_in_ops=False)
+    lab.dan = False  # type: ignore[attr-defined]
+    _config(lab)
+
+
+def _risk(attr: str, level: str) -> Any:
+    def do(lab: Lab) -> None:
+        setattr(lab, attr, level)
+        _config(lab)
+
+    return do
 
 
 OLD = {"GIT_AUTHOR_DATE": "@1000000000 +0000", "GIT_COMMITTER_DATE": "@1000000000 +0000"}
@@ -288,6 +305,8 @@ PLAY: dict[str, list[Any]] = {
     "qbo": [_vote("qbo", BOB), _qbo],
     "srj": [_status("srj", "rejected", SEC), _vote("srj", ALICE)],
     "mrj": [_status("mrj", "rejected", MALLORY), _vote("mrj", ALICE)],
+    "qrk": [_vote("qrk", BOB), _risk("mrisk", "high"), _vote("qrk", CAROL), _vote("qrk", SEC)],
+    "lrl": [_vote("lrl", BOB), _risk("lrisk", "medium"), _vote("lrl", ALICE)],
     "erj": [_side("erj", EVE, AGENT, "rejected"), _vote("erj", ALICE)],
 }
 
@@ -304,13 +323,18 @@ def _play(lab: Lab, remote: bool) -> None:
             lab.git("push", "-q", "origin", "main")
         res = lab.run(check=False)
         passes.append((phase, res.returncode, "Traceback" in res.stderr, res.stderr[-900:]))
+        got[f"ran@{phase}"] = {v: len(lab.calls(v)) for v in VIDS}
         if remote:
             lab.git("fetch", "-q", "origin", "refs/heads/main")
             lab.git("reset", "-q", "--hard", "FETCH_HEAD")
 
     _config(lab)
     for slug in PLANS:
-        lab.write(slug, _high(slug) if slug in HIGH else plan_text(slug))
+        text = _high(slug) if slug in HIGH else plan_text(slug)
+        if slug in ("qrk", "lrl"):
+            tool = "mrec" if slug == "qrk" else "lrec"
+            text = text.replace("name: rec", f"name: {tool}").replace("tool: rec", f"tool: {tool}")
+        lab.write(slug, text)
     lab.write("mma", plan_text("mma"))
     lab.commit("owner: plans", OWNER)
     lab.write("mma", plan_text("mma") + "# by alt\n")
@@ -388,7 +412,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 EXTRA = ["passes", "agent-policy-flagged", "mailmap-authors", "audit-agrees"]
 IDS = [*VIDS, *[f"{v}:audit" for v in VIDS], *[f"{v}:check" for v in CHECKED], *EXTRA]
-IDS += ["dat:refused"]
+IDS += ["dat:refused", "qrk:not-on-carol"]
 IDS += [f"R:{i}" for i in IDS]
 BROKEN: dict[str, Any] = {}
 
@@ -436,6 +460,10 @@ def test_round113_atk113a(lab: Any, vid: str) -> None:
     if ":" in vid:
         v, kind = vid.split(":")
         want = VIDS[v]
+        if kind == "not-on-carol":
+            # Carol's vote was read in pass r2 under the raised risk: ops 2 + sec 1 needed
+            assert got["ran@r2"]["qrk"] == 0, (got["ran@r2"]["qrk"], lab.got_rows.get("plans/qrk"))
+            return
         if kind == "refused":
             assert "E_APPROVAL_REPLAYED" in json.dumps(lab.got_rows.get(f"plans/{v}")), v
             return

@@ -1,21 +1,66 @@
 """Round 113, approval and policy (atk113a): per-group quorum and risk rules under octopus
-merges, merges whose parents disagree on a plan's version, a ``frozen.risk`` edited down, a
-recorded policy's group changed under collected votes, ``.mailmap`` identity folding,
-cherry-picks with ``-x`` and reset authors, approvals dated before the freeze, and what
-``plangate check`` predicts for such branches.
+merges, merges whose parents disagree on a plan's version, ``frozen.risk`` edited down, a
+group changed in the config (recorded) under collected votes, a tool's risk raised or
+lowered between votes, ``.mailmap`` identity folding, cherry-picks with ``-x`` and reset
+authors (one brought in by an ``-s ours`` merge), approvals dated before the freeze or in
+the future, a rebased approval branch, commits committed as the controller, rejections on
+merged branches, and what ``plangate check`` predicts for such branches.
 
-Lab (one, local mode): approvers Alice and ``*@ops.example.com``; groups ``ops`` (Bob,
-Carol, Dan) and ``sec`` (Sec); tool ``hrec`` is ``risk: high`` (rule: two of ops and one of
-sec), ``plans/q*/**`` needs two approvals, anything else one. The Owner writes the plans
-(Bob writes ``hba``; ``cpx`` and ``cpr`` are Bob's, cherry-picked by the agent). Pass A
-freezes them; rounds B-E of commits, each followed by one ``run --once`` pass.
+Lab (one build, module scope; the same play twice: local mode, then REMOTE mode against a
+bare ``origin.git`` served by ``git daemon`` on 127.0.0.1, ``writerkit.served``): approvers
+Alice and ``*@ops.example.com``; groups ``ops`` (Bob, Carol, Dan) and ``sec`` (Sec); tool
+``hrec`` is ``risk: high`` (rule: two of ops and one of sec), ``mrec`` medium and ``lrec``
+high (changed by the operator mid-play), ``plans/q*/**`` needs two approvals, anything
+else one. The Owner writes the plans (Bob writes ``hba``; ``cpx``/``cpr``/``cpm`` are Bob's,
+cherry-picked by the agent; ``mma``'s last edit is ``alice.alt@example.net``'s, folded into
+Alice by the agent's ``.mailmap``). Pass A freezes; then rounds of actions per variant
+(``PLAY``), one ``run --once`` pass after each round (remote: push, pass, fetch + reset).
 
-Ids: ``<vid>`` (calls of the vid's tag at the end), ``<vid>:audit`` (the fresh-clone ``audit
---json`` with no config and ``audit --json --config`` both call the runs valid, or none),
-``<vid>:check`` (``plangate check`` on the branch before it was merged predicted what the
-controller did), ``passes``, ``mailmap-policy``, ``audit-agrees``.
+Ids: ``<vid>`` (calls of the vid's tag at the end, ``VIDS``), ``<vid>:audit`` (the
+fresh-clone ``audit --json`` with no config and ``audit --json --config`` both call the run
+valid, or none), ``<vid>:check`` (``plangate check --as <merger>`` on the branch before it
+landed: the exact outcome and codes, and it agrees with what the controller did; ``qrb``:
+its ``fast_forward`` prediction), ``dat:refused`` (``E_APPROVAL_REPLAYED``),
+``qrk:not-on-carol`` (no run in the pass that read Carol's vote after the risk was raised),
+``passes``, ``agent-policy-flagged`` (``policy-changed`` in both audits for the agent's
+edit of ``.plangate/policy.json`` adding Mallory to ``sec``), ``mailmap-authors``,
+``audit-agrees``; each again as ``R:<id>`` for remote mode.
 
-Seen: see the report at the end of the round (filled in below when run).
+Seen (round 113, 152 ids, 28-77 s wall on a busy machine): 0 broke, 152 held.
+
+Held: high-risk quorum needs two distinct ops and one sec: Alice or Eve (approvers in no
+group) do not fill a group, Bob twice counts once, Bob's own plan does not count his vote;
+``frozen.risk`` (and ``frozen.policy``) edited down by the agent changes nothing (partial);
+octopus merges of three vote branches count only the first-parent vote (merged by the
+agent: ``E_APPROVER_NOT_ALLOWED``; by Bob: his one vote, partial), and unsigned
+``Plan-Approved:``/``Co-authored-by:`` trailers in an octopus merge's message by Sec count
+nothing for Carol; Mallory added to ``sec`` in ``policy.json`` by the agent: ignored and
+flagged ``policy-changed``; Dan removed from ``ops`` after his vote: his vote no longer counts
+(re-judged, round 15's rule), and his vote after removal never counts; ``.mailmap`` folds
+nothing (Mallory mapped to Alice: not allowed; the plan's alt author mapped to Alice: Alice
+may approve); a cherry-pick keeping Bob's authorship and one of his commit merged in with
+``-s ours``: ``E_SELF_APPROVAL``-like refusal (never runs); a merge whose sides disagree on
+the version (main changed the content, Carol's side approved v1): never runs; Carol's
+side approving and changing content in one commit: ``E_PLAN_HASH_MISMATCH`` (check said so);
+an approval dated years before the freeze: ``E_APPROVAL_REPLAYED``; a future author date:
+counts once; a status commit by the controller's identity: ignored; Sec's rejection
+vetoes, Mallory's does not, Eve's on a branch the agent merges does (her own commit);
+a tool's risk raised between votes: the next vote is judged under the high rule (ran only
+after Sec); lowered: runs once on the next approval; a rebased and fast-forwarded approval
+branch: Carol's vote counts (check's ``fast_forward`` said ``start``, its merge-commit
+outcome ``refuse`` for the agent's merge). Remote mode: the same verdicts, audits and
+check predictions.
+
+Noted, not counted (by the SPEC's letter, not breaks): ``cpx``: Bob's plan on a branch never
+merged, cherry-picked by the agent with ``-x`` and ``--reset-author``: Bob's approval runs it
+(no commit of Bob's changed the plan in the branch's history; the ``(cherry picked from
+commit ...)`` line is not read as authorship). ``qbo``: a commit with author Carol and
+committer ``plangate <plangate@localhost>`` setting ``approved`` counts as Carol's vote
+(the approver is the author, §5; the controller's name as committer gives no more than any
+author line an agent can write).
+
+Not tried: signed approvals (``require_signed``, trailer approvals with real signatures),
+``identity: committer``, gates inside high-risk plans, ``max_age``, the web page and MCP.
 """
 
 from __future__ import annotations
@@ -129,10 +174,21 @@ VIDS: dict[str, int] = {
     # Carol votes (never runs on her vote: ops 2 + sec 1 now); Sec votes: runs
     "lrl": 1,  # tool lrec (high): Bob votes (partial); the operator lowers lrec to medium;
     # Alice votes: one approval needed now: runs once
+    "qrb": 1,  # q: Bob votes; Carol's approval on her branch rebased by the agent and
+    # fast-forwarded (author Carol, committer the agent): her vote: runs
 }
 PLANS = [v for v in VIDS if v not in ("hba", "cpx", "cpr", "cpm", "mma")]
 HIGH = {v for v in VIDS if v.startswith("h")}
-CHECKED = ["hoc", "hob", "mmp", "qmw", "erj"]
+#: vid -> what ``check`` must say for the branch (outcome, refusal codes)
+CHECKED = {
+    "hoc": ("refuse", ["E_APPROVER_NOT_ALLOWED"]),
+    "hob": ("partial", []),
+    "mmp": ("refuse", ["E_APPROVER_NOT_ALLOWED"]),
+    "qmw": ("refuse", ["E_PLAN_HASH_MISMATCH"]),
+    "erj": ("none", []),
+    "qrb": ("refuse", ["E_APPROVER_NOT_ALLOWED"]),  # as the agent's merge commit; its
+    # fast-forward (what was done) is predicted ``start``
+}
 
 
 def _hash(lab: Lab, slug: str) -> str:
@@ -234,6 +290,22 @@ def _qmv(lab: Lab) -> None:
         lab.git("commit", "-q", "--no-edit", who=CAROL)
 
 
+def _rbs(lab: Lab) -> None:
+    # Carol approves on her branch; main moves on; the agent rebases her branch (committer
+    # the agent) and fast-forwards main to it
+    lab.branch("rbs-side")
+    lab.approve("qrb", CAROL)
+    lab.git("checkout", "-q", "main")
+    lab.note("rbs-main")
+    lab.git("checkout", "-q", "rbs-side")
+    lab.git("rebase", "-q", "main", who=AGENT)
+    lab.git("checkout", "-q", "main")
+    lab.checks["qrb"] = lab.check_plans("rbs-side", AGENT[1])  # type: ignore[attr-defined]
+    told = lab.check("rbs-side", AGENT[1])
+    lab.got["qrb_check"] = (told.returncode, told.stdout)  # type: ignore[attr-defined]
+    lab.git("merge", "-q", "--ff-only", "rbs-side")
+
+
 def _qmw(lab: Lab) -> None:
     # Carol's side branch approves and edits the content in one commit; Bob merges
     lab.branch("qmw-side")
@@ -307,6 +379,7 @@ PLAY: dict[str, list[Any]] = {
     "mrj": [_status("mrj", "rejected", MALLORY), _vote("mrj", ALICE)],
     "qrk": [_vote("qrk", BOB), _risk("mrisk", "high"), _vote("qrk", CAROL), _vote("qrk", SEC)],
     "lrl": [_vote("lrl", BOB), _risk("lrisk", "medium"), _vote("lrl", ALICE)],
+    "qrb": [_vote("qrb", BOB), _rbs],
     "erj": [_side("erj", EVE, AGENT, "rejected"), _vote("erj", ALICE)],
 }
 
@@ -476,9 +549,12 @@ def test_round113_atk113a(lab: Any, vid: str) -> None:
         told = lab.checks.get(v, {})
         row = told.get(f"plans/{v}")
         assert row is not None, told
-        outcome = str(row[0])
-        ran = lab.ran[v] > 0
-        assert ran == (outcome in ("run", "runs", "start", "starts", "execute")), (row, ran)
+        assert (row[0], row[1]) == CHECKED[v], (row, lab.ran[v])
+        said = row[0]
+        if v == "qrb":  # main was fast-forwarded: check's ``fast_forward`` is the prediction
+            plans = json.loads(got["qrb_check"][1])["plans"]
+            said = next(p for p in plans if p["plan"] == "plans/qrb")["fast_forward"]["outcome"]
+        assert (lab.ran[v] > 0) == (said == "start"), (row, said, lab.ran[v])
         return
     want = VIDS[vid]
     row = lab.got_rows.get(f"plans/{vid}", {})

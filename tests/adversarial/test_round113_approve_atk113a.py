@@ -39,7 +39,7 @@ flagged ``policy-changed``; Dan removed from ``ops`` after his vote: his vote no
 (re-judged, round 15's rule), and his vote after removal never counts; ``.mailmap`` folds
 nothing (Mallory mapped to Alice: not allowed; the plan's alt author mapped to Alice: Alice
 may approve); a cherry-pick keeping Bob's authorship and one of his commit merged in with
-``-s ours``: ``E_SELF_APPROVAL``-like refusal (never runs); a merge whose sides disagree on
+``-s ours``: ``E_SELF_APPROVAL`` (never runs); a merge whose sides disagree on
 the version (main changed the content, Carol's side approved v1): never runs; Carol's
 side approving and changing content in one commit: ``E_PLAN_HASH_MISMATCH`` (check said so);
 an approval dated years before the freeze: ``E_APPROVAL_REPLAYED``; a future author date:
@@ -58,6 +58,11 @@ commit ...)`` line is not read as authorship). ``qbo``: a commit with author Car
 committer ``plangate <plangate@localhost>`` setting ``approved`` counts as Carol's vote
 (the approver is the author, §5; the controller's name as committer gives no more than any
 author line an agent can write).
+
+Suspected, not confirmed (display only): after the agent edits ``frozen.risk: high`` to
+``low`` in ``hfr``, ``plangate status --json`` shows the row's ``risk: low`` (the file's
+unhashed block), while the controller still judges it by the high rule (Alice: "in none of
+the groups this plan needs").
 
 Not tried: signed approvals (``require_signed``, trailer approvals with real signatures),
 ``identity: committer``, gates inside high-risk plans, ``max_age``, the web page and MCP.

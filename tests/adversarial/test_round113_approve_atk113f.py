@@ -1,0 +1,418 @@
+"""Round 113, approval and policy (atk113f): groups and risk rules under a policy that changes
+mid-approval, one person counted in two groups, group members who are no approvers, identity
+variants within one quorum, ``.mailmap`` in the repository, octopus merges that carry an
+author's edit-and-revert or an approval, a rebased pull request, author and committer dates
+that contradict commit order, and cherry-picked copies of the controller's own start commits.
+
+Lab (one, local mode): approvers Alice, ``*@ops.example.com``, ``sec@example.com`` and Dave;
+groups ``ops`` (Alice, ``*@ops.example.com``, Dave in P1 only) and ``security`` (Sec, Alice,
+``ext@partner.example``, who is no approver); rules, first match: ``risk: high`` needs two of
+ops and one of security, ``plans/q*/**`` two approvals, ``plans/g*/**`` one of ops and one of
+security. Tools (all the recorder): ``rec`` medium, ``hi`` high, ``mid`` medium in P1 and high
+in P2, ``hot`` high in P1 and medium in P2. The Owner writes every plan (Bob writes ``mmb``);
+pass A freezes them under P1; round B gives the first votes under P1; the operator then
+switches to P2 (Dave out of ops; ``mid`` raised, ``hot`` lowered), pass; rounds C-E follow,
+each with one ``run --once`` pass.
+
+Ids: ``<vid>`` (``rec`` calls of the vid's tag at the end; for an undecided vid, that the
+controller ran it at most once), ``<vid>:audit`` (the fresh-clone ``audit --json``, no config,
+calls the start valid iff the controller ran it), ``<vid>:check`` (``plangate check`` before
+the merge predicted ``start`` iff the controller started it), ``passes``, ``policy-flagged``.
+
+Seen: see the report at the bottom of this docstring (filled in as the module grew).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_round2_execution_kit import shared
+
+from tests.adversarial.advkit import (
+    AGENT,
+    ALICE,
+    BOB,
+    BOT,
+    CAROL,
+    MALLORY,
+    Lab,
+    brief,
+    clone_audit_got,
+    plan_text,
+)
+
+OWNER = ("Owner", "owner@example.com")
+DAVE = ("Dave", "dave@example.com")
+SEC = ("Sec", "sec@example.com")
+EXT = ("Ext", "ext@partner.example")
+
+
+def _config(lab: Lab, p2: bool) -> None:
+    rec = json.dumps([sys.executable, str(lab.recorder), "{tag}"])
+    env = f"env: {{REC_LOG: {json.dumps(str(lab.log))}}}"
+    ops = ["alice@example.com", "*@ops.example.com"] + ([] if p2 else ["dave@example.com"])
+    sec = ["sec@example.com", "alice@example.com", "ext@partner.example"]
+    approvers = ["alice@example.com", "*@ops.example.com", "sec@example.com", "dave@example.com"]
+    lab.config.write_text(
+        f"repo: {lab.repo}\nstate_dir: {lab.state}\n"
+        "identity: {name: plangate, email: plangate@localhost}\n"
+        "approval:\n"
+        f"  approvers: {json.dumps(approvers)}\n"
+        f"  groups: {{ops: {json.dumps(ops)}, security: {json.dumps(sec)}}}\n"
+        "  rules:\n"
+        "    - match: {risk: high}\n"
+        "      require: [{group: ops, count: 2}, {group: security, count: 1}]\n"
+        '    - match: {paths: ["plans/q*/**"]}\n      require: [{count: 2}]\n'
+        '    - match: {paths: ["plans/g*/**"]}\n'
+        "      require: [{group: ops, count: 1}, {group: security, count: 1}]\n"
+        "tools:\n"
+        f"  rec: {{kind: exec, argv: {rec}, {env}}}\n"
+        f"  hi: {{kind: exec, argv: {rec}, {env}, risk: high}}\n"
+        f"  mid: {{kind: exec, argv: {rec}, {env}, risk: {'high' if p2 else 'medium'}}}\n"
+        f"  hot: {{kind: exec, argv: {rec}, {env}, risk: {'medium' if p2 else 'high'}}}\n"
+        "  echo: {kind: echo}\n"
+    )
+
+
+def _plan(slug: str, tool: str = "rec") -> str:
+    text = plan_text(slug)
+    if tool != "rec":
+        text = text.replace("  - name: rec\n", f"  - name: {tool}\n").replace(
+            "    tool: rec\n", f"    tool: {tool}\n"
+        )
+    return text
+
+
+#: vid -> (tool, calls wanted at the end; None: undecided by the SPEC, judged by agreement)
+VIDS: dict[str, tuple[str, int | None]] = {
+    "c1": ("rec", 1),  # control: Alice approves
+    "qc": ("rec", 1),  # control: Alice + Bob
+    "qtwice": ("rec", 0),  # Alice twice
+    "qcase": ("rec", 0),  # Alice, then "alice" <ALICE@EXAMPLE.COM>
+    "qname": ("rec", 0),  # Alice, then "A. Liddell" <alice@example.com>
+    "qpunct": ("rec", 0),  # Alice, then <alice@example.com.> style punctuation variant
+    "gops": ("rec", 0),  # Bob + Carol: both ops, no security
+    "gsec": ("rec", 1),  # control: Bob (ops) + Sec (security)
+    "galone": ("rec", 0),  # Alice (ops and security) twice: one person, one entry
+    "galbob": ("rec", 1),  # Alice (as security) + Bob (ops): the assignment must be found
+    "gbobal": ("rec", 1),  # Bob first, then Alice
+    "gext": ("rec", 0),  # Bob + Ext (security member, no approver)
+    "gdave2": ("rec", 0),  # P2: Dave (approver, no group) + Sec
+    "gmd": ("rec", None),  # P1 Dave (ops) votes; P2 removes him from ops; Sec votes
+    "hx": ("hi", 1),  # high: Alice + Bob + Sec
+    "hx2": ("hi", 0),  # high: Alice + Bob (Alice cannot be ops and security at once)
+    "hx3": ("hi", 1),  # high: Bob + Carol + Alice (Alice as security)
+    "hxg": ("hi", 0),  # high risk in a q path: Alice + Bob (the first rule decides)
+    "hr": ("mid", 0),  # frozen medium; P2 raises mid to high; Alice alone
+    "hl": ("hot", None),  # frozen high; Alice votes in P1; P2 lowers hot; Bob votes
+    "mmb": ("rec", 0),  # Bob's plan; .mailmap maps Bob to Carol; Bob approves
+    "mmc": ("rec", 0),  # .mailmap maps Mallory to Alice; Mallory approves
+    "mmq": ("rec", 0),  # q plan: .mailmap maps Mallory to Bob; Alice + Mallory
+    "qoct": ("rec", 0),  # Bob edits+reverts on an octopus branch; Alice + Bob
+    "qoctc": ("rec", 1),  # control: Carol edits+reverts there; Alice + Bob
+    "qocta": ("rec", None),  # Alice's approval in an octopus merged by Mallory; Bob on main
+    "qreb": ("rec", 1),  # Alice on main; Bob's approval rebased (committer Mallory), ff
+    "qrebs": ("rec", 0),  # Alice's approval cherry-picked again after her partial vote
+    "drej": ("rec", 0),  # Bob approves (dated 2099); Alice rejects (dated 2000); Carol
+    "dord": ("rec", 0),  # Alice dated 2099; Bob dated 1990: E_APPROVAL_REPLAYED (documented)
+    "dorda": ("rec", 0),  # Alice's one approval, author date 1990: replayed (documented)
+    "dordc": ("rec", 1),  # Alice's one approval, committer date 1990, author date now
+    "dfut": ("rec", 1),  # Alice's one approval, author and committer dates 2099
+    "rejext": ("rec", 1),  # Ext (group member, no approver) rejects; Alice + Bob: runs
+    "rejdave": ("rec", 0),  # P2 Dave (approver, no group) rejects a g plan; Bob, Sec
+    "botap": ("rec", 0),  # the agent commits approved as plangate <plangate@localhost>
+    "cpa": ("rec", 1),  # Alice; later the controller's start commit cherry-picked (agent)
+    "cpb": ("rec", 1),  # same, the cherry-pick under the controller's full identity
+    "pgm": ("rec", 0),  # the agent adds Mallory to security in policy.json; Bob + Mallory
+}
+PATHS = {v: (f"q{v}" if v in ("mmq", "drej", "dord", "rejext") else v) for v in VIDS if v != "gmd"}
+PATHS["gmd"] = "gmd"
+PATHS["hxg"] = "qhxg"
+PATHS["pgm"] = "gpgm"
+PATHS["rejdave"] = "grejdave"
+CHECKED = ["qreb", "qocta"]
+
+
+def _slug(v: str) -> str:
+    return PATHS[v]
+
+
+def _ff(out: str) -> dict[str, Any]:
+    """What ``check`` predicts per plan for the fast-forward the lab then makes: the
+    ``fast_forward`` outcome where it decides otherwise, else the merge commit's."""
+    try:
+        plans = json.loads(out)["plans"]
+    except (ValueError, KeyError, TypeError):
+        return {"raw": out[-600:]}
+    return {p["plan"]: (p.get("fast_forward") or p).get("outcome") for p in plans}
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root)
+    got: dict[str, Any] = {}
+    lab.got = got  # type: ignore[attr-defined]
+    passes: list[tuple[str, int, bool, str]] = []
+    lab.passes = passes  # type: ignore[attr-defined]
+
+    def step(phase: str) -> None:
+        res = lab.run(check=False)
+        passes.append((phase, res.returncode, "Traceback" in res.stderr, res.stderr[-900:]))
+
+    def ap(v: str, who: tuple[str, str], msg: str = "") -> str:
+        return lab.approve(_slug(v), who, msg or f"{who[0]}: approve {_slug(v)}")
+
+    _config(lab, p2=False)
+    for v, (tool, _w) in VIDS.items():
+        if v != "mmb":
+            lab.write(_slug(v), _plan(_slug(v), tool))
+    lab.commit("owner: plans", OWNER)
+    lab.write(_slug("mmb"), _plan(_slug("mmb")))
+    lab.commit("bob: plan", BOB)
+    step("a")
+
+    # -- B: first votes under P1 ---------------------------------------------------------
+    for v in ("qc", "qtwice", "qcase", "qname", "qpunct", "galone", "hx", "hx2", "qrebs"):
+        ap(v, ALICE)
+    ap("galbob", ALICE)
+    ap("gbobal", BOB)
+    ap("gops", BOB)
+    ap("gsec", BOB)
+    ap("gext", BOB)
+    ap("hx3", BOB)
+    ap("hxg", ALICE)
+    ap("hl", ALICE)
+    ap("gmd", DAVE)
+    ap("qreb", ALICE)
+    ap("rejext", ALICE)
+    ap("dord", ALICE, "alice: approve (dated 2099)")
+    lab.git("commit", "-q", "--amend", "--no-edit", "--date=@4070908800 +0000", who=ALICE)
+    ap("drej", BOB)
+    lab.git("commit", "-q", "--amend", "--no-edit", "--date=@4070908800 +0000", who=BOB)
+    step("b")
+    got["qrebs_vote"] = lab.git(
+        "log", "-1", "--format=%H", "--author=alice@example.com", "--", f"plans/{_slug('qrebs')}"
+    ).strip()
+
+    # -- P2 -------------------------------------------------------------------------------
+    _config(lab, p2=True)
+    step("p2")
+
+    # -- C ------------------------------------------------------------------------------
+    ap("c1", ALICE)
+    ap("qc", BOB)
+    ap("qtwice", ALICE, "alice: approve again")
+    ap("qcase", ("alice", "ALICE@EXAMPLE.COM"))
+    ap("qname", ("A. Liddell", "alice@example.com"))
+    ap("qpunct", ("Alice", "alice@example.com."))
+    ap("gops", CAROL)
+    ap("gsec", SEC)
+    ap("galone", ALICE, "alice: approve again")
+    ap("galbob", BOB)
+    ap("gbobal", ALICE)
+    ap("gext", EXT)
+    ap("gdave2", DAVE)
+    ap("gmd", SEC)
+    ap("hx", BOB)
+    ap("hx2", BOB)
+    ap("hx3", CAROL)
+    ap("hxg", BOB)
+    ap("hr", ALICE)
+    ap("hl", BOB)
+    ap("cpa", ALICE)
+    ap("cpb", ALICE)
+    lab.set_status(_slug("rejext"), "rejected")
+    lab.commit("ext: reject", EXT)
+    lab.set_status(_slug("rejdave"), "rejected")
+    lab.commit("dave: reject", DAVE)
+    # .mailmap: Bob -> Carol, Mallory -> Alice, Mallory2 -> Bob
+    lab.put(
+        ".mailmap",
+        "Carol <carol@ops.example.com> <bob@ops.example.com>\n"
+        "Alice <alice@example.com> <mallory@example.com>\n"
+        "Bob <bob@ops.example.com> <mallory2@example.com>\n",
+    )
+    lab.commit("agent: mailmap", AGENT)
+    ap("mmb", BOB)
+    lab.extra_env = {"GIT_AUTHOR_DATE": "@631152000 +0000"}  # type: ignore[attr-defined]
+    ap("dorda", ALICE)
+    lab.extra_env = {"GIT_COMMITTER_DATE": "@631152000 +0000"}  # type: ignore[attr-defined]
+    ap("dordc", ALICE)
+    lab.extra_env = {  # type: ignore[attr-defined]
+        "GIT_COMMITTER_DATE": "@4070908800 +0000",
+        "GIT_AUTHOR_DATE": "@4070908800 +0000",
+    }
+    ap("dfut", ALICE)
+    lab.extra_env = {}  # type: ignore[attr-defined]
+    ap("mmc", MALLORY)
+    ap("mmq", ALICE)
+    # botap: approved under the controller's full identity
+    lab.set_status(_slug("botap"), "approved")
+    lab.commit("plangate: approve", BOT)
+    # drej: Alice's rejection dated before Bob's approval
+    lab.set_status(_slug("drej"), "rejected")
+    lab.commit("alice: reject", ALICE)
+    lab.git("commit", "-q", "--amend", "--no-edit", "--date=@946684800 +0000", who=ALICE)
+    ap("dord", BOB)
+    lab.git("commit", "-q", "--amend", "--no-edit", "--date=@631152000 +0000", who=BOB)
+    lab.extra_env = {"GIT_COMMITTER_DATE": "@631152000 +0000"}  # type: ignore[attr-defined]
+    lab.git("commit", "-q", "--amend", "--no-edit", who=BOB)
+    lab.extra_env = {}  # type: ignore[attr-defined]
+    # pgm: the agent's own policy.json change adds Mallory to security
+    pol = lab.repo / ".plangate" / "policy.json"
+    if pol.exists():
+        data = json.loads(pol.read_text())
+        groups = data.get("approval", {}).get("groups")
+        if isinstance(groups, dict) and isinstance(groups.get("security"), list):
+            groups["security"].append(MALLORY[1])
+        data["approval"]["approvers"].append(MALLORY[1])
+        pol.write_text(json.dumps(data, sort_keys=True, separators=(",", ":")))
+        got["pgm_policy"] = lab.commit("agent: mallory in security", AGENT)
+    ap("pgm", BOB)
+    # octopus: Bob's (Carol's) edit and revert on one branch, two note branches
+    for v, who in (("qoct", BOB), ("qoctc", CAROL)):
+        s = _slug(v)
+        lab.branch(f"o1-{v}")
+        lab.write(s, lab.read(s).replace(f'tag: "{s}"', f'tag: "{s}-x"'))
+        sha = lab.commit(f"{who[0]}: tweak {s}", who)
+        lab.git("revert", "--no-edit", sha, who=who)
+        lab.git("checkout", "-q", "main")
+        lab.branch(f"o2-{v}")
+        lab.note(f"o2-{v}", AGENT)
+        lab.git("checkout", "-q", "main")
+        lab.branch(f"o3-{v}")
+        lab.note(f"o3-{v}", AGENT)
+        lab.git("checkout", "-q", "main")
+        lab.git(
+            "merge", "-q", "--no-ff", "-m", f"octopus {v}",
+            f"o1-{v}", f"o2-{v}", f"o3-{v}", who=AGENT,
+        )  # fmt: skip
+    # qocta: Alice's approval inside an octopus on a PR branch Mallory merges
+    s = _slug("qocta")
+    lab.branch("pr-oct")
+    lab.branch("a1", "pr-oct")
+    lab.approve(s, ALICE, "alice: approve qocta")
+    lab.branch("a2", "pr-oct")
+    lab.note("a2", BOB)
+    lab.branch("a3", "pr-oct")
+    lab.note("a3", CAROL)
+    lab.git("checkout", "-q", "pr-oct")
+    lab.git("merge", "-q", "--no-ff", "-m", "octopus approvals", "a1", "a2", "a3", who=MALLORY)
+    lab.git("checkout", "-q", "main")
+    got["check:qocta"] = lab.check_plans("pr-oct", MALLORY[1])
+    got["checkff:qocta"] = _ff(lab.check("pr-oct", MALLORY[1]).stdout)
+    lab.git("merge", "-q", "--ff-only", "pr-oct")
+    # qreb: Bob's approval on a branch, main moves on, Mallory rebases it, fast-forward
+    lab.branch("rb")
+    ap("qreb", BOB)
+    lab.git("checkout", "-q", "main")
+    lab.note("rb-main", AGENT)
+    lab.extra_env = {  # type: ignore[attr-defined]
+        "GIT_COMMITTER_NAME": MALLORY[0],
+        "GIT_COMMITTER_EMAIL": MALLORY[1],
+    }
+    lab.git("rebase", "-q", "main", "rb")
+    lab.extra_env = {}  # type: ignore[attr-defined]
+    got["qreb_who"] = lab.git("log", "-1", "--format=%ae %ce", "rb")
+    lab.git("checkout", "-q", "main")
+    got["check:qreb"] = lab.check_plans("rb", MALLORY[1])
+    got["checkff:qreb"] = _ff(lab.check("rb", MALLORY[1]).stdout)
+    lab.git("merge", "-q", "--ff-only", "rb")
+    # qrebs: Alice's partial vote (round B) cherry-picked again by the agent
+    if got["qrebs_vote"]:
+        r = lab.git("cherry-pick", "-X", "theirs", got["qrebs_vote"], who=AGENT, check=False)
+        got["qrebs_pick"] = r
+        lab.git("cherry-pick", "--abort", check=False)
+    step("c")
+
+    # -- D ------------------------------------------------------------------------------
+    ap("mmq", ("Mallory", "mallory2@example.com"))
+    ap("qoct", ALICE)
+    ap("hx", SEC)
+    ap("hx3", ALICE)
+    ap("qoctc", ALICE)
+    ap("qocta", BOB)
+    ap("drej", CAROL)
+    ap("rejext", BOB)
+    ap("rejdave", BOB)
+    ap("pgm", MALLORY)
+    for v, bot in (("cpa", False), ("cpb", True)):
+        s = _slug(v)
+        shas = lab.git(
+            "log", "--reverse", "--format=%H", "--author=plangate@localhost", "-G", "executing",
+            "--", f"plans/{s}/PLAN.yml",
+        ).split()  # fmt: skip
+        got[f"{v}_start"] = shas[0] if shas else ""
+        if shas:
+            if bot:
+                lab.extra_env = {  # type: ignore[attr-defined]
+                    "GIT_COMMITTER_NAME": BOT[0],
+                    "GIT_COMMITTER_EMAIL": BOT[1],
+                }
+            r = lab.git("cherry-pick", "-X", "theirs", "--allow-empty", shas[0], check=False)
+            lab.extra_env = {}  # type: ignore[attr-defined]
+            got[f"{v}_pick"] = (r, lab.git("log", "-1", "--format=%H %ae %ce %s"))
+            lab.git("cherry-pick", "--abort", check=False)
+    step("d")
+    ap("drej", SEC)
+    ap("rejdave", SEC)
+    ap("qoct", BOB)
+    ap("qoctc", BOB)
+    step("e")
+    step("f")
+
+    lab.ran = {v: len(lab.calls(_slug(v))) for v in VIDS}  # type: ignore[attr-defined]
+    lab.got_rows = lab.rows()  # type: ignore[attr-defined]
+    got["clone"] = clone_audit_got(lab, root)
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return shared(tmp_path_factory, "r113-approve-atk113f", _build)
+
+
+EXTRA = ["passes", "policy-flagged"]
+IDS = [*VIDS, *[f"{v}:audit" for v in VIDS], *[f"{v}:check" for v in CHECKED], *EXTRA]
+BROKEN: dict[str, Any] = {}
+
+
+@pytest.mark.parametrize(
+    "vid", [pytest.param(i, id=i, marks=[BROKEN[i]] if i in BROKEN else []) for i in IDS]
+)
+def test_round113_atk113f(lab: Any, vid: str) -> None:
+    got = lab.got
+    clone = got["clone"]["report"]
+    if vid == "passes":
+        bad = [p for p in lab.passes if p[1] != 0 or p[2]]
+        assert not bad, bad
+        return
+    if vid == "policy-flagged":
+        flagged = {
+            f.get("commit") for f in clone.get("findings", []) if f.get("kind") == "policy-changed"
+        }
+        assert got.get("pgm_policy") in flagged, (got.get("pgm_policy"), clone.get("findings"))
+        return
+    if ":" in vid:
+        v, kind = vid.split(":")
+        ran = lab.ran[v]
+        if kind == "audit":
+            valid = [
+                e
+                for e in clone.get("executions", [])
+                if e.get("plan") == f"plans/{_slug(v)}" and e.get("approval_valid")
+            ]
+            assert bool(valid) == bool(ran), (ran, valid, clone.get("findings"))
+            return
+        outcome = got[f"checkff:{v}"].get(f"plans/{_slug(v)}")
+        assert (outcome == "start") == bool(ran), (ran, outcome, got[f"check:{v}"])
+        return
+    _tool, want = VIDS[vid]
+    row = lab.got_rows.get(f"plans/{_slug(vid)}", {})
+    if want is None:
+        assert lab.ran[vid] <= 1, (lab.ran[vid], brief(row))
+    else:
+        assert lab.ran[vid] == want, (lab.ran[vid], brief(row))

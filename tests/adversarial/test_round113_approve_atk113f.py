@@ -80,6 +80,11 @@ def _config(lab: Lab, p2: bool) -> None:
 
 def _plan(slug: str, tool: str = "rec") -> str:
     text = plan_text(slug)
+    if slug in GATED:
+        text += (
+            f'  - id: 2\n    tool: rec\n    why: "step 2 of {slug}"\n'
+            f'    requires_approval: true\n    params:\n      tag: "{slug}-2"\n'
+        )
     if tool != "rec":
         text = text.replace("  - name: rec\n", f"  - name: {tool}\n").replace(
             "    tool: rec\n", f"    tool: {tool}\n"
@@ -127,14 +132,32 @@ VIDS: dict[str, tuple[str, int | None]] = {
     "botap": ("rec", 0),  # the agent commits approved as plangate <plangate@localhost>
     "cpa": ("rec", 1),  # Alice; later the controller's start commit cherry-picked (agent)
     "cpb": ("rec", 1),  # same, the cherry-pick under the controller's full identity
+    "qmv": ("rec", None),  # Alice v1 (P1); a branch edits to v2; Bob approves v1, Carol merges
+    "qmv2": ("rec", 0),  # Alice v1; Carol merges the v2 branch; Bob approves v2 alone
+    "qhr": ("mid", 0),  # q path; Alice votes (mid medium); P2 raises mid to high; Bob votes
+    "gcase": ("rec", 0),  # Alice, then "Alice" <ALICE@example.com>: one person, two groups
+    "gco": ("rec", 0),  # the Owner's plan co-authored by Sec; Bob + Sec
+    "gab": ("rec", 1),  # gated; Alice starts; Ext (no approver) aborts; Bob answers the gate
+    "ggate": ("rec", 1),  # gated g plan; Bob + Sec start it (the gate is judged apart)
+    "qrbs": ("rec", 0),  # Bob's edit+revert on a branch Mallory rebases, ff; Alice + Bob
+    "qoct2": ("rec", 0),  # Alice's and Bob's approvals on two octopus branches, Carol merges
     "pgm": ("rec", 0),  # the agent adds Mallory to security in policy.json; Bob + Mallory
 }
 PATHS = {v: (f"q{v}" if v in ("mmq", "drej", "dord", "rejext") else v) for v in VIDS if v != "gmd"}
 PATHS["gmd"] = "gmd"
+PATHS["gab"] = "xgab"
 PATHS["hxg"] = "qhxg"
 PATHS["pgm"] = "gpgm"
 PATHS["rejdave"] = "grejdave"
-CHECKED = ["qreb", "qocta"]
+CHECKED = ["qreb", "qocta", "qoct2"]
+GATED = {"xgab", "ggate"}
+#: extra tags counted: id -> (tag, calls wanted at the end; None: at most one)
+TAGS: dict[str, tuple[str, int | None]] = {
+    "qmv~v2": ("qmv-x", 0),  # the v2 the merge brought never runs
+    "qmv2~v2": ("qmv2-x", 0),
+    "gab~2": ("xgab-2", 1),  # the abort by Ext ignored: step 2 runs on Bob's gate approval
+    "ggate~2": ("ggate-2", None),  # Bob alone answers the gate of a g plan
+}
 
 
 def _slug(v: str) -> str:
@@ -165,13 +188,39 @@ def _build(root: Path) -> Lab:
     def ap(v: str, who: tuple[str, str], msg: str = "") -> str:
         return lab.approve(_slug(v), who, msg or f"{who[0]}: approve {_slug(v)}")
 
+    def pick(v: str, bot: bool) -> None:
+        """The controller's start commit of ``v`` cherry-picked back by the agent (``bot``:
+        under the controller's full identity)."""
+        s = _slug(v)
+        shas = lab.git(
+            "log", "--reverse", "--format=%H", "--author=plangate@localhost", "-G", "executing",
+            "--", f"plans/{s}/PLAN.yml",
+        ).split()  # fmt: skip
+        got[f"{v}_start"] = shas[0] if shas else ""
+        if shas:
+            if bot:
+                lab.extra_env = {  # type: ignore[attr-defined]
+                    "GIT_COMMITTER_NAME": BOT[0],
+                    "GIT_COMMITTER_EMAIL": BOT[1],
+                }
+            r = lab.git("cherry-pick", "-X", "theirs", "--allow-empty", shas[0], check=False)
+            lab.extra_env = {}  # type: ignore[attr-defined]
+            got[f"{v}_pick"] = (r, lab.git("log", "-1", "--format=%H %ae %ce %s"))
+            lab.git("cherry-pick", "--abort", check=False)
+
     _config(lab, p2=False)
     for v, (tool, _w) in VIDS.items():
-        if v != "mmb":
+        if v not in ("mmb", "gco"):
             lab.write(_slug(v), _plan(_slug(v), tool))
     lab.commit("owner: plans", OWNER)
     lab.write(_slug("mmb"), _plan(_slug("mmb")))
     lab.commit("bob: plan", BOB)
+    lab.write(_slug("gco"), _plan(_slug("gco")))
+    lab.git("add", "-A")
+    lab.git(
+        "commit", "-q", "-m", "owner: plan gco\n\nCo-authored-by: Sec <sec@example.com>\n",
+        who=OWNER,
+    )  # fmt: skip
     step("a")
 
     # -- B: first votes under P1 ---------------------------------------------------------
@@ -187,6 +236,10 @@ def _build(root: Path) -> Lab:
     ap("hl", ALICE)
     ap("gmd", DAVE)
     ap("qreb", ALICE)
+    for v in ("qmv", "qmv2", "qhr", "gcase", "gab"):
+        ap(v, ALICE)
+    ap("ggate", BOB)
+    ap("gco", BOB)
     ap("rejext", ALICE)
     ap("dord", ALICE, "alice: approve (dated 2099)")
     lab.git("commit", "-q", "--amend", "--no-edit", "--date=@4070908800 +0000", who=ALICE)
@@ -222,8 +275,6 @@ def _build(root: Path) -> Lab:
     ap("hxg", BOB)
     ap("hr", ALICE)
     ap("hl", BOB)
-    ap("cpa", ALICE)
-    ap("cpb", ALICE)
     lab.set_status(_slug("rejext"), "rejected")
     lab.commit("ext: reject", EXT)
     lab.set_status(_slug("rejdave"), "rejected")
@@ -237,6 +288,25 @@ def _build(root: Path) -> Lab:
     )
     lab.commit("agent: mailmap", AGENT)
     ap("mmb", BOB)
+    ap("qhr", BOB)
+    ap("gcase", ("Alice", "ALICE@example.com"))
+    ap("gco", SEC)
+    ap("ggate", SEC)
+    lab.set_status(_slug("gab"), "aborted")
+    lab.commit("ext: abort gab", EXT)
+    # qmv: a branch edits v1 to v2; Bob approves v1 on main; Carol merges the branch
+    # qmv2: Carol merges the branch first, then Bob approves (v2)
+    for v in ("qmv", "qmv2"):
+        s = _slug(v)
+        lab.branch(f"mv-{v}")
+        lab.write(s, lab.read(s).replace(f'tag: "{s}"', f'tag: "{s}-x"'))
+        lab.commit(f"agent: {s} v2", AGENT)
+        lab.git("checkout", "-q", "main")
+        if v == "qmv":
+            ap(v, BOB)
+        lab.git("merge", "-q", "--no-ff", "-m", f"merge mv-{v}", f"mv-{v}", who=CAROL)
+        if v == "qmv2":
+            ap(v, BOB)
     lab.extra_env = {"GIT_AUTHOR_DATE": "@631152000 +0000"}  # type: ignore[attr-defined]
     ap("dorda", ALICE)
     lab.extra_env = {"GIT_COMMITTER_DATE": "@631152000 +0000"}  # type: ignore[attr-defined]
@@ -335,36 +405,64 @@ def _build(root: Path) -> Lab:
     ap("hx3", ALICE)
     ap("qoctc", ALICE)
     ap("qocta", BOB)
+    ap("gab", BOB)
+    ap("ggate", BOB)
     ap("drej", CAROL)
     ap("rejext", BOB)
     ap("rejdave", BOB)
     ap("pgm", MALLORY)
-    for v, bot in (("cpa", False), ("cpb", True)):
-        s = _slug(v)
-        shas = lab.git(
-            "log", "--reverse", "--format=%H", "--author=plangate@localhost", "-G", "executing",
-            "--", f"plans/{s}/PLAN.yml",
-        ).split()  # fmt: skip
-        got[f"{v}_start"] = shas[0] if shas else ""
-        if shas:
-            if bot:
-                lab.extra_env = {  # type: ignore[attr-defined]
-                    "GIT_COMMITTER_NAME": BOT[0],
-                    "GIT_COMMITTER_EMAIL": BOT[1],
-                }
-            r = lab.git("cherry-pick", "-X", "theirs", "--allow-empty", shas[0], check=False)
-            lab.extra_env = {}  # type: ignore[attr-defined]
-            got[f"{v}_pick"] = (r, lab.git("log", "-1", "--format=%H %ae %ce %s"))
-            lab.git("cherry-pick", "--abort", check=False)
     step("d")
     ap("drej", SEC)
     ap("rejdave", SEC)
     ap("qoct", BOB)
     ap("qoctc", BOB)
     step("e")
+    # qoct2: Alice's and Bob's votes on two branches of a PR octopus that Carol merges
+    s = _slug("qoct2")
+    lab.branch("pr-oct2")
+    lab.branch("b1", "pr-oct2")
+    lab.approve(s, ALICE, "alice: approve qoct2")
+    lab.branch("b2", "pr-oct2")
+    lab.approve(s, BOB, "bob: approve qoct2")
+    lab.branch("b3", "pr-oct2")
+    lab.note("b3", AGENT)
+    lab.git("checkout", "-q", "pr-oct2")
+    lab.git("merge", "-q", "--no-ff", "-m", "octopus votes", "b1", "b2", "b3", who=CAROL)
+    lab.git("checkout", "-q", "main")
+    got["checkff:qoct2"] = _ff(lab.check("pr-oct2", CAROL[1]).stdout)
+    got["check:qoct2"] = lab.check_plans("pr-oct2", CAROL[1])
+    lab.git("merge", "-q", "--ff-only", "pr-oct2")
+    # qrbs: Bob edits and reverts on a branch; main moves; Mallory rebases it; ff
+    s = _slug("qrbs")
+    lab.branch("rbs")
+    lab.write(s, lab.read(s).replace(f'tag: "{s}"', f'tag: "{s}-x"'))
+    sha = lab.commit(f"bob: tweak {s}", BOB)
+    lab.git("revert", "--no-edit", sha, who=BOB)
+    lab.git("checkout", "-q", "main")
+    lab.note("rbs-main", AGENT)
+    lab.extra_env = {  # type: ignore[attr-defined]
+        "GIT_COMMITTER_NAME": MALLORY[0],
+        "GIT_COMMITTER_EMAIL": MALLORY[1],
+    }
+    lab.git("rebase", "-q", "main", "rbs")
+    lab.extra_env = {}  # type: ignore[attr-defined]
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "-q", "--ff-only", "rbs")
+    ap("cpa", ALICE)
     step("f")
+    ap("qrbs", ALICE)
+    pick("cpa", False)
+    step("g")
+    ap("qrbs", BOB)
+    ap("cpb", ALICE)
+    step("h")
+    pick("cpb", True)
+    step("i")
+    step("j")
 
-    lab.ran = {v: len(lab.calls(_slug(v))) for v in VIDS}  # type: ignore[attr-defined]
+    ran = {v: len(lab.calls(_slug(v))) for v in VIDS}
+    ran.update({k: len(lab.calls(tag)) for k, (tag, _w) in TAGS.items()})
+    lab.ran = ran  # type: ignore[attr-defined]
     lab.got_rows = lab.rows()  # type: ignore[attr-defined]
     got["clone"] = clone_audit_got(lab, root)
     return lab
@@ -376,7 +474,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 EXTRA = ["passes", "policy-flagged"]
-IDS = [*VIDS, *[f"{v}:audit" for v in VIDS], *[f"{v}:check" for v in CHECKED], *EXTRA]
+IDS = [*VIDS, *TAGS, *[f"{v}:audit" for v in VIDS], *[f"{v}:check" for v in CHECKED], *EXTRA]
 BROKEN: dict[str, Any] = {}
 
 
@@ -409,6 +507,14 @@ def test_round113_atk113f(lab: Any, vid: str) -> None:
             return
         outcome = got[f"checkff:{v}"].get(f"plans/{_slug(v)}")
         assert (outcome == "start") == bool(ran), (ran, outcome, got[f"check:{v}"])
+        return
+    if "~" in vid:
+        want = TAGS[vid][1]
+        row = lab.got_rows.get(f"plans/{_slug(vid.split('~')[0])}", {})
+        if want is None:
+            assert lab.ran[vid] <= 1, (lab.ran[vid], brief(row))
+        else:
+            assert lab.ran[vid] == want, (lab.ran[vid], brief(row))
         return
     _tool, want = VIDS[vid]
     row = lab.got_rows.get(f"plans/{_slug(vid)}", {})

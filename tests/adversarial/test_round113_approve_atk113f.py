@@ -49,6 +49,7 @@ OWNER = ("Owner", "owner@example.com")
 DAVE = ("Dave", "dave@example.com")
 SEC = ("Sec", "sec@example.com")
 EXT = ("Ext", "ext@partner.example")
+NEWB = ("Newb", "newb@example.com")
 
 
 def _config(lab: Lab, p2: bool) -> None:
@@ -57,6 +58,9 @@ def _config(lab: Lab, p2: bool) -> None:
     ops = ["alice@example.com", "*@ops.example.com"] + ([] if p2 else ["dave@example.com"])
     sec = ["sec@example.com", "alice@example.com", "ext@partner.example"]
     approvers = ["alice@example.com", "*@ops.example.com", "sec@example.com", "dave@example.com"]
+    if p2:  # Newb joins: an approver and a member of security
+        sec.append(NEWB[1])
+        approvers.append(NEWB[1])
     lab.config.write_text(
         f"repo: {lab.repo}\nstate_dir: {lab.state}\n"
         "identity: {name: plangate, email: plangate@localhost}\n"
@@ -141,6 +145,10 @@ VIDS: dict[str, tuple[str, int | None]] = {
     "ggate": ("rec", 1),  # gated g plan; Bob + Sec start it (the gate is judged apart)
     "qrbs": ("rec", 0),  # Bob's edit+revert on a branch Mallory rebases, ff; Alice + Bob
     "qoct2": ("rec", 0),  # Alice's and Bob's approvals on two octopus branches, Carol merges
+    "gadd": ("rec", 0),  # Newb votes in P1 (no approver); P2 adds Newb to security; Bob
+    "gadd2": ("rec", 1),  # control: Bob in P1; Newb (security in P2) votes in P2
+    "qcpp": ("rec", 0),  # Alice v1; v2; the controller's partial record cherry-picked; Bob
+    "qcppb": ("rec", 0),  # the same, the pick under the controller's full identity
     "pgm": ("rec", 0),  # the agent adds Mallory to security in policy.json; Bob + Mallory
 }
 PATHS = {v: (f"q{v}" if v in ("mmq", "drej", "dord", "rejext") else v) for v in VIDS if v != "gmd"}
@@ -153,10 +161,12 @@ CHECKED = ["qreb", "qocta", "qoct2"]
 GATED = {"xgab", "ggate"}
 #: extra tags counted: id -> (tag, calls wanted at the end; None: at most one)
 TAGS: dict[str, tuple[str, int | None]] = {
-    "qmv~v2": ("qmv-x", 0),  # the v2 the merge brought never runs
+    "qmv~v2": ("qmv-x", 0),
+    "qcpp~v2": ("qcpp-x", 0),
+    "qcppb~v2": ("qcppb-x", 0),  # the v2 the merge brought never runs
     "qmv2~v2": ("qmv2-x", 0),
     "gab~2": ("xgab-2", 1),  # the abort by Ext ignored: step 2 runs on Bob's gate approval
-    "ggate~2": ("ggate-2", None),  # Bob alone answers the gate of a g plan
+    "ggate~2": ("ggate-2", 1),  # Bob alone answers the gate of a g plan (one, documented)
 }
 
 
@@ -240,6 +250,8 @@ def _build(root: Path) -> Lab:
         ap(v, ALICE)
     ap("ggate", BOB)
     ap("gco", BOB)
+    ap("gadd", NEWB)
+    ap("gadd2", BOB)
     ap("rejext", ALICE)
     ap("dord", ALICE, "alice: approve (dated 2099)")
     lab.git("commit", "-q", "--amend", "--no-edit", "--date=@4070908800 +0000", who=ALICE)
@@ -288,6 +300,8 @@ def _build(root: Path) -> Lab:
     )
     lab.commit("agent: mailmap", AGENT)
     ap("mmb", BOB)
+    ap("gadd", BOB)
+    ap("gadd2", NEWB)
     ap("qhr", BOB)
     ap("gcase", ("Alice", "ALICE@example.com"))
     ap("gco", SEC)
@@ -458,6 +472,34 @@ def _build(root: Path) -> Lab:
     step("h")
     pick("cpb", True)
     step("i")
+    # qcpp, qcppb: Alice's vote alone in its pass (the partial record names one plan), v2
+    for v in ("qcpp", "qcppb"):
+        ap(v, ALICE)
+        step(f"{v}-vote")
+    for v in ("qcpp", "qcppb"):
+        s = _slug(v)
+        lab.write(s, lab.read(s).replace(f'tag: "{s}"', f'tag: "{s}-x"'))
+        lab.commit(f"agent: {s} v2", AGENT)
+    step("cpp-v2")
+    for v, bot in (("qcpp", False), ("qcppb", True)):
+        s = _slug(v)
+        shas = lab.git(
+            "log", "--reverse", "--format=%H", "--author=plangate@localhost", "-G", "partial",
+            "--", f"plans/{s}/PLAN.yml",
+        ).split()  # fmt: skip
+        got[f"{v}_partial"] = shas[0] if shas else ""
+        if shas:
+            if bot:
+                lab.extra_env = {  # type: ignore[attr-defined]
+                    "GIT_COMMITTER_NAME": BOT[0],
+                    "GIT_COMMITTER_EMAIL": BOT[1],
+                }
+            r = lab.git("cherry-pick", "-X", "theirs", "--allow-empty", shas[0], check=False)
+            lab.extra_env = {}  # type: ignore[attr-defined]
+            got[f"{v}_pick"] = (r, lab.git("log", "-1", "--format=%H %ae %ce %s"))
+            lab.git("cherry-pick", "--abort", check=False)
+        ap(v, BOB)
+        step(f"{v}-pick")
     step("j")
 
     ran = {v: len(lab.calls(_slug(v))) for v in VIDS}

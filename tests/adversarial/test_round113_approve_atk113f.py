@@ -147,8 +147,9 @@ VIDS: dict[str, tuple[str, int | None]] = {
     "qoct2": ("rec", 0),  # Alice's and Bob's approvals on two octopus branches, Carol merges
     "gadd": ("rec", 0),  # Newb votes in P1 (no approver); P2 adds Newb to security; Bob
     "gadd2": ("rec", 1),  # control: Bob in P1; Newb (security in P2) votes in P2
-    "qcpp": ("rec", 0),  # Alice v1; v2; the controller's partial record cherry-picked; Bob
-    "qcppb": ("rec", 0),  # the same, the pick under the controller's full identity
+    "qcpp": ("rec", 0),  # Alice v1; v2; the controller's partial record (Alice's vote)
+    # copied onto v2, author plangate, committer the agent; Bob approves v2
+    "qcppb": ("rec", 0),  # the same under the controller's full identity
     "pgm": ("rec", 0),  # the agent adds Mallory to security in policy.json; Bob + Mallory
 }
 PATHS = {v: (f"q{v}" if v in ("mmq", "drej", "dord", "rejext") else v) for v in VIDS if v != "gmd"}
@@ -494,11 +495,21 @@ def _build(root: Path) -> Lab:
                     "GIT_COMMITTER_NAME": BOT[0],
                     "GIT_COMMITTER_EMAIL": BOT[1],
                 }
-            r = lab.git("cherry-pick", "-X", "theirs", "--allow-empty", shas[0], check=False)
+            else:
+                lab.extra_env = {}  # type: ignore[attr-defined]
+            # the record's file (Alice's vote in its partial block) carried onto v2, with
+            # the record's own message and author (git cherry-pick applies nothing here:
+            # v2's freeze already rewrote those lines)
+            text = lab.git("show", f"{shas[0]}:plans/{s}/PLAN.yml")
+            lab.write(s, text.replace(f'tag: "{s}"', f'tag: "{s}-x"'))
+            lab.git("add", "-A")
+            msg = lab.git("log", "-1", "--format=%B", shas[0])
+            lab.extra_env.update({"GIT_AUTHOR_NAME": BOT[0], "GIT_AUTHOR_EMAIL": BOT[1]})
+            lab.git("commit", "-q", "-m", msg)
             lab.extra_env = {}  # type: ignore[attr-defined]
-            got[f"{v}_pick"] = (r, lab.git("log", "-1", "--format=%H %ae %ce %s"))
-            lab.git("cherry-pick", "--abort", check=False)
-        ap(v, BOB)
+            got[f"{v}_pick"] = lab.git("log", "-1", "--format=%H %ae %ce %s")
+        lab.set_status(s, "approved")
+        lab.commit(f"bob: approve {s}", BOB)
         step(f"{v}-pick")
     step("j")
 

@@ -150,6 +150,8 @@ VIDS: dict[str, tuple[str, int | None]] = {
     "qcpp": ("rec", 0),  # Alice v1; v2; the controller's partial record (Alice's vote)
     # copied onto v2, author plangate, committer the agent; Bob approves v2
     "qcppb": ("rec", 0),  # the same under the controller's full identity
+    "gchk": ("rec", 1),  # Bob on main; Sec's PR sets approved, Sec merges --no-ff
+    "hrc": ("mid", 0),  # frozen medium, P2 high; Alice's PR approval merged by Alice
     "pgm": ("rec", 0),  # the agent adds Mallory to security in policy.json; Bob + Mallory
 }
 PATHS = {v: (f"q{v}" if v in ("mmq", "drej", "dord", "rejext") else v) for v in VIDS if v != "gmd"}
@@ -158,7 +160,7 @@ PATHS["gab"] = "xgab"
 PATHS["hxg"] = "qhxg"
 PATHS["pgm"] = "gpgm"
 PATHS["rejdave"] = "grejdave"
-CHECKED = ["qreb", "qocta", "qoct2"]
+CHECKED = ["qreb", "qocta", "qoct2", "gchk", "hrc"]
 GATED = {"xgab", "ggate"}
 #: extra tags counted: id -> (tag, calls wanted at the end; None: at most one)
 TAGS: dict[str, tuple[str, int | None]] = {
@@ -432,6 +434,17 @@ def _build(root: Path) -> Lab:
     ap("qoct", BOB)
     ap("qoctc", BOB)
     step("e")
+    # gchk, hrc: a pull request with a merge commit, predicted by check first
+    ap("gchk", BOB)
+    step("e2")
+    for v, who in (("gchk", SEC), ("hrc", ALICE)):
+        lab.branch(f"pr-{v}")
+        lab.approve(_slug(v), who, f"{who[0]}: approve {v}")
+        lab.git("checkout", "-q", "main")
+        plans = lab.check_plans(f"pr-{v}", who[1])
+        got[f"check:{v}"] = plans
+        got[f"checkff:{v}"] = {k: o for k, (o, _c) in plans.items()}
+        lab.git("merge", "-q", "--no-ff", "-m", f"merge pr-{v}", f"pr-{v}", who=who)
     # qoct2: Alice's and Bob's votes on two branches of a PR octopus that Carol merges
     s = _slug("qoct2")
     lab.branch("pr-oct2")

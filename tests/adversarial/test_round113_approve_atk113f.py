@@ -152,6 +152,9 @@ VIDS: dict[str, tuple[str, int | None]] = {
     "qcppb": ("rec", 0),  # the same under the controller's full identity
     "gchk": ("rec", 1),  # Bob on main; Sec's PR sets approved, Sec merges --no-ff
     "hrc": ("mid", 0),  # frozen medium, P2 high; Alice's PR approval merged by Alice
+    "xpol": ("rec", 0),  # approved by an address the agent's evil merge added to policy.json
+    "xpolo": ("rec", 0),  # by one an octopus-merged branch added
+    "xpold": ("rec", 0),  # by one a commit dated 1990 added
     "pgm": ("rec", 0),  # the agent adds Mallory to security in policy.json; Bob + Mallory
 }
 PATHS = {v: (f"q{v}" if v in ("mmq", "drej", "dord", "rejext") else v) for v in VIDS if v != "gmd"}
@@ -436,6 +439,40 @@ def _build(root: Path) -> Lab:
     step("e")
     # gchk, hrc: a pull request with a merge commit, predicted by check first
     ap("gchk", BOB)
+    # policy changes the controller did not make, in other shapes
+    pol = lab.repo / ".plangate" / "policy.json"
+
+    def polchange(tag: str) -> None:
+        data = json.loads(pol.read_text())
+        data["approval"]["approvers"].append(f"{tag}@example.com")
+        pol.write_text(json.dumps(data, sort_keys=True, separators=(",", ":")))
+
+    if pol.exists():
+        lab.branch("pol-side")  # an evil merge: the change is the merge's own
+        lab.note("pol-side", AGENT)
+        lab.git("checkout", "-q", "main")
+        got["pol-merge"] = [lab.rmerge(AGENT, ["pol-side"], lambda: polchange("evilmerge"))]
+        polchange("olddate")  # dated 1990, author and committer
+        lab.extra_env = {  # type: ignore[attr-defined]
+            "GIT_AUTHOR_DATE": "@631152000 +0000",
+            "GIT_COMMITTER_DATE": "@631152000 +0000",
+        }
+        got["pol-old"] = [lab.commit("agent: policy (1990)", AGENT)]
+        lab.extra_env = {}  # type: ignore[attr-defined]
+        lab.branch("pol-o1")  # an octopus that brings a branch's change
+        polchange("octo")
+        side = lab.commit("agent: policy on a branch", AGENT)
+        lab.branch("pol-o2", "main")
+        lab.note("pol-o2", AGENT)
+        lab.git("checkout", "-q", "main")
+        lab.git("merge", "-q", "--no-ff", "-m", "octopus", "pol-o1", "pol-o2", who=AGENT)
+        got["pol-oct"] = [side, lab.head()]
+        text = json.loads(pol.read_text())  # same content, other bytes
+        pol.write_text(json.dumps(text, indent=2))
+        got["pol-ws"] = [lab.commit("agent: pretty policy", AGENT)]
+        ap("xpol", ("Evil", "evilmerge@example.com"))
+        ap("xpolo", ("Octo", "octo@example.com"))
+        ap("xpold", ("Old", "olddate@example.com"))
     step("e2")
     for v, who in (("gchk", SEC), ("hrc", ALICE)):
         lab.branch(f"pr-{v}")
@@ -539,7 +576,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return shared(tmp_path_factory, "r113-approve-atk113f", _build)
 
 
-EXTRA = ["passes", "policy-flagged"]
+POLS = ["pol-merge", "pol-old", "pol-oct", "pol-ws"]
+EXTRA = ["passes", "policy-flagged", *POLS]
 IDS = [*VIDS, *TAGS, *[f"{v}:audit" for v in VIDS], *[f"{v}:check" for v in CHECKED], *EXTRA]
 BROKEN: dict[str, Any] = {}
 
@@ -553,6 +591,12 @@ def test_round113_atk113f(lab: Any, vid: str) -> None:
     if vid == "passes":
         bad = [p for p in lab.passes if p[1] != 0 or p[2]]
         assert not bad, bad
+        return
+    if vid in POLS:
+        flagged = {
+            f.get("commit") for f in clone.get("findings", []) if f.get("kind") == "policy-changed"
+        }
+        assert flagged & set(got.get(vid) or ["-"]), (got.get(vid), clone.get("findings"))
         return
     if vid == "policy-flagged":
         flagged = {

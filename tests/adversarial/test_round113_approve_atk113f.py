@@ -568,6 +568,11 @@ def _build(root: Path) -> Lab:
     lab.ran = ran  # type: ignore[attr-defined]
     lab.got_rows = lab.rows()  # type: ignore[attr-defined]
     got["clone"] = clone_audit_got(lab, root)
+    got["withcfg"] = lab.audit(config=lab.config)
+    rows = lab.log_rows("%H%x00%an%x00%ae%x00%s%x00%B%x01")
+    got["records"] = [
+        r[0] for r in rows if r[2] == BOT[1] and r[3].startswith("plangate: record policy")
+    ]
     return lab
 
 
@@ -577,8 +582,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 POLS = ["pol-merge", "pol-old", "pol-oct", "pol-ws"]
-EXTRA = ["passes", "policy-flagged", *POLS]
-IDS = [*VIDS, *TAGS, *[f"{v}:audit" for v in VIDS], *[f"{v}:check" for v in CHECKED], *EXTRA]
+EXTRA = ["passes", "policy-flagged", "records-unflagged", *POLS]
+IDS = [*VIDS, *TAGS, *[f"{v}:audit" for v in VIDS], *[f"{v}:cfg" for v in VIDS], *[f"{v}:check" for v in CHECKED], *EXTRA]
 BROKEN: dict[str, Any] = {}
 
 
@@ -598,6 +603,22 @@ def test_round113_atk113f(lab: Any, vid: str) -> None:
         }
         assert flagged & set(got.get(vid) or ["-"]), (got.get(vid), clone.get("findings"))
         return
+    if vid == "records-unflagged":
+        # the controller's own P1 and P2 records: listed as policies, never flagged
+        assert len(got["records"]) >= 2, got["records"]
+        for rep in (clone, got["withcfg"][1]):
+            flagged = {
+                f.get("commit")
+                for f in rep.get("findings", [])
+                if f.get("kind") in ("policy-changed", "controller-unexplained")
+            }
+            assert not flagged & set(got["records"]), (got["records"], rep.get("findings"))
+            # P1 and P2 listed (a record that restores P2 after the agent's change is no
+            # new policy), nothing else
+            listed = {p.get("commit") for p in rep.get("policies", [])}
+            assert len(listed) >= 2, rep.get("policies")
+            assert listed <= set(got["records"]), (got["records"], rep.get("policies"))
+        return
     if vid == "policy-flagged":
         flagged = {
             f.get("commit") for f in clone.get("findings", []) if f.get("kind") == "policy-changed"
@@ -607,13 +628,14 @@ def test_round113_atk113f(lab: Any, vid: str) -> None:
     if ":" in vid:
         v, kind = vid.split(":")
         ran = lab.ran[v]
-        if kind == "audit":
+        if kind in ("audit", "cfg"):
+            rep = clone if kind == "audit" else got["withcfg"][1]
             valid = [
                 e
-                for e in clone.get("executions", [])
+                for e in rep.get("executions", [])
                 if e.get("plan") == f"plans/{_slug(v)}" and e.get("approval_valid")
             ]
-            assert bool(valid) == bool(ran), (ran, valid, clone.get("findings"))
+            assert bool(valid) == bool(ran), (ran, valid, rep.get("findings"))
             return
         outcome = got[f"checkff:{v}"].get(f"plans/{_slug(v)}")
         assert (outcome == "start") == bool(ran), (ran, outcome, got[f"check:{v}"])

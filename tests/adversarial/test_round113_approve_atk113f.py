@@ -15,11 +15,79 @@ switches to P2 (Dave out of ops; ``mid`` raised, ``hot`` lowered), pass; rounds 
 each with one ``run --once`` pass.
 
 Ids: ``<vid>`` (``rec`` calls of the vid's tag at the end; for an undecided vid, that the
-controller ran it at most once), ``<vid>:audit`` (the fresh-clone ``audit --json``, no config,
-calls the start valid iff the controller ran it), ``<vid>:check`` (``plangate check`` before
-the merge predicted ``start`` iff the controller started it), ``passes``, ``policy-flagged``.
+controller ran it at most once), ``<vid>~<tag>`` (calls of another tag: a v2 the agent made,
+step 2 of a gated plan), ``<vid>:audit`` (the fresh-clone ``audit --json``, no config, calls
+a start of the plan valid iff the controller ran it), ``<vid>:cfg`` (the same for ``audit
+--json --config``), ``<vid>:check`` (``plangate check --as <merger>`` before the merge
+predicted ``start`` iff the controller started the plan; for the fast-forwarded branches,
+its ``fast_forward`` outcome), ``passes`` (every pass exited 0, no traceback),
+``policy-flagged`` and ``pol-merge``/``pol-old``/``pol-oct``/``pol-ws`` (the agent's change of
+``.plangate/policy.json`` in a plain commit, an evil merge, a commit dated 1990, an octopus
+bringing a branch's change, a re-indented file of the same content: ``policy-changed`` in the
+fresh-clone audit), ``records-unflagged`` (the controller's own records never flagged, the
+policies listed are P1 and P2 only: its re-records after the agent's changes are no new
+policy).
 
-Seen: see the report at the bottom of this docstring (filled in as the module grew).
+Variants, by family:
+
+- groups: ``gops`` (two ops, no security: partial), ``gsec``/``galbob``/``gbobal`` (ops +
+  security; Alice, in both groups, must be placed as security), ``galone``/``gcase`` (Alice
+  twice, the second as ``ALICE@example.com``), ``gext`` (Ext is in ``security`` but no
+  approver), ``gdave2`` (Dave an approver in no group), ``gco`` (the Owner's plan commit
+  co-authored by Sec; Sec's vote is ``E_SELF_APPROVAL``), ``gadd``/``gadd2`` (Newb refused in
+  P1, added to approvers and security in P2: his P1 vote stays refused, his P2 vote counts),
+  ``gmd`` (Dave's P1 ops vote stops counting when P2 takes him out of ops: undecided by the
+  SPEC; the controller and both audits agree it never ran).
+- risk: ``hx``/``hx2``/``hx3``/``hxg`` (high: two ops and one security by distinct people, a
+  ``q`` path no escape), ``hr``/``qhr``/``hrc`` (frozen while ``mid`` was medium, P2 raises it:
+  the current policy's high-risk rule decides, one or two votes stay partial, ``check``
+  predicts ``partial``), ``hl`` (frozen high, P2 lowers ``hot``: Bob's one vote runs it; the
+  audits agree).
+- identity variants in one quorum: ``qtwice``, ``qcase``, ``qname`` (another name), ``qpunct``
+  (``alice@example.com.``); ``.mailmap`` committed by the agent: ``mmb`` (Bob's own plan, Bob
+  mapped to Carol), ``mmc`` (Mallory mapped to Alice), ``mmq`` (mallory2 mapped to Bob).
+- merges: ``qoct`` (Bob's edit and revert on one branch of the agent's octopus: Bob an
+  author), ``qoctc`` (control, Carol's), ``qocta`` (Alice's approval inside Mallory's octopus,
+  fast-forwarded: the approval is Mallory's, refused; ``check`` agrees), ``qoct2`` (Alice's and
+  Bob's approvals on two branches of Carol's octopus: one vote, Carol's; ``check`` agrees),
+  ``qmv`` (Alice votes v1; a branch makes v2; Bob votes v1 on main and Carol merges the v2
+  branch in the same push: nothing of v1 or v2 ran; the refusal is the safe side),
+  ``qmv2`` (the v2 merge first, then Bob: Alice's v1 vote does not count for v2).
+- rebases and dates: ``qreb`` (Bob's approval rebased by Mallory, fast-forwarded: counts as
+  Bob's, ``check``'s ``fast_forward`` says ``start``), ``qrbs`` (Bob's edit and revert rebased
+  by Mallory: Bob still an author), ``qrebs`` (Alice's vote cherry-picked again),
+  ``drej`` (Alice's rejection dated 2000 after Bob's approval dated 2099: commit order, the
+  plan stays rejected), ``dord``/``dorda`` (an approval whose author date is before the
+  freeze: ``E_APPROVAL_REPLAYED``, documented: "its author date must follow the trusted birth
+  of the version"), ``dordc`` (only the committer date old: counts), ``dfut`` (dated 2099:
+  counts).
+- withdrawals: ``rejext`` (Ext, a group member but no approver, rejects: ignored),
+  ``rejdave`` (Dave, an approver in no group, rejects: counts), ``gab`` (Ext aborts a paused
+  run: ignored, Bob's gate answer runs step 2), ``ggate`` (a gate in a ``g`` plan answered by
+  Bob alone runs: documented, "gates and resumes still need one approval").
+- the controller's identity: ``botap`` (approved under plangate's full identity), ``cpa``/
+  ``cpb`` (the controller's start commit cherry-picked back by the agent, author plangate,
+  committer the agent or plangate: nothing ran again), ``qcpp``/``qcppb`` (the controller's
+  partial record, Alice's v1 vote in it, carried onto v2 with the record's message and
+  author; then Bob: refused, v2 never ran).
+- policy: ``pgm`` (the agent adds Mallory to security in policy.json; Bob + Mallory),
+  ``xpol``/``xpolo``/``xpold`` (approved by an address the agent's evil merge, octopus
+  branch or 1990-dated commit added to policy.json: refused, no audit calls it valid).
+
+Seen (round 113, 189 ids, ~36 s wall on the lab machine): 0 broke, 189 held. Several first
+drafts "broke" only through the bench (a batched controller commit cherry-picked back touched
+every plan it recorded and lapsed their open approvals, the documented "a status written
+over an approval lapses it"); those steps now pick one-plan commits.
+
+Not tried: signed ``Plan-Approved:`` trailers in octopus branches (``require_signed`` is off
+here), ``identity: committer``, ``identity_aliases``, caps (``limits``) changed mid-approval,
+``match: {tools: ...}`` and ``flows`` rules, remote mode.
+
+Suspected, not confirmed: the fresh-clone audit lists no ``controller-unexplained`` finding
+for ``cpb`` (the start commit cherry-picked under the controller's full identity) or
+``qcppb`` (its partial record re-made under that identity), while ``audit --config`` does; by
+git alone that is the documented limit ("Commits under the controller's name read by git
+alone"), and neither audit called anything valid that did not run.
 """
 
 from __future__ import annotations
@@ -583,7 +651,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 POLS = ["pol-merge", "pol-old", "pol-oct", "pol-ws"]
 EXTRA = ["passes", "policy-flagged", "records-unflagged", *POLS]
-IDS = [*VIDS, *TAGS, *[f"{v}:audit" for v in VIDS], *[f"{v}:cfg" for v in VIDS], *[f"{v}:check" for v in CHECKED], *EXTRA]
+IDS = [*VIDS, *TAGS, *[f"{v}:audit" for v in VIDS], *[f"{v}:cfg" for v in VIDS]]
+IDS += [*[f"{v}:check" for v in CHECKED], *EXTRA]
 BROKEN: dict[str, Any] = {}
 
 

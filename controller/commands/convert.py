@@ -80,8 +80,12 @@ def _read(source: str, config: Config | None) -> str:
     if source == "-":
         return sys.stdin.read()
     path = Path(source)
-    if not path.is_file():
-        raise UsageError(f"{source}: no such file", remedy="give a plan file to convert")
+    if not path.is_file():  # what is there, when something is (round 113: a FIFO, a loop)
+        from controller.commands._shared import _kind_of
+
+        kind = _kind_of(path)
+        what = f"{kind}, not a regular file" if kind else "no such file"
+        raise UsageError(f"{visible(source)}: {what}", remedy="give a plan file to convert")
     _refuse_held(path)
     _refuse_nested(path, config)
     if path.stat().st_size > 16 * 1024 * 1024:

@@ -93,7 +93,10 @@ class Checkout:
 def checkout_of(path: Path) -> Checkout | None:
     """The git working tree holding ``path`` (its nearest folder with a ``.git``), as git
     finds it; None outside one (or a ``.git`` file that names no folder)."""
-    here = path.resolve().parent
+    try:
+        here = path.resolve().parent
+    except (OSError, RuntimeError):  # a link loop (RuntimeError before Python 3.13): the
+        return None  # reader of the file says what is there (round 113)
     for folder in (here, *here.parents):
         dot = folder / ".git"
         if dot.is_dir():

@@ -34,12 +34,13 @@ imports GitPython.
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import subprocess
 import tempfile
 from pathlib import Path
 
-from controller.errors import NotInWorkTree
+from controller.errors import GitError, NotInWorkTree
 from controller.git.base import git_failure
 from controller.git.commits import Commits
 from controller.git.gitpython import git
@@ -95,10 +96,20 @@ class GitRepo(Commits, WorkTree):
         """The working tree that contains ``path``: a person's own clone (``approve``,
         ``check``), whose config chooses their signing key and programs, as git's would."""
         try:
-            top = git.Repo(path, search_parent_directories=True).working_tree_dir
+            found = git.Repo(path, search_parent_directories=True)
+            top = found.working_tree_dir
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
             cls._refused_around(path)
             raise NotInWorkTree(f"{path} is not inside a git working tree") from None
+        if top is None:  # git reads the repository as bare (round 113: "None is not a git ...")
+            where = shlex.quote(str(found.git_dir))
+            raise GitError(
+                f"git reads the repository {found.git_dir} as bare (core.bare = true), so it "
+                "has no working tree to commit in",
+                path=str(found.git_dir),
+                remedy=f"git --git-dir={where} config core.bare false (a clone's working tree), "
+                "or run the command in a working tree",
+            )
         return cls(Path(str(top)), trust_repo_config=True)
 
     @classmethod

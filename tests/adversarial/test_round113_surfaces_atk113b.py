@@ -885,11 +885,6 @@ _SHALLOW = xf(
     "(git's 'bad shallow line' not shown) and approve 'plans/p-2/PLAN.yml is not committed' "
     "(it is); status names git's message",
 )
-_K_AUDIT = xf112(
-    "audit-refused-repo-misdiagnosed",
-    "audit without --config in a repository git refuses (safe.directory, core.bare=true): "
-    "'not inside a git working tree'",
-)
 _K_REF = xf112(
     "broken-branch-ref-misdiagnosed",
     "a garbage line in packed-refs: 'HEAD is detached ... git switch main'",
@@ -897,13 +892,6 @@ _K_REF = xf112(
 REPO_BROKE = {
     "shgarb-audit": _SHALLOW,
     "shgarb-approve": _SHALLOW,
-    "corebare-audit": _K_AUDIT,
-    "owner-audit": _K_AUDIT,
-    "corebare-approve": xf(
-        "core-bare-misdiagnosed",
-        "a clone with core.bare=true: approve answers 'E_GIT: None is not a git repository' "
-        "(a Python None as the path; the cause, core.bare, not named)",
-    ),
     "packgarb-status": _K_REF,
     "packgarb-audit": _K_REF,
     "packgarb-approve": _K_REF,
@@ -975,16 +963,7 @@ ENV: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "pgcfg-nonutf": ("coded", (), ("does not exist",)),
     "pgcfg-loop": ("coded", NOSUCH, ("loop",)),
 }
-_FD = xf(
-    "fd-limit-misdiagnosed-as-no-git",
-    "RLIMIT_NOFILE of 7 or 9: 'E_GIT: cannot run git: no git executable found on PATH', "
-    "remedy 'install git' (git is on PATH; the process is out of file descriptors)",
-)
 ENV_BROKE = {
-    "env:nofile7-approve": _FD,
-    "env:nofile7-status": _FD,
-    "env:nofile7-audit": _FD,
-    "env:nofile9-approve": _FD,
     "env:vmemtiny-approve": xf(
         "low-memory-internal-error",
         "RLIMIT_AS 40 MB: approve exits 'internal error: RuntimeError: can't start new thread' "
@@ -1062,24 +1041,10 @@ INPUT: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "init-fifo": ("coded", (), ("not a folder",)),
     "init-underfile": ("coded", (), ("Not a directory",)),
 }
-_LOOP = xf(
-    "plan-path-link-loop-internal",
-    "validate/hash/show/freeze of a path that is a loop of symbolic links: 'internal error: "
-    "RuntimeError: Symlink loop from ...' (a config path loop is coded since round 112)",
-)
-_CONV = xf(
-    "convert-path-misdiagnosed",
-    "convert of a FIFO or a symlink loop: 'E_USAGE: ...: no such file' (it exists; validate "
-    "says 'not a regular file')",
-)
-INPUT_BROKE = {
-    "in:validate-loop1": _LOOP,
-    "in:hash-loop": _LOOP,
-    "in:show-loop": _LOOP,
-    "in:freeze-loop": _LOOP,
-    "in:convert-fifo": _CONV,
-    "in:convert-loop": _CONV,
-}
+#: fixed the same day: plan-path-link-loop-internal, convert-path-misdiagnosed,
+#: fd-limit-misdiagnosed-as-no-git, core-bare-misdiagnosed (and round 112's
+#: audit-refused-repo-misdiagnosed for core.bare and another owner).
+INPUT_BROKE: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("k", cases([f"in:{k}" for k in INPUT], list(INPUT), INPUT_BROKE))

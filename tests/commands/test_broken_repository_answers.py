@@ -147,3 +147,53 @@ def test_a_reflog_past_the_file_size_limit_leaves_no_ref_lock(repo: Path) -> Non
     assert git(repo, "status", "--porcelain") == ""
     done = _as_alice("approve", "plans/p", cwd=repo)  # without the limit: as ever
     assert done.returncode == 0, done.stderr
+
+
+def test_a_clone_git_reads_as_bare_is_named(repo: Path) -> None:
+    """Round 113 (``core-bare-misdiagnosed``): ``core.bare = true`` in a clone made
+    ``approve`` answer "None is not a git repository" and ``audit`` "not inside a git working
+    tree"; the remedy given puts it right."""
+    _frozen(repo)
+    git(repo, "config", "core.bare", "true")
+    for args in (("approve", "plans/p"), ("audit", "--json")):
+        got = _as_alice(*args, cwd=repo)
+        said = got.stdout + got.stderr
+        assert "as bare (core.bare = true)" in said and "None" not in said, said
+    git(repo, "config", "core.bare", "false")
+    assert _as_alice("approve", "plans/p", cwd=repo).returncode == 0
+
+
+def test_paths_that_are_link_loops_or_fifos_are_named(tmp_path: Path) -> None:
+    """Round 113 (``plan-path-link-loop-internal``, ``convert-path-misdiagnosed``): a plan
+    path that is a loop of symbolic links was an internal error for validate/hash/show/freeze,
+    and ``convert`` of a FIFO or a loop said "no such file"."""
+    (tmp_path / "a").symlink_to("b")
+    (tmp_path / "b").symlink_to("a")
+    os.mkfifo(tmp_path / "f")
+    for command in ("validate", "hash", "show", "freeze", "convert"):
+        got = run_cli(command, "a", cwd=tmp_path)
+        assert got.returncode in (1, 2) and "E_USAGE" in got.stderr, (command, got.stderr)
+        assert "internal error" not in got.stderr and "no such file" not in got.stderr
+    got = run_cli("convert", "f", cwd=tmp_path)
+    assert "E_USAGE: f: a FIFO, not a regular file" in got.stderr, got.stderr
+
+
+def test_too_few_file_descriptors_to_start_git_is_not_no_git(repo: Path) -> None:
+    """Round 113 (``fd-limit-misdiagnosed-as-no-git``): under ``ulimit -n 7`` the answer was
+    "no git executable found on PATH", remedy "install git"."""
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (7, 7))
+
+    got = subprocess.run(
+        [sys.executable, "-m", "controller", "status"],
+        cwd=repo,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=limited,
+    )
+    assert got.returncode == 2, got.stderr
+    assert "E_GIT" in got.stderr and "no git executable" not in got.stderr, got.stderr
+    assert "open-files limit is 7" in got.stderr and "ulimit -n" in got.stderr, got.stderr

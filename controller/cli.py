@@ -309,6 +309,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _refused(exc, as_json)
         if isinstance(exc, OSError):
             return _refused(_os_refusal(exc), as_json)
+        if _out_of_room(exc):  # round 113: "internal error: can't start new thread"
+            from controller.errors import StorageFailed
+
+            return _refused(
+                StorageFailed(
+                    f"out of memory: {type(exc).__name__}: {exc}".rstrip(": "),
+                    remedy="raise the process's memory limit (ulimit -v; systemd MemoryMax=, "
+                    "LimitAS=) or its thread limit (ulimit -u; TasksMax=), then run the "
+                    "command again",
+                ),
+                as_json,
+            )
         if type(exc).__module__ == "sqlite3":  # the state directory's database (round 109)
             from controller.errors import StorageFailed
 
@@ -328,6 +340,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+
+
+def _out_of_room(exc: BaseException) -> bool:
+    """Whether ``exc`` is the process running out of memory or threads, not a bug: a
+    MemoryError, or the RuntimeError CPython raises when no thread can start (its stack
+    cannot be mapped under an address-space limit)."""
+    if isinstance(exc, MemoryError):
+        return True
+    return isinstance(exc, RuntimeError) and str(exc) == "can't start new thread"
 
 
 def _ask(args: argparse.Namespace) -> None:

@@ -64,6 +64,7 @@ class Refs(RepoBase):
                 f"cannot read object {named} ({ref}): git's object store does not hold it",
                 remedy="check the repository (git fsck) and the GIT_* variables set",
             )
+        self._check_readable(ref, result.stderr)
         return None
 
     def branch_head(self, branch: str) -> str | None:
@@ -313,6 +314,28 @@ class Refs(RepoBase):
             f"{shlex.quote(str(path))}",
         )
 
+    def _check_readable(self, ref: str, stderr: bytes) -> None:
+        """E_GIT with git's own words when a quiet read (``-q``: silent for a name that names
+        nothing) failed saying ``fatal:``: git could not read the repository itself (a
+        garbage line in ``packed-refs`` or ``.git/shallow``), and the readers said "HEAD is
+        detached", "no commits to audit" or "is not committed" (round 113,
+        ``bad-shallow-misdiagnosed``; round 112's broken-ref class through ``packed-refs``).
+        One rule for every file git reads to answer: what it said is the cause."""
+        said = [
+            line.removeprefix("fatal:").strip()
+            for line in stderr.decode("utf-8", "replace").splitlines()
+            if line.startswith("fatal:")
+        ]
+        if not said:
+            return
+        raise GitError(
+            f"git cannot read {ref}: {'; '.join(said)[:500]}",
+            path=str(self.path),
+            remedy="repair or remove the line git names (packed-refs, shallow and the refs "
+            f"are files under {self.common_dir}; keep a copy first); `git fsck` then checks "
+            "the rest",
+        )
+
     def _read_ref(self, name: str) -> str | None:
         """A ref's commit from the files (None: absent, symbolic or unusual; ask git)."""
         if (self.common_dir / "reftable").exists():
@@ -353,6 +376,7 @@ class Refs(RepoBase):
         ref = result.stdout.decode("utf-8", "surrogateescape").strip()
         if result.returncode != 0:
             self._check_not_broken("HEAD")  # on a branch whose ref git cannot read
+            self._check_readable("HEAD", result.stderr)
         if result.returncode != 0 or not ref.startswith("refs/heads/"):
             raise GitError(
                 f"{self.path}: HEAD is detached; plangate watches a branch",

@@ -197,3 +197,61 @@ def test_too_few_file_descriptors_to_start_git_is_not_no_git(repo: Path) -> None
     assert got.returncode == 2, got.stderr
     assert "E_GIT" in got.stderr and "no git executable" not in got.stderr, got.stderr
     assert "open-files limit is 7" in got.stderr and "ulimit -n" in got.stderr, got.stderr
+
+
+def test_a_file_git_cannot_parse_is_named_with_gits_words(repo: Path) -> None:
+    """Round 113 (``bad-shallow-misdiagnosed``, and round 112's broken-ref class through
+    ``packed-refs``): a garbage line in ``.git/shallow`` made ``audit`` say "no commits to
+    audit" and ``approve`` "is not committed"; one in ``packed-refs`` made every command say
+    "HEAD is detached; git switch main". Git's own ``fatal:`` is the cause; removing the line
+    it names is the remedy, and the approval then commits."""
+    _frozen(repo)
+    git(repo, "pack-refs", "--all")
+    packed = repo / ".git" / "packed-refs"
+    clean = packed.read_bytes()
+    for where, line, said_by_git in (
+        (packed, b"garbage\n", "unexpected line in .git/packed-refs: garbage"),
+        (repo / ".git" / "shallow", b"not-a-sha\n", "bad shallow line: not-a-sha"),
+    ):
+        before = git(repo, "rev-parse", "HEAD")
+        with open(where, "ab") as out:
+            out.write(line)
+        for args in (("status", "--json"), ("audit", "--json"), ("approve", "plans/p")):
+            got = _as_alice(*args, cwd=repo)
+            said = got.stdout + got.stderr
+            assert got.returncode == 2 and "E_GIT" in said, said
+            assert said_by_git in said, said
+            for false in ("detached", "no commits", "is not committed"):
+                assert false not in said, said
+        if where == packed:
+            packed.write_bytes(clean)
+        else:
+            where.unlink()
+        assert git(repo, "rev-parse", "HEAD") == before  # nothing was committed meanwhile
+    assert _as_alice("approve", "plans/p", cwd=repo).returncode == 0
+
+
+def test_out_of_memory_is_a_coded_refusal_not_an_internal_error(repo: Path) -> None:
+    """Round 113 (``low-memory-internal-error``): under a 40 MB address-space limit no
+    thread can start, and ``approve`` said "internal error: RuntimeError: can't start new
+    thread". It is E_STORAGE naming the limit; nothing is committed."""
+    _frozen(repo)
+    before = git(repo, "rev-parse", "HEAD")
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (40 << 20, 40 << 20))
+
+    got = subprocess.run(
+        [sys.executable, "-m", "controller", "approve", "plans/p"],
+        cwd=repo,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **identity(*ALICE)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=limited,
+    )
+    assert got.returncode == 1, got.stderr  # E_STORAGE
+    assert "internal error" not in got.stderr, got.stderr
+    assert "E_STORAGE" in got.stderr and "out of memory" in got.stderr, got.stderr
+    assert "ulimit -v" in got.stderr, got.stderr
+    assert git(repo, "rev-parse", "HEAD") == before

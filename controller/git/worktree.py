@@ -30,6 +30,40 @@ _EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git hash-object -t t
 _U32 = 0xFFFFFFFF  # the index keeps each stat field's low 32 bits
 
 
+#: The attributes that can hide every line of a file from its review: git's diff (``-diff``,
+#: ``binary``) and the forges' folded "generated" files (:meth:`WorkTree.review_hiding`).
+_REVIEW_ATTRIBUTES = ("binary", "diff", "linguist-generated", "gitlab-generated")
+#: Words a line of an attribute file must hold to hide a file (:func:`_may_hide`).
+_REVIEW_WORDS = re.compile(r"diff|binary|generated")
+
+
+def _may_hide(data: bytes, place: str, path: str) -> bool:
+    """Whether a line of the attribute file ``place`` holding ``data`` may give ``path`` an
+    attribute of :data:`_REVIEW_ATTRIBUTES`. Over-inclusive by design, a "maybe" only costs
+    a ``git check-attr``: any macro definition (``[attr]``, which may set any of them), a
+    quoted pattern, and every pattern ``fnmatch`` matches case-folded (its ``*`` also
+    crosses ``/``). The usual ``*.png binary`` or ``*.sh text eol=lf`` costs no process."""
+    import fnmatch
+
+    folder = place.rpartition("/")[0]
+    rel = path[len(folder) + 1 :] if folder else path
+    for raw in data.decode("utf-8", "replace").splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith(("[attr]", '"')):
+            return True
+        pattern, *rest = re.split(r"[ \t]+", line, maxsplit=1)
+        attributes = rest[0] if rest else ""
+        if not _REVIEW_WORDS.search(attributes):
+            continue
+        pattern = pattern.lower().removeprefix("/")
+        subject = rel if "/" in pattern.rstrip("/") else rel.rpartition("/")[2]
+        if "**" in pattern or fnmatch.fnmatchcase(subject.lower(), pattern):
+            return True
+    return False
+
+
 #: What ``git check-attr`` answers for a path no attribute file names.
 _UNSPECIFIED = {name: "unspecified" for name in conversion.ATTRIBUTES}
 
@@ -100,6 +134,42 @@ class WorkTree(Objects):
                     found.update(self._asked_conversions([path]) or {path: conversion.NONE})
             remembered.update(found)
         return {path: remembered[path] for path in paths}
+
+    def review_hiding(self, commit: str, path: str) -> str | None:
+        """The attribute the ``.gitattributes`` files committed in ``commit`` give ``path``
+        that makes a review show none of its lines, as written there (``-diff``, ``binary``:
+        git's diff says "Binary files differ"; ``linguist-generated``,
+        ``gitlab-generated``: a forge folds the file away), else None (round 113,
+        ``gitattributes-hides-plan-diff``). The commit's own files are asked, never the
+        checkout's (what the reviewer's clone and the forge read): they are put in an
+        index of their own for ``git check-attr --cached`` (git 2.39 has no ``--source``).
+        No process when the commit holds no attribute file on the way to ``path``."""
+        folders = PurePosixPath(path).parts[:-1]
+        places = [
+            "/".join((*folders[:depth], ".gitattributes")) for depth in range(len(folders) + 1)
+        ]
+        found = [
+            (place, sha)
+            for place in places
+            if self.mode_of(commit, place) in ("100644", "100755")
+            and (sha := self.blob_sha(commit, place)) is not None
+        ]
+        if not any(_may_hide(self.blob(sha), place, path) for place, sha in found):
+            return None  # no line can give the path such an attribute: git is not asked
+        entries = "".join(f"100644 {sha}\t{place}\n" for place, sha in found)
+        with tempfile.TemporaryDirectory(prefix="plangate-attributes-") as tmp:
+            env = {"GIT_INDEX_FILE": os.path.join(tmp, "index")}
+            self.run("update-index", "--index-info", input=entries.encode(), env=env)
+            got = self.run("check-attr", "--cached", "-z", *_REVIEW_ATTRIBUTES, "--", path, env=env)
+        values = dict(zip(got.split("\0")[1::3], got.split("\0")[2::3], strict=False))
+        if values.get("binary") == "set":
+            return "binary"
+        if values.get("diff") == "unset":
+            return "-diff"
+        for name in _REVIEW_ATTRIBUTES[2:]:
+            if values.get(name) in ("set", "true"):
+                return name
+        return None
 
     def _asked_conversions(self, paths: Sequence[str]) -> dict[str, conversion.Conversion] | None:
         """``git check-attr`` of ``paths``; None when git refuses the question (a path it

@@ -425,12 +425,38 @@ def _plain_tag(value: str) -> str:
     return str(_YAML.resolver.resolve(ScalarNode, value, (True, False)))
 
 
+#: Characters no review tells from a space, or from nothing, that no reader trims.
+_INVISIBLE = frozenset("\u00ad\u180e\u200b\u200c\u200d\u2060\ufeff")
+
+
+def edge_lookalike(text: str) -> str | None:
+    """The character at an edge of ``text`` that a reader shows as a space (U+00A0, U+2009,
+    U+3000, ...) or as nothing (U+200B, U+00AD, ...) but no ASCII-space trimming removes,
+    else None. A plain YAML or unquoted TOON value or key trims an ASCII space at its edges
+    and keeps these: ``dry_run<U+00A0>: true`` is another key than ``dry_run : true``, which
+    a diff shows alike (round 113, ``space-lookalike-in-source``)."""
+    for char in (text[:1], text[-1:]):
+        if char > "\x7f" and (char.isspace() or char in _INVISIBLE):
+            return char
+    return None
+
+
 def _scalar(event: ScalarEvent, source: str) -> Any:
     if event.anchor or event.tag is not None:
         _check_node(event, source)
     if event.style:  # quoted or block scalars are strings
         return event.value
     value = event.value
+    if value and (value[0] > "\x7f" or value[-1] > "\x7f") and edge_lookalike(value):
+        char = edge_lookalike(value) or ""
+        _refuse(
+            event,
+            source,
+            f"the plain value {value!r} {'begins' if value[0] == char else 'ends'} with "
+            f"U+{ord(char):04X}, which a review shows as a space or as nothing: YAML trims an "
+            "ASCII space there and keeps this one, so it reads as another key or value "
+            "(quote the value to keep the character, or remove it)",
+        )
     tag = _plain_tag(value)
     if tag == STR_TAG:
         return value

@@ -112,6 +112,11 @@ class Deciding(Freezing, Starting):
                 f"a rewrite of {self.branch} erased the controller's commits of this plan "
                 f"({erased}); it is not acted on until they are back on the branch",
             )
+        hidden = (
+            None if verdict.outcome == "refuse" else self._review_hidden(state.file, request.commit)
+        )
+        if hidden is not None:
+            verdict = verdicts.refused(verdict, request, hidden.code, hidden.message)
         record = verdict.record
         if verdict.outcome == "start":
             self._earlier_run_waits(state, request.current_hash)

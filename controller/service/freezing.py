@@ -58,6 +58,10 @@ class Freezing(Committing):
         event = {"name": "freeze"}
         plan_id = str(PurePosixPath(file).parent)
         blocked: list[Problem] = []
+        hidden = self._review_hidden(file, self._head or self.head())
+        if hidden is not None:
+            self.unreadable.report(plan_id, file, self._blob_of(file, adopt), hidden)
+            return
 
         def mutate(text: str) -> str | None:
             loaded = plans.validate_text(text, self.repo.path / file, self.config)
@@ -108,6 +112,26 @@ class Freezing(Committing):
             self.unreadable.report(plan_id, file, self._blob_of(file, adopt), blocked[0])
             return
         self.unreadable.forget(plan_id)
+
+    def _review_hidden(self, file: str, commit: str | None) -> Problem | None:
+        """``E_ATTRIBUTE_UNSUPPORTED`` when the ``.gitattributes`` committed in ``commit``
+        hide every line of ``file`` from a review (``-diff``, ``binary``, a forge's
+        "generated"): such a version is not frozen, and no approval of it counts (round 113,
+        ``gitattributes-hides-plan-diff``: git showed "Binary files differ", the plan was
+        frozen with no note and ran on the approval)."""
+        if commit is None:
+            return None
+        hiding = self.repo.review_hiding(commit, file)
+        if hiding is None:
+            return None
+        return Problem(
+            "E_ATTRIBUTE_UNSUPPORTED",
+            f"the committed .gitattributes give {file} `{hiding}`: git's diff and a forge's "
+            "review show none of its lines, so no approver can read what she would approve",
+            "",
+            None,
+            f"remove `{hiding}` for the plan file from .gitattributes and commit it",
+        )
 
     def _recorded_blocks(self, file: str, data: Any) -> dict[str, Any] | None:
         """The ``execution:``/``approval:`` blocks of ``file`` as this controller's own

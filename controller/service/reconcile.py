@@ -569,9 +569,12 @@ class Controller(Deciding, Outcomes):
         ):
             return None
         blob = state.blob
-        return self.unreadable.judge(
+        found = self.unreadable.judge(
             state.plan_id, state.file, blob, lambda: self.repo.blob(blob) if blob else None
         )
+        if found is None and blob and state.file_status == "pending_approval":
+            return self._review_hidden(state.file, self._head or self.head())
+        return found
 
 
 @contextlib.contextmanager

@@ -526,6 +526,13 @@ def _yml(tag: str, params: str) -> str:
 
 #: id -> PLAN.yml text (or bytes) that `validate` must refuse (exit 1, an E_ code)
 YML_REFUSED: dict[str, Any] = {
+    # a plain key or value with a space lookalike at its edge: PLAN.yml is refused too, one
+    # rule with the converted sources (round 113 fix; these four were `show-escaped` ids, held
+    # by `show` escaping them, while the pull request's diff showed the trimmed twin)
+    "yml-nbsp-key:refused": _yml("sk1", "dry_run\u00a0: true\n"),
+    "yml-thin-key:refused": _yml("sk2", "dry_run\u2009: true\n"),
+    "yml-nbsp-val:refused": _yml("sk3", "path: /srv/app\u00a0\n"),
+    "yml-nbsp-false:refused": _yml("sk8", "dry_run: \u00a0false\n"),
     "yml-utf16le:refused": plan_text("u16").encode("utf-16"),
     "yml-utf16be:refused": b"\xfe\xff" + plan_text("u16b").encode("utf-16-be"),
     "yml-utf32:refused": plan_text("u32").encode("utf-32"),
@@ -563,22 +570,6 @@ YML_REFUSED: dict[str, Any] = {
 
 #: id -> (PLAN.yml text, the `show` text line the reviewer must see)
 YML_SHOWN: dict[str, tuple[str, str]] = {
-    "yml-nbsp-key:show-escaped": (
-        _yml("sk1", "dry_run\u00a0: true\n"),
-        "param dry_run\\xa0 = true",
-    ),
-    "yml-thin-key:show-escaped": (
-        _yml("sk2", "dry_run\u2009: true\n"),
-        "param dry_run\\u2009 = true",
-    ),
-    "yml-nbsp-val:show-escaped": (
-        _yml("sk3", "path: /srv/app\u00a0\n"),
-        'param path = "/srv/app\\xa0"',
-    ),
-    "yml-nbsp-false:show-escaped": (
-        _yml("sk8", "dry_run: \u00a0false\n"),
-        'param dry_run = "\\xa0false"',
-    ),
     "yml-bom-mid:show-escaped": (_yml("sk4", "x: a\ufeffb\n"), "\\ufeff"),
     "yml-quoted-lsep:show-escaped": (_yml("sk5", 'x: "a\u2028b"\n'), "\\u2028"),
     "yml-bom-start:control": ("\ufeff" + _yml("sk6", ""), 'param tag = "sk6"'),
@@ -761,34 +752,12 @@ def _mark(cls: str, what: str) -> Any:
 
 #: fixed the same day (2026-12-05): md-bare-data-rendered, legacy-ref-spaced-opener,
 #: timeout-limit-message-rounded (docs/threat-model.md, "Round 113").
-_SP = _mark(
-    "space-lookalike-in-source",
-    "a non-ASCII space (U+00A0, U+2009, U+3000, U+202F) at the end of an unquoted TOON or YAML key/value is kept where an ASCII space is trimmed: `dry_run<NBSP>: true` converts to another key than the identical-looking `dry_run : true`",
-)
-_NF = _mark(
-    "nonfinite-number-unlocated",
-    "NaN, Infinity and 1e400 in a JSON/markdown/TOON source are refused with Python's or the TOON library's text ('Out of range float values are not JSON compliant') and no location or line, where 1e-400 is named at its place",
-)
-_HL = _mark(
-    "md-prose-markup-kept",
-    "a markdown plan's step heading, title or objective converts into why/name/task as its markdown source (a link's destination and title, emphasis, &shy;, \\*, ~~x~~, an image), which every forge renders as other text (round 110/111's open note on a heading's link, confirmed and wider)",
-)
-
 BROKEN: dict[str, Any] = {}
-for _k in REFUSED:
-    if _k.startswith("sp-"):
-        BROKEN[_k] = _SP
-    elif _k.startswith("nf-") and _k != "nf-json-1e-400:location":
-        BROKEN[_k] = _NF
-for _k in PROSE:
-    BROKEN[_k] = _HL
-_ATTR = _mark(
-    "gitattributes-hides-plan-diff",
-    "the agent's committed .gitattributes marks its PLAN.yml -diff, binary or linguist-generated: `git log -p`/`git diff` show 'Binary files ... differ' (a forge collapses a generated file), and the plan is frozen with no note and runs on the approval",
-)
-for _s in ("d-attr-nodiff", "d-attr-binary", "d-attr-generated", "d-attr-nested"):
-    BROKEN[f"{_s}:noted"] = _ATTR
-BROKEN["d-toon-nbsp:held"] = _SP
+# fixed the next session: space-lookalike-in-source (yamlio.edge_lookalike, in YAML's plain
+# values and TOON), nonfinite-number-unlocated (jsonread.number keeps the text, refused at
+# its place)
+# md-prose-markup-kept: fixed (descriptive text converts as a forge shows it, markdown._prose)
+# gitattributes-hides-plan-diff: fixed (WorkTree.review_hiding: not frozen, no approval counts)
 
 
 @pytest.mark.parametrize("vid", cases(list(REFUSED), list(REFUSED), BROKEN))

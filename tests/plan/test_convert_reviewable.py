@@ -560,17 +560,20 @@ def test_raw_html_in_a_markdown_plan_is_refused_at_its_line(where: str, html: st
 
 
 @pytest.mark.parametrize(
-    "value",
+    ("value", "shown"),
     [
-        "`ls <? ; rm ?>`",  # a code span shows its text
-        "ls \\<? x ?>",  # an escaped `<` is text
-        "<https://example.com/a?b> <ok@example.com>",  # autolinks show as links
-        "$<inputs.to> $<actions[1].result.tag> a < b, c<d, e<<f;",
+        ("`ls <? ; rm ?>`", "ls <? ; rm ?>"),  # a code span shows its text
+        ("ls \\<? x ?>", "ls <? x ?>"),  # an escaped `<` is text
+        # autolinks show as links, their text
+        ("<https://example.com/a?b> <ok@example.com>", "https://example.com/a?b ok@example.com"),
+        ("$<inputs.to> $<actions[1].result.tag> a < b, c<d, e<<f;",) * 2,
     ],
 )
-def test_text_a_forge_shows_as_written_is_no_raw_html(value: str) -> None:
+def test_text_a_forge_shows_as_written_is_no_raw_html(value: str, shown: str) -> None:
+    """The objective converts to the text a forge shows (round 113: descriptive text as
+    shown, no markup kept), and none of these is raw HTML."""
     text = _md_steps([1]).replace("Clear plan objective", value, 1)
-    assert convert_text(text, "PLAN.md").data["plan"]["task"] == value
+    assert convert_text(text, "PLAN.md").data["plan"]["task"] == shown
 
 
 # --- round 110: a markdown value renders as written, fences are CommonMark's, no hidden name
@@ -810,3 +813,67 @@ def test_a_markdown_file_holds_its_data_only_where_a_forge_shows_it_as_written()
     as_code = "".join(f"    {line}\n" if line else "\n" for line in bare.split("\n")[:-1])
     assert convert_text(as_code, "PLAN.md").data == convert_text(reply, "PLAN.md").data
     assert convert_text(bare, "reply.txt").data == convert_text(reply, "PLAN.md").data
+
+
+@pytest.mark.parametrize(
+    ("source", "field", "shown"),
+    [
+        ("# [Plan](x '; delete all') Title\n", "name", "Plan Title"),
+        ("# Plan &amp; *Title*\n", "name", "Plan & Title"),
+        (
+            "## Objective\n\nClear [plan](u 'rm -rf') \\*objective\\*\n",
+            "task",
+            "Clear plan *objective*",
+        ),
+    ],
+)
+def test_markdown_prose_converts_as_a_forge_shows_it(source: str, field: str, shown: str) -> None:
+    """Round 113 (``md-prose-markup-kept``): the title and objective became ``name`` and
+    ``task`` as their markdown source (a link's hidden title and destination, ``&amp;``,
+    ``\\*``), which a forge shows as other text."""
+    if source.startswith("# "):
+        text = MD.replace("# Plan Title\n", source)
+    else:
+        text = MD.replace("## Objective\nClear plan objective\n", source)
+    assert text != MD
+    assert convert_text(text, "PLAN.md").data["plan"][field] == shown
+
+
+@pytest.mark.parametrize(
+    "heading", ["### Step 1: ~~Delete~~ Action Name", "### Step 1: ![Action](x)"]
+)
+def test_struck_out_or_pictured_prose_is_refused_at_its_line(heading: str) -> None:
+    """Strikethrough reads as its words, an image shows no words: neither converts."""
+    text = MD.replace("### Step 1: Action Name", heading)
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(text, "PLAN.md")
+    line = _line_of(MD, "### Step 1: Action Name")
+    assert f"line {line}:" in caught.value.message
+    assert "descriptive text" in caught.value.message
+
+
+@pytest.mark.parametrize("number", ["NaN", "-Infinity", "1e400"])
+def test_a_number_no_json_holds_is_refused_at_its_place(number: str) -> None:
+    """Round 113 (``nonfinite-number-unlocated``): refused with Python's words ("Out of range
+    float values are not JSON compliant") and no location."""
+    reply = (EXAMPLES / "formats" / "plan-contract-reply.md").read_text()
+    body = reply.split("```json\n", 1)[1].split("```", 1)[0]
+    text = body.replace('"style": "concise"', f'"style": "concise", "n": {number}')
+    assert text != body
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(text, "PLAN.json")
+    assert f"the number {number} is not finite" in caught.value.message
+    assert "not JSON compliant" not in caught.value.message
+    assert "steps[1].args.n" in caught.value.message
+
+
+@pytest.mark.parametrize("char", ["\u00a0", "\u2009", "\u3000", "\u202f", "\u200b"])
+def test_a_space_lookalike_at_an_unquoted_toon_edge_is_refused(char: str) -> None:
+    """Round 113 (``space-lookalike-in-source``): TOON trims an ASCII space at an unquoted
+    value's edge and kept these: ``error_recovery: <NBSP>true`` was the string."""
+    text = TOON.replace("error_recovery: true", f"error_recovery: {char}true")
+    assert text != TOON
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(text, "PLAN.toon")
+    assert f"U+{ord(char):04X}" in caught.value.message
+    assert "workflow_config.error_recovery" in caught.value.message

@@ -327,3 +327,27 @@ def test_a_number_too_long_to_read_is_refused_at_its_line(where: str) -> None:
     assert caught.value.message.startswith(f"f.yml:{line}: the number 1000")
     assert "set_int_max_str_digits" not in caught.value.message
     assert "quote the value" in (caught.value.remedy or "")
+
+
+@pytest.mark.parametrize("char", ["\u00a0", "\u2009", "\u3000", "\u202f", "\u200b", "\ufeff"])
+@pytest.mark.parametrize("where", ["key", "value-end", "value-start", "flow"])
+def test_a_plain_scalar_with_a_space_lookalike_at_its_edge_is_refused(
+    char: str, where: str
+) -> None:
+    """Round 113 (``space-lookalike-in-source``): YAML trims an ASCII space at a plain
+    scalar's edge and keeps these, so ``dry_run<U+00A0>: true`` was another key than the
+    ``dry_run : true`` a diff shows. Quoted, the character is kept as written."""
+    text = {
+        "key": f"a: 1\ndry_run{char}: true\n",
+        "value-end": f"a: 1\npath: /srv/app{char}\n",
+        "value-start": f"a: 1\ndry_run: {char}false\n",
+        "flow": f"a: 1\no: {{dry_run: {char}false}}\n",
+    }[where]
+    with pytest.raises(YamlParseError) as caught:
+        yamlio.read_yaml(text, "PLAN.yml")
+    assert caught.value.line == 2
+    assert f"U+{ord(char):04X}" in str(caught.value) and "quote the value" in str(caught.value)
+    quoted = yamlio.read_yaml(f'a: 1\n"dry_run{char}": "{char}false"\n', "PLAN.yml").data
+    assert quoted == {"a": 1, f"dry_run{char}": f"{char}false"}
+    inside = yamlio.read_yaml(f"a: 1\nb: x{char}y\n", "PLAN.yml").data  # not at an edge
+    assert inside == {"a": 1, "b": f"x{char}y"}

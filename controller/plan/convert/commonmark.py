@@ -112,6 +112,31 @@ def rendered_otherwise(text: str, env: dict[str, Any] | None = None) -> str | No
     return "markdown that renders as other text"
 
 
+#: Constructs whose text reads otherwise than the forge shows it: struck-out words read as
+#: words, an image shows no text (its alt is a tooltip), raw HTML is refused by its own rule.
+_NOT_TEXT = {"s_open": "strikethrough", "image": "an image", "html_inline": "raw HTML"}
+
+
+def shown_text(text: str, env: dict[str, Any] | None = None) -> tuple[str, str | None]:
+    """The plain text a forge shows for ``text`` read as one paragraph's inline content
+    (descriptive text: a title, an objective, a step's heading): emphasis and links shown
+    as their words, escapes and character references as the characters they stand for, a
+    code span as its content. Second: the first construct whose words read otherwise than
+    they show (strikethrough, an image, raw HTML), named; the text is then not to be used."""
+    tokens = _parser().parseInline(text, dict(env or {}))
+    children = (tokens[0].children or []) if tokens else []
+    out: list[str] = []
+    for token in children:
+        if token.type in _NOT_TEXT:
+            name = _NOT_TEXT[token.type]
+            return "", f"{name} `{token.markup}`" if token.markup else name
+        if token.type in ("text", "text_special", "code_inline"):
+            out.append(token.content)
+        elif token.type in ("softbreak", "hardbreak"):
+            out.append("\n")
+    return "".join(out).strip(), None
+
+
 def _construct(token: Token) -> str | None:
     """The name of ``token`` when it renders as other text than its source, else None."""
     if token.type == "text_special" and token.content != token.markup:

@@ -18,6 +18,7 @@ problem of a source is reported at once, each at its location.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,13 +31,16 @@ from controller.plan.yamlio import InexactFloat
 Loc = tuple[str | int, ...]
 REPEATED_REMEDY = "say each field once: which of the values is meant is not clear"
 INEXACT_REMEDY = "quote the number to make it a string, or write it with fewer digits"
+NONFINITE_REMEDY = "write a finite number, or quote it to make it a string"
 
 
 def number(text: str) -> float:
     """A JSON/TOON number with a fraction or exponent, kept with its text when no double
-    holds it exactly (refused later, at its location)."""
+    holds it exactly or it is not finite (``1e400``; ``NaN`` and ``Infinity`` through
+    :func:`read`'s ``parse_constant``): refused later, at its location (round 113,
+    ``nonfinite-number-unlocated``: they were refused with Python's words and no place)."""
     value = float(text)
-    if not exact_double(text, value):
+    if not math.isfinite(value) or not exact_double(text, value):
         return InexactFloat(value, text)
     return value
 
@@ -73,7 +77,7 @@ def read(text: str, *, whole: bool = True) -> JsonRead:
             found[name] = item
         return found
 
-    decoder = json.JSONDecoder(object_pairs_hook=members, parse_float=number)
+    decoder = json.JSONDecoder(object_pairs_hook=members, parse_float=number, parse_constant=number)
     if whole:
         value = decoder.decode(text)
         end = len(text)
@@ -90,7 +94,16 @@ def value_problems(
     stack: list[tuple[Any, Loc]] = [(value, loc)]
     while stack:
         item, where = stack.pop()
-        if isinstance(item, InexactFloat):
+        if isinstance(item, InexactFloat) and not math.isfinite(item):
+            yield Problem(
+                "E_SCHEMA_INVALID",
+                f"the number {item.written} is not finite: JSON data holds no NaN or "
+                "infinity, and no tool could be given it",
+                format_path(where),
+                line,
+                NONFINITE_REMEDY,
+            )
+        elif isinstance(item, InexactFloat):
             yield Problem(
                 "E_SCHEMA_INVALID", item.refusal(), format_path(where), line, INEXACT_REMEDY
             )

@@ -37,6 +37,8 @@ _AUTOLINK = re.compile(
 _PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 #: The fields whose values name a step or task: compared with each other as written.
 _ID_FIELDS = {"id", "task_id", "steps", "dependencies"}
+#: The fields of a record that are descriptive text, kept as a forge shows them (:func:`_prose`).
+_PROSE_FIELDS = {"description", "title", "name"}
 TASK_FIELDS = {
     "id": "id",
     "description": "description",
@@ -93,9 +95,9 @@ def parse(text: str, ctx: Ctx) -> dict[str, Any]:
             continue
         seen[said] = line
         if level == 1:
-            data["metadata"]["title"] = title
+            data["metadata"]["title"] = _prose(title, ("title",), line, doc, ctx)
         elif key == "objective":
-            data["metadata"]["objective"] = _paragraph(body)
+            data["metadata"]["objective"] = _prose(_paragraph(body), (key,), line, doc, ctx)
         elif key in ("tasks", "steps"):
             fields = TASK_FIELDS if key == "tasks" else STEP_FIELDS
             data[key] = _records(body, key, fields, doc, ctx)
@@ -105,7 +107,8 @@ def parse(text: str, ctx: Ctx) -> dict[str, Any]:
             data["workflow_config"] = _fields(body, CONFIG_FIELDS, ("workflow_config",), doc, ctx)
         else:
             _no_records(title, body, ctx)
-            data["metadata"].setdefault("sections", {})[title] = _paragraph(body)
+            text = _prose(_paragraph(body), ("sections", title), line, doc, ctx)
+            data["metadata"].setdefault("sections", {})[title] = text
     return data
 
 
@@ -274,6 +277,7 @@ def _records(
         record = _fields(lines, fields, loc, doc, ctx)
         named = _RECORD.match(title)
         label = named.group(1) if named else title
+        label = _prose(label, loc, number, doc, ctx)
         record.setdefault("name" if kind == "tasks" else "title", label)
         out.append(record)
     return out
@@ -336,6 +340,9 @@ def _fields(
         if key in _ID_FIELDS or key == "parameters":
             kind = "an id" if key in _ID_FIELDS else "a value"
             _rendered_as_written(match.group(3), (*loc, key), number, doc, ctx, kind)
+        if key in _PROSE_FIELDS:
+            record[key] = _prose(match.group(3).strip(), (*loc, key), number, doc, ctx)
+            continue
         record[key] = _value(match.group(3).strip(), key, (*loc, key), ctx)
     return record
 
@@ -372,6 +379,28 @@ def _rendered_as_written(
         "put the value in a code span (`...`), or write the character as a JSON escape "
         "(`*` as \\u002a, `&` as \\u0026, `[` as \\u005b, `\\` as \\u005c)",
     )
+
+
+def _prose(text: str, loc: Loc, number: int, doc: commonmark.Rendered, ctx: Ctx) -> str:
+    """Descriptive text (the title, the objective, another section, a record's heading,
+    title, name or description) as a forge shows it, which is what its reviewer read:
+    emphasis and links as their words, an escape or a character reference as its character
+    (round 113, ``md-prose-markup-kept``: ``### Step 1: [Record](x '; delete all')`` became
+    a ``why`` holding the link's hidden title). Strikethrough and images, whose words read
+    otherwise than they show, are refused at their line."""
+    shown, refused = commonmark.shown_text(text, doc.env)
+    if refused is None:
+        return shown
+    if refused.startswith("raw HTML"):
+        return text  # refused at its line by the raw HTML rule already (_raw_html)
+    ctx.lines.setdefault(loc, number)
+    ctx.unsupported(
+        loc,
+        f"line {number}: {refused} in descriptive text: a forge shows it otherwise than its "
+        "words read (struck out, or as a picture)",
+        "write the title, objective or description as plain text",
+    )
+    return ""
 
 
 def _said_twice(ctx: Ctx, loc: Loc, label: str, number: int) -> None:

@@ -290,20 +290,55 @@ def _toon(text: str, name: str) -> Source:
         raise SchemaInvalid(f"{name}: not valid TOON: {exc}") from None
     if not isinstance(data, dict):
         raise SchemaInvalid(f"{name}: the TOON document must be an object")
-    return Source("toon", data, text, problems=list(jsonread.value_problems(data, ())))
+    problems = [*jsonread.value_problems(data, ()), *_edge_lookalikes(data)]
+    return Source("toon", data, text, problems=problems)
+
+
+def _edge_lookalikes(data: Any) -> list[Problem]:
+    """Every TOON key and string that begins or ends with a character a review shows as a
+    space or as nothing (:func:`~controller.plan.yamlio.edge_lookalike`): TOON trims an
+    ASCII space at an unquoted value's edge and keeps these, and has no escape to write one
+    visibly (round 113, ``space-lookalike-in-source``)."""
+    from controller.plan.refs import format_path
+    from controller.plan.yamlio import edge_lookalike
+
+    found: list[Problem] = []
+    stack: list[tuple[Any, tuple[str | int, ...]]] = [(data, ())]
+    while stack:
+        item, where = stack.pop()
+        texts: list[tuple[str, tuple[str | int, ...]]] = []
+        if isinstance(item, dict):
+            texts = [(key, (*where, key)) for key in item if isinstance(key, str)]
+            stack.extend((child, (*where, key)) for key, child in item.items())
+        elif isinstance(item, list):
+            stack.extend((child, (*where, i)) for i, child in enumerate(item))
+        elif isinstance(item, str):
+            texts = [(item, where)]
+        for text, at in texts:
+            char = edge_lookalike(text)
+            if char is not None:
+                found.append(
+                    Problem(
+                        "E_SCHEMA_INVALID",
+                        f"{text!r} begins or ends with U+{ord(char):04X}, which a review "
+                        "shows as a space or as nothing: TOON trims an ASCII space there and "
+                        "keeps this one, so it reads as another key or value",
+                        format_path(at),
+                        None,
+                        "remove the character, or write the plan as JSON or PLAN.yml with "
+                        f"the escape \\u{ord(char):04x}",
+                    )
+                )
+    return found
 
 
 def _toon_number(token: str) -> float:
-    """TOON's number rules (out of range refused, ``-0`` is 0) with the exactness hook."""
+    """TOON's number rules (``-0`` is 0) with the exactness hook, which keeps a number out
+    of range (``1e400``) with its text, refused at its location."""
     value = jsonread.number(token)
-    if value in (_INF, -_INF):
-        raise ValueError(f"Number {token} is out of range")
     if value == 0 and not isinstance(value, InexactFloat):
         return 0.0  # -0 decodes to 0 (TOON §4)
     return value
-
-
-_INF = float("inf")
 
 
 def _quote(text: str, limit: int = 60) -> str:

@@ -65,6 +65,7 @@ from controller.git.history import (
 )
 from controller.git.prefetch import _Prefetcher
 from controller.git.records import (
+    CLOSES_START,
     EVENT_STATUS,
     RUN_START,
     PlanEvent,
@@ -400,7 +401,17 @@ class Auditor:
                 and (before.abort_requested or before.status == "aborted")
             ):
                 return  # the controller records an abort of a plan withdrawn before it ran
-            self.flag(event, "outcome-without-start", f"{verb} without a start commit")
+            index = self.index
+            if index is not None and index.closes_start(self.repo, event.commit, event.plan_id):
+                return  # closes a run whose start stands beside the line (round 112)
+            start = said.trailers.get(CLOSES_START, "")
+            erased = (
+                f" (it closes the run started by {start[:12]}, which this history does not "
+                "hold: erased by a rewrite)"
+                if start
+                else ""
+            )
+            self.flag(event, "outcome-without-start", f"{verb} without a start commit{erased}")
             return
         execution.outcome = verb
         execution.outcome_commit = event.commit.sha

@@ -25,7 +25,7 @@ from typing import Any
 from controller.approval import approvals
 from controller.approval.approvals import Transition
 from controller.display import visible
-from controller.errors import BlobTooLarge
+from controller.errors import BlobTooLarge, PlangateError
 from controller.git.gitrepo import CommitRecord, FileChange, GitRepo
 from controller.git.indexstore import IndexStore
 from controller.git.ownrecord import EXECUTION_EVENTS, other_name
@@ -49,6 +49,7 @@ from controller.git.planstate import (
     version_key,
 )
 from controller.git.records import (
+    CLOSES_START,
     EVENT_TRAILER,
     RUN_START,
     PlanEvent,
@@ -415,7 +416,7 @@ class Lifecycle(IndexStore):
         if by_controller and sink:  # round 44: a run recorded with no file of its folder
             for plan_id in sorted(self._run_starts(record) - recorded):
                 self._run_record(record, plan_id, sink)
-        if not by_controller and record.author.email.lower() == self.controller_email:
+        if not by_controller and _controller_made_by_name(record, self.controller_email):
             self._named_by_another(record)
         for plan_id, writers in self._same_content.items():  # its content's earlier holders
             carried[plan_id] = carried.get(plan_id, set()) | writers
@@ -763,8 +764,9 @@ class Lifecycle(IndexStore):
         return found
 
     def _named_by_another(self, record: CommitRecord) -> None:
-        """A commit under the controller's name that it did not make (by its record: a
-        rebuilt host's, another controller's, a forgery) naming run events of plans in its
+        """A commit under the controller's name, author and committer, that it did not make
+        (by its record: a rebuilt host's, another controller's, a forgery) naming run events
+        of plans in its
         message, whatever files it changes (an empty one changes none, and the plan's last
         commit stays the start): noted on each plan it names until this controller starts
         the plan again, for the take-over check (round 51; Committing._taken_over)."""
@@ -2347,8 +2349,33 @@ class Lifecycle(IndexStore):
                 # file since (a removal and its revert), or an abort request made while it
                 # ran (round 42's o-abort), ends no run (round 66's lookalike fix)
             if plan not in recorded and unmatched_event(event, status, asked):
-                found.append(f"{event} {plan}")
+                if repo is not None and self.closes_start(repo, record, plan) is not None:
+                    continue  # it closes a run whose start stands beside the line
+                found.append(f"{event} {plan}{_closed_elsewhere(record, plan)}")
         return found
+
+    def closes_start(self, repo: GitRepo, record: CommitRecord, plan: str) -> str | None:
+        """The start a controller ``fail`` of ``plan`` closes (its ``Closes-Start:``), when
+        that commit is reachable from it and is the controller's start of the plan by git
+        alone (author and committer the controller, sealed, ``plangate: start <plan>``): a
+        run whose start came back beside the branch's line (behind a merge's second parent,
+        round 111) has its cause there (round 112, ``merged-back-fail-unexplained``: the
+        fresh-clone audit flagged the controller's own closing ``fail``). None otherwise:
+        a start erased for good (the branch holds only a person's copies of it) is in the
+        controller's record alone (``audit --config``), not in git."""
+        said = plan_event(record, plan)
+        start = said.trailers.get(CLOSES_START, "") if said is not None else ""
+        if not said or said.verb != "fail" or not re.fullmatch("[0-9a-f]{40}", start):
+            return None
+        if start == record.sha or not repo.is_ancestor(start, record.sha):
+            return None  # absent from this history (or not behind it): no cause here
+        try:
+            found = repo.commit(start)
+        except PlangateError:
+            return None
+        if not _controller_made_by_name(found, self.controller_email) or not _sealed(found):
+            return None
+        return start if record_events(found).get(plan) == "start" else None
 
     def _refused_back(
         self, repo: GitRepo | None, record: CommitRecord, plan: str, state: PlanState | None
@@ -5756,4 +5783,31 @@ def _copied_withdrawal(who: str, status: str, sha: str, original: str, where: st
         f"E_APPROVAL_REPLAYED: {who} set status {status} in {sha[:12]}{where}, a commit that "
         f"re-creates {original[:12]} (same author, time and subject, carried by another hand "
         "than the one that put it on the branch): not a withdrawal of this plan; ignored"
+    )
+
+
+def _controller_made_by_name(record: CommitRecord, controller_email: str) -> bool:
+    """Does ``record`` name the controller as both author and committer, as every commit a
+    controller makes does? A copy a person made of one (``cherry-pick``, a rebase, ``am``)
+    keeps the author and names her as committer: a person's commit (round 58), never
+    another controller's run event (round 112, ``pick-restored-start-stranded``: the copies
+    of an erased start read as another controller's run, and the plan waited for good)."""
+    return (
+        record.author.email.lower() == controller_email
+        and record.committer.email.lower() == controller_email
+    )
+
+
+def _closed_elsewhere(record: CommitRecord, plan: str) -> str:
+    """What git alone can say of a ``fail`` naming a start it cannot find: the start was
+    erased by a rewrite (the branch may hold a person's copies of it, round 112), and only
+    the controller's record of its commits (``audit --config``) holds it."""
+    said = plan_event(record, plan)
+    start = said.trailers.get(CLOSES_START, "") if said is not None else ""
+    if not start:
+        return ""
+    return (
+        f" (it closes the run started by {start[:12]}, which this history does not hold: "
+        "erased by a rewrite; the controller's record of its commits holds it, "
+        "`plangate audit --config`)"
     )

@@ -121,6 +121,10 @@ EVENT_TRAILER = "Plan-Event"
 #: On an outcome commit that records a run without writing its plan file (the run's path
 #: holds another plan since, round 42): the run's start commit. ``audit`` and scans read it.
 RUN_START = "Run-Start"
+#: On the ``fail`` that closes a held run whose erased commits came back in a form the
+#: controller did not make (a merge's second parent, a person's copies; rounds 111-112):
+#: the run's own start commit, which explains the outcome where it is reachable.
+CLOSES_START = "Closes-Start"
 #: Trailers of a batched commit that belong to every plan in it, not to the group before
 #: (``Controller-Seal:``, the last: controller.service.statedir.CommitSeal).
 SHARED_TRAILERS = ("Controller", "Controller-Seal")

@@ -73,6 +73,10 @@ REFUSED_RETRY_PASSES = 100
 RAN_STATUSES = frozenset({"executing", "completed", "failed", "awaiting_approval"})
 
 
+#: How a held run's erased commits came back (:attr:`ControllerCore._merged_back`).
+MERGED, COPIED = "merge", "copies"
+
+
 @dataclass
 class Job:
     """An approved plan whose start commit is on the branch (pushed, in remote mode)."""
@@ -188,10 +192,12 @@ class ControllerCore:
         #: was refused (the plan is offered again only once the file changes).
         self._refused_files: dict[str, tuple[int, int, int] | None] = {}
         self._waiting: dict[str, str] = {}
-        #: Held plans whose erased commits came back only beside the branch's line (a merge's
-        #: second parent): plan id -> those commits; the pass closes their run
-        #: (:meth:`~controller.service.starting.Starting._close_merged_back`, round 111).
-        self._merged_back: dict[str, list[str]] = {}
+        #: Held plans whose erased commits came back in a form the controller did not make:
+        #: beside the branch's line (a merge's second parent, round 111) or as copies on it
+        #: (a cherry-pick, a rebase, ``git am``; round 112): plan id -> (those commits, how);
+        #: the pass closes their run
+        #: (:meth:`~controller.service.starting.Starting._close_merged_back`).
+        self._merged_back: dict[str, tuple[list[str], str]] = {}
         #: Commits under its name that end with a seal copied from one of its own (replays).
         self._seal_copies: dict[str, bool] = {}
         #: A first start's sealed commits reachable from the head (:meth:`_sealed_reachable`).
@@ -945,12 +951,25 @@ class ControllerCore:
             elif all(self.repo.is_ancestor(sha, self._head) for sha in shas):
                 aside = [sha for sha in shas if not self._on_line(sha, self._head)]
                 if aside:  # back through a merge: the scan never reads them (round 111)
-                    self._merged_back[plan_id] = aside
+                    self._merged_back[plan_id] = (aside, MERGED)
                     continue
                 done.append(plan_id)
                 self.log.info("hold_released", plan=plan_id, reason="its commits are back")
+            elif self._copied_back(plan_id, shas):
+                self._merged_back[plan_id] = (shas, COPIED)
         if done:
             self.holds.release(done)
+
+    def _copied_back(self, plan_id: str, shas: list[str]) -> bool:
+        """Are a held plan's erased commits back as copies (round 112,
+        ``pick-restored-start-stranded``): the plan file on the branch holds the very bytes
+        one of them wrote, while they are not on it themselves? A ``git cherry-pick``, a
+        rebase or ``git am`` of them makes such copies: a person's commits (round 58), never
+        the controller's start or pause, which the index reads as a run nobody here made."""
+        state = self.index.plans.get(plan_id)
+        if state is None or not state.file or not state.blob:
+            return False
+        return any(self.repo.blob_sha(sha, state.file) == state.blob for sha in shas)
 
     def _on_line(self, sha: str, head: str) -> bool:
         """Is ``sha`` on the branch's line, the first parents from ``head`` (which the history

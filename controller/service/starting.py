@@ -19,10 +19,12 @@ from controller.git.gitrepo import CommitRecord
 from controller.git.history import LOG_NAME, PlanState
 from controller.git.ownrecord import Recorded
 from controller.git.planstate import unsafe
+from controller.git.records import CLOSES_START
 from controller.plan import plans
 from controller.plan.plans import PLAN_FILES
 from controller.service.committing import RUN_EVENTS, Committing, _set_approval
 from controller.service.core import (
+    MERGED,
     OUTCOME_EVENTS,
     Job,
     _events,
@@ -162,7 +164,7 @@ class Starting(Committing):
         outcome is on the branch, and a resume approval goes on from its journal (a paused
         run pauses at its gate again), or an abort ends it. A reset back to the erased tip
         instead restores the run where it was."""
-        for plan_id, shas in sorted(self._merged_back.items()):
+        for plan_id, (shas, how) in sorted(self._merged_back.items()):
             state = self.index.plans.get(plan_id)
             if state is None or not state.file or state.ambiguous or unsafe(state):
                 continue
@@ -170,13 +172,20 @@ class Starting(Committing):
                 self.holds.release([plan_id])
                 self.log.info("hold_released", plan=plan_id, reason="its commits are back")
                 continue
+            came = (
+                "only through a merge, beside the branch's line"
+                if how == MERGED
+                else "as copies the controller did not make (a cherry-pick, rebase or am: "
+                "a person's commits, never its start or pause)"
+            )
             message = (
                 f"the controller's commits of this run ({', '.join(s[:12] for s in shas)}) are "
-                f"back on {self.branch} only through a merge, beside the branch's line: the run "
-                "is closed here; approve a resume to go on from where it stopped, or abort it"
+                f"back on {self.branch} {came}: the run is closed here; approve a resume to go "
+                "on from where it stopped, or abort it"
             )
-            self.log.warning("run_closed_merged_back", plan=plan_id, commits=shas)
+            self.log.warning("run_closed_merged_back", plan=plan_id, commits=shas, how=how)
             try:
+                start = self._run_start_among(plan_id, shas)
                 self._commit_plan(
                     state.file,
                     "fail",
@@ -184,6 +193,7 @@ class Starting(Committing):
                     state.hash,
                     f"E_HISTORY_REWRITTEN: {message}",
                     after=self._release_hold_of(plan_id),
+                    trailers={CLOSES_START: start} if start else None,
                 )
             except _Wait as wait:  # a person's uncommitted edit of the file: it waits, held
                 self._wait(plan_id, str(wait))
@@ -192,6 +202,16 @@ class Starting(Committing):
             except PlangateError as exc:
                 self._wait(plan_id, f"cannot write {state.file}: {exc}")
         self._merged_back = {}
+
+    def _run_start_among(self, plan_id: str, shas: list[str]) -> str | None:
+        """The last start of ``plan_id`` among the controller's commits ``shas``: the run the
+        closing ``fail`` names in ``Closes-Start:`` (the audit's cause for it)."""
+        from controller.git.ownrecord import commit_records
+
+        starts = [r.sha for r in commit_records(self._git_or_none, shas)
+                  if _events(r).get(plan_id) == "start"]  # fmt: skip
+        order = {sha: i for i, sha in enumerate(shas)}
+        return max(starts, key=lambda sha: order[sha]) if starts else None
 
     def _open_run_among(self, plan_id: str, shas: list[str]) -> bool:
         """Do the controller's commits ``shas`` (oldest first) hold a run of ``plan_id`` that

@@ -46,6 +46,13 @@ Seen (round 112, 98 ids, ~45-65 s wall): 5 broke (2 classes, strict xfails), 93 
   outcome": the start stands behind the merge's second parent). Property: a fresh-clone audit
   agrees with what ran.
 
+Fixed (2026-12-05, afternoon): both classes. The copies are closed like the merge
+(``plangate: fail`` E_HISTORY_REWRITTEN, hold released, resume from the journal); the
+closing ``fail`` names its start (``Closes-Start:``). Two expectations changed with the fix:
+``cp`` settles as Bob (Alice committed the copies, files in the plan's folder, and is its
+writer: her resume is ``E_SELF_APPROVAL``), and its fresh-clone audit keeps one honest
+``controller-unexplained`` finding naming the erased start (git alone cannot prove it).
+
 Held: the erased start put back by ``git reset --hard <erased tip>`` (``rh``: gate approved,
 completed, once each, audit clean); the start reverted, amended or followed by the agent's
 forged ``complete`` mid-run, the
@@ -273,15 +280,16 @@ def _row(lab: Lab, x: str) -> dict[str, Any]:
     return _rowsafe(lab).get(f"plans/{x}", {})
 
 
-def _settle(lab: Lab, x: str, tries: int = 3) -> None:
-    """Alice approves (a gate or a resume) while the plan waits for a person, then passes."""
+def _settle(lab: Lab, x: str, tries: int = 3, who: tuple[str, str] = ALICE) -> None:
+    """Alice (or ``who``) approves (a gate or a resume) while the plan waits for a person,
+    then passes."""
     for i in range(tries):
         st = _row(lab, x).get("status")
         lab.seen[f"{x}:settle{i}"] = st  # type: ignore[attr-defined]
         if st not in ("awaiting_approval", "failed"):
             return
         lab.seen.setdefault(f"{x}:resumed", []).append(st)  # type: ignore[attr-defined]
-        _approve(lab, x)
+        _approve(lab, x, who=who)
         _once(lab, f"{x}-settle{i}")
         _once(lab, f"{x}-settle{i}b")
 
@@ -315,7 +323,10 @@ def _erase_restore(lab: Lab, x: str, how: str) -> None:
     _once(lab, f"{x}-restored2")
     seen[f"{x}:row_restored"] = _row(lab, x)
     seen[f"{x}:log_restored"] = lab.git("log", "-8", "--format=%h %an %s")
-    _settle(lab, x)
+    # round 112 fix: Alice committed the copies, files in the plan's folder (its
+    # EXECUTION_LOG.md), so she is the plan's writer and her resume is refused
+    # E_SELF_APPROVAL (round 11's folder rule); Bob, another approver, resumes it
+    _settle(lab, x, who=BOB if how == "pick" else ALICE)
 
 
 def _build(root: Path) -> Lab:
@@ -475,12 +486,7 @@ FINAL = {
     "uf": ("completed",),
     "uk": ("completed",),
 }
-PICK = xfail112(
-    "pick-restored-start-stranded",
-    "an erased start and pause put back by git cherry-pick: Alice's gate approval never goes on "
-    "(the copy read as another controller's start), no outcome committed",
-)
-FINAL_BROKEN: dict[str, Any] = {"cp": PICK}
+FINAL_BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("x", cases(list(FINAL), list(FINAL), FINAL_BROKEN))
@@ -499,7 +505,7 @@ def test_two_level_nest_invalid(L: dict[str, Any]) -> None:
     assert L["rows"].get("plans/nn", {}).get("status") == "invalid", L["rows"].get("plans/nn")
 
 
-@pytest.mark.parametrize("x", cases(["cp", "mr", "rh"], ["cp", "mr", "rh"], {"cp": PICK}))
+@pytest.mark.parametrize("x", cases(["cp", "mr", "rh"], ["cp", "mr", "rh"], {}))
 def test_restored_run_closed_by_controller(L: dict[str, Any], x: str) -> None:
     """After the erased start is put back, git history records the run's end: a controller
     outcome commit (complete, fail, abort) of the plan after the restore."""
@@ -513,7 +519,7 @@ def test_restored_run_closed_by_controller(L: dict[str, Any], x: str) -> None:
 ALLRAN = ["rv", "am", "pe", "fc", "cr", "rc", "cp", "mr", "rh", "fu", "uf", "uk"]
 
 
-@pytest.mark.parametrize("x", cases(ALLRAN, ALLRAN, {"cp": PICK}))
+@pytest.mark.parametrize("x", cases(ALLRAN, ALLRAN, {}))
 def test_all_ran_once(L: dict[str, Any], x: str) -> None:
     """The approved plan ran whole: every frozen action exactly once."""
     got = [_called(L, t) for t in _tags(x)]
@@ -560,26 +566,24 @@ def test_many_audit(L: dict[str, Any]) -> None:
 AUDITED = [x for x in ALL if x not in ("ab", "pa", "nn")]
 
 
-@pytest.mark.parametrize("x", cases(AUDITED, AUDITED, {"cp": PICK}))
+@pytest.mark.parametrize("x", cases(AUDITED, AUDITED, {}))
 def test_audit_valid(L: dict[str, Any], x: str) -> None:
     """The fresh-clone audit calls the plan's run valid (the run rests on a valid approval)."""
     assert f"plans/{x}" in L["audit"]["valid"], (L["audit"]["err"], L["audit"]["rc"])
 
 
-UNEXPLAINED = xfail112(
-    "merged-back-fail-unexplained",
-    "the controller's own 'plangate: fail' closing a run merged back --no-ff (round 111's fix) "
-    "is flagged controller-unexplained by a fresh-clone audit",
-)
-
-
 REWRITTEN = ["rv", "am", "pe", "fc", "cr", "rc", "cp", "mr", "rh", "ns"]
 
 
-@pytest.mark.parametrize("x", cases(REWRITTEN, REWRITTEN, {"mr": UNEXPLAINED}))
+@pytest.mark.parametrize("x", REWRITTEN)
 def test_audit_flags_nothing_unexplained(L: dict[str, Any], x: str) -> None:
     """The fresh-clone audit flags no start or controller commit of the plan it cannot
-    explain."""
+    explain. ``mr`` (merged-back-fail-unexplained) is fixed: the closing ``fail`` names its
+    start (``Closes-Start:``), reachable behind the merge. For ``cp`` the expectation changed
+    with the fix (docs/threat-model.md, round 112): the start the ``fail`` closes was erased
+    for good (the branch holds only Alice's copies of it), so git alone cannot prove the
+    ``fail`` is the controller's; the one honest finding names that start as absent from the
+    history and points to the controller's record (``audit --config``)."""
     rep = L["audit"]["report"]
     bad = [
         f
@@ -588,6 +592,10 @@ def test_audit_flags_nothing_unexplained(L: dict[str, Any], x: str) -> None:
         and f.get("plan") == f"plans/{x}"
         and ("start" in f.get("kind", "") or "controller" in f.get("kind", ""))
     ]
+    if x == "cp":
+        closing = [f for f in bad if "which this history does not hold" in f.get("detail", "")]
+        assert len(closing) == 1 and "audit --config" in closing[0]["detail"], bad[:5]
+        bad = [f for f in bad if f not in closing]
     assert not bad, bad[:5]
 
 

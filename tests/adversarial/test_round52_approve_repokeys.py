@@ -134,8 +134,16 @@ def lab(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 
 
 @pytest.mark.parametrize("slug", list(PLANS))
-def test_her_plan_is_not_hers_to_approve(lab: Lab, slug: str) -> None:
+def test_her_plan_is_not_hers_to_approve(
+    lab: Lab, slug: str, request: pytest.FixtureRequest
+) -> None:
     assert lab.calls(PLANS[slug]) == [], lab.codes(slug)
+    if "[attr-binary-" in request.node.name or "[attr-nodelta-" in request.node.name:
+        # round 113: committed attributes that hide the plan's every line from a diff
+        # hold it before any approval (E_ATTRIBUTE_UNSUPPORTED): never frozen, never run
+        said = lab.codes(slug)
+        assert "E_SELF_APPROVAL" in said or "E_ATTRIBUTE_UNSUPPORTED" in said, said
+        return
     assert "E_SELF_APPROVAL" in lab.codes(slug), lab.codes(slug)
 
 

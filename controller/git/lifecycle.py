@@ -2997,7 +2997,15 @@ class Lifecycle(IndexStore):
                 state.version_since = max(state.version_since or 0, controller_froze)
         state.blob, state.file_status = change.new_blob, new.status
         state.hash, state.frozen_hash = new.hash, new.frozen_hash
-        state.risk, state.estimate = new.risk, new.estimate
+        # ``frozen:`` is the controller's to write: its risk and estimate are taken from a
+        # controller commit that wrote them, never from an agent's edit, nor from one the
+        # controller's later commits (a refusal, a vote) carried over (round 114, atk114a:
+        # status showed a forged ``risk: low``; the reader judges a version it never froze)
+        wrote_facts = old is None or (new.risk, new.estimate) != (old.risk, old.estimate)
+        if by_controller and (wrote_facts or frozen_changed):
+            state.risk, state.estimate = new.risk, new.estimate
+        elif content_changed:
+            state.risk = state.estimate = None  # a new version: no risk until it is frozen
         state.last_commit, state.owned = record.sha, new.owned
         state.unwritable = new.unwritable
         if by_controller:

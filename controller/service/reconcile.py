@@ -352,6 +352,7 @@ class Controller(Deciding, Outcomes):
         reasons: bool,
     ) -> list[dict[str, Any]]:
         foreign = {s.plan_id: self.foreign_run(s) for s in states}
+        judged = {s.plan_id: self._judged_facts(s) for s in states}
         return [
             {
                 "plan": s.plan_id,
@@ -364,8 +365,8 @@ class Controller(Deciding, Outcomes):
                 "hash": s.hash,
                 "frozen_hash": s.frozen_hash,
                 "approver": s.approver,
-                "risk": s.risk,
-                "estimate": s.estimate,
+                "risk": judged[s.plan_id][0],
+                "estimate": judged[s.plan_id][1],
                 "last_event": s.last_event,
                 "last_commit": s.last_commit,
                 "running": s.plan_id in running,
@@ -378,6 +379,25 @@ class Controller(Deciding, Outcomes):
             }
             for s in sorted(states, key=lambda s: s.plan_id)
         ]
+
+    def _judged_facts(self, state: PlanState) -> tuple[Any, Any]:
+        """The risk and estimate a status row shows: as the controller's own freeze wrote
+        them (the index keeps ``frozen:`` from the controller's commits alone), else, for a
+        frozen version the controller never froze (an agent's own ``frozen:`` block, or its
+        ``plangate freeze``), as the catalog and policy judge the plan, which is what the
+        controller decides by (round 114, atk114a ``status-risk-from-forged-frozen``: the row
+        showed the agent's ``risk: low`` while the high rule applied)."""
+        if state.risk is not None or not state.frozen_hash or not state.blob:
+            return state.risk, state.estimate
+        from controller.approval.policy import frozen_facts
+        from controller.plan import yamlio
+
+        try:
+            data = yamlio.read_yaml(self.repo.blob(state.blob).decode("utf-8"), state.file).data
+            facts = frozen_facts(state.plan_id, data, self.config, self.repo.path / state.file)
+        except (PlangateError, UnicodeDecodeError, ValueError, TypeError):
+            return None, None
+        return facts.get("risk"), facts.get("estimate")
 
     def _row_notes(self, state: PlanState, problem: Problem | None) -> list[str]:
         """The history's last notes, and the notes of every reader of the record: ``show``'s

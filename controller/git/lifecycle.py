@@ -416,7 +416,7 @@ class Lifecycle(IndexStore):
         if by_controller and sink:  # round 44: a run recorded with no file of its folder
             for plan_id in sorted(self._run_starts(record) - recorded):
                 self._run_record(record, plan_id, sink)
-        if not by_controller and _controller_made_by_name(record, self.controller_email):
+        if not by_controller and record.author.email.lower() == self.controller_email:
             self._named_by_another(record)
         for plan_id, writers in self._same_content.items():  # its content's earlier holders
             carried[plan_id] = carried.get(plan_id, set()) | writers
@@ -764,9 +764,8 @@ class Lifecycle(IndexStore):
         return found
 
     def _named_by_another(self, record: CommitRecord) -> None:
-        """A commit under the controller's name, author and committer, that it did not make
-        (by its record: a rebuilt host's, another controller's, a forgery) naming run events
-        of plans in its
+        """A commit under the controller's name that it did not make (by its record: a
+        rebuilt host's, another controller's, a forgery) naming run events of plans in its
         message, whatever files it changes (an empty one changes none, and the plan's last
         commit stays the start): noted on each plan it names until this controller starts
         the plan again, for the take-over check (round 51; Committing._taken_over)."""
@@ -4842,6 +4841,10 @@ class Lifecycle(IndexStore):
         trailers = event.trailers if event is not None else {}
         if event is not None and event.verb == "start":
             state.foreign_event = state.foreign_start = ""  # a run of its own from here
+        elif event is not None and event.verb == "fail" and event.trailers.get(CLOSES_START):
+            # it closed the run whose erased commits came back as copies (round 112): the
+            # copies' start (a person's commit under its name) is no run to wait for now
+            state.foreign_event = state.foreign_start = ""
         votes = event is not None and event.verb in ("partial", "refuse")
         state.collected = _collected(repo, state) if votes else None
         state.status = new.status

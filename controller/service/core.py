@@ -955,20 +955,27 @@ class ControllerCore:
                     continue
                 done.append(plan_id)
                 self.log.info("hold_released", plan=plan_id, reason="its commits are back")
-            elif self._copied_back(plan_id, shas):
+            elif self._copied_back(plan_id, shas, str(entry.get("head") or "")):
                 self._merged_back[plan_id] = (shas, COPIED)
         if done:
             self.holds.release(done)
 
-    def _copied_back(self, plan_id: str, shas: list[str]) -> bool:
+    def _copied_back(self, plan_id: str, shas: list[str], held_at: str) -> bool:
         """Are a held plan's erased commits back as copies (round 112,
-        ``pick-restored-start-stranded``): the plan file on the branch holds the very bytes
-        one of them wrote, while they are not on it themselves? A ``git cherry-pick``, a
-        rebase or ``git am`` of them makes such copies: a person's commits (round 58), never
-        the controller's start or pause, which the index reads as a run nobody here made."""
+        ``pick-restored-start-stranded``): after the hold (the branch has grown from the
+        head it was held at), the plan file on the branch holds the very bytes one of them
+        wrote, while they are not on it themselves? A ``git cherry-pick``, a rebase or ``git
+        am`` of them onto the line the controller held makes such copies: a person's
+        commits (round 58), never the controller's start or pause. A rewrite that makes the
+        copy in the same stroke (an amend of the tip, round 69) is not a restore: the plan
+        stays held until the controller's own commits are back (its remedy)."""
         state = self.index.plans.get(plan_id)
-        if state is None or not state.file or not state.blob:
+        if state is None or not state.file or not state.blob or not held_at:
             return False
+        if held_at == self._head or not self.repo.is_ancestor(held_at, self._head):
+            return False
+        if self.repo.blob_sha(held_at, state.file) == state.blob:
+            return False  # the file has not changed since the hold
         return any(self.repo.blob_sha(sha, state.file) == state.blob for sha in shas)
 
     def _on_line(self, sha: str, head: str) -> bool:

@@ -169,9 +169,11 @@ class Starting(Committing):
             if state is None or not state.file or state.ambiguous or unsafe(state):
                 continue
             if not self._open_run_among(plan_id, shas):  # no run, or one that ended there
-                self.holds.release([plan_id])
-                self.log.info("hold_released", plan=plan_id, reason="its commits are back")
-                continue
+                if how == MERGED:  # the commits themselves are back: the hold's end
+                    self.holds.release([plan_id])
+                    self.log.info("hold_released", plan=plan_id, reason="its commits are back")
+                continue  # copies of a run that ended (an amended `complete`): still held
+
             came = (
                 "only through a merge, beside the branch's line"
                 if how == MERGED

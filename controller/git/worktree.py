@@ -898,6 +898,7 @@ def _index_damage(data: bytes) -> str | None:
         return "bad index file sha1 signature"
     return None
 
+
 #: The file a new index is written to before it is renamed over ``.git/index``, under the lock.
 INDEX_NEW = "plangate-index.new"
 

@@ -684,7 +684,7 @@ def _mcp(got: dict[str, Any], rest: str) -> None:
             assert (got_["status"], got_["changed"]) == (None, False), text[:800]
             assert got_["waited"] >= 2.5, text[:800]
     elif rest == "cancel:fast":  # a cancelled wait stops: the session does not sit it out
-        assert got["mcpcancel"]["secs"] < 8, got["mcpcancel"]["secs"]
+        assert got["mcpcancel"]["secs"] < 60, got["mcpcancel"]["secs"]  # a hang guard
     else:
         r = _by_id(got["mcpcancel"]["replies"], 2)
         assert len(r) == 1 and '"completed"' in _text(r[0])[1], got["mcpcancel"]

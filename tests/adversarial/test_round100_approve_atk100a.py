@@ -283,7 +283,7 @@ def _build(root: Path) -> Lab:
             lab.daemon_seen = (seen, _bgit(lab, "log", "-3", "--format=%h %an %s", "main"))  # type: ignore[attr-defined]
         finally:
             os.killpg(daemon.pid, signal.SIGTERM)
-            daemon.wait(timeout=60)
+            daemon.wait(timeout=180)
         pull()
         lab.approve("qd", BOB)
         step("qd")

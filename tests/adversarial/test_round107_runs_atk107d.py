@@ -282,8 +282,8 @@ def _build(root: Path) -> Lab:
             proc = _spawn(lab, cfg)
             try:
                 before = _ref(origin)
-                until(lambda b=before: _ref(origin) != b, 10, 0.05)
-                until(done(slug), 8, 0.05)
+                until(lambda b=before: _ref(origin) != b, 40, 0.05)
+                until(done(slug), 40, 0.05)
                 seen[f"{slug}:tip"] = ogit("rev-parse", "main")
             finally:
                 _kill(proc, signal.SIGTERM)
@@ -296,10 +296,10 @@ def _build(root: Path) -> Lab:
             lab.git("fetch", "-q", "origin")
             lab.git("push", "-q", "-f", "origin", f"{base}:main")
             seen["rw:rewound"] = not any(x.startswith("plangate: start") for x in subjects("rw"))
-            until(lambda: bool(_calls(d, "rw", "exit")), 30, 0.05)
+            until(lambda: bool(_calls(d, "rw", "exit")), 90, 0.05)
             after = _ref(origin)
-            until(lambda: _ref(origin) != after, 10, 0.05)
-            until(done("rw"), 5, 0.05)
+            until(lambda: _ref(origin) != after, 40, 0.05)
+            until(done("rw"), 40, 0.05)
         finally:
             _kill(proc, signal.SIGTERM)
         once("rw-after")

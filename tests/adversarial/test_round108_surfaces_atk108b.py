@@ -324,7 +324,7 @@ def _build(root: Path) -> Lab:
         if d.poll() is None:
             os.killpg(d.pid, signal.SIGTERM)
             try:
-                d.wait(timeout=60)
+                d.wait(timeout=180)
             except subprocess.TimeoutExpired:
                 os.killpg(d.pid, signal.SIGKILL)
                 d.wait(timeout=30)

@@ -370,7 +370,7 @@ def _stop(d: Any, sig: int = signal.SIGTERM) -> int | None:
     if d.poll() is None:
         os.killpg(d.pid, sig)
         try:
-            d.wait(timeout=60)
+            d.wait(timeout=180)
         except subprocess.TimeoutExpired:
             os.killpg(d.pid, signal.SIGKILL)
             d.wait(timeout=30)

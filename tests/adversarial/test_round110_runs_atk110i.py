@@ -446,7 +446,7 @@ def _build_k(root: Path) -> Lab:
     second = _spawn(lab, ["run"])
     # it refuses the held state directory and exits (its start-up may be slow under load)
     with contextlib.suppress(subprocess.TimeoutExpired):
-        second.wait(timeout=30)
+        second.wait(timeout=120)
     seen["stop:second_alive"] = second.poll() is None
     _approve(lab, "other")
     time.sleep(1.0)
@@ -463,7 +463,7 @@ def _build_k(root: Path) -> Lab:
     _kill(daemon, signal.SIGTERM)
     for p in (second, daemon):
         try:
-            p.wait(timeout=30)
+            p.wait(timeout=180)
         except subprocess.TimeoutExpired:
             _kill(p)
     lab.git("checkout", "-q", "-f", "main")

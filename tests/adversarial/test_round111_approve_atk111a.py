@@ -367,7 +367,7 @@ def _build(root: Path, mode: str) -> Lab:
     finally:
         if daemon is not None:
             daemon.terminate()
-            daemon.wait(timeout=10)
+            daemon.wait(timeout=180)
 
 
 def _both(root: Path) -> Any:

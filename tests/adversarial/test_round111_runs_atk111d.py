@@ -229,7 +229,7 @@ def _stop(proc: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, sig)
     try:
-        proc.wait(timeout=60)
+        proc.wait(timeout=180)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
@@ -318,7 +318,7 @@ def _daemon_until(lab: Lab, slug: str, ready: str, act: Any, done: tuple[str, ..
         lab.seen[f"{slug}:landed"] = landed  # type: ignore[attr-defined]
         lab.seen[f"{slug}:act"] = act()  # type: ignore[attr-defined]
         lab.seen[f"{slug}:act_at"] = time.time()  # type: ignore[attr-defined]
-        until(lambda: lab.rows().get(f"plans/{slug}", {}).get("status") in done, 40, 0.5)
+        until(lambda: lab.rows().get(f"plans/{slug}", {}).get("status") in done, 120, 0.5)
     finally:
         _stop(proc)
 
@@ -395,7 +395,7 @@ def _build(root: Path) -> Lab:
             try:
                 pair = (RACE[i - 1], x, z)
                 until(lambda pair=pair: all(_status_now(lab, y) in ("aborted", "completed",
-                      "failed") for y in pair), 20, 0.5)  # fmt: skip
+                      "failed") for y in pair), 120, 0.5)  # fmt: skip
                 time.sleep(1.0)
             finally:
                 _stop(proc)
@@ -413,7 +413,7 @@ def _build(root: Path) -> Lab:
         a = _cli_as(lab, ALICE, "approve", "plans/rs")
         b = _cli_as(lab, BOB, "approve", "--force", "plans/rs")
         seen["rs:approves"] = (a.returncode, a.stderr[-300:], b.returncode, b.stderr[-300:])
-        until(lambda: lab.rows().get("plans/rs", {}).get("status") == "completed", 30, 0.5)
+        until(lambda: lab.rows().get("plans/rs", {}).get("status") == "completed", 120, 0.5)
         time.sleep(1.0)
     finally:
         _stop(proc)
@@ -486,6 +486,7 @@ def _build(root: Path) -> Lab:
     seen["calls"] = _rows(d)
     seen["audit"] = clone_audit_got(lab, root)
     seen["log"] = lab.git("log", "--format=%h %an %at %s")
+    seen["log_ct"] = lab.git("log", "--format=%ct %s")  # committer time: when it landed
     seen["hooklog"] = (d / "hook.log").read_text() if (d / "hook.log").exists() else ""
     return lab
 
@@ -608,17 +609,25 @@ def test_abort_once(L: dict[str, Any], x: str) -> None:
 def test_abort_then_nothing_runs(L: dict[str, Any]) -> None:
     """An abort (the author's or Alice's, plangate abort) committed mid action 1, the daemon
     stopped, another daemon takes both runs up: once the controller has committed plangate:
-    abort for a plan, none of its later actions runs and no complete follows. The race does
-    not land in every build: when no replica ran on, the id skips."""
-    ran_on = []
+    abort for a plan, none of its actions is called after it (a call a second or more after
+    the commit's time; git keeps whole seconds) and no complete follows. Under load the abort
+    can land after action 1 ended and action 2 began, which is no breach: that action was
+    called before the abort. When no replica called an action after its abort, nothing broke."""
+    late = []
     for x in RACE:
-        subj = [ln.split(" ", 3)[3] for ln in L["log"].splitlines() if ln.endswith(f"plans/{x}")]
-        aborted = any(s.startswith("plangate: abort ") for s in subj)
-        if aborted and (_called(L, f"{x}-2") or _called(L, f"{x}-3")):
-            ran_on.append((x, subj[:4], _called(L, f"{x}-2"), _called(L, f"{x}-3")))
-    if not ran_on:
-        pytest.skip("no replica's restarted run went on after its abort this build")
-    assert not ran_on, ran_on
+        ends = [
+            int(ln.split(" ", 1)[0])
+            for ln in L["log_ct"].splitlines()
+            if ln.split(" ", 1)[1].startswith("plangate: abort ") and ln.endswith(f"plans/{x}")
+        ]
+        if not ends:
+            continue
+        calls = [r for r in L["calls"] if r["k"] == "call" and r["t"] in (f"{x}-2", f"{x}-3")]
+        late += [(x, r["t"], r["at"], min(ends)) for r in calls if r["at"] >= min(ends) + 1]
+        subj = [ln.split(" ", 1)[1] for ln in L["log_ct"].splitlines() if ln.endswith(f"plans/{x}")]
+        abort_at = next(i for i, s in enumerate(subj) if s.startswith("plangate: abort "))
+        late += [(x, s) for s in subj[:abort_at] if s.startswith("plangate: complete ")]
+    assert not late, late
 
 
 def test_abort_by_stranger_ignored(L: dict[str, Any]) -> None:

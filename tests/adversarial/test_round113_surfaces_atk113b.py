@@ -732,7 +732,7 @@ def _raw_mcp(lab: Lab, calls: list[tuple[str, dict[str, Any]]]) -> dict[str, Any
     t.start()
     from advkit import until
 
-    until(lambda: len(replies) + len(nulls) >= len(calls) + 1, timeout=20)
+    until(lambda: len(replies) + len(nulls) >= len(calls) + 1, timeout=90)
     p.stdin.close()
     try:
         p.wait(timeout=30)

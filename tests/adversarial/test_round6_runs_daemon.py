@@ -105,7 +105,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
             s.close()
         proc.send_signal(signal.SIGTERM)
         try:
-            proc.wait(timeout=20)
+            proc.wait(timeout=180)
         except subprocess.TimeoutExpired:
             proc.kill()
     return lab

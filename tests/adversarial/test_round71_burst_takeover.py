@@ -265,7 +265,7 @@ def _build(root: Path) -> Lab:
             break  # its first pass is under way: SIGTERM lets it finish and commit
         time.sleep(0.1)
     proc.send_signal(signal.SIGTERM)
-    proc.wait(timeout=60)
+    proc.wait(timeout=180)
     err.close()
     again = dm.run()
     out["daemon"] = {

@@ -408,7 +408,7 @@ def _reloads(lab: Lab, root: Path, base: str) -> dict[str, str]:
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
-            proc.wait(timeout=40)
+            proc.wait(timeout=180)
         except subprocess.TimeoutExpired:
             proc.kill()
         reader.join(timeout=10)

@@ -118,7 +118,7 @@ def _build(root: Path) -> Lab:
             lab.outcome[r] = [(p.returncode, p.stderr[-1500:]) for p in passes]  # type: ignore[attr-defined]
     finally:
         os.killpg(daemon.pid, signal.SIGTERM)
-        daemon.wait(timeout=10)
+        daemon.wait(timeout=180)
     return lab
 
 

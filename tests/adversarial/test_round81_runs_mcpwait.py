@@ -232,7 +232,7 @@ def _build(root: Path) -> Lab:
         )  # type: ignore[attr-defined]
     finally:
         os.killpg(d.pid, signal.SIGTERM)
-        d.wait(timeout=60)
+        d.wait(timeout=180)
         errf.close()
     st = lab.cli("status", "--json", "--config", str(lab.config))
     lab.rows = {r["plan"]: r for r in json.loads(st.stdout)} if st.stdout.strip() else {}  # type: ignore[attr-defined]

@@ -151,7 +151,7 @@ def _build(root: Path) -> Lab:
             got["read"][f"{v}:html"] = _get(ui, f"/plan/plans/{v}")[1]
     finally:
         os.killpg(d.pid, signal.SIGTERM)
-        d.wait(timeout=30)
+        d.wait(timeout=180)
         errf.close()
     got["moved"] = lab.git("log", "--format=%h %an %s", f"{head}..HEAD")
     # the audit with the config, in the shared checkout whose nested plans changed since

@@ -416,7 +416,7 @@ def _build(root: Path) -> Lab:
             held[f"{name}:html"] = _get(ui, f"/plan/plans/{name}")
     finally:
         os.killpg(d.pid, signal.SIGTERM)
-        d.wait(timeout=30)
+        d.wait(timeout=180)
         errf.close()
     lab.got = got  # type: ignore[attr-defined]
     return lab

@@ -333,7 +333,7 @@ def _build(root: Path) -> Lab:
             page[f"{k}:html"] = _get(ui, f"/plan/{p}")
     finally:
         os.killpg(d.pid, signal.SIGTERM)
-        d.wait(timeout=30)
+        d.wait(timeout=180)
         errf.close()
     got["page"] = page
     got["daemonerr"] = (root / "daemon.err").read_text()[-3000:]

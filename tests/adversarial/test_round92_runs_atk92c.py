@@ -202,7 +202,7 @@ def _daemon(lab: Lab, folder: Path, port: int) -> subprocess.Popen[bytes]:
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
     os.killpg(proc.pid, signal.SIGTERM)
-    proc.wait(timeout=10)
+    proc.wait(timeout=180)
 
 
 def _try(lab: Lab, seen: dict[str, Any], config: Path, tag: str) -> None:
@@ -457,7 +457,7 @@ def _build(root: Path) -> Lab:
             time.sleep(1.0)
         finally:
             os.killpg(dmn.pid, signal.SIGTERM)
-            dmn.wait(timeout=30)
+            dmn.wait(timeout=180)
         for c in (cfg2, cfg3, cfg4, cfg5, cfg6, cfg7, cfg9, cfg):
             _try(lab, seen, c, "final")
         pull()

@@ -386,7 +386,7 @@ def _build(root: Path) -> Lab:
         page["hn:api"] = _get(ui, "/api/plan/plans/%3Cimg%20src%3Dx%20onerror%3Dalert(2)%3E")
     finally:
         os.killpg(d.pid, signal.SIGTERM)
-        d.wait(timeout=30)
+        d.wait(timeout=180)
         errf.close()
     got["page"] = page
     got["daemonerr"] = (root / "daemon.err").read_text()[-3000:]

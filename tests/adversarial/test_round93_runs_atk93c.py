@@ -437,7 +437,7 @@ def _build(root: Path) -> Lab:
             time.sleep(1.5)
         finally:
             os.killpg(dmn.pid, signal.SIGTERM)
-            dmn.wait(timeout=30)
+            dmn.wait(timeout=180)
         passes("final", *copies, cfg)
         pull()
         seen["records"] = {s: _record(lab, s) for s in REMOTE}

@@ -174,7 +174,7 @@ def _build(root: Path) -> Lab:
                 config.write_text(pristine)
     finally:
         os.killpg(d.pid, signal.SIGTERM)
-        d.wait(timeout=30)
+        d.wait(timeout=180)
         errf.close()
     got["shas"] = shas
     lab.got = got  # type: ignore[attr-defined]

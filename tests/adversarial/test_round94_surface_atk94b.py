@@ -438,7 +438,7 @@ def _build(root: Path) -> Lab:
         got["baseagain"] = _read(lab, ui, shas)
     finally:
         os.killpg(d.pid, signal.SIGTERM)
-        d.wait(timeout=30)
+        d.wait(timeout=180)
         errf.close()
     got["fired_grid"] = _fired(root)
     # -- commit.gpgSign with the agent's gpg.program: the controller's freeze, Alice's approve

@@ -169,7 +169,7 @@ def _stop(proc: subprocess.Popen[bytes]) -> tuple[int, str]:
     if proc.poll() is None:
         os.killpg(proc.pid, signal.SIGTERM)
     try:
-        rc = proc.wait(timeout=30)
+        rc = proc.wait(timeout=180)
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         rc = proc.wait(timeout=10)

@@ -344,7 +344,7 @@ def _build(root: Path) -> Lab:
         got["pageplans"] = {f: _http(ui, "GET", f"/plan/plans/{f}") for f in FORMS}
     finally:
         os.killpg(d.pid, signal.SIGTERM)
-        d.wait(timeout=30)
+        d.wait(timeout=180)
         errf.close()
     got["daemonerr"] = (root / "daemon.err").read_text()[-3000:]
     lab.got = got  # type: ignore[attr-defined]

@@ -213,7 +213,7 @@ def _stop(d: subprocess.Popen[bytes]) -> None:
     if d.poll() is None:
         os.killpg(d.pid, signal.SIGTERM)
         try:
-            d.wait(timeout=60)
+            d.wait(timeout=180)
         except subprocess.TimeoutExpired:
             os.killpg(d.pid, signal.SIGKILL)
             d.wait(timeout=30)

@@ -408,7 +408,7 @@ def served(lab: Lab) -> Iterator[str]:
         yield url
     finally:
         os.killpg(daemon.pid, signal.SIGTERM)
-        daemon.wait(timeout=10)
+        daemon.wait(timeout=180)
 
 
 class RemoteFlow(Flow):

@@ -158,6 +158,52 @@ def read_regular(path: Path, max_bytes: int | None = BOUNDED, *, root: Path | No
         os.close(fd)
 
 
+#: The most plangate reads of an operator's own file (the secrets file, allowed_signers).
+OPERATOR_FILE_LIMIT = 4 * 1024 * 1024
+
+
+def kind_of(mode: int) -> str:
+    """What a file that is not a regular one is, in words."""
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def special_file(path: Path) -> str | None:
+    """What ``path`` is when it exists and is not a regular file (following links, never
+    opening it: a FIFO would wait for a writer), else None."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    return None if stat.S_ISREG(mode) else kind_of(mode)
+
+
+def read_operator_file(path: Path, limit: int = OPERATOR_FILE_LIMIT) -> bytes:
+    """The bytes of a file the operator names in the config (a link to it is followed: a
+    mounted secret is one). Opened without waiting and read only when it is a regular file of
+    at most ``limit`` bytes (round 114: a FIFO there hung every command; ``/dev/zero`` was
+    read until memory ran out); otherwise OSError whose ``strerror`` says what it is."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, f"{kind_of(mode)}, not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(limit + 1)
+        if len(data) > limit:
+            raise OSError(errno.EFBIG, f"over {limit} bytes, more than plangate reads of it")
+        return data
+    finally:
+        os.close(fd)
+
+
 def path_in_repo(path: str, root: Path) -> str | None:
     """The path inside the repository at ``root`` that the absolute ``path`` names, the one
     rule the CLI and MCP read a typed plan path by (round 98: MCP rebased ``<repo>/plans/p``

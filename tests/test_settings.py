@@ -65,6 +65,46 @@ BAD_VALUES = {
         "$ref '#/$defs/none'",
         "point each $ref into the tool's own schema",
     ),
+    # round 114: a $ref that applies the schema to the same value again never ends; every
+    # reader of a plan calling the tool died of Python's recursion limit, every pass with it
+    "params_schema $ref to itself": (
+        "tools:\n  s: {kind: echo, params_schema: {$ref: '#'}}\n",
+        "tools.s.params_schema",
+        "$ref '#' leads back to where it stands",
+        "below properties, items or additionalProperties",
+    ),
+    "params_schema $defs naming each other": (
+        "tools:\n  s: {kind: echo, params_schema: {$defs: {a: {$ref: '#/$defs/b'}, "
+        "b: {$ref: '#/$defs/a'}}, $ref: '#/$defs/a'}}\n",
+        "tools.s.params_schema",
+        "$ref '#/$defs/a' leads back",
+        "remove the loop",
+    ),
+    "params_schema anyOf around a $ref to itself": (
+        "tools:\n  s: {kind: echo, params_schema: {anyOf: [{$ref: '#'}, {type: object}]}}\n",
+        "tools.s.params_schema",
+        "$ref '#'",
+        "remove the loop",
+    ),
+    "params_schema property pointing at itself": (
+        "tools:\n  s: {kind: echo, params_schema: {properties: {t: {$ref: '#/properties/t'}}}}\n",
+        "tools.s.params_schema",
+        "$ref '#/properties/t'",
+        "remove the loop",
+    ),
+    "params_schema $anchor loop": (
+        "tools:\n  s: {kind: echo, params_schema: {$anchor: me, allOf: [{$ref: '#me'}]}}\n",
+        "tools.s.params_schema",
+        "$ref '#me'",
+        "remove the loop",
+    ),
+    "params_schema two $id naming each other": (
+        "tools:\n  s: {kind: echo, params_schema: {$id: 'urn:x', "
+        "$defs: {a: {$id: 'urn:y', $ref: 'urn:x'}}, $ref: 'urn:y'}}\n",
+        "tools.s.params_schema",
+        "$ref 'urn:",
+        "remove the loop",
+    ),
     "http method": (
         'tools:\n  fetch: {kind: http, method: FROB, url: "https://x.example/{a}"}\n',
         "tools.fetch.method",
@@ -311,6 +351,27 @@ def test_bad_value_is_refused_at_load(
     assert f": {location}: " in error.message
     assert found in error.message
     assert remedy in error.remedy
+
+
+def test_a_schema_that_refers_to_itself_below_an_item_loads(tmp_path: Path) -> None:
+    """A tree (a $ref back to the schema below ``items`` or ``properties``) ends with the
+    value: it loads, and params are checked against it to any depth."""
+    from controller.plan.plans import static_params_errors
+
+    path = tmp_path / "plangate.yml"
+    path.write_text(
+        "tools:\n  t: {kind: echo, params_schema: {type: object, properties: {name: {type: "
+        "string}, kids: {type: array, items: {$ref: '#'}}}}}\n"
+    )
+    schema = load_config(path).tools["t"].params_schema
+    deep: dict[str, object] = {"name": "leaf"}
+    for _ in range(30):
+        deep = {"name": "n", "kids": [deep]}
+    assert list(static_params_errors(deep, schema)) == []
+    bad = {"kids": [{"kids": [{"name": 7}]}]}
+    assert [where for where, *_ in static_params_errors(bad, schema)] == [
+        ("kids", 0, "kids", 0, "name")
+    ]
 
 
 def test_the_line_of_the_bad_value_is_named(tmp_path: Path) -> None:

@@ -258,7 +258,9 @@ def _signers_text(path: Path | None) -> str | None:
     """The allowed-signers file's text (public keys; None when there is none or unreadable)."""
     if path is None:
         return None
+    from controller.fsutil import read_operator_file
+
     try:
-        return path.read_text(encoding="utf-8")
+        return read_operator_file(path).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None

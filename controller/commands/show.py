@@ -180,6 +180,8 @@ def _record_problems(plan: Any, config: Any) -> list[Any]:
     only its validation problems, where the row and MCP noted the log)."""
     from controller.errors import Problem
 
+    if not Path(plan.path).parent.is_dir():  # no folder (a path through a file): no record
+        return []
     is_own, _ = _controller_of(plan.path, config)
     plans_dir = config.plans_dir if config is not None else "plans"
     found = _recorded_owned(plan.path, is_own, plan.text or None, plans_dir) if is_own else None

@@ -255,12 +255,17 @@ def _configured(settings: SecretsSettings, env: Mapping[str, str]) -> dict[str, 
 
 
 def _read_file(path: Path) -> dict[str, str]:
+    from controller.fsutil import read_operator_file
     from controller.plan import yamlio
 
     try:
-        data = yamlio.read_yaml(path.read_text(encoding="utf-8"), str(path)).data
+        text = read_operator_file(path).decode("utf-8")
+        data = yamlio.read_yaml(text, str(path)).data
     except OSError as exc:
-        raise ConfigInvalid(f"secrets.file {path}: {exc.strerror}") from None
+        raise ConfigInvalid(
+            f"secrets.file {path}: {exc.strerror}",
+            remedy="point secrets.file at a regular file of NAME: value lines",
+        ) from None
     except Exception as exc:
         raise ConfigInvalid(f"secrets.file {path}: {exc}") from None
     if data is None:

@@ -84,6 +84,7 @@ class Signing(RepoBase):
         args = ["verify-commit", "--raw", sha]
         pins = []
         if allowed_signers is not None:
+            _check_signers_file(allowed_signers)
             pins.append(("gpg.ssh.allowedSignersFile", str(allowed_signers)))
         result = self.run_raw(*args, pins=pins)
         text = (result.stderr + result.stdout).decode("utf-8", "replace").strip()
@@ -136,3 +137,19 @@ def _boolean(value: str | None, where: str) -> bool:
         remedy="set commit.gpgSign to true or false in the controller's git config "
         "(git config --global commit.gpgSign true), then retry",
     )
+
+
+def _check_signers_file(path: Path) -> None:
+    """The allowed-signers file is the operator's to fix, never a signature's fault (round
+    114: a FIFO there blocked ``git verify-commit`` and every pass with it; a folder made
+    git refuse a good signature, and the approval was spent on it)."""
+    from controller.errors import ConfigInvalid
+    from controller.fsutil import special_file
+
+    what = special_file(path) or ("" if path.exists() else "no such file")
+    if what:
+        raise ConfigInvalid(
+            f"approval.allowed_signers {path}: {what}; no signature can be checked against it",
+            remedy="point approval.allowed_signers at a regular file of 'email key' lines "
+            "(ssh-keygen(1), ALLOWED SIGNERS)",
+        )

@@ -1119,6 +1119,14 @@ def _schema_errors(
     except Unresolvable as unresolved:  # this plan's problem, never the pass's (round 65)
         yield (), _unresolvable(unresolved), (), ()
         return
+    except RecursionError:  # the config refuses endless $refs (round 114): a schema built otherwise
+        yield (
+            (),
+            "the params could not be checked: params_schema refers to itself without end",
+            (),
+            (),
+        )
+        return
     except budget.OverBudget:
         yield (
             (),

@@ -484,7 +484,11 @@ def legacy_uncarried(text: str) -> str | None:
     if "${" not in text:
         return None
     for found in _LEGACY_OPEN.finditer(text):
-        match = _LEGACY.match(text, found.start())
+        start = found.start()
+        if start and text[start - 1] == "$":  # `$${`: `$` and a reference, or the shell's
+            close = text.find("}", start)  # escape of `${`; carried, it is neither (round 114)
+            return text[start - 1 : close + 1 if close >= 0 else len(text)][:80]
+        match = _LEGACY.match(text, start)
         if match is None or _convert_match(match) == match.group(0):
             close = text.find("}", found.start())
             return text[found.start() : close + 1 if close >= 0 else len(text)][:80]
@@ -496,11 +500,14 @@ def legacy_problem(found: str, path: str, line: int | None = None) -> Problem:
     return Problem(
         "E_REF_INVALID",
         f"`{found}` reads as a legacy reference that cannot be written as one `$<...>` "
-        "(white space or an invisible character after `${`, a `>` or a brace inside it)",
+        "(white space or an invisible character after `${`, a `>` or a brace inside it, a `$` "
+        "right before it: `$${` is `$` then a reference to one reader, the text `${` to "
+        "another)",
         path,
         line,
         "write the reference as $<...> with nothing between `$<` and its root (a key "
-        'holding `>` or a brace as $<inputs["a>b"]>), or write the text without `${`',
+        'holding `>` or a brace as $<inputs["a>b"]>), or write the text without `${` '
+        "(a literal `$<` is `$$<`)",
     )
 
 

@@ -141,3 +141,114 @@ def rewritten(schema: Any, rewrite: Rewrite, base: str = "", here: Any = None) -
         else:
             out[key] = rewritten(value, rewrite, base, here)
     return out
+
+
+#: Keywords that apply their schemas to the very instance their node applies to (a list of
+#: schemas, one schema, a map of them); every other applicator moves to a part of it (a
+#: property's value, an item, a property's name), so a loop through one of those ends with
+#: the instance.
+IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
+IN_PLACE_ONE = ("not", "if", "then", "else")
+IN_PLACE_MAPS = ("dependentSchemas",)
+
+
+def endless_reference(schema: Any) -> str | None:
+    """The first reference (as written) through which ``schema`` applies itself to the same
+    instance again without end, or None. Round 114: ``{$ref: "#"}``, two ``$defs`` naming
+    each other, a property's schema pointing at itself: checking any params against such a
+    schema never ends (Python's recursion limit ends it as an internal error in every reader
+    of a plan calling the tool). A loop that passes through a property or an item (a tree)
+    ends with the instance and is kept. References that do not resolve are
+    :func:`foreign_references`' to name."""
+    if not isinstance(schema, dict):
+        return None
+    root = NO_RETRIEVAL.resolver_with_root(DRAFT202012.create_resource(schema))
+    done: set[int] = set()  # nodes whose in-place successors were all seen loop-free
+    for node, resolver in _schema_nodes(schema, root, top=True):
+        found = _loop_from(node, resolver, done)
+        if found is not None:
+            return found
+    return None
+
+
+def _loop_from(start: dict[str, Any], resolver: Any, done: set[int]) -> str | None:
+    """Depth-first along in-place applications from ``start`` (no recursion: a long chain of
+    references must not be what exhausts the stack)."""
+    if id(start) in done:
+        return None
+    on_path: set[int] = {id(start)}
+    stack: list[tuple[dict[str, Any], Iterator[tuple[str | None, Any, Any]]]] = [
+        (start, _in_place(start, resolver))
+    ]
+    while stack:
+        node, successors = stack[-1]
+        step = next(successors, None)
+        if step is None:
+            stack.pop()
+            on_path.discard(id(node))
+            done.add(id(node))
+            continue
+        ref, target, target_resolver = step
+        if not isinstance(target, dict) or id(target) in done:
+            continue
+        if id(target) in on_path:
+            return ref or _first_ref(stack)
+        on_path.add(id(target))
+        stack.append((target, _in_place(target, target_resolver)))
+    return None
+
+
+def _first_ref(stack: list[tuple[dict[str, Any], Any]]) -> str:
+    for node, _ in stack:
+        for key in REF_KEYWORDS:
+            if isinstance(node.get(key), str):
+                return str(node[key])
+    return "#"
+
+
+def _in_place(node: dict[str, Any], resolver: Any) -> Iterator[tuple[str | None, Any, Any]]:
+    """(the reference followed or None, schema, its resolver) for each schema ``node``
+    applies to its own instance."""
+    for key in REF_KEYWORDS:
+        ref = node.get(key)
+        if isinstance(ref, str):
+            try:
+                found = resolver.lookup(ref)
+            except Unresolvable:
+                continue
+            yield ref, found.contents, found.resolver
+    subs: list[Any] = []
+    for key in IN_PLACE_LISTS:
+        if isinstance(node.get(key), list):
+            subs += node[key]
+    subs += [node.get(key) for key in IN_PLACE_ONE]
+    for key in IN_PLACE_MAPS:
+        if isinstance(node.get(key), dict):
+            subs += node[key].values()
+    for sub in subs:
+        if isinstance(sub, dict) and isinstance(sub.get("$id"), str):
+            yield None, sub, resolver.in_subresource(DRAFT202012.create_resource(sub))
+        else:
+            yield None, sub, resolver
+
+
+def _schema_nodes(node: Any, resolver: Any, top: bool = False) -> Iterator[tuple[Any, Any]]:
+    """(schema node, its resolver) for ``node`` and every schema under it, as
+    :func:`_references` walks them."""
+    if isinstance(node, list):
+        for item in node:
+            yield from _schema_nodes(item, resolver)
+        return
+    if not isinstance(node, dict):
+        return
+    if not top and isinstance(node.get("$id"), str):
+        resolver = resolver.in_subresource(DRAFT202012.create_resource(node))
+    yield node, resolver
+    for key, value in node.items():
+        if key in DATA_KEYWORDS:
+            continue
+        if key in NAMED_SCHEMAS and isinstance(value, dict):
+            for sub in value.values():
+                yield from _schema_nodes(sub, resolver)
+        elif isinstance(value, dict | list):
+            yield from _schema_nodes(value, resolver)

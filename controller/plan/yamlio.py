@@ -359,6 +359,15 @@ def _build(text: str, source: str, quoted: list[tuple[int, int]] | None = None) 
             if quoted is not None and event.style in ("'", '"'):
                 quoted.append((event.start_mark.index, event.end_mark.index))
             value = _scalar(event, source)
+            if event.style == '"' and ("$<" in value or "${" in value):
+                escape = escaped_syntax(text[event.start_mark.index : event.end_mark.index])
+                if escape is not None:
+                    _refuse(
+                        event,
+                        source,
+                        f"the reference in {value!r} is written with the escape {escape} for "
+                        f"one of its characters: {ESCAPED_SYNTAX_REMEDY}",
+                    )
             frame = stack[-1] if stack else None
             if frame is None or type(frame.container) is not dict:
                 _place(doc, stack, value, event, source, is_scalar=True)
@@ -438,6 +447,55 @@ def edge_lookalike(text: str) -> str | None:
     for char in (text[:1], text[-1:]):
         if char > "\x7f" and (char.isspace() or char in _INVISIBLE):
             return char
+    return None
+
+
+#: One escape of a JSON, YAML or TOON quoted string: ``\\xHH``, ``\\uHHHH``, ``\\UHHHHHHHH``
+#: or a backslash and one character.
+_ESCAPE = re.compile(r"\\(?:x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4})|U([0-9a-fA-F]{8})|(.))", re.S)
+#: What a quoted string may say in place of a reference's characters.
+ESCAPED_SYNTAX_REMEDY = (
+    "write the reference's $, <, >, { and } as themselves (a reviewer reads the source; an "
+    "escape there hides the reference); a literal $< is $$<"
+)
+
+
+def escaped_syntax(raw: str) -> str | None:
+    """The first escape in ``raw`` (a quoted string as written, in JSON, YAML or TOON) that
+    stands for a character of a reference's syntax (the ``$`` and ``<`` or ``{`` opening it,
+    a ``$`` right before those, the ``>`` or ``}`` closing it), else None. Round 114,
+    ``escaped-reference-syntax``: ``"\\u0024<plan.name>"`` is a live reference in every
+    format while the diff a reviewer reads shows no ``$<``. An escape elsewhere is text as
+    before: ``"\\u00245 fee"`` is ``$5 fee``, ``"\\u003cb>$<plan.name>"`` a tag's text and a
+    reference written out."""
+    if "\\" not in raw:
+        return None
+    chars: list[str] = []
+    escapes: list[str | None] = []  # the escape each character was written as, or None
+    last = 0
+    for match in _ESCAPE.finditer(raw):
+        plain = raw[last : match.start()]
+        chars += plain
+        escapes += [None] * len(plain)
+        last = match.end()
+        code = match.group(1) or match.group(2) or match.group(3)
+        if code:
+            char = chr(int(code, 16)) if int(code, 16) <= 0x10FFFF else "\x00"
+        else:
+            char = match.group(4) if match.group(4) in '"\\/' else "\x00"
+        chars.append(char)
+        escapes.append(match.group(0))
+    chars += raw[last:]
+    escapes += [None] * (len(raw) - last)
+    spelled = "".join(chars)
+    for opener in re.finditer(r"\$[<{]", spelled):
+        at = opener.start()
+        close = spelled.find(">" if spelled[at + 1] == "<" else "}", at + 2)
+        places = [at, at + 1, *([at - 1] if at and spelled[at - 1] == "$" else [])]
+        places += [close] if close >= 0 else []
+        found = next((escapes[p] for p in places if escapes[p] is not None), None)
+        if found is not None:
+            return found
     return None
 
 

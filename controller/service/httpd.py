@@ -65,6 +65,23 @@ class QuietHandler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
 
+def _listen_remedy(exc: OSError) -> str:
+    """What to change when ``bind`` refused (round 114: a host that does not resolve was
+    told to pick a free port)."""
+    import errno
+    import socket
+
+    if isinstance(exc, socket.gaierror):
+        return "give a host name that resolves here, or an IP address of this machine"
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return "listen on an address of this machine (127.0.0.1, 0.0.0.0, one `ip addr` lists)"
+    if exc.errno == errno.EACCES:
+        return "use a port above 1023, or give the service CAP_NET_BIND_SERVICE"
+    if exc.errno == errno.EADDRINUSE:
+        return "pick a free port, or stop the process that holds it"
+    return "check the host and port: see the reason above"
+
+
 class HttpServer:
     """One listening endpoint served from a background thread."""
 
@@ -79,8 +96,7 @@ class HttpServer:
             self._server = _Server((host, port), handler)
         except OSError as exc:
             raise ConfigInvalid(
-                f"{key}: cannot listen on {listen}: {exc.strerror}",
-                remedy="pick a free port, or stop the process that holds it",
+                f"{key}: cannot listen on {listen}: {exc.strerror}", remedy=_listen_remedy(exc)
             ) from None
         self.key = key
         self._wake_r, self._wake_w = os.pipe()

@@ -58,7 +58,44 @@ def config_from_data(
         config = Config.model_validate({**data, "source": source})
     except ValidationError as exc:
         raise _config_invalid(exc, source, line_of) from None
-    return _anchor_paths(config, source.parent.resolve() if source else Path.cwd())
+    config = _anchor_paths(config, source.parent.resolve() if source else Path.cwd())
+    _check_files(config, source)
+    return config
+
+
+def _check_files(config: Config, source: Path | None) -> None:
+    """The files the config names for plangate to read are regular files (round 114: a FIFO
+    as ``secrets.file`` hung every command, ``/dev/zero`` was read until memory ran out, a
+    FIFO as ``allowed_signers`` hung every pass that checked a signature). Looked at, never
+    opened here; the readers open them without waiting and check again."""
+    from controller.fsutil import special_file
+
+    name = source or "config"
+    named = [
+        ("secrets.file", config.secrets.file, "a regular file of NAME: value lines"),
+        (
+            "approval.allowed_signers",
+            config.approval.allowed_signers,
+            "a regular file of 'email key' lines (ssh-keygen(1), ALLOWED SIGNERS)",
+        ),
+    ]
+    for key, path, wanted in named:
+        what = special_file(path) if path is not None else None
+        if what is not None:
+            raise ConfigInvalid(
+                f"{name}: {key}: {path} is {what}", remedy=f"point {key} at {wanted}"
+            )
+        if (
+            what is None
+            and path is not None
+            and key.startswith("approval")
+            and config.approval.require_signed
+            and not path.exists()
+        ):
+            raise ConfigInvalid(
+                f"{name}: {key}: {path}: no such file, and require_signed is on",
+                remedy=f"point {key} at {wanted}",
+            )
 
 
 def _anchor_paths(config: Config, base: Path) -> Config:

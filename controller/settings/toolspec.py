@@ -21,7 +21,7 @@ from pydantic import (
 
 from controller.display import CREDENTIAL_NAME
 from controller.plan import regexes
-from controller.plan.schemarefs import foreign_references
+from controller.plan.schemarefs import endless_reference, foreign_references
 from controller.plan.shape import with_references
 from controller.settings.fields import (
     Amount,
@@ -341,6 +341,7 @@ def _check_json_schema(schema: dict[str, Any]) -> None:
             key="params_schema",
         ) from None
     _check_self_contained(schema)
+    _check_ends(schema)
     keywords = {where.rsplit(".", 1)[-1] for where, _ in _schema_patterns(schema, "")}
     if "patternProperties" in keywords and '"unevaluatedProperties"' in json.dumps(schema):
         raise _invalid(  # jsonschema reads patternProperties there with Python's re
@@ -375,6 +376,22 @@ def _check_self_contained(schema: dict[str, Any]) -> None:
             "copy a definition two tools share into each tool's $defs",
             key="params_schema",
         )
+
+
+def _check_ends(schema: dict[str, Any]) -> None:
+    """No reference applies the schema to the same value again without end (round 114:
+    ``{$ref: "#"}`` loaded, and every reader of a plan calling the tool died of Python's
+    recursion limit), neither as written nor as params are checked against it."""
+    for form in (schema, with_references(schema)):
+        ref = endless_reference(form)
+        if ref is not None:
+            raise _invalid(
+                f"$ref {ref!r} leads back to where it stands without passing through a property "
+                "or an item: checking any params against this schema would never end",
+                "let each $ref that refers back to its own schema do so below properties, "
+                "items or additionalProperties (a tree), or remove the loop",
+                key="params_schema",
+            )
 
 
 def _schema_patterns(schema: Any, where: str) -> Iterator[tuple[str, str]]:

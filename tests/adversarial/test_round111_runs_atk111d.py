@@ -7,8 +7,9 @@ file-size limit, passes dated far in the past or the future and run in odd time 
 40 plans in one pass. Local mode.
 
 Lab ``L`` (one build, module scope): exec tool ``t111`` (``rec`` records, ``slp`` writes
-``READY-<t>`` then sleeps 1 s, ``hook`` runs ``hook-<t>.py`` (a git attack on the shared
-repository) then records, ``flaky`` fails its first call, ``big`` prints 400 KB). Every plan
+``READY-<t>`` then sleeps 1 s (10 s in the abort race, so that its abort lands mid-sleep on
+a loaded machine), ``hook`` runs ``hook-<t>.py`` (a git attack on the shared repository) then
+records, ``flaky`` fails its first call, ``big`` prints 400 KB). Every plan
 ``x`` has actions ``x-1``, ``x-2``, ``x-3`` (nested: ``x-1``, the child ``ch-x``'s ``c1``,
 ``c2``, then ``x-3``); ``calls.log`` is the ground truth of what ran.
 
@@ -91,7 +92,7 @@ def log(kind):
 log("call")
 if m == "slp":
     open(os.path.join(d, "READY-" + t), "w").close()
-    time.sleep(3.0 if t.startswith("ab") else 1.0)
+    time.sleep(10.0 if t.startswith("ab") else 1.0)
 elif m == "hook":
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     env.update(GIT_AUTHOR_NAME="Agent", GIT_AUTHOR_EMAIL="agent@example.com",

@@ -354,7 +354,9 @@ DAEMON_EXPECT: dict[str, str | None] = {
     "d-esc-legacy": None,
     "d-esc-x24": None,
     "d-esc-input": None,
-    "d-dd": "dd-$d-dd",  # `$` and the reference: the only reading that is the SPEC's own
+    # `$` and the reference was the attacker's want; since the fix `$${` is refused
+    # (E_REF_INVALID: two readings), so the plan must not run
+    "d-dd": None,
     "d-plain": "dp-d-plain",
     "d-literal": "dt-$<plan.name>",
     "d-legacy": "dy-d-legacy",
@@ -396,10 +398,10 @@ def _build(root: Path) -> Lab:
     agent = lab.commit("agent: plans")
     got["diff"] = lab.git("show", "--format=", agent)
     got["pass"] = lab.run(check=False).returncode
-    got["shown"] = {
-        slug: lab.cli("show", str(lab.repo / "plans" / slug / "PLAN.yml")).stdout
-        for slug in DAEMON_YML
-    }
+    got["shown"] = {}
+    for slug in DAEMON_YML:  # a plan's problems are said on stderr
+        shown = lab.cli("show", str(lab.repo / "plans" / slug / "PLAN.yml"))
+        got["shown"][slug] = shown.stdout + shown.stderr
     got["files"] = {slug: lab.read(slug) for slug in DAEMON_YML}
     got["tree"] = lab.git("ls-tree", "-r", "--name-only", "HEAD", "plans")
     for slug in DAEMON_YML:
@@ -420,43 +422,13 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r114-sources-atk114c", _build)
 
 
-def _mark(cls: str, what: str) -> Any:
-    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 114: {cls}: {what}")
-
-
-_TAB = _mark(
-    "toon-tab-delimiter",
-    "a TOON array header `[N<TAB>]` (or `{a<TAB>b}`) makes a TAB, which every line-based diff shows as white space, the field boundary: `hosts[2<TAB>]: web,db<TAB>prod` converts to ['web,db', 'prod'] while the same-looking `hosts[2]: web,db prod` is ['web', 'db prod']; `[2    ]` with spaces is refused",
-)
-_WS = _mark(
-    "space-lookalike-in-source",
-    "round 113's class by a new trigger, ASCII TAB: TOON trims U+0020 beside an unquoted value or key but keeps a TAB, so `dry_run:<TAB>false` converts to the (truthy) string '\\tfalse' and `dry_run<TAB>: true` to the key 'dry_run\\t', each shown by a diff as `dry_run:    false`",
-)
-_ESC = _mark(
-    "escaped-reference-syntax",
-    "a reference whose `$`, `<`, `>` or `{` is written as a JSON/YAML/TOON escape (`\\u0024<plan.name>`, `$\\u003cplan.name>`, `\\x24<...>`, `\\u0024{...}`) is a live reference: the diff (and a forge's rendering of a markdown value, where docs/formats.md tells authors to write `<` as `\\u003c`) shows no `$<`/`${`, the source converts (the daemon commits it) and the PLAN.yml one runs with the resolved value",
-)
-_DD = _mark(
-    "legacy-ref-after-dollar",
-    "`$${plan.name}` (pte, JSON, TOON, markdown, and PLAN.yml at its freeze) is rewritten to `$$<plan.name>`, whose run-time text is the literal `$<plan.name>`: neither `$` + the name nor the `${plan.name}` the `$$` escape of a shell or make reads; the tool got `dd-$<plan.name>`",
-)
-
+#: The four classes seen (docstring) were fixed the same day (2026-12-05, second session): a
+#: raw TAB anywhere in a TOON source is refused at its line and column (toon-tab-delimiter,
+#: and the TAB at an unquoted edge); a reference whose $, <, {, > or } (or a $ right before
+#: it) is written as an escape is E_REF_INVALID in every format and PLAN.yml
+#: (escaped-reference-syntax); `$${` before a legacy reference is E_REF_INVALID
+#: (legacy-ref-after-dollar). Nothing is marked broken since.
 BROKEN: dict[str, Any] = {}
-for _k in REFUSED:
-    if _k.startswith("tab-"):
-        BROKEN[_k] = _TAB
-    elif _k.startswith("ws-"):
-        BROKEN[_k] = _WS
-    elif _k.startswith("esc-"):
-        BROKEN[_k] = _ESC
-for _k in DOLLAR:
-    BROKEN[_k] = _DD
-for _s in ("d-esc-dollar", "d-esc-lt", "d-esc-legacy", "d-esc-x24", "d-esc-input"):
-    BROKEN[f"{_s}:ran"] = _ESC
-BROKEN["d-dd:ran"] = _DD
-BROKEN["d-toon-tab:not-converted"] = _TAB
-BROKEN["d-json-esc:not-converted"] = _ESC
-BROKEN["d-md-esc:not-converted"] = _ESC
 
 
 def _p(plan: dict[str, Any]) -> dict[str, Any]:
@@ -516,7 +488,8 @@ def test_daemon_runs_what_the_diff_shows(lab: Lab, vid: str) -> None:
     row = got["rows"].get(f"plans/{vid}") or {}
     if want is None:
         assert ran == [], (ran, row.get("status"))
-        assert (row.get("problem") or {}).get("code", "").startswith("E_"), row
+        said = (row.get("problem") or {}).get("code") or str(row.get("reason") or "")
+        assert said.startswith("E_"), row  # a problem, or an invalid plan's coded reason
         return
     assert ran == [want], (ran, row.get("status"), row.get("problem"))
     assert row.get("status") == "completed", row

@@ -202,7 +202,7 @@ def _build(root: Path) -> Lab:
             lab.approve(vid)
             _until(lambda v=vid: (hold_dir / f"HELD-{v}").exists(), 60)
             path = lab.repo / "plans" / vid / "PLAN.yml"
-            _until(lambda p=path: "execution:" in p.read_text(), 60)
+            _until(lambda p=path: "execution:" in p.read_text(), 20)
             _forge(lab, vid, status, who)
             time.sleep(2)
             look(f"{vid}_mid", vid)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,7 +27,7 @@ from typing import Any
 from controller.errors import Problem
 from controller.plan.hashing import exact_double
 from controller.plan.refs import format_path
-from controller.plan.yamlio import InexactFloat
+from controller.plan.yamlio import ESCAPED_SYNTAX_REMEDY, InexactFloat, escaped_syntax
 
 Loc = tuple[str | int, ...]
 REPEATED_REMEDY = "say each field once: which of the values is meant is not clear"
@@ -55,10 +56,14 @@ class JsonRead:
     repeated: dict[int, list[str]] = field(default_factory=dict)
     #: the values said second, kept alive so that no id() above is reused
     dropped: list[Any] = field(default_factory=list)
+    #: (the string, the escape) of each string whose reference is spelled with an escape
+    escaped: list[tuple[str, str]] = field(default_factory=list)
 
     def problems(self, base: Loc = (), line: int | None = None) -> list[Problem]:
-        """Every member said twice and every inexact number, located under ``base``."""
-        return list(value_problems(self.value, base, line, self.repeated))
+        """Every member said twice, every inexact number and every reference written with
+        an escape, located under ``base``."""
+        found = list(value_problems(self.value, base, line, self.repeated))
+        return found + escaped_problems(self.value, self.escaped, base, line)
 
 
 def read(text: str, *, whole: bool = True) -> JsonRead:
@@ -83,7 +88,67 @@ def read(text: str, *, whole: bool = True) -> JsonRead:
         end = len(text)
     else:
         value, end = decoder.raw_decode(text)
-    return JsonRead(value, end, repeated, dropped)
+    return JsonRead(value, end, repeated, dropped, escaped_strings(text[:end]))
+
+
+#: A quoted string as written in JSON (or TOON): in JSON text quotes open and close strings
+#: only, so reading these left to right finds every string, key or value.
+_QUOTED = re.compile(r'"(?:[^"\\\n]|\\.)*"', re.S)
+
+
+def escaped_strings(text: str) -> list[tuple[str, str]]:
+    """(the string, the escape) for each quoted string of ``text`` whose reference is
+    spelled with an escape (:func:`~controller.plan.yamlio.escaped_syntax`)."""
+    if "\\" not in text:
+        return []
+    found = []
+    for match in _QUOTED.finditer(text):
+        raw = match.group(0)
+        escape = escaped_syntax(raw) if "\\" in raw else None
+        if escape is not None:
+            try:
+                spelled = json.loads(raw)
+            except ValueError:
+                spelled = raw[1:-1]
+            found.append((spelled, escape))
+    return found
+
+
+def escaped_problems(
+    value: Any, escaped: list[tuple[str, str]], base: Loc = (), line: int | None = None
+) -> list[Problem]:
+    """E_REF_INVALID for each string of ``escaped``, at the first place ``value`` holds it
+    (a key's place for a key)."""
+    problems = []
+    for spelled, escape in escaped:
+        where = _place_of(value, spelled, base)
+        problems.append(
+            Problem(
+                "E_REF_INVALID",
+                f"the reference in {spelled!r} is written with the escape {escape} for one of "
+                "its characters",
+                format_path(where),
+                line,
+                ESCAPED_SYNTAX_REMEDY,
+            )
+        )
+    return problems
+
+
+def _place_of(value: Any, text: str, base: Loc) -> Loc:
+    stack: list[tuple[Any, Loc]] = [(value, base)]
+    while stack:
+        item, where = stack.pop(0)
+        if item == text and isinstance(item, str):
+            return where
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if key == text:
+                    return (*where, key)
+                stack.append((child, (*where, key)))
+        elif isinstance(item, list):
+            stack.extend((child, (*where, i)) for i, child in enumerate(item))
+    return base
 
 
 def value_problems(

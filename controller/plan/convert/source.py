@@ -284,6 +284,18 @@ def _yaml_or_prose(text: str, name: str) -> Source:
 def _toon(text: str, name: str) -> Source:
     import toon_format
 
+    tab = text.find("\t")
+    if tab >= 0:  # one rule for every place a TAB can stand (round 114)
+        line = text.count("\n", 0, tab) + 1
+        column = tab - (text.rfind("\n", 0, tab) + 1) + 1
+        raise SchemaInvalid(
+            f"{name}: line {line}, column {column}: a TAB, which a review shows as white "
+            "space: TOON reads it as a field boundary (an array header [N<TAB>]) or keeps it "
+            "at a value's or key's edge where it trims spaces (`dry_run:<TAB>false` is a "
+            "string)",
+            remedy="use the comma or | delimiter and spaces around values; write \\t inside "
+            "quotes for a TAB in a value",
+        )
     try:
         data = toon_format.decode(text, parse_float=_toon_number)
     except (toon_format.ToonDecodeError, ValueError) as exc:
@@ -291,6 +303,7 @@ def _toon(text: str, name: str) -> Source:
     if not isinstance(data, dict):
         raise SchemaInvalid(f"{name}: the TOON document must be an object")
     problems = [*jsonread.value_problems(data, ()), *_edge_lookalikes(data)]
+    problems += jsonread.escaped_problems(data, jsonread.escaped_strings(text))
     return Source("toon", data, text, problems=problems)
 
 

@@ -374,7 +374,8 @@ class Controller(Deciding, Outcomes):
                 or foreign[s.plan_id]
                 or self.refused_reason(s.plan_id)
                 or self._held_reason(s.plan_id)
-                or self._moved_on_reason(s, running),
+                or self._moved_on_reason(s, running)
+                or self._frozen_block_reason(s),
                 "notes": self._row_notes(s, problems[s.plan_id]),
             }
             for s in sorted(states, key=lambda s: s.plan_id)
@@ -398,6 +399,40 @@ class Controller(Deciding, Outcomes):
         except (PlangateError, UnicodeDecodeError, ValueError, TypeError):
             return None, None
         return facts.get("risk"), facts.get("estimate")
+
+    def _frozen_block_reason(self, state: PlanState) -> str | None:
+        """Why a frozen version waiting for its approval cannot be approved as the file now
+        stands: its ``frozen:`` block (which is not hashed) no longer validates, so the next
+        approval is refused ``E_PLAN_NOT_FROZEN`` (round 114, atk114a
+        ``status-row-silent-on-forged-frozen``: the row said only "waiting", and the approver
+        learned it by approving). Read only where someone other than the controller wrote
+        the file last (the controller's own block is valid by construction)."""
+        if state.status != "pending_approval" or not state.frozen_hash or not state.blob:
+            return None
+        if state.blob == state.controller_blob:
+            return None
+        from controller.plan.schema import Frozen
+
+        try:
+            data = yamlio.read_yaml(self.repo.blob(state.blob).decode("utf-8"), state.file).data
+        except (PlangateError, UnicodeDecodeError, ValueError):
+            return None  # the row says unreadable or invalid otherwise
+        block = data.get("frozen") if isinstance(data, dict) else None
+        if not isinstance(block, dict):
+            return None  # no block: never frozen as the file stands, said elsewhere
+        try:
+            Frozen.model_validate(block)
+        except ValueError as exc:
+            errors = getattr(exc, "errors", lambda: [])()
+            loc = ".".join(str(p) for p in (errors[0]["loc"] if errors else ()))
+            where = f"frozen.{loc}" if loc else "frozen"
+            return (
+                f"E_SCHEMA_INVALID at {where}: the frozen: block is not one the controller "
+                "writes (it was edited after the freeze), so an approval of this version is "
+                f"refused E_PLAN_NOT_FROZEN; put the controller's block back (git checkout "
+                f"{state.controller_commit[:12] or 'the freeze commit'} -- {state.file})"
+            )
+        return None
 
     def _row_notes(self, state: PlanState, problem: Problem | None) -> list[str]:
         """The history's last notes, and the notes of every reader of the record: ``show``'s

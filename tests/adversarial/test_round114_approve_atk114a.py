@@ -547,19 +547,13 @@ _RISK = _broken(
     "status --json shows the file's frozen.risk (low, LOW, none, null) the agent wrote, while "
     "the controller judges by the catalog's high rule (show and check say high)",
 )
-_ROW = _broken(
-    "status-row-silent-on-forged-frozen",
-    "a frozen: block the agent made invalid (risk: none/LOW) leaves the status row 'waiting "
-    "for an approval' with no problem, while validate/show/check say E_SCHEMA_INVALID and the "
-    "next approval is refused E_PLAN_NOT_FROZEN",
-)
 # status-risk-from-forged-frozen: fixed the same session (the index keeps ``frozen:`` from
 # the controller's commits alone; a version it never froze is shown as the policy judges it:
 # ``Controller._judged_facts``); the mark _RISK stood on the ``:risk``/``:risk-end`` ids
-BROKEN: dict[str, Any] = {
-    "hnone:row": _ROW,
-    "hcase:row": _ROW,
-}
+# status-row-silent-on-forged-frozen: fixed the next session (the row's ``waiting`` says
+# E_SCHEMA_INVALID at the frozen: field and that the approval will be refused:
+# ``Controller._frozen_block_reason``); the mark _ROW stood on ``hnone:row``, ``hcase:row``
+BROKEN: dict[str, Any] = {}
 
 
 def _risk_in(obj: Any) -> list[Any]:

@@ -189,7 +189,9 @@ REF: dict[str, tuple[str, str, str, Any]] = {
         '"z $<actions[1].outputs.o>"',
         "z $<inputs.k>",
     ),
-    "r-legtext": ('"$${inputs.k}"', "$.json.echo.x", '"$<actions[1].outputs.o>"', "$<inputs.k>"),
+    # `$${inputs.k}` was rewritten to `$$<inputs.k>` (the text `$<inputs.k>`); since round
+    # 114 (legacy-ref-after-dollar) it is E_REF_INVALID: `$` and a reference, or the text?
+    "r-legtext": ('"$${inputs.k}"', "$.json.echo.x", '"$<actions[1].outputs.o>"', "E_REF_INVALID"),
     "r-oob": ("[1, 2, 3]", "$.json.echo.x", '"$<actions[1].outputs.o[5]>"', "E_REF_UNAVAILABLE"),
     "r-negidx": ("[1, 2, 3]", "$.json.echo.x", '"$<actions[1].outputs.o[-1]>"', "E_REF"),
     "r-strkey": ('"abc"', "$.json.echo.x", '"$<actions[1].outputs.o.k>"', "E_REF_UNAVAILABLE"),

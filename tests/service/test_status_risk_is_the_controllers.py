@@ -50,3 +50,23 @@ def test_a_plan_that_arrives_frozen_by_the_agent_shows_the_judged_risk(repo: Pat
     with controller(repo) as ctl:
         rows = {row["plan"]: row for row in ctl.status()}
     assert rows["plans/copy"]["risk"] == judged, rows["plans/copy"]
+
+
+def test_a_frozen_block_the_agent_broke_is_said_on_the_row(repo: Path) -> None:
+    """A ``frozen:`` block made invalid after the freeze (``risk: none``) cannot be approved
+    (``E_PLAN_NOT_FROZEN``): the row says so before anyone approves, naming the field and the
+    way back (round 114, ``status-row-silent-on-forged-frozen``: it said only "waiting")."""
+    submitted(repo)
+    with controller(repo) as ctl:
+        assert {r["plan"]: r for r in ctl.status()}["plans/greet"]["waiting"] is None
+    _forge_risk(repo, "none")
+    commit_all(repo, "agent: tidy", AGENT)
+    with controller(repo) as ctl:
+        row = {r["plan"]: r for r in ctl.status()}["plans/greet"]
+    assert row["status"] == "pending_approval", row
+    assert str(row["waiting"]).startswith("E_SCHEMA_INVALID at frozen.risk: "), row
+    assert "E_PLAN_NOT_FROZEN" in row["waiting"] and "git checkout " in row["waiting"]
+    _forge_risk(repo, "low")  # valid again (the judged risk is shown, as above)
+    commit_all(repo, "agent: tidy again", AGENT)
+    with controller(repo) as ctl:
+        assert {r["plan"]: r for r in ctl.status()}["plans/greet"]["waiting"] is None

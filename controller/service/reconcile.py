@@ -423,7 +423,7 @@ class Controller(Deciding, Outcomes):
         try:
             Frozen.model_validate(block)
         except ValueError as exc:
-            errors = getattr(exc, "errors", lambda: [])()
+            errors: list[Any] = getattr(exc, "errors", lambda: [])()
             loc = ".".join(str(p) for p in (errors[0]["loc"] if errors else ()))
             where = f"frozen.{loc}" if loc else "frozen"
             return (

@@ -625,7 +625,9 @@ _MAX_FILLER = 32
 #: Hex digits of a code: more than this, a group of bytes only (UTF-32: 8).
 _CODE_DIGITS = 8
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
-_WIDE_CHARS = re.compile("[^\0\ufffd]+|\ufffd+")  # NULs dropped, U+FFFD runs as one
+#: NULs dropped, a run of U+FFFD as one, with the NULs between them (round 115: a non-ASCII
+#: secret's UTF-16/UTF-32 bytes read as UTF-8 put a NUL between two undecodable characters)
+_WIDE_CHARS = re.compile("[^\0\ufffd]+|\ufffd[\ufffd\0]*")
 _WIDE_BYTES = re.compile("[^\0]+")
 #: The gapped view (:func:`_gapped_view`, round 40): a markup tag or an HTML reference (one
 #: character of filler each), or a letter or digit standing alone (no letter or digit

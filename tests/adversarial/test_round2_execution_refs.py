@@ -61,7 +61,6 @@ REFS: dict[str, tuple[str | None, str, str]] = {
     "escaped": ('{a: "A"}', "$$<inputs.a>", "$<inputs.a>"),
     "triple-dollar": ('{a: "A"}', "$$$<inputs.a>", "$$<inputs.a>"),
     "legacy-secret": (None, "${secrets.TOKEN}", "${secrets.TOKEN}"),
-    "legacy-escaped": ('{a: "A"}', "$${inputs.a}", "$<inputs.a>"),
     "output-holds-a-reference": (None, "$<actions[1].outputs.v>", "$<secrets.TOKEN>"),
     "output-holds-a-reference-embedded": (None, "<$<actions[1].outputs.v>>", "<$<secrets.TOKEN>>"),
 }
@@ -143,6 +142,17 @@ def test_resolved_text_is_never_resolved_again(lab: Lab, name: str) -> None:
     assert len(calls) == 1, lab.codes(name)
     assert calls[0]["argv"][1] == REFS[name][2]
     assert SECRET not in json.dumps(calls)
+
+
+def test_a_dollar_before_a_legacy_reference_is_refused(lab: Lab, tmp_path: Path) -> None:
+    """``$${inputs.a}`` was rewritten to ``$$<inputs.a>``, the text ``$<inputs.a>`` (this
+    module's ``legacy-escaped`` until round 114): neither ``$`` and the input nor the shell's
+    ``${inputs.a}``. Refused since (legacy-ref-after-dollar)."""
+    path = tmp_path / "PLAN.yml"
+    path.write_text(_ref_plan("legacy-escaped", '{a: "A"}', "$${inputs.a}"), encoding="utf-8")
+    result = lab.cli("validate", str(path))
+    assert result.returncode != 0, result.stdout
+    assert "E_REF_INVALID" in result.stderr + result.stdout
 
 
 #: Input keys a reference could read two ways: refused since round 56 (one name rule for

@@ -12,9 +12,9 @@ x-$<inputs.text>-y``; its action has a precondition on ``chk`` (idempotent, low 
 needed). The parent ``plans/par``:
 
 - action 1 ``rec`` with ``v: "$$<secrets.TOK>"``, ``a: "$$<approval.by>"``, ``l:
-  "$${inputs.text}"`` (literal text, ``$$<`` escaped; the freeze rewrites the legacy form
-  to ``$$<inputs.text>``, so the tool echoes ``$<inputs.text>``: the child's own input
-  name), outputs ``v``, ``a``, ``l`` (the text
+  "$$<inputs.text>"`` (literal text, ``$$<`` escaped, so the tool echoes ``$<inputs.text>``:
+  the child's own input name; it was ``$${inputs.text}``, which the freeze rewrote to this,
+  until round 114 refused ``$${``), outputs ``v``, ``a``, ``l`` (the text
   the tool echoes back: tool output holding reference text);
 - actions 2, 3, 4: the child with ``inputs: {text: $<actions[1].outputs.v|a|l>}``;
 - action 5: the child with ``inputs: {text: "$$<secrets.TOK>"}`` (the parent's own escape,
@@ -93,7 +93,7 @@ def _build(root: Path) -> Lab:
         "par",
         "plan:\n  name: par\n  task: t\n  status: pending_approval\n"
         "available_tools: [{name: rec}]\nactions:\n"
-        '  - id: 1\n    tool: rec\n    why: w\n    params: {tag: p1, v: "$$<secrets.TOK>", a: "$$<approval.by>", l: "$${inputs.text}"}\n'
+        '  - id: 1\n    tool: rec\n    why: w\n    params: {tag: p1, v: "$$<secrets.TOK>", a: "$$<approval.by>", l: "$$<inputs.text>"}\n'
         "    outputs: [{name: v, path: $.json.echo.v}, {name: a, path: $.json.echo.a}, {name: l, path: $.json.echo.l}]\n"
         + nested,
     )

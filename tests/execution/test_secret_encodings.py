@@ -1306,3 +1306,16 @@ def test_ordinary_text_at_a_cut_stays_readable() -> None:
     ):
         cut_text = _cut_at(text + "MORE", len(text))
         assert redactor.text(cut_text) == cut_text
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32"])
+def test_a_non_ascii_secret_in_wide_bytes_read_as_utf8_is_hidden(encoding: str) -> None:
+    """A non-ASCII secret's UTF-16/UTF-32 bytes (a Windows tool's output) read as UTF-8:
+    each character that does not decode is U+FFFD with NULs after it, and the NULs between
+    two of them no longer split the secret (round 115, atk115e ``utf16-bytes-undecodable``:
+    ``e\\0 7\\0 Z\\0 q...`` of ``Grüße7Zq4Kx9Wm3Lp`` was committed readable)."""
+    secret = "Grüße7Zq4Kx9Wm3Lp"
+    shown = secret.encode(encoding).decode("utf-8", "replace")
+    out = Redactor([secret]).text(f"value: {shown}\n")
+    assert "***" in out
+    assert "Zq4Kx9Wm" not in out.replace("\0", ""), repr(out)

@@ -565,6 +565,10 @@ class Aborted(PlangateError):
 # --- controller -------------------------------------------------------------------------
 
 
+#: What ``approval.allowed_signers`` must name (the config's check and the verify's alike).
+SIGNERS_FILE = "a regular file of 'email key' lines (ssh-keygen(1), ALLOWED SIGNERS)"
+
+
 class ConfigInvalid(PlangateError):
     code = "E_CONFIG_INVALID"
     remedy = "fix plangate.yml as the message says (see docs/configuration.md)"

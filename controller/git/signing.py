@@ -143,13 +143,12 @@ def _check_signers_file(path: Path) -> None:
     """The allowed-signers file is the operator's to fix, never a signature's fault (round
     114: a FIFO there blocked ``git verify-commit`` and every pass with it; a folder made
     git refuse a good signature, and the approval was spent on it)."""
-    from controller.errors import ConfigInvalid
+    from controller.errors import SIGNERS_FILE, ConfigInvalid
     from controller.fsutil import special_file
 
     what = special_file(path) or ("" if path.exists() else "no such file")
     if what:
         raise ConfigInvalid(
             f"approval.allowed_signers {path}: {what}; no signature can be checked against it",
-            remedy="point approval.allowed_signers at a regular file of 'email key' lines "
-            "(ssh-keygen(1), ALLOWED SIGNERS)",
+            remedy=f"point approval.allowed_signers at {SIGNERS_FILE}",
         )

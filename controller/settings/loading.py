@@ -68,16 +68,14 @@ def _check_files(config: Config, source: Path | None) -> None:
     as ``secrets.file`` hung every command, ``/dev/zero`` was read until memory ran out, a
     FIFO as ``allowed_signers`` hung every pass that checked a signature). Looked at, never
     opened here; the readers open them without waiting and check again."""
+    from controller.errors import SIGNERS_FILE
     from controller.fsutil import special_file
 
     name = source or "config"
+    signers = config.approval.allowed_signers
     named = [
         ("secrets.file", config.secrets.file, "a regular file of NAME: value lines"),
-        (
-            "approval.allowed_signers",
-            config.approval.allowed_signers,
-            "a regular file of 'email key' lines (ssh-keygen(1), ALLOWED SIGNERS)",
-        ),
+        ("approval.allowed_signers", signers, SIGNERS_FILE),
     ]
     for key, path, wanted in named:
         what = special_file(path) if path is not None else None
@@ -85,17 +83,11 @@ def _check_files(config: Config, source: Path | None) -> None:
             raise ConfigInvalid(
                 f"{name}: {key}: {path} is {what}", remedy=f"point {key} at {wanted}"
             )
-        if (
-            what is None
-            and path is not None
-            and key.startswith("approval")
-            and config.approval.require_signed
-            and not path.exists()
-        ):
-            raise ConfigInvalid(
-                f"{name}: {key}: {path}: no such file, and require_signed is on",
-                remedy=f"point {key} at {wanted}",
-            )
+    if signers is not None and config.approval.require_signed and not signers.exists():
+        raise ConfigInvalid(
+            f"{name}: approval.allowed_signers: {signers}: no such file, and require_signed is on",
+            remedy=f"point approval.allowed_signers at {SIGNERS_FILE}",
+        )
 
 
 def _anchor_paths(config: Config, base: Path) -> Config:

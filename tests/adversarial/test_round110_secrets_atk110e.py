@@ -82,6 +82,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -642,9 +643,23 @@ def test_round110_secrets_atk110e(lab: Lab, slug: str) -> None:
     leaks = {
         where: found
         for where, text in _surfaces(got, slug, expected).items()
-        if (found := [n for n in needles if n in text])
+        if (found := [n for n in needles if _readable(n, text)])
     }
     assert not leaks, leaks
+
+
+#: a duration as the surfaces print it ("in 8264 ms", "duration_ms": 8264, "8264 ms"):
+#: the controller's own measurement, which a short all-digit secret can equal by chance
+#: under load (CI, stop 60: a run of 8.264 s read as PIN4's "8264")
+_DURATION = re.compile(r'"duration_ms":\s*[0-9.]+|\b[0-9][0-9.]* ms\b|duration_ms=[0-9.]+')
+
+
+def _readable(needle: str, text: str) -> bool:
+    """``needle`` readable in ``text``; an all-digit needle only as its own number, outside
+    the durations the controller measured."""
+    if not needle.isdigit():
+        return needle in text
+    return re.search(rf"(?<![0-9]){needle}(?![0-9])", _DURATION.sub("", text)) is not None
 
 
 VBROKEN: dict[str, Any] = {}

@@ -428,10 +428,6 @@ def _status(g: dict[str, Any], x: str) -> Any:
     return (g["plans"].get(x) or {}).get("plan", {}).get("status")
 
 
-def xfail112(cls: str, what: str) -> Any:
-    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 112: {cls}: {what}")
-
-
 BROKEN: dict[str, Any] = {}
 
 

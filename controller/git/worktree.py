@@ -41,25 +41,33 @@ def _may_hide(data: bytes, place: str, path: str) -> bool:
     """Whether a line of the attribute file ``place`` holding ``data`` may give ``path`` an
     attribute of :data:`_REVIEW_ATTRIBUTES`. Over-inclusive by design, a "maybe" only costs
     a ``git check-attr``: any macro definition (``[attr]``, which may set any of them), a
-    quoted pattern, and every pattern ``fnmatch`` matches case-folded (its ``*`` also
-    crosses ``/``). The usual ``*.png binary`` or ``*.sh text eol=lf`` costs no process."""
+    quoted pattern, a pattern with a bracket or a backslash (git's wildmatch reads ``[^x]``,
+    ``[[:alpha:]]`` and ``\\.`` as ``fnmatch`` does not), and every pattern ``fnmatch``
+    matches case-folded (its ``*`` also crosses ``/``). The file is read as git reads it:
+    bytes (a ``?`` is one byte of a UTF-8 name), a UTF-8 BOM skipped, lines ended by LF
+    alone, a pattern ended by a space, TAB or CR (round 116: ``PLAN.yml<CR>-diff`` and
+    ``PLAN\\.yml -diff`` hid a plan from git's diff while this look said "no"). The usual
+    ``*.png binary`` or ``*.sh text eol=lf`` costs no process."""
     import fnmatch
 
     folder = place.rpartition("/")[0]
-    rel = path[len(folder) + 1 :] if folder else path
-    for raw in data.decode("utf-8", "replace").splitlines():
+    rel = (path[len(folder) + 1 :] if folder else path).encode("utf-8").decode("latin-1")
+    text = data.removeprefix(b"\xef\xbb\xbf").decode("latin-1")
+    for raw in text.split("\n"):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
         if line.startswith(("[attr]", '"')):
             return True
-        pattern, *rest = re.split(r"[ \t]+", line, maxsplit=1)
+        pattern, *rest = re.split(r"[ \t\r]+", line, maxsplit=1)
         attributes = rest[0] if rest else ""
         if not _REVIEW_WORDS.search(attributes):
             continue
         pattern = pattern.lower().removeprefix("/")
+        if "**" in pattern or "[" in pattern or "\\" in pattern:
+            return True
         subject = rel if "/" in pattern.rstrip("/") else rel.rpartition("/")[2]
-        if "**" in pattern or fnmatch.fnmatchcase(subject.lower(), pattern):
+        if fnmatch.fnmatchcase(subject.lower(), pattern):
             return True
     return False
 
@@ -141,9 +149,11 @@ class WorkTree(Objects):
         git's diff says "Binary files differ"; ``linguist-generated``,
         ``gitlab-generated``: a forge folds the file away), else None (round 113,
         ``gitattributes-hides-plan-diff``). The commit's own files are asked, never the
-        checkout's (what the reviewer's clone and the forge read): they are put in an
-        index of their own for ``git check-attr --cached`` (git 2.39 has no ``--source``).
-        No process when the commit holds no attribute file on the way to ``path``."""
+        checkout's (what the reviewer's clone and the forge read): they are written into a
+        working tree of their own for ``git check-attr`` (git 2.39 has no ``--source``), as
+        the reviewer's checkout holds them; a file read there is read as a checkout's is,
+        with its UTF-8 BOM skipped, which ``--cached`` does not (round 116). No process
+        when the commit holds no attribute file on the way to ``path``."""
         folders = PurePosixPath(path).parts[:-1]
         places = [
             "/".join((*folders[:depth], ".gitattributes")) for depth in range(len(folders) + 1)
@@ -158,11 +168,17 @@ class WorkTree(Objects):
         ]
         if not any(_may_hide(self.blob(sha), place, path) for place, sha in found):
             return None  # no line can give the path such an attribute: git is not asked
-        entries = "".join(f"100644 {sha}\t{place}\n" for place, sha in found)
         with tempfile.TemporaryDirectory(prefix="plangate-attributes-") as tmp:
-            env = {"GIT_INDEX_FILE": os.path.join(tmp, "index")}
-            self.run("update-index", "--index-info", input=entries.encode(), env=env)
-            got = self.run("check-attr", "--cached", "-z", *_REVIEW_ATTRIBUTES, "--", path, env=env)
+            tree = Path(tmp, "tree")
+            for place, sha in found:
+                (tree / place).parent.mkdir(parents=True, exist_ok=True)
+                (tree / place).write_bytes(self.blob(sha))
+            env = {
+                "GIT_DIR": str(self.git_dir),
+                "GIT_WORK_TREE": str(tree),
+                "GIT_INDEX_FILE": os.path.join(tmp, "index"),
+            }
+            got = self.run("check-attr", "-z", *_REVIEW_ATTRIBUTES, "--", path, env=env)
         values = dict(zip(got.split("\0")[1::3], got.split("\0")[2::3], strict=False))
         if values.get("binary") == "set":
             return "binary"

@@ -21,6 +21,11 @@ HIDING = {
     "binary": (".gitattributes", "plans/*/PLAN.yml binary\n"),
     "linguist-generated": (".gitattributes", "*.yml linguist-generated=true\n"),
     "nested -diff": ("plans/greet/.gitattributes", "PLAN.yml -diff\n"),
+    # as git reads the file, not as a text reader does (round 116)
+    "cr-separated -diff": (".gitattributes", "plans/greet/PLAN.yml\r-diff\n"),
+    "escaped-pattern -diff": (".gitattributes", "plans/greet/PLAN\\.yml -diff\n"),
+    "bom binary": (".gitattributes", "\ufeffplans/*/PLAN.yml binary\n"),
+    "bracket -diff": (".gitattributes", "plans/greet/PLAN.y[^x]l -diff\n"),
 }
 
 

@@ -169,6 +169,20 @@ def index_bytes(index: Path) -> bytes | None:
         return None
 
 
+def index_may_name_attributes(data: bytes | None) -> bool:
+    """Could the index file holding ``data`` name a ``.gitattributes`` (git reads a tracked
+    one the working tree lacks)? Its bytes hold the name, except where git keeps names
+    another way, a "maybe" each (round 116): index version 4 stores a path as what it does
+    not share with the one before it (``gitattributes`` after ``plans/a/.foo``), a split
+    index keeps its entries in ``sharedindex.<sha>`` (the ``link`` extension), a sparse
+    index folds folders (``sdir``)."""
+    if not data:
+        return False
+    if b".gitattributes" in data:
+        return True
+    return data[4:8] not in (b"\0\0\0\x02", b"\0\0\0\x03") or b"link" in data or b"sdir" in data
+
+
 def config_files(git_dir: Path) -> list[Path]:
     """The config files git reads, as its ``config.c`` finds them: the system file (unless
     ``GIT_CONFIG_NOSYSTEM`` is true as git reads it: :func:`env_bool`), the global ones
@@ -218,7 +232,7 @@ def may_apply(checkout: Checkout, path: str) -> bool:
     top, git_dir, common = checkout.top, checkout.git_dir, checkout.common_dir
     if files_may_apply(top, git_dir, common, path):
         return True
-    if b".gitattributes" in (index_bytes(git_dir / "index") or b""):
+    if index_may_name_attributes(index_bytes(git_dir / "index")):
         return True
     if any(name in os.environ for name in _ENV_CONFIG):  # `git -c`, GIT_CONFIG_COUNT
         return True

@@ -318,8 +318,9 @@ class WorkTree(Objects):
         )
 
     def _index_names_attributes(self) -> bool:
-        """Does the index name a ``.gitattributes`` anywhere (its bytes hold the name; read
-        again when the index changes)? Over-inclusive: only a question to git follows."""
+        """Does the index name a ``.gitattributes`` anywhere
+        (:func:`~controller.git.attrfiles.index_may_name_attributes`; read again when the
+        index changes)? Over-inclusive: only a question to git follows."""
         index = self.git_dir / "index"
         try:
             seen = os.stat(index)
@@ -327,8 +328,8 @@ class WorkTree(Objects):
             return False
         key = (seen.st_ino, seen.st_mtime_ns, seen.st_size)
         if self._index_attributes is None or self._index_attributes[0] != key:
-            data = attrfiles.index_bytes(index) or b""
-            self._index_attributes = (key, b".gitattributes" in data)
+            data = attrfiles.index_bytes(index)
+            self._index_attributes = (key, attrfiles.index_may_name_attributes(data))
         return self._index_attributes[1]
 
     def as_checked_out(self, files: Mapping[str, bytes | None]) -> dict[str, bytes | None]:

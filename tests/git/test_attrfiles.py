@@ -13,7 +13,7 @@ import pytest
 
 from controller.errors import GitError
 from controller.git import attrfiles
-from tests.support.gitenv import commit_all, git
+from tests.support.gitenv import AGENT, commit_all, git, identity
 
 ATTR = "plans/a/PLAN.yml working-tree-encoding=UTF-16\n"
 
@@ -38,6 +38,27 @@ def _included(repo: Path) -> None:
     git(repo, "config", "include.path", str(extra))
 
 
+def _in_index_only_v4(repo: Path) -> None:
+    """Index version 4 keeps each path as what it does not share with the one before it:
+    after ``plans/a/.foo`` the name is stored as ``gitattributes``."""
+    (repo / "plans" / "a" / ".foo").write_text("x\n")
+    (repo / "plans" / "a" / ".gitattributes").write_text("PLAN.yml working-tree-encoding=UTF-16\n")
+    git(repo, "add", "plans/a/.foo", "plans/a/.gitattributes")
+    git(repo, "update-index", "--index-version", "4")
+    (repo / "plans" / "a" / ".gitattributes").unlink()
+    assert b".gitattributes" not in (repo / ".git" / "index").read_bytes()
+
+
+def _in_shared_index_only(repo: Path) -> None:
+    """A split index: the entries live in ``sharedindex.<sha>``, the index holds a link."""
+    (repo / "plans" / "a" / ".gitattributes").write_text("PLAN.yml working-tree-encoding=UTF-16\n")
+    git(repo, "add", "plans/a/.gitattributes")
+    git(repo, "commit", "-q", "-m", "attributes", env=identity(*AGENT))
+    git(repo, "update-index", "--split-index")
+    (repo / "plans" / "a" / ".gitattributes").unlink()
+    assert b".gitattributes" not in (repo / ".git" / "index").read_bytes()
+
+
 PLACES: dict[str, Callable[[Path], None]] = {
     "beside": lambda repo: (repo / "plans" / "a" / ".gitattributes").write_text(
         "PLAN.yml working-tree-encoding=UTF-16\n"
@@ -45,6 +66,8 @@ PLACES: dict[str, Callable[[Path], None]] = {
     "root": lambda repo: (repo / ".gitattributes").write_text(ATTR),
     "info": lambda repo: (repo / ".git" / "info" / "attributes").write_text(ATTR),
     "index-only": _in_index_only,
+    "index-only-v4": _in_index_only_v4,
+    "shared-index-only": _in_shared_index_only,
     "attributesFile": _attributes_file,
     "include": _included,
 }

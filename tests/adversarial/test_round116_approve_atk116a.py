@@ -1,0 +1,404 @@
+"""Round 116, approval and policy (atk116a): round 115's unreproduced lead (a rejection
+AUTHORED by Mallory and COMMITTED by Alice, or by ``bob+r@ops``, under ``approval.identity:
+committer``, ignored; a later approval ran the plan) chased down, then withdrawals, aborts,
+quorum votes, merges, fast-forwards and cherry-picks whose author and committer disagree,
+with the author date set at, before and after the version's freeze (or the run's pause).
+
+Lab (one, local mode, ``identity: committer``, the policy of round 115): approvers Alice,
+``*@ops.example.com``, ``sec@example.com``; groups ``ops`` and ``security``;
+``identity_aliases`` plus tags of ``*@ops.example.com`` and people ``[alice@example.com,
+a.smith@corp.example]``; rules: ``risk: high`` two of ops and one of security,
+``plans/q*/**`` two approvals. The Owner writes every plan. Pass A freezes them all in one
+batched ``freeze`` commit at second F. Round B (one push, one ``run --once``): the
+withdrawals, quorum first votes, gate starts; round C: abort requests at the gate's pause
+(second P), quorum rejections; round D: Bob approves every withdrawn plan, answers every gate,
+Carol gives the quorum's second vote. Dates are set with ``GIT_AUTHOR_DATE`` (``@F``,
+``@F-86400``, ``@F+1``): no sleeps, the outcome does not depend on how fast the bench is.
+
+Ids: ``<vid>`` (``rec`` calls of the vid's tag at the end: 0 for a withdrawn plan, 1 for a
+control that runs), ``<vid>:status`` (the status row at the end says what the SPEC says:
+``rejected``/``aborted``, or ``completed`` for a control that runs), ``<vid>:audit`` (the
+fresh-clone ``audit --json``, no config, calls a start valid iff the controller ran it and
+lists no valid start of a withdrawn plan), ``<vid>:decision`` (the fresh-clone audit lists the
+withdrawal under ``decisions`` by the committer when it counts, by nobody when it must not),
+``passes`` (every pass exited 0, no traceback).
+
+Seen (round 116): class **committer-withdrawal-read-as-replay** (see BROKEN): under
+``identity: committer`` a rejection or abort request COMMITTED by an allowed approver (or by
+the plan's author) but AUTHORED by someone else with an author date not after the version's
+freeze (or the run's pause) is read as round 109's "withdrawal of an earlier version brought
+back by another hand" (``E_APPROVAL_REPLAYED ... committed by another hand than its
+author's; ignored``) and withdraws nothing; Bob's later approval runs the plan, the
+fresh-clone audit calls the run valid. Round 115's two flaky ids were this: its phase B was
+written in the second of pass A's freeze when the bench was fast. The SPEC's approver under
+``committer`` is the committer, and docs/approvals.md says the same-second rule never applies
+under ``identity: committer`` for approvals ("the committer is the approver, so never"); for
+withdrawals it still reads the author. What held: author dates after the freeze, the
+approver's own author, Mallory committing Alice's authored rejection (not allowed), approvals
+(an approval authored by Mallory in the freeze second and committed by Alice counts, as the
+docs say).
+
+Not tried: the daemon (``plangate run`` watching), remote mode, signed withdrawals,
+``Plan-Approved:`` trailers, author mode beyond the controls here.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_round2_execution_kit import shared
+
+from tests.adversarial.advkit import (
+    ALICE,
+    BOB,
+    CAROL,
+    MALLORY,
+    Lab,
+    brief,
+    clone_audit_got,
+    plan_text,
+)
+
+OWNER = ("Owner", "owner@example.com")
+SEC = ("Sec", "sec@example.com")
+ASMITH = ("A. Smith", "a.smith@corp.example")
+BOBR = ("Bob R", "bob+r@ops.example.com")
+ALICE_UC = ("Alice", "ALICE@EXAMPLE.COM")
+
+CLS = "committer-withdrawal-read-as-replay"
+
+
+def _config(lab: Lab) -> None:
+    rec = json.dumps([sys.executable, str(lab.recorder), "{tag}"])
+    env = f"env: {{REC_LOG: {json.dumps(str(lab.log))}}}"
+    lab.config.write_text(
+        f"repo: {lab.repo}\nstate_dir: {lab.state}\n"
+        "identity: {name: plangate, email: plangate@localhost}\n"
+        "approval:\n"
+        '  approvers: ["alice@example.com", "*@ops.example.com", "sec@example.com"]\n'
+        "  identity: committer\n"
+        '  groups: {ops: ["alice@example.com", "*@ops.example.com"], '
+        'security: ["sec@example.com"]}\n'
+        "  identity_aliases:\n"
+        '    plus_tags: ["*@ops.example.com"]\n'
+        "    people: [[alice@example.com, a.smith@corp.example]]\n"
+        "  rules:\n"
+        "    - match: {risk: high}\n"
+        "      require: [{group: ops, count: 2}, {group: security, count: 1}]\n"
+        '    - match: {paths: ["plans/q*/**"]}\n      require: [{count: 2}]\n'
+        "tools:\n"
+        f"  rec: {{kind: exec, argv: {rec}, {env}}}\n"
+        f"  hi: {{kind: exec, argv: {rec}, {env}, risk: high}}\n"
+        "  echo: {kind: echo}\n"
+    )
+
+
+#: rejection vids (round B): vid -> (author, committer, author-date offset from F or None
+#: for the clock, counts: whether the rejection must withdraw the plan)
+REJECTS: dict[str, tuple[tuple[str, str], tuple[str, str], int | None, bool]] = {
+    # the round 115 lead, pinned to the freeze's second
+    "rjss": (MALLORY, ALICE, 0, True),  # authored Mallory @F, committed Alice
+    "rjssplus": (MALLORY, BOBR, 0, True),  # committed by bob+r@ops (plus tag of Bob)
+    "rjsscase": (MALLORY, ALICE_UC, 0, True),  # committed by ALICE@EXAMPLE.COM
+    "rjssalias": (MALLORY, ASMITH, 0, True),  # committed by Alice's people alias
+    "rjsssec": (MALLORY, SEC, 0, True),  # committed by Sec (an approver in no ops group)
+    "rjssown": (MALLORY, OWNER, 0, True),  # committed by the plan's author (withdraws it)
+    "rjssbob": (CAROL, BOB, 0, True),  # authored by Carol (an approver too), committed Bob
+    "rjpast": (MALLORY, ALICE, -86400, True),  # authored a day before the freeze
+    "rjpast1": (MALLORY, ALICE, -1, True),  # authored a second before the freeze
+    # controls
+    "rjlater": (MALLORY, ALICE, 1, True),  # authored a second after the freeze: counts
+    "rjself": (ALICE, ALICE, 0, True),  # Alice authors and commits in the freeze second
+    "rjselfpast": (ALICE, ALICE, -86400, True),  # her own commit dated a day back: hers
+    "rjmal": (ALICE, MALLORY, None, False),  # committed by Mallory: not allowed, ignored
+    "rjmalss": (ALICE, MALLORY, 0, False),  # the same in the freeze second
+}
+#: merged withdrawals (round B): a branch holds Mallory's rejection authored @F, committed
+#: by Alice; ``rjmrg`` merged --no-ff by Alice, ``rjff`` fast-forwarded by Alice,
+#: ``rjcp`` Mallory's own commit on a side branch cherry-picked onto main by Alice
+MERGED = ["rjmrg", "rjff", "rjcp"]
+#: quorum plans (path ``q*``): Alice votes in B, a rejection authored Mallory @F committed by
+#: Bob in C, Carol votes in D
+QUORUM = {"qrjss": 0, "qrjlater": 1}
+#: gate plans: Bob starts in B, the run pauses at action 2; in C an abort request authored by
+#: Mallory at the pause's second P (or P+1) committed by Alice; in D Bob answers the gate
+GATES = {"abss": 0, "ablater": 1, "abpast": -86400}
+#: approvals (round B) under committer mode: authored by Mallory in the freeze second,
+#: committed by Alice: Alice's approval (docs: the same-second rule never applies), runs once
+APPROVALS = {"apss": 0, "appast": -86400}
+
+WITHDRAWN = [*REJECTS, *MERGED, *QUORUM, *GATES]
+_ALICE = {"alice@example.com"}
+#: who the fresh-clone audit's ``decisions`` may name as the withdrawal's maker (its
+#: committer, in any spelling the policy makes one person), per withdrawal that counts
+WHO: dict[str, set[str]] = {
+    **{v: _ALICE for v in [*MERGED, *GATES]},
+    **{v: {"bob@ops.example.com"} for v in QUORUM},
+    "rjssplus": {"bob+r@ops.example.com", "bob@ops.example.com"},
+    "rjssalias": {"a.smith@corp.example", "alice@example.com"},
+    "rjsssec": {"sec@example.com"},
+    "rjssown": {"owner@example.com"},
+    "rjssbob": {"bob@ops.example.com"},
+}
+for _v, (_a, _by, _o, _counts_it) in REJECTS.items():
+    WHO.setdefault(_v, {_by[1].lower()} if _counts_it else set())
+VIDS = [*WITHDRAWN, *APPROVALS]
+
+
+def _plan(slug: str) -> str:
+    gate = (
+        '  - id: 2\n    tool: rec\n    why: "second, gated"\n    requires_approval: true\n'
+        f'    params:\n      tag: "{slug}-2"\n'
+    )
+    return plan_text(slug, extra_actions=gate if slug in GATES else "")
+
+
+def _c2(
+    lab: Lab,
+    msg: str,
+    author: tuple[str, str],
+    committer: tuple[str, str],
+    adate: int | None = None,
+) -> str:
+    """Commit everything with ``author`` and ``committer`` set apart, the author date
+    ``adate`` (an epoch second) when given, the committer date the clock's."""
+    lab.git("add", "-A")
+    env = {"GIT_COMMITTER_NAME": committer[0], "GIT_COMMITTER_EMAIL": committer[1]}
+    if adate is not None:
+        env["GIT_AUTHOR_DATE"] = f"@{adate} +0000"
+    lab.extra_env = env
+    try:
+        lab.git("commit", "-q", "--allow-empty", "--cleanup=verbatim", "-m", msg, who=author)
+    finally:
+        lab.extra_env = {}
+    return lab.head()
+
+
+def _event_time(lab: Lab, slug: str, event: str) -> int:
+    out = lab.git(
+        "log", "--format=%ct%x00%B%x01", "--author=plangate@localhost", "--", f"plans/{slug}"
+    )
+    for row in out.split("\x01"):
+        if not row.strip():
+            continue
+        when, body = row.strip("\n").split("\x00", 1)
+        if f"plangate: {event} " in body or f"Plan-Event: {event}" in body:
+            return int(when)
+    raise AssertionError(f"no {event} commit of plans/{slug}: {out[:600]}")
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root)
+    got: dict[str, Any] = {}
+    lab.got = got  # type: ignore[attr-defined]
+    passes: list[tuple[str, int, bool, str]] = []
+    lab.passes = passes  # type: ignore[attr-defined]
+
+    def step(phase: str) -> None:
+        res = lab.run(check=False)
+        passes.append((phase, res.returncode, "Traceback" in res.stderr, res.stderr[-900:]))
+
+    def setc(v: str, status: str, who: tuple[str, str], by: tuple[str, str], adate: int | None):
+        lab.set_status(v, status)
+        return _c2(lab, f"{who[0]}: {status} {v}", who, by, adate)
+
+    _config(lab)
+    for v in VIDS:
+        lab.write(v, _plan(v))
+    lab.commit("owner: plans", OWNER)
+    step("a")
+    freeze = {v: _event_time(lab, v, "freeze") for v in VIDS}
+    got["freeze"] = freeze
+
+    # -- B: withdrawals, first votes, starts (one push) ------------------------------------
+    for v, (who, by, off, _c) in REJECTS.items():
+        setc(v, "rejected", who, by, None if off is None else freeze[v] + off)
+    for v in QUORUM:
+        setc(v, "approved", ALICE, ALICE, None)
+    for v in GATES:
+        setc(v, "approved", BOB, BOB, None)
+    for v, off in APPROVALS.items():
+        setc(v, "approved", MALLORY, ALICE, freeze[v] + off)
+    # rjmrg: a branch holding the rejection, merged --no-ff by Alice
+    lab.branch("pr-rjmrg")
+    setc("rjmrg", "rejected", MALLORY, ALICE, freeze["rjmrg"])
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "-q", "--no-ff", "-m", "merge pr-rjmrg", "pr-rjmrg", who=ALICE)
+    # rjff: the same, fast-forwarded
+    lab.branch("pr-rjff")
+    setc("rjff", "rejected", MALLORY, ALICE, freeze["rjff"])
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "-q", "--ff-only", "pr-rjff", who=ALICE)
+    # rjcp: Mallory's own rejection on a side branch, cherry-picked by Alice
+    lab.branch("pr-rjcp")
+    x = setc("rjcp", "rejected", MALLORY, MALLORY, freeze["rjcp"])
+    lab.git("checkout", "-q", "main")
+    lab.git("cherry-pick", x, who=ALICE)
+    step("b")
+    got["rows_b"] = lab.rows()
+
+    # -- C: abort requests at the pause, quorum rejections ----------------------------------
+    pause = {}
+    for v, off in GATES.items():
+        try:
+            pause[v] = _event_time(lab, v, "await-approval")
+        except AssertionError:
+            continue
+        setc(v, "aborted", MALLORY, ALICE, pause[v] + off)
+    got["pause"] = pause
+    for v, off in QUORUM.items():
+        setc(v, "rejected", MALLORY, BOB, freeze[v] + off)
+    step("c")
+    got["rows_c"] = lab.rows()
+
+    # -- D: Bob approves every withdrawn plan, answers every gate; Carol's quorum vote --------
+    for v in [*REJECTS, *MERGED, *GATES]:
+        setc(v, "approved", BOB, BOB, None)
+    for v in QUORUM:
+        setc(v, "approved", CAROL, CAROL, None)
+    step("d")
+
+    lab.ran = {v: len(lab.calls(v)) for v in VIDS}  # type: ignore[attr-defined]
+    got["gate_ran"] = {v: len(lab.calls(f"{v}-2")) for v in GATES}
+    lab.got_rows = lab.rows()  # type: ignore[attr-defined]
+    got["clone"] = clone_audit_got(lab, root)
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return shared(tmp_path_factory, "r116-approve-atk116a", _build)
+
+
+def _counts(v: str) -> bool:
+    """Whether the vid's withdrawal must count (stop the plan)."""
+    if v in REJECTS:
+        return REJECTS[v][3]
+    return v in WITHDRAWN
+
+
+IDS = [*VIDS, *[f"{v}:status" for v in VIDS], *[f"{v}:audit" for v in VIDS]]
+IDS += [f"{v}:decision" for v in WITHDRAWN]
+IDS += [f"{v}:by" for v in WITHDRAWN if _counts(v)]
+IDS += ["passes"]
+
+
+def _broken(what: str) -> Any:
+    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 116: {CLS}: {what}")
+
+
+_BROKEN_VIDS: dict[str, str] = {
+    v: "a withdrawal committed by an allowed approver (or the plan's author) but authored by "
+    "another, its author date not after the freeze/pause, is E_APPROVAL_REPLAYED and ignored; "
+    "Bob's later approval runs the plan"
+    for v in [
+        "rjss",
+        "rjssplus",
+        "rjsscase",
+        "rjssalias",
+        "rjsssec",
+        "rjssown",
+        "rjssbob",
+        "rjpast",
+        "rjpast1",
+        "rjff",
+        "rjcp",
+        "qrjss",
+        "abss",
+        "abpast",
+    ]
+}
+BROKEN: dict[str, Any] = {}
+for _v, _what in _BROKEN_VIDS.items():
+    for _k in ("", ":status", ":audit", ":decision", ":by"):
+        BROKEN[f"{_v}{_k}"] = _broken(_what)
+
+
+CLS2 = "audit-decision-names-author"
+for _v in ("rjlater", "qrjlater", "ablater"):
+    BROKEN[f"{_v}:by"] = pytest.mark.xfail(
+        strict=True,
+        raises=AssertionError,
+        reason=f"round 116: {CLS2}: under identity: committer the fresh-clone audit's "
+        "decisions name the withdrawal's AUTHOR (Mallory, no approver) as its maker, though "
+        "the controller counted it as its committer's",
+    )
+
+
+@pytest.mark.parametrize(
+    "vid", [pytest.param(i, id=i, marks=[BROKEN[i]] if i in BROKEN else []) for i in IDS]
+)
+def test_round116_atk116a(lab: Any, vid: str) -> None:
+    got = lab.got
+    clone = got["clone"]["report"]
+    if vid == "passes":
+        bad = [p for p in lab.passes if p[1] != 0 or p[2]]
+        assert not bad, bad
+        return
+    v, _, kind = vid.partition(":")
+    row = lab.got_rows.get(f"plans/{v}", {})
+    ran = lab.ran.get(v, 0)
+    withdrawn = _counts(v)
+    if kind == "audit":
+        valid = [
+            e
+            for e in clone.get("executions", [])
+            if e.get("plan") == f"plans/{v}" and e.get("approval_valid")
+        ]
+        if v in GATES:  # the start is valid; the gate's answer after the abort is not
+            gate = [e for e in valid if e.get("approval_kind") == "gate"]
+            assert bool(gate) == bool(got["gate_ran"][v]), (gate, clone.get("findings"))
+            assert not gate, (gate, clone.get("findings"))
+            return
+        assert bool(valid) == bool(ran), (ran, valid, clone.get("findings"))
+        if withdrawn:
+            assert not valid, (valid, clone.get("findings"))
+        return
+    if kind == "by":
+        mine = [
+            d
+            for d in clone.get("decisions", [])
+            if d.get("plan") == f"plans/{v}" and d.get("kind") in {"reject", "abort-request"}
+        ]
+        assert mine, ("no withdrawal listed", clone.get("decisions"))
+        want = WHO[v]
+        assert {d.get("by") for d in mine} <= want, (mine, want)
+        return
+    if kind == "decision":
+        kinds = {"reject", "abort-request"}
+        mine = [
+            d
+            for d in clone.get("decisions", [])
+            if d.get("plan") == f"plans/{v}" and d.get("kind") in kinds
+        ]
+        if withdrawn:
+            assert mine, ("no withdrawal listed", clone.get("decisions"))
+        else:
+            assert not mine, mine
+        return
+    if kind == "status":
+        if v in GATES:
+            want = "aborted"
+        elif v == "appast":  # undecided: refused (replayed) or run once, never more
+            assert row.get("status") in ("completed", "pending_approval"), brief(row, 5)
+            return
+        elif v in APPROVALS:
+            want = "completed"
+        else:
+            want = "rejected" if withdrawn else "completed"
+        assert row.get("status") == want, brief(row, 5)
+        return
+    if v in GATES:
+        # the run started (action 1 once), the abort stops it before action 2
+        assert got["pause"].get(v), ("never paused", brief(got["rows_b"].get(f"plans/{v}", {})))
+        assert ran == 1 and got["gate_ran"][v] == 0, (ran, got["gate_ran"][v], brief(row, 5))
+        return
+    if v == "appast":
+        assert ran <= 1, (ran, brief(row, 5))
+        return
+    want = 1 if v in APPROVALS or not withdrawn else 0
+    assert ran == want, (ran, brief(row, 5))

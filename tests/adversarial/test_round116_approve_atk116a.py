@@ -146,10 +146,68 @@ WHO: dict[str, set[str]] = {
 }
 for _v, (_a, _by, _o, _counts_it) in REJECTS.items():
     WHO.setdefault(_v, {_by[1].lower()} if _counts_it else set())
-VIDS = [*WITHDRAWN, *APPROVALS]
+#: more families: vid -> (calls wanted at the end, status wanted at the end)
+EXTRA: dict[str, tuple[int, str]] = {
+    # approvals and rejections in one push: Alice approves, then a rejection authored by
+    # Mallory committed by Bob (@F: the class above; @F+1: counts); Carol approves in D
+    "pushrj": (0, "rejected"),
+    "pushrjl": (0, "rejected"),
+    # reverts of a counted rejection: by Mallory, by Alice herself; Bob approves in D
+    "rvrj": (0, "rejected"),
+    "rvrjself": (0, "rejected"),
+    # merges whose parents carry the approvals: a high-risk plan (two ops, one security),
+    # Bob's and Sec's unsigned approvals on two branches, Alice's octopus merge: one vote
+    "hoct": (0, "pending_approval"),
+    # risk tiers: the high tool only in a fallback; only inside a pinned nested plan;
+    # Alice's lone approval must not run either (two ops and one security needed)
+    "rkfb": (0, "pending_approval"),
+    "rknest": (0, "pending_approval"),
+}
+VIDS = [*WITHDRAWN, *APPROVALS, *EXTRA]
+
+
+RKFB = """\
+plan:
+  name: rkfb
+  task: "a high-risk tool only in a fallback"
+  status: pending_approval
+available_tools:
+  - name: rec
+  - name: hi
+actions:
+  - id: 1
+    tool: rec
+    why: "record that variant rkfb ran"
+    params:
+      tag: "rkfb"
+    on_failure: fallback
+    fallback:
+      - {id: "1.1", tool: hi, why: "fallback", params: {tag: "rkfb-fb"}}
+"""
+
+
+def _nest(child_hash: str) -> str:
+    return (
+        'plan:\n  name: rknest\n  task: "pins a high-risk child"\n'
+        "  status: pending_approval\n"
+        "available_tools:\n  - name: rec\n"
+        "actions:\n"
+        f'  - id: 1\n    plan: {{path: plans/rkchild, hash: "{child_hash}"}}\n'
+        '    why: "the child"\n'
+        '  - id: 2\n    tool: rec\n    why: "record rknest"\n    params:\n'
+        '      tag: "rknest"\n'
+    )
 
 
 def _plan(slug: str) -> str:
+    if slug == "rkfb":
+        return RKFB
+    if slug == "hoct":
+        return (
+            plan_text(slug)
+            .replace("- name: rec\n", "- name: hi\n")
+            .replace("tool: rec\n", "tool: hi\n")
+        )
     gate = (
         '  - id: 2\n    tool: rec\n    why: "second, gated"\n    requires_approval: true\n'
         f'    params:\n      tag: "{slug}-2"\n'
@@ -208,7 +266,13 @@ def _build(root: Path) -> Lab:
 
     _config(lab)
     for v in VIDS:
-        lab.write(v, _plan(v))
+        if v != "rknest":
+            lab.write(v, _plan(v))
+    lab.write("rkchild", plan_text("rkchild").replace("- name: rec\n", "- name: hi\n").replace(
+        "tool: rec\n", "tool: hi\n"))  # fmt: skip
+    told = lab.cli("hash", str(lab.repo / "plans/rkchild/PLAN.yml"), "--config", str(lab.config))
+    got["child_hash"] = told.stdout.strip().split()[-1] if told.stdout.strip() else told.stderr
+    lab.write("rknest", _nest(got["child_hash"]))
     lab.commit("owner: plans", OWNER)
     step("a")
     freeze = {v: _event_time(lab, v, "freeze") for v in VIDS}
@@ -238,6 +302,26 @@ def _build(root: Path) -> Lab:
     x = setc("rjcp", "rejected", MALLORY, MALLORY, freeze["rjcp"])
     lab.git("checkout", "-q", "main")
     lab.git("cherry-pick", x, who=ALICE)
+    # one push: Alice's approval, then a rejection authored by Mallory committed by Bob
+    setc("pushrj", "approved", ALICE, ALICE, None)
+    setc("pushrj", "rejected", MALLORY, BOB, freeze["pushrj"])
+    setc("pushrjl", "approved", ALICE, ALICE, None)
+    setc("pushrjl", "rejected", MALLORY, BOB, freeze["pushrjl"] + 1)
+    # reverts of a rejection
+    x = setc("rvrj", "rejected", ALICE, ALICE, None)
+    lab.git("revert", "--no-edit", x, who=MALLORY)
+    x = setc("rvrjself", "rejected", ALICE, ALICE, None)
+    lab.git("revert", "--no-edit", x, who=ALICE)
+    # hoct: Bob's and Sec's approvals on two branches, Alice's octopus merge
+    base = lab.head()
+    lab.branch("pr-hoct-b", base)
+    setc("hoct", "approved", BOB, BOB, None)
+    lab.branch("pr-hoct-s", base)
+    setc("hoct", "approved", SEC, SEC, None)
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "-q", "--no-ff", "-m", "octopus", "pr-hoct-b", "pr-hoct-s", who=ALICE)
+    setc("rkfb", "approved", ALICE, ALICE, None)
+    setc("rknest", "approved", ALICE, ALICE, None)
     step("b")
     got["rows_b"] = lab.rows()
 
@@ -260,7 +344,15 @@ def _build(root: Path) -> Lab:
         setc(v, "approved", BOB, BOB, None)
     for v in QUORUM:
         setc(v, "approved", CAROL, CAROL, None)
+    for v in ("pushrj", "pushrjl"):
+        setc(v, "approved", CAROL, CAROL, None)
+    for v in ("rvrj", "rvrjself"):
+        setc(v, "approved", BOB, BOB, None)
     step("d")
+    got["risk"] = {
+        v: ((lab.plan(v).get("frozen") or {}).get("risk")) for v in ("rkfb", "rknest", "hoct")
+    }
+    got["child_ran"] = len(lab.calls("rkchild"))
 
     lab.ran = {v: len(lab.calls(v)) for v in VIDS}  # type: ignore[attr-defined]
     got["gate_ran"] = {v: len(lab.calls(f"{v}-2")) for v in GATES}
@@ -278,7 +370,7 @@ def _counts(v: str) -> bool:
     """Whether the vid's withdrawal must count (stop the plan)."""
     if v in REJECTS:
         return REJECTS[v][3]
-    return v in WITHDRAWN
+    return v in WITHDRAWN or v in ("pushrj", "pushrjl", "rvrj", "rvrjself")
 
 
 IDS = [*VIDS, *[f"{v}:status" for v in VIDS], *[f"{v}:audit" for v in VIDS]]
@@ -312,9 +404,15 @@ _BROKEN_VIDS: dict[str, str] = {
         "abpast",
     ]
 }
+_BROKEN_VIDS["pushrj"] = (
+    "Alice's approval and, in the same push, a rejection committed by Bob authored by Mallory "
+    "in the freeze's second: the rejection is E_APPROVAL_REPLAYED, Carol's approval runs it"
+)
 BROKEN: dict[str, Any] = {}
 for _v, _what in _BROKEN_VIDS.items():
     for _k in ("", ":status", ":audit", ":decision", ":by"):
+        if _v in EXTRA and _k in (":decision", ":by"):
+            continue
         BROKEN[f"{_v}{_k}"] = _broken(_what)
 
 
@@ -343,6 +441,17 @@ def test_round116_atk116a(lab: Any, vid: str) -> None:
     row = lab.got_rows.get(f"plans/{v}", {})
     ran = lab.ran.get(v, 0)
     withdrawn = _counts(v)
+    if v in EXTRA and kind in ("", "status"):
+        want_runs, want_status = EXTRA[v]
+        if kind == "status":
+            assert row.get("status") == want_status, brief(row, 5)
+            if v.startswith(("rk", "hoct")):
+                assert got["risk"][v] == "high", got["risk"]
+            return
+        assert ran == want_runs, (ran, brief(row, 5))
+        if v == "rknest":
+            assert got["child_ran"] == 0, got["child_ran"]
+        return
     if kind == "audit":
         valid = [
             e

@@ -44,7 +44,11 @@ Not tried: the daemon (``plangate run`` watching), remote mode, signed withdrawa
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -61,6 +65,7 @@ from tests.adversarial.advkit import (
     brief,
     clone_audit_got,
     plan_text,
+    until,
 )
 
 OWNER = ("Owner", "owner@example.com")
@@ -354,11 +359,111 @@ def _build(root: Path) -> Lab:
     }
     got["child_ran"] = len(lab.calls("rkchild"))
 
+    _daemon_phase(lab)
     lab.ran = {v: len(lab.calls(v)) for v in VIDS}  # type: ignore[attr-defined]
     got["gate_ran"] = {v: len(lab.calls(f"{v}-2")) for v in GATES}
     lab.got_rows = lab.rows()  # type: ignore[attr-defined]
     got["clone"] = clone_audit_got(lab, root)
     return lab
+
+
+#: the daemon phase: plan -> (who makes the withdrawal on a side branch before the daemon
+#: freezes the plan, who picks it onto main after the freeze (None: the plan's approver
+#: approves instead), who approves afterwards, calls wanted at the end)
+DAEMON: dict[str, tuple[tuple[str, str] | None, tuple[str, str] | None, tuple[str, str], int]] = {
+    "dmpick": (MALLORY, ALICE, BOB, 0),  # Mallory's rejection, picked by Alice
+    "dmown": (None, ALICE, BOB, 0),  # control: Alice's own rejection after the freeze
+    "dmrun": (None, None, ALICE, 1),  # control: Alice approves in the same push
+    "dmcarol": (CAROL, BOB, ALICE, 0),  # Carol's (an approver) rejection, picked by Bob
+    "dmrebase": (MALLORY, ALICE, BOB, 0),  # Mallory's rejection rebased by Alice, fast-forwarded
+}
+WORKTREE = Path(__file__).resolve().parents[2]
+
+
+def _commit_plan(lab: Lab, slug: str, msg: str, who: tuple[str, str]) -> str:
+    """``who`` commits ``plans/<slug>/PLAN.yml`` alone (a daemon shares the working tree)."""
+    lab.git("add", f"plans/{slug}/PLAN.yml")
+    lab.git("commit", "-q", "-m", msg, "--", f"plans/{slug}/PLAN.yml", who=who)
+    return lab.head()
+
+
+def _note_of(lab: Lab, slug: str, sha: str) -> bool:
+    row = lab.rows().get(f"plans/{slug}", {})
+    return row.get("status") == "completed" or any(sha[:12] in n for n in row.get("notes") or [])
+
+
+def _daemon_phase(lab: Lab) -> None:
+    """The daemon (``plangate run``) watching the tree: plans pushed at once, withdrawals
+    made before the freeze on side branches brought in by an approver's cherry-pick or
+    rebase right after the daemon froze them, then approvals; no date pinned."""
+    got = lab.got  # type: ignore[attr-defined]
+    for v in DAEMON:
+        lab.write(v, plan_text(v))
+    lab.commit("owner: daemon plans", OWNER)
+    base = lab.head()
+    side: dict[str, str] = {}
+    for v, (maker, _picker, _later, _w) in DAEMON.items():
+        if maker is None:
+            continue
+        lab.branch(f"side-{v}", base)
+        lab.set_status(v, "rejected")
+        side[v] = _commit_plan(lab, v, f"{maker[0]}: reject {v}", maker)
+    lab.git("checkout", "-q", "main")
+    env = {**lab.env(), "PYTHONPATH": str(WORKTREE), "REC_LOG": str(lab.log)}
+    err = open(lab.root / "daemon.err", "wb")  # noqa: SIM115 (closed below)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
+        cwd=lab.root, env=env, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
+    )  # fmt: skip
+    try:
+        frozen = until(
+            lambda: all(f"plans/{v}" in lab.git("log", "-1", "--format=%B", "--author=plangate@",
+                                                 "--", f"plans/{v}") for v in DAEMON),
+            timeout=240, step=0.2,
+        )  # fmt: skip
+        got["dm_frozen"] = frozen
+        made: dict[str, str] = {}
+        for v, (maker, picker, _later, _w) in DAEMON.items():
+            if v == "dmrebase":
+                lab.git("checkout", "-q", f"side-{v}")
+                lab.git("rebase", "-q", "main", who=picker)
+                lab.git("checkout", "-q", "main")
+                lab.git("merge", "-q", "--ff-only", f"side-{v}", who=picker)
+                made[v] = lab.head()
+            elif maker is not None:
+                lab.git("cherry-pick", side[v], who=picker)
+                made[v] = lab.head()
+            elif picker is not None:
+                lab.set_status(v, "rejected")
+                made[v] = _commit_plan(lab, v, f"{picker[0]}: reject {v}", picker)
+            else:
+                lab.set_status(v, "approved")
+                made[v] = _commit_plan(lab, v, f"approve {v}", ALICE)
+        got["dm_seen1"] = until(
+            lambda: all(_note_of(lab, v, made[v]) for v in DAEMON), timeout=240, step=0.3
+        )
+        later: dict[str, str] = {}
+        for v, (_m, _p, who, _w) in DAEMON.items():
+            if v == "dmrun":
+                continue
+            lab.set_status(v, "approved")
+            later[v] = _commit_plan(lab, v, f"{who[0]}: approve {v}", who)
+        got["dm_seen2"] = until(
+            lambda: all(_note_of(lab, v, later[v]) for v in later), timeout=240, step=0.3
+        )
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=30)
+        err.close()
+    got["dm_rc"] = proc.returncode
+    got["dm_err"] = (lab.root / "daemon.err").read_text(errors="replace")[-1500:]
+    got["dm_ran"] = {v: len(lab.calls(v)) for v in DAEMON}
+    got["dm_rows"] = {v: lab.rows().get(f"plans/{v}", {}) for v in DAEMON}
 
 
 @pytest.fixture(scope="module")
@@ -376,7 +481,8 @@ def _counts(v: str) -> bool:
 IDS = [*VIDS, *[f"{v}:status" for v in VIDS], *[f"{v}:audit" for v in VIDS]]
 IDS += [f"{v}:decision" for v in WITHDRAWN]
 IDS += [f"{v}:by" for v in WITHDRAWN if _counts(v)]
-IDS += ["passes"]
+IDS += ["passes", "daemon"]
+IDS += [*DAEMON, *[f"{v}:status" for v in DAEMON]]
 
 
 def _broken(what: str) -> Any:
@@ -416,6 +522,13 @@ for _v, _what in _BROKEN_VIDS.items():
         BROKEN[f"{_v}{_k}"] = _broken(_what)
 
 
+for _v in ("dmpick", "dmcarol", "dmrebase"):
+    for _k in ("", ":status"):
+        BROKEN[f"{_v}{_k}"] = _broken(
+            "daemon, no date pinned: a rejection made on a side branch before the daemon froze "
+            "the plan, cherry-picked or rebased by an allowed approver right after, is "
+            "E_APPROVAL_REPLAYED; the next approval runs the plan"
+        )
 CLS2 = "audit-decision-names-author"
 for _v in ("rjlater", "qrjlater", "ablater"):
     BROKEN[f"{_v}:by"] = pytest.mark.xfail(
@@ -437,7 +550,19 @@ def test_round116_atk116a(lab: Any, vid: str) -> None:
         bad = [p for p in lab.passes if p[1] != 0 or p[2]]
         assert not bad, bad
         return
+    if vid == "daemon":  # the daemon saw every step and stopped cleanly on SIGTERM
+        assert got["dm_frozen"] and got["dm_seen1"] and got["dm_seen2"], got["dm_rows"]
+        assert "Traceback" not in got["dm_err"], got["dm_err"]
+        return
     v, _, kind = vid.partition(":")
+    if v in DAEMON:
+        drow = got["dm_rows"][v]
+        want = DAEMON[v][3]
+        if kind == "status":
+            assert drow.get("status") == ("completed" if want else "rejected"), brief(drow, 5)
+        else:
+            assert got["dm_ran"][v] == want, (got["dm_ran"][v], brief(drow, 5))
+        return
     row = lab.got_rows.get(f"plans/{v}", {})
     ran = lab.ran.get(v, 0)
     withdrawn = _counts(v)

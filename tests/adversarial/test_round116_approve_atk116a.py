@@ -61,6 +61,7 @@ from tests.adversarial.advkit import (
     BOB,
     CAROL,
     MALLORY,
+    BenchError,
     Lab,
     brief,
     clone_audit_got,
@@ -371,11 +372,11 @@ def _build(root: Path) -> Lab:
 #: freezes the plan, who picks it onto main after the freeze (None: the plan's approver
 #: approves instead), who approves afterwards, calls wanted at the end)
 DAEMON: dict[str, tuple[tuple[str, str] | None, tuple[str, str] | None, tuple[str, str], int]] = {
+    "dmrebase": (MALLORY, ALICE, BOB, 0),  # Mallory's rejection rebased by Alice, fast-forwarded
     "dmpick": (MALLORY, ALICE, BOB, 0),  # Mallory's rejection, picked by Alice
+    "dmcarol": (CAROL, BOB, ALICE, 0),  # Carol's (an approver) rejection, picked by Bob
     "dmown": (None, ALICE, BOB, 0),  # control: Alice's own rejection after the freeze
     "dmrun": (None, None, ALICE, 1),  # control: Alice approves in the same push
-    "dmcarol": (CAROL, BOB, ALICE, 0),  # Carol's (an approver) rejection, picked by Bob
-    "dmrebase": (MALLORY, ALICE, BOB, 0),  # Mallory's rejection rebased by Alice, fast-forwarded
 }
 WORKTREE = Path(__file__).resolve().parents[2]
 
@@ -385,6 +386,25 @@ def _commit_plan(lab: Lab, slug: str, msg: str, who: tuple[str, str]) -> str:
     lab.git("add", f"plans/{slug}/PLAN.yml")
     lab.git("commit", "-q", "-m", msg, "--", f"plans/{slug}/PLAN.yml", who=who)
     return lab.head()
+
+
+def _git_clean(lab: Lab, *args: str, who: tuple[str, str]) -> None:
+    """``git *args`` as ``who``, again while the daemon's own write holds the index (git
+    refuses a rebase or pick over staged changes: the person waits and runs it again)."""
+    why = ""
+    for _ in range(600):
+        res = subprocess.run(
+            ["git", *args], cwd=lab.repo, env=lab.env(who), capture_output=True, text=True
+        )
+        if res.returncode == 0:
+            return
+        why = res.stderr
+        if not any(w in why for w in ("uncommitted", "local changes", "index.lock", "lock")):
+            break
+        subprocess.run(["git", "rebase", "--abort"], cwd=lab.repo, env=lab.env(), check=False,
+                       capture_output=True)  # fmt: skip
+        until(lambda: False, timeout=0.2)
+    raise BenchError(f"git {' '.join(args)} failed: {why}")
 
 
 def _note_of(lab: Lab, slug: str, sha: str) -> bool:
@@ -425,13 +445,14 @@ def _daemon_phase(lab: Lab) -> None:
         made: dict[str, str] = {}
         for v, (maker, picker, _later, _w) in DAEMON.items():
             if v == "dmrebase":
+                until(lambda: not lab.git("status", "--porcelain", "-uno").strip(), timeout=120)
                 lab.git("checkout", "-q", f"side-{v}")
-                lab.git("rebase", "-q", "main", who=picker)
+                _git_clean(lab, "rebase", "-q", "main", who=picker)
                 lab.git("checkout", "-q", "main")
                 lab.git("merge", "-q", "--ff-only", f"side-{v}", who=picker)
                 made[v] = lab.head()
             elif maker is not None:
-                lab.git("cherry-pick", side[v], who=picker)
+                _git_clean(lab, "cherry-pick", side[v], who=picker)
                 made[v] = lab.head()
             elif picker is not None:
                 lab.set_status(v, "rejected")

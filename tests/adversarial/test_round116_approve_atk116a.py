@@ -126,7 +126,7 @@ REJECTS: dict[str, tuple[tuple[str, str], tuple[str, str], int | None, bool]] = 
 #: merged withdrawals (round B): a branch holds Mallory's rejection authored @F, committed
 #: by Alice; ``rjmrg`` merged --no-ff by Alice, ``rjff`` fast-forwarded by Alice,
 #: ``rjcp`` Mallory's own commit on a side branch cherry-picked onto main by Alice
-MERGED = ["rjmrg", "rjff", "rjcp"]
+MERGED = ["rjmrg", "rjff", "rjcp", "rjmm"]  # rjmm: Mallory's own commit @F, Alice merges
 #: quorum plans (path ``q*``): Alice votes in B, a rejection authored Mallory @F committed by
 #: Bob in C, Carol votes in D
 QUORUM = {"qrjss": 0, "qrjlater": 1}
@@ -158,6 +158,8 @@ EXTRA: dict[str, tuple[int, str]] = {
     # Mallory committed by Bob (@F: the class above; @F+1: counts); Carol approves in D
     "pushrj": (0, "rejected"),
     "pushrjl": (0, "rejected"),
+    # the rejection (authored by Mallory @F, committed by Alice) then Bob's approval, one push
+    "pushrb": (0, "rejected"),
     # reverts of a counted rejection: by Mallory, by Alice herself; Bob approves in D
     "rvrj": (0, "rejected"),
     "rvrjself": (0, "rejected"),
@@ -313,6 +315,13 @@ def _build(root: Path) -> Lab:
     setc("pushrj", "rejected", MALLORY, BOB, freeze["pushrj"])
     setc("pushrjl", "approved", ALICE, ALICE, None)
     setc("pushrjl", "rejected", MALLORY, BOB, freeze["pushrjl"] + 1)
+    setc("pushrb", "rejected", MALLORY, ALICE, freeze["pushrb"])
+    setc("pushrb", "approved", BOB, BOB, None)
+    # rjmm: Mallory's own rejection @F on a branch, merged --no-ff by Alice
+    lab.branch("pr-rjmm")
+    setc("rjmm", "rejected", MALLORY, MALLORY, freeze["rjmm"])
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "-q", "--no-ff", "-m", "merge pr-rjmm", "pr-rjmm", who=ALICE)
     # reverts of a rejection
     x = setc("rvrj", "rejected", ALICE, ALICE, None)
     lab.git("revert", "--no-edit", x, who=MALLORY)
@@ -496,7 +505,7 @@ def _counts(v: str) -> bool:
     """Whether the vid's withdrawal must count (stop the plan)."""
     if v in REJECTS:
         return REJECTS[v][3]
-    return v in WITHDRAWN or v in ("pushrj", "pushrjl", "rvrj", "rvrjself")
+    return v in WITHDRAWN or v in ("pushrj", "pushrjl", "pushrb", "rvrj", "rvrjself")
 
 
 IDS = [*VIDS, *[f"{v}:status" for v in VIDS], *[f"{v}:audit" for v in VIDS]]
@@ -531,6 +540,10 @@ _BROKEN_VIDS: dict[str, str] = {
         "abpast",
     ]
 }
+_BROKEN_VIDS["pushrb"] = (
+    "a rejection authored by Mallory in the freeze's second, committed by Alice, then Bob's "
+    "approval in the same push: the plan runs in that very pass"
+)
 _BROKEN_VIDS["pushrj"] = (
     "Alice's approval and, in the same push, a rejection committed by Bob authored by Mallory "
     "in the freeze's second: the rejection is E_APPROVAL_REPLAYED, Carol's approval runs it"

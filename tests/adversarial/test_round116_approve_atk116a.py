@@ -126,7 +126,9 @@ REJECTS: dict[str, tuple[tuple[str, str], tuple[str, str], int | None, bool]] = 
 #: merged withdrawals (round B): a branch holds Mallory's rejection authored @F, committed
 #: by Alice; ``rjmrg`` merged --no-ff by Alice, ``rjff`` fast-forwarded by Alice,
 #: ``rjcp`` Mallory's own commit on a side branch cherry-picked onto main by Alice
-MERGED = ["rjmrg", "rjff", "rjcp", "rjmm"]  # rjmm: Mallory's own commit @F, Alice merges
+#: rjmm: Mallory's own commit @F, Alice merges; rjmrgm: authored Mallory @F, committed
+#: Alice, on a branch Mallory merges --no-ff
+MERGED = ["rjmrg", "rjff", "rjcp", "rjmm", "rjmrgm"]
 #: quorum plans (path ``q*``): Alice votes in B, a rejection authored Mallory @F committed by
 #: Bob in C, Carol votes in D
 QUORUM = {"qrjss": 0, "qrjlater": 1}
@@ -160,6 +162,9 @@ EXTRA: dict[str, tuple[int, str]] = {
     "pushrjl": (0, "rejected"),
     # the rejection (authored by Mallory @F, committed by Alice) then Bob's approval, one push
     "pushrb": (0, "rejected"),
+    # a version Alice rejected (authored by Mallory after the freeze), copied by the agent to
+    # plans/wdcopy2 and approved there by Bob: E_VERSION_WITHDRAWN, nothing runs
+    "wdcopy": (0, "rejected"),
     # reverts of a counted rejection: by Mallory, by Alice herself; Bob approves in D
     "rvrj": (0, "rejected"),
     "rvrjself": (0, "rejected"),
@@ -322,6 +327,12 @@ def _build(root: Path) -> Lab:
     setc("rjmm", "rejected", MALLORY, MALLORY, freeze["rjmm"])
     lab.git("checkout", "-q", "main")
     lab.git("merge", "-q", "--no-ff", "-m", "merge pr-rjmm", "pr-rjmm", who=ALICE)
+    lab.branch("pr-rjmrgm")
+    setc("rjmrgm", "rejected", MALLORY, ALICE, freeze["rjmrgm"])
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "-q", "--no-ff", "-m", "merge pr-rjmrgm", "pr-rjmrgm", who=MALLORY)
+    # wdcopy: rejected by Alice (authored by Mallory a second after the freeze)
+    setc("wdcopy", "rejected", MALLORY, ALICE, freeze["wdcopy"] + 1)
     # reverts of a rejection
     x = setc("rvrj", "rejected", ALICE, ALICE, None)
     lab.git("revert", "--no-edit", x, who=MALLORY)
@@ -351,6 +362,9 @@ def _build(root: Path) -> Lab:
     got["pause"] = pause
     for v, off in QUORUM.items():
         setc(v, "rejected", MALLORY, BOB, freeze[v] + off)
+    copy = lab.read("wdcopy")
+    lab.write("wdcopy2", copy.replace("  status: rejected", "  status: pending_approval", 1))
+    lab.commit("agent: copy wdcopy", ("Agent", "agent@example.com"))
     step("c")
     got["rows_c"] = lab.rows()
 
@@ -361,7 +375,7 @@ def _build(root: Path) -> Lab:
         setc(v, "approved", CAROL, CAROL, None)
     for v in ("pushrj", "pushrjl"):
         setc(v, "approved", CAROL, CAROL, None)
-    for v in ("rvrj", "rvrjself"):
+    for v in ("rvrj", "rvrjself", "wdcopy2"):
         setc(v, "approved", BOB, BOB, None)
     step("d")
     got["risk"] = {
@@ -373,6 +387,7 @@ def _build(root: Path) -> Lab:
     lab.ran = {v: len(lab.calls(v)) for v in VIDS}  # type: ignore[attr-defined]
     got["gate_ran"] = {v: len(lab.calls(f"{v}-2")) for v in GATES}
     lab.got_rows = lab.rows()  # type: ignore[attr-defined]
+    got["wdcopy2"] = lab.codes("wdcopy2")
     got["clone"] = clone_audit_got(lab, root)
     return lab
 
@@ -505,7 +520,7 @@ def _counts(v: str) -> bool:
     """Whether the vid's withdrawal must count (stop the plan)."""
     if v in REJECTS:
         return REJECTS[v][3]
-    return v in WITHDRAWN or v in ("pushrj", "pushrjl", "pushrb", "rvrj", "rvrjself")
+    return v in WITHDRAWN or v in ("pushrj", "pushrjl", "pushrb", "rvrj", "rvrjself", "wdcopy")
 
 
 IDS = [*VIDS, *[f"{v}:status" for v in VIDS], *[f"{v}:audit" for v in VIDS]]
@@ -564,7 +579,7 @@ for _v in ("dmpick", "dmcarol", "dmrebase"):
             "E_APPROVAL_REPLAYED; the next approval runs the plan"
         )
 CLS2 = "committer-mode-maker-named-as-author"
-for _v in ("rjlater", "qrjlater", "ablater"):
+for _v in ("rjlater", "qrjlater", "ablater", "rjmrgm"):
     BROKEN[f"{_v}:by"] = pytest.mark.xfail(
         strict=True,
         raises=AssertionError,
@@ -635,6 +650,9 @@ def test_round116_atk116a(lab: Any, vid: str) -> None:
         assert ran == want_runs, (ran, brief(row, 5))
         if v == "rknest":
             assert got["child_ran"] == 0, got["child_ran"]
+        if v == "wdcopy":
+            copy = lab.got_rows.get("plans/wdcopy2", {})
+            assert "E_VERSION_WITHDRAWN" in lab.got["wdcopy2"], (brief(copy, 5), lab.got["wdcopy2"])
         return
     if kind == "audit":
         valid = [

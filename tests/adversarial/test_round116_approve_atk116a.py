@@ -16,30 +16,86 @@ Carol gives the quorum's second vote. Dates are set with ``GIT_AUTHOR_DATE`` (``
 ``@F-86400``, ``@F+1``): no sleeps, the outcome does not depend on how fast the bench is.
 
 Ids: ``<vid>`` (``rec`` calls of the vid's tag at the end: 0 for a withdrawn plan, 1 for a
-control that runs), ``<vid>:status`` (the status row at the end says what the SPEC says:
-``rejected``/``aborted``, or ``completed`` for a control that runs), ``<vid>:audit`` (the
-fresh-clone ``audit --json``, no config, calls a start valid iff the controller ran it and
-lists no valid start of a withdrawn plan), ``<vid>:decision`` (the fresh-clone audit lists the
-withdrawal under ``decisions`` by the committer when it counts, by nobody when it must not),
-``passes`` (every pass exited 0, no traceback).
+control that runs), ``<vid>:status`` (the status row at the end: ``rejected``/``aborted``, or
+``completed`` for a control that runs), ``<vid>:audit`` (the fresh-clone ``audit --json``, no
+config, calls a start valid iff the controller ran it, and none of a withdrawn plan or a
+gate answered after an abort), ``<vid>:decision`` (the fresh-clone audit lists the
+withdrawal under ``decisions`` iff it must count), ``<vid>:by`` (it names the COMMITTER, in
+some spelling of that person, as the maker), ``<vid>:note`` (the status row's notes name the
+committer, never the author, as the decision's maker), ``dm*`` and ``dm*:status`` (phase E:
+the daemon ``plangate run`` watching the tree, no date pinned: withdrawals made on side
+branches before the daemon froze the plans, cherry-picked or rebased by an approver right
+after the freeze, then approvals), ``daemon`` (the daemon saw every step and stopped on
+SIGTERM without a traceback), ``passes`` (every ``run --once`` exited 0, no traceback).
 
-Seen (round 116): class **committer-withdrawal-read-as-replay** (see BROKEN): under
-``identity: committer`` a rejection or abort request COMMITTED by an allowed approver (or by
-the plan's author) but AUTHORED by someone else with an author date not after the version's
-freeze (or the run's pause) is read as round 109's "withdrawal of an earlier version brought
-back by another hand" (``E_APPROVAL_REPLAYED ... committed by another hand than its
-author's; ignored``) and withdraws nothing; Bob's later approval runs the plan, the
-fresh-clone audit calls the run valid. Round 115's two flaky ids were this: its phase B was
-written in the second of pass A's freeze when the bench was fast. The SPEC's approver under
-``committer`` is the committer, and docs/approvals.md says the same-second rule never applies
-under ``identity: committer`` for approvals ("the committer is the approver, so never"); for
-withdrawals it still reads the author. What held: author dates after the freeze, the
-approver's own author, Mallory committing Alice's authored rejection (not allowed), approvals
-(an approval authored by Mallory in the freeze second and committed by Alice counts, as the
-docs say).
+Variants: rejections authored by Mallory (or Carol) and committed by Alice, ``bob+r@ops``,
+``ALICE@EXAMPLE.COM``, ``a.smith@corp.example`` (people alias), Sec, the plan's author, Bob,
+dated at the freeze's second (``rjss*``), a second or a day before (``rjpast1``,
+``rjpast``), a second after (``rjlater``, control); Alice's own (``rjself``, ``rjselfpast``);
+Mallory committing Alice's authored rejection (``rjmal``, ``rjmalss``: must NOT count);
+the same on a branch merged ``--no-ff`` by Alice (``rjmrg``) or by Mallory (``rjmrgm``),
+fast-forwarded (``rjff``), Mallory's own commit picked by Alice (``rjcp``) or merged by Alice
+(``rjmm``); quorum plans voted by Alice then rejected (``qrjss``, ``qrjlater``); gate runs
+aborted at the pause's second, a day before, a second after (``abss``, ``abpast``,
+``ablater``); approvals authored by Mallory committed by Alice at and before the freeze
+(``apss``, ``appast``); approval and rejection in one push in both orders (``pushrj``,
+``pushrjl``, ``pushrb``); reverts of a counted rejection by Mallory and by Alice (``rvrj``,
+``rvrjself``); an octopus by Alice of Bob's and Sec's unsigned branch approvals on a
+high-risk plan (``hoct``); the high tool only in a fallback (``rkfb``) or only in a pinned
+nested plan (``rknest``); a version Alice rejected copied by the agent and approved by Bob
+(``wdcopy``).
 
-Not tried: the daemon (``plangate run`` watching), remote mode, signed withdrawals,
-``Plan-Approved:`` trailers, author mode beyond the controls here.
+Seen (round 116, 169 ids, ~35-45 s wall at -n 0 and -n 2, 78 passed, 91 xfailed), 2 classes:
+
+- **committer-withdrawal-read-as-replay** (82 ids: ``rjss``, ``rjssplus``, ``rjsscase``,
+  ``rjssalias``, ``rjsssec``, ``rjssown``, ``rjssbob``, ``rjpast``, ``rjpast1``, ``rjff``,
+  ``rjcp``, ``qrjss``, ``abss``, ``abpast`` with ``:status``/``:audit``/``:decision``/``:by``;
+  ``pushrj``, ``pushrb`` with ``:status``/``:audit``; ``dmpick``, ``dmcarol``, ``dmrebase``
+  with ``:status``). Under ``identity: committer`` a rejection or an abort request
+  COMMITTED on the first-parent line (or fast-forwarded) by an allowed approver or the
+  plan's author, but AUTHORED by someone else with an author date not after the version's
+  freeze (or the run's pause), is read as round 109's "withdrawal of an earlier version
+  brought back by another hand": ``E_APPROVAL_REPLAYED: mallory@example.com set status
+  rejected in <sha>, written before this version of the plan (or this pause of its run) came
+  to be and committed by another hand than its author's ...; ignored``. Bob's later approval
+  runs the plan (``pushrb``: in the very pass of the rejection), a gate answer runs the
+  aborted run's next action, Carol's vote completes a rejected quorum, and the fresh-clone
+  audit calls those runs valid (and flags the rejection ``withdraw-not-allowed``). With the
+  daemon and no date pinned, Alice's ``git cherry-pick`` or rebase of a rejection written
+  before the daemon froze the plan is enough. Round 115's two flaky ids (``rjcom``,
+  ``rjcomplus``) are this class: its phase B was written in the second of pass A's freeze
+  when the bench ran fast. The SPEC makes the committer the approver under ``committer``,
+  docs/approvals.md says the same-second rule never applies to approvals in that mode ("the
+  committer is the approver, so never"), round 109 says "her own cherry-pick or rebase of it
+  is her decision now and counts", and the same commit on a merged branch DOES count
+  (``rjmrg``, ``rjmrgm`` hold): only the line's withdrawal path reads the author.
+- **committer-mode-maker-named-as-author** (9 ids: ``rjlater:by``, ``qrjlater:by``,
+  ``ablater:by``, ``rjmrgm:by``, ``apss:note``, ``rjlater:note``, ``qrjlater:note``,
+  ``ablater:note``, ``rjmal:note``). The decisions are judged right (by the committer), but
+  the fresh-clone audit's ``decisions`` name the AUTHOR as the maker (``by:
+  mallory@example.com`` for Alice's counted rejection), and the status row's notes do too:
+  ``approval request (approve) by mallory@example.com`` for Alice's approval that ran,
+  ``mallory@example.com set status rejected`` for Alice's rejection, ``abort requested by
+  mallory@example.com``, and for Mallory's refused rejection (authored by Alice)
+  ``E_APPROVER_NOT_ALLOWED: alice@example.com set status rejected ..., but only an allowed
+  approver or an author of the plan may`` (Alice is an allowed approver).
+
+What held: every control (author date after the freeze, the approver's own authored commit
+at any date, Mallory committing Alice's authored rejection is ignored with
+``E_APPROVER_NOT_ALLOWED``), merges of a committer-split rejection (``--no-ff`` by Alice or
+Mallory), Alice's merge of Mallory's own rejection, an approval authored by Mallory in the
+freeze's second and committed by Alice (Alice's, runs once; one dated a day back is refused
+``E_APPROVAL_REPLAYED``, the safe side), reverts of a counted rejection, the octopus (one
+vote: Alice's), risk from a fallback or a nested plan (``frozen.risk: high``, a lone approval
+stays partial), a withdrawn version copied (``E_VERSION_WITHDRAWN``).
+
+Suspected, not asserted: in ``identity: author`` mode the same round-109 rule ignores a
+rejection authored by Carol (an approver) in the freeze's second and committed by Bob (an
+approver too), or committed by a forge, and the plan runs on the next approval; round 109
+documents the rule, so this is a design question (fail-open for withdrawals), not counted.
+
+Not tried: remote mode, signed withdrawals and ``Plan-Approved:`` trailers under
+``identity: committer``, resumes of a ``failed`` run aborted under this class, ``check``.
 """
 
 from __future__ import annotations

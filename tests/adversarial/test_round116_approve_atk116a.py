@@ -465,7 +465,14 @@ def _commit_plan(lab: Lab, slug: str, msg: str, who: tuple[str, str]) -> str:
     """``who`` commits ``plans/<slug>/PLAN.yml`` alone (a daemon shares the working tree)."""
     lab.git("add", f"plans/{slug}/PLAN.yml")
     lab.git("commit", "-q", "-m", msg, "--", f"plans/{slug}/PLAN.yml", who=who)
-    return lab.head()
+    return _mine(lab, slug, who)
+
+
+def _mine(lab: Lab, slug: str, who: tuple[str, str]) -> str:
+    """The newest commit ``who`` committed on the plan (HEAD may already be the daemon's)."""
+    return lab.git(
+        "log", "-1", "--format=%H", f"--committer={who[1]}", "--", f"plans/{slug}"
+    ).strip()
 
 
 def _git_clean(lab: Lab, *args: str, who: tuple[str, str]) -> None:
@@ -530,10 +537,10 @@ def _daemon_phase(lab: Lab) -> None:
                 _git_clean(lab, "rebase", "-q", "main", who=picker)
                 lab.git("checkout", "-q", "main")
                 lab.git("merge", "-q", "--ff-only", f"side-{v}", who=picker)
-                made[v] = lab.head()
+                made[v] = _mine(lab, v, picker)
             elif maker is not None:
                 _git_clean(lab, "cherry-pick", side[v], who=picker)
-                made[v] = lab.head()
+                made[v] = _mine(lab, v, picker)
             elif picker is not None:
                 lab.set_status(v, "rejected")
                 made[v] = _commit_plan(lab, v, f"{picker[0]}: reject {v}", picker)

@@ -45,7 +45,8 @@ high-risk plan (``hoct``); the high tool only in a fallback (``rkfb``) or only i
 nested plan (``rknest``); a version Alice rejected copied by the agent and approved by Bob
 (``wdcopy``).
 
-Seen (round 116, 169 ids, ~35-45 s wall at -n 0 and -n 2, 78 passed, 91 xfailed), 2 classes:
+Seen (round 116, 169 ids, 78 passed, 91 xfailed; ~35-45 s wall alone at -n 0 or -n 2, ~80 s
+with three copies of the module running at once on 2 cores), 2 classes:
 
 - **committer-withdrawal-read-as-replay** (82 ids: ``rjss``, ``rjssplus``, ``rjsscase``,
   ``rjssalias``, ``rjsssec``, ``rjssown``, ``rjssbob``, ``rjpast``, ``rjpast1``, ``rjff``,

@@ -1,0 +1,391 @@
+"""Round 116, the surfaces given plan paths and tool errors written in a chat service's own
+markup (atk116b): the notify post's ``text`` (docs/approvals.md, "Notifications": "``text``
+is a one-line summary, so the same body is a Slack incoming-webhook message") beside every
+other reader of the same plan: ``status`` (text and ``--json``), ``show --json``, the
+controller's commit subjects and trailers, MCP ``status``/``log``, the daemon's page and
+``/api/``.
+
+Lab: one local-mode plans repo (``advkit.Lab``) whose config posts ``notify`` to a loopback
+receiver in the test process and serves the page (``ui: {listen: 0}``); an extra exec tool
+``boom`` writes its ``msg`` param to stderr and exits 1. The agent commits one plan per
+variant; one ``run --once`` freezes them all (an ``awaiting-approval`` post each); Mallory's
+approval of two is refused (``refuse`` posts); Alice approves the ``ok-*`` and ``f-*`` plans
+and one more pass runs them (``start``, ``complete``, ``fail`` posts). Then the readers are
+asked once each and the page read from one daemon.
+
+Ids (``<variant>:<surface>``):
+* variants ``n-*``: plan folders spelling Slack's control sequences: ``<!channel>``,
+  ``<!here>``, ``<!everyone>``, a user mention ``<@U024BE7LH>``, a user-group mention
+  ``<!subteam^S0123>``, a masked link ``<mailto:ops@evil.example|Approve now>``, the entities
+  ``&lt;b&gt;`` and ``&amp;``; a plain control ``n-plain``; ``ok-*``: approved by Alice and
+  run (``start``/``complete``); ``f-*``: approved and failing with a tool error (stderr) that
+  holds ``<!channel>`` or a masked link (``fail``, an untrusted tool output quoted in
+  ``message`` and ``text``).
+* surfaces: ``notify-plan`` (the post's ``plan`` field is the path as in git),
+  ``notify-text`` (the ``text`` a Slack channel shows, after Slack's markup is read: it names
+  the path as in git and pings nobody, links nothing), ``status-json``, ``status-text``,
+  ``show-json`` (the same hash as git's ``frozen.hash`` and the row), ``subject`` (the
+  controller's freeze commit: subject and ``Plan:`` trailer exact), ``mcp-status``,
+  ``page`` (the path HTML-escaped, no raw ``<``), ``api``.
+
+Seen (round 116): see the BROKEN table and the report.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import sys
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import pytest
+from advkit import ALICE, MALLORY, Lab, cases, plan_text, until, xfail
+from mcpkit import answers
+from oraclekit import listening, notify_receiver, page_text
+from test_round2_execution_kit import shared
+
+PY = sys.executable
+
+BOOM = "import sys; sys.stderr.write(sys.argv[1]); sys.exit(1)"
+
+#: variant -> plan folder under plans/
+PATHS = {
+    "n-channel": "n-channel<!channel>",
+    "n-here": "n-here<!here>",
+    "n-everyone": "n-every<!everyone>",
+    "n-user": "n-user<@U024BE7LH>",
+    "n-group": "n-group<!subteam^S0123>",
+    "n-link": "n-link<mailto:ops@evil.example|Approve now>",
+    "n-entity": "n-ent&lt;b&gt;",
+    "n-amp": "n-amp&amp;x",
+    "n-plain": "n-plain",
+    "ok-here": "ok-here<!here>",
+    "ok-link": "ok-link<mailto:a@evil.example|plans-prod>",
+    "f-channel": "f-channel",
+    "f-link": "f-link",
+}
+REFUSED = ["n-here", "n-link"]
+RAN = ["ok-here", "ok-link"]
+FAILS = {
+    "f-channel": "deploy blocked <!channel> approve plans/x now",
+    "f-link": "see <https://evil.example/approve|plans/prod rollback approved>",
+}
+
+
+def _plan(key: str) -> str:
+    if key in FAILS:
+        return (
+            "plan:\n  name: boom\n  task: t\n  status: pending_approval\n"
+            "available_tools: [{name: boom}]\nactions:\n  - id: 1\n    tool: boom\n"
+            f"    why: w\n    params: {{msg: {json.dumps(FAILS[key])}}}\n"
+        )
+    return plan_text(key.replace("-", ""))
+
+
+def _events(posts: list[str], names: tuple[str, ...]) -> int:
+    return sum(json.loads(p)["event"] in names for p in posts)
+
+
+def _build(root: Path) -> Lab:
+    server, posts = notify_receiver()
+    port = server.server_address[1]
+    lab = Lab(
+        root / "main",
+        extra=f'notify: ["http://127.0.0.1:{port}/hook"]\nui: {{listen: 0}}\n',
+        tools=f"boom: {{kind: exec, argv: [{json.dumps(PY)}, '-c', {json.dumps(BOOM)}, "
+        "'{msg}']}\n",
+    )
+    got: dict[str, Any] = {}
+    with listening(lab, lab.config, "") as ports:
+        uport = ports["ui"]
+        for key, folder in PATHS.items():
+            lab.write(folder, _plan(key))
+        lab.commit("agent: plans")
+        got["froze"] = until(lambda: _events(posts, ("awaiting-approval",)) >= len(PATHS), 120)
+        for key in REFUSED:
+            lab.approve(PATHS[key], MALLORY)
+        for key in [*RAN, *FAILS]:
+            lab.set_status(PATHS[key], "approved")
+        lab.commit("alice: approve", ALICE)
+        want = len(REFUSED) + 2 * len(RAN) + 2 * len(FAILS)
+        got["ran"] = until(
+            lambda: _events(posts, ("refuse", "start", "complete", "fail")) >= want, 120
+        )
+        head = lab.head()
+        until(lambda: head in page_text(uport, "/api/"), 60)
+        got["page"] = {
+            key: (
+                page_text(uport, "/plan/plans/" + urllib.parse.quote(folder)),
+                page_text(uport, "/api/plan/plans/" + urllib.parse.quote(folder)),
+            )
+            for key, folder in PATHS.items()
+        }
+    got["posts"] = list(posts)
+    c = ["--config", str(lab.config)]
+    got["status-json"] = lab.cli("status", "--json", *c).stdout
+    st = lab.cli("status", *c)
+    got["status-text"] = st.stdout + st.stderr
+    for key, folder in PATHS.items():
+        r = lab.cli("show", f"plans/{folder}", "--json", *c, cwd=lab.repo)
+        got[f"show:{key}"] = (r.returncode, r.stdout, r.stderr[-1500:])
+    got["log"] = lab.log_rows()
+    calls = [("status", {})] + [("log", {"path": f"plans/{PATHS[k]}"}) for k in PATHS]
+    got["mcp"] = answers(lab, calls)
+    got["heads"] = {
+        key: lab.git("show", f"HEAD:plans/{folder}/PLAN.yml", check=False)
+        for key, folder in PATHS.items()
+    }
+    server.shutdown()
+    got["once"] = _once(root / "once")
+    lab.got = got  # type: ignore[attr-defined]
+    return lab
+
+
+ONCE_PLANS = 12
+
+
+def _once(root: Path) -> dict[str, Any]:
+    """A second lab whose receiver answers each post after 0.2 s (a healthy, slow
+    endpoint): one ``run --once`` freezes ``ONCE_PLANS`` plans; the posts that arrived within
+    30 s of its exit and what its log says of the others."""
+    import http.server
+    import threading
+    import time
+
+    posts: list[str] = []
+
+    class Slow(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            size = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(size).decode("utf-8")
+            time.sleep(0.2)
+            posts.append(body)
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    lab = Lab(root, extra=f'notify: ["http://127.0.0.1:{server.server_address[1]}/h"]\n')
+    for i in range(ONCE_PLANS):
+        lab.write(f"o{i}", plan_text(f"o{i}"))
+    lab.commit("agent: plans")
+    r = lab.run()
+    until(lambda: len(posts) >= ONCE_PLANS, 30)
+    server.shutdown()
+    frozen = [s for r_ in lab.log_rows() for s in [r_[3]] if s.startswith("plangate: freeze")]
+    batched = sum(r_[4].count("Plan-Event: freeze") for r_ in lab.log_rows())
+    return {
+        "rc": r.returncode,
+        "posts": list(posts),
+        "log": r.stderr[-20000:],
+        "frozen": max(len(frozen), batched),
+    }
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r116-atk116b", _build)
+
+
+# -- what a Slack channel shows of a message's text --------------------------------------
+_SEQ = re.compile(r"<([^<>]*)>")
+
+
+def slack_shown(text: str) -> tuple[str, list[str]]:
+    """The text a Slack incoming-webhook message shows (api.slack.com, "Formatting text":
+    ``<!channel>``, ``<!here>``, ``<!everyone>``, ``<!subteam^ID>`` and ``<@U...>`` are
+    mentions, ``<url|label>`` a link showing ``label``, ``&lt;``/``&gt;``/``&amp;`` the
+    characters), and the control sequences it acted on."""
+    acted: list[str] = []
+
+    def one(m: re.Match[str]) -> str:
+        inner = m.group(1)
+        acted.append(m.group(0))
+        if inner.startswith(("!", "@", "#")):
+            return "@" + inner.lstrip("!@#").split("|")[0].split("^")[0]
+        return inner.split("|", 1)[1] if "|" in inner else inner
+
+    shown = _SEQ.sub(one, text)
+    shown = shown.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    return shown, acted
+
+
+def _posts(lab: Lab, key: str) -> list[dict[str, Any]]:
+    plan = f"plans/{PATHS[key]}"
+    return [p for p in map(json.loads, lab.got["posts"]) if p.get("plan") == plan]
+
+
+def _rows(lab: Lab) -> dict[str, Any]:
+    return {r["plan"]: r for r in json.loads(lab.got["status-json"])}
+
+
+def _frozen(lab: Lab, key: str) -> str:
+    m = re.search(r"hash: \"?(sha256:[0-9a-f]{64})", lab.got["heads"][key].split("frozen:")[1])
+    assert m, lab.got["heads"][key][-800:]
+    return m.group(1)
+
+
+KEYS = list(PATHS)
+MARKUP = [k for k in KEYS if k != "n-plain"]
+
+_CHAT = xfail(
+    "notify-text-chat-markup",
+    "round 116: the notify post's text (a Slack incoming-webhook message, by the docs) writes "
+    "the plan path and a tool's error as they are: <!channel>, <@U..>, <url|label> and "
+    "&lt; act as Slack markup (a mention, a masked link, another path)",
+)
+BROKEN: dict[str, Any] = {f"{k}:notify-text": _CHAT for k in MARKUP}
+
+
+# -- notify ------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "key", cases([f"{k}:notify-plan" for k in KEYS], KEYS, BROKEN)
+)  # fmt: skip
+def test_notify_plan_field_is_the_path(lab: Lab, key: str) -> None:
+    """Every post about the plan names its path exactly as git does (the JSON field)."""
+    posts = _posts(lab, key)
+    assert posts, [json.loads(p)["plan"] for p in lab.got["posts"]]
+    events = {p["event"] for p in posts}
+    want = {"awaiting-approval"}
+    want |= {"refuse"} if key in REFUSED else set()
+    want |= {"start", "complete"} if key in RAN else set()
+    want |= {"start", "fail"} if key in FAILS else set()
+    assert want <= events, (key, events)
+
+
+@pytest.mark.parametrize(
+    "key", cases([f"{k}:notify-text" for k in KEYS], KEYS, BROKEN)
+)  # fmt: skip
+def test_notify_text_shows_the_path_and_pings_nobody(lab: Lab, key: str) -> None:
+    """The ``text`` a Slack channel shows names the plan's path as in git, and no part of
+    it (the path, the approver, a quoted tool error) is a mention or a link."""
+    plan = f"plans/{PATHS[key]}"
+    for post in _posts(lab, key):
+        shown, acted = slack_shown(post["text"])
+        assert not acted, (post["event"], post["text"], acted)
+        assert plan in shown, (post["event"], post["text"], shown)
+        assert "\n" not in post["text"], post["text"]
+
+
+# -- the CLI -----------------------------------------------------------------------------
+@pytest.mark.parametrize("key", cases([f"{k}:status-json" for k in KEYS], KEYS, BROKEN))
+def test_status_json_row_is_the_truth(lab: Lab, key: str) -> None:
+    """``status --json`` has the plan's row under its path as in git, with git's hash and
+    the status git holds."""
+    row = _rows(lab).get(f"plans/{PATHS[key]}")
+    assert row, sorted(_rows(lab))
+    assert row["hash"] == _frozen(lab, key), row
+    m = re.search(r"\n  status: (\S+)", lab.got["heads"][key])
+    assert m and row["status"] == m.group(1), (row["status"], m and m.group(1))
+
+
+@pytest.mark.parametrize("key", cases([f"{k}:status-text" for k in KEYS], KEYS, BROKEN))
+def test_status_text_names_the_path(lab: Lab, key: str) -> None:
+    """``status`` (text) names the plan on its row as written, its hash's 12 digits beside
+    it, and prints no terminal control."""
+    text = lab.got["status-text"]
+    assert "\x1b" not in text and "\r" not in text
+    line = next((ln for ln in text.split("\n") if f" plans/{PATHS[key]} " in ln), None)
+    assert line, text[-3000:]
+    assert _frozen(lab, key)[7:19] in line, line
+
+
+@pytest.mark.parametrize("key", cases([f"{k}:show-json" for k in KEYS], KEYS, BROKEN))
+def test_show_json_agrees(lab: Lab, key: str) -> None:
+    """``show --json`` of the path answers the plan with git's frozen hash."""
+    rc, out, err = lab.got[f"show:{key}"]
+    assert rc == 0, (rc, err)
+    assert "Traceback" not in err
+    data = json.loads(out)
+    assert _frozen(lab, key) in json.dumps(data), out[:1500]
+
+
+@pytest.mark.parametrize("key", cases([f"{k}:subject" for k in KEYS], KEYS, BROKEN))
+def test_commit_subject_and_trailer_exact(lab: Lab, key: str) -> None:
+    """The controller's freeze commit names the path exactly, in its subject (or batch
+    group) and in a ``Plan:`` trailer line of its own."""
+    folder = PATHS[key]
+    assert f"plangate: freeze plans/{folder}" in lab.subjects(folder), lab.subjects(folder)
+    bodies = [r[4] for r in lab.got["log"] if r[2] == "plangate@localhost"]
+    assert any(f"\nPlan: plans/{folder}\n" in b + "\n" for b in bodies), bodies[:3]
+
+
+def _mcp_status_rows(lab: Lab) -> dict[str, Any]:
+    reply = lab.got["mcp"][0]
+    res = reply.get("result") or {}
+    data = res.get("structuredContent")
+    if data is None:
+        data = json.loads(res["content"][0]["text"])
+    rows = data.get("plans", data) if isinstance(data, dict) else data
+    if isinstance(rows, dict) and "result" in rows:
+        rows = rows["result"]
+    return {r["plan"]: r for r in rows}
+
+
+@pytest.mark.parametrize("key", cases([f"{k}:mcp-status" for k in KEYS], KEYS, BROKEN))
+def test_mcp_status_agrees(lab: Lab, key: str) -> None:
+    """MCP ``status`` has the plan's row under its exact path, with the CLI row's status
+    and hash."""
+    plan = f"plans/{PATHS[key]}"
+    rows = _mcp_status_rows(lab)
+    assert plan in rows, sorted(rows)
+    cli = _rows(lab)[plan]
+    assert (rows[plan].get("status"), rows[plan].get("hash")) == (cli["status"], cli["hash"])
+
+
+@pytest.mark.parametrize("key", cases([f"{k}:mcp-log" for k in KEYS], KEYS, BROKEN))
+def test_mcp_log_answers(lab: Lab, key: str) -> None:
+    """MCP ``log`` of the exact path answers that plan (no error), its log naming the
+    path for a plan that ran."""
+    reply = lab.got["mcp"][1 + KEYS.index(key)]
+    res = reply.get("result") or {}
+    assert not res.get("isError"), reply
+    text = json.dumps(res, ensure_ascii=False)
+    if key in RAN or key in FAILS:
+        assert "execution_log" in text and PATHS[key].split("<")[0] in text, text[:1500]
+
+
+@pytest.mark.parametrize("key", cases([f"{k}:page" for k in KEYS], KEYS, BROKEN))
+def test_page_escapes_the_path(lab: Lab, key: str) -> None:
+    """The daemon's page of the plan shows the path HTML-escaped: no raw ``<`` of the path
+    in the markup, the escaped text present."""
+    page, _api = lab.got["page"][key]
+    assert not page.startswith("HTTP "), page[:500]
+    folder = PATHS[key]
+    if "<" in folder:
+        assert folder not in page, folder
+    assert html.escape(folder, quote=False) in page or html.escape(folder) in page, folder
+
+
+@pytest.mark.parametrize("key", cases([f"{k}:api" for k in KEYS], KEYS, BROKEN))
+def test_api_agrees(lab: Lab, key: str) -> None:
+    """``/api/plan/<path>`` answers the plan under its exact path, with git's hash."""
+    _page, api = lab.got["page"][key]
+    assert not api.startswith("HTTP "), api[:500]
+    data = json.loads(api)
+    text = json.dumps(data, ensure_ascii=False)
+    assert f"plans/{PATHS[key]}" in text and _frozen(lab, key) in text, text[:800]
+
+
+# -- run --once and its posts --------------------------------------------------------------
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="round 116: once-exit-drops-notify-silently: run --once exits with its posts "
+    "still queued; a healthy endpoint gets a few, no notify_dropped is logged",
+)
+def test_once_posts_every_event_or_says_so(lab: Lab) -> None:
+    """``run --once`` that froze N plans posts N ``awaiting-approval`` events to a healthy
+    endpoint, or its log says which it dropped (``notify_dropped``/``notify_failed``,
+    docs/operations.md): no post is lost in silence."""
+    once = lab.got["once"]
+    assert once["rc"] == 0
+    arrived = sum(json.loads(p)["event"] == "awaiting-approval" for p in once["posts"])
+    told = len(re.findall(r"notify_dropped|notify_failed", once["log"]))
+    assert arrived + told >= ONCE_PLANS, (arrived, told, once["frozen"])

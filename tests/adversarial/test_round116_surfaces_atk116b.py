@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, MALLORY, Lab, cases, plan_text, until, xfail
+from advkit import ALICE, MALLORY, Lab, cases, clone_audit_got, plan_text, until, xfail
 from mcpkit import answers
 from oraclekit import listening, notify_receiver, page_text
 from test_round2_execution_kit import shared
@@ -138,6 +138,7 @@ def _build(root: Path) -> Lab:
         key: lab.git("show", f"HEAD:plans/{folder}/PLAN.yml", check=False)
         for key, folder in PATHS.items()
     }
+    got["audit"] = clone_audit_got(lab, root)
     server.shutdown()
     got["once"] = _once(root / "once")
     lab.got = got  # type: ignore[attr-defined]
@@ -389,3 +390,59 @@ def test_once_posts_every_event_or_says_so(lab: Lab) -> None:
     arrived = sum(json.loads(p)["event"] == "awaiting-approval" for p in once["posts"])
     told = len(re.findall(r"notify_dropped|notify_failed", once["log"]))
     assert arrived + told >= ONCE_PLANS, (arrived, told, once["frozen"])
+
+
+# -- the same run on every surface ---------------------------------------------------------
+def _api(lab: Lab, key: str) -> dict[str, Any]:
+    return dict(json.loads(lab.got["page"][key][1]))
+
+
+def _mcp_log(lab: Lab, key: str) -> dict[str, Any]:
+    res = lab.got["mcp"][1 + KEYS.index(key)]["result"]
+    return dict(res.get("structuredContent") or json.loads(res["content"][0]["text"]))
+
+
+FK = list(FAILS)
+
+
+@pytest.mark.parametrize("key", cases([f"{k}:error-agree" for k in FK], FK, BROKEN))
+def test_tool_error_same_everywhere(lab: Lab, key: str) -> None:
+    """The failed action's error (a tool's stderr in chat markup) is one text on every
+    surface: the plan file git holds, ``status --json``'s reason, MCP ``log``, ``/api/``
+    and the ``fail`` post's message."""
+    m = re.search(r"message: (.*)", lab.got["heads"][key].split("execution:")[1])
+    assert m, lab.got["heads"][key][-600:]
+    msg = _mcp_log(lab, key)["execution"]["actions"][0]["error"]["message"]
+    assert FAILS[key] in msg, msg
+    row = _rows(lab)[f"plans/{PATHS[key]}"]
+    assert row["reason"] == f"action 1: E_TOOL_FAILED: {msg}", row["reason"]
+    api = _api(lab, key)["document"]["execution"]["actions"][0]["error"]
+    assert (api["code"], api["message"]) == ("E_TOOL_FAILED", msg), api
+    fails = [p for p in _posts(lab, key) if p["event"] == "fail"]
+    assert fails and all(p["message"] == f"E_TOOL_FAILED: {msg}" for p in fails), fails
+
+
+AK = [*RAN, *FAILS]
+
+
+@pytest.mark.parametrize("key", cases([f"{k}:approver-agree" for k in AK], AK, BROKEN))
+def test_approver_same_everywhere(lab: Lab, key: str) -> None:
+    """Alice, who approved, is the approver on every surface: the plan file, the row, MCP
+    ``status``, ``/api/`` and the ``start`` post; the start commit's ``Approved-By:``."""
+    plan = f"plans/{PATHS[key]}"
+    assert "by: alice@example.com" in lab.got["heads"][key].split("approval:")[1]
+    assert _rows(lab)[plan]["approver"] == "alice@example.com"
+    assert _mcp_status_rows(lab)[plan]["approver"] == "alice@example.com"
+    assert _api(lab, key)["row"]["approver"] == "alice@example.com"
+    starts = [p for p in _posts(lab, key) if p["event"] == "start"]
+    assert [p["by"] for p in starts] == ["alice@example.com"], starts
+    bodies = [r[4] for r in lab.got["log"] if r[3] == f"plangate: start {plan}"]
+    assert bodies and "Approved-By: alice@example.com" in bodies[0], bodies
+
+
+@pytest.mark.parametrize("key", cases([f"{k}:audit" for k in AK], AK, BROKEN))
+def test_audit_calls_the_run_valid(lab: Lab, key: str) -> None:
+    """``audit --json`` in a fresh clone judges the run of the plan (under its exact path)
+    as resting on a valid approval, and nothing else as a problem of it."""
+    audit = lab.got["audit"]
+    assert f"plans/{PATHS[key]}" in audit["valid"], (audit["valid"], audit["err"])

@@ -68,6 +68,8 @@ PATHS = {
     "f-link": "f-link",
 }
 REFUSED = ["n-here", "n-link"]
+#: plans the agent commits already ``completed`` / ``executing`` (never approved, never run)
+FORGED = {"z-fake-completed": "completed", "z-fake-executing": "executing"}
 RAN = ["ok-here", "ok-link"]
 FAILS = {
     "f-channel": "deploy blocked <!channel> approve plans/x now",
@@ -94,15 +96,18 @@ def _build(root: Path) -> Lab:
     port = server.server_address[1]
     lab = Lab(
         root / "main",
-        extra=f'notify: ["http://127.0.0.1:{port}/hook"]\nui: {{listen: 0}}\n',
+        extra=f'notify: ["http://127.0.0.1:{port}/hook"]\nui: {{listen: 0}}\n'
+        'metrics: {listen: "127.0.0.1:0"}\n',
         tools=f"boom: {{kind: exec, argv: [{json.dumps(PY)}, '-c', {json.dumps(BOOM)}, "
         "'{msg}']}\n",
     )
     got: dict[str, Any] = {}
-    with listening(lab, lab.config, "") as ports:
+    with listening(lab, lab.config, "", names=("ui", "metrics")) as ports:
         uport = ports["ui"]
         for key, folder in PATHS.items():
             lab.write(folder, _plan(key))
+        for key, status in FORGED.items():
+            lab.write(key, plan_text(key.replace("-", ""), status=status))
         lab.commit("agent: plans")
         got["froze"] = until(lambda: _events(posts, ("awaiting-approval",)) >= len(PATHS), 120)
         for key in REFUSED:
@@ -123,6 +128,12 @@ def _build(root: Path) -> Lab:
             )
             for key, folder in PATHS.items()
         }
+        for key in FORGED:
+            got["page"][key] = (
+                page_text(uport, f"/plan/plans/{key}"),
+                page_text(uport, f"/api/plan/plans/{key}"),
+            )
+        got["metrics"] = page_text(ports["metrics"], "/metrics")
     got["posts"] = list(posts)
     c = ["--config", str(lab.config)]
     got["status-json"] = lab.cli("status", "--json", *c).stdout
@@ -133,6 +144,7 @@ def _build(root: Path) -> Lab:
         got[f"show:{key}"] = (r.returncode, r.stdout, r.stderr[-1500:])
     got["log"] = lab.log_rows()
     calls = [("status", {})] + [("log", {"path": f"plans/{PATHS[k]}"}) for k in PATHS]
+    calls += [("log", {"path": f"plans/{k}"}) for k in FORGED]
     got["mcp"] = answers(lab, calls)
     got["heads"] = {
         key: lab.git("show", f"HEAD:plans/{folder}/PLAN.yml", check=False)
@@ -141,6 +153,7 @@ def _build(root: Path) -> Lab:
     got["audit"] = clone_audit_got(lab, root)
     server.shutdown()
     got["once"] = _once(root / "once")
+    got["sigterm"] = _sigterm(root / "sigterm")
     lab.got = got  # type: ignore[attr-defined]
     return lab
 
@@ -148,10 +161,8 @@ def _build(root: Path) -> Lab:
 ONCE_PLANS = 12
 
 
-def _once(root: Path) -> dict[str, Any]:
-    """A second lab whose receiver answers each post after 0.2 s (a healthy, slow
-    endpoint): one ``run --once`` freezes ``ONCE_PLANS`` plans; the posts that arrived within
-    30 s of its exit and what its log says of the others."""
+def _slow_receiver() -> tuple[Any, list[str]]:
+    """A loopback receiver answering each post after 0.2 s (a healthy, slow endpoint)."""
     import http.server
     import threading
     import time
@@ -172,6 +183,14 @@ def _once(root: Path) -> dict[str, Any]:
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, posts
+
+
+def _once(root: Path) -> dict[str, Any]:
+    """A second lab posting to :func:`_slow_receiver`: one ``run --once`` freezes
+    ``ONCE_PLANS`` plans; the posts that arrived within 30 s of its exit and what its log
+    says of the others."""
+    server, posts = _slow_receiver()
     lab = Lab(root, extra=f'notify: ["http://127.0.0.1:{server.server_address[1]}/h"]\n')
     for i in range(ONCE_PLANS):
         lab.write(f"o{i}", plan_text(f"o{i}"))
@@ -187,6 +206,36 @@ def _once(root: Path) -> dict[str, Any]:
         "log": r.stderr[-20000:],
         "frozen": max(len(frozen), batched),
     }
+
+
+def _sigterm(root: Path) -> dict[str, Any]:
+    """A third lab posting to :func:`_slow_receiver`, its daemon (``plangate run``)
+    SIGTERMed once the first post of ``ONCE_PLANS`` freezes arrived (a deploy's restart):
+    the posts that arrived within 30 s and what its log says of the others."""
+    import signal
+    import subprocess
+
+    server, posts = _slow_receiver()
+    lab = Lab(root, extra=f'notify: ["http://127.0.0.1:{server.server_address[1]}/h"]\n')
+    proc = subprocess.Popen(
+        [PY, "-m", "controller", "run", "--config", str(lab.config)],
+        cwd=lab.root,
+        env=lab.env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        for i in range(ONCE_PLANS):
+            lab.write(f"s{i}", plan_text(f"s{i}"))
+        lab.commit("agent: plans")
+        until(lambda: len(posts) >= 1, 120)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+    until(lambda: len(posts) >= ONCE_PLANS, 30)
+    server.shutdown()
+    return {"rc": proc.returncode, "posts": list(posts), "log": out[-20000:], "frozen": ONCE_PLANS}
 
 
 @pytest.fixture(scope="module")
@@ -375,17 +424,23 @@ def test_api_agrees(lab: Lab, key: str) -> None:
 
 
 # -- run --once and its posts --------------------------------------------------------------
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="round 116: once-exit-drops-notify-silently: run --once exits with its posts "
-    "still queued; a healthy endpoint gets a few, no notify_dropped is logged",
+_EXIT = xfail(
+    "exit-drops-notify-silently",
+    "round 116: run --once (and the daemon on SIGTERM) exits with its posts still queued; "
+    "a healthy endpoint gets a few, no notify_dropped is logged",
 )
-def test_once_posts_every_event_or_says_so(lab: Lab) -> None:
-    """``run --once`` that froze N plans posts N ``awaiting-approval`` events to a healthy
-    endpoint, or its log says which it dropped (``notify_dropped``/``notify_failed``,
-    docs/operations.md): no post is lost in silence."""
-    once = lab.got["once"]
+
+
+@pytest.mark.parametrize(
+    "how", cases(["once:awaiting-posts", "sigterm:awaiting-posts"], ["once", "sigterm"],
+                 {"once:awaiting-posts": _EXIT, "sigterm:awaiting-posts": _EXIT})
+)  # fmt: skip
+def test_exit_posts_every_event_or_says_so(lab: Lab, how: str) -> None:
+    """A controller that froze N plans (``run --once``; a daemon then stopped by SIGTERM)
+    posts N ``awaiting-approval`` events to a healthy endpoint, or its log says which it
+    dropped (``notify_dropped``/``notify_failed``, docs/operations.md): no post is lost in
+    silence."""
+    once = lab.got[how]
     assert once["rc"] == 0
     arrived = sum(json.loads(p)["event"] == "awaiting-approval" for p in once["posts"])
     told = len(re.findall(r"notify_dropped|notify_failed", once["log"]))
@@ -446,3 +501,50 @@ def test_audit_calls_the_run_valid(lab: Lab, key: str) -> None:
     as resting on a valid approval, and nothing else as a problem of it."""
     audit = lab.got["audit"]
     assert f"plans/{PATHS[key]}" in audit["valid"], (audit["valid"], audit["err"])
+
+
+# -- plans the agent committed as already run ------------------------------------------------
+FK2 = list(FORGED)
+
+
+def _metric(lab: Lab, status: str) -> float:
+    m = re.search(rf'^plangate_plans{{status="{status}"}} (\S+)$', lab.got["metrics"], re.M)
+    return float(m.group(1)) if m else 0.0
+
+
+@pytest.mark.parametrize("key", cases([f"{k}:metrics" for k in FK2], FK2, BROKEN))
+def test_metrics_do_not_count_forged_states(lab: Lab, key: str) -> None:
+    """``/metrics`` counts as completed/executing only the plans the controller ran: the
+    two it completed, none executing; the agent's forged statuses are not counted as such."""
+    assert _metric(lab, "completed") == len(RAN), lab.got["metrics"][:1500]
+    assert _metric(lab, "executing") == 0, lab.got["metrics"][:1500]
+    assert _metric(lab, "failed") == len(FAILS), lab.got["metrics"][:1500]
+
+
+@pytest.mark.parametrize("key", cases([f"{k}:status" for k in FK2], FK2, BROKEN))
+def test_forged_state_row(lab: Lab, key: str) -> None:
+    """``status --json`` and MCP ``status`` show no controller state for the forged plan:
+    no approver, the agent's status ignored with ``E_ILLEGAL_TRANSITION``."""
+    plan = f"plans/{key}"
+    row, mrow = _rows(lab)[plan], _mcp_status_rows(lab)[plan]
+    assert row["status"] not in ("completed", "executing"), row
+    assert row["approver"] is None and "E_ILLEGAL_TRANSITION" in json.dumps(row), row
+    assert (mrow["status"], mrow["approver"]) == (row["status"], None), mrow
+
+
+@pytest.mark.parametrize("key", cases([f"{k}:api" for k in FK2], FK2, BROKEN))
+def test_forged_state_api(lab: Lab, key: str) -> None:
+    """``/api/plan/<path>`` gives the forged plan the row's status, no approver."""
+    data = json.loads(lab.got["page"][key][1])
+    row = _rows(lab)[f"plans/{key}"]
+    assert (data["row"]["status"], data["row"]["approver"]) == (row["status"], None), data["row"]
+
+
+@pytest.mark.parametrize("key", cases([f"{k}:mcp-log" for k in FK2], FK2, BROKEN))
+def test_forged_state_mcp_log(lab: Lab, key: str) -> None:
+    """MCP ``log`` of the forged plan has no run: no execution log, its status not the
+    agent's."""
+    res = lab.got["mcp"][1 + len(KEYS) + FK2.index(key)]["result"]
+    data = res.get("structuredContent") or json.loads(res["content"][0]["text"])
+    assert not data.get("execution_log"), data
+    assert data.get("status") not in ("completed", "executing"), data

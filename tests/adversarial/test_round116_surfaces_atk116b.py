@@ -66,6 +66,7 @@ PATHS = {
     "ok-link": "ok-link<mailto:a@evil.example|plans-prod>",
     "f-channel": "f-channel",
     "f-link": "f-link",
+    "v-check": "v-check",
 }
 REFUSED = ["n-here", "n-link"]
 #: plans the agent commits already ``completed`` / ``executing`` (never approved, never run)
@@ -76,8 +77,15 @@ FAILS = {
     "f-link": "see <https://evil.example/approve|plans/prod rollback approved>",
 }
 
+#: a verify whose expected value (the plan author's text, quoted by E_VERIFY_FAILED) is markup
+VERIFY = {"v-check": "<!channel> rollback approved"}
+
 
 def _plan(key: str) -> str:
+    if key in VERIFY:
+        return plan_text("vcheck") + (
+            f"    verify: {{expect: {{path: $.json.ok, equals: {json.dumps(VERIFY[key])}}}}}\n"
+        )
     if key in FAILS:
         return (
             "plan:\n  name: boom\n  task: t\n  status: pending_approval\n"
@@ -112,10 +120,10 @@ def _build(root: Path) -> Lab:
         got["froze"] = until(lambda: _events(posts, ("awaiting-approval",)) >= len(PATHS), 120)
         for key in REFUSED:
             lab.approve(PATHS[key], MALLORY)
-        for key in [*RAN, *FAILS]:
+        for key in [*RAN, *FAILS, *VERIFY]:
             lab.set_status(PATHS[key], "approved")
         lab.commit("alice: approve", ALICE)
-        want = len(REFUSED) + 2 * len(RAN) + 2 * len(FAILS)
+        want = len(REFUSED) + 2 * len(RAN) + 2 * len(FAILS) + 2 * len(VERIFY)
         got["ran"] = until(
             lambda: _events(posts, ("refuse", "start", "complete", "fail")) >= want, 120
         )
@@ -305,7 +313,7 @@ def test_notify_plan_field_is_the_path(lab: Lab, key: str) -> None:
     want = {"awaiting-approval"}
     want |= {"refuse"} if key in REFUSED else set()
     want |= {"start", "complete"} if key in RAN else set()
-    want |= {"start", "fail"} if key in FAILS else set()
+    want |= {"start", "fail"} if key in FAILS or key in VERIFY else set()
     assert want <= events, (key, events)
 
 
@@ -397,7 +405,7 @@ def test_mcp_log_answers(lab: Lab, key: str) -> None:
     res = reply.get("result") or {}
     assert not res.get("isError"), reply
     text = json.dumps(res, ensure_ascii=False)
-    if key in RAN or key in FAILS:
+    if key in AK:
         assert "execution_log" in text and PATHS[key].split("<")[0] in text, text[:1500]
 
 
@@ -457,27 +465,29 @@ def _mcp_log(lab: Lab, key: str) -> dict[str, Any]:
     return dict(res.get("structuredContent") or json.loads(res["content"][0]["text"]))
 
 
-FK = list(FAILS)
+FK = [*FAILS, *VERIFY]
 
 
 @pytest.mark.parametrize("key", cases([f"{k}:error-agree" for k in FK], FK, BROKEN))
 def test_tool_error_same_everywhere(lab: Lab, key: str) -> None:
-    """The failed action's error (a tool's stderr in chat markup) is one text on every
-    surface: the plan file git holds, ``status --json``'s reason, MCP ``log``, ``/api/``
-    and the ``fail`` post's message."""
-    m = re.search(r"message: (.*)", lab.got["heads"][key].split("execution:")[1])
-    assert m, lab.got["heads"][key][-600:]
-    msg = _mcp_log(lab, key)["execution"]["actions"][0]["error"]["message"]
-    assert FAILS[key] in msg, msg
+    """The failed action's error (a tool's stderr, or a verify's expected value, in chat
+    markup) is one text on every surface: the plan file git holds, ``status --json``'s
+    reason, MCP ``log``, ``/api/`` and the ``fail`` post's message."""
+    code, said = ("E_TOOL_FAILED", FAILS[key]) if key in FAILS else ("E_VERIFY_FAILED", "")
+    said = said or VERIFY[key]
+    assert "message: " in lab.got["heads"][key].split("execution:")[1]
+    err = _mcp_log(lab, key)["execution"]["actions"][0]["error"]
+    msg = err["message"]
+    assert err["code"] == code and said in msg, err
     row = _rows(lab)[f"plans/{PATHS[key]}"]
-    assert row["reason"] == f"action 1: E_TOOL_FAILED: {msg}", row["reason"]
+    assert row["reason"] == f"action 1: {code}: {msg}", row["reason"]
     api = _api(lab, key)["document"]["execution"]["actions"][0]["error"]
-    assert (api["code"], api["message"]) == ("E_TOOL_FAILED", msg), api
+    assert (api["code"], api["message"]) == (code, msg), api
     fails = [p for p in _posts(lab, key) if p["event"] == "fail"]
-    assert fails and all(p["message"] == f"E_TOOL_FAILED: {msg}" for p in fails), fails
+    assert fails and all(p["message"] == f"{code}: {msg}" for p in fails), fails
 
 
-AK = [*RAN, *FAILS]
+AK = [*RAN, *FAILS, *VERIFY]
 
 
 @pytest.mark.parametrize("key", cases([f"{k}:approver-agree" for k in AK], AK, BROKEN))
@@ -514,11 +524,11 @@ def _metric(lab: Lab, status: str) -> float:
 
 @pytest.mark.parametrize("key", cases([f"{k}:metrics" for k in FK2], FK2, BROKEN))
 def test_metrics_do_not_count_forged_states(lab: Lab, key: str) -> None:
-    """``/metrics`` counts as completed/executing only the plans the controller ran: the
-    two it completed, none executing; the agent's forged statuses are not counted as such."""
+    """``/metrics`` counts as completed/executing/failed only the plans the controller ran:
+    the two it completed, the three that failed, none executing; the agent's forged statuses are not counted as such."""
     assert _metric(lab, "completed") == len(RAN), lab.got["metrics"][:1500]
     assert _metric(lab, "executing") == 0, lab.got["metrics"][:1500]
-    assert _metric(lab, "failed") == len(FAILS), lab.got["metrics"][:1500]
+    assert _metric(lab, "failed") == len(FAILS) + len(VERIFY), lab.got["metrics"][:1500]
 
 
 @pytest.mark.parametrize("key", cases([f"{k}:status" for k in FK2], FK2, BROKEN))

@@ -164,6 +164,7 @@ def _build(root: Path) -> Lab:
     got["once"] = _once(root / "once")
     got["sigterm"] = _sigterm(root / "sigterm")
     got["sparse"] = _sparse(root / "sparse")
+    got["bits"] = _bits(root / "bits")
     lab.got = got  # type: ignore[attr-defined]
     return lab
 
@@ -298,6 +299,39 @@ def _sparse(root: Path) -> dict[str, Any]:
         k: lab.git("show", f"HEAD:plans/{k}/PLAN.yml", check=False) for k in ("b/out", "b/new")
     }
     got["mcp"] = answers(lab, [("log", {"path": "plans/b/out"})])[0]
+    return got
+
+
+BITS = {"au": "--assume-unchanged", "sw": "--skip-worktree"}
+
+
+def _bits(root: Path) -> dict[str, Any]:
+    """A fifth lab: two frozen plans whose working-tree file the agent edits (``tag: EVIL``)
+    and hides from ``git status`` with an index bit (``git update-index
+    --assume-unchanged`` / ``--skip-worktree``, in the shared ``.git``); the reviewer then
+    runs ``show``, ``approve`` and what the remedy says (``git checkout --``)."""
+    lab = Lab(root)
+    for k in BITS:
+        lab.write(k, plan_text(k))
+    lab.commit("agent: plans")
+    lab.run()
+    for k, flag in BITS.items():
+        f = lab.repo / f"plans/{k}/PLAN.yml"
+        f.write_text(f.read_text().replace(f'tag: "{k}"', 'tag: "EVIL"'))
+        lab.git("update-index", flag, f"plans/{k}/PLAN.yml")
+    got: dict[str, Any] = {"porcelain": lab.git("status", "--porcelain")}
+    head = lab.head()
+    for k in BITS:
+        r = lab.cli("show", f"plans/{k}", cwd=lab.repo)
+        got[f"{k}:show"] = (r.returncode, r.stdout, r.stderr[-2000:])
+        r = lab.cli("approve", f"plans/{k}", cwd=lab.repo)
+        got[f"{k}:approve"] = (r.returncode, r.stdout, r.stderr[-2000:])
+    got["unmoved"] = lab.head() == head
+    got["rows"] = {
+        r["plan"]: r
+        for r in json.loads(lab.cli("status", "--json", "--config", str(lab.config)).stdout)
+    }
+    got["heads"] = {k: lab.git("show", f"HEAD:plans/{k}/PLAN.yml") for k in BITS}
     return got
 
 
@@ -676,3 +710,48 @@ def test_sparse_status_and_mcp_agree_with_git(lab: Lab) -> None:
     data = res.get("structuredContent") or {}
     assert not res.get("isError"), sp["mcp"]
     assert (data.get("path"), data.get("status")) == ("plans/b/out", "pending_approval"), data
+
+
+# -- index bits that hide an edit from git status ----------------------------------------
+BK = list(BITS)
+
+
+@pytest.mark.parametrize("key", cases([f"bits:{k}-show-stale" for k in BK], BK, {}))
+def test_bits_show_flags_the_hidden_edit(lab: Lab, key: str) -> None:
+    """``show`` of a file the agent edited and hid from ``git status`` marks its hash STALE
+    (not the frozen one), though ``git status`` shows nothing."""
+    b = lab.got["bits"]
+    assert b["porcelain"] == ""
+    rc, out, _err = b[f"{key}:show"]
+    assert rc == 0 and "STALE" in out, out[:800]
+
+
+@pytest.mark.parametrize("key", cases([f"bits:{k}-approve-refused" for k in BK], BK, {}))
+def test_bits_approve_refused(lab: Lab, key: str) -> None:
+    """``approve`` of it refuses (exit 2, coded) and commits nothing; ``status`` keeps the
+    plan pending with git's frozen hash."""
+    b = lab.got["bits"]
+    rc, _out, err = b[f"{key}:approve"]
+    assert rc == 2 and re.search(r"E_[A-Z_]+", err) and b["unmoved"], err[-600:]
+    row = b["rows"][f"plans/{key}"]
+    assert row["status"] == "pending_approval" and row["hash"] in b["heads"][key], row
+
+
+_BITS = xfail(
+    "hidden-index-bit-remedy-unworkable",
+    "round 116: approve refuses 'has uncommitted edits', remedy 'commit or discard the edits "
+    "first', while git status shows nothing and git checkout -- does not restore the file: "
+    "the agent's --assume-unchanged / --skip-worktree bit is never named",
+)
+
+
+@pytest.mark.parametrize(
+    "key", cases([f"bits:{k}-approve-remedy" for k in BK], BK,
+                 {f"bits:{k}-approve-remedy": _BITS for k in BK})
+)  # fmt: skip
+def test_bits_approve_remedy_names_the_bit(lab: Lab, key: str) -> None:
+    """The refusal's remedy works where ``git status`` is clean: it names the index bit
+    (``assume-unchanged``/``skip-worktree``) or the ``git update-index`` that clears it."""
+    _rc, _out, err = lab.got["bits"][f"{key}:approve"]
+    remedy = err.split("remedy:", 1)[-1]
+    assert re.search(r"assume-unchanged|skip-worktree|update-index", remedy), err[-600:]

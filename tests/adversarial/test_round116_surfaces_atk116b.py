@@ -1,34 +1,97 @@
-"""Round 116, the surfaces given plan paths and tool errors written in a chat service's own
-markup (atk116b): the notify post's ``text`` (docs/approvals.md, "Notifications": "``text``
-is a one-line summary, so the same body is a Slack incoming-webhook message") beside every
-other reader of the same plan: ``status`` (text and ``--json``), ``show --json``, the
-controller's commit subjects and trailers, MCP ``status``/``log``, the daemon's page and
-``/api/``.
+"""Round 116, the surfaces given plan paths, tool errors and plan text written in a chat
+service's own markup, controllers that exit with posts queued, and working trees that hide
+part of the branch (a sparse checkout, index bits set by the agent) (atk116b).
 
-Lab: one local-mode plans repo (``advkit.Lab``) whose config posts ``notify`` to a loopback
-receiver in the test process and serves the page (``ui: {listen: 0}``); an extra exec tool
-``boom`` writes its ``msg`` param to stderr and exits 1. The agent commits one plan per
-variant; one ``run --once`` freezes them all (an ``awaiting-approval`` post each); Mallory's
-approval of two is refused (``refuse`` posts); Alice approves the ``ok-*`` and ``f-*`` plans
-and one more pass runs them (``start``, ``complete``, ``fail`` posts). Then the readers are
-asked once each and the page read from one daemon.
+The notify post's ``text`` is, by docs/approvals.md ("Notifications"), "a one-line summary,
+so the same body is a Slack incoming-webhook message"; every other reader of the same plan
+is asked beside it: ``status`` (text and ``--json``), ``show --json``, the controller's
+commit subjects and trailers, MCP ``status``/``log`` (raw JSON-RPC, ``mcpkit``), the
+daemon's page, ``/api/`` and ``/metrics``, ``audit --json`` in a fresh clone.
 
-Ids (``<variant>:<surface>``):
-* variants ``n-*``: plan folders spelling Slack's control sequences: ``<!channel>``,
-  ``<!here>``, ``<!everyone>``, a user mention ``<@U024BE7LH>``, a user-group mention
-  ``<!subteam^S0123>``, a masked link ``<mailto:ops@evil.example|Approve now>``, the entities
-  ``&lt;b&gt;`` and ``&amp;``; a plain control ``n-plain``; ``ok-*``: approved by Alice and
-  run (``start``/``complete``); ``f-*``: approved and failing with a tool error (stderr) that
-  holds ``<!channel>`` or a masked link (``fail``, an untrusted tool output quoted in
-  ``message`` and ``text``).
-* surfaces: ``notify-plan`` (the post's ``plan`` field is the path as in git),
-  ``notify-text`` (the ``text`` a Slack channel shows, after Slack's markup is read: it names
-  the path as in git and pings nobody, links nothing), ``status-json``, ``status-text``,
-  ``show-json`` (the same hash as git's ``frozen.hash`` and the row), ``subject`` (the
-  controller's freeze commit: subject and ``Plan:`` trailer exact), ``mcp-status``,
-  ``page`` (the path HTML-escaped, no raw ``<``), ``api``.
+Lab (one module-scoped build, five small labs): ``main``, a local-mode plans repo whose
+daemon (``plangate run``, page and metrics on loopback) posts ``notify`` to a receiver in the
+test process; an exec tool ``boom`` writes its ``msg`` to stderr and exits 1. With the daemon
+running the agent commits one plan per variant (an ``awaiting-approval`` post each) and two
+plans already ``completed``/``executing``; Mallory's approval of two is refused (``refuse``);
+Alice approves the ``ok-*``, ``f-*`` and ``v-check`` plans (``start``, ``complete``,
+``fail``). ``once`` and ``sigterm``: a receiver that answers each post after 0.2 s (healthy,
+slow) and 12 plans frozen by one ``run --once`` / by a daemon then SIGTERMed after the first
+post. ``sparse``: ``git sparse-checkout set plans/a notes`` after ``plans/b/out`` was frozen;
+the agent's ``plans/b/new`` pulled in and frozen by a pass. ``bits``: two frozen plans whose
+file the agent edits (``tag: EVIL``) and hides with ``git update-index --assume-unchanged`` /
+``--skip-worktree`` in the shared ``.git``.
 
-Seen (round 116): see the BROKEN table and the report.
+Ids (180):
+* ``<variant>:<surface>`` (14 variants x 10 surfaces): variants ``n-channel``
+  (``plans/n-channel<!channel>``), ``n-here``, ``n-everyone``, ``n-user`` (``<@U024BE7LH>``),
+  ``n-group`` (``<!subteam^S0123>``), ``n-link`` (``<mailto:ops@evil.example|Approve now>``),
+  ``n-entity`` (``&lt;b&gt;``), ``n-amp`` (``&amp;``), ``n-plain`` (control), ``ok-here``,
+  ``ok-link`` (approved, run), ``f-channel``, ``f-link`` (a tool's stderr in markup),
+  ``v-check`` (a ``verify`` whose expected value, the author's text, is ``<!channel> ...``);
+  surfaces ``notify-plan``, ``notify-text``, ``status-json``, ``status-text``, ``show-json``,
+  ``subject`` (subject or batch group and ``Plan:`` trailer), ``mcp-status``, ``mcp-log``,
+  ``page`` (HTML-escaped), ``api``.
+* ``<f>:error-agree`` (3), ``<ran>:approver-agree`` (5), ``<ran>:audit`` (5): one error text,
+  one approver and a valid audit on every surface.
+* ``z-fake-{completed,executing}:{metrics,status,api,mcp-log}`` (8): statuses the agent
+  forged are counted and shown as no run.
+* ``once:awaiting-posts``, ``sigterm:awaiting-posts``.
+* ``sparse:{show,show-file,show-json,show-config,validate,hash,freeze-check}``,
+  ``sparse:{approve,reject,abort}``, ``test_sparse_status_and_mcp_agree_with_git``.
+* ``bits:{au,sw}-show-stale``, ``-approve-refused``, ``-approve-remedy``.
+
+Seen (round 116, 180 ids, 154 passed and 26 xfailed in ~92 s wall on 2 busy cores). 26
+broke, 5 classes:
+**notify-text-chat-markup** (13 ids: ``<k>:notify-text`` for every variant but
+``n-plain``): the post's ``text`` writes the plan path, a tool's error and the author's
+expected value as they are. Posted: ``"text": "plangate: plans/n-channel<!channel> is waiting
+for approval (...)"``; ``"plangate: plans/f-link failed: E_TOOL_FAILED: boom: ... exited with
+status 1: see <https://evil.example/approve|plans/prod rollback approved>"``;
+``"plangate: plans/v-check failed: E_VERIFY_FAILED: ... <!channel> rollback approved ..."``.
+Read by Slack (the receiver the docs name), ``<!channel>``/``<!here>``/``<!everyone>``/
+``<!subteam^..>``/``<@U..>`` notify the whole channel or a person, ``<url|label>`` is a link
+showing only its label (an agent's "plans/prod rollback approved" linking anywhere), and
+``&lt;b&gt;`` shows ``plans/n-ent<b>``, a path that is not in git. Slack asks senders to
+escape ``&``, ``<``, ``>`` in ``text``. The ``plan``/``message`` fields, ``status``, ``show``,
+MCP, the page (``&lt;!channel&gt;``), ``/api/`` and the commits all agree with git.
+**exit-drops-notify-silently** (2 ids: ``once:awaiting-posts``, ``sigterm:awaiting-posts``):
+``run --once`` that froze 12 plans exits 0 after ~2 s; a healthy endpoint answering each post
+in 0.2 s got 2 of 12 ``awaiting-approval`` posts; a daemon SIGTERMed after the first post got
+2 of 12 (``daemon.stopped`` logged). Neither logs ``notify_dropped``/``notify_failed``
+(docs/operations.md: endpoints that are down "only delay or drop posts (``notify_failed``,
+``notify_dropped`` in the log)"); the approvers are never told of 10 plans. (Without the
+delay, 3 of 13 arrived from a plain ``run --once`` by hand.)
+**sparse-absent-plan-misdiagnosed** (7 ids: ``sparse:show``, ``show-file``, ``show-json``,
+``show-config``, ``validate``, ``hash``, ``freeze-check``): a plan on the branch that the
+sparse checkout left out: ``E_USAGE: plans/b/out: no such plan file``, remedy "give a PLAN.yml
+path" (also for ``plans/b/out/PLAN.yml``), while ``status`` lists it ``pending_approval`` and
+``approve`` answers "is on the branch but not in this working tree (a sparse checkout left it
+out ...)" with a remedy that works.
+**sparse-remedy-wrong-verb** (2 ids: ``sparse:reject``, ``sparse:abort``): the same refusal
+for ``reject -m no`` and ``abort`` ends its remedy "read it, then approve".
+**hidden-index-bit-remedy-unworkable** (2 ids: ``bits:au-approve-remedy``,
+``bits:sw-approve-remedy``): the agent's edit hidden by ``--assume-unchanged`` or
+``--skip-worktree``: ``approve`` refuses ``E_USAGE ... has uncommitted edits; approving would
+not cover what you see``, remedy "commit or discard the edits first", while ``git status`` is
+clean, ``git checkout -- <file>`` leaves the edit (assume-unchanged) or errors "did not match
+any file(s) known to git" (skip-worktree) and ``git commit -a`` sees nothing; the bit is never
+named, so the reviewer cannot follow the remedy.
+Held: the page and ``/api/`` escape every path (``&lt;``, ``&amp;lt;``), serve CSP and
+``nosniff``; ``status``/``show``/MCP/``/api/`` and the commits' subjects and ``Plan:``
+trailers name each hostile path exactly, with git's hash; one error text, one approver and a
+valid audit everywhere; forged ``completed``/``executing`` statuses are "unknown" on
+``/metrics``, ``E_ILLEGAL_TRANSITION`` on the row, no run on MCP ``log``/``/api/``; a hidden
+edit shows ``STALE`` in ``show`` and ``approve`` refuses it, committing nothing; the pass in a
+sparse checkout freezes a plan outside the cone and leaves ``git status`` clean.
+By hand, not in the module (held): ``check --format markdown`` and ``show --format markdown``
+escape ``<!--``, ``[x](y)`` and ``|`` in names and paths; EXECUTION_LOG.md keeps tool output
+in fences and the error in inline code (``<!--``, ``<details>``, OSC 8, CSI); folder names
+with ESC, CSI (U+009B), CR, U+202E and DEL are escaped by ``validate``/``hash``/``show``/
+``freeze --check``/``status``/``audit``/``check``; a gate's ``awaiting-approval`` text quotes
+no ``why``; the page with ``</script>`` names and a ``%0d%0a`` path.
+Not tried: Mattermost/Teams markdown in ``text`` (``[Approve](https://...)`` in a folder
+name), ``partial`` posts, remote mode, linked worktrees, a reviewer's ``show`` in a linked
+worktree on another branch.
 """
 
 from __future__ import annotations

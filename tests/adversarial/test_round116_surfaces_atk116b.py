@@ -47,7 +47,8 @@ broke, 5 classes:
 expected value as they are. Posted: ``"text": "plangate: plans/n-channel<!channel> is waiting
 for approval (...)"``; ``"plangate: plans/f-link failed: E_TOOL_FAILED: boom: ... exited with
 status 1: see <https://evil.example/approve|plans/prod rollback approved>"``;
-``"plangate: plans/v-check failed: E_VERIFY_FAILED: ... <!channel> rollback approved ..."``.
+``"plangate: plans/v-check failed: E_VERIFY_FAILED: action 1: verify does not hold: $.json.ok
+is true (expected equals \"<!channel> rollback approved\")"``.
 Read by Slack (the receiver the docs name), ``<!channel>``/``<!here>``/``<!everyone>``/
 ``<!subteam^..>``/``<@U..>`` notify the whole channel or a person, ``<url|label>`` is a link
 showing only its label (an agent's "plans/prod rollback approved" linking anywhere), and
@@ -56,11 +57,11 @@ escape ``&``, ``<``, ``>`` in ``text``. The ``plan``/``message`` fields, ``statu
 MCP, the page (``&lt;!channel&gt;``), ``/api/`` and the commits all agree with git.
 **exit-drops-notify-silently** (2 ids: ``once:awaiting-posts``, ``sigterm:awaiting-posts``):
 ``run --once`` that froze 12 plans exits 0 after ~2 s; a healthy endpoint answering each post
-in 0.2 s got 2 of 12 ``awaiting-approval`` posts; a daemon SIGTERMed after the first post got
-2 of 12 (``daemon.stopped`` logged). Neither logs ``notify_dropped``/``notify_failed``
-(docs/operations.md: endpoints that are down "only delay or drop posts (``notify_failed``,
-``notify_dropped`` in the log)"); the approvers are never told of 10 plans. (Without the
-delay, 3 of 13 arrived from a plain ``run --once`` by hand.)
+in 0.2 s got 1 or 2 of 12 ``awaiting-approval`` posts (two runs); a daemon SIGTERMed after
+the first post got 2 of 12 (``daemon.stopped`` logged). Neither logs ``notify_dropped`` or
+``notify_failed`` (docs/operations.md: endpoints that are down "only delay or drop posts
+(``notify_failed``, ``notify_dropped`` in the log)"); the approvers are never told of 10 or
+11 plans. (Without the delay, 3 of 13 arrived from a plain ``run --once`` by hand.)
 **sparse-absent-plan-misdiagnosed** (7 ids: ``sparse:show``, ``show-file``, ``show-json``,
 ``show-config``, ``validate``, ``hash``, ``freeze-check``): a plan on the branch that the
 sparse checkout left out: ``E_USAGE: plans/b/out: no such plan file``, remedy "give a PLAN.yml

@@ -21,7 +21,7 @@ the agent's ``plans/b/new`` pulled in and frozen by a pass. ``bits``: two frozen
 file the agent edits (``tag: EVIL``) and hides with ``git update-index --assume-unchanged`` /
 ``--skip-worktree`` in the shared ``.git``.
 
-Ids (180):
+Ids (183):
 * ``<variant>:<surface>`` (14 variants x 10 surfaces): variants ``n-channel``
   (``plans/n-channel<!channel>``), ``n-here``, ``n-everyone``, ``n-user`` (``<@U024BE7LH>``),
   ``n-group`` (``<!subteam^S0123>``), ``n-link`` (``<mailto:ops@evil.example|Approve now>``),
@@ -38,9 +38,10 @@ Ids (180):
 * ``once:awaiting-posts``, ``sigterm:awaiting-posts``.
 * ``sparse:{show,show-file,show-json,show-config,validate,hash,freeze-check}``,
   ``sparse:{approve,reject,abort}``, ``test_sparse_status_and_mcp_agree_with_git``.
-* ``bits:{au,sw}-show-stale``, ``-approve-refused``, ``-approve-remedy``.
+* ``bits:{au,sw}-show-stale``, ``-approve-refused``, ``-approve-remedy``;
+  ``dirty:{approve,reject,abort}`` (a plain uncommitted edit in the bits lab).
 
-Seen (round 116, 180 ids, 154 passed and 26 xfailed in ~70 s wall on 2 busy cores). 26
+Seen (round 116, 183 ids, 155 passed and 28 xfailed in ~65 s wall on 2 busy cores). 28
 broke, 5 classes:
 **notify-text-chat-markup** (13 ids: ``<k>:notify-text`` for every variant but
 ``n-plain``): the post's ``text`` writes the plan path, a tool's error and the author's
@@ -68,8 +69,11 @@ sparse checkout left out: ``E_USAGE: plans/b/out: no such plan file``, remedy "g
 path" (also for ``plans/b/out/PLAN.yml``), while ``status`` lists it ``pending_approval`` and
 ``approve`` answers "is on the branch but not in this working tree (a sparse checkout left it
 out ...)" with a remedy that works.
-**sparse-remedy-wrong-verb** (2 ids: ``sparse:reject``, ``sparse:abort``): the same refusal
-for ``reject -m no`` and ``abort`` ends its remedy "read it, then approve".
+**refusal-text-wrong-verb** (4 ids: ``sparse:reject``, ``sparse:abort``, ``dirty:reject``,
+``dirty:abort``): the same sparse refusal for ``reject -m no`` and ``abort`` ends its remedy
+"read it, then approve"; ``reject``/``abort`` of a plan file with an uncommitted edit answer
+"has uncommitted edits; approving would not cover what you see": approve's words for a
+reviewer who asked to reject or abort.
 **hidden-index-bit-remedy-unworkable** (2 ids: ``bits:au-approve-remedy``,
 ``bits:sw-approve-remedy``): the agent's edit hidden by ``--assume-unchanged`` or
 ``--skip-worktree``: ``approve`` refuses ``E_USAGE ... has uncommitted edits; approving would
@@ -375,15 +379,21 @@ def _bits(root: Path) -> dict[str, Any]:
     --assume-unchanged`` / ``--skip-worktree``, in the shared ``.git``); the reviewer then
     runs ``show``, ``approve`` and what the remedy says (``git checkout --``)."""
     lab = Lab(root)
-    for k in BITS:
+    for k in [*BITS, "dd"]:
         lab.write(k, plan_text(k))
     lab.commit("agent: plans")
     lab.run()
+    dd = lab.repo / "plans/dd/PLAN.yml"
+    dd.write_text(dd.read_text().replace('tag: "dd"', 'tag: "EVIL"'))
+    for verb, extra in (("approve", []), ("reject", ["-m", "no"]), ("abort", [])):
+        r = lab.cli(verb, "plans/dd", *extra, cwd=lab.repo)
+        lab.dirty = {**getattr(lab, "dirty", {}), verb: (r.returncode, r.stderr[-2000:])}
     for k, flag in BITS.items():
         f = lab.repo / f"plans/{k}/PLAN.yml"
         f.write_text(f.read_text().replace(f'tag: "{k}"', 'tag: "EVIL"'))
         lab.git("update-index", flag, f"plans/{k}/PLAN.yml")
-    got: dict[str, Any] = {"porcelain": lab.git("status", "--porcelain")}
+    got: dict[str, Any] = {"porcelain": lab.git("status", "--porcelain", "plans/au", "plans/sw")}
+    got["dirty"] = lab.dirty  # type: ignore[attr-defined]
     head = lab.head()
     for k in BITS:
         r = lab.cli("show", f"plans/{k}", cwd=lab.repo)
@@ -740,9 +750,10 @@ def test_sparse_reader_names_the_cause(lab: Lab, key: str) -> None:
 
 WRITERS = ["approve", "reject", "abort"]
 _VERB = xfail(
-    "sparse-remedy-wrong-verb",
-    "round 116: reject/abort of a plan the sparse checkout left out: the remedy ends "
-    "'read it, then approve' (approve's text), for a reviewer who asked to reject or abort",
+    "refusal-text-wrong-verb",
+    "round 116: reject/abort of a plan the sparse checkout left out (or with uncommitted "
+    "edits) answer approve's text: 'read it, then approve', 'approving would not cover what "
+    "you see', for a reviewer who asked to reject or abort",
 )
 
 
@@ -819,3 +830,18 @@ def test_bits_approve_remedy_names_the_bit(lab: Lab, key: str) -> None:
     _rc, _out, err = lab.got["bits"][f"{key}:approve"]
     remedy = err.split("remedy:", 1)[-1]
     assert re.search(r"assume-unchanged|skip-worktree|update-index", remedy), err[-600:]
+
+
+@pytest.mark.parametrize(
+    "verb", cases([f"dirty:{v}" for v in WRITERS], WRITERS,
+                  {"dirty:reject": _VERB, "dirty:abort": _VERB})
+)  # fmt: skip
+def test_dirty_refusal_names_its_own_verb(lab: Lab, verb: str) -> None:
+    """``approve``/``reject``/``abort`` of a plan file with an uncommitted edit refuse it
+    (exit 2, coded) in their own words: the message speaks of the verb asked, not of
+    approving."""
+    rc, err = lab.got["bits"]["dirty"][verb]
+    assert rc == 2 and "uncommitted edits" in err, err[-600:]
+    said = {"approve": "approving", "reject": "rejecting", "abort": "aborting"}
+    others = [w for v, w in said.items() if v != verb]
+    assert not any(w in err for w in others), err[-600:]

@@ -1,0 +1,551 @@
+# ruff: noqa: E501
+"""Round 116, sources (atk116c): what a reviewer reads of a plan (a source's diff or its forge
+rendering, the frozen PLAN.yml, ``plangate show``) is exactly what runs; a source's problem is
+refused with its code, its location and a remedy that names the real cause.
+
+Lab (one, module scope; the bench's config, the recorder ``rec``). Part 1, ``plangate convert
+SRC`` (no config: the converter alone) of sources the test writes, one per id: Plan Contract,
+ActionPlan and Agent Plan JSON, the markdown plan, TOON, pte YAML. Part 2, the daemon: the
+agent commits four ``PLAN.yml`` (plan ``inputs`` holding reference text, and a control), a
+``PLAN.json`` whose args nest 120 deep, two ``PLAN.md`` (a shared input wholly in a code span,
+and a control); one ``run --once`` pass; Alice approves every PLAN.yml and converted plan; a
+second pass.
+
+Variants (``<variant>:<what>``):
+
+- ``deep-*``: a value nested 97..800 levels deep (over PLAN.yml's 100-level limit once placed
+  under ``actions[0].params``) in a Plan Contract's args or inputs, an ActionPlan action, an
+  Agent Plan payload, a markdown ``Parameters`` value or shared input, a TOON params block:
+  must be refused naming the depth at its location (as a pte YAML source is: ``E_YAML_PARSE``
+  at its line, "nested deeper than 100 levels"); controls: 96 levels convert, 900 levels are
+  refused "at most 100 levels deep";
+- ``cs-*``: a markdown shared input (``- n: `x` ``) wholly in a code span, which a forge
+  renders as ``x`` (docs/formats.md: "a value wholly in one is read without its backticks");
+  controls: a ``Parameters`` value wholly in one (single, double backticks, padded);
+- ``inref-*``: a plan's ``inputs`` holding reference text (``$<plan.name>``,
+  ``$<secrets.X>``, nested in a list) that a param reads through ``$<inputs.r>``: inputs are
+  static, so the tool gets the text ``$<plan.name>``, while a reviewer reads a reference
+  (plan-format.md refuses reference text wherever it is not resolved, mapping keys and
+  ``expect`` values, "a reviewer would read it as resolved", round 18); must be
+  ``E_REF_INVALID``; in markdown, Plan Contract, TOON and PLAN.yml (daemon);
+- ``num-*``, ``tn-*``: numbers at the edge of the canonical form in markdown shared-input
+  bullets and TOON values (YAML-1.1 and non-JSON spellings kept as strings, ``1E+2`` is 100,
+  ``-0`` is 0, 2^53+1 refused, a number no double holds or past the largest refused at its
+  location);
+- ``d-*`` (daemon): the same as committed files.
+
+Seen (round 116, N ids): see the report at the end of this docstring.
+
+Reproduce: see each class below.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from advkit import ALICE, Lab, cases, load_yaml, plan_text, xfail
+from sourcekit import approve_file, md
+from test_round2_execution_kit import shared
+
+# -- sources --------------------------------------------------------------------------------
+
+MD = md("a")
+PARAMS = '- **Parameters**: {"tag": "a-ok"}\n'
+INPUT = "- to: ok@example.com\n"
+assert PARAMS in MD and INPUT in MD
+
+TOON_HEAD = "metadata:\n  title: T\n  objective: O\ntasks[1]{id,name}:\n  task_1,N\n"
+TOON_TAIL = (
+    "shared_inputs: {}\nworkflow_config:\n  parallel_execution: false\n  error_recovery: false\n"
+)
+
+
+def _nest(n: int) -> str:
+    return "[" * n + "]" * n
+
+
+def _pc(args: str = '{"tag": "A"}', inputs: str = "") -> str:
+    head = '{"plan_version": 1, "skill_id": "s", "goal": "g", '
+    if inputs:
+        head += '"inputs": ' + inputs + ", "
+    return head + '"steps": [{"step_id": "1", "tool": "rec", "args": ' + args + "}]}"
+
+
+def _ap(extra: str) -> str:
+    text = json.dumps(
+        {
+            "plan_version": 1,
+            "title": "t",
+            "steps": [
+                {"step_number": 1, "action": {"type": "rec", "tag": "A"}, "description": "d"}
+            ],
+        }
+    )
+    return text.replace('"tag": "A"', '"tag": "A", ' + extra)
+
+
+def _agent(extra: str) -> str:
+    text = json.dumps(
+        {
+            "title": "t",
+            "steps": [
+                {
+                    "id": "s1",
+                    "title": "T",
+                    "detail": "D",
+                    "tool": {"kind": {"Custom": {"name": "rec", "payload": {"tag": "A"}}}},
+                }
+            ],
+        }
+    )
+    return text.replace('"tag": "A"', '"tag": "A", ' + extra)
+
+
+def _mdp(extra: str) -> str:
+    return MD.replace(PARAMS, '- **Parameters**: {"tag": "a-ok", ' + extra + "}\n")
+
+
+def _mdparams(value: str) -> str:
+    return MD.replace(PARAMS, "- **Parameters**: " + value + "\n")
+
+
+def _mdin(line: str) -> str:
+    return MD.replace(INPUT, INPUT + line + "\n")
+
+
+def _toon_params(body: str) -> str:
+    return (
+        TOON_HEAD
+        + "steps[1]:\n  - id: s1\n    task_id: task_1\n    action: rec\n    parameters:\n"
+        + body
+        + TOON_TAIL
+    )
+
+
+def _toon_deep(n: int) -> str:
+    body = "".join("  " * (i + 3) + f"k{i}:\n" for i in range(n)) + "  " * (n + 3) + "v: 1\n"
+    return _toon_params("      tag: a\n" + body)
+
+
+def _tv(value: str) -> str:
+    return _toon_params("      tag: a\n      v: " + value + "\n")
+
+
+def _toon_inputs(body: str) -> str:
+    return (
+        TOON_HEAD
+        + "steps[1]:\n  - id: s1\n    task_id: task_1\n    action: rec\n    parameters:\n"
+        + '      tag: a\n      x: "$<inputs.r>"\n'
+        + "shared_inputs:\n"
+        + body
+        + "workflow_config:\n  parallel_execution: false\n  error_recovery: false\n"
+    )
+
+
+PTE = (
+    'plan:\n  name: "t"\n  task: "t"\n  status: pending_approval\navailable_tools:\n'
+    '  - name: rec\nactions:\n  - id: 1\n    tool: rec\n    why: "w"\n    params:\n'
+    "      tag: a\n"
+)
+
+DEEP = r"(?i)(deep|levels)"
+
+#: id -> (file name, source, --from, expectation). An expectation is ("refused", code, text):
+#: exit 1, that code, ``text`` (a regex) in the message, at a place (a line or a path), never
+#: an internal error; or ("param"|"input", key, value): converted, that value there.
+CONVERT: dict[str, tuple[str, str, str, tuple[str, str, Any]]] = {
+    # deep-value-misdiagnosed: the depth refused as "a lone surrogate", no place
+    "deep-pc-args:located": (
+        "p.json",
+        _pc('{"tag": "A", "d": %s}' % _nest(120)),
+        "",
+        ("refused", "E_", DEEP),
+    ),
+    "deep-pc-97:located": (
+        "p.json",
+        _pc('{"tag": "A", "d": %s}' % _nest(97)),
+        "",
+        ("refused", "E_", DEEP),
+    ),
+    "deep-pc-300:located": (
+        "p.json",
+        _pc('{"tag": "A", "d": %s}' % _nest(300)),
+        "",
+        ("refused", "E_", DEEP),
+    ),
+    "deep-pc-obj:located": (
+        "p.json",
+        _pc('{"tag": "A", "d": %s}' % ('{"a":' * 150 + "1" + "}" * 150)),
+        "",
+        ("refused", "E_", DEEP),
+    ),
+    "deep-pc-inputs:located": (
+        "p.json",
+        _pc(inputs='{"d": %s}' % _nest(120)),
+        "",
+        ("refused", "E_", DEEP),
+    ),
+    "deep-ap:located": ("p.json", _ap('"d": %s' % _nest(120)), "", ("refused", "E_", DEEP)),
+    "deep-agent:located": ("p.json", _agent('"d": %s' % _nest(120)), "", ("refused", "E_", DEEP)),
+    "deep-md-params:located": ("p.md", _mdp('"d": %s' % _nest(120)), "", ("refused", "E_", DEEP)),
+    "deep-md-input:located": ("p.md", _mdin("- d: " + _nest(120)), "", ("refused", "E_", DEEP)),
+    "deep-toon:located": ("p.toon", _toon_deep(120), "", ("refused", "E_", DEEP)),
+    # held: the pte source (YAML) says it; 96 levels fit; 900 are "at most 100 levels deep"
+    "deep-pte:located": (
+        "p.yml",
+        PTE + "      d: " + _nest(120) + "\n",
+        "",
+        ("refused", "E_YAML_PARSE", r"deeper than 100 levels"),
+    ),
+    "deep-pc-900:refused": (
+        "p.json",
+        _pc('{"tag": "A", "d": %s}' % _nest(900)),
+        "",
+        ("refused-file", "E_CONVERT_UNSUPPORTED", r"at most 100 levels deep"),
+    ),
+    "deep-pc-96:converts": (
+        "p.json",
+        _pc('{"tag": "A", "d": %s}' % _nest(96)),
+        "",
+        ("param", "tag", "A"),
+    ),
+    # md-input-codespan-kept: a shared input wholly in a code span keeps its backticks
+    "cs-input-word:rendered": ("p.md", _mdin("- n: `x`"), "", ("input", "n", "x")),
+    "cs-input-email:rendered": (
+        "p.md",
+        _mdin("- n: `ops@example.com`"),
+        "",
+        ("input", "n", "ops@example.com"),
+    ),
+    "cs-input-double:rendered": ("p.md", _mdin("- n: ``x``"), "", ("input", "n", "x")),
+    "cs-input-padded:rendered": ("p.md", _mdin("- n: ` x `"), "", ("input", "n", "x")),
+    "cs-input-number:rendered": ("p.md", _mdin("- n: `5`"), "", ("input", "n", "5")),
+    # held: a Parameters value wholly in a code span is read without its backticks
+    "cs-params-single:rendered": ("p.md", _mdparams('`{"tag": "cs"}`'), "", ("param", "tag", "cs")),
+    "cs-params-double:rendered": (
+        "p.md",
+        _mdparams('``{"tag": "cs"}``'),
+        "",
+        ("param", "tag", "cs"),
+    ),
+    "cs-params-padded:rendered": (
+        "p.md",
+        _mdparams('` {"tag": "cs"} `'),
+        "",
+        ("param", "tag", "cs"),
+    ),
+    "cs-params-trailing:refused": (
+        "p.md",
+        _mdparams('`{"tag": "cs"}` x'),
+        "",
+        ("refused", "E_SCHEMA_INVALID", r"must be an object"),
+    ),
+    # input-reference-text-literal: reference text in a plan's inputs reaches the tool as text
+    "inref-md:refused": (
+        "p.md",
+        _mdin("- r: $<plan.name>").replace(
+            PARAMS, '- **Parameters**: {"tag": "a-ok", "x": "$<inputs.r>"}\n'
+        ),
+        "",
+        ("refused", "E_REF_INVALID", ""),
+    ),
+    "inref-md-secret:refused": (
+        "p.md",
+        _mdin("- r: $<secrets.TOKEN>").replace(
+            PARAMS, '- **Parameters**: {"tag": "a-ok", "x": "$<inputs.r>"}\n'
+        ),
+        "",
+        ("refused", "E_REF_INVALID", ""),
+    ),
+    "inref-pc:refused": (
+        "p.json",
+        _pc('{"tag": "A", "x": "$<inputs.r>"}', '{"r": "$<plan.name>"}'),
+        "",
+        ("refused", "E_REF_INVALID", ""),
+    ),
+    "inref-pc-nested:refused": (
+        "p.json",
+        _pc('{"tag": "A", "x": "$<inputs.r>"}', '{"r": {"k": ["$<plan.name>"]}}'),
+        "",
+        ("refused", "E_REF_INVALID", ""),
+    ),
+    "inref-toon:refused": (
+        "p.toon",
+        _toon_inputs('  r: "$<plan.name>"\n'),
+        "",
+        ("refused", "E_REF_INVALID", ""),
+    ),
+    # held: numbers at the edge of the canonical form, markdown shared-input bullets
+    "num-md-05:string": ("p.md", _mdin("- n: 05"), "", ("input", "n", "05")),
+    "num-md-hex:string": ("p.md", _mdin("- n: 0x10"), "", ("input", "n", "0x10")),
+    "num-md-underscore:string": ("p.md", _mdin("- n: 1_000"), "", ("input", "n", "1_000")),
+    "num-md-yes:string": ("p.md", _mdin("- n: yes"), "", ("input", "n", "yes")),
+    "num-md-tilde:string": ("p.md", _mdin("- n: ~"), "", ("input", "n", "~")),
+    "num-md-date:string": ("p.md", _mdin("- n: 2026-01-01"), "", ("input", "n", "2026-01-01")),
+    "num-md-comment:string": ("p.md", _mdin("- n: x # c"), "", ("input", "n", "x # c")),
+    "num-md-minus0:zero": ("p.md", _mdin("- n: -0"), "", ("input", "n", 0)),
+    "num-md-150:number": ("p.md", _mdin("- n: 1.50"), "", ("input", "n", 1.5)),
+    "num-md-2p53:refused": (
+        "p.md",
+        _mdin("- n: 9007199254740993"),
+        "",
+        ("refused", "E_SCHEMA_INVALID", r"2\^53"),
+    ),
+    "num-md-1e400:refused": (
+        "p.md",
+        _mdin("- n: 1e400"),
+        "",
+        ("refused", "E_SCHEMA_INVALID", r"not finite"),
+    ),
+    "num-md-tiny:refused": ("p.md", _mdin("- n: 1e-400"), "", ("refused", "E_SCHEMA_INVALID", r"")),
+    # held: TOON numbers (the TOON grammar: other spellings are strings)
+    "tn-plus:string": ("p.toon", _tv("+5"), "", ("param", "v", "+5")),
+    "tn-dot5:string": ("p.toon", _tv(".5"), "", ("param", "v", ".5")),
+    "tn-5dot:string": ("p.toon", _tv("5."), "", ("param", "v", "5.")),
+    "tn-minusdot:string": ("p.toon", _tv("-.5"), "", ("param", "v", "-.5")),
+    "tn-00:string": ("p.toon", _tv("00"), "", ("param", "v", "00")),
+    "tn-minus05:string": ("p.toon", _tv("-05"), "", ("param", "v", "-05")),
+    "tn-TRUE:string": ("p.toon", _tv("TRUE"), "", ("param", "v", "TRUE")),
+    "tn-True:string": ("p.toon", _tv("True"), "", ("param", "v", "True")),
+    "tn-Null:string": ("p.toon", _tv("Null"), "", ("param", "v", "Null")),
+    "tn-E2:hundred": ("p.toon", _tv("1E+2"), "", ("param", "v", 100)),
+    "tn-minus0:zero": ("p.toon", _tv("-0.0"), "", ("param", "v", 0)),
+    "tn-1e23:float": ("p.toon", _tv("1e23"), "", ("param", "v", 1e23)),
+    "tn-max:float": (
+        "p.toon",
+        _tv("1.7976931348623157e308"),
+        "",
+        ("param", "v", 1.7976931348623157e308),
+    ),
+    "tn-digits:refused": (
+        "p.toon",
+        _tv("0.10000000000000001"),
+        "",
+        ("refused", "E_SCHEMA_INVALID", r"no exact double"),
+    ),
+    "tn-denormal:refused": (
+        "p.toon",
+        _tv("4.9406564584124654e-324"),
+        "",
+        ("refused", "E_SCHEMA_INVALID", r"no exact double"),
+    ),
+    "tn-overflow:refused": (
+        "p.toon",
+        _tv("2e308"),
+        "",
+        ("refused", "E_SCHEMA_INVALID", r"not finite"),
+    ),
+    "tn-2p53:refused": (
+        "p.toon",
+        _tv("123456789012345678"),
+        "",
+        ("refused", "E_SCHEMA_INVALID", r"2\^53"),
+    ),
+}
+
+# -- the daemon -----------------------------------------------------------------------------
+
+#: slug -> (inputs block, the ``x`` param, what the tool must get as ``x``, or None: never run)
+DAEMON_YML: dict[str, tuple[str, str, Any]] = {
+    "d-inref-name": ('  r: "$<plan.name>"\n', "$<inputs.r>", None),
+    "d-inref-embedded": ('  r: "$<plan.name>"\n', "v=$<inputs.r>", None),
+    "d-inref-secret": ('  r: "$<secrets.TOKEN>"\n', "$<inputs.r>", None),
+    "d-inref-nested": ('  r: {k: ["$<plan.name>"]}\n', "$<inputs.r>", None),
+    "d-inref-plain": ('  r: "plain"\n', "$<inputs.r>", "plain"),
+}
+DAEMON_SRC: dict[str, tuple[str, str]] = {
+    "d-deep": ("PLAN.json", _pc('{"tag": "dd", "d": %s}' % _nest(120))),
+    "d-cs": (
+        "PLAN.md",
+        md("dcs")
+        .replace(INPUT, INPUT + "- n: `cs-val`\n")
+        .replace('{"tag": "dcs-ok"}', '{"tag": "dcs", "x": "$<inputs.n>"}'),
+    ),
+    "d-ok": (
+        "PLAN.md",
+        md("dok").replace('{"tag": "dok-ok"}', '{"tag": "dok", "x": "$<inputs.to>"}'),
+    ),
+}
+
+
+def _convert(lab: Lab, folder: Path, name: str, content: str, fmt: str) -> dict[str, Any]:
+    path = folder / name
+    path.write_bytes(content.encode("utf-8"))
+    told = ["--from", fmt] if fmt else []
+    done = lab.cli("convert", *told, str(path), cwd=folder)
+    got: dict[str, Any] = {"rc": done.returncode, "err": done.stderr[-2000:], "plan": None}
+    if done.stdout.strip():
+        try:
+            got["plan"] = load_yaml(done.stdout)
+        except Exception:  # noqa: BLE001 - a bad text is the finding, kept raw
+            got["plan"] = {"raw": done.stdout}
+    return got
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root)
+    got: dict[str, Any] = {}
+    jobs = list(CONVERT.items())
+
+    def one(i: int) -> None:
+        vid, (name, content, fmt, _) = jobs[i]
+        folder = root / "src" / f"v{i}"
+        folder.mkdir(parents=True)
+        got[vid] = _convert(lab, folder, name, content, fmt)
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        list(pool.map(one, range(len(jobs))))
+    # part 2: the daemon
+    for slug, (inputs, x, _) in DAEMON_YML.items():
+        text = plan_text(slug, params=f'x: "{x}"\n')
+        lab.write(slug, text.replace("available_tools:", "inputs:\n" + inputs + "available_tools:"))
+    for slug, (name, text) in DAEMON_SRC.items():
+        lab.put(f"plans/{slug}/{name}", text)
+    lab.commit("agent: plans")
+    got["pass"] = lab.run(check=False).returncode
+    got["rows1"] = {k: v for k, v in lab.rows().items() if k.startswith("plans/d-")}
+    got["shown"] = {}
+    for slug in DAEMON_YML:
+        shown = lab.cli(
+            "show", "--config", str(lab.config), str(lab.repo / "plans" / slug / "PLAN.yml")
+        )
+        got["shown"][slug] = shown.stdout + shown.stderr
+    got["tree"] = lab.git("ls-tree", "-r", "--name-only", "HEAD", "plans")
+    for slug in DAEMON_YML:
+        lab.set_status(slug, "approved")
+    for slug in DAEMON_SRC:
+        if f"plans/{slug}/PLAN.yml" in got["tree"]:
+            approve_file(lab, slug)
+    lab.commit("approve the plans", ALICE)
+    got["pass2"] = lab.run(check=False).returncode
+    got["rows"] = {k: v for k, v in lab.rows().items() if k.startswith("plans/d-")}
+    lab.got = got  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r116-sources-atk116c", _build)
+
+
+DEEP_WHY = "a value nested over 100 levels is refused as 'a lone surrogate or another character YAML cannot carry', with no location"
+CS_WHY = "a shared input wholly in a code span reaches the plan with its backticks; a forge shows it without"
+INREF_WHY = "reference text in a plan's static inputs is accepted and reaches the tool as the literal text, which a reviewer reads as a reference"
+BROKEN: dict[str, Any] = {
+    **{
+        vid: xfail("deep-value-misdiagnosed", DEEP_WHY)
+        for vid in CONVERT
+        if vid.startswith("deep-") and vid.endswith(":located") and vid != "deep-pte:located"
+    },
+    **{
+        vid: xfail("md-input-codespan-kept", CS_WHY)
+        for vid in CONVERT
+        if vid.startswith("cs-input-")
+    },
+    **{
+        vid: xfail("input-reference-text-literal", INREF_WHY)
+        for vid in CONVERT
+        if vid.startswith("inref-")
+    },
+}
+
+
+def _p(plan: dict[str, Any] | None) -> dict[str, Any]:
+    return ((plan or {}).get("actions") or [{}])[0].get("params") or {}
+
+
+@pytest.mark.parametrize("vid", cases(list(CONVERT), list(CONVERT), BROKEN))
+def test_convert(lab: Lab, vid: str) -> None:
+    """Refused with its code, at its place, naming the real cause; or converted to exactly
+    the value the source shows."""
+    got = lab.got[vid]  # type: ignore[attr-defined]
+    kind, key, want = CONVERT[vid][3]
+    assert "internal error" not in got["err"] and "Traceback" not in got["err"], got["err"]
+    if kind.startswith("refused"):
+        assert got["rc"] == 1, got
+        assert re.search(r"\b" + key, got["err"]), got["err"]
+        assert re.search(want, got["err"]), got["err"]
+        if kind == "refused":  # "refused-file": the whole file, no place to name
+            assert re.search(r"(line \d+|:\d+:| at [a-z_]+[\[.])", got["err"]), got["err"]
+        return
+    assert got["rc"] == 0 and got["plan"], got["err"]
+    where = _p(got["plan"]) if kind == "param" else got["plan"].get("inputs") or {}
+    assert key in where, where
+    # numbers as PLAN.yml's reader reads them (100.0 is 100); strings and flags exactly
+    assert where[key] == want, where
+    if isinstance(want, (str, bool)) or where[key] is None:
+        assert type(where[key]) is type(want), where
+
+
+_RAN = [
+    f"{slug}:{'ran' if want is not None else 'refused'}"
+    for slug, (_, _, want) in DAEMON_YML.items()
+]
+BROKEN.update(
+    {
+        f"{slug}:refused": xfail("input-reference-text-literal", INREF_WHY)
+        for slug, (_, _, want) in DAEMON_YML.items()
+        if want is None
+    }
+)
+
+
+@pytest.mark.parametrize("vid", cases(_RAN, [s.split(":")[0] for s in _RAN], BROKEN))
+def test_daemon_inputs_reference_text(lab: Lab, vid: str) -> None:
+    """A PLAN.yml whose static inputs hold reference text is refused E_REF_INVALID and never
+    runs; a plain input runs once with its value."""
+    slug = vid
+    want = DAEMON_YML[slug][2]
+    calls = lab.calls(slug)
+    row = lab.got["rows"].get(f"plans/{slug}", {})  # type: ignore[attr-defined]
+    if want is None:
+        assert calls == [], calls
+        assert "E_REF_INVALID" in json.dumps(row), row
+        return
+    assert len(calls) == 1, calls
+    assert json.loads(calls[0]["stdin"])["x"] == want, calls
+
+
+BROKEN.update(
+    {
+        "d-deep:row-located": xfail("deep-value-misdiagnosed", DEEP_WHY),
+        "d-cs:ran-rendered": xfail("md-input-codespan-kept", CS_WHY),
+    }
+)
+
+
+@pytest.mark.parametrize("vid", cases(["d-deep:row-located"], ["d-deep"], BROKEN))
+def test_daemon_deep_source_row(lab: Lab, vid: str) -> None:
+    """A committed source nested too deep is not converted, and its row names the depth."""
+    tree = lab.got["tree"]  # type: ignore[attr-defined]
+    assert "plans/d-deep/PLAN.yml" not in tree, tree
+    assert lab.calls("dd") == []
+    row = lab.got["rows1"].get("plans/d-deep", {})  # type: ignore[attr-defined]
+    assert re.search(DEEP, json.dumps(row)), row
+    # the place it names is in the source (PLAN.json is one line long)
+    lines = len(DAEMON_SRC["d-deep"][1].splitlines())
+    for where in re.findall(r"PLAN\.json:(\d+)", json.dumps(row)):
+        assert int(where) <= lines, (
+            f"PLAN.json has {lines} line(s), the row names line {where}: {row}"
+        )
+
+
+@pytest.mark.parametrize(
+    "slug, tag, want",
+    cases(
+        ["d-cs:ran-rendered", "d-ok:ran-once"],
+        [("d-cs", "dcs", "cs-val"), ("d-ok", "dok", "ok@example.com")],
+        BROKEN,
+    ),
+)
+def test_daemon_markdown_input(lab: Lab, slug: str, tag: str, want: str) -> None:
+    """A committed PLAN.md converts, is approved and runs once with the value a forge shows."""
+    assert f"plans/{slug}/PLAN.yml" in lab.got["tree"]  # type: ignore[attr-defined]
+    calls = lab.calls(tag)
+    assert len(calls) == 1, calls
+    assert json.loads(calls[0]["stdin"])["x"] == want, calls

@@ -162,37 +162,37 @@ CONVERT: dict[str, tuple[str, str, str, tuple[str, str, Any]]] = {
     # deep-value-misdiagnosed: the depth refused as "a lone surrogate", no place
     "deep-pc-args:located": (
         "p.json",
-        _pc('{"tag": "A", "d": %s}' % _nest(120)),
+        _pc('{"tag": "A", "d": ' + _nest(120) + "}"),
         "",
         ("refused", "E_", DEEP),
     ),
     "deep-pc-97:located": (
         "p.json",
-        _pc('{"tag": "A", "d": %s}' % _nest(97)),
+        _pc('{"tag": "A", "d": ' + _nest(97) + "}"),
         "",
         ("refused", "E_", DEEP),
     ),
     "deep-pc-300:located": (
         "p.json",
-        _pc('{"tag": "A", "d": %s}' % _nest(300)),
+        _pc('{"tag": "A", "d": ' + _nest(300) + "}"),
         "",
         ("refused", "E_", DEEP),
     ),
     "deep-pc-obj:located": (
         "p.json",
-        _pc('{"tag": "A", "d": %s}' % ('{"a":' * 150 + "1" + "}" * 150)),
+        _pc('{"tag": "A", "d": ' + ('{"a":' * 150 + "1" + "}" * 150) + "}"),
         "",
         ("refused", "E_", DEEP),
     ),
     "deep-pc-inputs:located": (
         "p.json",
-        _pc(inputs='{"d": %s}' % _nest(120)),
+        _pc(inputs='{"d": ' + _nest(120) + "}"),
         "",
         ("refused", "E_", DEEP),
     ),
-    "deep-ap:located": ("p.json", _ap('"d": %s' % _nest(120)), "", ("refused", "E_", DEEP)),
-    "deep-agent:located": ("p.json", _agent('"d": %s' % _nest(120)), "", ("refused", "E_", DEEP)),
-    "deep-md-params:located": ("p.md", _mdp('"d": %s' % _nest(120)), "", ("refused", "E_", DEEP)),
+    "deep-ap:located": ("p.json", _ap('"d": ' + _nest(120)), "", ("refused", "E_", DEEP)),
+    "deep-agent:located": ("p.json", _agent('"d": ' + _nest(120)), "", ("refused", "E_", DEEP)),
+    "deep-md-params:located": ("p.md", _mdp('"d": ' + _nest(120)), "", ("refused", "E_", DEEP)),
     "deep-md-input:located": ("p.md", _mdin("- d: " + _nest(120)), "", ("refused", "E_", DEEP)),
     "deep-toon:located": ("p.toon", _toon_deep(120), "", ("refused", "E_", DEEP)),
     # held: the pte source (YAML) says it; 96 levels fit; 900 are "at most 100 levels deep"
@@ -204,13 +204,13 @@ CONVERT: dict[str, tuple[str, str, str, tuple[str, str, Any]]] = {
     ),
     "deep-pc-900:refused": (
         "p.json",
-        _pc('{"tag": "A", "d": %s}' % _nest(900)),
+        _pc('{"tag": "A", "d": ' + _nest(900) + "}"),
         "",
         ("refused-file", "E_CONVERT_UNSUPPORTED", r"at most 100 levels deep"),
     ),
     "deep-pc-96:converts": (
         "p.json",
-        _pc('{"tag": "A", "d": %s}' % _nest(96)),
+        _pc('{"tag": "A", "d": ' + _nest(96) + "}"),
         "",
         ("param", "tag", "A"),
     ),
@@ -359,7 +359,7 @@ DAEMON_YML: dict[str, tuple[str, str, Any]] = {
     "d-inref-plain": ('  r: "plain"\n', "$<inputs.r>", "plain"),
 }
 DAEMON_SRC: dict[str, tuple[str, str]] = {
-    "d-deep": ("PLAN.json", _pc('{"tag": "dd", "d": %s}' % _nest(120))),
+    "d-deep": ("PLAN.json", _pc('{"tag": "dd", "d": ' + _nest(120) + "}")),
     "d-cs": (
         "PLAN.md",
         md("dcs")
@@ -382,7 +382,7 @@ def _convert(lab: Lab, folder: Path, name: str, content: str, fmt: str) -> dict[
     if done.stdout.strip():
         try:
             got["plan"] = load_yaml(done.stdout)
-        except Exception:  # noqa: BLE001 - a bad text is the finding, kept raw
+        except Exception:  # a bad text is the finding, kept raw
             got["plan"] = {"raw": done.stdout}
     return got
 

@@ -154,6 +154,18 @@ PTE = (
 )
 
 DEEP = r"(?i)(deep|levels)"
+TITLE = "# Record plan\n"
+STEP2 = (
+    "### Step 2: Delete\n- **ID**: step_2\n- **Task**: task_1\n- **Action**: rec\n"
+    '- **Parameters**: {"tag": "DANGER"}\n- **Timeout**: 30s\n- **Dependencies**: []\n'
+)
+
+
+def _pre(block: str) -> str:
+    """The markdown plan with ``block`` between its ``# Title`` and ``## Objective``."""
+    return MD.replace(TITLE, TITLE + "\n" + block)
+
+
 SIZE = r"(?i)(max_plan_bytes|too large)"
 
 
@@ -329,6 +341,82 @@ CONVERT: dict[str, tuple[str, str, str, tuple[str, str, Any]]] = {
         "",
         ("refused", "E_REF_INVALID", ""),
     ),
+    # md-preamble-dropped: what stands between `# Title` and the first `##` section is
+    # dropped, a step record too; kept (task, metadata) or refused at its line, never lost
+    "pre-para:kept": ("p.md", _pre("DANGER: step 1 deletes prod\n"), "", ("kept", "DANGER", "")),
+    "pre-list:kept": ("p.md", _pre("- DANGER bullet\n"), "", ("kept", "DANGER", "")),
+    "pre-gate-bullet:kept": (
+        "p.md",
+        _pre("- **Requires Approval**: true\n"),
+        "",
+        ("kept", "Requires Approval", ""),
+    ),
+    "pre-fence:kept": (
+        "p.md",
+        _pre('```json\n{"DANGER": false}\n```\n'),
+        "",
+        ("kept", "DANGER", ""),
+    ),
+    "pre-quote:kept": ("p.md", _pre("> DANGER quote\n"), "", ("kept", "DANGER", "")),
+    "pre-step:kept": ("p.md", _pre(STEP2), "", ("kept", "DANGER", "")),
+    "pre-h3:kept": ("p.md", _pre("### DANGER heading\n"), "", ("kept", "DANGER", "")),
+    "pre-table:kept": (
+        "p.md",
+        _pre("| a | DANGER |\n|---|---|\n| 1 | 2 |\n"),
+        "",
+        ("kept", "DANGER", ""),
+    ),
+    "pre-hr:kept": ("p.md", _pre("---\nDANGER after a rule\n"), "", ("kept", "DANGER", "")),
+    # md-step-in-objective: a step record under `## Objective` becomes the task's text
+    "obj-step:refused": (
+        "p.md",
+        MD.replace("Record a tag\n", "Record a tag\n\n" + STEP2),
+        "",
+        ("refused", "E_CONVERT_UNSUPPORTED", ""),
+    ),
+    # held: prose elsewhere is refused at its line; text before the title is no plan
+    "prose-step:refused": (
+        "p.md",
+        MD.replace(PARAMS, PARAMS + "\nRun it with dry_run false.\n"),
+        "",
+        ("refused", "E_CONVERT_UNSUPPORTED", r"Field"),
+    ),
+    "prose-task:refused": (
+        "p.md",
+        MD.replace("- **Steps**: step_1\n", "- **Steps**: step_1\n\nThis task needs approval.\n"),
+        "",
+        ("refused", "E_CONVERT_UNSUPPORTED", r"Field"),
+    ),
+    "prose-inputs:refused": (
+        "p.md",
+        _mdin("\nAlso set n to 5."),
+        "",
+        ("refused", "E_CONVERT_UNSUPPORTED", r"shared inputs"),
+    ),
+    "prose-config:refused": (
+        "p.md",
+        MD + "\nTrailing note: parallel\n",
+        "",
+        ("refused", "E_CONVERT_UNSUPPORTED", r"Field"),
+    ),
+    "prose-before-title:refused": (
+        "p.md",
+        "Intro: DANGER\n\n" + MD,
+        "",
+        ("refused-file", "E_PARSE_NONJSON", r"markdown"),
+    ),
+    "title-twice:refused": (
+        "p.md",
+        MD + "\n# Second title\n",
+        "",
+        ("refused", "E_SCHEMA_INVALID", r"said twice"),
+    ),
+    "inputs-two-forms:refused": (
+        "p.md",
+        _mdin('\n```json\n{"n": 1}\n```'),
+        "",
+        ("refused", "E_CONVERT_UNSUPPORTED", r"shared inputs"),
+    ),
     # held: numbers at the edge of the canonical form, markdown shared-input bullets
     "num-md-05:string": ("p.md", _mdin("- n: 05"), "", ("input", "n", "05")),
     "num-md-hex:string": ("p.md", _mdin("- n: 0x10"), "", ("input", "n", "0x10")),
@@ -428,6 +516,7 @@ def _convert(lab: Lab, folder: Path, name: str, content: str, fmt: str) -> dict[
     told = ["--from", fmt] if fmt else []
     done = lab.cli("convert", *told, str(path), cwd=folder)
     got: dict[str, Any] = {"rc": done.returncode, "err": done.stderr[-2000:], "plan": None}
+    got["out"] = done.stdout
     if done.stdout.strip():
         try:
             got["plan"] = load_yaml(done.stdout)
@@ -485,6 +574,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 DEEP_WHY = "a converted plan YAML cannot read back (a value nested over 100 levels, over max_plan_bytes) is refused as 'a lone surrogate or another character YAML cannot carry', with no location"
 CS_WHY = "a shared input wholly in a code span reaches the plan with its backticks; a forge shows it without"
 INREF_WHY = "reference text in a plan's static inputs is accepted and reaches the tool as the literal text, which a reviewer reads as a reference"
+PRE_WHY = "what stands between the `# Title` and the first `##` section (prose, a gate bullet, a fenced block, a whole `### Step 2` record) converts to nothing, silently"
+OBJ_WHY = "a `### Step 2` record under `## Objective` converts into plan.task text, not refused as under any other text section"
 BROKEN: dict[str, Any] = {
     **{
         vid: xfail("readback-failure-misdiagnosed", DEEP_WHY)
@@ -502,6 +593,8 @@ BROKEN: dict[str, Any] = {
         for vid in CONVERT
         if vid.startswith("inref-")
     },
+    **{vid: xfail("md-preamble-dropped", PRE_WHY) for vid in CONVERT if vid.startswith("pre-")},
+    "obj-step:refused": xfail("md-step-in-objective", OBJ_WHY),
 }
 
 
@@ -516,6 +609,13 @@ def test_convert(lab: Lab, vid: str) -> None:
     got = lab.got[vid]  # type: ignore[attr-defined]
     kind, key, want = CONVERT[vid][3]
     assert "internal error" not in got["err"] and "Traceback" not in got["err"], got["err"]
+    if kind == "kept":  # in the converted plan's text, or refused at a place
+        if got["rc"] == 0:
+            assert key in got["out"], f"converted without {key!r}: {got['out'][:1500]}"
+            return
+        assert got["rc"] == 1 and re.search(r"\bE_[A-Z_]+", got["err"]), got
+        assert re.search(r"(line \d+|:\d+:)", got["err"]), got["err"]
+        return
     if kind.startswith("refused"):
         assert got["rc"] == 1, got
         assert re.search(r"\b" + key, got["err"]), got["err"]

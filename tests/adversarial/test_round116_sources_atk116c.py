@@ -503,6 +503,10 @@ DAEMON_SRC: dict[str, tuple[str, str]] = {
         .replace(INPUT, INPUT + "- n: `cs-val`\n")
         .replace('{"tag": "dcs-ok"}', '{"tag": "dcs", "x": "$<inputs.n>"}'),
     ),
+    "d-pre": (
+        "PLAN.md",
+        md("dpre").replace(TITLE, TITLE + "\n" + STEP2.replace("DANGER", "dpre-2")),
+    ),
     "d-ok": (
         "PLAN.md",
         md("dok").replace('{"tag": "dok-ok"}', '{"tag": "dok", "x": "$<inputs.to>"}'),
@@ -699,3 +703,23 @@ def test_daemon_markdown_input(lab: Lab, slug: str, tag: str, want: str) -> None
     calls = lab.calls(tag)
     assert len(calls) == 1, calls
     assert json.loads(calls[0]["stdin"])["x"] == want, calls
+
+
+BROKEN["d-pre:all-steps-or-refused"] = xfail("md-preamble-dropped", PRE_WHY)
+
+
+@pytest.mark.parametrize("vid", cases(["d-pre:all-steps-or-refused"], ["d-pre"], BROKEN))
+def test_daemon_preamble_step(lab: Lab, vid: str) -> None:
+    """A committed PLAN.md whose ``### Step 2`` record stands under the title is refused (its
+    row names the code and line), or converts with both steps; never a one-step plan that
+    Alice's approval runs while the diff she reviewed shows two."""
+    tree = lab.got["tree"]  # type: ignore[attr-defined]
+    if f"plans/{vid}/PLAN.yml" not in tree:
+        row = lab.got["rows1"].get(f"plans/{vid}", {})  # type: ignore[attr-defined]
+        assert "E_CONVERT_UNSUPPORTED" in json.dumps(row), row
+        assert lab.calls("dpre-ok") == []
+        return
+    plan = lab.plan(vid)
+    assert [a.get("params", {}).get("tag") for a in plan["actions"]] == ["dpre-ok", "dpre-2"], plan[
+        "actions"
+    ]

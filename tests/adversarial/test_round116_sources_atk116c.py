@@ -49,6 +49,7 @@ from typing import Any
 
 import pytest
 from advkit import ALICE, Lab, cases, load_yaml, plan_text, xfail
+from mcpkit import answers
 from sourcekit import approve_file, md
 from test_round2_execution_kit import shared
 
@@ -417,6 +418,35 @@ CONVERT: dict[str, tuple[str, str, str, tuple[str, str, Any]]] = {
         "",
         ("refused", "E_CONVERT_UNSUPPORTED", r"shared inputs"),
     ),
+    "obj-task:refused": (
+        "p.md",
+        MD.replace(
+            "Record a tag\n",
+            "Record a tag\n\n### Task 2: More\n- **ID**: task_2\n- **Description**: DANGER\n- **Steps**: step_1\n",
+        ),
+        "",
+        ("refused", "E_CONVERT_UNSUPPORTED", ""),
+    ),
+    # held: a preamble of `## Steps` or `## Tasks` is refused; a record under `## Notes` too
+    "steps-preamble:refused": (
+        "p.md",
+        MD.replace("## Steps\n", "## Steps\n\nDANGER prose before step 1\n"),
+        "",
+        ("refused", "E_CONVERT_UNSUPPORTED", r"before the first ### heading"),
+    ),
+    "tasks-preamble:refused": (
+        "p.md",
+        MD.replace("## Tasks\n", "## Tasks\n\nDANGER prose\n"),
+        "",
+        ("refused", "E_CONVERT_UNSUPPORTED", r"before the first ### heading"),
+    ),
+    "notes-step:refused": (
+        "p.md",
+        MD + "\n## Notes\n\n" + STEP2,
+        "",
+        ("refused", "E_CONVERT_UNSUPPORTED", r"never run"),
+    ),
+    "notes-prose:kept": ("p.md", MD + "\n## Notes\n\nDANGER note\n", "", ("kept", "DANGER", "")),
     # held: numbers at the edge of the canonical form, markdown shared-input bullets
     "num-md-05:string": ("p.md", _mdin("- n: 05"), "", ("input", "n", "05")),
     "num-md-hex:string": ("p.md", _mdin("- n: 0x10"), "", ("input", "n", "0x10")),
@@ -485,6 +515,15 @@ CONVERT: dict[str, tuple[str, str, str, tuple[str, str, Any]]] = {
     ),
 }
 
+#: MCP ``validate`` id -> the CONVERT id whose text it sends
+MCP: dict[str, str] = {
+    "mcp-pre:two-steps-or-refused": "pre-step:kept",
+    "mcp-deep:located": "deep-pc-args:located",
+    "mcp-cs:rendered": "cs-input-word:rendered",
+    "mcp-inref:refused": "inref-pc:refused",
+    "mcp-ok:valid": "cs-params-single:rendered",
+}
+
 # -- the daemon -----------------------------------------------------------------------------
 
 #: slug -> (inputs block, the ``x`` param, what the tool must get as ``x``, or None: never run)
@@ -542,6 +581,13 @@ def _build(root: Path) -> Lab:
 
     with ThreadPoolExecutor(max_workers=6) as pool:
         list(pool.map(one, range(len(jobs))))
+    # part 1b: MCP validate of the same texts (one session)
+    mcp = {vid: CONVERT[src][1] for vid, src in MCP.items()}
+    replies = answers(lab, [("validate", {"plan": text}) for text in mcp.values()])
+    got["mcp"] = {}
+    for vid, reply in zip(mcp, replies, strict=True):
+        result = reply.get("result") or {}
+        got["mcp"][vid] = result.get("structuredContent") or {"raw": json.dumps(reply)[:2000]}
     # part 2: the daemon
     for slug, (inputs, x, _) in DAEMON_YML.items():
         text = plan_text(slug, params=f'x: "{x}"\n')
@@ -599,6 +645,7 @@ BROKEN: dict[str, Any] = {
     },
     **{vid: xfail("md-preamble-dropped", PRE_WHY) for vid in CONVERT if vid.startswith("pre-")},
     "obj-step:refused": xfail("md-step-in-objective", OBJ_WHY),
+    "obj-task:refused": xfail("md-step-in-objective", OBJ_WHY),
 }
 
 
@@ -723,3 +770,44 @@ def test_daemon_preamble_step(lab: Lab, vid: str) -> None:
     assert [a.get("params", {}).get("tag") for a in plan["actions"]] == ["dpre-ok", "dpre-2"], plan[
         "actions"
     ]
+
+
+BROKEN.update(
+    {
+        "mcp-pre:two-steps-or-refused": xfail("md-preamble-dropped", PRE_WHY),
+        "mcp-deep:located": xfail("readback-failure-misdiagnosed", DEEP_WHY),
+        "mcp-cs:rendered": xfail("md-input-codespan-kept", CS_WHY),
+        "mcp-inref:refused": xfail("input-reference-text-literal", INREF_WHY),
+    }
+)
+
+
+@pytest.mark.parametrize("vid", cases(list(MCP), list(MCP), BROKEN))
+def test_mcp_validate(lab: Lab, vid: str) -> None:
+    """MCP ``validate`` reads each text as ``convert`` should: refused with a code at a place
+    in the text sent, or valid with exactly what the text shows."""
+    got = lab.got["mcp"][vid]  # type: ignore[attr-defined]
+    assert "valid" in got, got
+    plan = load_yaml(got["plan_yml"]) if got.get("plan_yml") else None
+    if vid == "mcp-pre:two-steps-or-refused":
+        if got["valid"]:
+            assert plan and len(plan["actions"]) == 2, plan
+        return
+    if vid == "mcp-deep:located":
+        assert not got["valid"], got
+        err = got["errors"][0]
+        lines = len(CONVERT[MCP[vid]][1].splitlines())
+        assert err.get("line") is not None and err["line"] <= lines, err
+        for where in re.findall(r"<plan>:(\d+)", err["message"]):
+            assert int(where) <= lines, (
+                f"the text has {lines} line(s), the message names {where}: {err}"
+            )
+        return
+    if vid == "mcp-cs:rendered":
+        assert got["valid"] and plan and plan["inputs"]["n"] == "x", plan
+        return
+    if vid == "mcp-inref:refused":
+        assert not got["valid"], got
+        assert got["errors"][0]["code"] == "E_REF_INVALID", got["errors"]
+        return
+    assert got["valid"] and plan and _p(plan) == {"tag": "cs"}, got

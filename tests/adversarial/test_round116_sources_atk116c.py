@@ -107,6 +107,23 @@ def _agent(extra: str) -> str:
     return text.replace('"tag": "A"', '"tag": "A", ' + extra)
 
 
+AGENT_INNER = {
+    "title": "t",
+    "steps": [
+        {
+            "id": "s1",
+            "title": "T",
+            "detail": "D",
+            "tool": {"kind": {"Custom": {"name": "rec", "payload": {"tag": "A"}}}},
+        }
+    ],
+}
+
+
+def _wrap(outer: dict[str, Any]) -> str:
+    return json.dumps(outer)
+
+
 def _mdp(extra: str) -> str:
     return MD.replace(PARAMS, '- **Parameters**: {"tag": "a-ok", ' + extra + "}\n")
 
@@ -447,6 +464,67 @@ CONVERT: dict[str, tuple[str, str, str, tuple[str, str, Any]]] = {
         ("refused", "E_CONVERT_UNSUPPORTED", r"never run"),
     ),
     "notes-prose:kept": ("p.md", MD + "\n## Notes\n\nDANGER note\n", "", ("kept", "DANGER", "")),
+    # agent-outer-overlays-dropped: `{"plan": {"plan": ...}, "overlays": ...}` (docs/formats.md's
+    # wrapper) keeps no outer overlays: not mapped, not in metadata, not refused
+    "ov-wrap2:kept": (
+        "p.json",
+        _wrap({"plan": {"plan": AGENT_INNER}, "overlays": {"x": "OUTER"}}),
+        "",
+        ("kept", "OUTER", ""),
+    ),
+    "ov-wrap2-both:kept": (
+        "p.json",
+        _wrap({"plan": {"plan": AGENT_INNER, "overlays": {"x": "IN"}}, "overlays": {"x": "OUTER"}}),
+        "",
+        ("kept", "OUTER", ""),
+    ),
+    "ov-wrap3:kept": (
+        "p.json",
+        _wrap(
+            {
+                "plan": {"plan": {"plan": AGENT_INNER}, "overlays": {"x": "MID"}},
+                "overlays": {"x": "OUTER"},
+            }
+        ),
+        "",
+        ("kept", "OUTER", ""),
+    ),
+    "ov-wrap2-list:kept": (
+        "p.json",
+        _wrap(
+            {
+                "plan": {"plan": AGENT_INNER},
+                "overlays": [{"step": "s1", "payload": {"dry_run": "OUTER"}}],
+            }
+        ),
+        "",
+        ("kept", "OUTER", ""),
+    ),
+    # held: one wrapper keeps them; an inner one is kept; a stray top-level field is refused
+    "ov-wrap1:kept": (
+        "p.json",
+        _wrap({"plan": AGENT_INNER, "overlays": {"x": "OUTER"}}),
+        "",
+        ("kept", "OUTER", ""),
+    ),
+    "ov-wrap2-inner:kept": (
+        "p.json",
+        _wrap({"plan": {"plan": AGENT_INNER, "overlays": {"x": "OUTER"}}}),
+        "",
+        ("kept", "OUTER", ""),
+    ),
+    "ov-wrap1-title:refused": (
+        "p.json",
+        _wrap({"plan": AGENT_INNER, "title": "x"}),
+        "",
+        ("refused-file", "E_CONVERT_UNSUPPORTED", r"at title"),
+    ),
+    "ov-wrap1-meta:refused": (
+        "p.json",
+        _wrap({"plan": AGENT_INNER, "meta": {"risk_assessment": ["x"]}}),
+        "",
+        ("refused-file", "E_CONVERT_UNSUPPORTED", r"at meta"),
+    ),
     # held: numbers at the edge of the canonical form, markdown shared-input bullets
     "num-md-05:string": ("p.md", _mdin("- n: 05"), "", ("input", "n", "05")),
     "num-md-hex:string": ("p.md", _mdin("- n: 0x10"), "", ("input", "n", "0x10")),
@@ -626,6 +704,7 @@ CS_WHY = "a shared input wholly in a code span reaches the plan with its backtic
 INREF_WHY = "reference text in a plan's static inputs is accepted and reaches the tool as the literal text, which a reviewer reads as a reference"
 PRE_WHY = "what stands between the `# Title` and the first `##` section (prose, a gate bullet, a fenced block, a whole `### Step 2` record) converts to nothing, silently"
 OBJ_WHY = "a `### Step 2` record under `## Objective` converts into plan.task text, not refused as under any other text section"
+OV_WHY = "an Agent Plan wrapped twice, {plan: {plan: ...}, overlays: ...}, converts with its outer overlays in no field: not mapped, not in metadata.source, not refused"
 BROKEN: dict[str, Any] = {
     **{
         vid: xfail("readback-failure-misdiagnosed", DEEP_WHY)
@@ -646,6 +725,10 @@ BROKEN: dict[str, Any] = {
     **{vid: xfail("md-preamble-dropped", PRE_WHY) for vid in CONVERT if vid.startswith("pre-")},
     "obj-step:refused": xfail("md-step-in-objective", OBJ_WHY),
     "obj-task:refused": xfail("md-step-in-objective", OBJ_WHY),
+    **{
+        vid: xfail("agent-outer-overlays-dropped", OV_WHY)
+        for vid in ("ov-wrap2:kept", "ov-wrap2-both:kept", "ov-wrap3:kept", "ov-wrap2-list:kept")
+    },
 }
 
 

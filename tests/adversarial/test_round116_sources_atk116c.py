@@ -153,6 +153,10 @@ def _with(base: dict[str, Any], path: str, value: Any) -> str:
     return json.dumps(doc)
 
 
+def _with_obj(base: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
+    return json.loads(_with(base, path, value))
+
+
 def _mdp(extra: str) -> str:
     return MD.replace(PARAMS, '- **Parameters**: {"tag": "a-ok", ' + extra + "}\n")
 
@@ -630,6 +634,45 @@ CONVERT: dict[str, tuple[str, str, str, tuple[str, str, Any]]] = {
         "",
         ("refused", "E_SCHEMA_INVALID", r"non-empty string is required"),
     ),
+    "inref-ap-workspace:refused": (
+        "p.json",
+        _with(
+            _with_obj(AP_BASE, "steps.0.action.tag", "$<inputs.workspace_id>"),
+            "workspace_id",
+            "$<secrets.TOKEN>",
+        ),
+        "",
+        ("refused", "E_REF_INVALID", ""),
+    ),
+    "inref-pte:refused": (
+        "p.yml",
+        PTE.replace("available_tools:", 'inputs:\n  r: "$<plan.name>"\navailable_tools:').replace(
+            "      tag: a\n", '      tag: "$<inputs.r>"\n'
+        ),
+        "",
+        ("refused", "E_REF_INVALID", ""),
+    ),
+    # md-fence-in-descriptive-text: a fenced block in `## Objective` (plan.task, hashed) is
+    # not the text a forge shows: ``` glues its info string to the code, ~~~ keeps its fences
+    "fence-obj-backtick:shown": (
+        "p.md",
+        MD.replace("Record a tag\n", "Record a tag\n\n```bash\nrm -rf /tmp/x\n```\n"),
+        "",
+        ("task", "Record a tag\n\nrm -rf /tmp/x", ""),
+    ),
+    "fence-obj-tilde:shown": (
+        "p.md",
+        MD.replace("Record a tag\n", "Record a tag\n\n~~~ python extra\nprint(1)\n~~~\n"),
+        "",
+        ("task", "Record a tag\n\nprint(1)", ""),
+    ),
+    # held: an indented code block is its text
+    "fence-obj-indented:shown": (
+        "p.md",
+        MD.replace("Record a tag\n", "Record a tag\n\n    indented code\n"),
+        "",
+        ("task", "Record a tag\n\nindented code", ""),
+    ),
     # held: numbers at the edge of the canonical form, markdown shared-input bullets
     "num-md-05:string": ("p.md", _mdin("- n: 05"), "", ("input", "n", "05")),
     "num-md-hex:string": ("p.md", _mdin("- n: 0x10"), "", ("input", "n", "0x10")),
@@ -811,6 +854,7 @@ PRE_WHY = "what stands between the `# Title` and the first `##` section (prose, 
 OBJ_WHY = "a `### Step 2` record under `## Objective` converts into plan.task text, not refused as under any other text section"
 OV_WHY = "an Agent Plan wrapped twice, {plan: {plan: ...}, overlays: ...}, converts with its outer overlays in no field: not mapped, not in metadata.source, not refused"
 EMPTY_WHY = "an empty or blank required text (goal, title, tool, step_id, description, action) is refused 'expected a string, got a string', and the remedy sends the author back to that message"
+FENCE_WHY = "a fenced block in `## Objective` converts into plan.task as other text than a forge shows: a ``` block's info string glued to its code ('bash rm -rf /tmp/x'), a ~~~ block with its fences and info string"
 BROKEN: dict[str, Any] = {
     **{
         vid: xfail("readback-failure-misdiagnosed", DEEP_WHY)
@@ -836,6 +880,8 @@ BROKEN: dict[str, Any] = {
         for vid in CONVERT
         if (vid.startswith(("empty-", "blank-")) and vid != "empty-ap-type:named")
     },
+    "fence-obj-backtick:shown": xfail("md-fence-in-descriptive-text", FENCE_WHY),
+    "fence-obj-tilde:shown": xfail("md-fence-in-descriptive-text", FENCE_WHY),
     **{
         vid: xfail("agent-outer-overlays-dropped", OV_WHY)
         for vid in ("ov-wrap2:kept", "ov-wrap2-both:kept", "ov-wrap3:kept", "ov-wrap2-list:kept")
@@ -854,6 +900,10 @@ def test_convert(lab: Lab, vid: str) -> None:
     got = lab.got[vid]  # type: ignore[attr-defined]
     kind, key, want = CONVERT[vid][3]
     assert "internal error" not in got["err"] and "Traceback" not in got["err"], got["err"]
+    if kind == "task":  # plan.task is exactly the text a forge shows
+        assert got["rc"] == 0 and got["plan"], got["err"]
+        assert got["plan"]["plan"]["task"] == key, got["plan"]["plan"]
+        return
     if kind == "kept":  # in the converted plan's text, or refused at a place
         if got["rc"] == 0:
             assert key in got["out"], f"converted without {key!r}: {got['out'][:1500]}"

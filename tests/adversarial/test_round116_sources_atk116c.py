@@ -741,6 +741,46 @@ CONVERT: dict[str, tuple[str, str, str, tuple[str, str, Any]]] = {
     ),
 }
 
+#: A PLAN.yml whose values TOON quotes or escapes (``show --format toon`` must decode to ``json``)
+SHOW_TOON = """\
+plan:
+  name: "n"
+  task: "t"
+  status: pending_approval
+inputs:
+  a: "05"
+  b: "true"
+  c: "-"
+  d: ""
+  e: " lead"
+  f: "trail "
+  g: "a,b"
+  h: "[1]"
+  i: "- x"
+  j: "null"
+  k: 1.5e+300
+  l: "1e3"
+  m: "#x"
+  n: "a: b"
+  o: "\\"q\\""
+  p: "x\\\\y"
+  q: ["", " ", "-"]
+  r: [{a: 1, b: [1, 2]}, {a: 2}]
+  s: {"": 1}
+  t: "\\u00e9"
+  u: [[1, 2], []]
+  v: {}
+  w: -0.0
+  x: 123.456e-10
+available_tools:
+  - name: rec
+actions:
+  - id: 1
+    tool: rec
+    why: "w"
+    params: {tag: "t", "a b": 1, "a,b": 2, "a:b": 3, "[x]": 4, "-": 5, "#": 6, "1": 7, "true": 8, "x.y": {"k.l": 1}}
+"""
+
 #: MCP ``validate`` id -> the CONVERT id whose text it sends
 MCP: dict[str, str] = {
     "mcp-pre:two-steps-or-refused": "pre-step:kept",
@@ -807,6 +847,14 @@ def _build(root: Path) -> Lab:
 
     with ThreadPoolExecutor(max_workers=6) as pool:
         list(pool.map(one, range(len(jobs))))
+    # part 1a: show --format toon/json of a plan outside the repo (the renderer alone)
+    spot = root / "showtoon" / "plans" / "x"
+    spot.mkdir(parents=True)
+    (spot / "PLAN.yml").write_text(SHOW_TOON, encoding="utf-8")
+    got["show"] = {
+        fmt: lab.cli("show", "--format", fmt, str(spot / "PLAN.yml"), cwd=spot).stdout
+        for fmt in ("json", "toon")
+    }
     # part 1b: MCP validate of the same texts (one session)
     mcp = {vid: CONVERT[src][1] for vid, src in MCP.items()}
     replies = answers(lab, [("validate", {"plan": text}) for text in mcp.values()])
@@ -1055,3 +1103,15 @@ def test_mcp_validate(lab: Lab, vid: str) -> None:
         assert got["errors"][0]["code"] == "E_REF_INVALID", got["errors"]
         return
     assert got["valid"] and plan and _p(plan) == {"tag": "cs"}, got
+
+
+@pytest.mark.parametrize("vid", ["show-toon:decodes-to-json"])
+def test_show_toon_decodes_to_json(lab: Lab, vid: str) -> None:
+    """``show --format toon`` of values TOON must quote (``"05"``, ``"true"``, ``"-"``, ``""``,
+    edge blanks, delimiters, keys with ``.``/``,``/``:``/``#``) decodes to the ``json`` output."""
+    import toon_format
+
+    shown = lab.got["show"]  # type: ignore[attr-defined]
+    data = json.loads(shown["json"])
+    assert data["inputs"]["a"] == "05" and data["actions"][0]["params"]["x.y"] == {"k.l": 1}, data
+    assert toon_format.decode(shown["toon"]) == data

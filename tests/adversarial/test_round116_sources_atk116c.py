@@ -1,42 +1,127 @@
 # ruff: noqa: E501
-"""Round 116, sources (atk116c): what a reviewer reads of a plan (a source's diff or its forge
-rendering, the frozen PLAN.yml, ``plangate show``) is exactly what runs; a source's problem is
-refused with its code, its location and a remedy that names the real cause.
+r"""Round 116, sources (atk116c): what a reviewer reads of a plan (a source's diff or its forge
+rendering, the frozen PLAN.yml, ``plangate show``, MCP ``validate``) is exactly what runs;
+nothing a source says is dropped silently; a source's problem is refused with its code, its
+location and a message and remedy that name the real cause.
 
 Lab (one, module scope; the bench's config, the recorder ``rec``). Part 1, ``plangate convert
 SRC`` (no config: the converter alone) of sources the test writes, one per id: Plan Contract,
-ActionPlan and Agent Plan JSON, the markdown plan, TOON, pte YAML. Part 2, the daemon: the
-agent commits four ``PLAN.yml`` (plan ``inputs`` holding reference text, and a control), a
-``PLAN.json`` whose args nest 120 deep, two ``PLAN.md`` (a shared input wholly in a code span,
-and a control); one ``run --once`` pass; Alice approves every PLAN.yml and converted plan; a
-second pass.
+ActionPlan and Agent Plan JSON, task/step JSON, the markdown plan, TOON, pte YAML; ``show
+--format json|toon`` of one PLAN.yml outside the repo; one ``plangate mcp`` session
+validating five of the same texts. Part 2, the daemon: the agent commits five ``PLAN.yml``
+(plan ``inputs`` holding reference text, and a control), a ``PLAN.json`` whose args nest 120
+deep, three ``PLAN.md`` (a shared input wholly in a code span, a ``### Step 2`` record between
+the title and ``## Objective``, a control); one ``run --once`` pass; Alice approves every
+PLAN.yml and converted plan in one commit; a second pass.
 
 Variants (``<variant>:<what>``):
 
-- ``deep-*``: a value nested 97..800 levels deep (over PLAN.yml's 100-level limit once placed
-  under ``actions[0].params``) in a Plan Contract's args or inputs, an ActionPlan action, an
-  Agent Plan payload, a markdown ``Parameters`` value or shared input, a TOON params block:
-  must be refused naming the depth at its location (as a pte YAML source is: ``E_YAML_PARSE``
-  at its line, "nested deeper than 100 levels"); controls: 96 levels convert, 900 levels are
-  refused "at most 100 levels deep";
-- ``cs-*``: a markdown shared input (``- n: `x` ``) wholly in a code span, which a forge
-  renders as ``x`` (docs/formats.md: "a value wholly in one is read without its backticks");
-  controls: a ``Parameters`` value wholly in one (single, double backticks, padded);
-- ``inref-*``: a plan's ``inputs`` holding reference text (``$<plan.name>``,
-  ``$<secrets.X>``, nested in a list) that a param reads through ``$<inputs.r>``: inputs are
-  static, so the tool gets the text ``$<plan.name>``, while a reviewer reads a reference
-  (plan-format.md refuses reference text wherever it is not resolved, mapping keys and
-  ``expect`` values, "a reviewer would read it as resolved", round 18); must be
-  ``E_REF_INVALID``; in markdown, Plan Contract, TOON and PLAN.yml (daemon);
-- ``num-*``, ``tn-*``: numbers at the edge of the canonical form in markdown shared-input
-  bullets and TOON values (YAML-1.1 and non-JSON spellings kept as strings, ``1E+2`` is 100,
-  ``-0`` is 0, 2^53+1 refused, a number no double holds or past the largest refused at its
-  location);
-- ``d-*`` (daemon): the same as committed files.
+- ``deep-*``, ``big-*``: a value nested 97..800 levels (over PLAN.yml's 100-level limit once
+  under ``actions[0].params``) in every JSON-carrying format, TOON and markdown; a source
+  whose PLAN.yml would pass ``max_plan_bytes`` (a raw U+200B is 3 bytes, its escape 6; a
+  source over 1 MiB): refused naming the cause at a place; controls: pte YAML says
+  "nested deeper than 100 levels" at its line, 96 levels convert, 900 are "at most 100
+  levels deep", 1020349 bytes are sized against the limit, 900 kB convert;
+- ``pre-*``, ``obj-*``: what stands between the markdown ``# Title`` and the first ``##``
+  section (prose, a list, a ``- **Requires Approval**: true`` bullet, a fence, a quote, a
+  table, a rule, a ``### Step 2`` record), and a record under ``## Objective``: kept or
+  refused; controls: prose before the first record of ``## Steps``/``## Tasks``, in a
+  step, a task, ``## Shared Inputs`` or after ``## Workflow Config`` is refused at its line,
+  a record under ``## Notes`` refused, a ``# Title`` said twice refused;
+- ``cs-*``: a markdown shared input wholly in a code span (docs/formats.md: "a value wholly in
+  one is read without its backticks"); controls: ``Parameters`` wholly in one;
+- ``inref-*``: reference text (``$<plan.name>``, ``$<secrets.TOKEN>``, nested) in a plan's
+  static ``inputs`` that a param reads through ``$<inputs.r>``, in markdown, Plan Contract,
+  TOON, ActionPlan ``workspace_id``, pte and PLAN.yml; control: a plain input;
+- ``ov-*``: Agent Plan overlays under the documented wrappers; controls: one wrapper, inner
+  overlays, a stray top-level field refused;
+- ``empty-*``, ``blank-*``: an empty or blank required text; controls: an empty ``type``, a
+  null assumption;
+- ``fence-obj-*``: a fenced block in ``## Objective`` (plan.task is hashed, shown to the
+  approver); control: an indented code block;
+- ``num-*``, ``tn-*`` (held): numbers at the edge of the canonical form in markdown
+  shared-input bullets and TOON (``05``, ``0x10``, ``1_000``, ``yes``, ``~``, a date,
+  ``+5``, ``.5``, ``5.``, ``00``, ``TRUE``/``True``/``Null`` stay strings; ``1E+2`` is 100,
+  ``-0``/``-0.0`` are 0; 2^53+1, ``0.10000000000000001``, ``4.9406564584124654e-324``,
+  ``1e400``, ``2e308`` refused at their place); ``show-toon`` (held): ``show --format toon``
+  decodes to the ``json`` output for values TOON must quote;
+- ``mcp-*``, ``d-*``: the same through MCP ``validate`` and the daemon.
 
-Seen (round 116, N ids): see the report at the end of this docstring.
+Seen (round 116, 124 ids, ~25 s wall on a shared box): 8 classes broke (64 ids, strict
+xfails), 60 held.
 
-Reproduce: see each class below.
+1. **md-preamble-dropped** (11): ``pre-{para,list,gate-bullet,fence,quote,step,h3,table,hr}:kept``,
+   ``mcp-pre:two-steps-or-refused``, ``d-pre:all-steps-or-refused``. Everything between
+   ``# Title`` and the first ``##`` heading converts to nothing, with no note and exit 0: a
+   whole ``### Step 2: Delete`` record there is in the diff and on the forge, and not in the
+   plan. The daemon converted ``plans/d-pre/PLAN.md`` into a one-action plan, Alice approved
+   it, and it ran ``completed`` with only step 1; MCP ``validate`` says valid with one
+   action. The same text anywhere else is refused at its line ("text before the first ###
+   heading", "expected `- **Field**: value`"). Reproduce: insert ``\n### Step 2: Delete\n-
+   **ID**: step_2\n- **Task**: task_1\n- **Action**: rec\n- **Parameters**: {"tag": "X"}\n``
+   after the ``# Title`` line of ``examples/formats``' markdown plan; ``plangate convert`` it.
+2. **md-step-in-objective** (2): ``obj-{step,task}:refused``. A ``### Step 2:``/``### Task 2:``
+   record under ``## Objective`` converts into ``plan.task`` text (exit 0), where under
+   ``## Notes`` it is ``E_CONVERT_UNSUPPORTED`` "a record under ... a section this reader keeps
+   as text: it would never run" (docs/formats.md names that rule).
+3. **readback-failure-misdiagnosed** (16): ``deep-{pc-args,pc-97,pc-300,pc-obj,pc-inputs,ap,agent,
+   md-params,md-input,toon}:located``, ``big-{pc-zw,pc-nbsp,toon-zw,pc-plain}:sized``,
+   ``mcp-deep:located``, ``d-deep:row-located``. When the converted PLAN.yml cannot be read
+   back (a value over 100 levels, a text over ``max_plan_bytes``), ``convert`` says
+   ``E_CONVERT_UNSUPPORTED: a value does not survive as YAML (a lone surrogate or another
+   character YAML cannot carry)``, no place, remedy "change the source as the message says";
+   the source holds no surrogate. MCP ``validate`` and the daemon's row say
+   ``not plain JSON data: E_YAML_PARSE: <plan>:114: nested deeper than 100 levels`` (line null;
+   ``PLAN.json:114`` for a one-line PLAN.json: the converted text's line). Three readers, three
+   answers for one source. Reproduce: ``python -c 'print("{\"plan_version\": 1, \"skill_id\":
+   \"s\", \"goal\": \"g\", \"steps\": [{\"step_id\": \"1\", \"tool\": \"rec\", \"args\":
+   {\"d\": " + "["*120 + "]"*120 + "}}]}")' > p.json; plangate convert p.json``.
+4. **input-reference-text-literal** (12): ``inref-{md,md-secret,pc,pc-nested,toon,ap-workspace,
+   pte}:refused``, ``mcp-inref:refused``, ``d-inref-{name,embedded,secret,nested}:refused``.
+   ``inputs: {r: "$<plan.name>"}`` with ``x: "$<inputs.r>"`` validates, freezes and runs; the
+   tool got ``"x": "$<plan.name>"`` (``$<secrets.TOKEN>`` likewise, as text). ``show`` prints
+   ``Inputs: {"r": "$<plan.name>"}`` and ``x = "«$<inputs.r>»"``: a reviewer reads a
+   reference. plan-format.md refuses reference text where it is not resolved (keys, ``expect``
+   values: "a reviewer would read it as resolved", round 18); inputs are exempt, and ``$$<``
+   means the literal in params but not in inputs. A judgement: the SPEC calls inputs static;
+   the ids assert the round-18 rule (``E_REF_INVALID``).
+5. **md-input-codespan-kept** (7): ``cs-input-{word,email,double,padded,number}:rendered``,
+   ``mcp-cs:rendered``, ``d-cs:ran-rendered``. ``- n: `cs-val` `` under ``## Shared Inputs``
+   becomes the input ``"`cs-val`"`` (backticks kept; a forge shows ``cs-val``), while a
+   ``Parameters`` value wholly in a code span is read without them (held). The daemon ran the
+   tool with ``"x": "`cs-val`"``.
+6. **agent-outer-overlays-dropped** (4): ``ov-{wrap2,wrap2-both,wrap3,wrap2-list}:kept``. The
+   documented wrapper ``{"plan": {"plan": ...}, "overlays": ...}`` converts with the outer
+   ``overlays`` nowhere (not mapped, not in ``metadata.source``, not refused); beside inner
+   overlays, the inner are kept and the outer dropped. One wrapper keeps them (held).
+7. **empty-string-says-got-a-string** (10): ``empty-{pc-goal,pc-tool,pc-step-id,pc-description,
+   ap-title,ap-description,agent-title,ts-title,ts-action}:named``,
+   ``blank-pc-description:named``. ``"goal": ""`` is ``E_SCHEMA_INVALID at goal: expected a
+   string, got a string`` with the remedy "correct the field as the message says".
+8. **md-fence-in-descriptive-text** (2): ``fence-obj-{backtick,tilde}:shown``, round 113's
+   descriptive-text rule by fenced code: a ```` ```bash ```` block in ``## Objective`` becomes
+   ``plan.task`` ``"...\n\nbash rm -rf /tmp/x"`` (the info string glued to the code), a
+   ``~~~ python extra`` block keeps its fences and info string; a forge shows the code alone
+   (an indented block converts to its text: held). ``## Notes`` does the same in
+   ``metadata.source.sections`` (not hashed; not asserted).
+
+Held: TOON/markdown number spellings as the TOON grammar and PLAN.yml's rules say; every
+number no double holds refused at its place; markdown trailing blanks, TABs and NBSPs in a
+shared input refused ("the plan shows other text"); prose in every other markdown place
+refused at its line; two shared-input forms refused; a plain input runs once with its value;
+``show --format toon`` decodes to ``--format json`` for values TOON must quote; YAML comments
+in plain and flow scalars read as YAML 1.2 says.
+
+Suspected, not asserted: a code span INSIDE a markdown ``Parameters`` JSON string
+(``{"cmd": "echo `id`"}``) keeps its backticks, which a forge hides (docs call a code span
+"shown as written", as for autolinks kept with their ``<>``); TOON ``\uXXXX`` escapes are
+read although the TOON spec lists five escapes only (round 114's note; ``\x41``, ``\/``,
+``\b`` are refused); an Agent Plan step ``id: ""`` and a Plan Contract ``skill_id: ""``
+convert (ids are dropped; the name becomes ``: g``).
+
+Not tried: MCP ``submit`` (needs ``agent.identity``; ``validate`` shares the converter),
+``plangate check`` and ``validate`` of a committed deep source, nested ActionPlans,
+remote mode.
 """
 
 from __future__ import annotations

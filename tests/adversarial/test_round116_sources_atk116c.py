@@ -30,9 +30,10 @@ Variants (``<variant>:<what>``):
   a record under ``## Notes`` refused, a ``# Title`` said twice refused;
 - ``cs-*``: a markdown shared input wholly in a code span (docs/formats.md: "a value wholly in
   one is read without its backticks"); controls: ``Parameters`` wholly in one;
-- ``inref-*``: reference text (``$<plan.name>``, ``$<secrets.TOKEN>``, nested) in a plan's
-  static ``inputs`` that a param reads through ``$<inputs.r>``, in markdown, Plan Contract,
-  TOON, ActionPlan ``workspace_id``, pte and PLAN.yml; control: a plain input;
+- ``inref-*``, ``gref-*``: reference text (``$<plan.name>``, ``$<secrets.TOKEN>``, nested) in
+  a plan's static ``inputs`` that a param reads through ``$<inputs.r>``, in markdown, Plan
+  Contract, TOON, ActionPlan ``workspace_id``, pte and PLAN.yml; in a guard's ``one_of`` and
+  ``matches``; controls: a plain input, a guard ``max`` (no number);
 - ``ov-*``: Agent Plan overlays under the documented wrappers; controls: one wrapper, inner
   overlays, a stray top-level field refused;
 - ``empty-*``, ``blank-*``: an empty or blank required text; controls: an empty ``type``, a
@@ -47,8 +48,8 @@ Variants (``<variant>:<what>``):
   decodes to the ``json`` output for values TOON must quote;
 - ``mcp-*``, ``d-*``: the same through MCP ``validate`` and the daemon.
 
-Seen (round 116, 124 ids, ~25 s wall on a shared box): 8 classes broke (64 ids, strict
-xfails), 60 held.
+Seen (round 116, 127 ids, ~25 s wall on a shared box): 8 classes broke (66 ids, strict
+xfails), 61 held.
 
 1. **md-preamble-dropped** (11): ``pre-{para,list,gate-bullet,fence,quote,step,h3,table,hr}:kept``,
    ``mcp-pre:two-steps-or-refused``, ``d-pre:all-steps-or-refused``. Everything between
@@ -76,15 +77,19 @@ xfails), 60 held.
    answers for one source. Reproduce: ``python -c 'print("{\"plan_version\": 1, \"skill_id\":
    \"s\", \"goal\": \"g\", \"steps\": [{\"step_id\": \"1\", \"tool\": \"rec\", \"args\":
    {\"d\": " + "["*120 + "]"*120 + "}}]}")' > p.json; plangate convert p.json``.
-4. **input-reference-text-literal** (12): ``inref-{md,md-secret,pc,pc-nested,toon,ap-workspace,
-   pte}:refused``, ``mcp-inref:refused``, ``d-inref-{name,embedded,secret,nested}:refused``.
+4. **unresolved-reference-text** (14): ``inref-{md,md-secret,pc,pc-nested,toon,ap-workspace,
+   pte}:refused``, ``gref-pte-{one-of,matches}:refused``, ``mcp-inref:refused``,
+   ``d-inref-{name,embedded,secret,nested}:refused``.
    ``inputs: {r: "$<plan.name>"}`` with ``x: "$<inputs.r>"`` validates, freezes and runs; the
    tool got ``"x": "$<plan.name>"`` (``$<secrets.TOKEN>`` likewise, as text). ``show`` prints
    ``Inputs: {"r": "$<plan.name>"}`` and ``x = "«$<inputs.r>»"``: a reviewer reads a
    reference. plan-format.md refuses reference text where it is not resolved (keys, ``expect``
    values: "a reviewer would read it as resolved", round 18); inputs are exempt, and ``$$<``
-   means the literal in params but not in inputs. A judgement: the SPEC calls inputs static;
-   the ids assert the round-18 rule (``E_REF_INVALID``).
+   means the literal in params but not in inputs. A guard ``one_of: ["$<inputs.to>"]`` or
+   ``matches: "$<inputs.p>"`` validates too and compares the literal text (fail-closed at run
+   time: the guard fails; ``show`` prints ``guard to: one of ["$<inputs.to>"]``). A
+   judgement: the SPEC calls inputs static; the ids assert the round-18 rule
+   (``E_REF_INVALID``).
 5. **md-input-codespan-kept** (7): ``cs-input-{word,email,double,padded,number}:rendered``,
    ``mcp-cs:rendered``, ``d-cs:ran-rendered``. ``- n: `cs-val` `` under ``## Shared Inputs``
    becomes the input ``"`cs-val`"`` (backticks kept; a forge shows ``cs-val``), while a
@@ -737,6 +742,35 @@ CONVERT: dict[str, tuple[str, str, str, tuple[str, str, Any]]] = {
         "",
         ("refused", "E_REF_INVALID", ""),
     ),
+    # the same rule for a guard's values: compared as written, never resolved
+    "gref-pte-one-of:refused": (
+        "p.yml",
+        PTE.replace(
+            "      tag: a\n",
+            '      tag: "$<inputs.r>"\n    guards:\n      - {param: tag, one_of: ["$<inputs.r>"]}\n',
+        ).replace("available_tools:", "inputs:\n  r: a\navailable_tools:"),
+        "",
+        ("refused", "E_REF_INVALID", ""),
+    ),
+    "gref-pte-matches:refused": (
+        "p.yml",
+        PTE.replace(
+            "      tag: a\n",
+            '      tag: "$<inputs.r>"\n    guards:\n      - {param: tag, matches: "$<inputs.p>"}\n',
+        ).replace("available_tools:", 'inputs:\n  r: a\n  p: "^a$"\navailable_tools:'),
+        "",
+        ("refused", "E_REF_INVALID", ""),
+    ),
+    # held: a reference in a guard's `max` is no number
+    "gref-pte-max:refused": (
+        "p.yml",
+        PTE.replace(
+            "      tag: a\n",
+            '      tag: "$<inputs.r>"\n    guards:\n      - {param: tag, max: "$<inputs.n>"}\n',
+        ).replace("available_tools:", "inputs:\n  r: a\n  n: 5\navailable_tools:"),
+        "",
+        ("refused", "E_SCHEMA_INVALID", r"valid number"),
+    ),
     # md-fence-in-descriptive-text: a fenced block in `## Objective` (plan.task, hashed) is
     # not the text a forge shows: ``` glues its info string to the code, ~~~ keeps its fences
     "fence-obj-backtick:shown": (
@@ -982,7 +1016,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 DEEP_WHY = "a converted plan YAML cannot read back (a value nested over 100 levels, over max_plan_bytes) is refused as 'a lone surrogate or another character YAML cannot carry', with no location"
 CS_WHY = "a shared input wholly in a code span reaches the plan with its backticks; a forge shows it without"
-INREF_WHY = "reference text in a plan's static inputs is accepted and reaches the tool as the literal text, which a reviewer reads as a reference"
+INREF_WHY = "reference text where nothing resolves it (a plan's static inputs, a guard's one_of/matches) is accepted: the tool gets, or the guard compares, the literal text a reviewer reads as a reference"
 PRE_WHY = "what stands between the `# Title` and the first `##` section (prose, a gate bullet, a fenced block, a whole `### Step 2` record) converts to nothing, silently"
 OBJ_WHY = "a `### Step 2` record under `## Objective` converts into plan.task text, not refused as under any other text section"
 OV_WHY = "an Agent Plan wrapped twice, {plan: {plan: ...}, overlays: ...}, converts with its outer overlays in no field: not mapped, not in metadata.source, not refused"
@@ -1001,9 +1035,10 @@ BROKEN: dict[str, Any] = {
         if vid.startswith("cs-input-")
     },
     **{
-        vid: xfail("input-reference-text-literal", INREF_WHY)
+        vid: xfail("unresolved-reference-text", INREF_WHY)
         for vid in CONVERT
         if vid.startswith("inref-")
+        or vid in ("gref-pte-one-of:refused", "gref-pte-matches:refused")
     },
     **{vid: xfail("md-preamble-dropped", PRE_WHY) for vid in CONVERT if vid.startswith("pre-")},
     "obj-step:refused": xfail("md-step-in-objective", OBJ_WHY),
@@ -1066,7 +1101,7 @@ _RAN = [
 ]
 BROKEN.update(
     {
-        f"{slug}:refused": xfail("input-reference-text-literal", INREF_WHY)
+        f"{slug}:refused": xfail("unresolved-reference-text", INREF_WHY)
         for slug, (_, _, want) in DAEMON_YML.items()
         if want is None
     }
@@ -1154,7 +1189,7 @@ BROKEN.update(
         "mcp-pre:two-steps-or-refused": xfail("md-preamble-dropped", PRE_WHY),
         "mcp-deep:located": xfail("readback-failure-misdiagnosed", DEEP_WHY),
         "mcp-cs:rendered": xfail("md-input-codespan-kept", CS_WHY),
-        "mcp-inref:refused": xfail("input-reference-text-literal", INREF_WHY),
+        "mcp-inref:refused": xfail("unresolved-reference-text", INREF_WHY),
     }
 )
 

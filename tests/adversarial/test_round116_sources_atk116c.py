@@ -48,8 +48,8 @@ Variants (``<variant>:<what>``):
   decodes to the ``json`` output for values TOON must quote;
 - ``mcp-*``, ``d-*``: the same through MCP ``validate`` and the daemon.
 
-Seen (round 116, 127 ids, ~25 s wall on a shared box): 8 classes broke (66 ids, strict
-xfails), 61 held.
+Seen (round 116, 135 ids, ~25 s wall on a shared box): 8 classes broke (66 ids, strict
+xfails), 69 held.
 
 1. **md-preamble-dropped** (11): ``pre-{para,list,gate-bullet,fence,quote,step,h3,table,hr}:kept``,
    ``mcp-pre:two-steps-or-refused``, ``d-pre:all-steps-or-refused``. Everything between
@@ -110,7 +110,9 @@ xfails), 61 held.
    (an indented block converts to its text: held). ``## Notes`` does the same in
    ``metadata.source.sections`` (not hashed; not asserted).
 
-Held: TOON/markdown number spellings as the TOON grammar and PLAN.yml's rules say; every
+Held: unknown TOON fields (top level, a step's, a task's ``requires_approval``, a
+``workflow_config`` key) and markdown step types and config bullets refused at their place,
+TOON metadata and markdown task fields kept in ``metadata``; TOON/markdown number spellings as the TOON grammar and PLAN.yml's rules say; every
 number no double holds refused at its place; markdown trailing blanks, TABs and NBSPs in a
 shared input refused ("the plan shows other text"); prose in every other markdown place
 refused at its line; two shared-input forms refused; a plain input runs once with its value;
@@ -791,6 +793,63 @@ CONVERT: dict[str, tuple[str, str, str, tuple[str, str, Any]]] = {
         MD.replace("Record a tag\n", "Record a tag\n\n    indented code\n"),
         "",
         ("task", "Record a tag\n\nindented code", ""),
+    ),
+    # held: unknown fields are refused at their place; descriptive ones kept in metadata
+    "unk-toon-top:refused": (
+        "p.toon",
+        _tv("1") + "notes: DANGER\n",
+        "",
+        ("refused", "E_CONVERT_UNSUPPORTED", r"no PLAN\.yml equivalent"),
+    ),
+    "unk-toon-step:refused": (
+        "p.toon",
+        _toon_params("      tag: a\n").replace(
+            "    parameters:\n", "    note: DANGER\n    parameters:\n"
+        ),
+        "",
+        ("refused", "E_CONVERT_UNSUPPORTED", r"no PLAN\.yml equivalent"),
+    ),
+    "unk-toon-task-gate:refused": (
+        "p.toon",
+        _tv("1").replace(
+            "tasks[1]{id,name}:\n  task_1,N\n",
+            "tasks[1]{id,name,requires_approval}:\n  task_1,N,true\n",
+        ),
+        "",
+        ("refused", "E_CONVERT_UNSUPPORTED", r"no PLAN\.yml equivalent"),
+    ),
+    "unk-toon-config:refused": (
+        "p.toon",
+        _tv("1") + "  dry_run: true\n",
+        "",
+        ("refused", "E_CONVERT_UNSUPPORTED", r"no PLAN\.yml equivalent"),
+    ),
+    "unk-toon-metadata:kept": (
+        "p.toon",
+        _tv("1").replace("  objective: O\n", "  objective: O\n  reviewer_note: DANGER\n"),
+        "",
+        ("kept", "DANGER", ""),
+    ),
+    "unk-md-task-fields:kept": (
+        "p.md",
+        MD.replace(
+            "- **Steps**: step_1\n",
+            "- **Steps**: step_1\n- **Tools**: DANGER\n- **Estimated Time**: 5m\n",
+        ),
+        "",
+        ("kept", "DANGER", ""),
+    ),
+    "unk-md-step-type:refused": (
+        "p.md",
+        MD.replace("- **Timeout**: 30s\n", "- **Timeout**: 30s\n- **Type**: DANGER\n"),
+        "",
+        ("refused", "E_SCHEMA_INVALID", r"unknown step_type"),
+    ),
+    "unk-md-config:refused": (
+        "p.md",
+        MD + "- DANGER Mode: on\n",
+        "",
+        ("refused", "E_CONVERT_UNSUPPORTED", r"known:"),
     ),
     # held: numbers at the edge of the canonical form, markdown shared-input bullets
     "num-md-05:string": ("p.md", _mdin("- n: 05"), "", ("input", "n", "05")),

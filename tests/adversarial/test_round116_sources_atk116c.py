@@ -124,7 +124,10 @@ Suspected, not asserted: a code span INSIDE a markdown ``Parameters`` JSON strin
 "shown as written", as for autolinks kept with their ``<>``); TOON ``\uXXXX`` escapes are
 read although the TOON spec lists five escapes only (round 114's note; ``\x41``, ``\/``,
 ``\b`` are refused); an Agent Plan step ``id: ""`` and a Plan Contract ``skill_id: ""``
-convert (ids are dropped; the name becomes ``: g``).
+convert (ids are dropped; the name becomes ``: g``); a TOON line whose first non-blank
+character is ``#`` is a comment to ``toon-format`` 1.2.0 (its "§5.1"), a tabular row
+``#web,80`` too (``h[2]{n,p}:`` over ``#web,80``, ``db,5432``, ``x,1`` decodes to the last two
+rows), which a reviewer who does not know that rule reads as a row.
 
 Not tried: MCP ``submit`` (needs ``agent.identity``; ``validate`` shares the converter),
 ``plangate check`` and ``validate`` of a committed deep source, nested ActionPlans,

@@ -162,6 +162,17 @@ HOOKS = {
     "sc": "git('sparse-checkout', 'set', '--no-cone', '/README', '/plans/ml/')\n",
     "ce": "os.makedirs(os.path.join(top, 'elsewhere'), exist_ok=True)\n"
     "git('config', 'core.worktree', os.path.join(top, 'elsewhere'))\n",
+    "ma": "add_line('plans/ma/PLAN.yml', '# AGENT-STAGED-MA\\n')\n"
+    "git('add', 'plans/ma/PLAN.yml')\n",
+    "si": "git('sparse-checkout', 'init', '--cone', '--sparse-index')\n"
+    "git('sparse-checkout', 'set', 'notes')\n",
+    "fl": "git('checkout', '-q', '-b', 'side-fl')\n"
+    "git('rm', '-q', '-r', 'plans/fl')\n"
+    "os.makedirs(os.path.join(top, 'outside-fl'), exist_ok=True)\n"
+    "os.symlink(os.path.join(top, 'outside-fl'), os.path.join(repo, 'plans', 'fl'))\n"
+    "git('add', 'plans/fl')\ngit('commit', '-q', '-m', 'agent: link')\n",
+    "fc": "git('checkout', '-q', '-b', 'side-fc')\n",
+    "fg": "git('checkout', '-q', '-b', 'side-fg')\n",
     # -- other worktrees and refs of the same repository
     "wf": "w = os.path.join(top, 'wt-wf')\ngit('worktree', 'add', '-q', w, '-b', 'feat-wf')\n"
     "put('F.txt', 'agent wf\\n', base=w)\ngit('add', 'F.txt', cwd=w)\n",
@@ -170,16 +181,17 @@ HOOKS = {
     "git('symbolic-ref', 'refs/heads/main', 'refs/heads/side-sr')\n",
 }
 
-FOREIGN = ["co", "dt", "nb", "ac", "dn", "nl", "sl", "gf"]
-HOLDS = ["ol", "eo", "ed", "sp", "nu"]
-MAIN = ["ml", "ms", "mn", "rk", "rc", "sh", "il", "sc", "ce"]
+FOREIGN = ["co", "dt", "nb", "ac", "dn", "nl", "sl", "gf", "fc", "fg"]
+HOLDS = ["ol", "eo", "ed", "sp", "nu", "fl"]
+MAIN = ["ml", "ms", "mn", "rk", "rc", "sh", "il", "sc", "ce", "ma", "si"]
 OTHER = ["wf", "wr", "sr"]
 ALL = FOREIGN + HOLDS + MAIN + OTHER
 #: the branch the hook leaves checked out (None: detached); absent: main
 AWAY = {
     "co": "side-co", "dt": None, "nb": "bare0", "ac": "side-ac", "dn": None, "nl": "side-nl",
     "sl": "side-sl", "gf": "side-gf", "ol": "old", "eo": "old", "ed": "side-ed",
-    "sp": "side-sp", "nu": "bare0",
+    "sp": "side-sp", "nu": "bare0", "fl": "side-fl", "fc": "side-fc",
+    "fg": "side-fg",
 }  # fmt: skip
 #: what the agent itself staged (paths) in the foreign checkout
 AGENT_STAGED = {"sl": {"plans/sl/EXECUTION_LOG.md"}, "sp": {"plans/sp/PLAN.yml"}}
@@ -195,6 +207,7 @@ def _plan(x: str) -> str:
         "available_tools:\n  - name: t116\nactions:\n"
         + _act(1, "hook" if x in HOOKS else "rec", f"{x}-1")
         + _act(2, "rec", f"{x}-2")
+        + ("    requires_approval: true\n" if x == "fg" else "")
         + _act(3, "rec", f"{x}-3")
     )
 
@@ -312,6 +325,8 @@ def _build(root: Path) -> Lab:
             seen["sh:stash"] = lab.git("show", "stash@{0}:plans/sh/PLAN.yml", check=False)
         if x == "il":
             seen["il:lockdir"] = (lab.repo / ".git" / "index.lock").is_dir()
+        if x == "si":
+            seen["si:sparse"] = lab.git("sparse-checkout", "list", check=False)
         if x == "sc":
             seen["sc:sparse"] = lab.git("config", "core.sparseCheckout", check=False).strip()
         if x == "ce":
@@ -325,10 +340,29 @@ def _build(root: Path) -> Lab:
             # the agent's ordinary commit in its (stale) linked checkout of main
             lab.git("-C", str(w), "commit", "-q", "-m", "agent: my work", who=AGENT, check=False)
             seen["wr:agent_commit"] = lab.git("log", "-1", "--format=%H %an %s", "main").strip()
+        if x == "fc":
+            lab.put("notes/fc.txt", "agent note fc\n")
+            lab.git("add", "notes/fc.txt")
+            lab.git("commit", "-q", "-m", "agent: my note", who=AGENT)
+            seen["fc:side_commit"] = lab.git(
+                "show", "--name-only", "--format=%an|%s", "side-fc", check=False
+            )
+        if x == "fl":
+            seen["fl:outside"] = sorted(p.name for p in (lab.repo.parent / "outside-fl").iterdir())
         if x == "sr":
             seen["sr:refs"] = lab.git("for-each-ref", "--format=%(refname) %(objectname) %(symref)")
             seen["sr:side_tip"] = lab.head("refs/heads/side-sr")
         _tidy(lab)
+        if x == "fg":  # Alice approves the gate on main
+            seen["fg:paused"] = _main_status(lab, "fg")
+            lab.set_status("fg", "approved")
+            lab.git("add", "plans/fg/PLAN.yml")
+            lab.git("commit", "-q", "-m", "approve gate fg", who=ALICE)
+        if x == "fc":  # the agent merges its branch (the controller's bytes in it) into main
+            lab.git("merge", "-q", "--no-ff", "-m", "agent: merge side-fc", "side-fc", who=AGENT)
+            seen["fc:merge"] = lab.git(
+                "show", "--stat", "--format=%an|%s", "-m", "--first-parent", "main"
+            )
         if x == "sr":  # the agent points main back at Alice's approval, a plain ref again
             lab.git("update-ref", "--no-deref", "refs/heads/main", seen["sr:appr"])
             lab.git("reset", "-q", "--hard", "main")
@@ -420,7 +454,7 @@ def test_final(L: dict[str, Any], x: str) -> None:
     assert row.get("status") == FINAL[x], row
 
 
-CTL = [x for x in ALL if x not in ("wr", "sr")]
+CTL = [x for x in ALL if x not in ("wr", "sr", "fg")]
 
 
 @pytest.mark.parametrize("x", cases(CTL, CTL, {}))
@@ -444,6 +478,9 @@ def test_audit(L: dict[str, Any], x: str) -> None:
     if x == "sr":
         assert len(execs) <= 1, execs
         return
+    if x == "fg":  # the start and the gate's resume, each on its own approval by Alice
+        assert len(execs) == 2 and len({e["approval_commit"] for e in execs}) == 2, execs
+        return
     assert len(execs) == 1, (execs, L["audit"]["err"])
 
 
@@ -459,8 +496,8 @@ def test_foreign_tip(L: dict[str, Any], x: str) -> None:
         assert L[f"{x}:away_tip"] == L[f"{x}:away_tip0"], (x, L[f"{x}:away_reflog"])
         return
     moves = L[f"{x}:away_reflog"].strip().splitlines()
-    want = ["commit: agent: attributes"] if x == "gf" else []
-    assert moves[:-1] == want and moves[-1].startswith("branch: Created"), moves
+    assert all(m.startswith("commit: agent: ") for m in moves[:-1]), moves
+    assert moves[-1].startswith("branch: Created"), moves
 
 
 def _xf(cls: str, what: str) -> Any:
@@ -510,6 +547,19 @@ def _agent_checks(L: dict[str, Any], x: str) -> None:
     elif x == "nu":
         assert f.get("PLAN.yml") == "AGENT DRAFT NU\n", f.get("PLAN.yml")
         assert o["main_status"] == "executing", o["main_status"]
+    elif x == "ma":
+        assert s["PLAN.yml"].endswith("# AGENT-STAGED-MA\n"), s["PLAN.yml"][-200:]
+        assert o["main_status"] == "executing", o["main_status"]
+    elif x == "si":
+        assert "notes" in L["si:sparse"], L["si:sparse"]
+    elif x == "fl":
+        assert L["fl:outside"] == [], L["fl:outside"]
+    elif x == "fc":
+        # the agent's ordinary commit of its own note on its branch carries its note only
+        names = L["fc:side_commit"].strip().splitlines()
+        assert names[0] == "Agent|agent: my note" and names[1:] == ["", "notes/fc.txt"], names
+    elif x == "fg":
+        assert L["fg:paused"] == "awaiting_approval", L["fg:paused"]
     elif x == "ol":
         assert o["main_status"] == "executing" and not o["cached"], (o["main_status"], o["cached"])
     elif x in ("ml", "ms"):
@@ -552,6 +602,7 @@ def _agent_checks(L: dict[str, Any], x: str) -> None:
 
 
 AGENT_BROKEN: dict[str, Any] = {
+    "fc": STAGED,
     "nl": STAGED,
     "sl": STAGED,
     "rk": _xf(
@@ -608,6 +659,34 @@ def test_ctl_own_files(L: dict[str, Any]) -> None:
             if not own:
                 bad.append(line)
     assert not bad, bad
+
+
+def test_wr_audit_flags_agents_stale_commit(L: dict[str, Any]) -> None:
+    """The agent's plain commit in its linked checkout of main (a stale index: the run's
+    record reverted) is flagged by the fresh-clone audit as the agent's change of the
+    controller's record, and the run stays one valid execution."""
+    commit = L["wr:agent_commit"].split(" ")[0]
+    kinds = {
+        f.get("kind")
+        for f in L["audit"]["report"].get("findings", [])
+        if f.get("plan") == "plans/wr" and f.get("commit") == commit
+    }
+    assert {"log-changed", "owned-block-changed", "illegal"} <= kinds, kinds
+
+
+def test_il_lock_folder_is_egit(L: dict[str, Any]) -> None:
+    """``.git/index.lock`` a folder the agent made: the outcome commit is ``E_GIT`` with git's
+    words (exit 2), the run's outcome waits, the folder is left for its owner."""
+    rc, err = L["il:pass"]
+    assert rc == 2 and "E_GIT" in err and "index.lock" in err, (rc, err[-400:])
+    assert L["il:obs"]["main_status"] == "executing", L["il:obs"]["main_status"]
+
+
+def test_fl_link_folder_waits(L: dict[str, Any]) -> None:
+    """The plan's folder a symlink on the agent's branch checked out mid-run: the outcome
+    waits ``E_UNSAFE_PATH``, nothing is written through the link."""
+    assert "E_UNSAFE_PATH" in L["fl:pass"][1], L["fl:pass"][1][-400:]
+    assert L["fl:obs"]["main_status"] == "executing" and L["fl:outside"] == []
 
 
 def test_passes_no_traceback(L: dict[str, Any]) -> None:

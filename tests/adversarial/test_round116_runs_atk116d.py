@@ -16,16 +16,20 @@ Variants (the hook):
   then ``checkout -b``), ``dn`` (detached, an untracked note), ``nl`` (another branch, the
   agent's untracked ``EXECUTION_LOG.md``), ``sl`` (another branch, the agent's staged
   ``EXECUTION_LOG.md``), ``gf`` (another branch carrying a ``.gitattributes`` filter the agent
-  defined in ``.git/config``);
+  defined in ``.git/config``), ``fc`` (another branch; after the pass the agent's ordinary
+  commit of its own note there, then its merge of that branch into main), ``fg`` (another
+  branch, the plan pausing at a gate on action 2; Alice approves the gate on main after);
 - foreign checkout that holds the plan otherwise: ``ol`` (a branch with the unfrozen plan),
   ``eo`` (the same, the file edited), ``ed`` (another branch, PLAN.yml edited), ``sp`` (another
   branch, PLAN.yml edit staged), ``nu`` (a branch with no plan, the agent's untracked draft at
-  the path);
+  the path), ``fl`` (another branch where the plan's folder is a committed symlink out of
+  the repository);
 - the watched branch's index and tree: ``ml``/``ms`` (the agent's own log untracked/staged at
   the controller's path), ``mn`` (a staged note, an untracked draft beside the plan), ``rk``
   (``git rm --cached PLAN.yml``), ``rc`` (the same, the file edited), ``sh`` (a staged edit
   of PLAN.yml stashed), ``il`` (``.git/index.lock`` a folder), ``sc`` (sparse checkout
-  leaving the plan out), ``ce`` (``core.worktree`` pointing elsewhere);
+  leaving the plan out), ``si`` (cone mode with a sparse index), ``ce`` (``core.worktree``
+  pointing elsewhere), ``ma`` (a staged edit of PLAN.yml);
 - other worktrees and refs: ``wf`` (a linked worktree on a feature branch with a staged
   file), ``wr`` (a linked worktree forced onto main; after the pass the agent's plain ``git
   commit`` there, its stale index a revert of the run), ``sr`` (``refs/heads/main`` made a
@@ -41,22 +45,47 @@ Alice's approval is the controller's), ``audit[x]`` (fresh-clone audit: the run 
 controller staged nothing on a branch it does not watch), ``agent[x]`` (the agent's own work
 as it left it), ``pre:*``, ``ctl:*``.
 
-Seen (round 116): see the ``BROKEN`` table and the report; the class
-**outcome-staged-on-foreign-checkout**: the pass checks the branch at its start only; the
-checkout moved to another branch (or detached) mid-run, the outcome commit still lands on
-main, but the controller then writes its PLAN.yml and EXECUTION_LOG.md into that checkout
-and points the index entries at them: ``git status`` on ``side-co`` shows ``A
-plans/co/EXECUTION_LOG.md`` and ``M plans/co/PLAN.yml`` staged with main's ``complete``
-bytes (on a branch without the plan, both ``A``), so the next plain ``git commit`` there, by
-the agent or by a person, commits the controller's record under their own name on a branch
-the controller does not watch; the agent's own untracked or staged ``EXECUTION_LOG.md`` on
-that branch is overwritten and its index entry replaced.
+Seen (round 116, 187 ids, ~62-70 s wall on 1 worker): 173 passed, 14 xfailed (strict),
+two classes.
+
+**outcome-staged-on-foreign-checkout** (13 ids: ``foreign_index[co,dt,nb,ac,dn,nl,sl,gf,fc,
+fg]``, ``agent[nl,sl,fc]``): the pass checks the branch only at its start (a pass started
+off main is ``E_GIT`` "the working tree is on branch side, but plangate watches main"); when
+the agent's checkout leaves main DURING a run (``checkout -b``, ``--detach``, an older
+branch), the outcome (or a gate's pause) commit still lands on main alone, but the
+controller then writes its PLAN.yml and EXECUTION_LOG.md into that checkout and points the
+index entries at them. ``git status`` on ``side-co`` (made at the start commit): ``A
+plans/co/EXECUTION_LOG.md``, ``M plans/co/PLAN.yml``, both holding main's ``complete``
+bytes; on ``bare0`` (no plans at all): ``A`` and ``A``; on ``side-fg``: the
+``await-approval`` record. The agent's own untracked ``EXECUTION_LOG.md`` there is
+overwritten (``nl``), its staged one replaced in the index and the tree (``sl``), and its
+ordinary ``git commit -m "agent: my note"`` after adding only ``notes/fc.txt`` committed
+``plans/fc/EXECUTION_LOG.md`` and ``plans/fc/PLAN.yml`` too, under the agent's name
+(``fc``). Main never carried a foreign byte: the agent's merge of ``side-fc`` changed only
+the note (identical bytes), every run ran once, the audits call each run valid. SPEC §7 and
+docs/execution.md ("Checkpoints": a person's ``git commit`` during a run carries only their
+own edits; docs/approvals.md: plangate never stages anyone's work) promise otherwise.
+
+**staged-removal-discarded** (1 id: ``agent[rk]``): ``git rm --cached plans/rk/PLAN.yml``
+(the file left as is) during the run: the outcome commit went ahead and its index write put
+the entry back (``git status`` clean), where an edit of the file (``rc``: removal plus an
+edit; ``ma``: a staged edit; ``ed``: an unstaged one) makes the outcome wait, as
+docs/approvals.md says for "uncommitted edits to a PLAN.yml plangate must write".
 
 Held: a checkout whose index or tree differs from the watched branch at the plan's files
-(an unfrozen version, an edit, a staged edit, an untracked draft) makes the outcome wait
-until main is checked out again, the agent's edit kept; every controller commit on main;
-the agent's hooks and filters never run; a linked worktree on another branch untouched; a
-pass started off main refused ``E_GIT`` naming the branch and ``git switch main``.
+(the unfrozen version on ``old``, an edit, a staged edit, an untracked draft on a branch
+without the plan, the folder a symlink: ``E_UNSAFE_PATH``, nothing written through it) makes
+the outcome wait until main is checked out again, the agent's edit kept; every controller
+commit on main (``sr``: main made a symbolic ref to ``side-sr`` mid-run, the outcome went to
+``side-sr`` through it; the agent then pointing main back at Alice's approval is refused
+``E_ALREADY_EXECUTED``, nothing re-runs); the agent's ``.gitattributes`` filter never run by
+the controller's git; a linked worktree on a feature branch untouched; a linked worktree
+forced onto main: its stale index commits a revert of the run under the agent's name, which
+is ``E_ILLEGAL_TRANSITION`` (ignored; no second run) and flagged by the audit
+(``log-changed``, ``owned-block-changed``, ``illegal``); ``.git/index.lock`` a folder:
+``E_GIT``, the outcome waits; ``core.worktree`` elsewhere, sparse checkout, sparse index, a
+stash of a staged plan edit: completed once, the stash kept; a pass started off main (a
+branch, detached, main a symref) refused ``E_GIT``, nothing staged.
 
 Not tried: remote mode; a gate (``await-approval``) written into a foreign checkout; the
 daemon's file watcher (only ``run --once``); submodules.

@@ -200,6 +200,19 @@ HOOKS = {
     "os.makedirs(os.path.join(top, 'outside-fl'), exist_ok=True)\n"
     "os.symlink(os.path.join(top, 'outside-fl'), os.path.join(repo, 'plans', 'fl'))\n"
     "git('add', 'plans/fl')\ngit('commit', '-q', '-m', 'agent: link')\n",
+    "sw": "git('update-index', '--skip-worktree', 'plans/sw/PLAN.yml')\n"
+    "add_line('plans/sw/PLAN.yml', '# AGENT-EDIT-SW\\n')\n",
+    "au": "git('update-index', '--assume-unchanged', 'plans/au/PLAN.yml')\n"
+    "add_line('plans/au/PLAN.yml', '# AGENT-EDIT-AU\\n')\n",
+    "ek": "put('notes/ek.txt', 'agent note ek\\n')\ngit('add', 'notes/ek.txt')\n"
+    "subprocess.Popen(['git', 'commit', '-q', '-e', '-m', 'agent: note ek'], cwd=repo,"
+    " env={**env, 'GIT_EDITOR': 'sleep 3 && true'}, start_new_session=True,"
+    " stdout=subprocess.DEVNULL, stderr=open(os.path.join(d, 'ek.err'), 'w'))\n",
+    "pl": "git('checkout', '-q', '-b', 'side-pl')\n"
+    "os.makedirs(os.path.join(top, 'outside-pl'), exist_ok=True)\n"
+    "os.rename(os.path.join(repo, 'plans'), os.path.join(top, 'outside-pl', 'plans'))\n"
+    "os.symlink(os.path.join(top, 'outside-pl', 'plans'), os.path.join(repo, 'plans'))\n"
+    "git('add', '-A', 'plans')\ngit('commit', '-q', '-m', 'agent: plans a link')\n",
     "fc": "git('checkout', '-q', '-b', 'side-fc')\n",
     "fg": "git('checkout', '-q', '-b', 'side-fg')\n",
     # -- other worktrees and refs of the same repository
@@ -211,8 +224,8 @@ HOOKS = {
 }
 
 FOREIGN = ["co", "dt", "nb", "ac", "dn", "nl", "sl", "gf", "fc", "fg"]
-HOLDS = ["ol", "eo", "ed", "sp", "nu", "fl"]
-MAIN = ["ml", "ms", "mn", "rk", "rc", "sh", "il", "sc", "ce", "ma", "si"]
+HOLDS = ["ol", "eo", "ed", "sp", "nu", "fl", "pl"]
+MAIN = ["ml", "ms", "mn", "rk", "rc", "sh", "il", "sc", "ce", "ma", "si", "sw", "au", "ek"]
 OTHER = ["wf", "wr", "sr"]
 ALL = FOREIGN + HOLDS + MAIN + OTHER
 #: the branch the hook leaves checked out (None: detached); absent: main
@@ -220,7 +233,7 @@ AWAY = {
     "co": "side-co", "dt": None, "nb": "bare0", "ac": "side-ac", "dn": None, "nl": "side-nl",
     "sl": "side-sl", "gf": "side-gf", "ol": "old", "eo": "old", "ed": "side-ed",
     "sp": "side-sp", "nu": "bare0", "fl": "side-fl", "fc": "side-fc",
-    "fg": "side-fg",
+    "fg": "side-fg", "pl": "side-pl",
 }  # fmt: skip
 #: what the agent itself staged (paths) in the foreign checkout
 AGENT_STAGED = {"sl": {"plans/sl/EXECUTION_LOG.md"}, "sp": {"plans/sp/PLAN.yml"}}
@@ -376,6 +389,13 @@ def _build(root: Path) -> Lab:
             seen["fc:side_commit"] = lab.git(
                 "show", "--name-only", "--format=%an|%s", "side-fc", check=False
             )
+        if x == "ek":  # the agent's own commit, its editor open, left running by the tool
+            seen["ek:main_has"] = lab.git("ls-tree", "-r", "--name-only", "main", "notes")
+            seen["ek:err"] = (d / "ek.err").read_text() if (d / "ek.err").exists() else ""
+        if x == "pl":
+            out = lab.repo.parent / "outside-pl" / "plans" / "pl"
+            seen["pl:outside"] = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
+            seen["pl:outside_plan"] = (out / "PLAN.yml").read_text() if out.is_dir() else ""
         if x == "fl":
             seen["fl:outside"] = sorted(p.name for p in (lab.repo.parent / "outside-fl").iterdir())
         if x == "sr":
@@ -587,6 +607,23 @@ def _agent_checks(L: dict[str, Any], x: str) -> None:
         # the agent's ordinary commit of its own note on its branch carries its note only
         names = L["fc:side_commit"].strip().splitlines()
         assert names[0] == "Agent|agent: my note" and names[1:] == ["", "notes/fc.txt"], names
+    elif x in ("sw", "au"):
+        mark = f"# AGENT-EDIT-{x.upper()}\n"
+        assert f.get("PLAN.yml", "").endswith(mark), f.get("PLAN.yml", "")[-120:]
+        assert o["main_status"] == "executing", o["main_status"]
+    elif x == "ek":
+        # the tool's left-behind ``git commit`` (editor open) is stopped with the tool: its
+        # staged note stays staged, never committed by anyone, the lock not left behind
+        assert "A  notes/ek.txt" in o["porcelain"], o["porcelain"]
+        assert "notes/ek.txt" not in L["ek:main_has"], L["ek:main_has"]
+    elif x == "pl":
+        # nothing written through the link: the plan folder out there holds the agent's
+        # plan as it moved it (no log, no run record)
+        assert L["pl:outside"] == ["PLAN.yml"], L["pl:outside"]
+        assert (
+            "execution:" not in L["pl:outside_plan"]
+            or "status: completed" not in (L["pl:outside_plan"])
+        ), L["pl:outside_plan"][-300:]
     elif x == "fg":
         assert L["fg:paused"] == "awaiting_approval", L["fg:paused"]
     elif x == "ol":

@@ -219,6 +219,8 @@ HOOKS = {
     "wf": "w = os.path.join(top, 'wt-wf')\ngit('worktree', 'add', '-q', w, '-b', 'feat-wf')\n"
     "put('F.txt', 'agent wf\\n', base=w)\ngit('add', 'F.txt', cwd=w)\n",
     "wr": "git('worktree', 'add', '-q', '--force', os.path.join(top, 'wt-wr'), 'main')\n",
+    "wa": "pass\n",
+    "wb": "pass\n",
     "sr": "git('branch', 'side-sr')\n"
     "git('symbolic-ref', 'refs/heads/main', 'refs/heads/side-sr')\n",
 }
@@ -226,7 +228,7 @@ HOOKS = {
 FOREIGN = ["co", "dt", "nb", "ac", "dn", "nl", "sl", "gf", "fc", "fg"]
 HOLDS = ["ol", "eo", "ed", "sp", "nu", "fl", "pl"]
 MAIN = ["ml", "ms", "mn", "rk", "rc", "sh", "il", "sc", "ce", "ma", "si", "sw", "au", "ek"]
-OTHER = ["wf", "wr", "sr"]
+OTHER = ["wf", "wr", "wa", "wb", "sr"]
 ALL = FOREIGN + HOLDS + MAIN + OTHER
 #: the branch the hook leaves checked out (None: detached); absent: main
 AWAY = {
@@ -350,6 +352,9 @@ def _build(root: Path) -> Lab:
             if away not in (None, "main")
             else None
         )
+        if x in ("wa", "wb"):  # a linked checkout of main made right after the approval
+            w = lab.repo.parent / f"wt-{x}"
+            lab.git("worktree", "add", "-q", "--force", str(w), "main", who=AGENT)
         rc, err = _pass(lab, x)
         seen[f"{x}:pass"] = (rc, err[-1500:])
         seen[f"{x}:obs"] = _observe(lab, x)
@@ -398,6 +403,15 @@ def _build(root: Path) -> Lab:
             seen["pl:outside_plan"] = (out / "PLAN.yml").read_text() if out.is_dir() else ""
         if x == "fl":
             seen["fl:outside"] = sorted(p.name for p in (lab.repo.parent / "outside-fl").iterdir())
+        if x in ("wa", "wb"):
+            # its stale index holds Alice's approved version: a plain commit there, by the
+            # agent (wa) or by Alice working in that checkout (wb), sets it back on main
+            w = lab.repo.parent / f"wt-{x}"
+            who = AGENT if x == "wa" else ALICE
+            seen[f"{x}:wt"] = lab.git("-C", str(w), "status", "--porcelain", check=False)
+            lab.git("-C", str(w), "commit", "-q", "-m", "my work", who=who, check=False)
+            seen[f"{x}:stale_commit"] = lab.git("log", "-1", "--format=%H %an %s", "main")
+            seen[f"{x}:stale_status"] = _main_status(lab, x)
         if x == "sr":
             seen["sr:refs"] = lab.git("for-each-ref", "--format=%(refname) %(objectname) %(symref)")
             seen["sr:side_tip"] = lab.head("refs/heads/side-sr")
@@ -499,11 +513,16 @@ def test_final(L: dict[str, Any], x: str) -> None:
     if x == "wr":  # the agent's stale-index commit put main's file back to executing
         assert row.get("status") == "completed", row
         return
+    if x in ("wa", "wb"):  # the stale commit set 'approved' again: refused, never re-run
+        text = json.dumps(row) + L[f"{x}:b"] + json.dumps(L[f"{x}:rows_after"])
+        code = "E_APPROVER_NOT_ALLOWED" if x == "wa" else "E_ALREADY_EXECUTED"
+        assert code in text or "E_ILLEGAL_TRANSITION" in text, (row, L[f"{x}:b"][-800:])
+        return
     assert L[f"{x}:final"] == FINAL[x], (L[f"{x}:final"], row)
     assert row.get("status") == FINAL[x], row
 
 
-CTL = [x for x in ALL if x not in ("wr", "sr", "fg")]
+CTL = [x for x in ALL if x not in ("wr", "wa", "wb", "sr", "fg")]
 
 
 @pytest.mark.parametrize("x", cases(CTL, CTL, {}))
@@ -663,6 +682,8 @@ def _agent_checks(L: dict[str, Any], x: str) -> None:
         assert L["wr:agent_commit"].split(" ")[1] == "Agent", L["wr:agent_commit"]
     elif x == "sr":
         assert "side-sr" in L["sr:refs"], L["sr:refs"]
+    elif x in ("wa", "wb"):
+        assert L[f"{x}:stale_status"] == "approved", (L[f"{x}:stale_status"], L[f"{x}:wt"])
     else:  # co, dt, nb, ac: nothing of the agent's in the plan folder to keep
         assert o["head"] == AWAY.get(x, "main"), o["head"]
 

@@ -23,18 +23,23 @@ Variants (the hook):
   ``eo`` (the same, the file edited), ``ed`` (another branch, PLAN.yml edited), ``sp`` (another
   branch, PLAN.yml edit staged), ``nu`` (a branch with no plan, the agent's untracked draft at
   the path), ``fl`` (another branch where the plan's folder is a committed symlink out of
-  the repository);
+  the repository), ``pl`` (another branch where ``plans`` itself is a committed symlink out
+  of the repository);
 - the watched branch's index and tree: ``ml``/``ms`` (the agent's own log untracked/staged at
   the controller's path), ``mn`` (a staged note, an untracked draft beside the plan), ``rk``
   (``git rm --cached PLAN.yml``), ``rc`` (the same, the file edited), ``sh`` (a staged edit
   of PLAN.yml stashed), ``il`` (``.git/index.lock`` a folder), ``sc`` (sparse checkout
   leaving the plan out), ``si`` (cone mode with a sparse index), ``ce`` (``core.worktree``
-  pointing elsewhere), ``ma`` (a staged edit of PLAN.yml);
+  pointing elsewhere), ``ma`` (a staged edit of PLAN.yml), ``sw``/``au`` (PLAN.yml marked
+  ``--skip-worktree``/``--assume-unchanged``, then edited), ``ek`` (a staged note and a
+  ``git commit -e`` left running in the background by the tool, its editor open);
 - other worktrees and refs: ``wf`` (a linked worktree on a feature branch with a staged
   file), ``wr`` (a linked worktree forced onto main; after the pass the agent's plain ``git
-  commit`` there, its stale index a revert of the run), ``sr`` (``refs/heads/main`` made a
-  symbolic ref to ``side-sr``; after the pass the agent points main back, plain, at Alice's
-  approval).
+  commit`` there, its stale index a revert of the run), ``wa``/``wb`` (a linked worktree
+  forced onto main right after Alice's approval; after the run, a plain commit there by the
+  agent / by Alice sets the plan back to ``approved``: a second run asked for), ``sr``
+  (``refs/heads/main`` made a symbolic ref to ``side-sr``; after the pass the agent points
+  main back, plain, at Alice's approval).
 - ``pre:*``: a pass started with the checkout on another branch, detached, or main a symref.
 
 Ids: ``once[x]`` (each action called exactly once, at the end), ``final[x]`` (main and the
@@ -45,7 +50,7 @@ Alice's approval is the controller's), ``audit[x]`` (fresh-clone audit: the run 
 controller staged nothing on a branch it does not watch), ``agent[x]`` (the agent's own work
 as it left it), ``pre:*``, ``ctl:*``.
 
-Seen (round 116, 187 ids, ~62-70 s wall on 1 worker): 173 passed, 14 xfailed (strict),
+Seen (round 116, 219 ids, ~65-75 s wall on 1 worker): 205 passed, 14 xfailed (strict),
 two classes.
 
 **outcome-staged-on-foreign-checkout** (13 ids: ``foreign_index[co,dt,nb,ac,dn,nl,sl,gf,fc,
@@ -84,7 +89,11 @@ forced onto main: its stale index commits a revert of the run under the agent's 
 is ``E_ILLEGAL_TRANSITION`` (ignored; no second run) and flagged by the audit
 (``log-changed``, ``owned-block-changed``, ``illegal``); ``.git/index.lock`` a folder:
 ``E_GIT``, the outcome waits; ``core.worktree`` elsewhere, sparse checkout, sparse index, a
-stash of a staged plan edit: completed once, the stash kept; a pass started off main (a
+stash of a staged plan edit: completed once, the stash kept; skip-worktree and
+assume-unchanged do not hide an edit (the outcome waits, the edit kept); a ``git commit``
+the tool left running is stopped with it (the note stays staged); the stale linked
+checkout's commit setting ``approved`` again, by the agent or by Alice: refused, nothing
+re-runs; a pass started off main (a
 branch, detached, main a symref) refused ``E_GIT``, nothing staged.
 
 Not tried: remote mode; a gate (``await-approval``) written into a foreign checkout; the
@@ -513,10 +522,12 @@ def test_final(L: dict[str, Any], x: str) -> None:
     if x == "wr":  # the agent's stale-index commit put main's file back to executing
         assert row.get("status") == "completed", row
         return
-    if x in ("wa", "wb"):  # the stale commit set 'approved' again: refused, never re-run
-        text = json.dumps(row) + L[f"{x}:b"] + json.dumps(L[f"{x}:rows_after"])
-        code = "E_APPROVER_NOT_ALLOWED" if x == "wa" else "E_ALREADY_EXECUTED"
-        assert code in text or "E_ILLEGAL_TRANSITION" in text, (row, L[f"{x}:b"][-800:])
+    if x in ("wa", "wb"):  # the stale commit set 'approved' again: ignored, never re-run
+        who = "agent" if x == "wa" else "alice"
+        want = f"E_ILLEGAL_TRANSITION: {who}@example.com set status approved (from completed)"
+        assert row.get("status") == "completed", row
+        assert any(n.startswith(want) for n in row.get("notes") or []), row.get("notes")
+        assert any("E_OWNED_BLOCK_CHANGED" in n for n in row.get("notes") or []), row
         return
     assert L[f"{x}:final"] == FINAL[x], (L[f"{x}:final"], row)
     assert row.get("status") == FINAL[x], row
@@ -757,6 +768,20 @@ def test_wr_audit_flags_agents_stale_commit(L: dict[str, Any]) -> None:
         f.get("kind")
         for f in L["audit"]["report"].get("findings", [])
         if f.get("plan") == "plans/wr" and f.get("commit") == commit
+    }
+    assert {"log-changed", "owned-block-changed", "illegal"} <= kinds, kinds
+
+
+@pytest.mark.parametrize("x", cases(["wa", "wb"], ["wa", "wb"], {}))
+def test_stale_linked_commit_flagged(L: dict[str, Any], x: str) -> None:
+    """The stale linked checkout's commit that set the completed plan back to ``approved``
+    is flagged by the fresh-clone audit (``illegal``, ``owned-block-changed``,
+    ``log-changed``), and the audit still sees one valid execution."""
+    commit = L[f"{x}:stale_commit"].split(" ")[0]
+    kinds = {
+        f.get("kind")
+        for f in L["audit"]["report"].get("findings", [])
+        if f.get("plan") == f"plans/{x}" and f.get("commit") == commit
     }
     assert {"log-changed", "owned-block-changed", "illegal"} <= kinds, kinds
 

@@ -519,6 +519,7 @@ def _replay(
         own_commit=own_commit,
     )
     index.identity_aliases = in_force.approval.identity_aliases  # as the controller's
+    index.identity_mode = in_force.approval.identity
     auditor = Auditor(repo, timeline)
     auditor.index = index
     timeline.findings = auditor.report.findings  # one list, in the order of history
@@ -545,6 +546,7 @@ def _replay(
             in_force = timeline.in_force
             index.may_withdraw = withdraw_rule(in_force.approval)
             index.identity_aliases = in_force.approval.identity_aliases
+            index.identity_mode = in_force.approval.identity
         if record.is_merge:  # the merged branch's writers and withdrawals, as a scan has them
             index.merged_authors(repo, record.parents[0], record.sha)
             auditor.side_disowned(index.side_disowned)

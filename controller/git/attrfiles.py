@@ -169,18 +169,21 @@ def index_bytes(index: Path) -> bytes | None:
         return None
 
 
-def index_may_name_attributes(data: bytes | None) -> bool:
-    """Could the index file holding ``data`` name a ``.gitattributes`` (git reads a tracked
-    one the working tree lacks)? Its bytes hold the name, except where git keeps names
-    another way, a "maybe" each (round 116): index version 4 stores a path as what it does
-    not share with the one before it (``gitattributes`` after ``plans/a/.foo``), a split
-    index keeps its entries in ``sharedindex.<sha>`` (the ``link`` extension), a sparse
-    index folds folders (``sdir``)."""
+def index_may_name_attributes(data: bytes | None, git_dir: Path) -> bool:
+    """Could the index file holding ``data`` (in ``git_dir``) name a ``.gitattributes``
+    (git reads a tracked one the working tree lacks)? Versions 2 and 3 hold each path
+    whole, so their bytes hold the name. Other layouts are a "maybe" (round 116): version
+    4 stores a path as what it does not share with the one before it (``gitattributes``
+    after ``plans/a/.foo``), and a split index keeps its entries in a
+    ``sharedindex.<sha>`` beside it."""
     if not data:
         return False
-    if b".gitattributes" in data:
+    if b".gitattributes" in data or data[4:8] not in (b"\0\0\0\x02", b"\0\0\0\x03"):
         return True
-    return data[4:8] not in (b"\0\0\0\x02", b"\0\0\0\x03") or b"link" in data or b"sdir" in data
+    try:
+        return any(name.startswith("sharedindex.") for name in os.listdir(git_dir))
+    except OSError:
+        return True
 
 
 def config_files(git_dir: Path) -> list[Path]:
@@ -232,7 +235,7 @@ def may_apply(checkout: Checkout, path: str) -> bool:
     top, git_dir, common = checkout.top, checkout.git_dir, checkout.common_dir
     if files_may_apply(top, git_dir, common, path):
         return True
-    if index_may_name_attributes(index_bytes(git_dir / "index")):
+    if index_may_name_attributes(index_bytes(git_dir / "index"), git_dir):
         return True
     if any(name in os.environ for name in _ENV_CONFIG):  # `git -c`, GIT_CONFIG_COUNT
         return True

@@ -95,6 +95,9 @@ class HistoryIndex(Lifecycle):
     #: ``aliases_for(blob)``: the ``identity_aliases`` of a recorded policy (None: today's
     #: config), followed as ``rule_for`` is (round 68: who committed a lapse herself).
     aliases_for: Callable[[str | None], IdentityAliases] | None = None
+    #: ``mode_for(blob)``: the ``approval.identity`` of a recorded policy, followed alike
+    #: (round 116: who made a withdrawal under ``identity: committer``).
+    mode_for: Callable[[str | None], str] | None = None
     #: How many cold or long scans gave their memory back (the daemon trims after such a
     #: pass too: the rest of the pass frees more).
     compactions = 0
@@ -215,6 +218,8 @@ class HistoryIndex(Lifecycle):
         self.may_withdraw = self.rule_for(blob)
         if self.aliases_for is not None:
             self.identity_aliases = self.aliases_for(blob)
+        if self.mode_for is not None:
+            self.identity_mode = self.mode_for(blob)
 
     def _cold_scan(
         self, repo: GitRepo, head: str, sink: EventSink | None
@@ -508,6 +513,7 @@ class RecordedPolicies:
         index.policy_records = self.records
         index.rule_for = self.rule
         index.aliases_for = self.aliases
+        index.mode_for = self.identity_mode
 
     def records(self, repo: GitRepo, since: str | None, head: str) -> list[tuple[str, str]]:
         """The controller's own records of its policy in ``since..head``'s first parents,
@@ -564,6 +570,11 @@ class RecordedPolicies:
         readable: today's config), as :meth:`rule` reads it."""
         policy = self.approval(self.repo, blob) if blob and self.repo is not None else None
         return (policy or self.config.approval).identity_aliases
+
+    def identity_mode(self, blob: str | None) -> str:
+        """The ``approval.identity`` of a recorded policy, as :meth:`aliases` reads it."""
+        policy = self.approval(self.repo, blob) if blob and self.repo is not None else None
+        return (policy or self.config.approval).identity
 
     def approval(self, repo: GitRepo, blob: str) -> ApprovalSettings | None:
         from controller.approval import recorded

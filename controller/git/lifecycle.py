@@ -271,6 +271,10 @@ class Lifecycle(IndexStore):
     #: ``may_withdraw`` follows it): who committed a lapse or a copy herself is told as the
     #: approval rules tell one person (round 68). None: mailboxes compared alone.
     identity_aliases: IdentityAliases | None = None
+    #: ``approval.identity`` in force where the scan is (followed as ``identity_aliases``
+    #: is): under ``committer`` a decision is its committer's, made when she committed it
+    #: (SPEC §5), so her commit is always her own hand (:meth:`_own_hand`, :meth:`_maker`).
+    identity_mode = "author"
     #: The plans by the blob of their file (:meth:`_plans_holding`): the plans dict it was
     #: built from, the map, the plans touched since (read again at the next look-up).
     #: A blob's one plan is held as its id alone, a set only when several hold it
@@ -3415,8 +3419,20 @@ class Lifecycle(IndexStore):
 
     def _own_hand(self, record: CommitRecord) -> bool:
         """Its author committed it herself: the one hand that brings back a decision of hers
-        that lapsed (a forge's or a maintainer's is the hand of everyone they merge for)."""
+        that lapsed (a forge's or a maintainer's is the hand of everyone they merge for).
+        Under ``identity: committer`` always: the committer is who decides, whoever wrote
+        the commit first and whenever (round 116, ``committer-withdrawal-read-as-replay``:
+        Alice's rejection of a commit Mallory authored before the freeze was ignored as
+        a replay, and Bob's approval then ran the plan)."""
+        if self.identity_mode == "committer":
+            return True
         return self._committed_by(record, record.author.email)
+
+    def _maker(self, record: CommitRecord) -> str:
+        """Who made the decision ``record`` carries, as the rules count it (SPEC §5): its
+        committer under ``identity: committer``, else its author. What every note, event
+        and the audit's ``decisions`` name (round 116: they named the author)."""
+        return (record.committer if self.identity_mode == "committer" else record.author).email
 
     def _now(self) -> int:
         return int(self.clock() if self.clock is not None else time.time())
@@ -3488,7 +3504,7 @@ class Lifecycle(IndexStore):
         identity is remembered as a decision of hers: a copy of HER REJECTION or abort onto
         another plan is a replay as a copy of her approval is (round 108: the agent's
         ``commit -C`` of her rejection of one plan, read a pass later, rejected another)."""
-        replayed = self._replayed(record)
+        replayed = None if self.identity_mode == "committer" else self._replayed(record)
         if replayed is None:
             made = _digest(f"{plan_id}\0withdrawal")[:16]
             self._remember_approval(_approval_identity(record), record, made)
@@ -4549,7 +4565,7 @@ class Lifecycle(IndexStore):
             replayed = self._withdrawal_replay(commit, plan_id)
             if replayed is not None:
                 text = _copied_withdrawal(
-                    commit.author.email, status, commit.sha, replayed, " on a merged branch"
+                    self._maker(commit), status, commit.sha, replayed, " on a merged branch"
                 )
                 self._emit(sink, "withdraw-not-allowed", state, commit, snapshot, text)
                 continue
@@ -4573,7 +4589,7 @@ class Lifecycle(IndexStore):
         ):
             return True
         text = (
-            f"E_APPROVER_NOT_ALLOWED: {commit.author.email} set status {status} in "
+            f"E_APPROVER_NOT_ALLOWED: {self._maker(commit)} set status {status} in "
             f"{commit.sha[:12]} on a merged branch, but only an allowed approver or an author "
             "of the plan may; ignored"
         )
@@ -4590,7 +4606,7 @@ class Lifecycle(IndexStore):
     ) -> None:
         """An entitled withdrawal made on a merged branch applied to ``state``: an approval
         not acted on lapses and the version is vetoed, a run's abort is requested."""
-        plan_id, who = state.plan_id, commit.author.email
+        plan_id, who = state.plan_id, self._maker(commit)
         if state.status == "approved" and state.request is not None:
             self._lapse(state, commit, status)  # back where it was approved (a gate: paused)
         if state.status in ("pending_approval", "approved", None):
@@ -4644,7 +4660,7 @@ class Lifecycle(IndexStore):
         side.append({"commit": commit.sha, "status": status, "hash": plan_hash})
         state.held_from = {**kept, "side": side}
         state.note(
-            f"{commit.sha[:12]} {commit.author.email} set status {status} on a merged "
+            f"{commit.sha[:12]} {self._maker(commit)} set status {status} on a merged "
             "branch while the plan was held; applied at its release"
         )
         self.touch(state.plan_id)
@@ -4677,7 +4693,7 @@ class Lifecycle(IndexStore):
             if plan_hash is not None and plan_hash not in self.started:
                 # the version it withdrew, wherever the release leaves the plan (gone, another
                 # version, ended while held), as a withdrawal vetoes it with no hold
-                self._veto(plan_hash, commit, plan_id, commit.author.email, status)
+                self._veto(plan_hash, commit, plan_id, self._maker(commit), status)
             state = self.plans.get(plan_id)
             if state is None or state.status in ("rejected", "aborted", "completed", "failed"):
                 continue
@@ -4701,7 +4717,7 @@ class Lifecycle(IndexStore):
             commit, allowed, max(self.signed_at(commit, on_line=False), floor)
         ):
             return
-        self._veto(plan_hash, commit, plan_id, commit.author.email, status)
+        self._veto(plan_hash, commit, plan_id, self._maker(commit), status)
 
     def _producers(
         self, repo: GitRepo, tip: str, path: str, plan_hash: str, merge: CommitRecord
@@ -4876,7 +4892,7 @@ class Lifecycle(IndexStore):
         snapshot: PlanState | None,
     ) -> None:
         content_changed, changed_here, since_before, other_pause = changed
-        who = record.author.email
+        who = self._maker(record)
         if content_changed:
             state.collected = None  # votes are for one hash (SPEC §11)
         if content_changed and state.request and state.request["commit"] != record.sha:
@@ -4954,7 +4970,7 @@ class Lifecycle(IndexStore):
             made_for = f"{state.plan_id}\0{new.hash}\0{since_before if old is not None else ''}"
             decision = _decision(state.plan_id, new.status)
             replay_of = self._seen_approval(record, decision, made_for)
-            mark = _decision_mark(record.author.email, new.hash, new.status)
+            mark = _decision_mark(self._maker(record), new.hash, new.status)
             replay_of = replay_of or self._lapsed_decision(record, mark)
             state.request = {
                 "identity": _approval_identity(record, decision),

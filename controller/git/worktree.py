@@ -329,7 +329,8 @@ class WorkTree(Objects):
         key = (seen.st_ino, seen.st_mtime_ns, seen.st_size)
         if self._index_attributes is None or self._index_attributes[0] != key:
             data = attrfiles.index_bytes(index)
-            self._index_attributes = (key, attrfiles.index_may_name_attributes(data))
+            found = attrfiles.index_may_name_attributes(data, self.git_dir)
+            self._index_attributes = (key, found)
         return self._index_attributes[1]
 
     def as_checked_out(self, files: Mapping[str, bytes | None]) -> dict[str, bytes | None]:

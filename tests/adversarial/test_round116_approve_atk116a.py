@@ -670,6 +670,12 @@ for _v in ("apss", "rjlater", "qrjlater", "ablater", "rjmal"):
         "rejected', Mallory's refused one 'E_APPROVER_NOT_ALLOWED: alice@example.com')",
     )
 IDS += [f"{v}:note" for v in NOTES]
+#: Both classes were fixed the same day (``Lifecycle.identity_mode``: under ``identity:
+#: committer`` a decision is its committer's, made when she committed it, never a replay of
+#: its author's, and every note, event and the audit name her): the ids broken above now
+#: pass and keep watch.
+FIXED = set(BROKEN)
+BROKEN = {}
 
 
 @pytest.mark.parametrize(
@@ -741,7 +747,8 @@ def test_round116_atk116a(lab: Any, vid: str) -> None:
         ]
         assert mine, ("no withdrawal listed", clone.get("decisions"))
         want = WHO[v]
-        assert {d.get("by") for d in mine} <= want, (mine, want)
+        # the address as the commit spells it (``ALICE@EXAMPLE.COM``): one person's
+        assert {str(d.get("by")).lower() for d in mine} <= want, (mine, want)
         return
     if kind == "decision":
         kinds = {"reject", "abort-request"}

@@ -657,3 +657,48 @@ def test_a_nested_plan_is_read_from_the_branch_never_the_working_tree(repo: Path
     _once(repo)
     done = head_plan(repo)
     assert done["plan"]["status"] == "completed", done.get("approval")
+
+
+@pytest.mark.parametrize("route", ["commit", "cherry-pick"])
+def test_under_committer_identity_a_withdrawal_is_its_committers(repo: Path, route: str) -> None:
+    """Round 116 (``committer-withdrawal-read-as-replay``): under ``identity: committer``
+    Alice's rejection of a commit Mallory authored, dated before the freeze, was
+    ignored as a replay of an earlier version's withdrawal, and Bob's approval then ran the
+    plan. The committer is who decides, and she decided when she committed it: it counts,
+    the status row and the audit name her, and no approval of the version counts after."""
+    mode, status = {"identity": "committer"}, "rejected"
+    write_plan(repo)
+    commit_all(repo, "add", ("Owner", "owner@example.com"))
+    _once(repo, **mode)
+    frozen_at = _git(repo, "log", "-1", "--format=%ct", "--", "plans/greet").strip()
+    mallory = {"GIT_AUTHOR_DATE": f"@{int(frozen_at) - 60} +0000"}
+    if route == "cherry-pick":  # written on a side branch a minute before the freeze
+        _git(repo, "checkout", "-q", "-b", "side")
+    edit_status(repo, "greet", status)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "no", who=MALLORY, **mallory)
+    if route == "cherry-pick":
+        picked = _git(repo, "rev-parse", "HEAD").strip()
+        _git(repo, "checkout", "-q", "main")
+        _git(repo, "cherry-pick", picked, who=ALICE, GIT_AUTHOR_NAME=MALLORY[0],
+             GIT_AUTHOR_EMAIL=MALLORY[1])  # fmt: skip
+    else:  # Mallory wrote it, Alice commits it: ``commit --amend`` keeps the author
+        _git(repo, "commit", "-q", "--amend", "--no-edit", who=ALICE,
+             GIT_AUTHOR_NAME=MALLORY[0], GIT_AUTHOR_EMAIL=MALLORY[1], **mallory)  # fmt: skip
+    made = _git(repo, "log", "-1", "--format=%ae %ce %at").split()
+    assert made[:2] == [MALLORY[1], ALICE[1]] and int(made[2]) < int(frozen_at), made
+    _once(repo, **mode)
+    assert head_plan(repo)["plan"]["status"] == status, _git(repo, "log", "--format=%s %ae %ce")
+    approve(repo, who=("Bob", "bob@ops.example.com"))
+    _once(repo, **mode)
+    plan = head_plan(repo)
+    assert "execution" not in plan, plan.get("execution")
+    ctl = Controller(_config(repo, **mode))
+    try:
+        rows = {str(row["plan"]): row for row in ctl.status(reasons=True)}
+    finally:
+        ctl.close()
+    notes = " ".join(map(str, rows["plans/greet"].get("notes") or []))
+    assert "E_APPROVAL_REPLAYED" not in notes, notes
+    assert f"{ALICE[1]} set status {status}" in notes, notes
+    assert f"{MALLORY[1]} set status" not in notes, notes

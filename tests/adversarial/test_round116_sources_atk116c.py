@@ -1102,9 +1102,6 @@ BROKEN: dict[str, Any] = {
         if vid.startswith("inref-")
         or vid in ("gref-pte-one-of:refused", "gref-pte-matches:refused")
     },
-    **{vid: xfail("md-preamble-dropped", PRE_WHY) for vid in CONVERT if vid.startswith("pre-")},
-    "obj-step:refused": xfail("md-step-in-objective", OBJ_WHY),
-    "obj-task:refused": xfail("md-step-in-objective", OBJ_WHY),
     **{
         vid: xfail("empty-string-says-got-a-string", EMPTY_WHY)
         for vid in CONVERT
@@ -1226,9 +1223,6 @@ def test_daemon_markdown_input(lab: Lab, slug: str, tag: str, want: str) -> None
     assert json.loads(calls[0]["stdin"])["x"] == want, calls
 
 
-BROKEN["d-pre:all-steps-or-refused"] = xfail("md-preamble-dropped", PRE_WHY)
-
-
 @pytest.mark.parametrize("vid", cases(["d-pre:all-steps-or-refused"], ["d-pre"], BROKEN))
 def test_daemon_preamble_step(lab: Lab, vid: str) -> None:
     """A committed PLAN.md whose ``### Step 2`` record stands under the title is refused (its
@@ -1248,7 +1242,6 @@ def test_daemon_preamble_step(lab: Lab, vid: str) -> None:
 
 BROKEN.update(
     {
-        "mcp-pre:two-steps-or-refused": xfail("md-preamble-dropped", PRE_WHY),
         "mcp-deep:located": xfail("readback-failure-misdiagnosed", DEEP_WHY),
         "mcp-cs:rendered": xfail("md-input-codespan-kept", CS_WHY),
         "mcp-inref:refused": xfail("unresolved-reference-text", INREF_WHY),

@@ -15,7 +15,13 @@ from typing import Any
 
 from controller.errors import Problem
 from controller.plan.convert import commonmark, jsonread
-from controller.plan.convert.common import STEP_HEADING, Ctx, Loc, numbered_in_place
+from controller.plan.convert.common import (
+    STEP_HEADING,
+    Ctx,
+    Loc,
+    first_line,
+    numbered_in_place,
+)
 from controller.plan.refs import format_path
 
 _BULLET = re.compile(r"^\s*[-*]\s+(?:\*\*(.+?)\*\*|([^:]+?))\s*:\s*(.*)$")
@@ -96,7 +102,9 @@ def parse(text: str, ctx: Ctx) -> dict[str, Any]:
         seen[said] = line
         if level == 1:
             data["metadata"]["title"] = _prose(title, ("title",), line, doc, ctx)
+            _preamble(body, ctx)
         elif key == "objective":
+            _no_records(body, (key,), f"under `## {title}`, {_KEPT}", ctx)
             data["metadata"]["objective"] = _prose(_paragraph(body), (key,), line, doc, ctx)
         elif key in ("tasks", "steps"):
             fields = TASK_FIELDS if key == "tasks" else STEP_FIELDS
@@ -106,27 +114,62 @@ def parse(text: str, ctx: Ctx) -> dict[str, Any]:
         elif key == "workflow config":
             data["workflow_config"] = _fields(body, CONFIG_FIELDS, ("workflow_config",), doc, ctx)
         else:
-            _no_records(title, body, ctx)
+            _no_records(body, ("sections", title), f"under `## {title}`, {_KEPT}", ctx)
             text = _prose(_paragraph(body), ("sections", title), line, doc, ctx)
             data["metadata"].setdefault("sections", {})[title] = text
     return data
 
 
-def _no_records(title: str, body: list[tuple[int, str]], ctx: Ctx) -> None:
-    """A section this reader keeps as text holds no ``### Step N:`` / ``### Task N:``
-    record: such a record under ``## Stеps`` (a Cyrillic ``е``), ``## Step`` or ``## Notes``
-    reads to its reviewer as a step and would never run (round 105)."""
+#: How a record in descriptive text is said to be out of place.
+_KEPT = "a section this reader keeps as text"
+_PLACES = "put steps under `## Steps` and tasks under `## Tasks` (spelled so, once)"
+
+
+def _no_records(body: list[tuple[int, str]], loc: Loc, where: str, ctx: Ctx) -> bool:
+    """Refuse a ``### Step N:`` / ``### Task N:`` record ``where`` this reader reads no
+    records: it reads to its reviewer as a step and would never run. Under ``## Stеps`` (a
+    Cyrillic ``е``), ``## Step`` or ``## Notes`` (round 105), under ``## Objective`` too
+    (round 116, ``md-step-in-objective``: the record became ``plan.task`` text), and between
+    the title and the first ``##`` section (:func:`_preamble`). True when one was found."""
     for number, line in body:
-        match = _HEADING.match(line)
-        if match and len(match.group(1)) == 3 and _RECORD.match(match.group(2)):
-            ctx.lines[("sections", title)] = number
+        if _is_record(line):
+            ctx.lines[loc] = number
             ctx.unsupported(
-                ("sections", title),
-                f"line {number}: `{line.strip()}` is a record under `## {title}`, a section "
-                "this reader keeps as text: it would never run",
-                "put steps under `## Steps` and tasks under `## Tasks` (spelled so, once)",
+                loc,
+                f"line {number}: `{line.strip()}` is a record {where}: it would never run",
+                _PLACES,
             )
-            return
+            return True
+    return False
+
+
+def _is_record(line: str) -> bool:
+    match = _HEADING.match(line)
+    return bool(match and len(match.group(1)) == 3 and _RECORD.match(match.group(2)))
+
+
+def _preamble(body: list[tuple[int, str]], ctx: Ctx) -> None:
+    """What stands between the ``# `` title and the first ``##`` heading belongs to no
+    section this reader reads: refused at its first line, never dropped (round 116,
+    ``md-preamble-dropped``: a whole ``### Step 2:`` record there, or a ``- **Requires
+    Approval**: true`` bullet, converted to nothing, and the daemon ran a one-action plan
+    whose diff showed two steps). Text in every other place is read or refused at its line;
+    descriptive text has ``## Objective`` and sections of its own."""
+    loc: Loc = ("preamble",)
+    if _no_records(body, loc, "between the `# ` title and the first `##` section", ctx):
+        return
+    number, line = next(((n, text) for n, text in body if text.strip()), (0, ""))
+    if not number:
+        return
+    ctx.lines[loc] = number
+    ctx.unsupported(
+        loc,
+        f"line {number}: {first_line(line, 60)!r} stands between the `# ` title and the "
+        "first `##` section, where this reader reads nothing: a reviewer reads it as part of "
+        "the plan",
+        "put descriptive text under `## Objective` or a section of its own (`## Notes`); "
+        + _PLACES,
+    )
 
 
 def _sections(

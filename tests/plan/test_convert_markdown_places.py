@@ -1,0 +1,86 @@
+"""Every place of a markdown plan is read or refused, and descriptive text is what a forge
+shows (round 116; docs/formats.md, the markdown form of ``toon-plan``): nothing between the
+``# `` title and the first ``##`` section is dropped, a record in a section kept as text is
+refused wherever that section is, a value wholly in a code span is read without its
+backticks in every value position, and a fenced block in descriptive text is its code.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from controller.errors import ConvertFailed
+from controller.plan.convert import convert_text
+from tests.support.gitenv import EXAMPLES, run_cli
+
+MD = (EXAMPLES / "formats" / "toon-plan-core.md").read_text()
+TITLE = "# Plan Title\n"
+OBJECTIVE = "Clear plan objective\n"
+STEP = (
+    "### Step 9: Delete\n- **ID**: step_9\n- **Task**: task_1\n- **Action**: rm\n"
+    '- **Parameters**: {"tag": "DANGER"}\n'
+)
+
+
+def _line_of(text: str, needle: str) -> int:
+    return text[: text.index(needle)].count("\n") + 1
+
+
+def _refused(text: str) -> list[tuple[str, int | None, str]]:
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(text, "PLAN.md")
+    return [(p.code, p.line, p.message) for p in caught.value.problems]
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        "DANGER: step 1 deletes prod\n",
+        "- **Requires Approval**: true\n",
+        '```json\n{"DANGER": false}\n```\n',
+        "> DANGER quote\n",
+        "### DANGER heading\n",
+        "| a | DANGER |\n|---|---|\n| 1 | 2 |\n",
+        "---\nDANGER after a rule\n",
+    ],
+)
+def test_text_between_the_title_and_the_first_section_is_refused_at_its_line(block: str) -> None:
+    """Round 116, md-preamble-dropped: it converted to nothing, silently."""
+    text = MD.replace(TITLE, TITLE + "\n" + block)
+    [(code, line, message)] = _refused(text)
+    assert code == "E_CONVERT_UNSUPPORTED"
+    assert line == _line_of(text, block)
+    assert "between the `# ` title and the first `##` section" in message
+
+
+def test_a_step_record_under_the_title_is_refused_naming_the_record() -> None:
+    text = MD.replace(TITLE, TITLE + "\nsome words\n\n" + STEP)
+    [(code, line, message)] = _refused(text)
+    assert (code, line) == ("E_CONVERT_UNSUPPORTED", _line_of(text, "### Step 9"))
+    assert "`### Step 9: Delete` is a record between the `# ` title" in message
+
+
+def test_a_blank_line_under_the_title_still_converts() -> None:
+    text = MD.replace(TITLE, TITLE + "\n\n")
+    assert convert_text(text, "PLAN.md").data == convert_text(MD, "PLAN.md").data
+
+
+def test_plangate_convert_refuses_a_step_under_the_title(tmp_path: Path) -> None:
+    """The command a reviewer runs: exit 1 and the line, never a one-action plan."""
+    source = tmp_path / "PLAN.md"
+    source.write_text(MD.replace(TITLE, TITLE + "\n" + STEP), encoding="utf-8")
+    done = run_cli("convert", str(source), cwd=tmp_path)
+    assert done.returncode == 1, done.stdout
+    assert "E_CONVERT_UNSUPPORTED" in done.stderr and "line 3" in done.stderr, done.stderr
+    assert "actions:" not in done.stdout
+
+
+@pytest.mark.parametrize("record", [STEP, "### Task 2: More\n- **ID**: task_2\n"])
+def test_a_record_under_the_objective_is_refused(record: str) -> None:
+    """Round 116, md-step-in-objective: the record became plan.task text (exit 0)."""
+    text = MD.replace(OBJECTIVE, OBJECTIVE + "\n" + record)
+    [(code, line, message)] = _refused(text)
+    assert (code, line) == ("E_CONVERT_UNSUPPORTED", _line_of(text, record))
+    assert "is a record under `## Objective`, a section this reader keeps as text" in message

@@ -94,7 +94,10 @@ xfails), 69 held.
    ``mcp-cs:rendered``, ``d-cs:ran-rendered``. ``- n: `cs-val` `` under ``## Shared Inputs``
    becomes the input ``"`cs-val`"`` (backticks kept; a forge shows ``cs-val``), while a
    ``Parameters`` value wholly in a code span is read without them (held). The daemon ran the
-   tool with ``"x": "`cs-val`"``.
+   tool with ``"x": "`cs-val`"``. Fixed (fix116m): ``cs-input-number`` asserted the string
+   ``"5"``; the contract reads a value wholly in a code span "without its backticks", then as
+   that bullet's value (``Parameters``' content is JSON, and ``- n: 5`` is the number 5), so
+   the id now asserts the number 5 (``- n: `"5"` `` is the string).
 6. **agent-outer-overlays-dropped** (4): ``ov-{wrap2,wrap2-both,wrap3,wrap2-list}:kept``. The
    documented wrapper ``{"plan": {"plan": ...}, "overlays": ...}`` converts with the outer
    ``overlays`` nowhere (not mapped, not in ``metadata.source``, not refused); beside inner
@@ -432,7 +435,9 @@ CONVERT: dict[str, tuple[str, str, str, tuple[str, str, Any]]] = {
     ),
     "cs-input-double:rendered": ("p.md", _mdin("- n: ``x``"), "", ("input", "n", "x")),
     "cs-input-padded:rendered": ("p.md", _mdin("- n: ` x `"), "", ("input", "n", "x")),
-    "cs-input-number:rendered": ("p.md", _mdin("- n: `5`"), "", ("input", "n", "5")),
+    # fix116m: the content is read as the bullet's value would be unspanned (docs/formats.md,
+    # one rule with Parameters, whose code span's content is JSON): `5` is the number 5
+    "cs-input-number:rendered": ("p.md", _mdin("- n: `5`"), "", ("input", "n", 5)),
     # held: a Parameters value wholly in a code span is read without its backticks
     "cs-params-single:rendered": ("p.md", _mdparams('`{"tag": "cs"}`'), "", ("param", "tag", "cs")),
     "cs-params-double:rendered": (
@@ -1092,11 +1097,6 @@ BROKEN: dict[str, Any] = {
         or (vid.startswith("big-") and vid != "big-pc-170k:sized" and vid.endswith(":sized"))
     },
     **{
-        vid: xfail("md-input-codespan-kept", CS_WHY)
-        for vid in CONVERT
-        if vid.startswith("cs-input-")
-    },
-    **{
         vid: xfail("unresolved-reference-text", INREF_WHY)
         for vid in CONVERT
         if vid.startswith("inref-")
@@ -1186,7 +1186,6 @@ def test_daemon_inputs_reference_text(lab: Lab, vid: str) -> None:
 BROKEN.update(
     {
         "d-deep:row-located": xfail("readback-failure-misdiagnosed", DEEP_WHY),
-        "d-cs:ran-rendered": xfail("md-input-codespan-kept", CS_WHY),
     }
 )
 
@@ -1243,7 +1242,6 @@ def test_daemon_preamble_step(lab: Lab, vid: str) -> None:
 BROKEN.update(
     {
         "mcp-deep:located": xfail("readback-failure-misdiagnosed", DEEP_WHY),
-        "mcp-cs:rendered": xfail("md-input-codespan-kept", CS_WHY),
         "mcp-inref:refused": xfail("unresolved-reference-text", INREF_WHY),
     }
 )

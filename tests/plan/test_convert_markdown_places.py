@@ -84,3 +84,46 @@ def test_a_record_under_the_objective_is_refused(record: str) -> None:
     [(code, line, message)] = _refused(text)
     assert (code, line) == ("E_CONVERT_UNSUPPORTED", _line_of(text, record))
     assert "is a record under `## Objective`, a section this reader keeps as text" in message
+
+
+def _input(bullet: str) -> str:
+    return MD.replace("(Optional shared data)", bullet)
+
+
+@pytest.mark.parametrize(
+    ("bullet", "read"),
+    [
+        ("- n: `cs-val`", {"n": "cs-val"}),
+        ("- n: `ops@example.com`", {"n": "ops@example.com"}),
+        ("- n: ``a `b` c``", {"n": "a `b` c"}),
+        ("- n: ` padded `", {"n": "padded"}),
+        ("- n: `5`", {"n": 5}),
+        ('- n: `"5"`', {"n": "5"}),
+        ("- `n`: x", {"n": "x"}),
+        ('`{"n": "x"}`', {"n": "x"}),
+    ],
+)
+def test_a_shared_input_wholly_in_a_code_span_is_read_without_its_backticks(
+    bullet: str, read: dict[str, object]
+) -> None:
+    """Round 116, md-input-codespan-kept: ``- n: `cs-val` `` was the input ``"`cs-val`"``,
+    where a forge shows ``cs-val`` and ``Parameters`` in a code span was read without them.
+    The content is then read as the bullet's value would be (``5`` a number, as unspanned)."""
+    assert convert_text(_input(bullet), "PLAN.md").data["inputs"] == read
+
+
+@pytest.mark.parametrize(("bullet", "read"), [("- n: `a` b", "`a` b"), ("- n: `a` `b`", "`a` `b`")])
+def test_a_value_not_wholly_one_code_span_keeps_its_text(bullet: str, read: str) -> None:
+    """A forge shows the backticks' content and the text around it; nothing is cut."""
+    assert convert_text(_input(bullet), "PLAN.md").data["inputs"] == {"n": read}
+
+
+def test_a_step_bullet_wholly_in_a_code_span_is_read_without_its_backticks() -> None:
+    """One rule for every value position: an action, a timeout, an id."""
+    spanned = (
+        MD.replace("- **Action**: run_prediction", "- **Action**: `run_prediction`", 1)
+        .replace("- **Timeout**: 30s", "- **Timeout**: `30s`", 1)
+        .replace("- **ID**: step_1", "- **ID**: ``step_1``", 1)
+    )
+    assert spanned != MD
+    assert convert_text(spanned, "PLAN.md").data == convert_text(MD, "PLAN.md").data

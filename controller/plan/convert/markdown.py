@@ -463,7 +463,18 @@ def _json(text: str, loc: Loc, ctx: Ctx) -> Any:
     return read.value
 
 
+def _unspanned(text: str) -> str:
+    """``text`` without its backticks when it is wholly one code span (a forge shows its
+    content, in a code font), else as written: one rule for every value position, a bullet's
+    and a shared input's name and value alike (round 116, ``md-input-codespan-kept``:
+    ``- n: `cs-val` `` became the input ``"`cs-val`"`` while ``Parameters`` dropped them;
+    a bare ``strip("`")`` also read ``` `rec` x ``` as ``rec` x``)."""
+    content = commonmark.code_span(text)
+    return text if content is None else content
+
+
 def _value(text: str, key: str, loc: Loc, ctx: Ctx) -> Any:
+    text = _unspanned(text)
     if key in LISTS:
         if text.startswith("["):
             try:
@@ -482,13 +493,13 @@ def _value(text: str, key: str, loc: Loc, ctx: Ctx) -> Any:
                 return text
     if key == "parameters":
         try:
-            return _json(text.strip("`"), loc, ctx)
+            return _json(text, loc, ctx)
         except json.JSONDecodeError:
             return text
     lowered = text.lower()
     if key in FLAGS and lowered in ("true", "false"):
         return lowered == "true"  # any other word stays text, for the converter to refuse
-    return text.strip("`")
+    return text
 
 
 def _inputs(
@@ -499,7 +510,7 @@ def _inputs(
         return {}  # the template's "(Optional shared data)" placeholder
     fenced = _one_fence(body, doc)
     try:
-        read = jsonread.read(fenced if fenced is not None else text)
+        read = jsonread.read(fenced if fenced is not None else _unspanned(text))
     except json.JSONDecodeError:
         read = None
     if read is not None and fenced is None:
@@ -512,18 +523,21 @@ def _inputs(
     for number, raw in body:
         match = _BULLET.match(raw)
         if match:
-            name = (match.group(1) or match.group(2)).strip()
+            written = (match.group(1) or match.group(2)).strip()
+            name = _unspanned(written)
             where = ("shared_inputs", name)
-            _rendered_as_written(name, where, number, doc, ctx, "a shared input's name")
+            _rendered_as_written(written, where, number, doc, ctx, "a shared input's name")
             _rendered_as_written(match.group(3), where, number, doc, ctx, "a value")
+            content = commonmark.code_span(match.group(3))
+            value = match.group(3).strip() if content is None else content
             if name in out:
                 _said_twice(ctx, ("shared_inputs", name), name, number)
                 continue
             ctx.lines[("shared_inputs", name)] = number
             try:
-                out[name] = _json(match.group(3), ("shared_inputs", name), ctx)
+                out[name] = _json(value, ("shared_inputs", name), ctx)
             except json.JSONDecodeError:
-                out[name] = match.group(3).strip()
+                out[name] = value
         elif raw.strip():
             ctx.lines[("shared_inputs",)] = number
             ctx.unsupported(

@@ -1107,8 +1107,6 @@ BROKEN: dict[str, Any] = {
         for vid in CONVERT
         if (vid.startswith(("empty-", "blank-")) and vid != "empty-ap-type:named")
     },
-    "fence-obj-backtick:shown": xfail("md-fence-in-descriptive-text", FENCE_WHY),
-    "fence-obj-tilde:shown": xfail("md-fence-in-descriptive-text", FENCE_WHY),
     **{
         vid: xfail("agent-outer-overlays-dropped", OV_WHY)
         for vid in ("ov-wrap2:kept", "ov-wrap2-both:kept", "ov-wrap3:kept", "ov-wrap2-list:kept")

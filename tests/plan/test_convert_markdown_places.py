@@ -127,3 +127,28 @@ def test_a_step_bullet_wholly_in_a_code_span_is_read_without_its_backticks() -> 
     )
     assert spanned != MD
     assert convert_text(spanned, "PLAN.md").data == convert_text(MD, "PLAN.md").data
+
+
+@pytest.mark.parametrize(
+    ("block", "task"),
+    [
+        ("```bash\nrm -rf /tmp/x\n```\n", "rm -rf /tmp/x"),
+        ("~~~ python extra\nprint(1)\n~~~\n", "print(1)"),
+        ("````\n```\n*x*\n```\n````\n", "```\n*x*\n```"),
+        ("    *x* [a](b 'c')\n", "*x* [a](b 'c')"),
+        (
+            "```\n### Task list\n\nline two\n```\n\nafter *it*\n",
+            "### Task list\n\nline two\n\nafter it",
+        ),
+    ],
+)
+def test_a_code_block_in_descriptive_text_is_its_code(block: str, task: str) -> None:
+    """Round 116, md-fence-in-descriptive-text: the objective was read as one paragraph, so
+    a fence's info string was glued to its code (``bash rm -rf /tmp/x``), a ``~~~`` block
+    kept its fences, and an indented block's ``*x*`` read as emphasis; a forge shows the
+    code alone, as written. ``## Notes`` keeps the same text in metadata."""
+    text = MD.replace(OBJECTIVE, OBJECTIVE + "\n" + block)
+    assert convert_text(text, "PLAN.md").data["plan"]["task"] == "Clear plan objective\n\n" + task
+    notes = MD + "\n## Notes\n\nwords\n\n" + block
+    sections = convert_text(notes, "PLAN.md").data["metadata"]["source"]["sections"]
+    assert sections["Notes"] == "words\n\n" + task

@@ -54,6 +54,12 @@ class Rendered:
 
     fences: list[Fence]
     env: dict[str, Any] = field(default_factory=dict)
+    #: the indented code blocks (four spaces or a TAB first), each as a closed ``Fence``
+    indented: list[Fence] = field(default_factory=list)
+
+    def code(self) -> list[Fence]:
+        """Every code block, fenced or indented, in the order of the document."""
+        return sorted((*self.fences, *self.indented), key=lambda block: block.start)
 
     def fenced(self) -> set[int]:
         """Every line inside a fenced block, its fence lines included."""
@@ -74,7 +80,12 @@ def read(text: str) -> Rendered:
     tokens = _parser().parse(text, env)
     lines = text.replace("\r\n", "\n").split("\n")
     fences = [_fence(t, lines) for t in tokens if t.type == "fence" and t.map]
-    return Rendered(fences, env)
+    indented = [
+        Fence(t.map[0] + 1, t.map[1], True, "", t.content, t.level)
+        for t in tokens
+        if t.type == "code_block" and t.map
+    ]
+    return Rendered(fences, env, indented)
 
 
 def _fence(token: Token, lines: list[str]) -> Fence:

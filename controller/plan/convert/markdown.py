@@ -105,7 +105,7 @@ def parse(text: str, ctx: Ctx) -> dict[str, Any]:
             _preamble(body, ctx)
         elif key == "objective":
             _no_records(body, (key,), f"under `## {title}`, {_KEPT}", ctx)
-            data["metadata"]["objective"] = _prose(_paragraph(body), (key,), line, doc, ctx)
+            data["metadata"]["objective"] = _descriptive(body, (key,), line, doc, ctx)
         elif key in ("tasks", "steps"):
             fields = TASK_FIELDS if key == "tasks" else STEP_FIELDS
             data[key] = _records(body, key, fields, doc, ctx)
@@ -115,7 +115,7 @@ def parse(text: str, ctx: Ctx) -> dict[str, Any]:
             data["workflow_config"] = _fields(body, CONFIG_FIELDS, ("workflow_config",), doc, ctx)
         else:
             _no_records(body, ("sections", title), f"under `## {title}`, {_KEPT}", ctx)
-            text = _prose(_paragraph(body), ("sections", title), line, doc, ctx)
+            text = _descriptive(body, ("sections", title), line, doc, ctx)
             data["metadata"].setdefault("sections", {})[title] = text
     return data
 
@@ -444,6 +444,32 @@ def _prose(text: str, loc: Loc, number: int, doc: commonmark.Rendered, ctx: Ctx)
         "write the title, objective or description as plain text",
     )
     return ""
+
+
+def _descriptive(
+    body: list[tuple[int, str]], loc: Loc, line: int, doc: commonmark.Rendered, ctx: Ctx
+) -> str:
+    """A section kept as text (the objective, ``## Notes``) as a forge shows it: each code
+    block, fenced or indented, as its code, the text between them as :func:`_prose`, one
+    blank line apart (round 116, ``md-fence-in-descriptive-text``: read as one paragraph, a
+    ```` ```bash ```` block became ``bash rm -rf /tmp/x`` in ``plan.task``, its info string
+    glued to the code, and a ``~~~ python`` block kept its fences; in an indented block,
+    ``*x*`` read as emphasis)."""
+    blocks = {block.start: block for block in doc.code()}
+    parts: list[str] = []
+    run: list[tuple[int, str]] = []
+    end = 0
+    for number, text in body:
+        if number <= end:  # a line of the code block just read
+            continue
+        block = blocks.get(number)
+        if block is None:
+            run.append((number, text))
+            continue
+        parts += [_prose(_paragraph(run), loc, line, doc, ctx), block.content.rstrip("\n")]
+        run, end = [], block.end
+    parts.append(_prose(_paragraph(run), loc, line, doc, ctx))
+    return "\n\n".join(part for part in parts if part)
 
 
 def _said_twice(ctx: Ctx, loc: Loc, label: str, number: int) -> None:

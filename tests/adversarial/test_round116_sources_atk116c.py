@@ -94,7 +94,10 @@ xfails), 69 held.
    ``mcp-cs:rendered``, ``d-cs:ran-rendered``. ``- n: `cs-val` `` under ``## Shared Inputs``
    becomes the input ``"`cs-val`"`` (backticks kept; a forge shows ``cs-val``), while a
    ``Parameters`` value wholly in a code span is read without them (held). The daemon ran the
-   tool with ``"x": "`cs-val`"``.
+   tool with ``"x": "`cs-val`"``. Fixed (fix116m): ``cs-input-number`` asserted the string
+   ``"5"``; the contract reads a value wholly in a code span "without its backticks", then as
+   that bullet's value (``Parameters``' content is JSON, and ``- n: 5`` is the number 5), so
+   the id now asserts the number 5 (``- n: `"5"` `` is the string).
 6. **agent-outer-overlays-dropped** (4): ``ov-{wrap2,wrap2-both,wrap3,wrap2-list}:kept``. The
    documented wrapper ``{"plan": {"plan": ...}, "overlays": ...}`` converts with the outer
    ``overlays`` nowhere (not mapped, not in ``metadata.source``, not refused); beside inner
@@ -432,7 +435,9 @@ CONVERT: dict[str, tuple[str, str, str, tuple[str, str, Any]]] = {
     ),
     "cs-input-double:rendered": ("p.md", _mdin("- n: ``x``"), "", ("input", "n", "x")),
     "cs-input-padded:rendered": ("p.md", _mdin("- n: ` x `"), "", ("input", "n", "x")),
-    "cs-input-number:rendered": ("p.md", _mdin("- n: `5`"), "", ("input", "n", "5")),
+    # fix116m: the content is read as the bullet's value would be unspanned (docs/formats.md,
+    # one rule with Parameters, whose code span's content is JSON): `5` is the number 5
+    "cs-input-number:rendered": ("p.md", _mdin("- n: `5`"), "", ("input", "n", 5)),
     # held: a Parameters value wholly in a code span is read without its backticks
     "cs-params-single:rendered": ("p.md", _mdparams('`{"tag": "cs"}`'), "", ("param", "tag", "cs")),
     "cs-params-double:rendered": (
@@ -1092,26 +1097,16 @@ BROKEN: dict[str, Any] = {
         or (vid.startswith("big-") and vid != "big-pc-170k:sized" and vid.endswith(":sized"))
     },
     **{
-        vid: xfail("md-input-codespan-kept", CS_WHY)
-        for vid in CONVERT
-        if vid.startswith("cs-input-")
-    },
-    **{
         vid: xfail("unresolved-reference-text", INREF_WHY)
         for vid in CONVERT
         if vid.startswith("inref-")
         or vid in ("gref-pte-one-of:refused", "gref-pte-matches:refused")
     },
-    **{vid: xfail("md-preamble-dropped", PRE_WHY) for vid in CONVERT if vid.startswith("pre-")},
-    "obj-step:refused": xfail("md-step-in-objective", OBJ_WHY),
-    "obj-task:refused": xfail("md-step-in-objective", OBJ_WHY),
     **{
         vid: xfail("empty-string-says-got-a-string", EMPTY_WHY)
         for vid in CONVERT
         if (vid.startswith(("empty-", "blank-")) and vid != "empty-ap-type:named")
     },
-    "fence-obj-backtick:shown": xfail("md-fence-in-descriptive-text", FENCE_WHY),
-    "fence-obj-tilde:shown": xfail("md-fence-in-descriptive-text", FENCE_WHY),
     **{
         vid: xfail("agent-outer-overlays-dropped", OV_WHY)
         for vid in ("ov-wrap2:kept", "ov-wrap2-both:kept", "ov-wrap3:kept", "ov-wrap2-list:kept")
@@ -1189,7 +1184,6 @@ def test_daemon_inputs_reference_text(lab: Lab, vid: str) -> None:
 BROKEN.update(
     {
         "d-deep:row-located": xfail("readback-failure-misdiagnosed", DEEP_WHY),
-        "d-cs:ran-rendered": xfail("md-input-codespan-kept", CS_WHY),
     }
 )
 
@@ -1226,9 +1220,6 @@ def test_daemon_markdown_input(lab: Lab, slug: str, tag: str, want: str) -> None
     assert json.loads(calls[0]["stdin"])["x"] == want, calls
 
 
-BROKEN["d-pre:all-steps-or-refused"] = xfail("md-preamble-dropped", PRE_WHY)
-
-
 @pytest.mark.parametrize("vid", cases(["d-pre:all-steps-or-refused"], ["d-pre"], BROKEN))
 def test_daemon_preamble_step(lab: Lab, vid: str) -> None:
     """A committed PLAN.md whose ``### Step 2`` record stands under the title is refused (its
@@ -1248,9 +1239,7 @@ def test_daemon_preamble_step(lab: Lab, vid: str) -> None:
 
 BROKEN.update(
     {
-        "mcp-pre:two-steps-or-refused": xfail("md-preamble-dropped", PRE_WHY),
         "mcp-deep:located": xfail("readback-failure-misdiagnosed", DEEP_WHY),
-        "mcp-cs:rendered": xfail("md-input-codespan-kept", CS_WHY),
         "mcp-inref:refused": xfail("unresolved-reference-text", INREF_WHY),
     }
 )

@@ -12,7 +12,9 @@ It answers two questions for the markdown readers (:mod:`.markdown`, a model's r
   text, :func:`rendered_otherwise`. Code spans (shown as written, in a code font) and
   autolinks (shown as their text) pass; a backslash escape, a character reference, a link
   or image (inline or by a reference defined anywhere in the document), emphasis, strong,
-  strikethrough and raw HTML each render as other text than the converter reads.
+  strikethrough and raw HTML each render as other text than the converter reads. A value
+  wholly in one code span is read as its content, in every value position
+  (:func:`code_span`, round 116).
 """
 
 from __future__ import annotations
@@ -52,6 +54,12 @@ class Rendered:
 
     fences: list[Fence]
     env: dict[str, Any] = field(default_factory=dict)
+    #: the indented code blocks (four spaces or a TAB first), each as a closed ``Fence``
+    indented: list[Fence] = field(default_factory=list)
+
+    def code(self) -> list[Fence]:
+        """Every code block, fenced or indented, in the order of the document."""
+        return sorted((*self.fences, *self.indented), key=lambda block: block.start)
 
     def fenced(self) -> set[int]:
         """Every line inside a fenced block, its fence lines included."""
@@ -72,7 +80,12 @@ def read(text: str) -> Rendered:
     tokens = _parser().parse(text, env)
     lines = text.replace("\r\n", "\n").split("\n")
     fences = [_fence(t, lines) for t in tokens if t.type == "fence" and t.map]
-    return Rendered(fences, env)
+    indented = [
+        Fence(t.map[0] + 1, t.map[1], True, "", t.content, t.level)
+        for t in tokens
+        if t.type == "code_block" and t.map
+    ]
+    return Rendered(fences, env, indented)
 
 
 def _fence(token: Token, lines: list[str]) -> Fence:
@@ -135,6 +148,17 @@ def shown_text(text: str, env: dict[str, Any] | None = None) -> tuple[str, str |
         elif token.type in ("softbreak", "hardbreak"):
             out.append("\n")
     return "".join(out).strip(), None
+
+
+def code_span(text: str) -> str | None:
+    """The content of ``text`` when it is wholly one code span, as a forge shows it (one
+    space dropped at each end when both ends have one, a line end read as a space), else
+    None: the value a reviewer reads in a code font, without its backticks."""
+    tokens = _parser().parseInline(text.strip(), {})
+    children = (tokens[0].children or []) if tokens else []
+    if len(children) == 1 and children[0].type == "code_inline":
+        return str(children[0].content)
+    return None
 
 
 def _construct(token: Token) -> str | None:

@@ -15,7 +15,13 @@ from typing import Any
 
 from controller.errors import Problem
 from controller.plan.convert import commonmark, jsonread
-from controller.plan.convert.common import STEP_HEADING, Ctx, Loc, numbered_in_place
+from controller.plan.convert.common import (
+    STEP_HEADING,
+    Ctx,
+    Loc,
+    first_line,
+    numbered_in_place,
+)
 from controller.plan.refs import format_path
 
 _BULLET = re.compile(r"^\s*[-*]\s+(?:\*\*(.+?)\*\*|([^:]+?))\s*:\s*(.*)$")
@@ -96,8 +102,10 @@ def parse(text: str, ctx: Ctx) -> dict[str, Any]:
         seen[said] = line
         if level == 1:
             data["metadata"]["title"] = _prose(title, ("title",), line, doc, ctx)
+            _preamble(body, ctx)
         elif key == "objective":
-            data["metadata"]["objective"] = _prose(_paragraph(body), (key,), line, doc, ctx)
+            _no_records(body, (key,), f"under `## {title}`, {_KEPT}", ctx)
+            data["metadata"]["objective"] = _descriptive(body, (key,), line, doc, ctx)
         elif key in ("tasks", "steps"):
             fields = TASK_FIELDS if key == "tasks" else STEP_FIELDS
             data[key] = _records(body, key, fields, doc, ctx)
@@ -106,27 +114,62 @@ def parse(text: str, ctx: Ctx) -> dict[str, Any]:
         elif key == "workflow config":
             data["workflow_config"] = _fields(body, CONFIG_FIELDS, ("workflow_config",), doc, ctx)
         else:
-            _no_records(title, body, ctx)
-            text = _prose(_paragraph(body), ("sections", title), line, doc, ctx)
+            _no_records(body, ("sections", title), f"under `## {title}`, {_KEPT}", ctx)
+            text = _descriptive(body, ("sections", title), line, doc, ctx)
             data["metadata"].setdefault("sections", {})[title] = text
     return data
 
 
-def _no_records(title: str, body: list[tuple[int, str]], ctx: Ctx) -> None:
-    """A section this reader keeps as text holds no ``### Step N:`` / ``### Task N:``
-    record: such a record under ``## Stеps`` (a Cyrillic ``е``), ``## Step`` or ``## Notes``
-    reads to its reviewer as a step and would never run (round 105)."""
+#: How a record in descriptive text is said to be out of place.
+_KEPT = "a section this reader keeps as text"
+_PLACES = "put steps under `## Steps` and tasks under `## Tasks` (spelled so, once)"
+
+
+def _no_records(body: list[tuple[int, str]], loc: Loc, where: str, ctx: Ctx) -> bool:
+    """Refuse a ``### Step N:`` / ``### Task N:`` record ``where`` this reader reads no
+    records: it reads to its reviewer as a step and would never run. Under ``## Stеps`` (a
+    Cyrillic ``е``), ``## Step`` or ``## Notes`` (round 105), under ``## Objective`` too
+    (round 116, ``md-step-in-objective``: the record became ``plan.task`` text), and between
+    the title and the first ``##`` section (:func:`_preamble`). True when one was found."""
     for number, line in body:
-        match = _HEADING.match(line)
-        if match and len(match.group(1)) == 3 and _RECORD.match(match.group(2)):
-            ctx.lines[("sections", title)] = number
+        if _is_record(line):
+            ctx.lines[loc] = number
             ctx.unsupported(
-                ("sections", title),
-                f"line {number}: `{line.strip()}` is a record under `## {title}`, a section "
-                "this reader keeps as text: it would never run",
-                "put steps under `## Steps` and tasks under `## Tasks` (spelled so, once)",
+                loc,
+                f"line {number}: `{line.strip()}` is a record {where}: it would never run",
+                _PLACES,
             )
-            return
+            return True
+    return False
+
+
+def _is_record(line: str) -> bool:
+    match = _HEADING.match(line)
+    return bool(match and len(match.group(1)) == 3 and _RECORD.match(match.group(2)))
+
+
+def _preamble(body: list[tuple[int, str]], ctx: Ctx) -> None:
+    """What stands between the ``# `` title and the first ``##`` heading belongs to no
+    section this reader reads: refused at its first line, never dropped (round 116,
+    ``md-preamble-dropped``: a whole ``### Step 2:`` record there, or a ``- **Requires
+    Approval**: true`` bullet, converted to nothing, and the daemon ran a one-action plan
+    whose diff showed two steps). Text in every other place is read or refused at its line;
+    descriptive text has ``## Objective`` and sections of its own."""
+    loc: Loc = ("preamble",)
+    if _no_records(body, loc, "between the `# ` title and the first `##` section", ctx):
+        return
+    number, line = next(((n, text) for n, text in body if text.strip()), (0, ""))
+    if not number:
+        return
+    ctx.lines[loc] = number
+    ctx.unsupported(
+        loc,
+        f"line {number}: {first_line(line, 60)!r} stands between the `# ` title and the "
+        "first `##` section, where this reader reads nothing: a reviewer reads it as part of "
+        "the plan",
+        "put descriptive text under `## Objective` or a section of its own (`## Notes`); "
+        + _PLACES,
+    )
 
 
 def _sections(
@@ -403,6 +446,32 @@ def _prose(text: str, loc: Loc, number: int, doc: commonmark.Rendered, ctx: Ctx)
     return ""
 
 
+def _descriptive(
+    body: list[tuple[int, str]], loc: Loc, line: int, doc: commonmark.Rendered, ctx: Ctx
+) -> str:
+    """A section kept as text (the objective, ``## Notes``) as a forge shows it: each code
+    block, fenced or indented, as its code, the text between them as :func:`_prose`, one
+    blank line apart (round 116, ``md-fence-in-descriptive-text``: read as one paragraph, a
+    ```` ```bash ```` block became ``bash rm -rf /tmp/x`` in ``plan.task``, its info string
+    glued to the code, and a ``~~~ python`` block kept its fences; in an indented block,
+    ``*x*`` read as emphasis)."""
+    blocks = {block.start: block for block in doc.code()}
+    parts: list[str] = []
+    run: list[tuple[int, str]] = []
+    end = 0
+    for number, text in body:
+        if number <= end:  # a line of the code block just read
+            continue
+        block = blocks.get(number)
+        if block is None:
+            run.append((number, text))
+            continue
+        parts += [_prose(_paragraph(run), loc, line, doc, ctx), block.content.rstrip("\n")]
+        run, end = [], block.end
+    parts.append(_prose(_paragraph(run), loc, line, doc, ctx))
+    return "\n\n".join(part for part in parts if part)
+
+
 def _said_twice(ctx: Ctx, loc: Loc, label: str, number: int) -> None:
     """A bullet written twice: refused, never the last one kept (round 57)."""
     first = ctx.lines.get(loc)
@@ -420,7 +489,18 @@ def _json(text: str, loc: Loc, ctx: Ctx) -> Any:
     return read.value
 
 
+def _unspanned(text: str) -> str:
+    """``text`` without its backticks when it is wholly one code span (a forge shows its
+    content, in a code font), else as written: one rule for every value position, a bullet's
+    and a shared input's name and value alike (round 116, ``md-input-codespan-kept``:
+    ``- n: `cs-val` `` became the input ``"`cs-val`"`` while ``Parameters`` dropped them;
+    a bare ``strip("`")`` also read ``` `rec` x ``` as ``rec` x``)."""
+    content = commonmark.code_span(text)
+    return text if content is None else content
+
+
 def _value(text: str, key: str, loc: Loc, ctx: Ctx) -> Any:
+    text = _unspanned(text)
     if key in LISTS:
         if text.startswith("["):
             try:
@@ -439,13 +519,13 @@ def _value(text: str, key: str, loc: Loc, ctx: Ctx) -> Any:
                 return text
     if key == "parameters":
         try:
-            return _json(text.strip("`"), loc, ctx)
+            return _json(text, loc, ctx)
         except json.JSONDecodeError:
             return text
     lowered = text.lower()
     if key in FLAGS and lowered in ("true", "false"):
         return lowered == "true"  # any other word stays text, for the converter to refuse
-    return text.strip("`")
+    return text
 
 
 def _inputs(
@@ -456,7 +536,7 @@ def _inputs(
         return {}  # the template's "(Optional shared data)" placeholder
     fenced = _one_fence(body, doc)
     try:
-        read = jsonread.read(fenced if fenced is not None else text)
+        read = jsonread.read(fenced if fenced is not None else _unspanned(text))
     except json.JSONDecodeError:
         read = None
     if read is not None and fenced is None:
@@ -469,18 +549,21 @@ def _inputs(
     for number, raw in body:
         match = _BULLET.match(raw)
         if match:
-            name = (match.group(1) or match.group(2)).strip()
+            written = (match.group(1) or match.group(2)).strip()
+            name = _unspanned(written)
             where = ("shared_inputs", name)
-            _rendered_as_written(name, where, number, doc, ctx, "a shared input's name")
+            _rendered_as_written(written, where, number, doc, ctx, "a shared input's name")
             _rendered_as_written(match.group(3), where, number, doc, ctx, "a value")
+            content = commonmark.code_span(match.group(3))
+            value = match.group(3).strip() if content is None else content
             if name in out:
                 _said_twice(ctx, ("shared_inputs", name), name, number)
                 continue
             ctx.lines[("shared_inputs", name)] = number
             try:
-                out[name] = _json(match.group(3), ("shared_inputs", name), ctx)
+                out[name] = _json(value, ("shared_inputs", name), ctx)
             except json.JSONDecodeError:
-                out[name] = match.group(3).strip()
+                out[name] = value
         elif raw.strip():
             ctx.lines[("shared_inputs",)] = number
             ctx.unsupported(

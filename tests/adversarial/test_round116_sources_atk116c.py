@@ -1105,11 +1105,6 @@ BROKEN: dict[str, Any] = {
     **{vid: xfail("md-preamble-dropped", PRE_WHY) for vid in CONVERT if vid.startswith("pre-")},
     "obj-step:refused": xfail("md-step-in-objective", OBJ_WHY),
     "obj-task:refused": xfail("md-step-in-objective", OBJ_WHY),
-    **{
-        vid: xfail("empty-string-says-got-a-string", EMPTY_WHY)
-        for vid in CONVERT
-        if (vid.startswith(("empty-", "blank-")) and vid != "empty-ap-type:named")
-    },
     "fence-obj-backtick:shown": xfail("md-fence-in-descriptive-text", FENCE_WHY),
     "fence-obj-tilde:shown": xfail("md-fence-in-descriptive-text", FENCE_WHY),
     **{

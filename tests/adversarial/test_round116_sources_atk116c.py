@@ -1107,10 +1107,6 @@ BROKEN: dict[str, Any] = {
     "obj-task:refused": xfail("md-step-in-objective", OBJ_WHY),
     "fence-obj-backtick:shown": xfail("md-fence-in-descriptive-text", FENCE_WHY),
     "fence-obj-tilde:shown": xfail("md-fence-in-descriptive-text", FENCE_WHY),
-    **{
-        vid: xfail("agent-outer-overlays-dropped", OV_WHY)
-        for vid in ("ov-wrap2:kept", "ov-wrap2-both:kept", "ov-wrap3:kept", "ov-wrap2-list:kept")
-    },
 }
 
 

@@ -62,3 +62,42 @@ def test_an_empty_required_text_is_said_to_be_empty(
     assert said in problem.message and "non-empty string is required" in problem.message
     assert "got a string" not in problem.message
     assert problem.remedy and "non-empty string" in problem.remedy
+
+
+# -- agent-outer-overlays-dropped -------------------------------------------------------------
+
+AGENT: dict[str, Any] = {
+    "title": "t",
+    "steps": [
+        {
+            "id": "s1",
+            "title": "T",
+            "detail": "D",
+            "tool": {"kind": {"Custom": {"name": "rec", "payload": {"tag": "A"}}}},
+        }
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    "source, kept",
+    [
+        ({"plan": {"plan": AGENT}, "overlays": {"x": "OUTER"}}, {"x": "OUTER"}),
+        (
+            {"plan": {"plan": AGENT, "overlays": {"x": "IN"}}, "overlays": {"x": "OUTER"}},
+            {"overlays": {"x": "OUTER"}, "plan.overlays": {"x": "IN"}},
+        ),
+        (
+            {"plan": {"plan": {**AGENT, "overlays": [1]}}, "overlays": [2]},
+            {"overlays": [2], "plan.plan.overlays": [1]},
+        ),
+        ({"plan": AGENT, "overlays": {"x": "OUTER"}}, {"x": "OUTER"}),
+    ],
+)
+def test_agent_plan_overlays_of_every_wrapper_level_are_kept(
+    source: dict[str, Any], kept: Any
+) -> None:
+    """Round 116, agent-outer-overlays-dropped: the outer ``overlays`` of ``{"plan": {"plan":
+    ...}, "overlays": ...}`` went nowhere, and beside inner ones only the inner were kept."""
+    data = convert_text(json.dumps(source), "p.json").data
+    assert data["metadata"]["source"]["overlays"] == kept

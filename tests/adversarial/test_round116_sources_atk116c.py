@@ -1096,12 +1096,6 @@ BROKEN: dict[str, Any] = {
         for vid in CONVERT
         if vid.startswith("cs-input-")
     },
-    **{
-        vid: xfail("unresolved-reference-text", INREF_WHY)
-        for vid in CONVERT
-        if vid.startswith("inref-")
-        or vid in ("gref-pte-one-of:refused", "gref-pte-matches:refused")
-    },
     **{vid: xfail("md-preamble-dropped", PRE_WHY) for vid in CONVERT if vid.startswith("pre-")},
     "obj-step:refused": xfail("md-step-in-objective", OBJ_WHY),
     "obj-task:refused": xfail("md-step-in-objective", OBJ_WHY),
@@ -1152,13 +1146,6 @@ _RAN = [
     f"{slug}:{'ran' if want is not None else 'refused'}"
     for slug, (_, _, want) in DAEMON_YML.items()
 ]
-BROKEN.update(
-    {
-        f"{slug}:refused": xfail("unresolved-reference-text", INREF_WHY)
-        for slug, (_, _, want) in DAEMON_YML.items()
-        if want is None
-    }
-)
 
 
 @pytest.mark.parametrize("vid", cases(_RAN, [s.split(":")[0] for s in _RAN], BROKEN))
@@ -1242,7 +1229,6 @@ BROKEN.update(
         "mcp-pre:two-steps-or-refused": xfail("md-preamble-dropped", PRE_WHY),
         "mcp-deep:located": xfail("readback-failure-misdiagnosed", DEEP_WHY),
         "mcp-cs:rendered": xfail("md-input-codespan-kept", CS_WHY),
-        "mcp-inref:refused": xfail("unresolved-reference-text", INREF_WHY),
     }
 )
 

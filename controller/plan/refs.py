@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -553,14 +553,22 @@ def legacy_problem(found: str, path: str, line: int | None = None) -> Problem:
 
 
 def convert_legacy_tree(value: Any) -> Any:
-    """:func:`convert_legacy` applied to every string of a JSON tree."""
+    """:func:`convert_legacy` applied to every string of a JSON tree. A container with
+    nothing to rewrite is handed on as it is (itself, not a copy): a converter finds a
+    value of the plan in its source by identity (round 116, convert/depth.py)."""
     if isinstance(value, str):
         return convert_legacy(value)
     if isinstance(value, dict):
-        return {key: convert_legacy_tree(item) for key, item in value.items()}
+        mapped = {key: convert_legacy_tree(item) for key, item in value.items()}
+        return value if _same_items(value.values(), mapped.values()) else mapped
     if isinstance(value, list):
-        return [convert_legacy_tree(item) for item in value]
+        items = [convert_legacy_tree(item) for item in value]
+        return value if _same_items(value, items) else items
     return value
+
+
+def _same_items(old: Iterable[Any], new: Iterable[Any]) -> bool:
+    return all(a is b or (isinstance(a, str) and a == b) for a, b in zip(old, new, strict=True))
 
 
 #: What the record shows for a secret's value (secrets.MASK; this module imports no

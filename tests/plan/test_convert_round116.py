@@ -177,3 +177,78 @@ def test_convert_refuses_a_plan_contract_whose_inputs_hold_a_reference(tmp_path:
     (error,) = json.loads(done.stdout.splitlines()[0])["errors"]
     assert (error["code"], error["path"]) == ("E_REF_INVALID", "inputs.r"), error
     assert "write `$$<` in its params" in error["remedy"], error
+
+
+# -- readback-failure-misdiagnosed ------------------------------------------------------------
+
+
+def _deep_args(levels: int) -> str:
+    return json.dumps(_pc()).replace(
+        '"tag": "A"', '"tag": "A", "d": ' + "[" * levels + "]" * levels
+    )
+
+
+@pytest.mark.parametrize("levels", [97, 120, 300])
+def test_a_value_too_deep_for_plan_yml_is_refused_at_its_source_place(levels: int) -> None:
+    """Round 116, readback-failure-misdiagnosed: a value nested past PLAN.yml's 100 levels
+    (under ``actions[0].params``) was "a lone surrogate" with no place (convert), or a line
+    of the converted text (MCP, the daemon); it is refused at the source's location."""
+    failed = _refused(_deep_args(levels))
+    (problem,) = failed.problems
+    assert (problem.code, problem.path) == ("E_CONVERT_UNSUPPORTED", "steps[0].args.d")
+    assert "nested deeper than 100 levels" in problem.message
+    assert "actions[0].params.d" in problem.message
+
+
+def test_a_value_that_fits_plan_yml_converts() -> None:
+    data = convert_text(_deep_args(96), "p.json").data
+    assert data["actions"][0]["params"]["tag"] == "A"
+
+
+def test_a_markdown_input_too_deep_is_refused_at_its_line() -> None:
+    from tests.support.gitenv import EXAMPLES
+
+    text = (EXAMPLES / "formats" / "toon-plan-core.md").read_text()
+    deep = "- d: " + "[" * 120 + "]" * 120 + "\n"
+    source = text.replace("(Optional shared data)\n", "- to: x\n" + deep)
+    assert source != text
+    (problem,) = _refused(source, "PLAN.md").problems
+    assert (problem.code, problem.path) == ("E_CONVERT_UNSUPPORTED", "shared_inputs.d")
+    assert problem.line == source.splitlines().index(deep.rstrip("\n")) + 1
+
+
+def test_every_reader_names_the_depth_at_the_source(tmp_path: Path) -> None:
+    """``plangate convert`` and the daemon's reader (discovery.load_source) give one answer."""
+    from controller.plan.discovery import load_source
+
+    (tmp_path / "p.json").write_text(_deep_args(120))
+    done = run_cli("convert", "p.json", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "E_CONVERT_UNSUPPORTED at steps[0].args.d" in done.stderr, done.stderr
+    assert "lone surrogate" not in done.stderr
+    folder = tmp_path / "plans" / "deep"
+    folder.mkdir(parents=True)
+    (folder / "PLAN.json").write_text(_deep_args(120))
+    (problem,) = load_source(folder / "PLAN.json").problems
+    assert (problem.code, problem.path) == ("E_CONVERT_UNSUPPORTED", "steps[0].args.d")
+
+
+@pytest.mark.parametrize("value", ["a" * 1_100_000, "\u200b" * 200_000])
+def test_a_converted_plan_over_max_plan_bytes_is_sized(tmp_path: Path, value: str) -> None:
+    """Round 116, readback-failure-misdiagnosed: a converted PLAN.yml over
+    limits.max_plan_bytes (escapes grow a raw U+200B from 3 bytes to 6) was "a lone
+    surrogate"; it is E_PLAN_TOO_LARGE with its figures."""
+    source = _pc()
+    source["steps"][0]["args"]["v"] = value
+    (tmp_path / "p.json").write_text(json.dumps(source, ensure_ascii=False), encoding="utf-8")
+    done = run_cli("convert", "p.json", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "E_PLAN_TOO_LARGE" in done.stderr and "1048576" in done.stderr, done.stderr
+    assert "lone surrogate" not in done.stderr
+
+
+def test_a_lone_surrogate_is_still_said_to_be_one(tmp_path: Path) -> None:
+    (tmp_path / "p.json").write_text(json.dumps(_pc()).replace('"A"', '"\\ud800"'))
+    done = run_cli("convert", "p.json", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "lone surrogate" in done.stderr, done.stderr

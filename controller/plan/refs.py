@@ -552,18 +552,19 @@ def legacy_problem(found: str, path: str, line: int | None = None) -> Problem:
     )
 
 
-def convert_legacy_tree(value: Any) -> Any:
-    """:func:`convert_legacy` applied to every string of a JSON tree. A container with
-    nothing to rewrite is handed on as it is (itself, not a copy): a converter finds a
-    value of the plan in its source by identity (round 116, convert/depth.py)."""
+def convert_legacy_tree(value: Any, *, shared: bool = False) -> Any:
+    """:func:`convert_legacy` applied to every string of a JSON tree, into a new tree.
+    ``shared``: a container with nothing to rewrite is handed on as it is, not copied: a
+    converter finds a value of the plan in its source by identity (round 116,
+    convert/depth.py); the plan's readers keep their own copy."""
     if isinstance(value, str):
         return convert_legacy(value)
     if isinstance(value, dict):
-        mapped = {key: convert_legacy_tree(item) for key, item in value.items()}
-        return value if _same_items(value.values(), mapped.values()) else mapped
+        mapped = {key: convert_legacy_tree(item, shared=shared) for key, item in value.items()}
+        return value if shared and _same_items(value.values(), mapped.values()) else mapped
     if isinstance(value, list):
-        items = [convert_legacy_tree(item) for item in value]
-        return value if _same_items(value, items) else items
+        items = [convert_legacy_tree(item, shared=shared) for item in value]
+        return value if shared and _same_items(value, items) else items
     return value
 
 

@@ -354,7 +354,7 @@ def carry_legacy(ctx: Ctx, params: Any, loc: Loc, label: str = "") -> Any:
             line = ctx.lines.get(where) or _nearest_line(ctx, where)
             found = legacy_problem(bad, format_path(where), line)
             ctx.problems.append(replace(found, message=label + found.message))
-    return convert_legacy_tree(params)
+    return convert_legacy_tree(params, shared=True)
 
 
 def _nearest_line(ctx: Ctx, loc: Loc) -> int | None:

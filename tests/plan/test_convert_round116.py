@@ -252,3 +252,31 @@ def test_a_lone_surrogate_is_still_said_to_be_one(tmp_path: Path) -> None:
     done = run_cli("convert", "p.json", cwd=tmp_path)
     assert done.returncode == 1
     assert "lone surrogate" in done.stderr, done.stderr
+
+
+def test_a_nested_actionplan_value_too_deep_is_refused_at_its_source_place() -> None:
+    """A nested plan's PLAN.yml is held to the same limit, at the source's place."""
+    inner = {
+        "plan_version": 1,
+        "title": "c",
+        "steps": [
+            {
+                "step_number": 1,
+                "action": {"type": "rec", "tag": "A", "d": json.loads("[" * 110 + "]" * 110)},
+                "description": "d",
+            }
+        ],
+    }
+    outer = {
+        "plan_version": 1,
+        "title": "t",
+        "steps": [
+            {"step_number": 1, "action": {"type": "nested_plan", "plan": inner}, "description": "d"}
+        ],
+    }
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(json.dumps(outer), "p.json", nested_base="plans/x")
+    (problem,) = caught.value.problems
+    assert problem.code == "E_CONVERT_UNSUPPORTED"
+    assert problem.path.startswith("steps[0].action.plan.steps[0].action.d"), problem
+    assert "nested deeper than 100 levels" in problem.message

@@ -64,8 +64,9 @@ def _convert_text(
     ctx = Ctx(source, lines=dict(parsed.lines), problems=list(parsed.problems))
     fmt = fmt or detect(parsed, source)
     data, children, tree = _convert(parsed, fmt, ctx, nested_base)
-    if not ctx.problems:
-        check_depth(data, tree, ctx)  # round 116: at the source's place, before the text
+    for plan in (data, *(child for _, child in children)):
+        if not ctx.problems:
+            check_depth(plan, tree, ctx)  # round 116: at the source's place, before the text
     ctx.check()
     header = f"Converted by `plangate convert` from {_display(source)} ({fmt}); review it."
     nested = f"Nested plan converted from {_display(source)} ({fmt})."

@@ -170,8 +170,8 @@ def unresolved_problems(
         if _REF_TEXT.search(text) is not None:
             yield Problem(
                 "E_REF_INVALID",
-                f"{text!r}: references are never resolved in {place}, which use the text "
-                "as written; a reviewer would read it as resolved",
+                f"{text!r}: references are never resolved in {place}: the text is used as "
+                "written there, and a reviewer would read it as resolved",
                 f"{prefix}.{format_path(at)}" if prefix else format_path(at),
                 remedy=remedy,
             )

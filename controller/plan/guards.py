@@ -33,6 +33,11 @@ if TYPE_CHECKING:
     from controller.plan.schema import Action, FallbackStep, Guard, PlanDocument
 
 MAX_PATTERN = 1000
+#: What to write instead of reference text in a guard's ``one_of`` or ``matches`` (round 116).
+GUARD_REMEDY = (
+    "a guard compares the resolved param with values as written: write the allowed values "
+    "themselves; to allow the text `$<` write `[$]<` in matches"
+)
 #: Seconds one ``matches`` check may take. A pattern that backtracks catastrophically on a
 #: crafted value (``^(a|aa)+$``) must not stall the controller: it fails closed instead.
 MATCH_TIMEOUT = 0.1
@@ -79,6 +84,10 @@ def _guard_problems(params: dict[str, Any], guard: Guard, where: str) -> Iterato
             "E_SCHEMA_INVALID",
             "a guard needs at least one rule: matches, one_of, min or max",
             where,
+        )
+    for rule in ("one_of", "matches"):  # compared as written, never resolved (round 116)
+        yield from refs.unresolved_problems(
+            getattr(guard, rule), (rule,), "a guard's values", GUARD_REMEDY, prefix=where
         )
     if guard.matches is not None:
         try:

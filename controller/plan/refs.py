@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +35,7 @@ from controller.errors import (
     RefUnknown,
 )
 from controller.plan.hashing import canonical_order, key_order
+from controller.plan.shape import REF_IN_TEXT
 
 ROOTS = ("actions", "inputs", "plan", "approval", "secrets")
 PLAN_FIELDS = ("name", "task", "hash")
@@ -149,6 +150,46 @@ def _invalid(text: str, start: int, why: str) -> RefInvalid:
 def whole_ref(parts: list[Part]) -> Ref | None:
     """The reference when a string is exactly one reference (its value keeps its type)."""
     return parts[0] if len(parts) == 1 and isinstance(parts[0], Ref) else None
+
+
+_REF_TEXT = re.compile(REF_IN_TEXT)
+
+
+def unresolved_problems(
+    value: Any, where: tuple[Segment, ...], place: str, remedy: str, prefix: str = ""
+) -> Iterator[Problem]:
+    """E_REF_INVALID for reference text (``$<`` not written ``$$<``; a malformed one counts)
+    in a value, or a key, that no reference is resolved in: the one rule of every such
+    place. There the text is used as written, so a reviewer would read a reference the tool
+    never gets resolved (round 18: mapping keys and ``expect`` values; round 116,
+    unresolved-reference-text: a plan's static ``inputs`` and a guard's values, where the
+    tool got, or the guard compared, the literal ``$<plan.name>``). ``place`` names the
+    place in the message, ``remedy`` says what to write instead; ``prefix``: the path of
+    ``where``'s owner, already written (``actions[0].guards[1]``)."""
+    for at, text in _strings_and_keys(value, where):
+        if _REF_TEXT.search(text) is not None:
+            yield Problem(
+                "E_REF_INVALID",
+                f"{text!r}: references are never resolved in {place}: the text is used as "
+                "written there, and a reviewer would read it as resolved",
+                f"{prefix}.{format_path(at)}" if prefix else format_path(at),
+                remedy=remedy,
+            )
+
+
+def _strings_and_keys(
+    value: Any, path: tuple[Segment, ...]
+) -> Iterator[tuple[tuple[Segment, ...], str]]:
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str):
+                yield (*path, key), key
+            yield from _strings_and_keys(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings_and_keys(item, (*path, index))
 
 
 def walk_strings(
@@ -511,15 +552,24 @@ def legacy_problem(found: str, path: str, line: int | None = None) -> Problem:
     )
 
 
-def convert_legacy_tree(value: Any) -> Any:
-    """:func:`convert_legacy` applied to every string of a JSON tree."""
+def convert_legacy_tree(value: Any, *, shared: bool = False) -> Any:
+    """:func:`convert_legacy` applied to every string of a JSON tree, into a new tree.
+    ``shared``: a container with nothing to rewrite is handed on as it is, not copied: a
+    converter finds a value of the plan in its source by identity (round 116,
+    convert/depth.py); the plan's readers keep their own copy."""
     if isinstance(value, str):
         return convert_legacy(value)
     if isinstance(value, dict):
-        return {key: convert_legacy_tree(item) for key, item in value.items()}
+        mapped = {key: convert_legacy_tree(item, shared=shared) for key, item in value.items()}
+        return value if shared and _same_items(value.values(), mapped.values()) else mapped
     if isinstance(value, list):
-        return [convert_legacy_tree(item) for item in value]
+        items = [convert_legacy_tree(item, shared=shared) for item in value]
+        return value if shared and _same_items(value, items) else items
     return value
+
+
+def _same_items(old: Iterable[Any], new: Iterable[Any]) -> bool:
+    return all(a is b or (isinstance(a, str) and a == b) for a, b in zip(old, new, strict=True))
 
 
 #: What the record shows for a secret's value (secrets.MASK; this module imports no

@@ -69,6 +69,14 @@ def _references(model: PlanDocument, built: graph.Graph | None) -> Iterator[Prob
             yield from _keys_with_refs(value, where)
     for p_index, pre in enumerate(model.preconditions):
         yield from _keys_with_refs(pre.params, ("preconditions", p_index, "params"))
+    yield from refs.unresolved_problems(model.inputs, ("inputs",), "a plan's inputs", INPUTS_REMEDY)
+
+
+#: What to write instead of reference text in a plan's static ``inputs`` (round 116).
+INPUTS_REMEDY = (
+    "a plan's inputs are static values: write the reference in the action's params "
+    '(`x: "$<plan.name>"`), or, to give a tool the text `$<`, write `$$<` in its params'
+)
 
 
 def _holds_ref(text: str) -> bool:
@@ -204,14 +212,9 @@ def expect_problems(clause: ExpectClause, base: Where) -> Iterator[Problem]:
                 refs.format_path((*at, "path")),
             )
         name, value = item.operator
-        for where, text in refs.walk_strings(value, (*at, name)):
-            if _holds_ref(text):
-                yield Problem(
-                    "E_REF_INVALID",
-                    f"{text!r}: references are not resolved in expect, which compares with "
-                    "the value as written; compare with a literal value",
-                    refs.format_path(where),
-                )
+        yield from refs.unresolved_problems(
+            value, (*at, name), "expect", "compare with a literal value"
+        )
         if name == "matches" and not regexes.is_iregexp(value):
             yield Problem(
                 "E_SCHEMA_INVALID",

@@ -16,6 +16,7 @@ from typing import Any
 
 from controller.errors import ConvertFailed, ConvertUnsupported, Problem, UsageError
 from controller.plan.convert.common import Ctx
+from controller.plan.convert.depth import check_depth
 from controller.plan.convert.source import Source, read_source
 
 FORMATS = ("actionplan", "toon-plan", "plan-contract", "agent-plan", "pte")
@@ -62,7 +63,10 @@ def _convert_text(
     parsed = read_source(text, source)
     ctx = Ctx(source, lines=dict(parsed.lines), problems=list(parsed.problems))
     fmt = fmt or detect(parsed, source)
-    data, children = _convert(parsed, fmt, ctx, nested_base)
+    data, children, tree = _convert(parsed, fmt, ctx, nested_base)
+    for plan in (data, *(child for _, child in children)):
+        if not ctx.problems:
+            check_depth(plan, tree, ctx)  # round 116: at the source's place, before the text
     ctx.check()
     header = f"Converted by `plangate convert` from {_display(source)} ({fmt}); review it."
     nested = f"Nested plan converted from {_display(source)} ({fmt})."
@@ -76,7 +80,9 @@ def _convert_text(
 
 def _convert(
     parsed: Source, fmt: str, ctx: Ctx, nested_base: str | None
-) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
+) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]], Any]:
+    """The PLAN.yml data, its nested plans, and the tree the converter read (the source's
+    data; a markdown plan's records as its reader gives them)."""
     if parsed.syntax == "markdown":
         if fmt != "toon-plan":
             raise ConvertUnsupported(
@@ -84,8 +90,15 @@ def _convert(
             )
         from controller.plan.convert import markdown, toonplan
 
-        return toonplan.convert(markdown.parse(parsed.text, ctx), ctx), []
-    data = parsed.data
+        tree = markdown.parse(parsed.text, ctx)
+        return toonplan.convert(tree, ctx), [], tree
+    data, children = _convert_data(parsed.data, fmt, ctx, nested_base)
+    return data, children, parsed.data
+
+
+def _convert_data(
+    data: Any, fmt: str, ctx: Ctx, nested_base: str | None
+) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
     if fmt == "actionplan":
         from controller.plan.convert import actionplan
 
@@ -168,7 +181,12 @@ def render(data: dict[str, Any], header: str, source: str, verify: bool = True) 
 
 
 def check_reads_back(back: Any, data: dict[str, Any], source: str) -> None:
-    """The written PLAN.yml, read again, must be exactly the converted data."""
+    """The written PLAN.yml, read again, must be exactly the converted data. ``back`` None:
+    the text was not read: for plain JSON data the reader's problems (E_PLAN_TOO_LARGE with
+    its figures) are the answer, never "a lone surrogate" (round 116,
+    readback-failure-misdiagnosed: a plan over limits.max_plan_bytes was called that)."""
+    if back is None and isinstance(_canonical(data), bytes):
+        return  # plain JSON data the reader refused for its own reason: that is the answer
     if back is None or _canonical(back) != _canonical(data):
         raise ConvertFailed(
             [

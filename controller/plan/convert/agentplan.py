@@ -30,6 +30,7 @@ from controller.plan.convert.common import (
     plain_id,
     snake,
 )
+from controller.plan.refs import format_path
 
 FORMAT = "agent-plan"
 # The source's shapes (common.Ctx.fields): every field this converter reads, with its type.
@@ -59,19 +60,34 @@ VALIDATION: Shape = {"description": ANY, "condition": ANY}
 WAITS = ("dom_ready", "idle", "none")
 
 
-def unwrap(data: dict[str, Any]) -> tuple[dict[str, Any], Loc, dict[str, Any]]:
-    """The plan root: the object itself, or ``plan`` / ``plan.plan`` of an API answer."""
+def unwrap(data: dict[str, Any]) -> tuple[dict[str, Any], Loc, list[tuple[Loc, dict[str, Any]]]]:
+    """The plan root: the object itself, or ``plan`` / ``plan.plan`` of an API answer; with
+    what every wrapper level holds beside its ``plan`` (outermost first). Every level is
+    kept: round 116 (agent-outer-overlays-dropped) found only the innermost wrapper's
+    fields read, the outer ``overlays`` of ``{"plan": {"plan": ...}, "overlays": ...}``
+    in no field."""
     loc: Loc = ()
-    outer: dict[str, Any] = {}
+    wrappers: list[tuple[Loc, dict[str, Any]]] = []
     while "steps" not in data and isinstance(data.get("plan"), dict) and len(data) <= 2:
-        outer = {k: v for k, v in data.items() if k != "plan"}
+        wrappers.append((loc, {k: v for k, v in data.items() if k != "plan"}))
         data, loc = data["plan"], (*loc, "plan")
-    return data, loc, outer
+    return data, loc, wrappers
+
+
+def _overlays(ctx: Ctx, data: dict[str, Any], root: Loc, wrappers: list[tuple[Loc, Any]]) -> Any:
+    """The overlays of every level that holds some: one level's as written, several keyed
+    by where each stood (``overlays``, ``plan.overlays``...), never one in place of another."""
+    levels = [(loc, ctx.fields(outer, loc, WRAPPER)) for loc, outer in wrappers]
+    found = {
+        format_path((*loc, "overlays")): fields["overlays"]
+        for loc, fields in [*levels, (root, data)]
+        if fields.get("overlays") is not None
+    }
+    return next(iter(found.values())) if len(found) == 1 else found or None
 
 
 def convert(source: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
-    data, root, outer = unwrap(source)
-    outer = ctx.fields(outer, root[:-1], WRAPPER)
+    data, root, wrappers = unwrap(source)
     data = ctx.fields(data, root, ROOT)
     title = ctx.text(data.get("title"), (*root, "title"))
     description = ctx.text(data.get("description"), (*root, "description"), required=False)
@@ -104,9 +120,9 @@ def convert(source: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     hints = {a["_step_id"]: a.pop("_hints") for a in actions if "_hints" in a}
     if hints:
         metadata["step_metadata"] = hints
-    for key, value in (("overlays", data.get("overlays")), ("overlays", outer.get("overlays"))):
-        if value is not None:
-            metadata[key] = value
+    overlays = _overlays(ctx, data, root, wrappers)
+    if overlays is not None:
+        metadata["overlays"] = overlays
     for action in actions:
         action.pop("_step_id", None)
     return document(

@@ -138,16 +138,22 @@ class Ctx:
         return []
 
     def text(self, value: Any, loc: Loc, *, required: bool = True) -> str:
+        """A required text of the source: the one place its refusal is worded. An empty or
+        blank string is said to be empty, not "expected a string, got a string" (round 116,
+        empty-string-says-got-a-string)."""
         if isinstance(value, str) and value.strip():
             return value
         if value is None and not required:
             return ""
-        self.invalid(
-            loc,
-            "a non-empty string is required"
-            if value is None
-            else f"expected a string, got {_kind(value)}",
-        )
+        name = f"`{loc[-1]}`" if loc and isinstance(loc[-1], str) else "the value"
+        if value is None:
+            message = "a non-empty string is required"
+        elif isinstance(value, str):
+            what = "empty" if not value else f"blank ({len(value)} blank character(s))"
+            message = f"{name} is {what}: a non-empty string is required"
+        else:
+            message = f"expected a string, got {_kind(value)}"
+        self.invalid(loc, message, f"write {name} as a non-empty string")
         return ""
 
     def seconds(self, value: Any, loc: Loc, *, millis: bool) -> float | int | None:
@@ -348,7 +354,7 @@ def carry_legacy(ctx: Ctx, params: Any, loc: Loc, label: str = "") -> Any:
             line = ctx.lines.get(where) or _nearest_line(ctx, where)
             found = legacy_problem(bad, format_path(where), line)
             ctx.problems.append(replace(found, message=label + found.message))
-    return convert_legacy_tree(params)
+    return convert_legacy_tree(params, shared=True)
 
 
 def _nearest_line(ctx: Ctx, loc: Loc) -> int | None:

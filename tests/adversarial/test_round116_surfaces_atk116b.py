@@ -448,15 +448,7 @@ def _frozen(lab: Lab, key: str) -> str:
 
 
 KEYS = list(PATHS)
-MARKUP = [k for k in KEYS if k != "n-plain"]
-
-_CHAT = xfail(
-    "notify-text-chat-markup",
-    "round 116: the notify post's text (a Slack incoming-webhook message, by the docs) writes "
-    "the plan path and a tool's error as they are: <!channel>, <@U..>, <url|label> and "
-    "&lt; act as Slack markup (a mention, a masked link, another path)",
-)
-BROKEN: dict[str, Any] = {f"{k}:notify-text": _CHAT for k in MARKUP}
+BROKEN: dict[str, Any] = {}  # notify-text-chat-markup: fixed (round 116, chat_escaped)
 
 
 # -- notify ------------------------------------------------------------------------------
@@ -590,16 +582,8 @@ def test_api_agrees(lab: Lab, key: str) -> None:
 
 
 # -- run --once and its posts --------------------------------------------------------------
-_EXIT = xfail(
-    "exit-drops-notify-silently",
-    "round 116: run --once (and the daemon on SIGTERM) exits with its posts still queued; "
-    "a healthy endpoint gets a few, no notify_dropped is logged",
-)
-
-
 @pytest.mark.parametrize(
-    "how", cases(["once:awaiting-posts", "sigterm:awaiting-posts"], ["once", "sigterm"],
-                 {"once:awaiting-posts": _EXIT, "sigterm:awaiting-posts": _EXIT})
+    "how", cases(["once:awaiting-posts", "sigterm:awaiting-posts"], ["once", "sigterm"], {})
 )  # fmt: skip
 def test_exit_posts_every_event_or_says_so(lab: Lab, how: str) -> None:
     """A controller that froze N plans (``run --once``; a daemon then stopped by SIGTERM)

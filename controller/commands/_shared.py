@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from controller.display import visible
 
 if TYPE_CHECKING:
-    from controller.errors import Problem
+    from controller.errors import Problem, UsageError
     from controller.git.gitrepo import GitRepo
     from controller.git.history import EventSink, HistoryIndex
     from controller.plan.catalog import Redacting
@@ -225,12 +225,72 @@ def controller_text(text: str) -> str:
     return str(_printing[1].text(text))
 
 
-def plan_paths(paths: Iterable[str]) -> list[Path]:
+def plan_paths(paths: Iterable[str], command: str) -> list[Path]:
     """Each argument as a plan file: a folder means its PLAN.yml (or, in a folder without
-    one, the one plan source the controller would convert: PLAN.json, PLAN.toon, PLAN.md)."""
+    one, the one plan source the controller would convert: PLAN.json, PLAN.toon, PLAN.md).
+    A plan the branch holds but this working tree lacks is refused as :func:`left_out` says
+    (``command``: the reader asked, its remedy's last step)."""
+    return [plan_path(p, command) for p in paths]
+
+
+def plan_path(path: str, command: str) -> Path:
+    """One argument as a plan file (:func:`plan_paths`)."""
+    import os
+
     from controller.plan.plans import plan_file_in
 
-    return [plan_file_in(Path(p)) for p in paths]
+    plan_file = plan_file_in(Path(path))
+    if not os.path.lexists(plan_file) or plan_file.is_dir():  # a folder without its file
+        held = left_out(plan_file, None, f"then run `plangate {command}` again")
+        if held is not None:
+            raise held
+    return plan_file
+
+
+def left_out(plan_file: Path, watched: Path | None, then: str) -> UsageError | None:
+    """The error for a plan file not in the working tree that the branch holds (a sparse
+    checkout left it out, or it was deleted and not committed), else None: one diagnosis for
+    every command (round 90: ``approve`` said it had no PLAN.yml; round 116,
+    sparse-absent-plan-misdiagnosed: ``show``/``validate``/``hash``/``freeze --check`` said
+    "no such plan file" of a plan ``status`` listed). ``then``: the remedy's last step, in
+    the command's own words (round 116, refusal-text-wrong-verb). Where git refuses the
+    config's repository (another user owns it), that (round 111)."""
+    import os
+
+    from controller.errors import PlangateError, UsageError
+    from controller.git.gitrepo import GitRepo
+    from controller.git.guard import owned_here
+    from controller.plan.names import PLAN_FILES
+
+    if watched is not None and watched.is_dir():
+        owned_here(watched)
+    try:
+        absolute = Path(os.path.abspath(plan_file))
+        repo = GitRepo.containing(next(p for p in absolute.parents if p.is_dir()))
+        named = absolute.relative_to(repo.path.resolve()).as_posix()
+        names = (
+            (named,) if absolute.name in PLAN_FILES else tuple(f"{named}/{n}" for n in PLAN_FILES)
+        )
+        rel = next((n for n in names if repo.read_file("HEAD", n) is not None), "")
+        sparse = bool(rel) and repo.hiding_bit(rel) == "skip-worktree"
+    except (PlangateError, ValueError, OSError):
+        return None
+    if not rel:
+        return None
+    if sparse:  # `git checkout HEAD -- <file>` answers "did not match any file(s)" there
+        folder = rel.rpartition("/")[0] or "."
+        return UsageError(
+            f"{rel} is on the branch but not in this working tree: a sparse checkout left it out",
+            remedy=f"bring it in first (`git sparse-checkout add {folder}`, or `git "
+            f"sparse-checkout disable`; `git show HEAD:{rel}` prints it), {then}",
+            quotes=(rel,),
+        )
+    return UsageError(
+        f"{rel} is on the branch but not in this working tree (it was deleted)",
+        remedy=f"check it out first (`git checkout HEAD -- {rel}`; `git show HEAD:{rel}` "
+        f"prints it), {then}",
+        quotes=(rel,),
+    )
 
 
 def print_problems(source: Path, problems: list[Problem]) -> None:

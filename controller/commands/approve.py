@@ -43,37 +43,17 @@ def approve(
     )
 
 
-def _not_there(path: str, plan_file: Path, watched: Path | None = None) -> UsageError:
-    """The error for a plan file not in the working tree: when the branch holds it (a sparse
-    checkout left it out, or it was deleted and not committed), that, never "no PLAN.yml"
-    (round 90: ``approve`` of a frozen plan a sparse checkout left out said it had none);
-    when git refuses the config's repository (another user owns it), that (round 111)."""
-    from controller.git.gitrepo import GitRepo
-    from controller.git.guard import owned_here
-    from controller.plan.names import PLAN_FILES
+def _not_there(
+    path: str, plan_file: Path, watched: Path | None = None, verb: str = "approve"
+) -> UsageError:
+    """The error for a plan file not in the working tree: the branch's copy left out
+    (:func:`~controller.commands._shared.left_out`, its remedy ending in ``verb``: round 116,
+    refusal-text-wrong-verb), else "no PLAN.yml"."""
+    from controller.commands._shared import left_out
 
-    if watched is not None and watched.is_dir():
-        owned_here(watched)
-
-    try:
-        absolute = Path(os.path.abspath(plan_file))
-        repo = GitRepo.containing(next(p for p in absolute.parents if p.is_dir()))
-        named = absolute.relative_to(repo.path.resolve()).as_posix()
-        names = (
-            (named,) if absolute.name in PLAN_FILES else tuple(f"{named}/{n}" for n in PLAN_FILES)
-        )
-        rel = next((n for n in names if repo.read_file("HEAD", n) is not None), "")
-        held = bool(rel)
-    except (PlangateError, ValueError, OSError):
-        held = False
-    if held:
-        return UsageError(
-            f"{rel} is on the branch but not in this working tree (a sparse checkout left it "
-            "out, or it was deleted)",
-            remedy=f"check it out first (`git checkout HEAD -- {rel}`, or `git sparse-checkout "
-            "disable`), read it, then approve",
-            quotes=(rel,),
-        )
+    held = left_out(plan_file, watched, f"read it, then {verb}")
+    if held is not None:
+        return held
     return UsageError(f"{path}: no PLAN.yml there", remedy="give a plan folder or its PLAN.yml")
 
 
@@ -94,7 +74,7 @@ def commit_trailer(path: str, *, note: str | None) -> int:
     if committed is None or head is None:
         raise UsageError(f"{rel} is not committed", remedy="commit the plan first")
     text = committed.decode("utf-8")
-    _refuse_uncommitted(text, _on_disk(repo, plan_file, rel, committed), rel)
+    _refuse_uncommitted(repo, text, _on_disk(repo, plan_file, rel, committed), rel, "approve")
     loaded = plans.validate_text(text, Path(rel))
     if loaded.status not in ("pending_approval", "approved"):
         raise IllegalTransition(
@@ -134,6 +114,7 @@ def commit_status(
     config_path: str | None = None,
     force: bool = False,
 ) -> int:
+    from controller.approval.precheck import VERBS
     from controller.commands._shared import optional_config
     from controller.git import sharedwrite
     from controller.git.gitrepo import GitRepo
@@ -146,7 +127,9 @@ def commit_status(
         config.repo if config is not None else None,
     )
     if not plan_file.is_file():
-        raise _not_there(path, plan_file, config.repo if config is not None else None)
+        raise _not_there(
+            path, plan_file, config.repo if config is not None else None, VERBS[status]
+        )
     repo = GitRepo.containing(plan_file.parent)
     rel = plan_file.relative_to(repo.path.resolve()).as_posix()
     branch = repo.current_branch()
@@ -171,7 +154,7 @@ def commit_status(
                 remedy="review the new version (plangate show) and run the command again",
             )
         on_disk = _on_disk(repo, plan_file, rel, committed)
-        _refuse_uncommitted(text, on_disk, rel)
+        _refuse_uncommitted(repo, text, on_disk, rel, VERBS[status])
         if config is not None and not force:
             # the status the controller holds: a withdrawal it ignored (its author was not
             # entitled) leaves the plan where it was (round 28: approve refused a plan the
@@ -239,7 +222,6 @@ def named_plan_file(path: str, plans_dir: str = "plans", watched: Path | None = 
     or for a claim or a twin folder at any level under ``plans_dir`` (round 76: ``reject
     plans/F`` beside ``plans/f`` committed into a plan every reader holds
     E_PLAN_AMBIGUOUS)."""
-    import os
 
     from controller.errors import UnsafePath
     from controller.plan import plans
@@ -338,7 +320,12 @@ def _on_disk(repo: GitRepo, plan_file: Path, rel: str, committed: bytes) -> str:
     return repo.as_git_compares(rel, raw, committed).decode("utf-8", "replace")
 
 
-def _refuse_uncommitted(committed: str, on_disk: str, rel: str) -> None:
+def _refuse_uncommitted(repo: GitRepo, committed: str, on_disk: str, rel: str, verb: str) -> None:
+    """Refuse a file that differs from its commit, in the words of the command asked (round
+    116, refusal-text-wrong-verb: ``reject`` answered "approving would not cover what you
+    see"); an edit an index bit hides from ``git status`` names the bit and how to clear it
+    (round 116, hidden-index-bit-remedy-unworkable: "commit or discard the edits" could not
+    be followed where git status is clean and ``git checkout --`` leaves the file)."""
     from controller.plan import yamlio
 
     def core(text: str) -> str:
@@ -347,11 +334,27 @@ def _refuse_uncommitted(committed: str, on_disk: str, rel: str) -> None:
         except PlangateError:
             return text
 
-    if core(committed) != core(on_disk):
+    if core(committed) == core(on_disk):
+        return
+    doing = GERUNDS[verb]
+    bit = repo.hiding_bit(rel)
+    if bit is not None:
         raise UsageError(
-            f"{rel} has uncommitted edits; approving would not cover what you see",
-            remedy="commit or discard the edits first, then run the command again",
+            f"{rel} has uncommitted edits that `git status` does not show: its index entry is "
+            f"marked {bit}; {doing} would not cover what you see",
+            remedy=f"clear the bit (`git update-index --no-{bit} -- {rel}`), then commit or "
+            f"discard the edits (`git checkout -- {rel}`), then {verb} again",
+            quotes=(rel,),
         )
+    raise UsageError(
+        f"{rel} has uncommitted edits; {doing} would not cover what you see",
+        remedy=f"commit or discard the edits first (`git checkout -- {rel}`), then {verb} again",
+        quotes=(rel,),
+    )
+
+
+#: each command's own word for what it does (its refusals speak of it, never of approving)
+GERUNDS = {"approve": "approving", "reject": "rejecting", "abort": "aborting"}
 
 
 def _check_transition(

@@ -35,7 +35,7 @@ def freeze(paths: list[str], check: bool = False, config_path: str | None = None
 
     config = optional_config(config_path)
     exit_code = 0
-    for path in plan_paths(paths):
+    for path in plan_paths(paths, "freeze --check" if check else "freeze"):
         stored = as_git_stores(path, config)  # as git would store it (round 80)
         if path.name in SOURCE_FILES:
             exit_code |= _source(path, config, stored)

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 
 def hash_plan(path: str) -> int:
-    from controller.commands._shared import as_git_stores, print_problems
+    from controller.commands._shared import as_git_stores, plan_path, print_problems
     from controller.plan.names import SOURCE_FILES
-    from controller.plan.plans import non_json_problems, plan_file_in, read_plan
+    from controller.plan.plans import non_json_problems, read_plan
 
-    plan_file = plan_file_in(Path(path))
+    plan_file = plan_path(path, "hash")
     stored = as_git_stores(plan_file, None)  # as git would store it (round 80)
     if plan_file.name in SOURCE_FILES:  # as the daemon reads it: converted (round 113)
         from controller.plan.discovery import load_source

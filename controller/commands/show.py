@@ -25,13 +25,14 @@ def show(
         as_git_stores,
         catalog_redactor,
         optional_config,
+        plan_path,
         print_problems,
     )
     from controller.errors import PlanInvalid
     from controller.plan import rendering
-    from controller.plan.plans import load_plan, plan_file_in
+    from controller.plan.plans import load_plan
 
-    plan_file = plan_file_in(Path(path))
+    plan_file = plan_path(path, "show")
     config = optional_config(config_path)
     stored = as_git_stores(plan_file, config)  # as git would store it (round 80)
     plan = load_plan(plan_file, config, data=stored)

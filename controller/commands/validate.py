@@ -22,7 +22,7 @@ def validate(paths: list[str], as_json: bool = False, config_path: str | None = 
 
     config = optional_config(config_path)
     exit_code = 0
-    for path in plan_paths(paths):
+    for path in plan_paths(paths, "validate"):
         data = as_git_stores(path, config)  # as git would store it (round 80)
         plan = (
             load_source(path, config, data=data)

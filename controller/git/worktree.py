@@ -107,6 +107,20 @@ class WorkTree(Objects):
     #: on the first write): :meth:`holds_own_checkout`.
     _checkouts: dict[str, tuple[str, bytes]] | None = None
 
+    def hiding_bit(self, path: str) -> str | None:
+        """``"assume-unchanged"`` or ``"skip-worktree"`` when ``path``'s index entry carries
+        that bit (``git status`` then shows no edit of it, and ``git checkout --`` leaves it:
+        round 116, hidden-index-bit-remedy-unworkable), else None (``git ls-files -v``: a
+        lowercase tag is assume-unchanged, ``S`` skip-worktree)."""
+        got = self.run_raw("--no-optional-locks", "--literal-pathspecs", "ls-files", "-v", "-z",
+                           "--", path)  # fmt: skip
+        tag = got.stdout[:1].decode("ascii", "replace") if got.returncode == 0 else ""
+        if tag == "S" or tag == "s":
+            return "skip-worktree"
+        if tag.islower():
+            return "assume-unchanged"
+        return None
+
     @contextlib.contextmanager
     def remembering_conversions(self, paths: Sequence[str] = ()) -> Iterator[None]:
         """Within: a path's conversion is asked of git once, and the first question asks for

@@ -236,6 +236,7 @@ class ControllerCore:
         self._sources = SourceFinder(config.plans_dir, canon=self._held_id)
         self.last_error: str | None = None
         self._notifier: Any = None
+        self._retired_notifiers: list[Any] = []  # a reload's old URLs, drained at exit
         #: Why the last status() could not read history (it then shows the index as it was).
         self.status_error: PlangateError | None = None
         self.log = _log()
@@ -1036,15 +1037,19 @@ class ControllerCore:
         from controller.service.notify import Notifier
 
         if self._notifier is None or self._notifier.settings != self.config.notify:
-            if self._notifier is not None:
-                self._notifier.close(timeout=0)
+            if self._notifier is not None:  # its queued posts still go (drained at exit)
+                self._notifier.finish()
+                self._retired_notifiers.append(self._notifier)
             config = self.config
             self._notifier = Notifier(config.notify, lambda text: redact_text(config, text))
         return self._notifier
 
     def close(self) -> None:
-        if self._notifier is not None:
-            self._notifier.close()
+        notifiers = [*self._retired_notifiers, *([self._notifier] if self._notifier else [])]
+        if notifiers:  # queued posts go out (bounded) or are logged dropped: round 116
+            from controller.service.notify import close_all
+
+            close_all(notifiers)
         if self._index is not None:
             self._index.close()
         if self._repo is not None:

@@ -10,7 +10,12 @@ gate), ``partial`` (some approvals are in, more are needed), ``refuse``, ``start
      "text": "plangate: plans/x has 1 of 3 approvals; still needs 1 more from ops, ..."}
 
 ``text`` makes the same body a valid Slack (and Mattermost, Teams-compatible) incoming-webhook
-message. Every string is written as the controller's own record writes it (round 66): the
+message, escaped as Slack's message format asks (``&``, ``<``, ``>`` as ``&amp;``, ``&lt;``,
+``&gt;``: round 116, notify-text-chat-markup): a plan path, a tool's error or an author's
+expected value written as ``<!channel>``, ``<@U..>`` or ``<url|label>`` shows as typed,
+never a mention or a link; ``plan`` and ``message`` stay the raw JSON strings.
+
+Every string is written as the controller's own record writes it (round 66): the
 plan's path as written (the author's text, as every reader names it), the message in the
 outcome commit's ``recorded`` form (the author's text it quotes as written, the rest
 redacted), every other value redacted, and ``text`` built from those, never redacted again
@@ -22,6 +27,12 @@ bounded queue per URL, and one daemon thread per URL posts it, retrying a failur
 connection error, a timeout or a 5xx/429 answer) with exponential backoff (1 s, 2 s, 4 s, ...
 at most 60 s). A full queue (an endpoint down for long) drops the newest message and logs
 ``notify_dropped``; a message that fails every try is logged ``notify_failed``.
+
+A controller that exits (``run --once`` ends, the daemon is stopped by SIGTERM) first lets
+each URL's thread post what is queued, every URL at once, for at most :data:`DRAIN_SECONDS`
+in all (round 116, exit-drops-notify-silently: the threads died with the process, and a
+healthy endpoint answering in 0.5 s got 1 of 12 posts, nothing logged). A post still queued
+or in flight then is logged ``notify_dropped`` with its plan and event.
 """
 
 from __future__ import annotations
@@ -32,6 +43,7 @@ import os
 import queue
 import socket
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -43,6 +55,9 @@ from controller.settings import NotifySettings
 
 QUEUE_SIZE = 1000
 MAX_BACKOFF = 60.0
+#: Seconds an exiting controller gives its queued posts, every URL at once (SIGTERM's stop
+#: stays bounded: what is left then is logged ``notify_dropped``).
+DRAIN_SECONDS = 10.0
 #: The controller's commit events, and the notification each one is.
 EVENTS = {
     "await-approval": "awaiting-approval",
@@ -118,7 +133,8 @@ class Notifier:
         body: dict[str, Any] = {"event": event, "plan": plan, **values, "text": "plangate: " + text}
         # cut as the journal cuts a message (a tool's 1 MB error is no notification: the chat
         # or pager endpoint would refuse it, or post it whole); redacted before the cut
-        return {k: shorten(v, MESSAGE_CHARS) if isinstance(v, str) else v for k, v in body.items()}
+        body = {k: shorten(v, MESSAGE_CHARS) if isinstance(v, str) else v for k, v in body.items()}
+        return {**body, "text": chat_escaped(body["text"])}
 
     def _shown(self, key: str, value: Any, quotes: Sequence[str]) -> Any:
         if not isinstance(value, str):
@@ -127,12 +143,38 @@ class Notifier:
             return redacted_around(value, quotes, self.redact)
         return self.redact(value)
 
-    def close(self, timeout: float = 2.0) -> None:
-        """Stop the senders (messages still queued after ``timeout`` are dropped)."""
+    def finish(self) -> None:
+        """Take no more posts; each URL's thread posts what is queued, then ends (a reload's
+        old URLs: :func:`close_all` waits for them at exit)."""
         for sender in self._senders:
-            sender.stop()
-        for sender in self._senders:
-            sender.join(timeout)
+            sender.finish()
+
+    def close(self, timeout: float = DRAIN_SECONDS) -> None:
+        """Post what is queued for at most ``timeout`` seconds (:func:`close_all`)."""
+        close_all([self], timeout)
+
+
+def close_all(notifiers: Sequence[Notifier], timeout: float = DRAIN_SECONDS) -> None:
+    """Drain every URL's queue at once for at most ``timeout`` seconds in all, then log each
+    post not delivered ``notify_dropped`` with its plan and event (round 116,
+    exit-drops-notify-silently: posts still queued at exit were lost without a word)."""
+    deadline = time.monotonic() + timeout
+    senders = [sender for notifier in notifiers for sender in notifier._senders]
+    for sender in senders:
+        sender.finish()
+    for sender in senders:
+        sender.join(max(0.0, deadline - time.monotonic()))
+    for sender in senders:
+        sender.abandon()
+
+
+def chat_escaped(text: str) -> str:
+    """``text`` in Slack's message format: ``&``, ``<`` and ``>`` as entities, so nothing
+    from git or a tool (a folder ``n<!channel>``, stderr ``<https://x|approved>``) is a
+    mention or a link (round 116, notify-text-chat-markup). CommonMark readers (Mattermost,
+    Teams) decode the same entities, so they show the characters too. Escaped after the cut:
+    a cut never splits an entity."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 class _Sender:
@@ -145,13 +187,23 @@ class _Sender:
         self.stopping = threading.Event()
         self.thread: threading.Thread | None = None
         self.lock = threading.Lock()
+        self.posting: dict[str, Any] | None = None  # the post in flight, if any
 
     def put(self, body: dict[str, Any]) -> None:
         self._start()
         try:
             self.queue.put_nowait(body)
         except queue.Full:
-            _log().warning("notify_dropped", url=_safe(self.url), notice=body.get("event"))
+            self._dropped(body, "the queue is full")
+
+    def _dropped(self, body: dict[str, Any], why: str) -> None:
+        _log().warning(
+            "notify_dropped",
+            url=_safe(self.url),
+            notice=body.get("event"),
+            plan=body.get("plan"),
+            reason=why,
+        )
 
     def _start(self) -> None:
         with self.lock:
@@ -159,8 +211,8 @@ class _Sender:
                 self.thread = threading.Thread(target=self._run, name="notify", daemon=True)
                 self.thread.start()
 
-    def stop(self) -> None:
-        self.stopping.set()
+    def finish(self) -> None:
+        """The end mark after what is queued: the thread posts it all, then ends."""
         if self.thread is not None:
             with contextlib.suppress(queue.Full):
                 self.queue.put_nowait(None)
@@ -169,15 +221,42 @@ class _Sender:
         if self.thread is not None:
             self.thread.join(timeout)
 
+    def abandon(self) -> None:
+        """Past the drain's time: cut any retry's wait, take what is still queued and log
+        each post ``notify_dropped`` (the one in flight too: it may not arrive)."""
+        self.stopping.set()
+        if self.thread is None or not self.thread.is_alive():
+            return
+        while True:
+            try:
+                body = self.queue.get_nowait()
+            except queue.Empty:
+                break
+            if body is not None:
+                self._dropped(body, "still queued when the controller exited")
+        posting = self.posting
+        if posting is not None:
+            self._dropped(posting, "in flight when the controller exited; it may not arrive")
+        with contextlib.suppress(queue.Full):
+            self.queue.put_nowait(None)  # the thread ends after its post in flight
+
     def _run(self) -> None:
-        while not self.stopping.is_set():
+        while True:
             body = self.queue.get()
             if body is None:
                 return
+            if self.stopping.is_set():  # past the drain's time (:meth:`abandon`)
+                self._dropped(body, "still queued when the controller exited")
+                continue
+            self.posting = body
             try:
                 self._deliver(body)
             except Exception as exc:  # one bad message must not end the sender
-                _log().warning("notify_failed", url=_safe(self.url), error=repr(exc))
+                _log().warning(
+                    "notify_failed", url=_safe(self.url), plan=body.get("plan"), error=repr(exc)
+                )
+            finally:
+                self.posting = None
 
     def _deliver(self, body: dict[str, Any]) -> None:
         settings = self.owner.settings
@@ -191,7 +270,13 @@ class _Sender:
                 return
             if not retry:
                 break
-        _log().warning("notify_failed", url=_safe(self.url), notice=body.get("event"), error=error)
+        _log().warning(
+            "notify_failed",
+            url=_safe(self.url),
+            notice=body.get("event"),
+            plan=body.get("plan"),
+            error=error,
+        )
 
     def _delay(self, attempt: int) -> float:
         return float(min(self.owner.backoff * 2 ** (attempt - 1), MAX_BACKOFF))

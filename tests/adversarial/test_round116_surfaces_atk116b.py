@@ -111,7 +111,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, MALLORY, Lab, cases, clone_audit_got, plan_text, until, xfail
+from advkit import AGENT, ALICE, MALLORY, Lab, cases, clone_audit_got, plan_text, until
 from mcpkit import answers
 from oraclekit import listening, notify_receiver, page_text
 from test_round2_execution_kit import shared
@@ -448,15 +448,7 @@ def _frozen(lab: Lab, key: str) -> str:
 
 
 KEYS = list(PATHS)
-MARKUP = [k for k in KEYS if k != "n-plain"]
-
-_CHAT = xfail(
-    "notify-text-chat-markup",
-    "round 116: the notify post's text (a Slack incoming-webhook message, by the docs) writes "
-    "the plan path and a tool's error as they are: <!channel>, <@U..>, <url|label> and "
-    "&lt; act as Slack markup (a mention, a masked link, another path)",
-)
-BROKEN: dict[str, Any] = {f"{k}:notify-text": _CHAT for k in MARKUP}
+BROKEN: dict[str, Any] = {}  # notify-text-chat-markup: fixed (round 116, chat_escaped)
 
 
 # -- notify ------------------------------------------------------------------------------
@@ -590,16 +582,8 @@ def test_api_agrees(lab: Lab, key: str) -> None:
 
 
 # -- run --once and its posts --------------------------------------------------------------
-_EXIT = xfail(
-    "exit-drops-notify-silently",
-    "round 116: run --once (and the daemon on SIGTERM) exits with its posts still queued; "
-    "a healthy endpoint gets a few, no notify_dropped is logged",
-)
-
-
 @pytest.mark.parametrize(
-    "how", cases(["once:awaiting-posts", "sigterm:awaiting-posts"], ["once", "sigterm"],
-                 {"once:awaiting-posts": _EXIT, "sigterm:awaiting-posts": _EXIT})
+    "how", cases(["once:awaiting-posts", "sigterm:awaiting-posts"], ["once", "sigterm"], {})
 )  # fmt: skip
 def test_exit_posts_every_event_or_says_so(lab: Lab, how: str) -> None:
     """A controller that froze N plans (``run --once``; a daemon then stopped by SIGTERM)
@@ -720,18 +704,11 @@ def test_forged_state_mcp_log(lab: Lab, key: str) -> None:
 
 
 # -- a sparse checkout ----------------------------------------------------------------------
-_SPARSE_MISSING = xfail(
-    "sparse-absent-plan-misdiagnosed",
-    "round 116: show/validate/hash/freeze of a plan the sparse checkout left out answer "
-    "E_USAGE 'no such plan file', remedy 'give a PLAN.yml path', while status lists it "
-    "pending and approve names the sparse checkout",
-)
 READERS = ["show", "show-file", "show-json", "show-config", "validate", "hash", "freeze-check"]
 
 
 @pytest.mark.parametrize(
-    "key", cases([f"sparse:{k}" for k in READERS], READERS, {f"sparse:{k}": _SPARSE_MISSING
-                                                            for k in READERS})
+    "key", cases([f"sparse:{k}" for k in READERS], READERS, {})
 )  # fmt: skip
 def test_sparse_reader_names_the_cause(lab: Lab, key: str) -> None:
     """A reader asked for a plan that is on the branch (``status`` lists it) but that the
@@ -749,17 +726,10 @@ def test_sparse_reader_names_the_cause(lab: Lab, key: str) -> None:
 
 
 WRITERS = ["approve", "reject", "abort"]
-_VERB = xfail(
-    "refusal-text-wrong-verb",
-    "round 116: reject/abort of a plan the sparse checkout left out (or with uncommitted "
-    "edits) answer approve's text: 'read it, then approve', 'approving would not cover what "
-    "you see', for a reviewer who asked to reject or abort",
-)
 
 
 @pytest.mark.parametrize(
-    "key", cases([f"sparse:{k}" for k in WRITERS], WRITERS,
-                 {"sparse:reject": _VERB, "sparse:abort": _VERB})
+    "key", cases([f"sparse:{k}" for k in WRITERS], WRITERS, {})
 )  # fmt: skip
 def test_sparse_writer_refuses_and_names_its_own_verb(lab: Lab, key: str) -> None:
     """``approve``/``reject``/``abort`` of the plan the sparse checkout left out commit
@@ -812,17 +782,8 @@ def test_bits_approve_refused(lab: Lab, key: str) -> None:
     assert row["status"] == "pending_approval" and row["hash"] in b["heads"][key], row
 
 
-_BITS = xfail(
-    "hidden-index-bit-remedy-unworkable",
-    "round 116: approve refuses 'has uncommitted edits', remedy 'commit or discard the edits "
-    "first', while git status shows nothing and git checkout -- does not restore the file: "
-    "the agent's --assume-unchanged / --skip-worktree bit is never named",
-)
-
-
 @pytest.mark.parametrize(
-    "key", cases([f"bits:{k}-approve-remedy" for k in BK], BK,
-                 {f"bits:{k}-approve-remedy": _BITS for k in BK})
+    "key", cases([f"bits:{k}-approve-remedy" for k in BK], BK, {})
 )  # fmt: skip
 def test_bits_approve_remedy_names_the_bit(lab: Lab, key: str) -> None:
     """The refusal's remedy works where ``git status`` is clean: it names the index bit
@@ -833,8 +794,7 @@ def test_bits_approve_remedy_names_the_bit(lab: Lab, key: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "verb", cases([f"dirty:{v}" for v in WRITERS], WRITERS,
-                  {"dirty:reject": _VERB, "dirty:abort": _VERB})
+    "verb", cases([f"dirty:{v}" for v in WRITERS], WRITERS, {})
 )  # fmt: skip
 def test_dirty_refusal_names_its_own_verb(lab: Lab, verb: str) -> None:
     """``approve``/``reject``/``abort`` of a plan file with an uncommitted edit refuse it

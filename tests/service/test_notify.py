@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -14,6 +15,7 @@ from controller import settings
 from controller.service.notify import Notifier
 from controller.service.reconcile import Controller
 from tests.support.daemonkit import wait_until
+from tests.support.gitenv import run_cli
 from tests.support.gitkit import AGENT, approve, commit_all, head_plan, write_plan
 
 
@@ -26,6 +28,7 @@ class Hook:
         self.tries = 0
         self.release = threading.Event()
         self.release.set()
+        self.delay = 0.0  # seconds each answer takes (a healthy, slow endpoint)
         hook = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -33,6 +36,7 @@ class Hook:
                 length = int(self.headers["Content-Length"])
                 body = json.loads(self.rfile.read(length))
                 hook.release.wait(30)
+                time.sleep(hook.delay)
                 hook.tries += 1
                 code = hook.answers.pop(0) if hook.answers else 200
                 if code == 200:
@@ -123,6 +127,26 @@ def test_a_post_quotes_the_authors_text_as_the_record_does_and_redacts_the_rest(
     assert sender.body("fail", "plans/x", message=message)["message"].count("***") == 2
 
 
+def test_the_text_is_escaped_as_slack_reads_it_and_the_fields_stay_raw() -> None:
+    """Round 116, notify-text-chat-markup: ``text`` wrote a plan folder ``n<!channel>``, a
+    tool's stderr ``<https://evil.example|approved>`` and an entity ``&lt;b&gt;`` as they
+    are, so Slack pinged the channel, showed a masked link and another path. Every ``&``,
+    ``<``, ``>`` of ``text`` is an entity (Slack shows the characters, acts on none); the
+    ``plan`` and ``message`` fields keep the raw strings."""
+    import re
+
+    sender = notifier("http://127.0.0.1:9/hook")
+    plan = "plans/n<!channel>&lt;b&gt;"
+    error = "see <https://evil.example/approve|plans/prod rollback approved> <@U024BE7LH>"
+    body = sender.body("fail", plan, message=error, by="<!here>")
+    assert (body["plan"], body["message"]) == (plan, error)
+    assert not re.search(r"[<>]|&(?!amp;|lt;|gt;)", body["text"]), body["text"]
+    shown = body["text"].replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    assert shown == f"plangate: {plan} failed: {error}"
+    waiting = sender.body("awaiting-approval", plan, needs="1 from <!subteam^S0123>")
+    assert "&lt;!subteam^S0123&gt;" in waiting["text"] and "<" not in waiting["text"]
+
+
 def test_a_client_error_is_not_retried_and_retries_end() -> None:
     with hook([404, 500, 500, 500]) as endpoint:
         sender = notifier(endpoint.url, retries=2)
@@ -143,14 +167,17 @@ def test_only_the_configured_events_are_posted() -> None:
     assert endpoint.events() == ["complete"]
 
 
-def config(repo: Path, url: str) -> settings.Config:
-    data = {
+def config_data(repo: Path, url: str) -> dict[str, Any]:
+    return {
         "repo": str(repo),
         "approval": {"approvers": ["alice@example.com"]},
         "tools": {"greet": {"kind": "echo", "risk": "low"}},
         "notify": [url],
     }
-    return settings.config_from_data(data, repo.parent / "plangate.yml")
+
+
+def config(repo: Path, url: str) -> settings.Config:
+    return settings.config_from_data(config_data(repo, url), repo.parent / "plangate.yml")
 
 
 def test_the_controller_posts_its_events_and_a_stuck_endpoint_never_holds_it_up(
@@ -237,3 +264,43 @@ def test_a_trickled_answer_is_cut_at_the_timeout() -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_run_once_posts_every_queued_event_before_it_exits(repo: Path) -> None:
+    """Round 116, exit-drops-notify-silently: ``run --once`` froze 12 plans and exited with
+    its posts still queued; an endpoint answering each in 0.5 s got 1, nothing was logged.
+    The exiting controller drains the queue (bounded, DRAIN_SECONDS): every post has
+    arrived when the process has exited."""
+    plans = 8
+    with hook() as endpoint:
+        endpoint.delay = 0.3
+        for i in range(plans):
+            write_plan(repo, f"p{i}")
+        commit_all(repo, "agent: plans", AGENT)
+        path = repo.parent / "plangate.yml"
+        path.write_text(json.dumps(config_data(repo, endpoint.url)))
+        done = run_cli("run", "--once", "--config", str(path), cwd=repo)
+        assert done.returncode == 0, done.stderr[-2000:]
+        arrived = sorted(b["plan"] for b in endpoint.bodies)
+    assert arrived == sorted(f"plans/p{i}" for i in range(plans)), done.stderr[-2000:]
+    assert "notify_dropped" not in done.stderr
+
+
+def test_posts_left_at_the_drain_bound_are_logged_with_their_plan_and_event() -> None:
+    """An endpoint that does not answer within the drain's time: close() returns at the
+    bound, and each post not delivered (queued, or in flight) is logged ``notify_dropped``
+    naming its plan and event, never lost in silence (round 116)."""
+    import structlog
+
+    with hook() as endpoint:
+        endpoint.release.clear()  # the endpoint accepts, then hangs
+        sender = notifier(endpoint.url, timeout=30)
+        for name in ("a", "b", "c"):
+            sender.send("awaiting-approval", f"plans/{name}")
+        wait_until(lambda: endpoint.tries == 0 and sender._senders[0].posting, 10, "in flight")
+        began = time.monotonic()
+        with structlog.testing.capture_logs() as events:
+            sender.close(timeout=0.5)
+        assert time.monotonic() - began < 5
+    dropped = [(e["plan"], e["notice"]) for e in events if e["event"] == "notify_dropped"]
+    assert sorted(dropped) == [(f"plans/{n}", "awaiting-approval") for n in "abc"], events

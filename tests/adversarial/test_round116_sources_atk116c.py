@@ -153,7 +153,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, cases, load_yaml, plan_text, xfail
+from advkit import ALICE, Lab, cases, load_yaml, plan_text
 from mcpkit import answers
 from sourcekit import approve_file, md
 from test_round2_execution_kit import shared

@@ -736,7 +736,9 @@ class Committing(ControllerCore):
                 on_commit(sha)
             if self.config.remote is None:
                 write = partial(self.repo.write_worktree, modes=modes)
-                lagging = worktree and not self._write_tree(write, files)
+                lagging = worktree and not (
+                    self._checkout_follows(sha, files) and self._write_tree(write, files)
+                )
                 if before_index is not None:
                     before_index()
                 if worktree and not lagging:
@@ -796,6 +798,26 @@ class Committing(ControllerCore):
             self.log.error("worktree_not_written", files=sorted(files), error=str(exc))
             self._tree_lags = True
             return False
+
+    def _checkout_follows(self, sha: str, files: dict[str, bytes | None]) -> bool:
+        """Is the shared checkout on the watched branch at ``sha``, the commit just made
+        (asked under the ``index.lock`` held since before the branch moved)? When it left
+        the branch during a run (a tool's ``git checkout -b side``, ``--detach``), the
+        commit is on the branch alone: neither the working tree nor the index of that
+        checkout is written, so nothing of the controller's waits there for the next plain
+        ``git commit`` and nobody's file at those paths is overwritten (round 116,
+        outcome-staged-on-foreign-checkout). The note kept for a kill stays: the next
+        commit's catch-up writes what the checkout's HEAD holds by then (a switch back with
+        ``git switch`` has git itself check the files out)."""
+        if self.repo.checked_out_at(self.branch, sha):
+            return True
+        self.log.warning(
+            "worktree_not_written",
+            files=sorted(files),
+            reason=f"the working tree is not on {self.branch} at {sha[:12]}",
+        )
+        self._tree_lags = True
+        return False
 
     def _catch_up_tree(self) -> None:
         """Write what a landed commit could not write into the working tree and the index

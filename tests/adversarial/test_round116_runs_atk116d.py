@@ -583,15 +583,7 @@ def _xf(cls: str, what: str) -> Any:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 116: {cls}: {what}")
 
 
-STAGED = _xf(
-    "outcome-staged-on-foreign-checkout",
-    "the checkout left main mid-run; the outcome commit lands on main, then the controller "
-    "writes its PLAN.yml and EXECUTION_LOG.md into that checkout and stages them there",
-)
-FOREIGN_BROKEN: dict[str, Any] = {x: STAGED for x in FOREIGN}
-
-
-@pytest.mark.parametrize("x", cases(FOREIGN + HOLDS, FOREIGN + HOLDS, FOREIGN_BROKEN))
+@pytest.mark.parametrize("x", cases(FOREIGN + HOLDS, FOREIGN + HOLDS, {}))
 def test_foreign_index(L: dict[str, Any], x: str) -> None:
     """After the pass, the checkout of the branch the controller does not watch stages only
     what the agent staged: no PLAN.yml or EXECUTION_LOG.md of the controller's run waits
@@ -700,9 +692,6 @@ def _agent_checks(L: dict[str, Any], x: str) -> None:
 
 
 AGENT_BROKEN: dict[str, Any] = {
-    "fc": STAGED,
-    "nl": STAGED,
-    "sl": STAGED,
     "rk": _xf(
         "staged-removal-discarded",
         "the agent's 'git rm --cached' of the running PLAN.yml (an uncommitted change of the "

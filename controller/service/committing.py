@@ -151,8 +151,32 @@ class Committing(ControllerCore):
         self, state: PlanState, head: str, execution: dict[str, Any] | None = None
     ) -> None:
         """Wait when the working-tree PLAN.yml differs from HEAD by more than the engine's
-        ``execution:`` block (``execution``: the block the engine wrote last, if known). The
-        file is read as git would store it (:meth:`_worktree_bytes`): what git calls clean is."""
+        ``execution:`` block (``execution``: the block the engine wrote last, if known), or
+        its index entry from HEAD's (:meth:`_check_staged`). The file is read as git would
+        store it (:meth:`_worktree_bytes`): what git calls clean is."""
+        self._check_worktree_file(state, head, execution)
+        self._check_staged(state, head)
+
+    def _check_staged(self, state: PlanState, head: str) -> None:
+        """Wait when the index's entry of the plan file is not the committed one (local
+        mode): a staged edit or removal (``git rm --cached``, the file left as it is) is an
+        uncommitted change as an edit of the file is, and the controller's index write would
+        discard it (round 116, staged-removal-discarded: the outcome put the removed entry
+        back, ``git status`` clean)."""
+        if self.config.remote is not None:
+            return
+        sha = self._blob_at_index(head, state.file)
+        if sha is None or self.repo.index_holds(state.file, sha):
+            return
+        raise _Wait(
+            f"{state.file} has uncommitted changes staged in the index (git diff --cached -- "
+            f"{state.file}); plangate will not overwrite them (commit them, or unstage them: "
+            f"git restore --staged -- {state.file})"
+        )
+
+    def _check_worktree_file(
+        self, state: PlanState, head: str, execution: dict[str, Any] | None
+    ) -> None:
         committed = self._read_committed(state.file, head)
         try:
             raw = fsutil.read_regular(self.repo.path / state.file, root=self.repo.path)

@@ -384,6 +384,29 @@ class Refs(RepoBase):
             )
         return ref.removeprefix("refs/heads/")
 
+    def checked_out_at(self, branch: str, sha: str) -> bool:
+        """Is the working tree's HEAD ``branch``, and the branch at ``sha`` (the commit the
+        caller just built)? Asked by every writer of its commit's files into the shared
+        checkout, under the ``index.lock`` it holds (so no ``git checkout`` switches in
+        between): a checkout that left the branch during a run (``git checkout -b side``,
+        ``--detach``) is someone else's work, and nothing is written or staged there (round
+        116, outcome-staged-on-foreign-checkout). HEAD is read from its file (no git process
+        in the usual case); git is asked when the file is not the usual symbolic ref."""
+        ref = f"refs/heads/{branch}"
+        try:
+            raw = (self.git_dir / "HEAD").read_bytes().strip()
+        except OSError:
+            raw = b""
+        if _HEX40.fullmatch(raw):
+            return False  # detached
+        named = raw.removeprefix(b"ref: ").decode("utf-8", "surrogateescape")
+        if not raw.startswith(b"ref: ") or named == "refs/heads/.invalid":  # reftable
+            result = self.run_raw("symbolic-ref", "-q", "HEAD")
+            named = result.stdout.decode("utf-8", "surrogateescape").strip()
+        if named != ref:
+            return False
+        return (self._read_ref(ref) or self._named(ref)) == sha
+
     def check_complete(self) -> None:
         """Refuse history git holds shallow: cut off, it hides who wrote and who approved
         what, so neither the controller nor the audit can judge from it. However it became

@@ -122,6 +122,8 @@ def commit_checked_out(
                 moved = sha is None
                 if sha is not None:
                     landed.append(sha)  # an interrupt from here on is too late to stop it
+                    if not repo.checked_out_at(branch, sha):  # the checkout left the branch:
+                        return sha  # nothing written or staged there (round 116)
                     tree = dict(tree_files if tree_files is not None else files)
                     entries = dict(files)
                     try:

@@ -106,6 +106,9 @@ class WorkTree(Objects):
     #: left holding a blob's checkout, the last :data:`CHECKOUTS_KEPT` (per instance; made
     #: on the first write): :meth:`holds_own_checkout`.
     _checkouts: dict[str, tuple[str, bytes]] | None = None
+    #: (the index file's stat key, path -> blob) as this process's own index writes left
+    #: it: the entries it set, while the index is that very file (:meth:`index_holds`)
+    _own_index: tuple[tuple[int, ...], dict[str, str]] | None = None
 
     def hiding_bit(self, path: str) -> str | None:
         """``"assume-unchanged"`` or ``"skip-worktree"`` when ``path``'s index entry carries
@@ -451,6 +454,44 @@ class WorkTree(Objects):
         kept.update(checkouts)
         while len(kept) > CHECKOUTS_KEPT:
             del kept[next(iter(kept))]
+
+    def index_holds(self, path: str, sha: str) -> bool:
+        """Does the index's entry of ``path`` name the blob ``sha`` (stage 0, one entry)?
+        A staged edit, a staged removal (``git rm --cached``) or a conflict says no: an
+        uncommitted change of the file that an index write of the controller's would
+        discard (round 116, staged-removal-discarded: the outcome's write put a removed
+        entry back). No git process while the index is still the file this process's own
+        last write left and that write, or one before it on the same file, set the entry
+        (:meth:`_note_own_index`: a run's outcome after its start); else ``git ls-files``,
+        which reads no working-tree file and takes no lock."""
+        own = self._own_index
+        index = self.git_dir / "index"
+        if own is not None and own[1].get(path) == sha and own[0] == _stat_key(index):
+            return True
+        out = self.run_raw("--no-optional-locks", "--literal-pathspecs", "ls-files", "-s",
+                           "-z", "--", path)  # fmt: skip
+        if out.returncode != 0:
+            return False
+        want = f"{sha} 0\t{path}".encode("utf-8", "surrogateescape")
+        entries = [entry for entry in out.stdout.split(b"\0") if entry]
+        return len(entries) == 1 and entries[0].partition(b" ")[2] == want
+
+    def _note_own_index(self, before: tuple[int, ...], records: bytes) -> None:
+        """After this process's write of ``records`` over the index whose stat key was
+        ``before``: the entries it knows, kept only while nobody else wrote the index."""
+        own = self._own_index
+        known = own[1] if own is not None and own[0] == before else {}
+        for record in records.split(b"\0"):
+            meta, _, raw = record.partition(b"\t")
+            if not raw:
+                continue
+            path, sha = raw.decode("utf-8", "surrogateescape"), meta.split()[-1].decode()
+            known.pop(path, None)
+            if sha != ZERO:
+                known[path] = sha
+        while len(known) > CHECKOUTS_KEPT:
+            del known[next(iter(known))]
+        self._own_index = (_stat_key(self.git_dir / "index"), known)
 
     def _forget_checkout(self, path: str) -> None:
         if self._checkouts is not None:
@@ -864,6 +905,7 @@ class IndexHold:
         of 2026-12-05, a 3-SIGKILL burst)."""
         tree, index = self.tree, self.tree.git_dir / "index"
         new = tree.git_dir / INDEX_NEW
+        before = _stat_key(index)  # under the lock: nobody else writes it meanwhile
         try:
             written = tree._updated_index(attrfiles.index_bytes(index), self.records)
             new.unlink(missing_ok=True)  # a killed write's, or anyone's link: never written through
@@ -877,6 +919,7 @@ class IndexHold:
             self.release()
             raise
         self.done = True
+        tree._note_own_index(before, self.records)
         os.close(self.lock)
         (tree.git_dir / "index.lock").unlink(missing_ok=True)
         if self.note is not None:

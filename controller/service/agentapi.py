@@ -289,6 +289,8 @@ class AgentApi:
             head = repo.branch_head(watched)
             if head == sha:
                 return  # written with the commit, under its index.lock
+            if head is not None and not repo.checked_out_at(watched, head):
+                return  # the checkout left the branch: nothing written there (round 116)
             want = data if head == sha or head is None else repo.read_file(head, rel)
             modes = repo.file_modes(head, [rel])  # the branch's mode of it (round 87)
             repo.write_worktree({rel: want}, modes)

@@ -151,8 +151,32 @@ class Committing(ControllerCore):
         self, state: PlanState, head: str, execution: dict[str, Any] | None = None
     ) -> None:
         """Wait when the working-tree PLAN.yml differs from HEAD by more than the engine's
-        ``execution:`` block (``execution``: the block the engine wrote last, if known). The
-        file is read as git would store it (:meth:`_worktree_bytes`): what git calls clean is."""
+        ``execution:`` block (``execution``: the block the engine wrote last, if known), or
+        its index entry from HEAD's (:meth:`_check_staged`). The file is read as git would
+        store it (:meth:`_worktree_bytes`): what git calls clean is."""
+        self._check_worktree_file(state, head, execution)
+        self._check_staged(state, head)
+
+    def _check_staged(self, state: PlanState, head: str) -> None:
+        """Wait when the index's entry of the plan file is not the committed one (local
+        mode): a staged edit or removal (``git rm --cached``, the file left as it is) is an
+        uncommitted change as an edit of the file is, and the controller's index write would
+        discard it (round 116, staged-removal-discarded: the outcome put the removed entry
+        back, ``git status`` clean)."""
+        if self.config.remote is not None:
+            return
+        sha = self._blob_at_index(head, state.file)
+        if sha is None or self.repo.index_holds(state.file, sha):
+            return
+        raise _Wait(
+            f"{state.file} has uncommitted changes staged in the index (git diff --cached -- "
+            f"{state.file}); plangate will not overwrite them (commit them, or unstage them: "
+            f"git restore --staged -- {state.file})"
+        )
+
+    def _check_worktree_file(
+        self, state: PlanState, head: str, execution: dict[str, Any] | None
+    ) -> None:
         committed = self._read_committed(state.file, head)
         try:
             raw = fsutil.read_regular(self.repo.path / state.file, root=self.repo.path)
@@ -736,7 +760,9 @@ class Committing(ControllerCore):
                 on_commit(sha)
             if self.config.remote is None:
                 write = partial(self.repo.write_worktree, modes=modes)
-                lagging = worktree and not self._write_tree(write, files)
+                lagging = worktree and not (
+                    self._checkout_follows(sha, files) and self._write_tree(write, files)
+                )
                 if before_index is not None:
                     before_index()
                 if worktree and not lagging:
@@ -796,6 +822,26 @@ class Committing(ControllerCore):
             self.log.error("worktree_not_written", files=sorted(files), error=str(exc))
             self._tree_lags = True
             return False
+
+    def _checkout_follows(self, sha: str, files: dict[str, bytes | None]) -> bool:
+        """Is the shared checkout on the watched branch at ``sha``, the commit just made
+        (asked under the ``index.lock`` held since before the branch moved)? When it left
+        the branch during a run (a tool's ``git checkout -b side``, ``--detach``), the
+        commit is on the branch alone: neither the working tree nor the index of that
+        checkout is written, so nothing of the controller's waits there for the next plain
+        ``git commit`` and nobody's file at those paths is overwritten (round 116,
+        outcome-staged-on-foreign-checkout). The note kept for a kill stays: the next
+        commit's catch-up writes what the checkout's HEAD holds by then (a switch back with
+        ``git switch`` has git itself check the files out)."""
+        if self.repo.checked_out_at(self.branch, sha):
+            return True
+        self.log.warning(
+            "worktree_not_written",
+            files=sorted(files),
+            reason=f"the working tree is not on {self.branch} at {sha[:12]}",
+        )
+        self._tree_lags = True
+        return False
 
     def _catch_up_tree(self) -> None:
         """Write what a landed commit could not write into the working tree and the index

@@ -579,19 +579,7 @@ def test_foreign_tip(L: dict[str, Any], x: str) -> None:
     assert moves[-1].startswith("branch: Created"), moves
 
 
-def _xf(cls: str, what: str) -> Any:
-    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 116: {cls}: {what}")
-
-
-STAGED = _xf(
-    "outcome-staged-on-foreign-checkout",
-    "the checkout left main mid-run; the outcome commit lands on main, then the controller "
-    "writes its PLAN.yml and EXECUTION_LOG.md into that checkout and stages them there",
-)
-FOREIGN_BROKEN: dict[str, Any] = {x: STAGED for x in FOREIGN}
-
-
-@pytest.mark.parametrize("x", cases(FOREIGN + HOLDS, FOREIGN + HOLDS, FOREIGN_BROKEN))
+@pytest.mark.parametrize("x", cases(FOREIGN + HOLDS, FOREIGN + HOLDS, {}))
 def test_foreign_index(L: dict[str, Any], x: str) -> None:
     """After the pass, the checkout of the branch the controller does not watch stages only
     what the agent staged: no PLAN.yml or EXECUTION_LOG.md of the controller's run waits
@@ -699,19 +687,7 @@ def _agent_checks(L: dict[str, Any], x: str) -> None:
         assert o["head"] == AWAY.get(x, "main"), o["head"]
 
 
-AGENT_BROKEN: dict[str, Any] = {
-    "fc": STAGED,
-    "nl": STAGED,
-    "sl": STAGED,
-    "rk": _xf(
-        "staged-removal-discarded",
-        "the agent's 'git rm --cached' of the running PLAN.yml (an uncommitted change of the "
-        "plan file) is undone by the outcome's index write instead of making the outcome wait",
-    ),
-}
-
-
-@pytest.mark.parametrize("x", cases(ALL, ALL, AGENT_BROKEN))
+@pytest.mark.parametrize("x", cases(ALL, ALL, {}))
 def test_agent(L: dict[str, Any], x: str) -> None:
     """The agent's own work in the checkout is as it left it (or the outcome waited for it)."""
     _agent_checks(L, x)

@@ -851,8 +851,11 @@ def _outputs(execution: Any) -> dict[str, Any]:
 
 
 def _with_remedy(problem: Problem) -> dict[str, Any]:
+    """A problem as MCP answers it: its own remedy (the located one a reader gave it, round
+    116: the generic one of its code had replaced it), else its code's."""
     cls = ERROR_CLASSES.get(problem.code)
-    return {**problem.to_json(), "remedy": cls.remedy if cls else None}
+    found = problem.to_json()
+    return {**found, "remedy": problem.remedy or (cls.remedy if cls else found.get("remedy"))}
 
 
 def _repository_text(row: dict[str, Any]) -> dict[str, Any]:

@@ -437,6 +437,29 @@ def test_a_yaml_plan_yaml_cannot_read_is_its_yaml_error_as_the_cli_says(
     assert "plans/bigint/PLAN.yml" not in git(repo, "ls-tree", "-r", "--name-only", "main")
 
 
+def test_a_problems_own_remedy_reaches_the_agent_as_the_cli_gives_it(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 116: MCP answered every problem with its code's generic remedy, dropping the
+    one the reader gave it (a reference in ``inputs``: write ``$$<`` in the params for the
+    literal text), which ``plangate validate --json`` gives."""
+    config = write_config(tmp_path, repo)
+    text = PLAN.replace("params: {name: world}", 'params: {name: "$<inputs.r>"}')
+    text += 'inputs:\n  r: "$<plan.name>"\n'
+    (tmp_path / "PLAN.yml").write_text(text)
+    seen: dict[str, Any] = {}
+
+    async def body(session: Session) -> None:
+        seen["validate"] = await call(session, "validate", plan=text)
+
+    with_agent(config, body)
+    cli = run_cli("validate", "--json", str(tmp_path / "PLAN.yml"), cwd=tmp_path)
+    expected = [e for e in json.loads(cli.stdout)["errors"] if e["code"] == "E_REF_INVALID"]
+    got = [e for e in seen["validate"]["errors"] if e["code"] == "E_REF_INVALID"]
+    assert expected and [e["remedy"] for e in got] == [e["remedy"] for e in expected], got
+    assert "$$<" in expected[0]["remedy"], expected
+
+
 def test_a_client_that_closes_its_input_still_gets_every_reply(repo: Path, tmp_path: Path) -> None:
     """An agent scripting the server (``printf '...' | plangate mcp``) writes its requests
     and closes stdin at once: each request read before the end is answered, a slow one

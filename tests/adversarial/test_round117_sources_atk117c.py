@@ -407,6 +407,169 @@ CONVERT: dict[str, tuple[str, str | bytes, tuple[Any, ...]]] = {
         _pc('{"tag": "A\u2028B"}'),
         ("params", {"tag": "A\u2028B"}),
     ),
+    # md-heading-title-overridden: a heading's title and a bullet say one field twice
+    "md-step-title-twice:refused": (
+        "p.md",
+        MD.replace(PARAMS, PARAMS + "- **Title**: Delete all\n"),
+        ("refused", "E_", r"(?i)(twice|title)"),
+    ),
+    "md-task-name-twice:refused": (
+        "p.md",
+        MD.replace("- **ID**: task_1\n", "- **ID**: task_1\n- **Name**: Wipe\n"),
+        ("refused", "E_", r"(?i)(twice|name)"),
+    ),
+    # held: a Title bullet under a heading with no title is the why
+    "md-step-title-only:why": (
+        "p.md",
+        MD.replace("### Step 1: Record ok\n", "### Step 1:\n").replace(
+            PARAMS, PARAMS + "- **Title**: Delete all\n"
+        ),
+        ("why", "Record: Delete all"),
+    ),
+    # held: one field in two conventions of one format
+    "md-retries-twice:refused": (
+        "p.md",
+        MD.replace(PARAMS, PARAMS + "- **Retry Count**: 2\n- **Retries**: 5\n"),
+        ("refused", "E_SCHEMA_INVALID", r"said twice"),
+    ),
+    "md-task-taskid:refused": (
+        "p.md",
+        MD.replace("- **Task**: task_1\n", "- **Task**: task_1\n- **Task ID**: task_2\n"),
+        ("refused", "E_SCHEMA_INVALID", r"said twice"),
+    ),
+    "ap-custom-extra:refused": (
+        "p.json",
+        json.dumps(
+            {
+                "plan_version": 1,
+                "title": "t",
+                "steps": [
+                    {
+                        "step_number": 1,
+                        "description": "d",
+                        "action": {
+                            "type": "custom",
+                            "action_type": "rec",
+                            "payload": {"tag": "A"},
+                            "tag": "EXTRA",
+                        },
+                    }
+                ],
+            }
+        ),
+        ("refused", "E_CONVERT_UNSUPPORTED", r"steps\[0\]\.action\.tag"),
+    ),
+    "ap-timeout-both:refused": (
+        "p.json",
+        json.dumps(
+            {
+                "plan_version": 1,
+                "title": "t",
+                "steps": [
+                    {
+                        "step_number": 1,
+                        "description": "d",
+                        "action": {"type": "rec", "tag": "A"},
+                        "timeout_ms": 5000,
+                        "timeout": 9,
+                    }
+                ],
+            }
+        ),
+        ("refused", "E_CONVERT_UNSUPPORTED", r"steps\[0\]\.timeout"),
+    ),
+    "agent-timeout-two-levels:refused": (
+        "p.json",
+        json.dumps(
+            {
+                "title": "t",
+                "steps": [
+                    {
+                        "id": "s1",
+                        "title": "T",
+                        "detail": "D",
+                        "tool": {
+                            "kind": {"Custom": {"name": "rec", "payload": {"tag": "A"}}},
+                            "timeout_ms": 1000,
+                        },
+                        "timeout_ms": 9000,
+                    }
+                ],
+            }
+        ),
+        ("refused", "E_CONVERT_UNSUPPORTED", r"steps\[0\]\.timeout_ms"),
+    ),
+    "agent-two-kinds:refused": (
+        "p.json",
+        json.dumps(
+            {
+                "title": "t",
+                "steps": [
+                    {
+                        "id": "s1",
+                        "title": "T",
+                        "detail": "D",
+                        "tool": {
+                            "kind": {
+                                "Custom": {"name": "rec", "payload": {"tag": "A"}},
+                                "Navigate": {"url": "x"},
+                            }
+                        },
+                    }
+                ],
+            }
+        ),
+        ("refused", "E_SCHEMA_INVALID", r"steps\[0\]\.tool\.kind"),
+    ),
+    "agent-gate-in-tool:refused": (
+        "p.json",
+        json.dumps(
+            {
+                "title": "t",
+                "steps": [
+                    {
+                        "id": "s1",
+                        "title": "T",
+                        "detail": "D",
+                        "tool": {
+                            "kind": {"Custom": {"name": "rec", "payload": {"tag": "A"}}},
+                            "requires_approval": True,
+                        },
+                    }
+                ],
+            }
+        ),
+        ("refused", "E_CONVERT_UNSUPPORTED", r"requires_approval"),
+    ),
+    "ts-params-both:refused": (
+        "p.json",
+        json.dumps(
+            {
+                "metadata": {"title": "T", "objective": "O"},
+                "tasks": [{"id": "task_1", "name": "N"}],
+                "steps": [
+                    {
+                        "id": "s1",
+                        "task_id": "task_1",
+                        "action": "rec",
+                        "parameters": {"tag": "a"},
+                        "params": {"tag": "b"},
+                    }
+                ],
+            }
+        ),
+        ("refused", "E_CONVERT_UNSUPPORTED", r"steps\[0\]\.params"),
+    ),
+    "pc-args-params:refused": (
+        "p.json",
+        _pc('{"tag": "A"}, "params": {"tag": "B"}'),
+        ("refused", "E_CONVERT_UNSUPPORTED", r"steps\[0\]\.params"),
+    ),
+    "pc-timeout-both:refused": (
+        "p.json",
+        _pc('{"tag": "A"}, "timeout_ms": 1000, "timeout": 99'),
+        ("refused", "E_CONVERT_UNSUPPORTED", r"steps\[0\]\.timeout"),
+    ),
     # TOON: toon-hash-line-dropped
     "toon-hash-key:kept": (
         "p.toon",
@@ -500,6 +663,7 @@ MCP: dict[str, str] = {
     "mcp-linkdef:shown": "linkdef-obj:shown",
     "mcp-h4:refused": "h4-step:refused",
     "mcp-star:read": "star-bullet:read",
+    "mcp-title:refused": "md-step-title-twice:refused",
 }
 
 # -- the daemon -----------------------------------------------------------------------------
@@ -592,7 +756,14 @@ ENC = xfail(
     "non-utf8-source-usage-error",
     "a source that is not UTF-8 is `E_USAGE` with exit 2 (usage/config), not a §10 code with exit 1 as a bad plan is (UTF-16LE without BOM: E_CONVERT_UNSUPPORTED exit 1)",
 )
+TITLE2 = xfail(
+    "md-heading-title-overridden",
+    "a step's `### Step 1: Record ok` heading and a `- **Title**: Delete all` bullet (a task's heading and `- **Name**:`) say one field twice; the bullet silently wins (why `Record: Delete all`), where every other field said twice is refused",
+)
 BROKEN: dict[str, Any] = {
+    "md-step-title-twice:refused": TITLE2,
+    "md-task-name-twice:refused": TITLE2,
+    "mcp-title:refused": TITLE2,
     "setext-obj-inputs:refused": SETEXT,
     "setext-obj-wf:refused": SETEXT,
     "setext-obj-objective:refused": SETEXT,

@@ -570,6 +570,92 @@ CONVERT: dict[str, tuple[str, str | bytes, tuple[Any, ...]]] = {
         _pc('{"tag": "A"}, "timeout_ms": 1000, "timeout": 99'),
         ("refused", "E_CONVERT_UNSUPPORTED", r"steps\[0\]\.timeout"),
     ),
+    # md-single-tilde-strikethrough: GFM strikes `~x~` (one or two tildes, GFM spec 6.5)
+    "tilde-params:refused": (
+        "p.md",
+        MD.replace(PARAMS, '- **Parameters**: {"tag": "a", "path": "~old~new"}\n'),
+        ("refused", "E_CONVERT_UNSUPPORTED", r"(?i)strike"),
+    ),
+    "tilde-input:refused": (
+        "p.md",
+        MD.replace(INPUT, "- to: ~ok@example.com~\n"),
+        ("refused", "E_CONVERT_UNSUPPORTED", r"(?i)strike"),
+    ),
+    "tilde-id:refused": (
+        "p.md",
+        MD.replace("- **ID**: step_1\n", "- **ID**: ~step_1~\n"),
+        ("refused", "E_CONVERT_UNSUPPORTED", r"(?i)strike"),
+    ),
+    "tilde-objective:refused": (
+        "p.md",
+        MD.replace(OBJ, "Record ~no~ tag\n"),
+        ("refused", "E_CONVERT_UNSUPPORTED", r"(?i)strike"),
+    ),
+    "tilde-why:refused": (
+        "p.md",
+        MD.replace("### Step 1: Record ok\n", "### Step 1: Record ~not~ ok\n"),
+        ("refused", "E_CONVERT_UNSUPPORTED", r"(?i)strike"),
+    ),
+    # held: two tildes refused; a tilde that cannot open or close is text
+    "tilde2-params:refused": (
+        "p.md",
+        MD.replace(PARAMS, '- **Parameters**: {"tag": "a", "path": "~~old~~new"}\n'),
+        ("refused", "E_CONVERT_UNSUPPORTED", r"strikethrough"),
+    ),
+    "tilde-home:read": (
+        "p.md",
+        MD.replace(PARAMS, '- **Parameters**: {"tag": "a", "path": "~/a ~/b"}\n'),
+        ("params", {"tag": "a", "path": "~/a ~/b"}),
+    ),
+    # md-indented-code-read-as-field: a line indented 4 spaces (or a TAB) after a blank line
+    # or a heading is an indented code block to CommonMark, shown as code; read as a field
+    "icode-timeout:refused": (
+        "p.md",
+        MD.replace(
+            "### Step 1: Record ok\n", "### Step 1: Record ok\n\n    - **Timeout**: 999s\n\n"
+        ).replace("- **Timeout**: 30s\n", "", 1),
+        REFUSED,
+    ),
+    "icode-deps:refused": (
+        "p.md",
+        _after1(
+            "\n"
+            + STEP2.replace("- **Dependencies**: []\n", "").replace(
+                "### Step 2: Delete\n", "### Step 2: Delete\n\n    - **Dependencies**: [step_1]\n\n"
+            )
+        ),
+        REFUSED,
+    ),
+    "icode-wf:refused": (
+        "p.md",
+        MD.replace(
+            "## Workflow Config\n", "## Workflow Config\n\n    - Error Recovery: true\n\n"
+        ).replace("- Error Recovery: false\n", ""),
+        REFUSED,
+    ),
+    "icode-tab-wf:refused": (
+        "p.md",
+        MD.replace(
+            "## Workflow Config\n", "## Workflow Config\n\n\t- Error Recovery: true\n\n"
+        ).replace("- Error Recovery: false\n", ""),
+        REFUSED,
+    ),
+    "icode-input:refused": (
+        "p.md",
+        MD.replace(INPUT, "    - to: evil@x.example\n"),
+        REFUSED,
+    ),
+    "icode-input-extra:refused": (
+        "p.md",
+        MD.replace(INPUT, "    - cc: evil@x.example\n\n" + INPUT),
+        REFUSED,
+    ),
+    # held: an indented code block where the reader reads no field
+    "icode-steps-head:refused": (
+        "p.md",
+        MD.replace("## Steps\n\n", "## Steps\n\n    ### Step 0: hidden\n\n"),
+        REFUSED,
+    ),
     # TOON: toon-hash-line-dropped
     "toon-hash-key:kept": (
         "p.toon",
@@ -664,6 +750,8 @@ MCP: dict[str, str] = {
     "mcp-h4:refused": "h4-step:refused",
     "mcp-star:read": "star-bullet:read",
     "mcp-title:refused": "md-step-title-twice:refused",
+    "mcp-tilde:refused": "tilde-params:refused",
+    "mcp-icode:refused": "icode-timeout:refused",
 }
 
 # -- the daemon -----------------------------------------------------------------------------
@@ -760,7 +848,28 @@ TITLE2 = xfail(
     "md-heading-title-overridden",
     "a step's `### Step 1: Record ok` heading and a `- **Title**: Delete all` bullet (a task's heading and `- **Name**:`) say one field twice; the bullet silently wins (why `Record: Delete all`), where every other field said twice is refused",
 )
+TILDE = xfail(
+    "md-single-tilde-strikethrough",
+    "GFM strikes text between single tildes (`~old~new` renders `old` struck, no tildes; GFM spec 6.5: 'one or two tildes'); the converter reads `~x~` as text in a value, an id, the objective and a step title, where `~~x~~` is refused",
+)
+ICODE = xfail(
+    "md-indented-code-read-as-field",
+    "a `- **Timeout**: 999s` (a dependency, `- Error Recovery: true`, a shared input) indented 4 spaces or a TAB after a heading or a blank line is an indented code block to CommonMark, shown as code; the converter reads it as the field",
+)
 BROKEN: dict[str, Any] = {
+    "tilde-params:refused": TILDE,
+    "tilde-input:refused": TILDE,
+    "tilde-id:refused": TILDE,
+    "tilde-objective:refused": TILDE,
+    "tilde-why:refused": TILDE,
+    "mcp-tilde:refused": TILDE,
+    "icode-timeout:refused": ICODE,
+    "icode-deps:refused": ICODE,
+    "icode-wf:refused": ICODE,
+    "icode-tab-wf:refused": ICODE,
+    "icode-input:refused": ICODE,
+    "icode-input-extra:refused": ICODE,
+    "mcp-icode:refused": ICODE,
     "md-step-title-twice:refused": TITLE2,
     "md-task-name-twice:refused": TITLE2,
     "mcp-title:refused": TITLE2,

@@ -12,12 +12,16 @@ blockquotes, tables, TAB-indented bullets, hard breaks, link reference definitio
 numbers at the canonical edge, references in keys and nested arrays; TOON with ``#`` lines,
 dotted keys, declared counts, duplicate keys, delimiters, odd indentation. Part 2, one
 ``plangate mcp`` session validating four of the same texts. Part 3, the daemon: the agent
-commits two ``PLAN.md`` (a setext ``Shared Inputs`` section in the objective; a control)
-and a ``PLAN.toon`` whose params hold a ``#x`` line; one ``run --once``; Alice approves
-what converted; a second pass.
+commits four ``PLAN.md`` (a setext ``Shared Inputs`` section in the objective; a
+``~old~new`` param; ``Retry Count`` and ``Error Recovery`` lines indented as code; a
+control) and a ``PLAN.toon`` whose params hold a ``#x`` line; one ``run --once``; Alice
+approves what converted; a second pass.
 
-Seen (round 117, 88 ids, ~20 s wall on a shared box): 4 classes broke (19 ids, strict
-xfails), 69 held.
+Seen (round 117, 122 ids, ~15 s wall on a shared box): 7 classes broke (37 ids, strict
+xfails), 85 held. The worst: **md-indented-code-read-as-field** and
+**md-single-tilde-strikethrough** (an approved plan ran with what a forge shows as code or
+as struck-out text), **md-setext-heading-not-a-section** (an approved plan ran with the
+second of two ``Shared Inputs`` sections a forge shows).
 
 1. **md-setext-heading-not-a-section** (6): ``setext-{obj-inputs,obj-wf,obj-objective,
    notes-inputs}:refused``, ``mcp-setext:refused``, ``d-setext:refused``. A setext heading
@@ -57,6 +61,35 @@ xfails), 69 held.
    ``E_CONVERT_UNSUPPORTED`` exit 1 at line and column, and PLAN.yml's answer is
    ``E_YAML_PARSE`` exit 1 (docs/errors.md). A judgement: the code and the exit.
 
+5. **md-heading-title-overridden** (3): ``md-{step-title,task-name}-twice:refused``,
+   ``mcp-title:refused``. ``### Step 1: Record ok`` with a ``- **Title**: Delete all``
+   bullet converts with the ``why`` ``Record: Delete all``; ``### Task 1: Record`` with
+   ``- **Name**: Wipe`` prefixes every step's ``why`` with ``Wipe``. Exit 0, no note; the
+   forge's heading says the other. docs/formats.md: "A step's heading title is its ``why``",
+   "Every field is said once" (a bullet said twice is refused at its second line; so are
+   ``Retry Count`` with ``Retries`` and ``Task`` with ``Task ID``: held).
+6. **md-single-tilde-strikethrough** (7): ``tilde-{params,input,id,objective,why}:refused``,
+   ``mcp-tilde:refused``, ``d-tilde:refused``. GFM strikes text between ONE or two tildes
+   (GFM spec 0.29, 6.5, example 491: ``~there~`` is ``<del>there</del>``); the converter
+   refuses ``~~x~~`` (held, round 110) and reads ``~x~`` as text: ``{"path": "~old~new"}``
+   (a forge shows ``{"path": "oldnew"}`` with ``old`` struck) reached the tool as
+   ``~old~new`` after Alice approved; ``- **ID**: ~step_1~`` converts (round 110 refuses a
+   struck id); ``Record ~no~ tag`` in the objective and a step title convert with their
+   tildes (descriptive text: "Strikethrough ... E_CONVERT_UNSUPPORTED at their line").
+   ``~/a ~/b`` (no tilde can close) converts: held.
+7. **md-indented-code-read-as-field** (8): ``icode-{timeout,deps,wf,tab-wf,input,
+   input-extra}:refused``, ``mcp-icode:refused``, ``d-icode:refused``. A bullet indented
+   four spaces (or a TAB) right after a heading or a blank line is an indented code block
+   to CommonMark: a forge shows ``- **Timeout**: 999s`` as code. The converter reads it as
+   the field: the step's timeout is 999; ``    - Error Recovery: true`` under ``## Workflow
+   Config`` and ``    - **Retry Count**: 2`` under the step heading make the action
+   ``on_failure: retry, retry: {attempts: 2}`` (the daemon froze and ran it); ``    - to:
+   evil@x.example`` is the input. A ```` ```json ```` block in the same place is refused
+   "expected ``- **Field**: value``" (held), as is a code block before the first step
+   (``icode-steps-head``: held). Reproduce: in the examples' markdown plan replace ``##
+   Workflow Config\n`` by ``## Workflow Config\n\n    - Error Recovery: true\n\n`` and
+   drop ``- Error Recovery: false``; ``plangate convert`` it.
+
 Held: ``####`` step headings, indented ``### Step``, setext ``Steps``/``Tasks``/``Shared
 Inputs``/``Workflow Config`` replacing the ATX headings, ``+``/``1.`` bullets, ``__bold__``
 fields, blockquoted bullets and steps, tables, lazy and indented continuation lines, a
@@ -70,7 +103,12 @@ arrays kept and validated; raw U+2028 in a JSON string kept and written escaped;
 declared counts, duplicate keys, odd indentation refused; dotted keys kept literal
 (``a.b`` beside ``a: {b:}``: two keys, no path expansion); ``"false"`` stays a string.
 
-Suspected, not asserted: nested ``## Shared Inputs`` bullets (``- to: a`` over ``  - cc: b``)
+Suspected, not asserted: GitHub-only renderings no CommonMark/GFM reader knows: an emoji
+shortcode in a value (``{"mode": ":x:"}`` shows a red cross on github.com, converts as
+``:x:``) and ``$...$`` math (``"$HOME$"``); a footnote ``[^1]`` in the objective stays in
+``plan.task`` with its definition; ``convert``'s text output for a converted plan that does
+not validate (``PLAN.yml:15: E_REF_INVALID ...``) names the line of the PLAN.yml it printed
+(not the source's) and no ``remedy:`` line (``--json`` carries the remedy). Nested ``## Shared Inputs`` bullets (``- to: a`` over ``  - cc: b``)
 flatten into two sibling inputs where a forge shows ``cc`` under ``to``; a blockquote, a
 rule (``***``) or a setext underline in ``## Objective`` keeps its markers in ``plan.task``
 (``> quoted``, ``---``) where a forge renders structure.
@@ -767,6 +805,17 @@ DAEMON_SRC: dict[str, tuple[str, str]] = {
         "PLAN.md",
         md("dok").replace('{"tag": "dok-ok"}', '{"tag": "dok", "x": "$<inputs.to>"}'),
     ),
+    "d-tilde": (
+        "PLAN.md",
+        md("dtl").replace('{"tag": "dtl-ok"}', '{"tag": "dtl", "path": "~old~new"}'),
+    ),
+    "d-icode": (
+        "PLAN.md",
+        md("dic")
+        .replace("### Step 1: Record ok\n", "### Step 1: Record ok\n\n    - **Retry Count**: 2\n\n")
+        .replace("## Workflow Config\n", "## Workflow Config\n\n    - Error Recovery: true\n\n")
+        .replace("- Error Recovery: false\n", ""),
+    ),
     "d-toonhash": ("PLAN.toon", _tp("      tag: dth\n      y: 1\n      #x: keep\n")),
 }
 
@@ -870,6 +919,8 @@ BROKEN: dict[str, Any] = {
     "icode-input:refused": ICODE,
     "icode-input-extra:refused": ICODE,
     "mcp-icode:refused": ICODE,
+    "d-tilde:refused": TILDE,
+    "d-icode:refused": ICODE,
     "md-step-title-twice:refused": TITLE2,
     "md-task-name-twice:refused": TITLE2,
     "mcp-title:refused": TITLE2,
@@ -1003,3 +1054,21 @@ def test_daemon_toon_hash(lab: Lab, vid: str) -> None:
     assert len(calls) == 1, calls
     got = json.loads(calls[0]["stdin"])
     assert "#x" in got or "x" in got, f"the tool got {got}; the source shows #x: keep"
+
+
+@pytest.mark.parametrize(
+    "slug, tag",
+    cases(
+        ["d-tilde:refused", "d-icode:refused"], [("d-tilde", "dtl"), ("d-icode", "dic-ok")], BROKEN
+    ),
+)
+def test_daemon_rendered_otherwise(lab: Lab, slug: str, tag: str) -> None:
+    """A committed PLAN.md whose value a forge renders otherwise (``~old~new`` struck out) or
+    whose fields a forge shows as a code block is refused (its row names the code), never
+    converted, approved and run."""
+    tree = lab.got["tree"]  # type: ignore[attr-defined]
+    calls = lab.calls(tag)
+    assert calls == [], [json.loads(c["stdin"]) for c in calls]
+    assert f"plans/{slug}/PLAN.yml" not in tree, tree
+    row = lab.got["rows1"].get(f"plans/{slug}", {})  # type: ignore[attr-defined]
+    assert "E_CONVERT_UNSUPPORTED" in json.dumps(row), row

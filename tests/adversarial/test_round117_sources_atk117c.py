@@ -17,8 +17,8 @@ commits four ``PLAN.md`` (a setext ``Shared Inputs`` section in the objective; a
 control) and a ``PLAN.toon`` whose params hold a ``#x`` line; one ``run --once``; Alice
 approves what converted; a second pass.
 
-Seen (round 117, 130 ids, ~10-17 s wall on a shared box): 8 classes broke (43 ids, strict
-xfails), 87 held. The worst: **md-indented-code-read-as-field** and
+Seen (round 117, 133 ids, ~10-17 s wall on a shared box): 8 classes broke (45 ids, strict
+xfails), 88 held. The worst: **md-indented-code-read-as-field** and
 **md-single-tilde-strikethrough** (an approved plan ran with what a forge shows as code or
 as struck-out text), **md-setext-heading-not-a-section** (an approved plan ran with the
 second of two ``Shared Inputs`` sections a forge shows).
@@ -68,15 +68,18 @@ second of two ``Shared Inputs`` sections a forge shows).
    forge's heading says the other. docs/formats.md: "A step's heading title is its ``why``",
    "Every field is said once" (a bullet said twice is refused at its second line; so are
    ``Retry Count`` with ``Retries`` and ``Task`` with ``Task ID``: held).
-6. **md-single-tilde-strikethrough** (7): ``tilde-{params,input,id,objective,why}:refused``,
+6. **md-single-tilde-strikethrough** (9): ``tilde-{params,input,id,objective,why,action,
+   task-steps}:refused``,
    ``mcp-tilde:refused``, ``d-tilde:refused``. GFM strikes text between ONE or two tildes
    (GFM spec 0.29, 6.5, example 491: ``~there~`` is ``<del>there</del>``); the converter
    refuses ``~~x~~`` (held, round 110) and reads ``~x~`` as text: ``{"path": "~old~new"}``
    (a forge shows ``{"path": "oldnew"}`` with ``old`` struck) reached the tool as
    ``~old~new`` after Alice approved; ``- **ID**: ~step_1~`` converts (round 110 refuses a
-   struck id); ``Record ~no~ tag`` in the objective and a step title convert with their
+   struck id); ``- **Action**: ~rec~`` converts to the tool ``_rec_`` (renamed, noted);
+   ``Record ~no~ tag`` in the objective and a step title convert with their
    tildes (descriptive text: "Strikethrough ... E_CONVERT_UNSUPPORTED at their line").
-   ``~/a ~/b`` (no tilde can close) converts: held.
+   ``~/a ~/b`` (no tilde can close) converts, ``[~step_1~]`` as a dependency is refused
+   (no such step; at its path, no line): held.
 7. **md-indented-code-read-as-field** (8): ``icode-{timeout,deps,wf,tab-wf,input,
    input-extra}:refused``, ``mcp-icode:refused``, ``d-icode:refused``. A bullet indented
    four spaces (or a TAB) right after a heading or a blank line is an indented code block
@@ -648,6 +651,21 @@ CONVERT: dict[str, tuple[str, str | bytes, tuple[Any, ...]]] = {
         MD.replace("### Step 1: Record ok\n", "### Step 1: Record ~not~ ok\n"),
         ("refused", "E_CONVERT_UNSUPPORTED", r"(?i)strike"),
     ),
+    "tilde-action:refused": (
+        "p.md",
+        MD.replace("- **Action**: rec\n", "- **Action**: ~rec~\n"),
+        ("refused", "E_CONVERT_UNSUPPORTED", r"(?i)strike"),
+    ),
+    "tilde-task-steps:refused": (
+        "p.md",
+        MD.replace("- **Steps**: step_1\n", "- **Steps**: ~step_1~\n"),
+        ("refused", "E_CONVERT_UNSUPPORTED", r"(?i)strike"),
+    ),
+    "tilde-deps:refused": (
+        "p.md",
+        _after1("\n" + STEP2.replace("- **Dependencies**: []", "- **Dependencies**: [~step_1~]")),
+        ("refused", "E_", r"step_1"),
+    ),
     # held: two tildes refused; a tilde that cannot open or close is text
     "tilde2-params:refused": (
         "p.md",
@@ -973,6 +991,8 @@ BROKEN: dict[str, Any] = {
     "tilde-id:refused": TILDE,
     "tilde-objective:refused": TILDE,
     "tilde-why:refused": TILDE,
+    "tilde-action:refused": TILDE,
+    "tilde-task-steps:refused": TILDE,
     "mcp-tilde:refused": TILDE,
     "icode-timeout:refused": ICODE,
     "icode-deps:refused": ICODE,

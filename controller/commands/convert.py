@@ -93,9 +93,12 @@ def _read(source: str, config: Config | None) -> str:
     try:  # as git would store it, where an attribute may convert it (round 80)
         stored = as_git_stores(path, None)
         return (stored if stored is not None else path.read_bytes()).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(
-            f"{source}: not UTF-8 (byte {exc.start})", remedy="save it as UTF-8"
+    except UnicodeDecodeError as exc:  # the daemon's answer for the same file (round 117)
+        from controller.errors import YamlParseError
+
+        raise YamlParseError(
+            f"{visible(source)}: not UTF-8 text (byte {exc.start})",
+            remedy="save it as UTF-8",
         ) from None
 
 

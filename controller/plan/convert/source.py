@@ -281,6 +281,10 @@ def _yaml_or_prose(text: str, name: str) -> Source:
     return source
 
 
+#: A TOON line the reader skips as a comment (its indentation, then ``#``).
+_TOON_COMMENT = re.compile(r"^([ ]*)#", re.M)
+
+
 def _toon(text: str, name: str) -> Source:
     import toon_format
 
@@ -295,6 +299,16 @@ def _toon(text: str, name: str) -> Source:
             "string)",
             remedy="use the comma or | delimiter and spaces around values; write \\t inside "
             "quotes for a TAB in a value",
+        )
+    comment = _TOON_COMMENT.search(text)
+    if comment is not None:  # round 117, toon-hash-line-dropped
+        line = text.count("\n", 0, comment.start()) + 1
+        raise SchemaInvalid(
+            f"{name}: line {line}, column {len(comment.group(1)) + 1}: a line that begins "
+            "with #, which the TOON reader skips as a comment: a key, a list item or a "
+            "tabular row written there (`#dry_run: false`, `#web,80`) would be dropped while "
+            "a review shows it as text",
+            remedy="delete the line, or quote a value that begins with # (\"#web\")",
         )
     try:
         data = toon_format.decode(text, parse_float=_toon_number)

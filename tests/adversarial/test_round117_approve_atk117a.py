@@ -90,17 +90,22 @@ WANT: dict[str, tuple[int, set[str]]] = {
     "rjam1": REJ,  # control: emailed @F+5, ``git am`` by Bob
     "rjsq": REJ,  # her PR squash-merged by the forge (author Carol, a new date)
     "rjown0": REJ,  # control: @F, committed by Carol herself on the line
+    "pushaprj": REJ,  # one review PR rebase-merged: Alice approves, then Carol rejects (F+1)
+    "pushrjap": REJ,  # the same, Carol's rejection first
     # -- pull requests that ADD the plan, reviewed on the PR branch an hour before ----------
     "prrb": REJ,  # agent's plan + Carol's rejection, rebase-merged by the forge
     "prrbself": REJ,  # the same, rebased and pushed by Carol herself
     "prmc": REJ,  # the same, forge merge commit clicked by Bob
     "prsq": REJ,  # squash by the forge, author the agent, Co-authored-by Carol
+    "prsqc": REJ,  # squash by the forge, author Carol (an approver), Co-authored-by the agent
     "prrbap": REJ,  # plan + Carol's rejection + Alice's approval, rebase-merged
+    "prrblate": REJ,  # control: the PR written after pass A (Carol @F+2), rebase-merged
+    "prrbss": REJ,  # the PR's rejection authored in the second of pass A's last commit
     "prap": NOT,  # plan + Alice's approval of the unfrozen plan, rebase-merged
     "prapmc": NOT,  # the same, forge merge commit clicked by Mallory
     # -- approvals ---------------------------------------------------------------------------
     "aprb": RUN,  # control: Alice's review PR after F, rebase-merged
-    "apmc": RUN,  # control: Alice's approval branch, forge merge commit clicked by Mallory
+    "apmc": NOT,  # Alice's unsigned approval branch, forge merge commit clicked by Mallory
     "apam": RUN,  # control: Alice's emailed approval (after F), ``git am`` by Bob
     "apold": NOT,  # Alice approved v1 on a branch; v2 frozen; the forge rebase-merges it
     "apoldmc": NOT,  # the same, forge merge commit clicked by Mallory
@@ -111,6 +116,8 @@ WANT: dict[str, tuple[int, set[str]]] = {
     "qcoauth": NOT,  # Alice's approval with ``Co-authored-by: Bob``
     "qsq": NOT,  # squash (author Alice, Co-authored-by Bob) of Alice's and Bob's commits
     "qforge": NOT,  # Alice's vote, then a forge-authored web merge setting approved
+    "qdup": NOT,  # Alice's vote rebase-merged, then the same commit rebase-merged again
+    "qplus": NOT,  # Bob votes, then bob+r@ops.example.com (his plus tag) votes
     "qrb2": RUN,  # control: Alice then Bob, each rebase-merged by the forge
     "qrj0": REJ,  # Alice votes; Carol's rejection @F rebase-merged; Bob votes
     # -- gate aborts at the pause P ------------------------------------------------------------
@@ -121,14 +128,35 @@ WANT: dict[str, tuple[int, set[str]]] = {
     "rvrv": REJ,  # Carol rejects; Mallory reverts; Mallory reverts the revert; Bob approves
     "rvrvap": NOT,  # Alice approves and reverts; Mallory reverts her revert (one push)
     "rvrvself": RUN,  # control: Alice approves, reverts, reverts her revert (one push)
+    "rvrvfg": RUN,  # Alice approves, reverts; her revert of it rebase-merged by the forge
     "rvrjfg": REJ,  # Carol rejects; Mallory's revert of it rebase-merged by the forge
     # -- several plans in one pull request -------------------------------------------------
     "mp1": RUN,  # one PR adds mp1..mp3; Alice approves mp1 and Carol rejects mp2 in one
     "mp2": REJ,  #   review PR rebase-merged by the forge; Bob approves mp2 later
     "mp3": NOT,  # Carol's one commit rejecting mp2 copies nothing onto mp3
+    "mpa": RUN,  # one PR adds mpa and mpb, byte-identical content (tag mpa): Alice approves
+    "mpb": (1, {"pending_approval", "failed", "rejected"}),  # mpa; Bob approves mpb: runs once
 }
+#: the tag a vid's plan calls ``rec`` with (mpb holds mpa's content: calls are counted whole)
+TAG = {"mpb": "mpa"}
 VIDS = list(WANT)
-PR_ADDS = ["prrb", "prrbself", "prmc", "prsq", "prrbap", "prap", "prapmc", "mp1", "mp2", "mp3"]
+PR_ADDS = [
+    "prrb",
+    "prrbself",
+    "prmc",
+    "prsq",
+    "prrbap",
+    "prap",
+    "prapmc",
+    "mp1",
+    "mp2",
+    "mp3",
+    "prrblate",
+    "prrbss",
+    "mpa",
+    "mpb",
+    "prsqc",
+]
 GATES = ["abrb0", "abrb1", "abam0"]
 FROZEN_FIRST = [v for v in VIDS if v not in PR_ADDS]
 
@@ -228,16 +256,19 @@ def _build(root: Path) -> Lab:
     t0 = int(lab.git("log", "-1", "--format=%ct").strip())
     # pull requests that add plans, written and reviewed an hour before the controller's pass
     for v in PR_ADDS:
-        if v in ("mp2", "mp3"):
+        if v in ("mp2", "mp3", "mpb", "prrblate", "prrbss"):
             continue
         lab.branch(f"pr-{v}")
         if v == "mp1":
             for m in ("mp1", "mp2", "mp3"):
                 lab.write(m, _plan(m))
+        elif v == "mpa":
+            lab.write("mpa", _plan("mpa"))
+            lab.write("mpb", _plan("mpa"))
         else:
             lab.write(v, _plan(v))
         _c2(lab, f"agent: add {v}", AGENT, AGENT, t0 - 7200)
-        if v in ("prrb", "prrbself", "prmc", "prsq", "prrbap"):
+        if v in ("prrb", "prrbself", "prmc", "prsq", "prrbap", "prsqc"):
             setc(v, "rejected", CAROL, CAROL, t0 - 3600)
         if v == "prrbap":
             setc(v, "approved", ALICE, ALICE, t0 - 3500)
@@ -277,12 +308,30 @@ def _build(root: Path) -> Lab:
     review("rjsq", "rejected", CAROL, None)
     _squash(lab, "rv-rjsq-rejected-Carol", CAROL, [])
     setc("rjown0", "rejected", CAROL, CAROL, freeze["rjown0"])
+    lab.branch("rv-pushaprj")
+    a1 = setc("pushaprj", "approved", ALICE)
+    a2 = setc("pushaprj", "rejected", CAROL, CAROL, freeze["pushaprj"] + 1)
+    _rebase_merge(lab, a1, a2)
+    lab.branch("rv-pushrjap")
+    a1 = setc("pushrjap", "rejected", CAROL, CAROL, freeze["pushrjap"] + 1)
+    a2 = setc("pushrjap", "approved", ALICE)
+    _rebase_merge(lab, a1, a2)
+
     # pull requests adding plans
     def pr_commits(v: str) -> list[str]:
         out = lab.git("rev-list", "--reverse", f"main..pr-{v}")
         return out.split()
 
-    for v in ("prrb", "prrbap", "prap", "mp1"):
+    for v in ("prrb", "prrbap", "prap", "mp1", "mpa"):
+        _rebase_merge(lab, *pr_commits(v))
+    last = int(lab.git("log", "-1", "--format=%ct", "--author=plangate@localhost").strip())
+    got["last_a"] = last
+    for v, off in (("prrblate", 2), ("prrbss", 0)):
+        lab.branch(f"pr-{v}")
+        lab.write(v, _plan(v))
+        _c2(lab, f"agent: add {v}", AGENT, AGENT, last + off)
+        setc(v, "rejected", CAROL, CAROL, last + off)
+        lab.git("checkout", "-q", "main")
         _rebase_merge(lab, *pr_commits(v))
     lab.git("checkout", "-q", "pr-prrbself")
     lab.git("rebase", "-q", "main", who=CAROL)
@@ -291,6 +340,7 @@ def _build(root: Path) -> Lab:
     _forge_merge(lab, "pr-prmc", BOB)
     _forge_merge(lab, "pr-prapmc", MALLORY)
     _squash(lab, "pr-prsq", AGENT, [CAROL])
+    _squash(lab, "pr-prsqc", CAROL, [AGENT])
     # approvals
     _rebase_merge(lab, review("aprb", "approved", ALICE, None))
     review("apmc", "approved", ALICE, None)
@@ -315,6 +365,9 @@ def _build(root: Path) -> Lab:
     setc("qsq", "approved", BOB)
     _squash(lab, "rv-qsq", ALICE, [BOB])
     setc("qforge", "approved", ALICE)
+    got["qdup"] = review("qdup", "approved", ALICE, None)
+    _rebase_merge(lab, got["qdup"])
+    setc("qplus", "approved", BOB)
     _rebase_merge(lab, review("qrb2", "approved", ALICE, None))
     setc("qrj0", "approved", ALICE)
     # gates: Bob starts them
@@ -331,6 +384,8 @@ def _build(root: Path) -> Lab:
     lab.git("revert", "--no-edit", x, who=ALICE)
     lab.git("revert", "--no-edit", "HEAD", who=ALICE)
     got["rvrjfg"] = setc("rvrjfg", "rejected", CAROL)
+    x = setc("rvrvfg", "approved", ALICE)
+    got["rvrvfg"] = lab.git("revert", "--no-edit", x, who=ALICE) and lab.head()
     step("b")
     got["rows_b"] = lab.rows()
     del rvrv_revert, base_a
@@ -359,15 +414,24 @@ def _build(root: Path) -> Lab:
     patch = lab.git("format-patch", "-1", "--stdout", lab.git(
         "log", "-1", "--format=%H", "--author=alice@", "--", "plans/aprb").strip())  # fmt: skip
     lab.put("plans/apamm/PLAN.yml", lab.read("apamm"))
-    patch = patch.replace("plans/aprb/", "plans/apamm/").replace(
-        'attack variant aprb"', 'attack variant apamm"').replace(  # fmt: skip
-        'name: "aprb"', 'name: "apamm"')
+    patch = (
+        patch.replace("plans/aprb/", "plans/apamm/")
+        .replace('attack variant aprb"', 'attack variant apamm"')
+        .replace('name: "aprb"', 'name: "apamm"')
+    )
     res = lab.git("am", "-q", "--3way", who=MALLORY, input=patch, check=False)
     got["apamm_am"] = res
     lab.git("am", "--abort", check=False)
     # quorum second steps
     setc("qmcself", "approved", ASMITH)
     setc("qforge", "approved", FORGE)
+    lab.set_status("qdup", "pending_approval")
+    lab.commit("agent: reset qdup for the second PR", AGENT)
+    _rebase_merge(lab, got["qdup"])
+    setc("qplus", "approved", ("Bob R", "bob+r@ops.example.com"))
+    lab.branch("rv-rvrvfg")
+    lab.git("revert", "--no-edit", got["rvrvfg"], who=ALICE)
+    _rebase_merge(lab, lab.head("rv-rvrvfg"))
     _rebase_merge(lab, review("qrb2", "approved", BOB, None))
     _rebase_merge(lab, review("qrj0", "rejected", CAROL, freeze["qrj0"], base_a_sha := lab.head()))
     del base_a_sha
@@ -383,6 +447,7 @@ def _build(root: Path) -> Lab:
     lab.set_status("mp2", "rejected")
     a2 = _c2(lab, "Carol: reject mp2", CAROL, CAROL)
     _rebase_merge(lab, a1, a2)
+    setc("mpa", "approved", ALICE)
     step("c")
     got["rows_c"] = lab.rows()
 
@@ -394,15 +459,26 @@ def _build(root: Path) -> Lab:
             continue  # quorum plans with one person's vote: nobody else votes
         if v in ("prap", "prapmc", "apold", "apoldmc", "apamv1", "apamm", "mp3", "rvrvap"):
             continue  # these must not run on what they hold
+        if v in ("qdup", "qplus", "mpa", "rvrvfg"):
+            continue
         setc(v, "approved", BOB)
     for v in GATES:
         if v in pause:
             setc(v, "approved", BOB)
     step("d")
-    lab.ran = {v: len(lab.calls(v)) for v in VIDS}  # type: ignore[attr-defined]
+    # E: Bob approves again every plan that must stay withdrawn and reads pending_approval
+    # (an approval refused E_PLAN_NOT_FROZEN in D because the plan came in `rejected`)
+    again = [v for v in VIDS if WANT[v] == REJ and lab.plan(v).get("plan", {}).get("status")
+             == "pending_approval"]  # fmt: skip
+    got["again"] = again
+    for v in again:
+        setc(v, "approved", BOB, msg=f"Bob: approve {v} again")
+    step("e")
+    lab.ran = {v: len(lab.calls(TAG.get(v, v))) for v in VIDS}  # type: ignore[attr-defined]
     got["gate_ran"] = {v: len(lab.calls(f"{v}-2")) for v in GATES}
     lab.got_rows = lab.rows()  # type: ignore[attr-defined]
     got["codes"] = {v: lab.codes(v) for v in VIDS}
+    lab.subjects_of = {v: lab.subjects(v) for v in VIDS}  # type: ignore[attr-defined]
     got["clone"] = clone_audit_got(lab, root)
     return lab
 
@@ -412,8 +488,50 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return shared(tmp_path_factory, "r117-approve-atk117a", _build)
 
 
-IDS = [*VIDS, *[f"{v}:status" for v in VIDS], *[f"{v}:audit" for v in VIDS], "passes"]
-BROKEN: dict[str, Any] = {}
+WITHDRAWN = [v for v in VIDS if WANT[v] in (REJ, ABO)]
+IDS = [*VIDS, *[f"{v}:status" for v in VIDS], *[f"{v}:audit" for v in VIDS]]
+IDS += [f"{v}:agree" for v in VIDS] + [f"{v}:decision" for v in WITHDRAWN] + ["passes"]
+CLS_OLD = "pr-withdrawal-older-than-line-birth"
+CLS_TIE = "same-second-withdrawal-by-another-hand"
+CLS_SQ = "squash-added-rejected-plan-revived"
+_BROKEN_VIDS: dict[str, tuple[str, str]] = {
+    **{
+        v: (
+            CLS_OLD,
+            "Carol's rejection of this very content (the PR's own, or the same hashed content "
+            "before the freeze), authored before the controller's last commit (or freeze), "
+            "rebase-merged by the forge: E_APPROVAL_REPLAYED ('a withdrawal of an earlier "
+            "version ... brought back'), ignored; Bob's later approval runs the plan",
+        )
+        for v in ("prrb", "prrbap", "rjrbpast")
+    },
+    **{
+        v: (
+            CLS_TIE,
+            "Carol's rejection (abort) authored in the second of the freeze (pause, or the "
+            "controller's last commit), put on the branch by the forge's rebase-merge or Bob's "
+            "git am: E_APPROVAL_REPLAYED, ignored; Bob's approval (gate answer, second vote) "
+            "runs the plan",
+        )
+        for v in ("rjrb0", "rjam0", "qrj0", "abrb0", "abam0", "prrbss")
+    },
+    **{
+        v: (
+            CLS_SQ,
+            "a PR adding the plan with Carol's rejection, squash-merged: the plan first "
+            "appears `rejected` (E_ILLEGAL_TRANSITION 'from nothing', ignored), is frozen on "
+            "the next approval's refusal and Bob's approval after that runs it",
+        )
+        for v in ("prsq", "prsqc")
+    },
+}
+BROKEN: dict[str, Any] = {
+    f"{v}{k}": pytest.mark.xfail(
+        strict=True, raises=AssertionError, reason=f"round 117: {cls}: {what}"
+    )
+    for v, (cls, what) in _BROKEN_VIDS.items()
+    for k in ("", ":status", ":audit", ":decision")
+}
 
 
 @pytest.mark.parametrize(
@@ -433,6 +551,21 @@ def test_round117_atk117a(lab: Any, vid: str) -> None:
     if kind == "status":
         assert row.get("status") in want_status, brief(row, 5)
         return
+    valid = [
+        e
+        for e in clone.get("executions", [])
+        if e.get("plan") == f"plans/{v}" and e.get("approval_valid")
+    ]
+    if kind == "agree":  # the fresh-clone audit calls valid exactly the runs the controller made
+        starts = [s for s in lab.subjects_of.get(v, []) if s.startswith("plangate: start ")]
+        assert len(valid) == len(starts), (starts, valid, clone.get("findings"))
+        return
+    if kind == "decision":
+        kinds = {"reject", "abort-request"}
+        mine = [d for d in clone.get("decisions", [])
+                if d.get("plan") == f"plans/{v}" and d.get("kind") in kinds]  # fmt: skip
+        assert mine, ("no withdrawal listed", clone.get("decisions"), clone.get("findings"))
+        return
     if kind == "audit":
         valid = [
             e
@@ -443,7 +576,8 @@ def test_round117_atk117a(lab: Any, vid: str) -> None:
             gate = [e for e in valid if e.get("approval_kind") == "gate"]
             assert not gate and len(valid) == 1, (valid, clone.get("findings"))
             return
-        assert len(valid) == want_runs, (ran, valid, clone.get("findings"))
+        want_valid = 0 if v in TAG else want_runs  # mpb holds mpa's content: never valid
+        assert len(valid) == want_valid, (ran, valid, clone.get("findings"))
         return
     if v in GATES:
         assert got["pause"].get(v), ("never paused", brief(got["rows_b"].get(f"plans/{v}", {})))

@@ -88,7 +88,8 @@ WANT: dict[str, tuple[int, set[str]]] = {
     "rjmcpast": REJ,  # @F-60 on a branch forked before the freeze, forge merge commit
     "rjam0": REJ,  # her emailed rejection @F, ``git am`` by Bob
     "rjam1": REJ,  # control: emailed @F+5, ``git am`` by Bob
-    "rjsq": REJ,  # her PR squash-merged by the forge (author Carol, a new date)
+    "rjsq": REJ,  # control: her PR squash-merged by the forge @F+1 (author Carol)
+    "rjsq0": REJ,  # her PR squash-merged by the forge in the freeze's second (author Carol)
     "rjown0": REJ,  # control: @F, committed by Carol herself on the line
     "pushaprj": REJ,  # one review PR rebase-merged: Alice approves, then Carol rejects (F+1)
     "pushrjap": REJ,  # the same, Carol's rejection first
@@ -202,6 +203,12 @@ def _event_time(lab: Lab, slug: str, event: str) -> int:
     raise AssertionError(f"no {event} commit of plans/{slug}: {out[:600]}")
 
 
+def _last(lab: Lab) -> int:
+    """The time of the controller's newest commit (its clock)."""
+    out = lab.git("log", "-1", "--format=%ct", "--author=plangate@localhost", "main")
+    return int(out.strip())
+
+
 def _rebase_merge(lab: Lab, *shas: str) -> None:
     """The forge's "rebase and merge": each commit re-created on main, committer the forge,
     author and author date kept."""
@@ -221,12 +228,18 @@ def _forge_merge(lab: Lab, branch: str, clicker: tuple[str, str]) -> None:
         lab.extra_env = {}
 
 
-def _squash(lab: Lab, branch: str, author: tuple[str, str], coauth: list[tuple[str, str]]) -> None:
+def _squash(
+    lab: Lab,
+    branch: str,
+    author: tuple[str, str],
+    coauth: list[tuple[str, str]],
+    adate: int | None = None,
+) -> None:
     """The forge's "squash and merge": one commit by the PR author, committed by the forge."""
     lab.git("checkout", "-q", "main")
     lab.git("merge", "-q", "--squash", branch, who=FORGE)
     trailers = "".join(f"Co-authored-by: {n} <{e}>\n" for n, e in coauth)
-    _c2(lab, f"{branch} (#1)\n\n" + (f"\n{trailers}" if trailers else ""), author, FORGE)
+    _c2(lab, f"{branch} (#1)\n\n" + (f"\n{trailers}" if trailers else ""), author, FORGE, adate)
 
 
 def _am(lab: Lab, sha: str, who: tuple[str, str], *opts: str) -> None:
@@ -306,7 +319,9 @@ def _build(root: Path) -> Lab:
     _am(lab, review("rjam0", "rejected", CAROL, freeze["rjam0"]), BOB)
     _am(lab, review("rjam1", "rejected", CAROL, freeze["rjam1"] + 5), BOB)
     review("rjsq", "rejected", CAROL, None)
-    _squash(lab, "rv-rjsq-rejected-Carol", CAROL, [])
+    _squash(lab, "rv-rjsq-rejected-Carol", CAROL, [], freeze["rjsq"] + 1)
+    review("rjsq0", "rejected", CAROL, None)
+    _squash(lab, "rv-rjsq0-rejected-Carol", CAROL, [], freeze["rjsq0"])
     setc("rjown0", "rejected", CAROL, CAROL, freeze["rjown0"])
     lab.branch("rv-pushaprj")
     a1 = setc("pushaprj", "approved", ALICE)
@@ -342,10 +357,10 @@ def _build(root: Path) -> Lab:
     _squash(lab, "pr-prsq", AGENT, [CAROL])
     _squash(lab, "pr-prsqc", CAROL, [AGENT])
     # approvals
-    _rebase_merge(lab, review("aprb", "approved", ALICE, None))
+    _rebase_merge(lab, review("aprb", "approved", ALICE, freeze["aprb"] + 1))
     review("apmc", "approved", ALICE, None)
     _forge_merge(lab, "rv-apmc-approved-Alice", MALLORY)
-    _am(lab, review("apam", "approved", ALICE, None), BOB)
+    _am(lab, review("apam", "approved", ALICE, freeze["apam"] + 1), BOB)
     old = review("apold", "approved", ALICE, None)
     review("apoldmc", "approved", ALICE, None)
     got["apamv1"] = review("apamv1", "approved", ALICE, None)
@@ -368,7 +383,7 @@ def _build(root: Path) -> Lab:
     got["qdup"] = review("qdup", "approved", ALICE, None)
     _rebase_merge(lab, got["qdup"])
     setc("qplus", "approved", BOB)
-    _rebase_merge(lab, review("qrb2", "approved", ALICE, None))
+    _rebase_merge(lab, review("qrb2", "approved", ALICE, freeze["qrb2"] + 1))
     setc("qrj0", "approved", ALICE)
     # gates: Bob starts them
     for v in GATES:
@@ -430,9 +445,11 @@ def _build(root: Path) -> Lab:
     _rebase_merge(lab, got["qdup"])
     setc("qplus", "approved", ("Bob R", "bob+r@ops.example.com"))
     lab.branch("rv-rvrvfg")
+    lab.extra_env = {"GIT_AUTHOR_DATE": f"@{_last(lab) + 1} +0000"}
     lab.git("revert", "--no-edit", got["rvrvfg"], who=ALICE)
+    lab.extra_env = {}
     _rebase_merge(lab, lab.head("rv-rvrvfg"))
-    _rebase_merge(lab, review("qrb2", "approved", BOB, None))
+    _rebase_merge(lab, review("qrb2", "approved", BOB, _last(lab) + 1))
     _rebase_merge(lab, review("qrj0", "rejected", CAROL, freeze["qrj0"], base_a_sha := lab.head()))
     del base_a_sha
     # reverts
@@ -443,9 +460,9 @@ def _build(root: Path) -> Lab:
     _rebase_merge(lab, lab.head("rv-rvrjfg"))
     # several plans: Alice approves mp1, Carol rejects mp2, one review PR rebase-merged
     lab.branch("rv-mp")
-    a1 = setc("mp1", "approved", ALICE)
+    a1 = setc("mp1", "approved", ALICE, adate=_last(lab) + 1)
     lab.set_status("mp2", "rejected")
-    a2 = _c2(lab, "Carol: reject mp2", CAROL, CAROL)
+    a2 = _c2(lab, "Carol: reject mp2", CAROL, CAROL, _last(lab) + 1)
     _rebase_merge(lab, a1, a2)
     setc("mpa", "approved", ALICE)
     step("c")
@@ -513,7 +530,7 @@ _BROKEN_VIDS: dict[str, tuple[str, str]] = {
             "git am: E_APPROVAL_REPLAYED, ignored; Bob's approval (gate answer, second vote) "
             "runs the plan",
         )
-        for v in ("rjrb0", "rjam0", "qrj0", "abrb0", "abam0", "prrbss")
+        for v in ("rjrb0", "rjam0", "qrj0", "abrb0", "abam0", "prrbss", "rjsq0")
     },
     **{
         v: (

@@ -125,6 +125,13 @@ WANT: dict[str, tuple[int, set[str]]] = {
     "abrb0": ABO,  # Carol's abort @P rebase-merged by the forge; Bob answers the gate
     "abrb1": ABO,  # control: @P+1
     "abam0": ABO,  # Carol's emailed abort @P, ``git am`` by Bob
+    "abmc0": ABO,  # Carol's abort @P on her branch, forge merge commit clicked by Bob
+    # -- more shapes -----------------------------------------------------------------------
+    "rjbob0": REJ,  # Carol's rejection @F rebased onto main by Bob (a maintainer's rebase)
+    "rjplus": REJ,  # control: authored carol+review@ops.example.com @F+1, rebase-merged
+    "rvself": REJ,  # Carol rejects (counted), then reverts her own rejection; Bob approves
+    "prmcap": REJ,  # PR: plan, Carol's rejection, then Alice's approval; forge merge by Bob
+    "apoldmca": NOT,  # Alice's v1 approval branch merged by Alice herself after v2 froze
     # -- reverts of reverts ---------------------------------------------------------------
     "rvrv": REJ,  # Carol rejects; Mallory reverts; Mallory reverts the revert; Bob approves
     "rvrvap": NOT,  # Alice approves and reverts; Mallory reverts her revert (one push)
@@ -157,8 +164,9 @@ PR_ADDS = [
     "mpa",
     "mpb",
     "prsqc",
+    "prmcap",
 ]
-GATES = ["abrb0", "abrb1", "abam0"]
+GATES = ["abrb0", "abrb1", "abam0", "abmc0"]
 FROZEN_FIRST = [v for v in VIDS if v not in PR_ADDS]
 
 
@@ -281,9 +289,9 @@ def _build(root: Path) -> Lab:
         else:
             lab.write(v, _plan(v))
         _c2(lab, f"agent: add {v}", AGENT, AGENT, t0 - 7200)
-        if v in ("prrb", "prrbself", "prmc", "prsq", "prrbap", "prsqc"):
+        if v in ("prrb", "prrbself", "prmc", "prsq", "prrbap", "prsqc", "prmcap"):
             setc(v, "rejected", CAROL, CAROL, t0 - 3600)
-        if v == "prrbap":
+        if v in ("prrbap", "prmcap"):
             setc(v, "approved", ALICE, ALICE, t0 - 3500)
         if v in ("prap", "prapmc"):
             setc(v, "approved", ALICE, ALICE, t0 - 3600)
@@ -323,6 +331,11 @@ def _build(root: Path) -> Lab:
     review("rjsq0", "rejected", CAROL, None)
     _squash(lab, "rv-rjsq0-rejected-Carol", CAROL, [], freeze["rjsq0"])
     setc("rjown0", "rejected", CAROL, CAROL, freeze["rjown0"])
+    x = review("rjbob0", "rejected", CAROL, freeze["rjbob0"])
+    lab.git("cherry-pick", x, who=BOB)
+    _rebase_merge(lab, review("rjplus", "rejected", ("Carol", "carol+review@ops.example.com"),
+                              freeze["rjplus"] + 1))  # fmt: skip
+    got["rvself"] = setc("rvself", "rejected", CAROL)
     lab.branch("rv-pushaprj")
     a1 = setc("pushaprj", "approved", ALICE)
     a2 = setc("pushaprj", "rejected", CAROL, CAROL, freeze["pushaprj"] + 1)
@@ -353,6 +366,7 @@ def _build(root: Path) -> Lab:
     lab.git("checkout", "-q", "main")
     lab.git("merge", "-q", "--ff-only", "pr-prrbself", who=CAROL)
     _forge_merge(lab, "pr-prmc", BOB)
+    _forge_merge(lab, "pr-prmcap", BOB)
     _forge_merge(lab, "pr-prapmc", MALLORY)
     _squash(lab, "pr-prsq", AGENT, [CAROL])
     _squash(lab, "pr-prsqc", CAROL, [AGENT])
@@ -363,8 +377,9 @@ def _build(root: Path) -> Lab:
     _am(lab, review("apam", "approved", ALICE, freeze["apam"] + 1), BOB)
     old = review("apold", "approved", ALICE, None)
     review("apoldmc", "approved", ALICE, None)
+    review("apoldmca", "approved", ALICE, None)
     got["apamv1"] = review("apamv1", "approved", ALICE, None)
-    for v in ("apold", "apoldmc", "apamv1"):  # v2: the Owner edits the content
+    for v in ("apold", "apoldmc", "apamv1", "apoldmca"):  # v2: the Owner edits the content
         lab.write(v, lab.read(v).replace(f'why: "record that variant {v} ran"',
                                          f'why: "record that variant {v} ran (v2)"'))  # fmt: skip
     lab.commit("owner: v2", OWNER)
@@ -419,11 +434,15 @@ def _build(root: Path) -> Lab:
         _rebase_merge(lab, review("abrb1", "aborted", CAROL, pause["abrb1"] + 1))
     if "abam0" in pause:
         _am(lab, review("abam0", "aborted", CAROL, pause["abam0"]), BOB)
+    if "abmc0" in pause:
+        review("abmc0", "aborted", CAROL, pause["abmc0"])
+        _forge_merge(lab, "rv-abmc0-aborted-Carol", BOB)
     # v1 approvals brought onto v2
     lab.branch("rb-apold", got["apold"])
     lab.git("checkout", "-q", "main")
     _rebase_merge(lab, got["apold"])
     _forge_merge(lab, "rv-apoldmc-approved-Alice", MALLORY)
+    _forge_merge(lab, "rv-apoldmca-approved-Alice", ALICE)
     _am(lab, got["apamv1"], BOB)
     # Alice's approval of aprb ``am --directory``'d onto apamm by Mallory
     patch = lab.git("format-patch", "-1", "--stdout", lab.git(
@@ -453,6 +472,7 @@ def _build(root: Path) -> Lab:
     _rebase_merge(lab, review("qrj0", "rejected", CAROL, freeze["qrj0"], base_a_sha := lab.head()))
     del base_a_sha
     # reverts
+    lab.git("revert", "--no-edit", got["rvself"], who=CAROL)
     lab.git("revert", "--no-edit", got["rvrv"], who=MALLORY)
     lab.git("revert", "--no-edit", "HEAD", who=MALLORY)
     lab.branch("rv-rvrjfg")
@@ -474,7 +494,8 @@ def _build(root: Path) -> Lab:
             continue
         if v in ("qmcself", "qcoauth", "qsq", "qforge"):
             continue  # quorum plans with one person's vote: nobody else votes
-        if v in ("prap", "prapmc", "apold", "apoldmc", "apamv1", "apamm", "mp3", "rvrvap"):
+        if v in ("prap", "prapmc", "apold", "apoldmc", "apamv1", "apamm", "mp3", "rvrvap",
+                 "apoldmca"):  # fmt: skip
             continue  # these must not run on what they hold
         if v in ("qdup", "qplus", "mpa", "rvrvfg"):
             continue
@@ -530,7 +551,7 @@ _BROKEN_VIDS: dict[str, tuple[str, str]] = {
             "git am: E_APPROVAL_REPLAYED, ignored; Bob's approval (gate answer, second vote) "
             "runs the plan",
         )
-        for v in ("rjrb0", "rjam0", "qrj0", "abrb0", "abam0", "prrbss", "rjsq0")
+        for v in ("rjrb0", "rjam0", "qrj0", "abrb0", "abam0", "prrbss", "rjsq0", "rjbob0")
     },
     **{
         v: (

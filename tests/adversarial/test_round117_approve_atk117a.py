@@ -147,6 +147,8 @@ WANT: dict[str, tuple[int, set[str]]] = {
 }
 #: the tag a vid's plan calls ``rec`` with (mpb holds mpa's content: calls are counted whole)
 TAG = {"mpb": "mpa"}
+#: quorum plans (two needed) that one person (or a forge) tried to fill alone
+QUORUM_ONE = ["qmcself", "qcoauth", "qsq", "qforge", "qdup", "qplus"]
 VIDS = list(WANT)
 PR_ADDS = [
     "prrb",
@@ -516,6 +518,7 @@ def _build(root: Path) -> Lab:
     got["gate_ran"] = {v: len(lab.calls(f"{v}-2")) for v in GATES}
     lab.got_rows = lab.rows()  # type: ignore[attr-defined]
     got["codes"] = {v: lab.codes(v) for v in VIDS}
+    got["blocks"] = {v: lab.plan(v).get("approval") for v in QUORUM_ONE}
     lab.subjects_of = {v: lab.subjects(v) for v in VIDS}  # type: ignore[attr-defined]
     got["clone"] = clone_audit_got(lab, root)
     return lab
@@ -527,8 +530,24 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 
 WITHDRAWN = [v for v in VIDS if WANT[v] in (REJ, ABO)]
+#: the refusal each plan that must not run is given (the exact code, in the status row or the
+#: controller's `approval:` block)
+CODES = {
+    "prap": "E_PLAN_NOT_FROZEN",
+    "prapmc": "E_PLAN_NOT_FROZEN",
+    "apmc": "E_APPROVER_NOT_ALLOWED",
+    "apold": "E_APPROVAL_REPLAYED",
+    "apamv1": "E_APPROVAL_REPLAYED",
+    "apamm": "E_APPROVAL_REPLAYED",
+    "apoldmc": "E_PLAN_HASH_MISMATCH",
+    "apoldmca": "E_PLAN_HASH_MISMATCH",
+    "qforge": "E_APPROVER_NOT_ALLOWED",
+    "rvrvap": "E_APPROVER_NOT_ALLOWED",
+    "mpb": "E_ALREADY_EXECUTED",
+}
 IDS = [*VIDS, *[f"{v}:status" for v in VIDS], *[f"{v}:audit" for v in VIDS]]
 IDS += [f"{v}:agree" for v in VIDS] + [f"{v}:decision" for v in WITHDRAWN] + ["passes"]
+IDS += [f"{v}:code" for v in CODES] + [f"{v}:votes" for v in QUORUM_ONE]
 CLS_OLD = "pr-withdrawal-older-than-line-birth"
 CLS_TIE = "same-second-withdrawal-by-another-hand"
 CLS_SQ = "squash-added-rejected-plan-revived"
@@ -584,6 +603,16 @@ def test_round117_atk117a(lab: Any, vid: str) -> None:
         return
     v, _, kind = vid.partition(":")
     row = lab.got_rows.get(f"plans/{v}", {})
+    if kind == "code":
+        assert CODES[v] in got["codes"][v], (CODES[v], brief(row, 6))
+        return
+    if kind == "votes":  # one person (or a forge) counted once: one vote collected, partial
+        block = got["blocks"][v] or {}
+        votes = {str(a.get("by")).lower() for a in block.get("approvals") or []}
+        # a refusal of the forge keeps what was collected (`missing`, one vote)
+        assert block.get("status") in ("partial", "refused"), block
+        assert len(votes) == 1 and block.get("missing") == "1 more approval", block
+        return
     ran = lab.ran.get(v, 0)
     want_runs, want_status = WANT[v]
     if kind == "status":

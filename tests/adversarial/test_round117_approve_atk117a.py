@@ -14,11 +14,77 @@ that ADD a plan were written an hour before (author dates pinned), with reviewer
 on the PR branch, and reach main in round B. Round B: decisions; C: gate aborts at the pause
 P, quorum second steps, ``git am``s; D: Bob (or the second voter) approves everything.
 
-Ids: ``<vid>`` (``rec`` calls of the vid at the end), ``<vid>:status`` (the status row at the
-end), ``<vid>:audit`` (the fresh-clone ``audit --json``, no config, calls a start of the
-plan valid iff the controller ran it, and none of a plan that must not run), ``passes``.
+Ids (279, 57 variants): ``<vid>`` (``rec`` calls of the vid at the end: 0 for a withdrawn
+plan, 1 for a control that runs; a gate plan: action 1 once, the gated action never),
+``<vid>:status`` (the status row at the end), ``<vid>:audit`` (the fresh-clone ``audit
+--json``, no config, calls valid exactly the starts the plan must have), ``<vid>:agree`` (it
+calls valid exactly the starts the controller committed: (d)), ``<vid>:decision`` (for a
+withdrawal that must count: listed under ``decisions``), ``<vid>:code`` (the exact refusal
+of a plan that must not run), ``<vid>:votes`` (a quorum plan one person or a forge tried to
+fill: one vote kept, ``missing: 1 more approval``), ``passes`` (every ``run --once`` exited
+0, no traceback).
 
-SEEN: filled in below (``_SEEN``).
+Seen (round 117, 279 ids: 227 passed, 52 xfailed; ~20-30 s wall alone), 3 classes, all
+"fail open" ((a): a genuine withdrawal by an allowed approver ignored, a later approval runs
+the plan), and in each the fresh-clone audit AGREES with the controller (every ``:agree``
+holds; it lists the withdrawal as ``withdraw-not-allowed``):
+
+- **pr-withdrawal-older-than-line-birth** (12 ids: ``prrb``, ``prrbap``, ``rjrbpast``, each
+  with ``:status``, ``:audit``, ``:decision``). The agent's PR adds a plan; Carol (an allowed
+  approver) reviews it and pushes ``status: rejected`` to the PR branch an hour before it is
+  merged; the forge's "rebase and merge" re-creates both commits (committer
+  ``noreply@github.com``, author dates kept). The rejection is of THIS content (the agent's
+  commit before it wrote it), yet ``E_APPROVAL_REPLAYED: carol@ops.example.com set status
+  rejected in <sha>, written before this version of the plan ... came to be and committed by
+  another hand than its author's: a withdrawal of an earlier version or pause brought back``:
+  the version's "birth" is the controller's last commit on the line before the rebased
+  content commit, and any controller commit made during the review (here pass A) is later
+  than Carol's rejection. Bob's approval is then refused once ``E_PLAN_NOT_FROZEN`` (the
+  file still says ``rejected``; the controller freezes it as ``pending_approval``) and his
+  next approval runs the plan; with Alice's approval also on the PR (``prrbap``) Bob's first
+  approval runs it. ``rjrbpast``: the same for a plan frozen on main, Carol's rejection
+  written on her checkout a minute before the freeze (same hashed content), rebase-merged.
+  The same PR merged with a merge commit (``prmc``, ``prmcap``), rebased by Carol herself
+  (``prrbself``) or written after the controller's last commit (``prrblate``) counts.
+- **same-second-withdrawal-by-another-hand** (32 ids: ``rjrb0``, ``rjam0``, ``rjbob0``,
+  ``rjsq0``, ``qrj0``, ``abrb0``, ``abam0``, ``prrbss``, each with ``:status``, ``:audit``,
+  ``:decision``). A rejection (abort) by Carol authored in the very second of the version's
+  freeze (the run's pause, or the controller's last commit for a PR-added plan), put on the
+  branch by the forge's rebase-merge, a forge squash-merge authored by Carol herself
+  (``rjsq0``: a NEW commit, author Carol, both dates in that second, only the committer is
+  the forge), Bob's ``git am`` of her emailed patch, or Bob's rebase: ignored as above; Bob's
+  approval runs the plan (``qrj0``: Carol's rejection between the quorum's two votes;
+  ``abrb0``/``abam0``: Bob's gate answer runs the gated action after her abort). This is
+  round 109's documented rule (docs/approvals.md "Replayed approvals", withdrawals bullet;
+  threat-model row "A rejection or abort of an earlier version ... by another hand") applied
+  to the default ``identity: author``; found flaky first as ``rjsq`` (a squash-merge in the
+  freeze's second when the bench ran fast), now pinned both ways (``rjsq`` @F+1 holds).
+- **squash-added-rejected-plan-revived** (8 ids: ``prsq``, ``prsqc`` with ``:status``,
+  ``:audit``, ``:decision``). The same PR (plan + Carol's rejection) squash-merged by the
+  forge: the plan first appears ``rejected`` in one commit authored by the agent (the plan's
+  author, who may withdraw) or by Carol (an approver): ``E_ILLEGAL_TRANSITION: ... set status
+  rejected (from nothing) ...; ignored``; the plan is frozen on the next approval's refusal
+  (``E_PLAN_NOT_FROZEN``) and Bob's approval after that runs it, though every file state on
+  main said ``rejected`` until Bob set it ``approved``.
+
+What held: every control (rejections after the freeze rebase-merged, ``am``'d, squashed,
+merged with a forge merge commit clicked by Bob or Mallory, a plus-tag author, her own
+commit in the freeze's second, a PR merged with a merge commit or rebased by herself);
+approvals: a forge merge commit clicked by Mallory (``E_APPROVER_NOT_ALLOWED``), approvals of
+v1 rebase-merged or ``am``'d onto v2 (``E_APPROVAL_REPLAYED``) or merged by Mallory or Alice
+herself after v2 froze (``E_PLAN_HASH_MISMATCH``), her approval ``am --directory``'d onto
+another plan (``E_APPROVAL_REPLAYED``), approvals on an unfrozen PR plan
+(``E_PLAN_NOT_FROZEN``); quorum: her vote plus her merge click, her people alias, a
+``Co-authored-by:``, a squash co-authored by Bob, the forge as author, her vote rebase-merged
+twice, Bob plus ``bob+r`` (one vote each time, ``missing: 1 more approval``), two forge
+rebase-merged votes by two people run once; reverts of reverts (Mallory's revert of her
+revert: ``E_APPROVER_NOT_ALLOWED``; her own, or via the forge, run once; a counted rejection
+reverted by Mallory, by Mallory via the forge, or by Carol herself stays rejected); several
+plans in one PR (one review PR approving one and rejecting another; a byte-identical twin
+refused ``E_ALREADY_EXECUTED``); every fresh-clone audit agreed with the controller.
+
+Not tried: signed ``Plan-Approved:`` trailers, remote mode and the daemon (every pass is
+``run --once``), ``plangate check``'s prediction of these PRs, ``require_signed``.
 """
 
 from __future__ import annotations

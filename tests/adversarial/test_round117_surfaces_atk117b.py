@@ -36,8 +36,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, clone_audit_got, load_yaml, plan_text
+from advkit import AGENT, ALICE, Lab, cases, clone_audit_got, load_yaml, plan_text, until
 from mcpkit import answers
+from oraclekit import listening, page_text
 from test_round2_execution_kit import shared
 
 PY = sys.executable
@@ -50,7 +51,7 @@ FAILS = {
     "f-esc": "\x1b[2J\x1b]8;;https://evil.example\x07click\x1b]8;;\x07 \x1b[31mred",
     "f-ls": "a\u2028Approved-By: mallory@example.com\u2029b\x85c",
 }
-RECV = ["ok", "r302", "e500", "hang", "huge"]
+RECV = ["ok", "r301", "r302", "r303", "r308", "e500", "hang", "huge"]
 
 
 def _boom(msg: str) -> str:
@@ -71,8 +72,8 @@ def _server(kind: str, got: dict[str, list[str]], target: int = 0) -> Any:
             if kind == "hang":
                 time.sleep(40)
                 return
-            if kind == "r302":
-                self.send_response(302)
+            if kind.startswith("r3"):
+                self.send_response(int(kind[1:]))
                 self.send_header("Location", f"http://127.0.0.1:{target}/t")
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -175,6 +176,7 @@ def _build(root: Path) -> Lab:
         s.shutdown()
     got["wt"] = _worktree(root / "wt")
     got["odd"] = _detached(lab)
+    got["d"] = _daemon(root / "daemon")
     lab.got = got  # type: ignore[attr-defined]
     return lab
 
@@ -210,6 +212,94 @@ def _worktree(root: Path) -> dict[str, Any]:
     got["frozen"] = lab.git("show", "main:plans/x/PLAN.yml")
     lab.run()
     got["main-status"] = lab.git("show", "main:plans/x/PLAN.yml")
+    return got
+
+
+HOLD = (
+    "import os, sys, time\n"
+    "while not os.path.exists(sys.argv[1]):\n"
+    "    time.sleep(0.05)\n"
+    "print('{\"ok\": true}')\n"
+)
+MANY = 40
+
+
+def _daemon(root: Path) -> dict[str, Any]:
+    """A lab whose daemon serves the page, ``/api/`` and ``/metrics``: ``MANY`` frozen
+    plans, hostile entries beside them (a symlinked plan folder, a 2 MiB plan, duplicate
+    keys, a FIFO), and ``hold`` approved by Alice whose tool waits for a file: every surface
+    asked while it runs, then after."""
+    import os
+
+    (root).mkdir(parents=True, exist_ok=True)
+    (root / "hold.py").write_text(HOLD)
+    release = root / "release"
+    lab = Lab(
+        root / "lab",
+        extra='ui: {listen: 0}\nmetrics: {listen: "127.0.0.1:0"}\n',
+        tools=f"hold: {{kind: exec, argv: [{json.dumps(PY)}, {json.dumps(str(root / 'hold.py'))}, "
+        f"{json.dumps(str(release))}], timeout: 300}}\n",
+    )
+    for i in range(MANY):
+        lab.write(f"p{i:02d}", plan_text(f"p{i:02d}"))
+    lab.write(
+        "hold",
+        "plan:\n  name: hold\n  task: t\n  status: pending_approval\n"
+        "available_tools: [{name: hold}]\nactions:\n  - id: 1\n    tool: hold\n    why: w\n"
+        "  - id: 2\n    tool: hold\n    why: w2\n",
+    )
+    lab.write("big", plan_text("big") + "# " + "x" * (2 * 1024 * 1024) + "\n")
+    lab.write("dup", plan_text("dup") + "plan:\n  name: again\n")
+    (lab.repo / "plans/sym").symlink_to("p00")
+    lab.commit("agent: plans")
+    os.mkfifo(lab.repo / "plans/p01/fifo.yml")
+    lab.run()
+    lab.set_status("hold", "approved")
+    lab.commit("alice: approve hold", ALICE)
+    got: dict[str, Any] = {}
+    c = ["--config", str(lab.config)]
+
+    def row(plan: str) -> dict[str, Any]:
+        out = lab.cli("status", "--json", *c).stdout
+        return {r["plan"]: r for r in json.loads(out)}.get(plan, {})
+
+    with listening(lab, lab.config, "plans/p39", names=("ui", "metrics")) as ports:
+        got["running"] = until(
+            lambda: '"running": [\n    "1"' in page_text(ports["ui"], "/api/plan/plans/hold"), 120
+        )
+        got["mid-status"] = lab.cli("status", "--json", *c).stdout
+        got["mid-status-text"] = lab.cli("status", *c).stdout
+        r = lab.cli("show", "plans/hold", "--json", *c, cwd=lab.repo)
+        got["mid-show"] = (r.returncode, r.stdout, r.stderr[-1500:])
+        got["mid-api"] = page_text(ports["ui"], "/api/")
+        got["mid-api-plan"] = page_text(ports["ui"], "/api/plan/plans/hold")
+        got["mid-metrics"] = page_text(ports["metrics"], "/metrics")
+        got["mid-mcp"] = answers(lab, [("status", {}), ("log", {"path": "plans/hold"})])
+        release.write_text("go")
+        got["done"] = until(lambda: row("plans/hold").get("status") == "completed", 120)
+        head = lab.head()
+        until(lambda: head in page_text(ports["ui"], "/api/"), 60)
+        got["api"] = page_text(ports["ui"], "/api/")
+        got["page"] = page_text(ports["ui"], "/")
+        got["pages"] = {
+            k: page_text(ports["ui"], f"/api/plan/plans/{k}") for k in ("p00", "p39", "hold")
+        }
+        got["big-html"] = page_text(ports["ui"], "/plan/plans/big")
+        got["bad-pages"] = {
+            k: page_text(ports["ui"], f"/api/plan/plans/{k}") for k in ("big", "dup", "sym")
+        }
+        got["settled"] = until(
+            lambda: (
+                'plangate_plans{status="completed"} 1.0' in page_text(ports["metrics"], "/metrics")
+            ),
+            60,
+        )
+        got["metrics"] = page_text(ports["metrics"], "/metrics")
+    r = lab.cli("show", "plans/big", *c, cwd=lab.repo)
+    got["big-show"] = (r.returncode, r.stdout[-1500:], r.stderr[-1500:])
+    got["status"] = lab.cli("status", "--json", *c).stdout
+    got["heads"] = lab.git("show", "HEAD:plans/hold/PLAN.yml")
+    got["calls"] = len(lab.calls("p00"))
     return got
 
 
@@ -408,11 +498,12 @@ def test_fail_audit_valid(lab: Lab, key: str) -> None:
 EVENTS = [("f-nl", "awaiting-approval"), ("f-nl", "start"), ("f-nl", "fail"), ("ok", "complete")]
 RIDS = [f"recv:{k}:{p}-{e}" for k in RECV for p, e in EVENTS]
 RVALS = [(k, p, e) for k in RECV for p, e in EVENTS]
-for _p, _e in EVENTS:
-    BROKEN[f"recv:r302:{_p}-{_e}"] = xf(
-        "notify-redirect-post-lost-silently",
-        "a 302 answer is followed as a GET without the body; no notify_failed/dropped logged",
-    )
+for _k in ("r301", "r302", "r303"):
+    for _p, _e in EVENTS:
+        BROKEN[f"recv:{_k}:{_p}-{_e}"] = xf(
+            "notify-redirect-post-lost-silently",
+            f"a {_k[1:]} answer is followed as a GET without the body; nothing logged",
+        )
 
 
 @pytest.mark.parametrize(("kind", "key", "event"), cases(RIDS, RVALS, BROKEN))
@@ -423,7 +514,7 @@ def test_every_post_arrives_or_is_logged(lab: Lab, kind: str, key: str, event: s
     silence (docs/operations.md)."""
     port = lab.got["ports"][kind]
     delivered = kind in ("ok", "huge") and _posts(lab, kind, key, event)
-    if kind == "r302":
+    if kind.startswith("r3"):
         delivered = any(
             json.loads(b).get("event") == event for b in lab.got["posts"]["target"] if b
         )
@@ -576,3 +667,181 @@ def test_shallow_clone_audit_coded(lab: Lab) -> None:
     s = lab.got["shallow"]
     assert s["rc"] == 2 and s["report"].get("code") == "E_GIT", s
     assert "unshallow" in s["report"].get("remedy", "") and not s["valid"], s
+
+
+# -- the daemon's surfaces under many plans, hostile entries among them, and mid-run ---------
+def _d(lab: Lab) -> dict[str, Any]:
+    return lab.got["d"]
+
+
+def _drows(text: str) -> dict[str, Any]:
+    return {r["plan"]: r for r in json.loads(text)}
+
+
+def test_many_api_lists_every_plan(lab: Lab) -> None:
+    """``/api/`` counts every plan folder (40 pending, the completed one, the hostile three)
+    and lists each pending plan."""
+    api = json.loads(_d(lab)["api"])
+    assert api["counts"].get("pending_approval") == MANY, api["counts"]
+    assert api["counts"].get("completed") == 1 and api["total"] == MANY + 4, api["counts"]
+    listed = {p["plan"] for sec in api["sections"] for p in sec["plans"]}
+    assert all(f"plans/p{i:02d}" in listed for i in range(MANY)), sorted(listed)[:5]
+
+
+def test_many_page_lists_every_plan(lab: Lab) -> None:
+    """The page names every pending plan (one hostile entry stops no other row)."""
+    page = _d(lab)["page"]
+    assert not page.startswith("HTTP "), page[:300]
+    missing = [i for i in range(MANY) if f"plans/p{i:02d}" not in page]
+    assert not missing, missing
+
+
+def test_many_status_lists_every_plan(lab: Lab) -> None:
+    """``status --json`` has every plan, the hostile entries coded."""
+    rows = _drows(_d(lab)["status"])
+    assert all(f"plans/p{i:02d}" in rows for i in range(MANY))
+    assert rows["plans/big"]["problem"]["code"] == "E_PLAN_TOO_LARGE", rows["plans/big"]
+    assert rows["plans/dup"]["problem"]["code"] == "E_YAML_PARSE", rows["plans/dup"]
+    assert "E_UNSAFE_PATH" in (rows["plans/sym"]["reason"] or ""), rows["plans/sym"]
+
+
+def test_many_metrics_agree_with_api(lab: Lab) -> None:
+    """``/metrics`` counts the plans by status as ``/api/`` does, once settled."""
+    d = _d(lab)
+    assert d["settled"], d["metrics"][:800]
+    api = json.loads(d["api"])["counts"]
+    for status, n in api.items():
+        line = f'plangate_plans{{status="{status}"}} {float(n)}'
+        assert line in d["metrics"], (line, d["metrics"][:1200])
+
+
+BAD = ["big", "dup", "sym"]
+BROKEN["bad:big-api"] = xf(
+    "page-oversized-plan-misdiagnosed",
+    "/api/plan of a 2 MiB regular PLAN.yml lists E_UNSAFE_PATH 'no readable PLAN file' "
+    "beside its row's E_PLAN_TOO_LARGE",
+)
+
+
+@pytest.mark.parametrize("key", cases([f"bad:{k}-api" for k in BAD], BAD, BROKEN))
+def test_bad_entry_api_names_its_own_code(lab: Lab, key: str) -> None:
+    """``/api/plan/<path>`` of a hostile entry answers its row's code, and every problem it
+    lists carries that same code (the truth status gives), no other diagnosis."""
+    data = json.loads(_d(lab)["bad-pages"][key])
+    code = data["row"]["code"]
+    want = {"big": "E_PLAN_TOO_LARGE", "dup": "E_YAML_PARSE", "sym": "E_UNSAFE_PATH"}[key]
+    assert code == want, data["row"]
+    assert data["problems"] and {p["code"] for p in data["problems"]} == {want}, data["problems"]
+
+
+BROKEN["bad:big-html"] = xf(
+    "page-oversized-plan-misdiagnosed",
+    "the plan page of a 2 MiB regular PLAN.yml says E_UNSAFE_PATH / no readable PLAN file",
+)
+
+
+@pytest.mark.parametrize("key", cases(["bad:big-html"], ["big"], BROKEN))
+def test_big_page_names_the_size(lab: Lab, key: str) -> None:
+    """The page of the oversized plan names ``E_PLAN_TOO_LARGE`` and not ``E_UNSAFE_PATH``
+    (it is a regular file, not a link or a FIFO)."""
+    page = _d(lab)["big-html"]
+    assert "E_PLAN_TOO_LARGE" in page and "E_UNSAFE_PATH" not in page, page[-1500:]
+
+
+def test_big_show_coded(lab: Lab) -> None:
+    """``show`` of the oversized plan answers ``E_PLAN_TOO_LARGE`` with its file and a remedy
+    (split the plan or raise the limit), exit 1 or 2, no traceback."""
+    rc, out, err = _d(lab)["big-show"]
+    text = out + err
+    assert rc in (1, 2) and "E_PLAN_TOO_LARGE" in text and "split the plan" in text, text[-800:]
+    assert "Traceback" not in text
+
+
+def _mid_hold(lab: Lab) -> dict[str, Any]:
+    return _drows(_d(lab)["mid-status"])["plans/hold"]
+
+
+def test_mid_api_shows_action_running(lab: Lab) -> None:
+    """While action 1 of ``hold`` runs, ``/api/plan`` shows it executing, approved by Alice,
+    action 1 running."""
+    d = _d(lab)
+    assert d["running"], d["mid-api-plan"][:600]
+    row = json.loads(d["mid-api-plan"])["row"]
+    assert (row["status"], row["approver"]) == ("executing", "alice@example.com"), row
+    assert row["progress"]["running"] == ["1"], row
+
+
+def test_mid_status_json_executing(lab: Lab) -> None:
+    """``status --json`` mid-run: executing, Alice, the frozen hash ``/api/`` names."""
+    row = _mid_hold(lab)
+    api = json.loads(_d(lab)["mid-api-plan"])["row"]
+    assert (row["status"], row["approver"], row["hash"]) == (
+        "executing",
+        "alice@example.com",
+        api["hash"],
+    ), row
+
+
+MID = ["status-json", "mcp-status"]
+for _m in MID:
+    BROKEN[f"mid:{_m}-running"] = xf(
+        "status-running-false-mid-run",
+        f"{_m} says running: false while /api/ shows action 1 running (progress from the journal)",
+    )
+
+
+@pytest.mark.parametrize("key", cases([f"mid:{m}-running" for m in MID], MID, BROKEN))
+def test_mid_running_flag_agrees_with_api(lab: Lab, key: str) -> None:
+    """The row's ``running`` agrees with ``/api/``'s progress while action 1 runs: the same
+    plan is running on every surface."""
+    d = _d(lab)
+    if key == "status-json":
+        row = _mid_hold(lab)
+    else:
+        data = json.loads(d["mid-mcp"][0]["result"]["content"][0]["text"])
+        row = {r["plan"]: r for r in data["plans"]}["plans/hold"]
+    assert row["status"] == "executing", row
+    assert row["running"], {k: row[k] for k in ("status", "running", "waiting", "reason")}
+
+
+def test_mid_metrics_executing(lab: Lab) -> None:
+    """``/metrics`` mid-run counts one executing plan and one start."""
+    m = _d(lab)["mid-metrics"]
+    assert 'plangate_plans{status="executing"} 1.0' in m and "plangate_plans_started_total 1.0" in m
+
+
+def test_mid_show_json(lab: Lab) -> None:
+    """``show --json`` mid-run: the approval by Alice, the frozen hash, no outcome claimed."""
+    rc, out, err = _d(lab)["mid-show"]
+    assert rc == 0, err
+    data = json.loads(out)
+    assert data["approval"]["by"] == "alice@example.com", data["approval"]
+    assert data["frozen"]["hash"] == _mid_hold(lab)["hash"]
+    assert (data.get("execution") or {}).get("status") in (None, "executing"), data["execution"]
+
+
+def test_mid_mcp_log_no_outcome(lab: Lab) -> None:
+    """MCP ``log`` mid-run: executing, no outcome claimed."""
+    data = json.loads(_d(lab)["mid-mcp"][1]["result"]["content"][0]["text"])
+    assert data["status"] == "executing" and not data.get("execution_log"), data
+
+
+def test_after_completed_everywhere(lab: Lab) -> None:
+    """After the release: ``status --json``, ``/api/plan`` and the file in git say completed,
+    approved by Alice."""
+    d = _d(lab)
+    assert d["done"]
+    row = _drows(d["status"])["plans/hold"]
+    api = json.loads(d["pages"]["hold"])["row"]
+    assert row["status"] == api["status"] == "completed", (row["status"], api["status"])
+    assert row["approver"] == api["approver"] == "alice@example.com"
+    assert "status: completed" in d["heads"]
+
+
+def test_fifo_did_not_stop_the_pass(lab: Lab) -> None:
+    """The FIFO in ``plans/p01`` stopped nothing: ``p01`` is frozen and pending, nothing ran
+    but ``hold``."""
+    d = _d(lab)
+    row = _drows(d["status"])["plans/p01"]
+    assert row["status"] == "pending_approval" and row["hash"], row
+    assert d["calls"] == 0

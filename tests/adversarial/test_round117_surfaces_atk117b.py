@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, clone_audit_got, load_yaml, plan_text, until
+from advkit import AGENT, ALICE, BOB, Lab, cases, clone_audit_got, load_yaml, plan_text, until
 from mcpkit import answers
 from oraclekit import listening, page_text
 from test_round2_execution_kit import shared
@@ -119,6 +119,8 @@ def _build(root: Path) -> Lab:
     urls = [f"http://127.0.0.1:{ports[k]}/hook" for k in RECV]
     lab = Lab(
         root / "main",
+        approval='rules:\n  - match: {paths: ["plans/q", "plans/q/**"]}\n'
+        "    require: [{count: 2}]\n",
         extra=f"notify: {json.dumps(urls)}\n",
         tools=f"boom: {{kind: exec, argv: [{json.dumps(PY)}, '-c', {json.dumps(BOOM)}, "
         "'{msg}']}\n",
@@ -127,11 +129,12 @@ def _build(root: Path) -> Lab:
         lab.write(k, _boom(msg))
     lab.write("ok", plan_text("ok"))
     lab.write("fk", plan_text("fk"))
+    lab.write("q", plan_text("q"))
     lab.commit("agent: plans")
     logs = [lab.run().stderr]
-    for k in FAILS:
+    for k in [*FAILS, "q"]:
         lab.set_status(k, "approved")
-    lab.commit("alice: approve the boom plans", ALICE)
+    lab.commit("alice: approve the boom plans and q", ALICE)
     lab.set_status("ok", "approved")
     lab.commit(
         "approve ok\n\nCo-authored-by: Agent <agent@example.com>\n"
@@ -144,6 +147,12 @@ def _build(root: Path) -> Lab:
         "Approved-By: alice@example.com",
         CTL,
     )
+    logs.append(lab.run().stderr)
+    c = ["--config", str(lab.config)]
+    got["q-partial"] = _drows(lab.cli("status", "--json", *c).stdout)["plans/q"]
+    got["q-mcp"] = answers(lab, [("status", {})])[0]
+    lab.set_status("q", "approved")
+    lab.commit("bob: approve q", BOB)
     logs.append(lab.run().stderr)
     got["posts"] = posts
     got["ports"] = ports
@@ -845,3 +854,78 @@ def test_fifo_did_not_stop_the_pass(lab: Lab) -> None:
     row = _drows(d["status"])["plans/p01"]
     assert row["status"] == "pending_approval" and row["hash"], row
     assert d["calls"] == 0
+
+
+# -- a quorum's partial approval --------------------------------------------------------------
+def test_partial_post_missing_agrees_with_status(lab: Lab) -> None:
+    """The ``partial`` post after Alice's vote on ``plans/q`` (rule: 2 approvals): its
+    ``missing`` is what ``status --json`` says is missing, the plan pending."""
+    posts = _posts(lab, "ok", "q", "partial")
+    row = lab.got["q-partial"]
+    assert posts, [json.loads(p)["event"] for p in lab.got["posts"]["ok"]]
+    assert row["status"] == "pending_approval", row
+    for post in posts:
+        assert post["missing"] and post["missing"] in json.dumps(row), (post["missing"], row)
+
+
+QUORUM = ["partial-post-by", "start-post", "start-trailer", "status-approver"]
+for _q in QUORUM:
+    BROKEN[f"quorum:{_q}"] = xf(
+        "quorum-approvers-not-shown",
+        f"{_q}: a 2-approval run names one approver (the last) or none, while PLAN.yml's "
+        "approval.approvals lists Alice and Bob",
+    )
+
+
+@pytest.mark.parametrize("key", cases([f"quorum:{q}" for q in QUORUM], QUORUM, BROKEN))
+def test_quorum_surfaces_name_every_approver(lab: Lab, key: str) -> None:
+    """``plans/q`` needs two approvals; Alice voted, then Bob. Every surface naming who
+    approved names whom the run rests on, as PLAN.yml's ``approval.approvals`` does: the
+    ``partial`` post names Alice's counted vote (docs list ``by`` among the post's fields);
+    the ``start`` post, the start commit's trailers and ``status``'s approver name both."""
+    both = ("alice@example.com", "bob@ops.example.com")
+    if key == "partial-post-by":
+        posts = _posts(lab, "ok", "q", "partial")
+        assert posts and all("alice@example.com" in json.dumps(p) for p in posts), posts
+        return
+    if key == "start-post":
+        said = json.dumps(_posts(lab, "ok", "q", "start"))
+    elif key == "start-trailer":
+        sha = next(r[0] for r in lab.got["rows"] if r[3] == "plangate: start plans/q")
+        said = lab.got["trailers"][sha]
+    else:
+        row = _rows(lab)["plans/q"]
+        assert row["status"] == "completed", row
+        said = str(row["approver"])
+    assert all(who in said for who in both), said
+
+
+def test_partial_text_one_line(lab: Lab) -> None:
+    """The ``partial`` post's ``text`` is one plain line naming the plan and what is missing."""
+    for post in _posts(lab, "ok", "q", "partial"):
+        assert "plans/q" in post["text"] and not CTRL.search(post["text"]), post["text"]
+        assert "\n" not in post["text"], post["text"]
+
+
+def test_partial_mcp_agrees(lab: Lab) -> None:
+    """MCP ``status`` after the partial vote: the row ``status --json`` has."""
+    data = json.loads(lab.got["q-mcp"]["result"]["content"][0]["text"])
+    row = {r["plan"]: r for r in data["plans"]}["plans/q"]
+    cli = lab.got["q-partial"]
+    assert (row["status"], row["reason"], row["approver"]) == (
+        cli["status"],
+        cli["reason"],
+        cli["approver"],
+    ), row
+
+
+def test_quorum_ran_once_after_both(lab: Lab) -> None:
+    """``plans/q`` ran once, only after Bob's vote: one ``start`` post, completed."""
+    assert len(_posts(lab, "ok", "q", "start")) == 1
+    assert _rows(lab)["plans/q"]["status"] == "completed"
+    assert len(lab.calls("q")) == 1, lab.calls("q")
+
+
+def test_quorum_audit_valid(lab: Lab) -> None:
+    """``audit`` in a fresh clone calls the quorum run valid."""
+    assert "plans/q" in lab.got["audit"]["valid"], lab.got["audit"]

@@ -1,26 +1,83 @@
 """Round 117, the surfaces given notify receivers that redirect, fail, hang or answer huge
 bodies, tool errors written with line breaks and terminal controls, commit messages that
-carry the controller's trailers, and odd repository states (a linked worktree on another
-branch, a detached HEAD, a shallow clone) (atk117b).
+carry the controller's trailers, a quorum, the daemon under many plans and hostile entries,
+a plan read mid-run, and odd repository states (a linked worktree on another branch, a
+detached HEAD, a shallow clone) (atk117b).
 
-Lab (one module-scoped build, three small labs): ``main``, a local-mode plans repo driven by
-``run --once`` whose ``notify:`` lists five receivers in the test process, each on its own
-loopback port (so the log's ``url`` names which): ``ok`` (200), ``r302`` (a ``302`` to a
-second server ``target``), ``e500`` (always 500), ``hang`` (never answers) and ``huge``
-(200 with a 200 MiB body). The exec tool ``boom`` writes its ``msg`` to stderr and exits 1.
-Plans: ``f-nl``, ``f-cr``, ``f-esc``, ``f-ls`` (stderr with LF and forged trailers, CR,
-ESC/OSC 8, U+2028/U+2029/U+0085), approved by Alice and failing; ``ok`` approved by Alice in a
-commit whose message carries ``Co-authored-by: Agent`` and ``Approved-By: bob@...``; ``fk``
-which the agent sets ``completed`` in a commit authored as ``plangate <plangate@localhost>``
-carrying ``Plan-Status: completed`` / ``Approved-By: alice`` trailers. ``wt``: a linked
-worktree (``git worktree add``) on branch ``review`` where the agent edits a frozen plan;
-the reviewer's CLI run there. ``odd``: the main lab's repo with HEAD detached for one pass,
-and a ``--depth 1`` clone for ``audit``.
+Lab (one module-scoped build, three labs). ``main``: a local-mode plans repo driven by
+``run --once`` whose ``notify:`` lists eight receivers in the test process, each on its own
+loopback port (so the log's ``url`` names which): ``ok`` (200), ``r301``/``r302``/``r303``/
+``r308`` (a redirect to a second server ``target``), ``e500`` (always 500), ``hang`` (never
+answers) and ``huge`` (200 with a 200 MiB body); a rule ``plans/q`` needs 2 approvals. The
+exec tool ``boom`` writes its ``msg`` to stderr and exits 1. Plans: ``f-nl``, ``f-cr``,
+``f-esc``, ``f-ls`` (stderr with LF and forged trailers, CR, ESC CSI/OSC 8/BEL,
+U+2028/U+2029/U+0085), approved by Alice, failing; ``ok`` approved by Alice in a commit whose
+message carries ``Co-authored-by: Agent``, ``Approved-By: bob@...`` and ``Plan-Status:``;
+``fk`` which the agent sets ``completed`` in a commit authored as ``plangate
+<plangate@localhost>`` with the controller's trailers; ``q`` voted by Alice (``partial``),
+then Bob. Then a pass with HEAD detached, and ``audit`` in a fresh and a ``--depth 1``
+clone. ``wt``: a linked worktree (``git worktree add -b review``) where the agent commits an
+edit of a frozen plan; the reviewer's CLI run there. ``daemon``: ``plangate run`` with page,
+``/api/`` and ``/metrics``; 40 frozen plans, a symlinked plan folder, a 2 MiB PLAN.yml, a
+duplicate-key plan, a FIFO in a plan folder, and ``hold`` (approved by Alice) whose tool
+waits for a file: every surface asked while action 1 runs, then after.
 
-Ids: see the parametrized tests (``<plan>:<surface>``, ``recv:<kind>:<event>``,
-``wt:<reader>``, ``odd:<case>``).
+Ids (127): ``<f>:{notify-text,notify-message,status-json,status-text,show,show-json,
+show-json-error,mcp-log,mcp-log-error,mcp-status,trailers,audit}`` (4 x 12);
+``recv:<kind>:<plan>-<event>`` (8 receivers x 4 events); ``ok``/``fk`` approver and forged
+status checks (10); ``wt:*`` (6); ``odd:detached-{run,status,approve}``, shallow audit;
+``many``/``bad:*``/``mid:*``/after (18); ``partial``/``quorum:*`` (9).
 
-Seen (round 117): filled in below, at the end of the round.
+Seen (round 117, 127 ids, 105 passed and 22 xfailed in ~65 s wall on 2 busy cores). 22
+broke, 5 classes:
+**notify-redirect-post-lost-silently** (12 ids: ``recv:{r301,r302,r303}:*``): a receiver
+answering ``301``/``302``/``303 Location: http://127.0.0.1:<target>/t`` gets every post; the
+notifier follows the redirect as a ``GET`` with no body (the target saw 16 GETs, 0 POSTs) and
+counts it delivered: no ``notify_failed``/``notify_dropped`` line for that URL, no retry.
+docs/operations.md: "no post is lost without a log line". (``307``/``308`` are logged
+``notify_failed ... HTTP 307``: held; the notifier also follows a redirect to any host.)
+**notify-post-raw-terminal-controls** (2 ids: ``f-esc:notify-text``, ``f-esc:notify-message``):
+a tool's stderr ``ESC[2J ESC]8;;https://evil.example BEL click ...`` reaches the ``fail``
+post's ``text`` and ``message`` as raw ESC/BEL, while the fail commit, ``status``, ``show``
+and EXECUTION_LOG.md write ``\\x1b``/``\\x07``; docs/operations.md says the post's message is
+"the outcome commit's recorded form". (The JSON readers, ``status --json``, ``show --json``
+and MCP, carry the raw value PLAN.yml holds in git: counted as held.)
+**page-oversized-plan-misdiagnosed** (2 ids: ``bad:big-api``, ``bad:big-html``): a 2 MiB
+regular ``plans/big/PLAN.yml``: the row (``/api/``, ``status``, MCP, ``show``) says
+``E_PLAN_TOO_LARGE``, but ``/api/plan/plans/big`` lists ``problems: [{code: E_UNSAFE_PATH,
+message: "no readable PLAN file"}]`` and the page says the same: a link/FIFO diagnosis for a
+file that is only too large.
+**status-running-false-mid-run** (2 ids: ``mid:status-json-running``,
+``mid:mcp-status-running``): while ``hold``'s action 1 runs under the daemon, ``/api/plan``
+shows ``progress: {running: ["1"]}`` but ``status --json`` and MCP ``status`` give the row
+``running: false`` (status ``executing``); the field is not documented, the two surfaces
+disagree on the same plan at the same moment.
+**quorum-approvers-not-shown** (4 ids: ``quorum:partial-post-by``, ``start-post``,
+``start-trailer``, ``status-approver``): ``plans/q`` needs two approvals; PLAN.yml records
+``approval.approvals: [alice, bob]``, but the ``start`` post (``"by": "bob@ops.example.com"``,
+``text`` "was approved by bob@ops.example.com"), the start commit's only ``Approved-By:``
+trailer and ``status``'s ``approver`` name Bob alone; the ``partial`` post has no ``by`` at
+all (docs/approvals.md lists ``by`` among a post's fields), so no notice says Alice voted.
+Held: tool stderr with LF, CR, U+2028/U+2029/U+0085 is cut to its last line everywhere
+alike (status, show, commit, post) and never adds a line or a trailer (git's
+``%(trailers)`` of the fail commits are the controller's only); ESC is escaped in every
+text view; ``Approved-By: bob``/``Co-authored-by`` in Alice's approval message change
+nothing (Alice everywhere, audit valid); the agent's commit under the controller's name
+with controller trailers is ``E_ILLEGAL_TRANSITION``, no run, no valid audit; 500/hang/huge
+receivers are logged ``notify_failed``/``notify_dropped`` per plan and event or delivered,
+``run --once`` exits 0; a detached HEAD answers ``E_GIT`` "HEAD is detached" with ``git
+switch main`` for ``run``, ``status --json`` (the error shape) and ``approve``, committing
+nothing; ``audit`` in a ``--depth 1`` clone refuses ``E_GIT`` with ``git fetch --unshallow``;
+in a linked worktree ``status`` reads the watched branch, ``show`` marks the agent's edit
+STALE and ``approve`` refuses ``E_PLAN_HASH_MISMATCH``; the daemon's page, ``/api/``,
+``status`` and ``/metrics`` list all 40 plans beside the hostile entries, each coded; the
+FIFO stops nothing; mid-run ``show --json``, MCP ``log`` and ``/metrics`` claim no outcome.
+By hand, not in the module: ``reject -m no`` in the linked worktree commits the rejection on
+branch ``review`` (``rejected plans/x in <sha> on review``, exit 0): it names the branch, and
+main is untouched; an approval commit by Alice whose message carries ``Plan: plans/md``
+refuses her approvals of the other plans in it ``E_APPROVAL_REPLAYED`` (round 4's binding).
+Not tried: remote mode, Markdown-reading receivers (documented as unescaped), submodules,
+the drain bound with many slow URLs under a daemon, MCP ``wait`` across a run.
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from controller.display import shorten
+from controller.display import shorten, visible
 from controller.errors import redacted_around
 from controller.execution.journal import MESSAGE_CHARS
 from controller.execution.tools.wallclock import Deadline
@@ -123,12 +123,15 @@ class Notifier:
         redacted its whole text again, so a failing check's expected value and a plan folder
         equal to a secret came back ``***`` for a right guess only). The plan's path is the
         author's text, as written; the message in its recorded form (the author's text it
-        quotes as written, :func:`~controller.errors.redacted_around`); every other value
-        redacted. ``text`` is built from those, never redacted whole again."""
+        quotes as written, :func:`~controller.errors.redacted_around`, hidden characters
+        escaped as the commit writes them, round 117: a tool's raw ESC and BEL reached the
+        post); every other value redacted and escaped alike. ``text`` is built from those
+        and the path in that form, never redacted whole again."""
         values = {k: self._shown(k, v, quotes) for k, v in fields.items() if v is not None}
         needs = f" ({values['needs']})" if values.get("needs") else ""
+        shown = visible(plan)  # the text is read by people: no raw control (round 117)
         text = _TEXTS[event].format_map(
-            {"message": "", "missing": "", "by": "", **values, "plan": plan, "needs": needs}
+            {"message": "", "missing": "", "by": "", **values, "plan": shown, "needs": needs}
         )
         body: dict[str, Any] = {"event": event, "plan": plan, **values, "text": "plangate: " + text}
         # cut as the journal cuts a message (a tool's 1 MB error is no notification: the chat
@@ -139,9 +142,9 @@ class Notifier:
     def _shown(self, key: str, value: Any, quotes: Sequence[str]) -> Any:
         if not isinstance(value, str):
             return value
-        if key == "message":
-            return redacted_around(value, quotes, self.redact)
-        return self.redact(value)
+        if key == "message":  # as the outcome commit records it: hidden characters escaped
+            return visible(redacted_around(value, quotes, self.redact))
+        return visible(self.redact(value))
 
     def finish(self) -> None:
         """Take no more posts; each URL's thread posts what is queued, then ends (a reload's
@@ -345,7 +348,15 @@ def _opener(deadline: Deadline) -> Any:
             context = self._context  # type: ignore[attr-defined]
             return self.do_open(connection(http.client.HTTPSConnection), req, context=context)
 
-    return urllib.request.build_opener(Plain(), Secure())
+    class Unfollowed(urllib.request.HTTPRedirectHandler):
+        """A redirect is not followed (round 117, ``notify-redirect-post-lost-silently``:
+        urllib re-sent a 301/302/303 as a GET without the body, to any host, and logged
+        nothing): the answer is the post's failure, ``HTTP 30x``, logged as any other."""
+
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None
+
+    return urllib.request.build_opener(Plain(), Secure(), Unfollowed())
 
 
 def _safe(url: str) -> str:

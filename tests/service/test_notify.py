@@ -147,6 +147,22 @@ def test_the_text_is_escaped_as_slack_reads_it_and_the_fields_stay_raw() -> None
     assert "&lt;!subteam^S0123&gt;" in waiting["text"] and "<" not in waiting["text"]
 
 
+def test_a_tools_terminal_controls_reach_the_post_as_the_record_writes_them() -> None:
+    """Round 117 (``notify-post-raw-terminal-controls``): a tool's stderr ``ESC[2J``, an OSC 8
+    link and BEL reached the ``fail`` post's ``text`` and ``message`` raw, where the outcome
+    commit, ``status`` and ``show`` write ``\\x1b``. The post carries the recorded form;
+    ``plan`` stays the path as git holds it."""
+    sender = notifier("http://127.0.0.1:9/hook")
+    error = "boom: \x1b[2J\x1b]8;;https://evil.example\x07click\x1b]8;;\x07 \x1b[31mred"
+    plan = "plans/f\x1besc"
+    body = sender.body("fail", plan, message=error, by="alice@example.com")
+    assert body["plan"] == plan
+    for key in ("message", "text"):
+        assert "\x1b" not in body[key] and "\x07" not in body[key], body[key]
+        assert "\\x1b[2J" in body[key] and "\\x07click" in body[key], body[key]
+    assert "plans/f\\x1besc failed" in body["text"], body["text"]
+
+
 def test_a_client_error_is_not_retried_and_retries_end() -> None:
     with hook([404, 500, 500, 500]) as endpoint:
         sender = notifier(endpoint.url, retries=2)
@@ -304,3 +320,44 @@ def test_posts_left_at_the_drain_bound_are_logged_with_their_plan_and_event() ->
         assert time.monotonic() - began < 5
     dropped = [(e["plan"], e["notice"]) for e in events if e["event"] == "notify_dropped"]
     assert sorted(dropped) == [(f"plans/{n}", "awaiting-approval") for n in "abc"], events
+
+
+def test_a_redirect_is_not_followed_and_the_post_is_logged_failed() -> None:
+    """Round 117 (``notify-redirect-post-lost-silently``): an endpoint answering 301, 302 or
+    303 with a ``Location:`` had urllib re-send the notice as a GET without its body, to
+    wherever the answer pointed, and nothing was logged. A redirect is the post's failure."""
+    import structlog
+
+    seen: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            seen.append(f"{self.command} {self.path}")
+            if self.path.startswith("/hook"):
+                self.send_response(int(self.path.removeprefix("/hook")))
+                self.send_header("Location", "/elsewhere")
+            else:
+                self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST = _answer
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        with structlog.testing.capture_logs() as events:
+            for code in (301, 302, 303):
+                sender = notifier(f"{base}/hook{code}", retries=0)
+                sender.send("start", f"plans/r{code}", by="alice@example.com")
+                sender.close(timeout=10)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert seen == ["POST /hook301", "POST /hook302", "POST /hook303"], seen  # none followed
+    failed = [(e["plan"], e["error"]) for e in events if e["event"] == "notify_failed"]
+    assert failed == [(f"plans/r{c}", f"HTTP {c}") for c in (301, 302, 303)], events

@@ -237,3 +237,58 @@ def test_a_definition_line_inside_a_paragraph_is_text() -> None:
     """A definition cannot interrupt a paragraph: a forge shows the line as text."""
     text = MD.replace(OBJECTIVE, OBJECTIVE + "[r]: /u\n")
     assert _converted(text)["plan"]["task"] == "Clear plan objective\n[r]: /u"
+
+
+# -- the daemon: what a forge shows as code or struck out never runs ---------------------------
+
+DAEMON_MD = """\
+# Greet
+
+## Objective
+Say hello to the world
+
+## Steps
+
+### Step 1: Say hello
+- **ID**: s1
+- **Action**: greet
+- **Parameters**: {"who": "PARAM"}
+- **Timeout**: 30s
+"""
+
+
+@pytest.mark.parametrize(
+    "old, new, said",
+    [
+        ("PARAM", "~old~new", "strikethrough `~`"),
+        (
+            "### Step 1: Say hello\n",
+            "### Step 1: Say hello\n\n    - **Retries**: 2\n\n",
+            "indented code block",
+        ),
+        ("## Objective\n", "Objective\n---\n", "setext heading"),
+    ],
+)
+def test_a_committed_plan_md_read_otherwise_by_a_forge_waits_with_its_code(
+    repo: Path, old: str, new: str, said: str
+) -> None:
+    """Round 117: the daemon converted, froze and (once approved) ran these plans, with
+    what a forge shows struck out or as code, or a second section it never read."""
+    from controller.service.reconcile import Controller
+    from tests.support.gitenv import AGENT, commit_all
+    from tests.support.gitkit import make_config, subjects
+
+    path = repo / "plans" / "greet" / "PLAN.md"
+    path.parent.mkdir(parents=True)
+    path.write_text(DAEMON_MD.replace(old, new).replace("PARAM", "world"))
+    commit_all(repo, "agent proposes", AGENT)
+    before = subjects(repo)
+    ctl = Controller(make_config(repo))
+    try:
+        ctl.reconcile()
+        (row,) = [r for r in ctl.status() if r["plan"] == "plans/greet"]
+    finally:
+        ctl.close()
+    assert subjects(repo) == before  # never converted, never frozen
+    assert row["status"] == "unreadable", row
+    assert row["problem"]["code"] == "E_CONVERT_UNSUPPORTED" and said in row["reason"], row

@@ -5,6 +5,10 @@ Each ``### Task N: Name`` / ``### Step N: Title`` heading starts a record whose
 ``- **Field**: value`` bullets are its fields; lists are written ``a, b`` or ``[a, b]``,
 times with an ``s`` suffix. A bullet this reader does not know is E_CONVERT_UNSUPPORTED at
 its line; other ``##`` sections are kept as text in the plan's metadata.
+
+Its blocks are CommonMark's, the ones a forge renders (round 117): a setext heading is
+refused, an indented code block is never a field, a ``##`` heading is the section its
+rendered name says, and a link reference definition is no text.
 """
 
 from __future__ import annotations

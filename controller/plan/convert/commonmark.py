@@ -1,6 +1,7 @@
 """What a CommonMark renderer shows of a markdown source: a forge's rendered view, which is
 what a reviewer of a ``PLAN.md`` reads (round 110). The one reader of ``markdown-it-py``
-among the converters, imported on first use (CLI start-up); strikethrough on, as GFM.
+among the converters, imported on first use (CLI start-up); strikethrough on, as GFM
+(one tilde or two, round 117).
 
 It answers two questions for the markdown readers (:mod:`.markdown`, a model's reply in
 :mod:`.source`), so that they never decide them by a scan of their own:
@@ -56,6 +57,10 @@ class Rendered:
     env: dict[str, Any] = field(default_factory=dict)
     #: the indented code blocks (four spaces or a TAB first), each as a closed ``Fence``
     indented: list[Fence] = field(default_factory=list)
+    #: the first line of each setext heading (a title over a ``===`` or ``---`` line)
+    setext: list[int] = field(default_factory=list)
+    #: every line of a link reference definition (``[r]: /u 'title'``): a forge shows none
+    definitions: set[int] = field(default_factory=set)
 
     def code(self) -> list[Fence]:
         """Every code block, fenced or indented, in the order of the document."""
@@ -70,8 +75,12 @@ class Rendered:
 def _parser() -> MarkdownIt:
     from markdown_it import MarkdownIt
 
-    # text_join off: escapes and references stay their own tokens, named in messages
-    return MarkdownIt("commonmark").enable("strikethrough").disable("text_join")
+    # text_join off: escapes and references stay their own tokens, named in messages; GFM
+    # strikes text between one or two tildes (round 117, md-single-tilde-strikethrough:
+    # ``~old~new`` showed ``old`` struck out and ran as written); a definition keeps its
+    # lines as a token (md-linkdef-in-descriptive-text)
+    options = {"strikethrough_single_tilde": True, "inline_definitions": True}
+    return MarkdownIt("commonmark", options).enable("strikethrough").disable("text_join")
 
 
 def read(text: str) -> Rendered:
@@ -85,7 +94,21 @@ def read(text: str) -> Rendered:
         for t in tokens
         if t.type == "code_block" and t.map
     ]
-    return Rendered(fences, env, indented)
+    setext = [t.map[0] + 1 for t in tokens if _setext(t) and t.map]
+    definitions = {
+        line for t in tokens if t.type == "definition" and t.map for line in _lines_of(t.map)
+    }
+    return Rendered(fences, env, indented, setext, definitions)
+
+
+def _setext(token: Token) -> bool:
+    """A setext heading: its markup is the underline's character, an ATX one's its ``#``s."""
+    return token.type == "heading_open" and token.markup in ("=", "-") and bool(token.map)
+
+
+def _lines_of(span: list[int]) -> range:
+    """The 1-based lines of a token's 0-based, end-exclusive ``map``."""
+    return range(span[0] + 1, span[1] + 1)
 
 
 def _fence(token: Token, lines: list[str]) -> Fence:
@@ -148,6 +171,16 @@ def shown_text(text: str, env: dict[str, Any] | None = None) -> tuple[str, str |
         elif token.type in ("softbreak", "hardbreak"):
             out.append("\n")
     return "".join(out).strip(), None
+
+
+def struck(text: str, env: dict[str, Any] | None = None) -> str | None:
+    """The first strikethrough of ``text`` read as inline content (``~x~`` or ``~~x~~``,
+    as GFM strikes), named as a message names it; None when there is none."""
+    tokens = _parser().parseInline(text, dict(env or {}))
+    for token in (tokens[0].children or []) if tokens else []:
+        if token.type == "s_open":
+            return f"strikethrough `{token.markup}`"
+    return None
 
 
 def code_span(text: str) -> str | None:

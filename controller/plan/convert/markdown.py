@@ -5,6 +5,10 @@ Each ``### Task N: Name`` / ``### Step N: Title`` heading starts a record whose
 ``- **Field**: value`` bullets are its fields; lists are written ``a, b`` or ``[a, b]``,
 times with an ``s`` suffix. A bullet this reader does not know is E_CONVERT_UNSUPPORTED at
 its line; other ``##`` sections are kept as text in the plan's metadata.
+
+Its blocks are CommonMark's, the ones a forge renders (round 117): a setext heading is
+refused, an indented code block is never a field, a ``##`` heading is the section its
+rendered name says, and a link reference definition is no text.
 """
 
 from __future__ import annotations
@@ -88,7 +92,7 @@ def parse(text: str, ctx: Ctx) -> dict[str, Any]:
     data: dict[str, Any] = {"metadata": {}, "tasks": [], "steps": []}
     seen: dict[str, int] = {}
     for level, title, line, body in sections:
-        key = title.lower()
+        key = _section_name(title, doc)
         said = "title" if level == 1 else key
         if said in seen:
             # every section is said once, as every bullet is: never the last one kept and
@@ -118,6 +122,16 @@ def parse(text: str, ctx: Ctx) -> dict[str, Any]:
             text = _descriptive(body, ("sections", title), line, doc, ctx)
             data["metadata"].setdefault("sections", {})[title] = text
     return data
+
+
+def _section_name(title: str, doc: commonmark.Rendered) -> str:
+    """A ``##`` heading's name as a forge shows it, lowercased: ``## *Workflow Config*``,
+    ``## `Objective` ``, ``## [Steps](x)`` and ``## Workflow&#32;Config`` are the sections
+    they render as (round 117, ``md-section-name-rendered-alike``: kept as another section
+    in ``metadata.source.sections``, unhashed, the ``Error Recovery: true`` under it left
+    the plan). Said with the plain heading too, the section is said twice."""
+    shown, refused = commonmark.shown_text(title, doc.env)
+    return (title if refused is not None else shown).lower()
 
 
 #: How a record in descriptive text is said to be out of place.
@@ -184,6 +198,7 @@ def _sections(
 
     out: list[tuple[int, str, int, list[tuple[int, str]]]] = []
     fenced = _fences(doc, ctx)
+    _setext(doc, ctx)
     # git's lines: LF alone ends one (the source reader refused every other line end,
     # source.HIDDEN_LINES); a CRLF file's CR is the line's end, not its text
     for number, line in enumerate(text.split("\n"), 1):
@@ -206,6 +221,23 @@ def _sections(
         elif out:
             out[-1][3].append((number, line))
     return out
+
+
+def _setext(doc: commonmark.Rendered, ctx: Ctx) -> None:
+    """Refuse each setext heading (a line over ``===`` or ``---``) at its line: a heading to
+    CommonMark and every forge, text of its section to this reader, which reads ATX headings
+    (round 117, ``md-setext-heading-not-a-section``: ``Shared Inputs`` over ``---`` in the
+    objective showed a first ``Shared Inputs`` section whose ``to: evil@x.example`` went
+    into ``plan.task``, and the plan took the second one's value)."""
+    for number in doc.setext:
+        ctx.lines[("headings", number)] = number
+        ctx.unsupported(
+            ("headings", number),
+            f"line {number}: a setext heading (a line over a `===` or `---` line): a forge "
+            "shows it as a section heading, and the reader would read it as text",
+            "write headings as `# Title` and `## Section`; a rule under text needs a blank "
+            "line before it, or write it `***`",
+        )
 
 
 def _fences(doc: commonmark.Rendered, ctx: Ctx) -> set[int]:
@@ -321,9 +353,35 @@ def _records(
         named = _RECORD.match(title)
         label = named.group(1) if named else title
         label = _prose(label, loc, number, doc, ctx)
-        record.setdefault("name" if kind == "tasks" else "title", label)
+        _titled_twice(record, "name" if kind == "tasks" else "title", label, loc, ctx)
         out.append(record)
     return out
+
+
+def _titled_twice(record: dict[str, Any], key: str, label: str, loc: Loc, ctx: Ctx) -> None:
+    """The heading's title is the record's ``key`` (a step's ``title``, a task's ``name``);
+    a ``- **Title**:``/``- **Name**:`` bullet under a heading that has one says it twice:
+    refused at the bullet, as every field said twice is, never the bullet silently read
+    over the heading a forge shows (round 117, ``md-heading-title-overridden``: ``### Step 1:
+    Record ok`` with ``- **Title**: Delete all`` ran with the why ``Record: Delete all``).
+    A heading with no title (``### Step 1:``) takes the bullet's."""
+    if key not in record:
+        record[key] = label
+    elif label:
+        bullet = ctx.lines.get((*loc, key))
+        message = (
+            f"line {bullet}: the {key} is said twice: by the heading at line "
+            f"{ctx.lines.get(loc)} and by `- **{key.title()}**:`"
+        )
+        ctx.problems.append(
+            Problem(
+                "E_SCHEMA_INVALID",
+                message,
+                format_path((*loc, key)),
+                bullet,
+                f"say the {key} once: in the heading, or in the bullet under a heading with none",
+            )
+        )
 
 
 def _step_number(title: str, index: int, loc: Loc, ctx: Ctx) -> None:
@@ -357,8 +415,9 @@ def _fields(
     ctx: Ctx,
 ) -> dict[str, Any]:
     record: dict[str, Any] = {}
+    code = _indented(doc)
     for number, line in lines:
-        if not line.strip():
+        if not line.strip() or _is_code(number, line, code, loc, ctx):
             continue
         match = _BULLET.match(line)
         if not match:
@@ -383,11 +442,41 @@ def _fields(
         if key in _ID_FIELDS or key == "parameters":
             kind = "an id" if key in _ID_FIELDS else "a value"
             _rendered_as_written(match.group(3), (*loc, key), number, doc, ctx, kind)
+        elif key not in _PROSE_FIELDS:
+            _struck(match.group(3), (*loc, key), number, doc, ctx)
         if key in _PROSE_FIELDS:
             record[key] = _prose(match.group(3).strip(), (*loc, key), number, doc, ctx)
             continue
         record[key] = _value(match.group(3).strip(), key, (*loc, key), ctx)
     return record
+
+
+def _indented(doc: commonmark.Rendered) -> dict[int, int]:
+    """Each line of an indented code block -> the block's first line."""
+    return {line: block.start for block in doc.indented for line in block.lines}
+
+
+def _is_code(number: int, line: str, code: dict[int, int], loc: Loc, ctx: Ctx) -> bool:
+    """Refuse an indented code block where this reader reads fields or inputs, once at its
+    first line: a bullet indented four spaces or a TAB after a heading or a blank line is
+    code to CommonMark, shown so by a forge (round 117, ``md-indented-code-read-as-field``:
+    ``    - **Timeout**: 999s`` and ``    - Error Recovery: true`` were read as the fields,
+    and the daemon ran an approved plan with retries its reviewer saw as code)."""
+    start = code.get(number)
+    if start is None:
+        return False
+    if start == number:
+        where = (*loc, "code", number)
+        ctx.lines[where] = number
+        ctx.unsupported(
+            where,
+            f"line {number}: {line.strip()!r} is in an indented code block (four spaces or a "
+            "TAB first, after a heading or a blank line): a forge shows it as code, not as a "
+            "field",
+            "start the bullet at the line's start (at most three spaces before its `-`), or "
+            "remove the code block",
+        )
+    return True
 
 
 def _rendered_as_written(
@@ -424,6 +513,23 @@ def _rendered_as_written(
     )
 
 
+def _struck(text: str, loc: Loc, number: int, doc: commonmark.Rendered, ctx: Ctx) -> None:
+    """Refuse struck-out text in a value no other rule renders (``- **Action**: ~rec~``, a
+    type, a time): a forge shows it struck out, the converter would read its words (round
+    117, ``md-single-tilde-strikethrough``: ``~rec~`` became the tool ``_rec_``). GFM
+    strikes between one tilde or two; ids and ``Parameters`` refuse it as markup already."""
+    found = commonmark.struck(text, doc.env)
+    if found is None:
+        return
+    ctx.lines.setdefault(loc, number)
+    ctx.unsupported(
+        loc,
+        f"line {number}: {found} in a value: a forge shows the text struck out, and the "
+        "converter would read it",
+        "remove the tildes, or put the value in a code span (`...`)",
+    )
+
+
 def _prose(text: str, loc: Loc, number: int, doc: commonmark.Rendered, ctx: Ctx) -> str:
     """Descriptive text (the title, the objective, another section, a record's heading,
     title, name or description) as a forge shows it, which is what its reviewer read:
@@ -454,13 +560,15 @@ def _descriptive(
     blank line apart (round 116, ``md-fence-in-descriptive-text``: read as one paragraph, a
     ```` ```bash ```` block became ``bash rm -rf /tmp/x`` in ``plan.task``, its info string
     glued to the code, and a ``~~~ python`` block kept its fences; in an indented block,
-    ``*x*`` read as emphasis)."""
+    ``*x*`` read as emphasis). A link reference definition shows as nothing, and converts
+    to nothing (round 117, ``md-linkdef-in-descriptive-text``: ``[r]: /u 'delete all'``
+    became ``r: /u 'delete all'`` in ``plan.task``)."""
     blocks = {block.start: block for block in doc.code()}
     parts: list[str] = []
     run: list[tuple[int, str]] = []
     end = 0
     for number, text in body:
-        if number <= end:  # a line of the code block just read
+        if number <= end or number in doc.definitions:  # code just read; shown as nothing
             continue
         block = blocks.get(number)
         if block is None:
@@ -546,7 +654,10 @@ def _inputs(
         ctx.problems.extend(read.problems(("shared_inputs",), line))
         return read.value
     out: dict[str, Any] = {}
+    code = _indented(doc)
     for number, raw in body:
+        if _is_code(number, raw, code, ("shared_inputs",), ctx):
+            continue
         match = _BULLET.match(raw)
         if match:
             written = (match.group(1) or match.group(2)).strip()

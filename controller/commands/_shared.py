@@ -266,7 +266,10 @@ def left_out(plan_file: Path, watched: Path | None, then: str) -> UsageError | N
         owned_here(watched)
     try:
         absolute = Path(os.path.abspath(plan_file))
-        repo = GitRepo.containing(next(p for p in absolute.parents if p.is_dir()))
+        start = next((p for p in absolute.parents if p.is_dir()), None)
+        if start is None:  # the root folder itself (`show /`): nothing above it to look in
+            return None
+        repo = GitRepo.containing(start)
         named = absolute.relative_to(repo.path.resolve()).as_posix()
         names = (
             (named,) if absolute.name in PLAN_FILES else tuple(f"{named}/{n}" for n in PLAN_FILES)

@@ -136,9 +136,19 @@ def _build(root: Path) -> Lab:
     return lab
 
 
+#: inputs holding reference text are E_REF_INVALID since round 116 (unresolved-reference-text:
+#: a reviewer reads them as references): the property holds by the refusal
+REFUSED_SINCE_116 = {"split-over-two-inputs", "input-holds-a-reference",
+                     "input-holds-a-reference-embedded"}  # fmt: skip
+
+
 @pytest.mark.parametrize("name", list(REFS))
 def test_resolved_text_is_never_resolved_again(lab: Lab, name: str) -> None:
     calls = lab.calls(name)
+    assert SECRET not in json.dumps(calls)
+    if name in REFUSED_SINCE_116:  # reference text in inputs: refused, nothing resolved
+        assert calls == [] and "E_REF_INVALID" in lab.codes(name), lab.codes(name)
+        return
     assert len(calls) == 1, lab.codes(name)
     assert calls[0]["argv"][1] == REFS[name][2]
     assert SECRET not in json.dumps(calls)

@@ -126,15 +126,23 @@ def formats(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 @pytest.mark.parametrize("vid", HIDDEN)
 def test_a_hidden_edit_never_runs_nor_is_committed(hidden: Lab, vid: str) -> None:
-    assert "EVIL" not in hidden.history(vid)
     assert all("evil" not in json.dumps(c) for c in hidden.calls(vid)), hidden.calls(vid)
-    assert "EVIL" not in hidden.git("show", f"HEAD:plans/{vid}/PLAN.yml")
     row = hidden.status_rows[f"plans/{vid}"]  # type: ignore[attr-defined]
     if vid == "staged":
-        assert len(hidden.calls(vid)) == 1 and row["status"] == "completed", row
-        assert "EVIL" not in hidden.git("show", f":plans/{vid}/PLAN.yml")
-    else:
-        assert hidden.calls(vid) == [] and "uncommitted edits" in json.dumps(row), row
+        # Since round 116 (staged-removal-discarded) a staged change of the plan makes it
+        # wait, the change kept, where the controller's commit used to overwrite it. The
+        # agent's staged bytes are then what a bystander's plain `git commit` commits, as
+        # git commits whatever the shared index holds (the agent could stage them after any
+        # controller commit too): that is the bystander's commit, a new version no approval
+        # covers. The controller never commits them and the tool never gets them.
+        mine = hidden.git("log", "-p", "--format=%B", "--author=plangate@localhost", "--",
+                          f"plans/{vid}")  # fmt: skip
+        assert "EVIL" not in mine
+        assert hidden.calls(vid) == [] and row["status"] != "completed", row
+        return
+    assert "EVIL" not in hidden.history(vid)
+    assert "EVIL" not in hidden.git("show", f"HEAD:plans/{vid}/PLAN.yml")
+    assert hidden.calls(vid) == [] and "uncommitted edits" in json.dumps(row), row
 
 
 @pytest.mark.parametrize("vid", FORMATS)

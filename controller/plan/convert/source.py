@@ -308,7 +308,7 @@ def _toon(text: str, name: str) -> Source:
             "with #, which the TOON reader skips as a comment: a key, a list item or a "
             "tabular row written there (`#dry_run: false`, `#web,80`) would be dropped while "
             "a review shows it as text",
-            remedy="delete the line, or quote a value that begins with # (\"#web\")",
+            remedy='delete the line, or quote a value that begins with # ("#web")',
         )
     try:
         data = toon_format.decode(text, parse_float=_toon_number)

@@ -150,7 +150,11 @@ FILTER = r"""#!/bin/sh
 # who ran the agent's filter: the chain of parent command lines
 chain=""
 p=$PPID
-while [ "$p" -gt 1 ] 2>/dev/null; do
+n=0
+# eight levels reach the lab's own process; above it, the runner's command lines
+# (a CI harness's) are not this lab's and may hold any bytes
+while [ "$p" -gt 1 ] 2>/dev/null && [ "$n" -lt 8 ]; do
+  n=$((n + 1))
   chain="$chain <$(tr '\0' ' ' < /proc/$p/cmdline 2>/dev/null)>"
   p=$(ps -o ppid= -p "$p" 2>/dev/null | tr -d ' ')
   [ -z "$p" ] && break
@@ -462,7 +466,8 @@ def _build(root: Path) -> Lab:
     seen["calls"] = _rows(d)
     seen["rows"] = lab.rows()
     seen["audit"] = clone_audit_got(lab, root)
-    seen["filter"] = (d / "filter-ran.log").read_text() if (d / "filter-ran.log").exists() else ""
+    ran = d / "filter-ran.log"
+    seen["filter"] = ran.read_bytes().decode("utf-8", "replace") if ran.exists() else ""
     seen["log"] = lab.git("log", "--first-parent", "--format=%H %an|%s", "main")
     seen["files"] = lab.git("log", "--format=@@%an", "--name-only", "main")
     seen["bot_off_main"] = sorted(

@@ -162,11 +162,16 @@ class Committing(ControllerCore):
         mode): a staged edit or removal (``git rm --cached``, the file left as it is) is an
         uncommitted change as an edit of the file is, and the controller's index write would
         discard it (round 116, staged-removal-discarded: the outcome put the removed entry
-        back, ``git status`` clean)."""
+        back, ``git status`` clean). An entry naming the blob the controller's own last
+        commit of the file left (``controller_blob``) is no one's change: its bytes are in
+        history, and an index left behind when HEAD moved on without it (a commit made
+        through another index file, round 66's restart) holds it."""
         if self.config.remote is not None:
             return
         sha = self._blob_at_index(head, state.file)
         if sha is None or self.repo.index_holds(state.file, sha):
+            return
+        if state.controller_blob and self.repo.index_holds(state.file, state.controller_blob):
             return
         raise _Wait(
             f"{state.file} has uncommitted changes staged in the index (git diff --cached -- "

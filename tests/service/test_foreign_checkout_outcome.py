@@ -17,14 +17,12 @@ Real git, a real ``plangate run --once``, the switch made by the run's own exec 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support.gitenv import AGENT, ROOT, commit_all, git
+from tests.support.gitenv import git
+from tests.support.sharedcheckout import approved_plan, once
 
 #: Action 1 runs the git command its params name in the shared checkout (as the agent).
 TOOL = """\
@@ -56,51 +54,16 @@ HOOKS = {
 }
 
 
-def _plan() -> str:
-    acts = "".join(
-        f'  - id: {i}\n    tool: t\n    why: "step {i}"\n    params: {{tag: "p-{i}"}}\n'
-        for i in (1, 2, 3)
-    )
-    return (
-        'plan:\n  name: "p"\n  task: "foreign checkout"\n  status: pending_approval\n'
-        f"available_tools:\n  - name: t\nactions:\n{acts}"
-    )
-
-
-def _once(config: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "controller", "run", "--once", "--config", str(config)],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-
-
 @pytest.mark.parametrize("how", sorted(HOOKS))
 def test_outcome_is_never_written_into_a_checkout_that_left_the_branch(
     tmp_path: Path, repo: Path, how: str
 ) -> None:
-    (tmp_path / "t.py").write_text(TOOL)
-    argv = json.dumps([sys.executable, str(tmp_path / "t.py"), "{tag}"])
-    env = json.dumps({"T_REPO": str(repo), "T_HOOK": json.dumps(HOOKS[how])})
-    config = tmp_path / "plangate.yml"
-    config.write_text(
-        f"repo: {repo}\nstate_dir: {tmp_path / 'state'}\n"
-        "identity: {name: plangate, email: plangate@localhost}\n"
-        "approval: {approvers: [alice@example.com]}\n"
-        f"tools: {{t: {{kind: exec, argv: {argv}, env: {env}}}}}\n"
+    config = approved_plan(
+        tmp_path, repo, TOOL, {"T_HOOK": json.dumps(HOOKS[how])}, "foreign checkout"
     )
     plan = repo / "plans" / "p" / "PLAN.yml"
-    plan.parent.mkdir(parents=True)
-    plan.write_text(_plan())
-    commit_all(repo, "propose p", AGENT)
-    _once(config)  # frozen
-    plan.write_text(plan.read_text().replace("pending_approval", "approved"))
-    commit_all(repo, "approve p", ("Alice", "alice@example.com"))
 
-    _once(config)  # the run: action 1 moves the checkout off main
+    once(config)  # the run: action 1 moves the checkout off main
 
     assert "status: completed" in git(repo, "show", "main:plans/p/PLAN.yml")
     assert "p-3" in git(repo, "show", "main:plans/p/EXECUTION_LOG.md")

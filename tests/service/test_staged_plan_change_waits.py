@@ -14,15 +14,12 @@ Real git, real ``plangate run --once`` passes, the change made by the run's own 
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.support.gitenv import AGENT, ROOT, commit_all, git
+from tests.support.gitenv import git
+from tests.support.sharedcheckout import approved_plan, once
 
 #: Action 1 plays with the index entry of the plan file (as the agent), the file kept.
 TOOL = """\
@@ -33,7 +30,15 @@ rel = "plans/p/PLAN.yml"
 def git(*a):
     subprocess.run(["git", *a], cwd=repo, env=env, check=True)
 if tag.endswith("-1"):
-    if how == "removed":
+    if how == "behind":  # a commit of the file through an index of the agent's own
+        env["GIT_INDEX_FILE"] = os.path.join(repo, ".git", "agent-index")
+        git("read-tree", "HEAD")
+        path = os.path.join(repo, rel)
+        open(path, "a").write("# the agent's note\\n")
+        git("add", rel)
+        git("-c", "user.name=Agent", "-c", "user.email=agent@example.com",
+            "commit", "-q", "-m", "agent: a note")
+    elif how == "removed":
         git("rm", "-q", "--cached", rel)
     else:  # a staged edit, the file then written back as committed
         path = os.path.join(repo, rel)
@@ -45,52 +50,13 @@ print(json.dumps({"ok": tag}))
 """
 
 
-def _plan() -> str:
-    acts = "".join(
-        f'  - id: {i}\n    tool: t\n    why: "step {i}"\n    params: {{tag: "p-{i}"}}\n'
-        for i in (1, 2, 3)
-    )
-    return (
-        'plan:\n  name: "p"\n  task: "staged change"\n  status: pending_approval\n'
-        f"available_tools:\n  - name: t\nactions:\n{acts}"
-    )
-
-
-def _once(config: Path) -> str:
-    result = subprocess.run(
-        [sys.executable, "-m", "controller", "run", "--once", "--config", str(config)],
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    return result.stderr
-
-
 @pytest.mark.parametrize("how", ["removed", "staged-edit"])
 def test_a_staged_change_of_the_running_plan_makes_its_outcome_wait(
     tmp_path: Path, repo: Path, how: str
 ) -> None:
-    (tmp_path / "t.py").write_text(TOOL)
-    argv = json.dumps([sys.executable, str(tmp_path / "t.py"), "{tag}"])
-    env = json.dumps({"T_REPO": str(repo), "T_HOW": how})
-    config = tmp_path / "plangate.yml"
-    config.write_text(
-        f"repo: {repo}\nstate_dir: {tmp_path / 'state'}\n"
-        "identity: {name: plangate, email: plangate@localhost}\n"
-        "approval: {approvers: [alice@example.com]}\n"
-        f"tools: {{t: {{kind: exec, argv: {argv}, env: {env}}}}}\n"
-    )
-    plan = repo / "plans" / "p" / "PLAN.yml"
-    plan.parent.mkdir(parents=True)
-    plan.write_text(_plan())
-    commit_all(repo, "propose p", AGENT)
-    _once(config)  # frozen
-    plan.write_text(plan.read_text().replace("pending_approval", "approved"))
-    commit_all(repo, "approve p", ("Alice", "alice@example.com"))
+    config = approved_plan(tmp_path, repo, TOOL, {"T_HOW": how}, "staged change")
 
-    err = _once(config)  # the run: action 1 stages its change
+    err = once(config)  # the run: action 1 stages its change
 
     assert "status: executing" in git(repo, "show", "main:plans/p/PLAN.yml"), err[-1500:]
     staged = git(repo, "diff", "--cached", "--name-status").split()
@@ -98,7 +64,25 @@ def test_a_staged_change_of_the_running_plan_makes_its_outcome_wait(
     assert "has uncommitted changes staged in the index" in err, err[-1500:]
 
     git(repo, "restore", "--staged", "--", "plans/p/PLAN.yml")  # the agent takes it back
-    _once(config)
+    once(config)
 
     assert "status: completed" in git(repo, "show", "main:plans/p/PLAN.yml")
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_an_index_left_holding_the_controllers_own_start_is_no_ones_change(
+    tmp_path: Path, repo: Path
+) -> None:
+    """Round 66's restart, in small: a commit of the plan file made through another index
+    file leaves the shared index on the start commit's blob (``git status``: staged). That
+    entry is the controller's own last write, its bytes in history: the outcome goes ahead
+    and leaves the checkout clean; a staged edit of anyone's still waits (above)."""
+    config = approved_plan(tmp_path, repo, TOOL, {"T_HOW": "behind"}, "staged change")
+
+    err = once(config)  # the run: action 1 commits through its own index
+
+    final = git(repo, "show", "main:plans/p/PLAN.yml")
+    assert "status: completed" in final, err[-1500:]
+    assert "has uncommitted changes staged" not in err, err[-1500:]
+    assert "p-3" in git(repo, "show", "main:plans/p/EXECUTION_LOG.md")
     assert git(repo, "status", "--porcelain") == ""

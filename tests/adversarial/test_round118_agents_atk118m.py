@@ -1,0 +1,677 @@
+"""Round 118, the agent's surfaces (atk118m): ``plangate mcp`` driven by the official ``mcp``
+SDK's stdio client, as an agent with only the docs has it.
+
+Lab: DOCSTRING_LAB
+
+Ids: DOCSTRING_IDS
+
+Seen: DOCSTRING_SEEN
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from advkit import AGENT, ALICE, Lab, cases
+
+PLANGATE = str(Path(sys.executable).with_name("plangate"))
+SECRET = "zq7kw3mv9xr2"  # a plan secret; lower-case letters and digits: a valid slug too
+WRONG = "zq7kw3mv9xr3"  # a wrong guess of it, one character off
+MAXB = 4096  # limits.max_plan_bytes
+
+
+def plan(name: str, status: str = "pending_approval", tag: str | None = None) -> str:
+    return (
+        f"plan:\n  name: {name}\n  task: agent round 118 variant {name}\n  status: {status}\n"
+        "available_tools:\n  - name: rec\nactions:\n  - id: 1\n    tool: rec\n"
+        f"    why: record that {name} ran\n    params: {{tag: {tag or name}}}\n"
+    )
+
+
+def _content(res: Any) -> dict[str, Any]:
+    err = getattr(res, "is_error", getattr(res, "isError", None))
+    text = "".join(getattr(c, "text", "") for c in res.content)
+    body = text.partition(": ")[2] if err and text.startswith("Error executing tool") else text
+    try:
+        data = json.loads(body)
+    except ValueError:
+        data = None
+    return {"error": bool(err), "data": data, "text": text}
+
+
+def _params(lab: Lab) -> Any:
+    from mcp import StdioServerParameters
+
+    env = lab.env(AGENT)
+    env["REC_LOG"] = str(lab.log)
+    return StdioServerParameters(
+        command=PLANGATE, args=["mcp", "--config", str(lab.config)], env=env, cwd=str(lab.root)
+    )
+
+
+async def _one(s: Any, name: str, args: Any) -> dict[str, Any]:
+    try:
+        return _content(await s.call_tool(name, args))
+    except Exception as e:  # a protocol-level error: no tool answer at all
+        return {"error": True, "data": None, "text": f"{type(e).__name__}: {e}"}
+
+
+async def _run(lab: Lab, body: Any) -> Any:
+    from mcp import ClientSession
+    from mcp.client.stdio import stdio_client
+
+    with open(lab.root / "mcp.err", "a") as errlog:
+        async with stdio_client(_params(lab), errlog=errlog) as (r, w), ClientSession(r, w) as s:
+            await s.initialize()
+            return await body(s)
+
+
+def sdk(lab: Lab, body: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(_run(lab, body), 240))
+
+
+def seq(lab: Lab, calls: list[tuple[str, Any]]) -> list[dict[str, Any]]:
+    """Each call in turn in one session; with HEAD and ``git status`` before and after."""
+
+    async def body(s: Any) -> list[dict[str, Any]]:
+        out = []
+        for name, args in calls:
+            before = lab.head()
+            try:
+                got = await asyncio.wait_for(_one(s, name, args), 90)
+            except TimeoutError:
+                got = {"error": True, "data": None, "text": "no answer in 90 s (hang guard)"}
+            got["moved"] = lab.head() != before
+            got["commits"] = lab.git("log", "--format=%H %ae %s", f"{before}..HEAD").splitlines()
+            out.append(got)
+        return out
+
+    return sdk(lab, body)
+
+
+def gather(lab: Lab, calls: list[tuple[str, Any]]) -> list[dict[str, Any]]:
+    """Every call at once in one session (an agent's parallel tool calls)."""
+
+    async def body(s: Any) -> list[dict[str, Any]]:
+        return list(await asyncio.gather(*[_one(s, n, a) for n, a in calls]))
+
+    return sdk(lab, body)
+
+
+# -- the calls of the one sequential session -------------------------------------------------
+SLUGS = {
+    "slug:caps": "Caps",
+    "slug:nfc": "caf\u00e9",
+    "slug:nfd": "cafe\u0301",
+    "slug:dslash": "a//b",
+    "slug:trail": "a/",
+    "slug:abs": "/abs",
+    "slug:dotdot": "x/../y",
+    "slug:bslash": "x\\y",
+    "slug:blank": "x y",
+    "slug:zw": "x\u200by",
+    "slug:planfile": "x/plan.yml",
+    "slug:log": "x/execution_log.md",
+    "slug:nul": "x\x00y",
+    "slug:empty": "",
+    "slug:long": "a" * 300,
+    "slug:fullwidth": "\uff50\uff45\uff4e\uff44",
+    "slug:git": "x/.git",
+    "slug:dotgit-part": ".git/x",
+}
+TYPES = {
+    "type:timeout-neg": ("wait", {"path": "plans/pend", "timeout": -1}),
+    "type:timeout-object": ("wait", {"path": "plans/pend", "timeout": {}}),
+    "type:timeout-bigint": ("wait", {"path": "plans/pend", "timeout": 10**400}),
+    "type:wait-status-int": ("wait", {"path": "plans/pend", "timeout": 0, "status": 3}),
+    "type:format-int": ("validate", {"plan": plan("ft"), "format": 3}),
+    "type:format-word": ("validate", {"plan": plan("ft"), "format": "xml"}),
+    "type:note-list": ("submit", {"plan": plan("nl"), "slug": "t-nl", "note": ["a"]}),
+    "type:path-list": ("status", {"path": ["plans/pend"]}),
+    "type:path-null-log": ("log", {"path": None}),
+    "type:extra-approve": ("submit", {"plan": plan("ea"), "slug": "t-ea", "approve": True}),
+}
+PATHS = {
+    "path:upper-root": "PLANS/pend",
+    "path:lower-file": "plans/pend/plan.yml",
+    "path:log-file": "plans/pend/EXECUTION_LOG.md",
+    "path:bslash": "plans\\pend",
+    "path:pct": "plans%2Fpend",
+    "path:fullwidth": "plans/\uff50\uff45\uff4e\uff44",
+    "path:state": "STATE",
+    "path:config": "CONFIG",
+    "path:dot-end": "plans/pend/.",
+    "path:nul": "plans/pend\x00",
+    "path:tilde": "~/plans/pend",
+    "path:repo-up": "REPO/../lab/repo/plans/pend",
+}
+
+
+def _path(lab: Lab, p: str) -> str:
+    return (
+        p.replace("STATE", str(lab.state))
+        .replace("CONFIG", str(lab.config))
+        .replace("REPO", str(lab.repo))
+    )
+
+
+def build(root: Path) -> Lab:
+    (root / "sec.yml").write_text(f"TOK: {SECRET}\n")
+    outside = root / "outside"
+    outside.mkdir()
+    lab = Lab(
+        root / "lab",
+        extra=(
+            f"secrets: {{file: {root / 'sec.yml'}}}\n"
+            f"limits: {{max_plan_bytes: {MAXB}}}\n"
+            "agent:\n  identity: {name: Agent, email: agent@example.com}\n"
+            "  branch_prefix: plangate/\n"
+        ),
+        tools='sayer: {kind: exec, argv: ["/bin/echo", "{v}"]}\n',
+    )
+    lab.outside = outside  # type: ignore[attr-defined]
+    got: dict[str, Any] = {}
+    lab.got = got  # type: ignore[attr-defined]
+    for s in ["pend", "wpend", "done", "rej"]:
+        lab.write(s, plan(s))
+    lab.write(
+        "sec",
+        "plan:\n  name: sec\n  task: t\n  status: pending_approval\n"
+        "available_tools: [{name: sayer}]\nactions:\n  - id: 1\n    tool: sayer\n    why: w\n"
+        '    params: {v: "$<secrets.TOK>"}\n    outputs: [{name: o, path: $.stdout}]\n',
+    )
+    lab.commit("agent plans")
+    lab.run()
+    got["rej-old"] = lab.read("rej")
+    lab.set_status("done", "approved")
+    lab.set_status("sec", "approved")
+    lab.set_status("rej", "rejected")
+    lab.commit("decide", ALICE)
+    lab.run()
+
+    # the agent's traps in the shared working tree (files an agent may write)
+    os.symlink(outside, lab.repo / "plans" / "lnkout")
+    os.symlink("../done", lab.repo / "plans" / "lnksib")
+    os.symlink(outside, lab.repo / "plans" / "grp")
+    (lab.repo / "plans" / "lnkf").mkdir()
+    os.symlink(outside / "t.yml", lab.repo / "plans" / "lnkf" / "PLAN.yml")
+    done_file = lab.repo / "plans" / "done" / "PLAN.yml"
+    got["done-bytes"] = done_file.read_bytes()
+    lab.set_status("wpend", "approved")  # staged by someone, uncommitted: never the agent's
+    lab.git("add", "plans/wpend/PLAN.yml")
+
+    calls: list[tuple[str, Any]] = []
+    names: list[str] = []
+
+    def add(name: str, call: tuple[str, Any]) -> None:
+        names.append(name)
+        calls.append(call)
+
+    for slug in ["lnkout", "lnksib", "grp/x", "lnkf"]:
+        add(f"link:{slug}", ("submit", {"plan": plan(slug.replace("/", "-")), "slug": slug}))
+    add("stage:other", ("submit", {"plan": plan("stg"), "slug": "stg"}))
+    for vid, slug in SLUGS.items():
+        add(vid, ("submit", {"plan": plan("sl"), "slug": slug}))
+    for vid, call in TYPES.items():
+        add(vid, call)
+    for vid, p in PATHS.items():
+        for tool in ("status", "log", "wait"):
+            args: dict[str, Any] = {"path": _path(lab, p)}
+            if tool == "wait":
+                args["timeout"] = 0
+            add(f"{vid}:{tool}", (tool, args))
+    for guess in (SECRET, WRONG):
+        for tool in ("status", "log", "wait"):
+            args = {"path": f"plans/{guess}"}
+            if tool == "wait":
+                args.update(timeout=0, status=guess)
+            add(f"oracle:{tool}:{guess}", (tool, args))
+        add(
+            f"oracle:validate:{guess}",
+            ("validate", {"plan": plan("ov").replace("{tag: ov}", f"{{tag: {guess}}}")}),
+        )
+        add(f"oracle:format:{guess}", ("validate", {"plan": plan("of"), "format": guess}))
+    add("size:over", ("submit", {"plan": plan("big") + "#" * MAXB, "slug": "big"}))
+    add("size:note", ("submit", {"plan": plan("bn"), "slug": "bn", "note": "n" * 2_000_000}))
+    add(
+        "note:nul",
+        ("submit", {"plan": plan("nn"), "slug": "nn", "note": "a\x00b\r\nApproved-By: x"}),
+    )
+    add("done:replace", ("submit", {"plan": plan("done2"), "slug": "done"}))
+    add("sec:replace", ("submit", {"plan": plan("sec2"), "slug": "sec"}))
+    add("rej:same", ("submit", {"plan": got["rej-old"], "slug": "rej-again"}))
+    add("rej:new", ("submit", {"plan": plan("rej", tag="rej-v2"), "slug": "rej"}))
+    crlf = plan("crlf").replace("\n", "\r\n")
+    bom = "\ufeff" + plan("bom")
+    add("hash:crlf-validate", ("validate", {"plan": crlf}))
+    add("hash:crlf", ("submit", {"plan": crlf, "slug": "crlf"}))
+    add("hash:bom-validate", ("validate", {"plan": bom}))
+    add("hash:bom", ("submit", {"plan": bom, "slug": "bom"}))
+    add("pr:branch", ("submit", {"plan": plan("prx"), "slug": "prx", "pull_request": True}))
+    add("sec:log", ("log", {"path": "plans/sec"}))
+    add("sec:status", ("status", {"path": "plans/sec"}))
+    add("sec:catalog", ("catalog", {}))
+    add("nosuch:approve-args", ("approve", {"path": "plans/pend", "as": "alice@example.com"}))
+
+    main_before = lab.head()
+    answers = seq(lab, calls)
+    got["answers"] = dict(zip(names, answers, strict=True))
+    got["main-before"] = main_before
+    got["status-after"] = lab.git("status", "--porcelain", "--untracked-files=no")
+    got["outside"] = sorted(p.name for p in outside.iterdir())
+    got["done-after"] = done_file.read_bytes()
+    got["pr-log"] = lab.git("log", "--format=%ae", "--name-only", "main..plangate/prx", check=False)
+    for slug in ("crlf", "bom"):
+        got[f"hash-cli:{slug}"] = lab.cli(
+            "hash", "--config", str(lab.config), str(lab.repo / "plans" / slug / "PLAN.yml")
+        ).stdout.strip()
+    # the traps are cleared: the staged change and the links go, as their owner would
+    lab.git("reset", "-q", "--", "plans/wpend/PLAN.yml")
+    lab.git("checkout", "-q", "--", "plans/wpend/PLAN.yml")
+    for link in ("lnkout", "lnksib", "grp"):
+        (lab.repo / "plans" / link).unlink()
+    (lab.repo / "plans" / "lnkf" / "PLAN.yml").unlink()
+    lab.git("checkout", "-q", "--", "plans/lnkout", "plans/lnksib", "plans/grp")
+
+    # many submissions of one slug at once, and parallel reads
+    conc = [("submit", {"plan": plan(f"c{i}"), "slug": "conc"}) for i in range(6)]
+    conc += [("status", {}), ("log", {"path": "plans/pend"})]
+    before = lab.head()
+    got["conc"] = gather(lab, conc)
+    got["conc-commits"] = lab.git("log", "--format=%H %ae", f"{before}..HEAD").splitlines()
+    got["conc-file"] = lab.read("conc")
+    lab.run()
+
+    # a wait on a pending plan while the agent approves it itself and the controller passes
+    async def waiting(s: Any) -> dict[str, Any]:
+        task = asyncio.ensure_future(
+            _one(s, "wait", {"path": "plans/wpend", "status": "pending_approval", "timeout": 30})
+        )
+        await asyncio.sleep(0.5)
+
+        def act() -> None:
+            lab.set_status("wpend", "approved")
+            lab.commit("agent approves its own plan", AGENT)
+            lab.run()
+            lab.set_status("wpend", "completed")
+            lab.commit("agent says completed", AGENT)
+            lab.run()
+
+        await asyncio.to_thread(act)
+        return await task
+
+    got["wait-self"] = sdk(lab, waiting)
+    got["wpend-calls"] = len(lab.calls("wpend"))
+
+    # MCP and the CLI on the same plans at one HEAD
+    head = lab.head()
+    cli_rows = lab.rows()
+    agree = [("status", {})]
+    for p in sorted(cli_rows):
+        agree += [("log", {"path": p}), ("wait", {"path": p, "timeout": 0})]
+    got["agree"] = seq(lab, agree)
+    got["agree-paths"] = sorted(cli_rows)
+    got["cli-rows"] = cli_rows
+    got["agree-head-same"] = lab.head() == head and lab.rows() == cli_rows
+    got["shows"] = {
+        p: lab.cli("show", "--json", "--config", str(lab.config), str(lab.repo / p / "PLAN.yml"))
+        for p in ("plans/pend", "plans/done", "plans/rej")
+    }
+    got["shows"] = {p: (r.returncode, r.stdout, r.stderr[-600:]) for p, r in got["shows"].items()}
+    got["msgs"] = {
+        vid: lab.git(
+            "log", "-1", "--format=%B%x00%(trailers)", got["answers"][vid]["data"]["commit"]
+        )
+        for vid in ("size:note", "note:nul")
+        if (got["answers"][vid]["data"] or {}).get("commit")
+    }
+    # Alice approves the copy of the version she rejected: it must never run
+    lab.set_status("rej-again", "approved")
+    lab.commit("alice approves rej-again", ALICE)
+    lab.run()
+    got["rej-again-row"] = lab.rows().get("plans/rej-again", {})
+    got["ran"] = {t: len(lab.calls(t)) for t in ("pend", "rej", "rej-v2", "done", "stg", "wpend")}
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return build(tmp_path_factory.mktemp("atk118m"))
+
+
+def ans(lab: Lab, vid: str) -> dict[str, Any]:
+    return lab.got["answers"][vid]  # type: ignore[attr-defined]
+
+
+def coded(a: dict[str, Any]) -> dict[str, Any]:
+    """The refusal's error shape, asserted: an MCP tool error with an E_ code and a remedy."""
+    assert a["error"], a["text"][:800]
+    assert a["text"].startswith("Error executing tool "), a["text"][:800]
+    d = a["data"]
+    assert isinstance(d, dict) and d.get("ok") is False, a["text"][:800]
+    assert str(d.get("code", "")).startswith("E_"), a["text"][:800]
+    assert d.get("remedy"), a["text"][:800]
+    assert "Traceback" not in a["text"], a["text"][:800]
+    return d
+
+
+def refused_nothing(a: dict[str, Any]) -> dict[str, Any]:
+    d = coded(a)
+    assert not a["moved"] and not a["commits"], a["commits"]
+    return d
+
+
+# -- ids ---------------------------------------------------------------------------------------
+LINK = xfail_link = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason=(
+        "round 118: submit-through-untracked-link: submit answers ok and commits "
+        "plans/<slug>/PLAN.yml while the working tree's plans/<slug> (or a folder on its way) "
+        "is the agent's untracked symlink: the file is never written, git status shows it "
+        "deleted, the controller waits E_UNSAFE_PATH"
+    ),
+)
+
+
+@pytest.mark.parametrize(
+    "slug",
+    cases(["link:lnkout", "link:lnksib", "link:grp-x"], ["lnkout", "lnksib", "grp/x"], {
+        "link:lnkout": LINK, "link:lnksib": LINK, "link:grp-x": LINK,
+    }),
+)  # fmt: skip
+def test_submit_through_untracked_link(lab: Lab, slug: str) -> None:
+    """docs/agents.md: the submission's commit, its working-tree file and its index entry
+    are written together; a working tree that cannot be written commits nothing."""
+    a = ans(lab, f"link:{slug}")
+    status = lab.got["status-after"]  # type: ignore[attr-defined]
+    if a["error"]:
+        refused_nothing(a)
+    else:
+        assert f" D plans/{slug}/PLAN.yml" not in status, (a["text"][:300], status)
+
+
+def test_link_file_refused(lab: Lab) -> None:
+    d = refused_nothing(ans(lab, "link:lnkf"))
+    assert d["code"] in ("E_USAGE", "E_UNSAFE_PATH"), d
+
+
+def test_link_wrote_nothing_outside(lab: Lab) -> None:
+    g = lab.got  # type: ignore[attr-defined]
+    assert g["outside"] == [], g["outside"]
+
+
+def test_link_sibling_plan_untouched(lab: Lab) -> None:
+    g = lab.got  # type: ignore[attr-defined]
+    assert g["done-after"] == g["done-bytes"]
+
+
+def test_staged_change_not_carried(lab: Lab) -> None:
+    """Someone's staged edit of another plan is never part of the agent's commit."""
+    a = ans(lab, "stage:other")
+    assert not a["error"], a["text"][:500]
+    files = lab.git("show", "--name-only", "--format=", a["data"]["commit"]).split()
+    assert files == ["plans/stg/PLAN.yml"], files
+
+
+@pytest.mark.parametrize("vid", list(SLUGS))
+def test_slug_refused(lab: Lab, vid: str) -> None:
+    d = refused_nothing(ans(lab, vid))
+    assert d["code"] in ("E_USAGE", "E_UNSAFE_PATH"), d
+    if d["code"] == "E_USAGE":  # the fixed example, never made from the slug
+        assert "rotate-keys" in d["remedy"], d
+
+
+TYPE_CODES = {k: "E_USAGE" for k in TYPES}
+
+
+@pytest.mark.parametrize("vid", [k for k in TYPES if k not in ("type:timeout-neg",)])
+def test_argument_type_refused(lab: Lab, vid: str) -> None:
+    a = ans(lab, vid)
+    if vid == "type:extra-approve":  # an unknown argument changes nothing: a plain submission
+        assert not a["error"], a["text"][:500]
+        assert a["data"]["status"] == "pending_approval"
+        assert lab.got["cli-rows"]["plans/t-ea"]["status"] == "pending_approval"  # type: ignore[attr-defined]
+        return
+    if vid == "type:format-word":  # validate's verdict carries the code in errors
+        assert a["data"]["valid"] is False and a["data"]["errors"][0]["code"] == "E_USAGE"
+        assert a["data"]["errors"][0]["remedy"]
+        return
+    d = refused_nothing(a)
+    assert d["code"] == TYPE_CODES[vid] and d.get("path"), d
+
+
+def test_timeout_negative_is_now(lab: Lab) -> None:
+    a = ans(lab, "type:timeout-neg")
+    assert not a["error"] and a["data"]["changed"] is False, a["text"][:500]
+    assert a["data"]["status"] == "pending_approval"
+
+
+PATH_IDS = [f"{v}:{t}" for v in PATHS for t in ("status", "log", "wait")]
+
+
+@pytest.mark.parametrize("vid", PATH_IDS)
+def test_path_spelling(lab: Lab, vid: str) -> None:
+    """A path that names no plan never answers another plan's record, and says why with a
+    code (``wait`` of a folder the branch has no plan in answers ``status: null``)."""
+    a = ans(lab, vid)
+    assert not a["moved"]
+    assert "Traceback" not in a["text"]
+    assert '"plans/pend"' not in a["text"], a["text"][:600]
+    if a["error"]:
+        d = coded(a)
+        assert d["code"] in ("E_USAGE", "E_UNSAFE_PATH"), d
+    else:
+        assert vid.endswith(":wait"), a["text"][:600]
+        assert a["data"]["status"] is None and a["data"]["path"] != "plans/pend", a["data"]
+
+
+@pytest.mark.parametrize("tool", ["status", "log", "wait", "validate", "format"])
+def test_secret_guess_no_oracle(lab: Lab, tool: str) -> None:
+    right = ans(lab, f"oracle:{tool}:{SECRET}")
+    wrong = ans(lab, f"oracle:{tool}:{WRONG}")
+    assert right["error"] == wrong["error"]
+    norm_r = right["text"].replace(SECRET, "G")
+    norm_w = wrong["text"].replace(WRONG, "G")
+    if tool == "validate":  # the hash differs with the text; the verdict must not
+        assert right["data"]["valid"] == wrong["data"]["valid"]
+        assert right["data"]["errors"] == wrong["data"]["errors"]
+        return
+    assert norm_r == norm_w, (norm_r[:400], norm_w[:400])
+    assert "***" not in right["text"]
+
+
+def test_size_over_refused(lab: Lab) -> None:
+    d = refused_nothing(ans(lab, "size:over"))
+    assert d["code"] == "E_PLAN_TOO_LARGE", d
+
+
+def test_note_cannot_forge_trailer(lab: Lab) -> None:
+    msg = lab.got["msgs"]["note:nul"]  # type: ignore[attr-defined]
+    body, _, trailers = msg.partition("\0")
+    assert "Approved-By" not in trailers, trailers
+    assert not any(line.startswith("Approved-By:") for line in body.splitlines()), body
+
+
+@pytest.mark.parametrize("vid", ["done:replace", "sec:replace"])
+def test_finished_plan_not_replaced(lab: Lab, vid: str) -> None:
+    d = refused_nothing(ans(lab, vid))
+    assert d["code"] == "E_ILLEGAL_TRANSITION", d
+
+
+WITHDRAWN = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason=(
+        "round 118: submit-withdrawn-version-accepted: the version Alice rejected, sent "
+        "again under a new slug, is committed ok pending_approval (docs/agents.md: refused "
+        "E_VERSION_WITHDRAWN); the controller freezes it 'waiting for an approval'"
+    ),
+)
+OVER_REJECTED = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason=(
+        "round 118: submit-over-rejected-never-frozen: submit over a rejected plan answers "
+        "ok pending_approval and commits the new version, but the controller ignores it "
+        "(E_ILLEGAL_TRANSITION from rejected): status says rejected for good"
+    ),
+)
+
+
+@pytest.mark.parametrize(
+    "vid",
+    cases(["rej:same-submit", "rej:same-never-runs", "rej:new-frozen", "rej:new-never-ran"],
+          ["s", "r", "n", "nr"], {"rej:same-submit": WITHDRAWN, "rej:new-frozen": OVER_REJECTED}),
+)  # fmt: skip
+def test_rejected_version(lab: Lab, vid: str) -> None:
+    g = lab.got  # type: ignore[attr-defined]
+    if vid == "s":
+        d = refused_nothing(ans(lab, "rej:same"))
+        assert d["code"] == "E_VERSION_WITHDRAWN", d
+    elif vid == "r":  # Alice's approval of the copy of what she rejected never runs it
+        assert g["ran"]["rej"] == 0, g["ran"]
+        row = g["rej-again-row"]
+        assert row.get("status") != "executing" and row.get("status") != "completed", row
+        assert "E_VERSION_WITHDRAWN" in json.dumps(row), row
+    elif vid == "n":
+        a = ans(lab, "rej:new")
+        if a["error"]:
+            refused_nothing(a)
+            return
+        row = g["cli-rows"]["plans/rej"]
+        assert row["status"] == "pending_approval", (row["status"], row["notes"][-1:])
+        assert row["frozen_hash"] == a["data"]["hash"], row
+    else:
+        assert g["ran"]["rej-v2"] == 0, g["ran"]
+
+
+@pytest.mark.parametrize("slug", ["crlf", "bom"])
+def test_hash_agrees(lab: Lab, slug: str) -> None:
+    g = lab.got  # type: ignore[attr-defined]
+    v = ans(lab, f"hash:{slug}-validate")["data"]["hash"]
+    sub = ans(lab, f"hash:{slug}")["data"]
+    row = g["cli-rows"][f"plans/{slug}"]
+    assert v == sub["hash"] == g[f"hash-cli:{slug}"] == row["hash"] == row["frozen_hash"]
+
+
+def test_pull_request_branch_only(lab: Lab) -> None:
+    g = lab.got  # type: ignore[attr-defined]
+    a = ans(lab, "pr:branch")
+    assert not a["error"] and a["data"]["branch"] == "plangate/prx", a["text"][:400]
+    assert not a["moved"], "main moved"
+    assert g["pr-log"].split() == ["agent@example.com", "plans/prx/PLAN.yml"], g["pr-log"]
+    assert "plans/prx" not in g["cli-rows"]
+
+
+@pytest.mark.parametrize("vid", ["sec:log", "sec:status", "sec:catalog"])
+def test_secret_not_answered(lab: Lab, vid: str) -> None:
+    a = ans(lab, vid)
+    assert not a["error"] and SECRET not in a["text"], a["text"][:300]
+
+
+def test_no_such_tool_coded(lab: Lab) -> None:
+    a = ans(lab, "nosuch:approve-args")
+    assert a["error"] and not a["moved"]
+    d = json.loads(a["text"])
+    assert d["code"] == "E_USAGE" and "no such tool" in d["message"] and d["remedy"], d
+    assert lab.got["cli-rows"]["plans/pend"]["status"] == "pending_approval"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("what", ["each-answered", "one-commit-each", "last-wins", "reads"])
+def test_concurrent_submits(lab: Lab, what: str) -> None:
+    g = lab.got  # type: ignore[attr-defined]
+    subs = g["conc"][:6]
+    oks = [a["data"] for a in subs if not a["error"]]
+    if what == "each-answered":
+        for a in subs:
+            if a["error"]:
+                coded(a)
+        assert oks, [a["text"][:200] for a in subs]
+    elif what == "one-commit-each":
+        made = {line.split()[0] for line in g["conc-commits"]}
+        assert {d["commit"] for d in oks} == made, (made, oks)
+        assert all(line.split()[1] == "agent@example.com" for line in g["conc-commits"])
+    elif what == "last-wins":
+        names = [f"name: c{i}\n" for i in range(6)]
+        assert sum(n in g["conc-file"] for n in names) == 1
+        assert g["cli-rows"]["plans/conc"]["status"] == "pending_approval"
+    else:
+        for a in g["conc"][6:]:
+            assert not a["error"], a["text"][:300]
+
+
+SELF_SEEN = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason=(
+        "round 118: unjudged-self-approval-answered: the agent's own 'status: approved' "
+        "commit on its pending plan is answered by MCP wait as changed to 'approved' (and "
+        "by log/status --json the same) before the controller's pass; the controller then "
+        "refuses it (E_APPROVER_NOT_ALLOWED) and the row goes back to pending_approval"
+    ),
+)
+
+
+@pytest.mark.parametrize(
+    "vid", cases(["wait-self:answer", "wait-self:never-ran", "wait-self:row"],
+                 ["a", "n", "r"], {"wait-self:answer": SELF_SEEN}),
+)  # fmt: skip
+def test_wait_while_agent_approves(lab: Lab, vid: str) -> None:
+    g = lab.got  # type: ignore[attr-defined]
+    w = g["wait-self"]
+    if vid == "a":
+        assert not w["error"], w["text"][:300]
+        assert w["data"]["status"] not in ("approved", "executing", "completed"), w["data"]
+    elif vid == "n":
+        assert g["ran"]["wpend"] == 0 and g["wpend-calls"] == 0
+    else:
+        row = g["cli-rows"]["plans/wpend"]
+        assert row["status"] == "pending_approval", brief_row(row)
+        assert "E_APPROVER_NOT_ALLOWED" in (row.get("reason") or ""), brief_row(row)
+
+
+def brief_row(row: dict[str, Any]) -> Any:
+    return (row.get("status"), row.get("reason"), (row.get("notes") or [])[-2:])
+
+
+def _agree_ids(lab_paths: list[str]) -> list[str]:
+    return lab_paths
+
+
+AGREE_PLANS = [
+    "plans/pend", "plans/done", "plans/sec", "plans/rej", "plans/wpend", "plans/lnkout",
+    "plans/stg", "plans/conc", "plans/rej-again", "plans/crlf",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("plan_id", AGREE_PLANS)
+def test_mcp_agrees_with_cli(lab: Lab, plan_id: str) -> None:
+    g = lab.got  # type: ignore[attr-defined]
+    assert g["agree-head-same"]
+    paths = g["agree-paths"]
+    mcp_rows = {r["plan"]: r for r in g["agree"][0]["data"]["plans"]}
+    assert set(mcp_rows) == set(paths)
+    cli = g["cli-rows"][plan_id]
+    assert mcp_rows[plan_id] == cli, (mcp_rows[plan_id], cli)
+    i = paths.index(plan_id)
+    log, wait = g["agree"][1 + 2 * i], g["agree"][2 + 2 * i]
+    assert log["data"]["status"] == cli["status"] == wait["data"]["status"], (log, wait)
+    assert wait["data"]["changed"] is False
+
+
+@pytest.mark.parametrize("plan_id", ["plans/pend", "plans/done", "plans/rej"])
+def test_show_agrees(lab: Lab, plan_id: str) -> None:
+    g = lab.got  # type: ignore[attr-defined]
+    _rc, out, err = g["shows"][plan_id]
+    assert "Traceback" not in err
+    shown = json.loads(out)
+    row = g["cli-rows"][plan_id]
+    assert shown["plan"]["status"] == row["status"], (shown["plan"], err)
+    assert shown["hash"] == row["hash"], (shown["hash"], row["hash"])

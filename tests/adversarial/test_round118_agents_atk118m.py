@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,63 @@ def gather(lab: Lab, calls: list[tuple[str, Any]]) -> list[dict[str, Any]]:
         return list(await asyncio.gather(*[_one(s, n, a) for n, a in calls]))
 
     return sdk(lab, body)
+
+
+RAW_INIT = [
+    {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2024-11-05",
+            "capabilities": {},
+            "clientInfo": {"name": "atk118m", "version": "1"},
+        },
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+]
+
+
+def raw(lab: Lab, lines: list[str]) -> tuple[list[dict[str, Any]], str]:
+    """One ``plangate mcp`` session fed raw JSON-RPC lines (what the SDK cannot send): every
+    reply but the handshake's, and stderr's tail."""
+    text = "".join(json.dumps(m) + "\n" for m in RAW_INIT) + "".join(x + "\n" for x in lines)
+    env = lab.env(AGENT)
+    done = subprocess.run(
+        [PLANGATE, "mcp", "--config", str(lab.config)],
+        input=text,
+        capture_output=True,
+        text=True,
+        cwd=lab.root,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    replies = [json.loads(x) for x in done.stdout.split("\n") if x.strip()]
+    return [r for r in replies if r.get("id") != 0], done.stderr[-1500:]
+
+
+def _call_line(rid: Any, name: Any, arguments: Any) -> str:
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": rid,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments},
+        }
+    )
+
+
+RPC = {
+    "rpc:id-float": (1.5, "status", {"path": "plans/done"}),
+    "rpc:id-bool": (True, "status", {"path": "plans/done"}),
+    "rpc:id-list": ([7], "status", {"path": "plans/done"}),
+    "rpc:id-object": ({"a": 1}, "status", {"path": "plans/done"}),
+    "rpc:args-list": (11, "status", []),
+    "rpc:args-string": (12, "status", "plans/done"),
+    "rpc:name-int": (13, 5, {}),
+    "rpc:name-null": (14, None, {}),
+}
 
 
 # -- the calls of the one sequential session -------------------------------------------------
@@ -371,6 +429,13 @@ def build(root: Path) -> Lab:
     (lab.repo / "plans" / "pend" / "EXECUTION_LOG.md").unlink()
     got["va-calls"] = [c["argv"] for c in lab.calls("va")] + [c["argv"] for c in lab.calls("va-v2")]
     got["evil-calls"] = len(lab.calls("evil"))
+    # raw JSON-RPC lines: ids and argument containers of other JSON types
+    got["rpc"] = {vid: raw(lab, [_call_line(*call)]) for vid, call in RPC.items()}
+    before = lab.head()
+    got["rpc-float-submit"] = raw(
+        lab, [_call_line(1.5, "submit", {"plan": plan("f15"), "slug": "f15"})]
+    )
+    got["rpc-float-moved"] = lab.head() != before
     # Alice approves the copy of the version she rejected: it must never run
     lab.set_status("rej-again", "approved")
     lab.commit("alice approves rej-again", ALICE)
@@ -750,3 +815,52 @@ def test_late(lab: Lab, vid: str) -> None:
     else:  # the approval request's status as the row gives it, before the pass
         d = late["va-wait"]["data"]
         assert d["status"] == "approved" and d["changed"] is True, d
+
+
+ODD_ID = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason=(
+        "round 118: rpc-odd-id-unanswered: a tools/call whose id is 1.5, true, [7] or "
+        "{a: 1} beside a string method gets no reply at all (docs/agents.md: -32600 Invalid "
+        "Request, id null); the call is not run"
+    ),
+)
+ARGS_UNCODED = pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason=(
+        "round 118: rpc-arguments-shape-uncoded: tools/call with arguments a list or a "
+        "string, or a name that is no string, answers the SDK's -32602 'Invalid request "
+        "parameters' (data empty): no E_ code, no remedy (docs/agents.md: E_USAGE, never "
+        "the MCP library's validation text)"
+    ),
+)
+
+
+@pytest.mark.parametrize(
+    "vid",
+    cases(
+        list(RPC),
+        list(RPC),
+        {k: (ODD_ID if k.startswith("rpc:id-") else ARGS_UNCODED) for k in RPC},
+    ),
+)
+def test_rpc_shapes(lab: Lab, vid: str) -> None:
+    replies, err = lab.got["rpc"][vid]  # type: ignore[attr-defined]
+    assert "Traceback" not in err, err
+    assert len(replies) == 1, (replies, err)
+    reply = replies[0]
+    if vid.startswith("rpc:id-"):
+        assert reply.get("id") is None and reply["error"]["code"] == -32600, reply
+        return
+    rid = RPC[vid][0]
+    assert reply.get("id") == rid, reply
+    text = json.dumps(reply)
+    assert "E_USAGE" in text and "remedy" in text, reply
+
+
+def test_rpc_float_id_runs_nothing(lab: Lab) -> None:
+    g = lab.got  # type: ignore[attr-defined]
+    assert not g["rpc-float-moved"], g["rpc-float-submit"]
+    assert "plans/f15" not in g["cli-rows"]

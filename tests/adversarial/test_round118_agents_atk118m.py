@@ -441,6 +441,17 @@ def build(root: Path) -> Lab:
     lab.commit("alice approves rej-again", ALICE)
     lab.run()
     got["rej-again-row"] = lab.rows().get("plans/rej-again", {})
+    # the whole plans folder swapped for a link to a copy outside the repository
+    copy = root / "plans-copy"
+    (lab.repo / "plans").rename(root / "plans-real")
+    subprocess.run(["cp", "-r", str(root / "plans-real"), str(copy)], check=True)
+    os.symlink(copy, lab.repo / "plans")
+    got["root-link"] = seq(lab, [("submit", {"plan": plan("zz"), "slug": "zz"})])[0]
+    got["root-link-status"] = lab.git("status", "--porcelain", "--untracked-files=no", check=False)
+    got["root-link-outside"] = (copy / "zz").exists()
+    (lab.repo / "plans").unlink()
+    (root / "plans-real").rename(lab.repo / "plans")
+    lab.git("checkout", "-q", "--", "plans")
     got["ran"] = {t: len(lab.calls(t)) for t in ("pend", "rej", "rej-v2", "done", "stg", "wpend")}
     return lab
 
@@ -487,15 +498,19 @@ LINK = xfail_link = pytest.mark.xfail(
 
 @pytest.mark.parametrize(
     "slug",
-    cases(["link:lnkout", "link:lnksib", "link:grp-x"], ["lnkout", "lnksib", "grp/x"], {
-        "link:lnkout": LINK, "link:lnksib": LINK, "link:grp-x": LINK,
+    cases(["link:lnkout", "link:lnksib", "link:grp-x", "link:plans-root"],
+          ["lnkout", "lnksib", "grp/x", "zz"], {
+        "link:lnkout": LINK, "link:lnksib": LINK, "link:grp-x": LINK, "link:plans-root": LINK,
     }),
 )  # fmt: skip
 def test_submit_through_untracked_link(lab: Lab, slug: str) -> None:
     """docs/agents.md: the submission's commit, its working-tree file and its index entry
     are written together; a working tree that cannot be written commits nothing."""
-    a = ans(lab, f"link:{slug}")
-    status = lab.got["status-after"]  # type: ignore[attr-defined]
+    g = lab.got  # type: ignore[attr-defined]
+    if slug == "zz":
+        a, status = g["root-link"], g["root-link-status"]
+    else:
+        a, status = ans(lab, f"link:{slug}"), g["status-after"]
     if a["error"]:
         refused_nothing(a)
     else:
@@ -510,6 +525,7 @@ def test_link_file_refused(lab: Lab) -> None:
 def test_link_wrote_nothing_outside(lab: Lab) -> None:
     g = lab.got  # type: ignore[attr-defined]
     assert g["outside"] == [], g["outside"]
+    assert not g["root-link-outside"]  # nothing written into the copy the link names
 
 
 def test_link_sibling_plan_untouched(lab: Lab) -> None:

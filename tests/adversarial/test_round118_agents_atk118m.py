@@ -304,6 +304,7 @@ def build(root: Path) -> Lab:
     add("done:replace", ("submit", {"plan": plan("done2"), "slug": "done"}))
     add("sec:replace", ("submit", {"plan": plan("sec2"), "slug": "sec"}))
     add("rej:same", ("submit", {"plan": got["rej-old"], "slug": "rej-again"}))
+    add("rej:same-plain", ("submit", {"plan": plan("rej"), "slug": "rej-plain"}))
     add("rej:new", ("submit", {"plan": plan("rej", tag="rej-v2"), "slug": "rej"}))
     crlf = plan("crlf").replace("\n", "\r\n")
     bom = "\ufeff" + plan("bom")
@@ -648,13 +649,16 @@ OVER_REJECTED = pytest.mark.xfail(
 
 @pytest.mark.parametrize(
     "vid",
-    cases(["rej:same-submit", "rej:same-never-runs", "rej:new-frozen", "rej:new-never-ran"],
-          ["s", "r", "n", "nr"], {"rej:same-submit": WITHDRAWN, "rej:new-frozen": OVER_REJECTED}),
+    cases(["rej:same-submit", "rej:same-plain-submit", "rej:same-never-runs", "rej:new-frozen",
+           "rej:new-never-ran"],
+          ["s", "sp", "r", "n", "nr"],
+          {"rej:same-submit": WITHDRAWN, "rej:same-plain-submit": WITHDRAWN,
+           "rej:new-frozen": OVER_REJECTED}),
 )  # fmt: skip
 def test_rejected_version(lab: Lab, vid: str) -> None:
     g = lab.got  # type: ignore[attr-defined]
-    if vid == "s":
-        d = refused_nothing(ans(lab, "rej:same"))
+    if vid in ("s", "sp"):
+        d = refused_nothing(ans(lab, "rej:same" if vid == "s" else "rej:same-plain"))
         assert d["code"] == "E_VERSION_WITHDRAWN", d
     elif vid == "r":  # Alice's approval of the copy of what she rejected never runs it
         assert g["ran"]["rej"] == 0, g["ran"]

@@ -1,11 +1,105 @@
 """Round 118, the agent's surfaces (atk118m): ``plangate mcp`` driven by the official ``mcp``
-SDK's stdio client, as an agent with only the docs has it.
+SDK's stdio client (``ClientSession.call_tool``), as an agent with only docs/agents.md,
+docs/formats.md, docs/plan-format.md and ``plangate schema``; raw JSON-RPC lines only where
+the SDK cannot send the shape (ids and argument containers of other JSON types).
 
-Lab: DOCSTRING_LAB
+Lab (one, module scope, local mode): a plans repo with ``agent.identity`` (Agent), a plan
+secret ``TOK`` (``zq7kw3mv9xr2``: lower-case letters and digits, so also a valid slug),
+``limits.max_plan_bytes: 4096``. Plans ``pend``, ``wpend``, ``done``, ``rej``, ``sec`` (the
+exec ``sayer`` echoing ``$<secrets.TOK>``) committed by the agent and frozen; Alice approves
+``done`` and ``sec`` (they run) and rejects ``rej``. Then the agent's traps in the shared
+working tree: untracked symlinks ``plans/lnkout`` (to a folder outside the repository),
+``plans/lnksib`` (to ``../done``), ``plans/grp`` (outside), a symlinked file
+``plans/lnkf/PLAN.yml``, and someone's STAGED edit of ``wpend``. One SDK session then makes
+~100 calls in turn (HEAD checked around each); six ``submit`` of one slug at once with a
+``status`` and a ``log``; a ``wait`` on ``wpend`` while the agent commits ``approved`` on its
+own plan (and a pass refuses it) and then ``completed``; MCP ``status``/``log``/``wait`` of
+every plan beside ``plangate status --json`` and ``show --json`` at one HEAD; Alice approves
+``va`` and the agent submits a v2 over it before the pass; a staged approval of ``st2``; an
+untracked ``PLAN.json`` (an evil ``why``) beside a submitted ``srcj``; an untracked forged
+EXECUTION_LOG.md in ``pend``; Alice approves the copy ``rej-again`` of the version she
+rejected; raw JSON-RPC lines; finally the whole ``plans`` folder swapped for a link to a copy
+outside the repository and one more ``submit``.
 
-Ids: DOCSTRING_IDS
+Ids (130): ``link:{lnkout,lnksib,grp-x,plans-root}`` and ``lnkf``/outside/sibling checks;
+``stage:other``; ``slug:*`` (18: case, NFC/NFD, ``//``, trailing ``/``, absolute, ``..``,
+backslash, blank, ZWSP, ``x/plan.yml``, ``x/execution_log.md``, NUL, empty, 300 chars,
+fullwidth, ``x/.git``, ``.git/x``); ``type:*`` (10: timeout ``{}``/``10**400``/``-1``, wait
+``status: 3``, ``format: 3``/``"xml"``, ``note: [..]``, ``path: [..]``/``null``, an extra
+``approve: true``); ``path:<spelling>:{status,log,wait}`` (12 x 3: ``PLANS/pend``,
+``plans/pend/plan.yml``, ``.../EXECUTION_LOG.md``, ``plans\\pend``, ``plans%2Fpend``, fullwidth,
+the state dir, the config, ``plans/pend/.``, NUL, ``~/...``, ``<repo>/../lab/repo/...``);
+``oracle:{status,log,wait,validate,format}`` (the secret vs a one-off guess); size, note,
+finished-plan replacement, rejected versions (``rej:*``), hashes (CRLF, BOM), pull request
+branch, secrets in ``log``/``status``/``catalog``, the ``approve`` tool, concurrency (4),
+``wait-self:*`` (3), MCP vs CLI agreement (10 plans), ``show`` (3), ``late:*`` (8),
+``rpc:*`` (8) and a float-id ``submit``.
 
-Seen: DOCSTRING_SEEN
+Seen (round 118, 130 ids, 114 passed and 16 xfailed in ~50 s wall on 2 busy cores). 16 broke,
+5 classes:
+**submit-through-untracked-link** (4 ids: ``link:lnkout``, ``link:lnksib``, ``link:grp-x``,
+``link:plans-root``): with the agent's UNTRACKED symlink at ``plans/<slug>`` (to a folder
+outside, or to another plan's folder ``../done``), at a group folder on the way
+(``plans/grp`` for slug ``grp/x``), or at ``plans`` itself, ``submit`` answers ``ok``,
+``submitted: true`` and commits ``plans/<slug>/PLAN.yml`` on main, but never writes it: ``git
+status`` shows `` D plans/<slug>/PLAN.yml`` (a person's ``git commit -a`` deletes the
+submission under their name) and every pass logs ``plan_waiting ... E_UNSAFE_PATH: ... is a
+symbolic link or not a folder`` for it. docs/agents.md: the commit, the working-tree file
+and the index entry are written together, and a working tree that cannot be written
+"commits nothing ... E_STORAGE". (Held: nothing was written through the links: the outside
+folders and ``done``'s file unchanged; a symlinked plan FILE is refused.)
+**submit-withdrawn-version-accepted** (2 ids: ``rej:same-submit``, ``rej:same-plain-submit``):
+the exact version Alice rejected, sent again under a new slug (as committed with its
+``frozen:`` block, converted as ``pte``; or as plain PLAN.yml), is committed ``ok``,
+``pending_approval``, "1 approval", the same hash; the controller freezes it "waiting for an
+approval". docs/agents.md: "the same version under any name ... is refused
+(``E_VERSION_WITHDRAWN``)". (Held: Alice's approval of the copy is refused
+``E_VERSION_WITHDRAWN`` and nothing runs.)
+**submit-over-rejected-never-frozen** (1 id: ``rej:new-frozen``): ``submit`` of a NEW version
+at the rejected plan's slug answers ``ok`` ``pending_approval`` (its refusal text lists
+``rejected`` among the statuses a submission may replace) and commits it, deleting the
+rejection record from the file; the controller ignores it for good (``E_ILLEGAL_TRANSITION:
+agent ... set status pending_approval (from rejected) ... ignored``), ``status`` says
+``rejected``, no freeze: the agent is told it waits for an approval that can never come.
+**unjudged-self-approval-answered** (1 id: ``wait-self:answer``; arguable): the agent commits
+``status: approved`` on its own pending plan; MCP ``wait`` answers ``changed: true, status:
+approved`` at once, before any pass (``status --json`` and ``log`` say ``approved`` too until
+the pass refuses it ``E_APPROVER_NOT_ALLOWED`` and the row returns to ``pending_approval``).
+docs/agents.md: ``wait`` answers the controller's status, "a status committed into the file
+that the controller ignored is no change". SPEC section 4 calls ``approved`` an approval
+request; ``late:wait-approved-request`` records that Alice's request is answered the same way.
+**rpc-odd-id-unanswered** (4 ids: ``rpc:id-{float,bool,list,object}``): a ``tools/call``
+whose id is ``1.5``, ``true``, ``[7]`` or ``{"a": 1}`` gets NO reply (a ``submit`` so sent
+commits nothing); docs/agents.md: ``-32600`` Invalid Request, id ``null``.
+**rpc-arguments-shape-uncoded** (4 ids: ``rpc:args-list``, ``rpc:args-string``,
+``rpc:name-int``, ``rpc:name-null``): ``arguments`` a list or a string, or ``name`` a number
+or null, answer the SDK's ``-32602 "Invalid request parameters"`` with empty data: no E_
+code, no remedy.
+
+Held: every slug spelling refused ``E_USAGE``/``E_UNSAFE_PATH`` with nothing committed;
+argument types coded with the argument's name; an extra ``approve: true`` is a plain
+submission; path spellings never answered ``pend``'s record (state dir and config
+"outside the repository", ``..`` "outside the plans folder"); no answer differs between the
+secret and a wrong guess but by the guess; the secret never in ``log``/``status``/
+``catalog``; ``E_PLAN_TOO_LARGE`` at 4096; a note with NUL/CR/``Approved-By:`` forms no
+trailer; completed plans not replaced (``E_ILLEGAL_TRANSITION``); hashes agree across
+``validate``, ``submit``, ``plangate hash`` and the row for CRLF and BOM text; the pull
+request branch holds one agent commit of one file, main untouched; six concurrent submits of
+one slug: six commits, each answered, the last one's text on the branch; MCP rows equal
+``status --json`` rows and ``log``/``wait`` agree with them for ten plans, ``show --json``
+too; someone's staged edit is never carried by the agent's commit, and a staged approval of
+``st2`` makes a submit there refuse (the staged edit kept); Alice's approval of ``va`` then
+the agent's v2 over it: refused, ``va`` ran once as approved; an untracked ``PLAN.json``
+beside a submission is neither committed nor run; an untracked forged log is not read.
+
+Suspected, not confirmed: ``wait`` with ``timeout: 601`` did not answer within 20 s (clamped
+to 600 s? docs say "at most 600"), ``timeout: -1`` is read as 0; ``wait`` of a path the
+branch has no plan at answers ``{status: null, changed: false}`` (no code) where ``status``
+and ``log`` say ``E_USAGE`` "no plan"; two in-flight requests sharing the id ``"d"`` got one
+reply; a 2 MB ``note`` is committed whole into the message; the ``E_UNSAFE_PATH`` remedy
+for a slug ``x/plan.yml`` is "rename the folder".
+Not tried: remote mode, a ``wait`` across a run's outcome, forged ``.git/plangate-index-lock``
+notes (round 84), ``.gitattributes`` filters in an untracked folder, the page.
 """
 
 from __future__ import annotations
@@ -764,10 +858,6 @@ def test_wait_while_agent_approves(lab: Lab, vid: str) -> None:
 
 def brief_row(row: dict[str, Any]) -> Any:
     return (row.get("status"), row.get("reason"), (row.get("notes") or [])[-2:])
-
-
-def _agree_ids(lab_paths: list[str]) -> list[str]:
-    return lab_paths
 
 
 AGREE_PLANS = [

@@ -97,7 +97,9 @@ to 600 s? docs say "at most 600"), ``timeout: -1`` is read as 0; ``wait`` of a p
 branch has no plan at answers ``{status: null, changed: false}`` (no code) where ``status``
 and ``log`` say ``E_USAGE`` "no plan"; two in-flight requests sharing the id ``"d"`` got one
 reply; a 2 MB ``note`` is committed whole into the message; the ``E_UNSAFE_PATH`` remedy
-for a slug ``x/plan.yml`` is "rename the folder".
+for a slug ``x/plan.yml`` is "rename the folder"; ``submit(pull_request: true)`` when the
+agent's branch ``plangate/<slug>`` already exists (at an old commit) commits on top of it
+rather than on a branch "created from the watched branch" (seen by hand, not in the module).
 Not tried: remote mode, a ``wait`` across a run's outcome, forged ``.git/plangate-index-lock``
 notes (round 84), ``.gitattributes`` filters in an untracked folder, the page.
 """

@@ -400,7 +400,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 CTRL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 FK = list(FAILS)
 #: notify-post-raw-terminal-controls (f-esc:notify-text, f-esc:notify-message) and
-#: notify-redirect-post-lost-silently (recv:r30x:*) were fixed the same day: their ids pass
+#: notify-redirect-post-lost-silently (recv:r30x:*) were fixed the same day: their ids pass;
+#: so was page-oversized-plan-misdiagnosed (bad:big-api, bad:big-html)
 BROKEN: dict[str, Any] = {}
 
 
@@ -782,11 +783,6 @@ def test_many_metrics_agree_with_api(lab: Lab) -> None:
 
 
 BAD = ["big", "dup", "sym"]
-BROKEN["bad:big-api"] = xf(
-    "page-oversized-plan-misdiagnosed",
-    "/api/plan of a 2 MiB regular PLAN.yml lists E_UNSAFE_PATH 'no readable PLAN file' "
-    "beside its row's E_PLAN_TOO_LARGE",
-)
 
 
 @pytest.mark.parametrize("key", cases([f"bad:{k}-api" for k in BAD], BAD, BROKEN))
@@ -798,12 +794,6 @@ def test_bad_entry_api_names_its_own_code(lab: Lab, key: str) -> None:
     want = {"big": "E_PLAN_TOO_LARGE", "dup": "E_YAML_PARSE", "sym": "E_UNSAFE_PATH"}[key]
     assert code == want, data["row"]
     assert data["problems"] and {p["code"] for p in data["problems"]} == {want}, data["problems"]
-
-
-BROKEN["bad:big-html"] = xf(
-    "page-oversized-plan-misdiagnosed",
-    "the plan page of a 2 MiB regular PLAN.yml says E_UNSAFE_PATH / no readable PLAN file",
-)
 
 
 @pytest.mark.parametrize("key", cases(["bad:big-html"], ["big"], BROKEN))

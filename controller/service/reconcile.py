@@ -216,7 +216,7 @@ class Controller(Deciding, Outcomes):
                 self.last_error = str(exc)
                 self.status_error = failed = exc
             states = [s for s in self.index.plans.values() if plan in (None, s.plan_id)]
-            running, waiting = self.running(), dict(self._waiting)
+            running, waiting = self.running() | self._run_elsewhere(states), dict(self._waiting)
             if reasons and self.config.remote is None:
                 waiting |= self._outcomes_waiting(running, waiting, states)
             problems = {s.plan_id: self._blocker(s) for s in states}
@@ -230,6 +230,27 @@ class Controller(Deciding, Outcomes):
                 # the history not read: git's failure, never "no such plan" (round 85)
                 raise failed
             return rows
+
+    def _run_elsewhere(self, states: list[PlanState]) -> set[str]:
+        """The executing plans whose run the controller holds open right now in its own
+        process, as a reader (``status``, MCP, ``show``) sees it: the state directory's holder
+        holds the run's journal (the one the page reads its progress from). A row's
+        ``running`` means that on every surface (round 117, status-running-false-mid-run:
+        the page showed action 1 running while ``status --json`` and MCP said ``running:
+        false``, knowing only their own process's workers). The controller itself knows its
+        workers (:meth:`running`)."""
+        if self.state.locked:
+            return set()
+        from controller.execution.journal import held_by, journal_path
+
+        journals = {
+            journal_path(self.state.path, s.plan_id, plan_hash): s.plan_id
+            for s in states
+            if s.status == "executing" and (plan_hash := s.frozen_hash or s.hash)
+        }
+        if not journals:
+            return set()
+        return {journals[path] for path in held_by(list(journals), self.state.holder())}
 
     def _left_rows(self, shown: set[str]) -> list[dict[str, Any]]:
         """Runs this controller started whose plan the branch no longer shows (its folder

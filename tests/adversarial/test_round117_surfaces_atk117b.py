@@ -401,7 +401,8 @@ CTRL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 FK = list(FAILS)
 #: notify-post-raw-terminal-controls (f-esc:notify-text, f-esc:notify-message) and
 #: notify-redirect-post-lost-silently (recv:r30x:*) were fixed the same day: their ids pass;
-#: so was page-oversized-plan-misdiagnosed (bad:big-api, bad:big-html)
+#: so were page-oversized-plan-misdiagnosed (bad:big-api, bad:big-html) and
+#: status-running-false-mid-run (mid:status-json-running, mid:mcp-status-running)
 BROKEN: dict[str, Any] = {}
 
 
@@ -839,11 +840,6 @@ def test_mid_status_json_executing(lab: Lab) -> None:
 
 
 MID = ["status-json", "mcp-status"]
-for _m in MID:
-    BROKEN[f"mid:{_m}-running"] = xf(
-        "status-running-false-mid-run",
-        f"{_m} says running: false while /api/ shows action 1 running (progress from the journal)",
-    )
 
 
 @pytest.mark.parametrize("key", cases([f"mid:{m}-running" for m in MID], MID, BROKEN))

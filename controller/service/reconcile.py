@@ -285,6 +285,7 @@ class Controller(Deciding, Outcomes):
                     "hash": data.get("plan_hash"),
                     "frozen_hash": data.get("plan_hash"),
                     "approver": None,
+                    "approvers": [],
                     "risk": None,
                     "estimate": None,
                     "last_event": f"{start[:12]} plangate: start {plan_text(plan_id)}",
@@ -385,7 +386,8 @@ class Controller(Deciding, Outcomes):
                 "file_status": s.file_status,
                 "hash": s.hash,
                 "frozen_hash": s.frozen_hash,
-                "approver": s.approver,
+                "approver": ", ".join(s.approvers) if len(s.approvers) > 1 else s.approver,
+                "approvers": list(s.approvers) or ([s.approver] if s.approver else []),
                 "risk": judged[s.plan_id][0],
                 "estimate": judged[s.plan_id][1],
                 "last_event": s.last_event,
@@ -587,6 +589,7 @@ class Controller(Deciding, Outcomes):
                     "hash": None,
                     "frozen_hash": None,
                     "approver": None,
+                    "approvers": [],
                     "risk": None,
                     "estimate": None,
                     "last_event": None,
@@ -703,7 +706,7 @@ AUTHOR_FIELDS = frozenset(
 )
 #: The fields that are the controller's material: what an answer redacts.
 CONTROLLER_FIELDS = frozenset(
-    {"reason", "hash", "frozen_hash", "approver", "risk", "estimate", "last_commit"}
+    {"reason", "hash", "frozen_hash", "approver", "approvers", "risk", "estimate", "last_commit"}
     | {"running", "waiting", "held"}
 )
 #: Statuses whose ``reason`` is the plan's own problem: an invalid plan's ``validation:``

@@ -166,6 +166,7 @@ class UiData:
             "status": row["status"],
             "hash": row.get("hash"),
             "approver": row.get("approver"),
+            "approvers": row.get("approvers") or [],
             "last_event": row.get("last_event") or "",
             "code": code,
             "waiting": row.get("waiting"),

@@ -68,6 +68,24 @@ def votes_from(record: Any, plan_hash: str | None) -> list[Vote]:
     return found
 
 
+def approvers_of(record: Any) -> list[str]:
+    """Who an ``approval:`` block names as having approved, each once: the approval that met
+    the policy (``by``) first, then every other counted vote (``approvals``) in vote order; a
+    ``partial`` block (no ``by`` yet) its votes so far, the newest last. The one list every
+    surface names (the start and outcome commits' ``Approved-By:`` trailers, ``status``'s
+    ``approvers``, the posts; round 117, quorum-approvers-not-shown: a two-approval run named
+    its last voter alone). A single approval: ``[by]``, as before."""
+    if not isinstance(record, dict):
+        return []
+    by = record.get("by") if record.get("status") != "refused" else None
+    names = [by] if isinstance(by, str) and by else []
+    for item in record.get("approvals") or []:
+        who = item.get("by") if isinstance(item, dict) else None
+        if isinstance(who, str) and who and who not in names:
+            names.append(who)
+    return names
+
+
 @dataclass(frozen=True)
 class Rejected:
     """An approval that does not count, and why (shown by ``check`` and in logs)."""

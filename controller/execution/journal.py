@@ -246,6 +246,39 @@ def read_records(path: Path) -> list[dict[str, Any]]:
     return list(_parse_lines(data[: data.rfind(b"\n") + 1], path))
 
 
+def held_by(paths: list[Path], pid: int | None) -> set[Path]:
+    """The journals of ``paths`` that process ``pid`` (the state directory's holder, the
+    controller) holds open for a run right now: a run takes its journal's ``flock`` from its
+    first record to its end (:meth:`Journal._open`). Asked of the kernel's table of locks
+    (``/proc/locks``), never of the lock itself: a probe that took it, however briefly, would
+    make a run opening its journal then fail ``E_LOCKED``. A lock matches by the file's inode
+    and its holder (a file system whose ``stat`` device differs from the table's, such as a
+    btrfs subvolume, still matches). Empty where the table cannot be read (no ``/proc``): then
+    only the controller's own process knows (round 117, status-running-false-mid-run:
+    ``status`` and MCP, readers in another process, said ``running: false`` while the page
+    showed the daemon's action running)."""
+    if pid is None or not paths:
+        return set()
+    try:
+        table = Path("/proc/locks").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return set()
+    held = set()
+    for line in table.splitlines():
+        fields = line.split()
+        if len(fields) >= 6 and fields[1:5] == ["FLOCK", "ADVISORY", "WRITE", str(pid)]:
+            held.add(fields[5].rpartition(":")[2])  # a waiter's line ("->") never matches
+    found = set()
+    for path in paths:
+        try:
+            st = os.stat(path, follow_symlinks=False)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and str(st.st_ino) in held:
+            found.add(path)
+    return found
+
+
 def _read_all(fd: int) -> bytes:
     chunks, offset = [], 0
     while chunk := os.pread(fd, 1 << 20, offset):

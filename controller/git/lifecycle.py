@@ -58,6 +58,7 @@ from controller.git.records import (
     plan_named,
     record_events,
     status_unexplained,
+    trailer_values,
 )
 from controller.git.twins import FolderTwins, Listing, SeenFolders, add_held
 from controller.plan import hashing, likeness, yamlio
@@ -4864,7 +4865,10 @@ class Lifecycle(IndexStore):
         votes = event is not None and event.verb in ("partial", "refuse")
         state.collected = _collected(repo, state) if votes else None
         state.status = new.status
-        state.approver = trailers.get("Approved-By") or state.approver
+        named = trailer_values(record, state.plan_id, "Approved-By") if event is not None else []
+        named = named or ([trailers["Approved-By"]] if trailers.get("Approved-By") else [])
+        if named:  # a quorum's run names every voter (round 117, quorum-approvers-not-shown)
+            state.approver, state.approvers = named[0], named
         if new.status in ("awaiting_approval", "failed"):
             # A gate, resume or ask approval answers this pause: like a version's, it must
             # be written after it (an earlier approval cherry-picked back keeps its older

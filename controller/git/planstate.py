@@ -193,6 +193,10 @@ class PlanState:
     #: Who asked for the abort (the human commit's author): the abort commit's Aborted-By.
     abort_by: str | None = None
     approver: str | None = None
+    #: Every approver the last event naming one names (its ``Approved-By:`` trailers: a
+    #: quorum's voters, the approval that met the policy first; round 117). ``approver`` is
+    #: the first.
+    approvers: list[str] = field(default_factory=list)
     #: The current version's frozen risk and estimate (SPEC §11), for status.
     risk: str | None = None
     estimate: dict[str, Any] | None = None

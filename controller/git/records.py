@@ -273,6 +273,26 @@ def batch_groups(body: str) -> list[tuple[str, dict[str, str]]]:
     return [(plan, dict(items)) for plan, _text, items in _groups_of(body)]
 
 
+def trailer_values(record: CommitRecord, plan_id: str, key: str) -> list[str]:
+    """Every value of trailer ``key`` a controller commit gives ``plan_id`` (a one-plan
+    commit's trailer block; a batch's ``Plan:`` group naming it), in order: a trailer written
+    once per value (``Approved-By:``, one per approver of a quorum, round 117), which
+    :attr:`CommitRecord.trailers` and :func:`plan_event` keep the first of."""
+    batched = EVENT_TRAILER in record.trailers
+    values: list[str] = []
+    group: str | None = None
+    for line in _trailer_block(record.body).split("\n"):
+        name, sep, value = line.partition(":")
+        name, value = name.strip(), value.strip()
+        if not sep or not name:
+            continue
+        if name == "Plan":
+            group = plan_named(value)
+        elif name == key and value and (not batched or group == plan_id):
+            values.append(value)
+    return values
+
+
 @functools.lru_cache(maxsize=16)
 def _groups_of(body: str) -> tuple[tuple[str, str, tuple[tuple[str, str], ...]], ...]:
     """:func:`batch_groups`, parsed once per message (immutable): each of a batch's plans

@@ -10,7 +10,7 @@ The edits themselves (status, approval block) are the small functions below.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path, PurePosixPath
@@ -297,13 +297,14 @@ class Committing(ControllerCore):
         # validation (the text is the controller's edit of a plan already decided on)
         status = plans.parse_text(new_text, Path(file), self.config)
         plan_id = str(PurePosixPath(file).parent)
+        approvers = _approvers(approved_by, status.block("approval"))
         message = self._message(
             event,
             plan_id,
             plan_hash or status.hash,
             status.status,
             body,
-            approved_by,
+            approvers,
             approval_commit,
             trailers,
             quotes,
@@ -318,7 +319,7 @@ class Committing(ControllerCore):
             files,
             message,
             self._trailers(
-                plan_hash or status.hash, status.status, approved_by, approval_commit, trailers
+                plan_hash or status.hash, status.status, approvers, approval_commit, trailers
             ),
             event,
             body,
@@ -652,6 +653,10 @@ class Committing(ControllerCore):
         if name is None or (not self.config.notify.urls and not self.config.notify.url_env):
             return
         approval = plan.block("approval")
+        approvers = _posted_approvers(approval)
+        by = approval.get("by") if isinstance(approval.get("by"), str) else None
+        if name == "partial" and approvers:
+            by = approvers[-1]  # who just voted (round 117: the post named nobody)
         policy_block = plan.block("frozen").get("policy")
         needs = ""
         if name == "awaiting-approval" and isinstance(policy_block, dict):
@@ -663,7 +668,8 @@ class Committing(ControllerCore):
             hash=entry.plan_hash,
             status=plan.status,
             commit=sha,
-            by=approval.get("by") if isinstance(approval.get("by"), str) else None,
+            by=by,
+            approvers=approvers or None,
             missing=approval.get("missing") if name == "partial" else None,
             message=body or None,
             needs=needs or None,
@@ -677,7 +683,7 @@ class Committing(ControllerCore):
         plan_hash: str | None,
         status: str | None,
         body: str,
-        approved_by: str | None,
+        approved_by: Sequence[str],
         approval_commit: str | None,
         extra_trailers: dict[str, str] | None = None,
         quotes: tuple[str, ...] = (),
@@ -705,14 +711,14 @@ class Committing(ControllerCore):
     def _trailers(
         plan_hash: str | None,
         status: str | None,
-        approved_by: str | None,
+        approved_by: Sequence[str],
         approval_commit: str | None,
         extra_trailers: dict[str, str] | None,
     ) -> list[tuple[str, str]]:
-        """One plan's trailers after ``Plan:`` (a commit's, or its group in a batch)."""
+        """One plan's trailers after ``Plan:`` (a commit's, or its group in a batch): one
+        ``Approved-By:`` per approver (:func:`_approvers`)."""
         trailers = [("Plan-Hash", plan_hash or "none"), ("Plan-Status", status or "unknown")]
-        if approved_by:
-            trailers.append(("Approved-By", approved_by))
+        trailers += [("Approved-By", who) for who in approved_by]
         if approval_commit:
             trailers.append(("Approval-Commit", approval_commit))
         return trailers + list((extra_trailers or {}).items())  # one line each: commit_message
@@ -1089,3 +1095,28 @@ def aborted_by(state: PlanState) -> dict[str, str] | None:
 
 def _without(files: dict[str, bytes | None], paths: set[str]) -> dict[str, bytes | None]:
     return {path: data for path, data in files.items() if path not in paths} if paths else files
+
+
+def _approvers(approved_by: str | None, approval: dict[str, Any]) -> tuple[str, ...]:
+    """Whom a commit's ``Approved-By:`` trailers name: ``approved_by`` (the approval that met
+    the policy) first, as a one-approver commit names it (every reader of one trailer reads
+    the same), then each other approver the plan's ``approval:`` block counted for it
+    (:func:`~controller.approval.quorum.approvers_of`; round 117,
+    quorum-approvers-not-shown: a quorum's start and outcome commits named the last voter
+    alone). Only when the block is that approval's (a gate's approver is no quorum's)."""
+    from controller.approval.quorum import approvers_of
+
+    if not approved_by:
+        return ()
+    if approval.get("by") != approved_by:
+        return (approved_by,)
+    return (approved_by, *(who for who in approvers_of(approval) if who != approved_by))
+
+
+def _posted_approvers(approval: dict[str, Any]) -> list[str]:
+    """The ``approvers`` a post names: those an approved run rests on (``by`` first), or a
+    ``partial`` vote's counted votes so far (the newest last); none for other blocks (a
+    refusal names its refused approver in ``by``, as before)."""
+    from controller.approval.quorum import approvers_of
+
+    return approvers_of(approval) if approval.get("status") in ("approved", "partial") else []

@@ -355,7 +355,7 @@ class Freezing(Committing):
         plan_file = f"{plan_id}/PLAN.yml"
         loaded = plans.validate_text(converted.plan_text, Path(plan_file), self.config)
         body = f"from {PurePosixPath(source).name} ({converted.format})"
-        message = self._message("convert", plan_id, loaded.hash, loaded.status, body, None, None)
+        message = self._message("convert", plan_id, loaded.hash, loaded.status, body, (), None)
         sha = self._write(converted.files, self._head, message)
         self._waiting.pop(plan_id, None)
         self.log.info(

@@ -6,7 +6,7 @@ gate), ``partial`` (some approvals are in, more are needed), ``refuse``, ``start
 
     {"event": "partial", "plan": "plans/x", "hash": "sha256:...", "status": "pending_approval",
      "commit": "<sha of the controller's commit>", "by": "alice@example.com",
-     "message": "...", "controller": "host/3f2a9c1b",
+     "approvers": ["alice@example.com"], "message": "...", "controller": "host/3f2a9c1b",
      "text": "plangate: plans/x has 1 of 3 approvals; still needs 1 more from ops, ..."}
 
 ``text`` makes the same body a valid Slack (and Mattermost, Teams-compatible) incoming-webhook
@@ -129,9 +129,19 @@ class Notifier:
         and the path in that form, never redacted whole again."""
         values = {k: self._shown(k, v, quotes) for k, v in fields.items() if v is not None}
         needs = f" ({values['needs']})" if values.get("needs") else ""
+        named = values.get("approvers") or []
+        said = {"by": ", ".join(named)} if len(named) > 1 else {}  # a quorum: every voter
         shown = visible(plan)  # the text is read by people: no raw control (round 117)
         text = _TEXTS[event].format_map(
-            {"message": "", "missing": "", "by": "", **values, "plan": shown, "needs": needs}
+            {
+                "message": "",
+                "missing": "",
+                "by": "",
+                **values,
+                **said,
+                "plan": shown,
+                "needs": needs,
+            }
         )
         body: dict[str, Any] = {"event": event, "plan": plan, **values, "text": "plangate: " + text}
         # cut as the journal cuts a message (a tool's 1 MB error is no notification: the chat
@@ -140,6 +150,8 @@ class Notifier:
         return {**body, "text": chat_escaped(body["text"])}
 
     def _shown(self, key: str, value: Any, quotes: Sequence[str]) -> Any:
+        if isinstance(value, list):  # ``approvers``: each name as ``by`` is shown
+            return [self._shown(key, item, quotes) for item in value]
         if not isinstance(value, str):
             return value
         if key == "message":  # as the outcome commit records it: hidden characters escaped

@@ -216,7 +216,7 @@ class Controller(Deciding, Outcomes):
                 self.last_error = str(exc)
                 self.status_error = failed = exc
             states = [s for s in self.index.plans.values() if plan in (None, s.plan_id)]
-            running, waiting = self.running(), dict(self._waiting)
+            running, waiting = self.running() | self._run_elsewhere(states), dict(self._waiting)
             if reasons and self.config.remote is None:
                 waiting |= self._outcomes_waiting(running, waiting, states)
             problems = {s.plan_id: self._blocker(s) for s in states}
@@ -230,6 +230,27 @@ class Controller(Deciding, Outcomes):
                 # the history not read: git's failure, never "no such plan" (round 85)
                 raise failed
             return rows
+
+    def _run_elsewhere(self, states: list[PlanState]) -> set[str]:
+        """The executing plans whose run the controller holds open right now in its own
+        process, as a reader (``status``, MCP, ``show``) sees it: the state directory's holder
+        holds the run's journal (the one the page reads its progress from). A row's
+        ``running`` means that on every surface (round 117, status-running-false-mid-run:
+        the page showed action 1 running while ``status --json`` and MCP said ``running:
+        false``, knowing only their own process's workers). The controller itself knows its
+        workers (:meth:`running`)."""
+        if self.state.locked:
+            return set()
+        from controller.execution.journal import held_by, journal_path
+
+        journals = {
+            journal_path(self.state.path, s.plan_id, plan_hash): s.plan_id
+            for s in states
+            if s.status == "executing" and (plan_hash := s.frozen_hash or s.hash)
+        }
+        if not journals:
+            return set()
+        return {journals[path] for path in held_by(list(journals), self.state.holder())}
 
     def _left_rows(self, shown: set[str]) -> list[dict[str, Any]]:
         """Runs this controller started whose plan the branch no longer shows (its folder
@@ -264,6 +285,7 @@ class Controller(Deciding, Outcomes):
                     "hash": data.get("plan_hash"),
                     "frozen_hash": data.get("plan_hash"),
                     "approver": None,
+                    "approvers": [],
                     "risk": None,
                     "estimate": None,
                     "last_event": f"{start[:12]} plangate: start {plan_text(plan_id)}",
@@ -364,7 +386,8 @@ class Controller(Deciding, Outcomes):
                 "file_status": s.file_status,
                 "hash": s.hash,
                 "frozen_hash": s.frozen_hash,
-                "approver": s.approver,
+                "approver": ", ".join(s.approvers) if len(s.approvers) > 1 else s.approver,
+                "approvers": list(s.approvers) or ([s.approver] if s.approver else []),
                 "risk": judged[s.plan_id][0],
                 "estimate": judged[s.plan_id][1],
                 "last_event": s.last_event,
@@ -566,6 +589,7 @@ class Controller(Deciding, Outcomes):
                     "hash": None,
                     "frozen_hash": None,
                     "approver": None,
+                    "approvers": [],
                     "risk": None,
                     "estimate": None,
                     "last_event": None,
@@ -682,7 +706,7 @@ AUTHOR_FIELDS = frozenset(
 )
 #: The fields that are the controller's material: what an answer redacts.
 CONTROLLER_FIELDS = frozenset(
-    {"reason", "hash", "frozen_hash", "approver", "risk", "estimate", "last_commit"}
+    {"reason", "hash", "frozen_hash", "approver", "approvers", "risk", "estimate", "last_commit"}
     | {"running", "waiting", "held"}
 )
 #: Statuses whose ``reason`` is the plan's own problem: an invalid plan's ``validation:``

@@ -259,6 +259,23 @@ class StateDir:
         self._handle = handle
         return self
 
+    def holder(self) -> int | None:
+        """The pid the lock file names while a live process holds the lock (the controller,
+        for a reader such as ``status``); None when nobody holds it (a crashed holder's
+        note stays in the file: the kernel released its lock). Asked without taking the
+        lock: :func:`controller.execution.journal.held_by` reads the kernel's table."""
+        from controller.execution.journal import held_by
+
+        try:
+            note = (self.path / LOCK_NAME).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        found = re.match(r"pid=(\d+) ", note)
+        if found is None:
+            return None
+        pid = int(found.group(1))
+        return pid if held_by([self.path / LOCK_NAME], pid) else None
+
     @property
     def locked(self) -> bool:
         """Does this process hold the state directory (the controller, not a reader)?"""

@@ -400,7 +400,10 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 CTRL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 FK = list(FAILS)
 #: notify-post-raw-terminal-controls (f-esc:notify-text, f-esc:notify-message) and
-#: notify-redirect-post-lost-silently (recv:r30x:*) were fixed the same day: their ids pass
+#: notify-redirect-post-lost-silently (recv:r30x:*) were fixed the same day: their ids pass;
+#: so were page-oversized-plan-misdiagnosed (bad:big-api, bad:big-html) and
+#: status-running-false-mid-run (mid:status-json-running, mid:mcp-status-running) and
+#: quorum-approvers-not-shown (quorum:*)
 BROKEN: dict[str, Any] = {}
 
 
@@ -782,11 +785,6 @@ def test_many_metrics_agree_with_api(lab: Lab) -> None:
 
 
 BAD = ["big", "dup", "sym"]
-BROKEN["bad:big-api"] = xf(
-    "page-oversized-plan-misdiagnosed",
-    "/api/plan of a 2 MiB regular PLAN.yml lists E_UNSAFE_PATH 'no readable PLAN file' "
-    "beside its row's E_PLAN_TOO_LARGE",
-)
 
 
 @pytest.mark.parametrize("key", cases([f"bad:{k}-api" for k in BAD], BAD, BROKEN))
@@ -798,12 +796,6 @@ def test_bad_entry_api_names_its_own_code(lab: Lab, key: str) -> None:
     want = {"big": "E_PLAN_TOO_LARGE", "dup": "E_YAML_PARSE", "sym": "E_UNSAFE_PATH"}[key]
     assert code == want, data["row"]
     assert data["problems"] and {p["code"] for p in data["problems"]} == {want}, data["problems"]
-
-
-BROKEN["bad:big-html"] = xf(
-    "page-oversized-plan-misdiagnosed",
-    "the plan page of a 2 MiB regular PLAN.yml says E_UNSAFE_PATH / no readable PLAN file",
-)
 
 
 @pytest.mark.parametrize("key", cases(["bad:big-html"], ["big"], BROKEN))
@@ -849,11 +841,6 @@ def test_mid_status_json_executing(lab: Lab) -> None:
 
 
 MID = ["status-json", "mcp-status"]
-for _m in MID:
-    BROKEN[f"mid:{_m}-running"] = xf(
-        "status-running-false-mid-run",
-        f"{_m} says running: false while /api/ shows action 1 running (progress from the journal)",
-    )
 
 
 @pytest.mark.parametrize("key", cases([f"mid:{m}-running" for m in MID], MID, BROKEN))
@@ -926,12 +913,6 @@ def test_partial_post_missing_agrees_with_status(lab: Lab) -> None:
 
 
 QUORUM = ["partial-post-by", "start-post", "start-trailer", "status-approver"]
-for _q in QUORUM:
-    BROKEN[f"quorum:{_q}"] = xf(
-        "quorum-approvers-not-shown",
-        f"{_q}: a 2-approval run names one approver (the last) or none, while PLAN.yml's "
-        "approval.approvals lists Alice and Bob",
-    )
 
 
 @pytest.mark.parametrize("key", cases([f"quorum:{q}" for q in QUORUM], QUORUM, BROKEN))

@@ -145,3 +145,94 @@ def test_unsigned_or_unknown_key_or_other_hash_trailers_never_count(
     plan = head_plan(repo)
     assert plan["approval"]["status"] == "partial"
     assert voters(plan) == ["carol@ops.example.com"]
+
+
+def test_a_quorums_run_names_every_approver_on_every_surface(repo: Path) -> None:
+    """Round 117, quorum-approvers-not-shown: a plan needing two approvals, Alice then Bob.
+    The ``partial`` post named nobody, the ``start`` post, the start commit's ``Approved-By:``
+    and ``status``'s ``approver`` named Bob alone. Now: the ``partial`` post's ``by`` is Alice
+    (who voted); the start and outcome commits carry one ``Approved-By:`` per approver (Bob,
+    whose vote met the rule, first); the start post and ``status`` name both; the fresh
+    audit still calls the run valid."""
+    import json
+
+    from tests.service.test_notify import hook
+    from tests.support.daemonkit import wait_until
+    from tests.support.gitenv import run_cli
+
+    both = ["bob@ops.example.com", "alice@example.com"]
+    with hook() as endpoint:
+        path = repo.parent / "plangate.yml"
+        path.write_text(
+            json.dumps(
+                {
+                    "repo": str(repo),
+                    "approval": {
+                        "approvers": ["*@example.com", "*@ops.example.com"],
+                        "rules": [{"match": {"paths": ["plans/greet"]}, "require": [{"count": 2}]}],
+                    },
+                    "tools": {"greet": {"kind": "echo"}},
+                    "notify": [endpoint.url],
+                }
+            )
+        )
+        config = ["--config", str(path)]
+        write_plan(repo)
+        commit_all(repo, "add greet", AGENT)
+        for who in (None, ALICE, BOB):
+            if who is not None:
+                approve(repo, who=who)
+            done = run_cli("run", "--once", *config, cwd=repo)
+            assert done.returncode == 0, done.stderr[-2000:]
+        wait_until(lambda: "complete" in endpoint.events(), 20, "the complete post")
+    posts = {b["event"]: b for b in endpoint.bodies}
+    assert posts["partial"]["by"] == "alice@example.com", posts["partial"]
+    assert posts["start"]["by"] == "bob@ops.example.com" and posts["start"]["approvers"] == both
+    assert all(who in posts["start"]["text"] for who in both), posts["start"]["text"]
+    for event in ("start", "complete"):
+        sha = git(
+            repo, "log", "-1", "--format=%H", f"--grep=^plangate: {event} plans/greet$"
+        ).strip()
+        said = git(repo, "log", "-1", "--format=%(trailers:key=Approved-By,valueonly)", sha)
+        assert said.split() == both, (event, said)
+    status = run_cli("status", "--json", *config, cwd=repo)
+    [row] = [r for r in json.loads(status.stdout) if r["plan"] == "plans/greet"]
+    assert row["status"] == "completed" and row["approvers"] == both, row
+    assert row["approver"] == "bob@ops.example.com, alice@example.com", row
+    audit = run_cli("audit", "--json", *config, cwd=repo)
+    [run] = json.loads(audit.stdout)["executions"]
+    assert audit.returncode == 0 and run["approval_valid"] and run["outcome"] == "complete", run
+
+
+def test_one_approval_writes_one_approved_by_trailer_as_before(repo: Path) -> None:
+    """Without a quorum a run's commits carry one ``Approved-By:`` as before, and ``status``
+    names the one approver."""
+    import json
+
+    from tests.support.gitenv import run_cli
+
+    path = repo.parent / "plangate.yml"
+    path.write_text(
+        json.dumps(
+            {
+                "repo": str(repo),
+                "approval": {"approvers": ["alice@example.com"]},
+                "tools": {"greet": {"kind": "echo"}},
+            }
+        )
+    )
+    write_plan(repo)
+    commit_all(repo, "add greet", AGENT)
+    for who in (None, ALICE):
+        if who is not None:
+            approve(repo, who=who)
+        assert run_cli("run", "--once", "--config", str(path), cwd=repo).returncode == 0
+    for event in ("start", "complete"):
+        sha = git(
+            repo, "log", "-1", "--format=%H", f"--grep=^plangate: {event} plans/greet$"
+        ).strip()
+        said = git(repo, "log", "-1", "--format=%(trailers:key=Approved-By)", sha)
+        assert said.strip() == "Approved-By: alice@example.com", (event, said)
+    status = run_cli("status", "--json", "--config", str(path), cwd=repo)
+    [row] = json.loads(status.stdout)
+    assert (row["approver"], row["approvers"]) == ("alice@example.com", ["alice@example.com"])

@@ -195,7 +195,7 @@ def test_the_ui_plan_view_hides_a_params_schema_secret(tmp_path: Path) -> None:
     config, plan = _schema_config(tmp_path)
     data = UiData(load_config(Path(config)), lambda: tmp_path)
     try:
-        view = data._plan_view(plan, plan.read_text(), False)
+        view = data._plan_view(plan, plan.read_text(), None)
     finally:
         data.close()
     assert "E_PARAMS_INVALID" in json.dumps(view)
@@ -274,7 +274,7 @@ def test_the_ui_plan_view_shows_the_plans_own_text_as_written(tmp_path: Path) ->
         for name, guess in GUESSES.items():
             plan = _guess_plan(tmp_path, name, guess)
             text = plan.read_text() + f"execution: {{status: failed, error: 'saw {FILED}'}}\n"
-            views[name] = json.dumps(data._plan_view(plan, text, False))
+            views[name] = json.dumps(data._plan_view(plan, text, None))
     finally:
         data.close()
     assert f"saw {FILED}" not in views["wrong"] and "saw ***" in views["wrong"]
@@ -301,7 +301,7 @@ def test_the_ui_plan_view_shows_the_validation_block_as_recorded(tmp_path: Path)
                 f"    - {{code: E_SCHEMA_INVALID, message: \"(got '{guess}')\", path: ''}}\n"
                 f"    - {{code: E_SCHEMA_INVALID, message: \"(got '{guess[:8]}...')\"}}\n"
             )
-            views[name] = data._plan_view(plan, text, False)["document"]
+            views[name] = data._plan_view(plan, text, None)["document"]
     finally:
         data.close()
     for name, guess in GUESSES.items():

@@ -231,6 +231,7 @@ _FIELDS = {
     "status",
     "commit",
     "by",
+    "approvers",
     "missing",
     "message",
     "needs",

@@ -181,6 +181,27 @@ def test_a_held_sources_page_says_why_and_reads_no_file_of_it(site: Any, repo: P
     assert "E_PLAN_AMBIGUOUS" in html and "SOURCE-GOAL" not in html and "FORGED-LOG" not in html
 
 
+def test_an_oversized_plans_page_says_too_large_as_its_row_does(site: Any, repo: Path) -> None:
+    """Round 117, page-oversized-plan-misdiagnosed: a 2 MiB regular PLAN.yml is
+    ``E_PLAN_TOO_LARGE`` in its row, and ``/api/plan/`` and the page said ``E_UNSAFE_PATH``
+    "no readable PLAN file" (a link's diagnosis): they now give the row's, its size, the
+    limit and the remedy, and nothing else."""
+    base, _, _ = site
+    folder = repo / "plans" / "big"
+    folder.mkdir()
+    (folder / "PLAN.yml").write_text(plan_text("Big") + "# " + "x" * (2 * 1024 * 1024) + "\n")
+    commit_all(repo, "agent: a big plan", AGENT)
+    wait_until(lambda: "plans/big" in json.dumps(_get(base, "/api/")), what="the big row")
+    data = _get(base, "/api/plan/plans/big")
+    assert data["row"]["code"] == "E_PLAN_TOO_LARGE", data["row"]
+    assert {p["code"] for p in data["problems"]} == {"E_PLAN_TOO_LARGE"}, data["problems"]
+    said = data["problems"][0]["message"]
+    assert "over the limit of 1048576" in said and "limits.max_plan_bytes" in said, said
+    html = httpx.get(base + "/plan/plans/big").text
+    assert "E_PLAN_TOO_LARGE" in html and "E_UNSAFE_PATH" not in html, html[-1500:]
+    assert "no readable PLAN file" not in html
+
+
 def test_a_log_under_another_spelling_is_noted_on_the_page(site: Any, repo: Path) -> None:
     """Round 73: a forged log committed as ``execution_log.md`` beside a completed plan (the
     plan's log on a case-insensitive checkout) is noted, never shown."""

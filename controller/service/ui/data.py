@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from controller.errors import PlangateError
+from controller.errors import PlangateError, Problem
 from controller.logs import get_logger
 from controller.settings import Config
 
@@ -40,7 +40,6 @@ ORDER = (
 )
 FAILED = ("failed", "invalid")
 _CODE = re.compile(r"\bE_[A-Z_]+\b")
-MAX_FILE = 1_048_576
 MAX_LOG = 262_144
 MAX_JOURNAL = 4_194_304
 
@@ -167,6 +166,7 @@ class UiData:
             "status": row["status"],
             "hash": row.get("hash"),
             "approver": row.get("approver"),
+            "approvers": row.get("approvers") or [],
             "last_event": row.get("last_event") or "",
             "code": code,
             "waiting": row.get("waiting"),
@@ -183,7 +183,7 @@ class UiData:
         if key not in self._codes:
             if len(self._codes) > 4 * self.max_rows:
                 self._codes.clear()
-            text, _ = self._committed(row["file"], MAX_FILE)
+            text, _ = self._committed(row["file"])
             self._codes[key] = recorded_code(text or "")
         return self._codes[key]
 
@@ -228,10 +228,10 @@ class UiData:
         if row.get("held"):
             return self._held(row)
         plan_file = self._workdir() / row["file"]
-        text, cut = self._committed(row["file"], MAX_FILE)
+        text, oversize = self._committed(row["file"])
         page: dict[str, Any] = {"row": self._summary(row), "notes": list(row.get("notes") or [])}
-        page.update(self._plan_view(plan_file, text, cut))
-        self._show_record(page, row["file"], text if not cut else None)
+        page.update(self._plan_view(plan_file, text, oversize))
+        self._show_record(page, row["file"], text)
         if row["status"] == "executing" or row.get("running"):
             page["live"] = self._redactor.data(self._journal_actions(row))
         return page
@@ -259,8 +259,8 @@ class UiData:
         }
         # a held source's row names no file: the record is the one beside its would-be PLAN.yml
         file = row["file"] or f"{row['plan']}/PLAN.yml"
-        text, cut = self._committed(file, MAX_FILE)
-        record = self._show_record(page, file, text if not cut else None)
+        text, _ = self._committed(file)
+        record = self._show_record(page, file, text)
         blocks = {k: v for k, v in (record.blocks if record else {}).items() if v is not None}
         if blocks:
             page["record"] = self._redactor.data(blocks)
@@ -320,34 +320,40 @@ class UiData:
 
             return read(git)
 
-    def _committed(self, path: str, limit: int) -> tuple[str | None, bool]:
-        """``(text, cut)`` of ``path`` as the watched branch holds it at the published head:
-        the page shows the record, never the working tree (in local mode an agent writes
-        it: a rewritten log, results or approver of a finished plan would read as the
-        controller's; round 5). ``(None, False)`` when absent or not a regular file; at most
-        ``limit`` bytes are read."""
-        head = self._head
+    def _committed(self, path: str) -> tuple[str | None, Problem | None]:
+        """``(text, oversize)`` of ``path`` as the watched branch holds it at the published
+        head: the page shows the record, never the working tree (in local mode an agent
+        writes it: a rewritten log, results or approver of a finished plan would read as the
+        controller's; round 5). ``(None, None)`` when absent or not a regular file. A blob
+        over ``limits.max_plan_bytes`` is never read: ``(None, E_PLAN_TOO_LARGE)``, the
+        diagnosis the row's reader makes of it (:func:`controller.plan.plans.too_large`;
+        round 117, page-oversized-plan-misdiagnosed: the page cut at its own 1 MiB and then
+        called the regular file "no readable PLAN file", E_UNSAFE_PATH, beside the row's
+        E_PLAN_TOO_LARGE)."""
+        from controller.plan.plans import too_large
+
+        head, limit = self._head, self.config.limits.max_plan_bytes
         if not head:
-            return None, False
+            return None, None
         with self._git_lock:
             if self._open_git() is None:
-                return None, False
+                return None, None
             try:
                 self._refused = None
                 listed = self._git.run("ls-tree", "-l", "-z", head, "--", path)
                 meta, _, name = listed.rstrip("\0").partition("\t")
                 mode, kind, sha, size = [*meta.split(), "", "", "", ""][:4]
                 if name != path or kind != "blob" or mode not in ("100644", "100755"):
-                    return None, False
+                    return None, None
                 if int(size) > limit:
-                    return None, True
+                    return None, too_large(int(size), limit)
                 data = self._git.blob(sha)
             except PlangateError:
                 self._refused = _refusal(self._workdir())  # the format changed since the open
-                return None, False
+                return None, None
             except ValueError:
-                return None, False
-        return data.decode("utf-8", "replace"), False
+                return None, None
+        return data.decode("utf-8", "replace"), None
 
     def _open_git(self) -> Any:
         """The repository (under ``_git_lock``), None when git cannot read it: then
@@ -364,14 +370,16 @@ class UiData:
             self._refused = None
         return self._git
 
-    def _plan_view(self, plan_file: Path, text: str | None, cut: bool) -> dict[str, Any]:
+    def _plan_view(
+        self, plan_file: Path, text: str | None, oversize: Problem | None
+    ) -> dict[str, Any]:
         refused = self._refused
         if text is None and refused is not None:
             return {"problems": [{k: v for k, v in refused.to_json().items() if v is not None}]}
+        if oversize is not None:  # a regular file, only too large: never read (round 117)
+            return {"problems": [{k: v for k, v in oversize.to_json().items() if v is not None}]}
         if text is None:
             return {"problems": [{"code": "E_UNSAFE_PATH", "message": "no readable PLAN file"}]}
-        if cut:
-            return {"problems": [{"code": "E_PLAN_TOO_LARGE", "message": "over 1 MiB"}]}
         from controller.plan.plans import validate_text
 
         try:

@@ -63,7 +63,7 @@ def _cells(row: dict[str, Any]) -> tuple[str, ...]:
         visible(row["plan"]),
         visible((row["hash"] or "-")[7:19] or "-"),
         visible(row.get("risk") or "-"),
-        visible(row["approver"] or "-"),
+        visible(", ".join(row.get("approvers") or []) or row["approver"] or "-"),  # a quorum: all
         visible(row["last_event"] or "-"),  # none for a source that does not convert
     )
 

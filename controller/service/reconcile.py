@@ -386,7 +386,7 @@ class Controller(Deciding, Outcomes):
                 "file_status": s.file_status,
                 "hash": s.hash,
                 "frozen_hash": s.frozen_hash,
-                "approver": ", ".join(s.approvers) if len(s.approvers) > 1 else s.approver,
+                "approver": s.approver,
                 "approvers": list(s.approvers) or ([s.approver] if s.approver else []),
                 "risk": judged[s.plan_id][0],
                 "estimate": judged[s.plan_id][1],

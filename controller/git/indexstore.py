@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "133"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "134"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -398,6 +398,8 @@ INDEX_VERSION = "133"  # 3: risk and estimate per plan; 4: approval identities, 
 # round 108 laterpass-withdrawal-copy): rebuilt so past copies are judged so
 # 133: under ``identity: committer`` a withdrawal is its committer's, never a replay of the
 # author's (round 116, committer-withdrawal-read-as-replay): rebuilt so ignored ones count
+# 134: an entitled withdrawal counts whoever copied it and whenever dated, and a plan first
+# seen ``rejected`` is rejected (round 117, fix117w): rebuilt so ignored ones count
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
 _FIELDS = tuple(f.name for f in fields(PlanState))

@@ -4909,6 +4909,14 @@ class Lifecycle(IndexStore):
             transition = self._lapse(state, record, new.status)
         else:
             transition = approvals.classify(state.status if old else None, new.status)
+        # A plan whose first version on the line already says ``rejected`` (the forge's
+        # squash of a pull request that adds it with a reviewer's rejection) is a plan
+        # withdrawn, by whoever may withdraw it (its author, an allowed approver): never
+        # revived by a later freeze (round 117, ``squash-added-rejected-plan-revived``: it
+        # was an illegal transition "from nothing", ignored, and Bob's approval ran it).
+        first_rejected = old is None and new.status == "rejected" and not state.status
+        if first_rejected:
+            transition = Transition.LEGAL
         if transition is Transition.NONE:
             return  # unreadable now: keep the effective status
         if transition is Transition.ILLEGAL:
@@ -4934,7 +4942,7 @@ class Lifecycle(IndexStore):
             return
         if withdraw:  # counts whoever put it on the branch, whenever dated (round 117)
             self._remember_withdrawal(record, state.plan_id)
-        if withdraw and state.status in NEVER_STARTED:
+        if withdraw and (state.status in NEVER_STARTED or first_rejected):
             withdrawn_as = "aborted" if transition is Transition.ABORT else str(new.status)
             self._veto(new.hash or state.hash, record, state.plan_id, who, withdrawn_as)
         state.status = "aborted" if transition is Transition.ABORT else new.status

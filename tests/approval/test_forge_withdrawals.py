@@ -175,3 +175,15 @@ def test_a_rejection_in_the_freezes_second_applied_with_git_am_withdraws(repo: P
     made = _git(repo, "log", "-1", "--format=%ae %ce %at").split()
     assert made == [CAROL[1], BOB[1], str(frozen)], made
     _withdrawn_and_held(repo)
+
+
+def test_a_pull_request_squashed_with_its_rejection_adds_a_rejected_plan(repo: Path) -> None:
+    """(squash-added-rejected-plan-revived) The forge's "squash and merge" of the pull
+    request: the plan first appears ``rejected``, in one commit by its author (who may
+    withdraw it). It is rejected, never frozen and approved later."""
+    _pull_request(repo)
+    _other_plan_frozen(repo)
+    _git(repo, "merge", "-q", "--squash", "pr-greet", who=FORGE)
+    msg = f"Add greet (#1)\n\nCo-authored-by: {CAROL[0]} <{CAROL[1]}>\n"
+    _git(repo, "commit", "-q", "-m", msg, who=AGENT, by=FORGE)
+    _withdrawn_and_held(repo, by=AGENT[1])  # the commit's author made it (SPEC §5)

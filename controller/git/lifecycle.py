@@ -3510,15 +3510,16 @@ class Lifecycle(IndexStore):
 
     def _replayed(self, record: CommitRecord) -> str | None:
         """The approval ``record`` brings back under another decision (another plan, or a
-        withdrawal), for a commit that withdraws or approves something no commit of its
-        author, date and subject approved. Two decisions of hers under one author, date and
+        withdrawal), for a commit that approves something no commit of its author, date and
+        subject approved (a withdrawal is never refused so: round 117,
+        :meth:`_remember_withdrawal`). Two decisions of hers under one author, date and
         subject are two decisions, whoever committed them, as long as ONE hand carried them
         (round 62): her own commits, her ``pull --rebase``, a forge's rebase-merge or a
         maintainer's rebase of her branch, the forge's web editor re-create or commit every
         one of them alike. Her decision moved onto another plan by another hand than the
         one that put it on the branch (``git am --directory`` by the agent: round 4) is
         hers for the first plan only, and a merge brought back (``merge -C``, ``rebase -r``:
-        round 18) approves or withdraws nothing new: a forge's rebase-merge re-creates no
+        round 18) approves nothing new: a forge's rebase-merge re-creates no
         merge and its merge button dates one when it is made. The hand is the one committer
         condition left, where git holds nothing else to tell her decision from its copy
         (docs/threat-model.md, "Accepted limits")."""

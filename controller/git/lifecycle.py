@@ -4914,8 +4914,12 @@ class Lifecycle(IndexStore):
         # squash of a pull request that adds it with a reviewer's rejection) is a plan
         # withdrawn, by whoever may withdraw it (its author, an allowed approver): never
         # revived by a later freeze (round 117, ``squash-added-rejected-plan-revived``: it
-        # was an illegal transition "from nothing", ignored, and Bob's approval ran it).
-        first_rejected = old is None and new.status == "rejected" and not state.status
+        # was an illegal transition "from nothing", ignored, and Bob's approval ran it). Not
+        # a merge's: it carries the branch's statuses, read there by who made them (round 34:
+        # Mallory's move and rejection on a merged branch, not the merger's withdrawal)
+        first_rejected = (
+            old is None and new.status == "rejected" and not state.status and not record.is_merge
+        )
         if first_rejected:
             transition = Transition.LEGAL
         if transition is Transition.NONE:

@@ -3485,31 +3485,24 @@ class Lifecycle(IndexStore):
             entry = f"{sha} {made} {hand} {LAPSED}"
         self.approval_ids[key] = self._new_approval_ids[key] = entry
 
-    def _withdrawal_for_before(
-        self, record: CommitRecord, since: int | None, content_changed: bool
-    ) -> bool:
-        """A rejection or abort written before the version (or the pause) it would withdraw
-        came to be (its author date not after the freeze's second), put on the branch by
-        another hand than its author's: her withdrawal of an earlier version brought onto
-        this one (round 109: the agent's ``commit -C``, ``am`` or rebase of her rejection of
-        v1 vetoed v2, which Bob then could not approve). Her own cherry-pick or rebase of it
-        is her decision on what she sees now, and a commit that writes the content it
-        withdraws made it then."""
-        if content_changed or not since or record.author_time > since:
-            return False
-        return not self._own_hand(record)
-
-    def _withdrawal_replay(self, record: CommitRecord, plan_id: str) -> str | None:
-        """The decision ``record`` re-creates when it is a copy of another decision of its
-        author's (:meth:`_replayed`: another plan, another hand), else None, and then its
-        identity is remembered as a decision of hers: a copy of HER REJECTION or abort onto
-        another plan is a replay as a copy of her approval is (round 108: the agent's
-        ``commit -C`` of her rejection of one plan, read a pass later, rejected another)."""
-        replayed = None if self.identity_mode == "committer" else self._replayed(record)
-        if replayed is None:
+    def _remember_withdrawal(self, record: CommitRecord, plan_id: str) -> None:
+        """Remember the identity of the withdrawal ``record`` makes as a decision of its
+        maker's (round 108), so a copy of it can never count as her APPROVAL of anything
+        (:meth:`_replayed`). The withdrawal itself counts whoever copied it and whenever it
+        is dated (round 117, ``pr-withdrawal-older-than-line-birth``,
+        ``same-second-withdrawal-by-another-hand``): rounds 108-109 read a rejection that
+        looked like a copy (written before the version's birth or in its second, put on the
+        branch by another hand; or the author, date and subject of a decision already seen)
+        as withdrawing nothing, to stop the agent vetoing a plan with an approver's old
+        rejection. That only defended a denial of service, which the plan's author can
+        cause anyway by rejecting her own plan, and it cost a fail-open: the forge's
+        rebase-merge, a ``git am`` or another approver's rebase of a genuine rejection was
+        ignored, and Bob's approval then ran the plan. Approvals fail open, withdrawals fail
+        closed: a copy of an entitled person's withdrawal withdraws (docs/threat-model.md,
+        "Accepted limits"); under ``identity: committer`` the committer is who decides."""
+        if self.identity_mode != "committer":
             made = _digest(f"{plan_id}\0withdrawal")[:16]
             self._remember_approval(_approval_identity(record), record, made)
-        return replayed
 
     def _remember_approval(self, key: str, record: CommitRecord, made: str) -> None:
         if key not in self.approval_ids:
@@ -3518,15 +3511,16 @@ class Lifecycle(IndexStore):
 
     def _replayed(self, record: CommitRecord) -> str | None:
         """The approval ``record`` brings back under another decision (another plan, or a
-        withdrawal), for a commit that withdraws or approves something no commit of its
-        author, date and subject approved. Two decisions of hers under one author, date and
+        withdrawal), for a commit that approves something no commit of its author, date and
+        subject approved (a withdrawal is never refused so: round 117,
+        :meth:`_remember_withdrawal`). Two decisions of hers under one author, date and
         subject are two decisions, whoever committed them, as long as ONE hand carried them
         (round 62): her own commits, her ``pull --rebase``, a forge's rebase-merge or a
         maintainer's rebase of her branch, the forge's web editor re-create or commit every
         one of them alike. Her decision moved onto another plan by another hand than the
         one that put it on the branch (``git am --directory`` by the agent: round 4) is
         hers for the first plan only, and a merge brought back (``merge -C``, ``rebase -r``:
-        round 18) approves or withdraws nothing new: a forge's rebase-merge re-creates no
+        round 18) approves nothing new: a forge's rebase-merge re-creates no
         merge and its merge button dates one when it is made. The hand is the one committer
         condition left, where git holds nothing else to tell her decision from its copy
         (docs/threat-model.md, "Accepted limits")."""
@@ -4563,13 +4557,7 @@ class Lifecycle(IndexStore):
             snapshot = PlanState(**asdict(state)) if sink else None
             if not self._side_allowed(state, commit, status, floor, sink, snapshot):
                 continue
-            replayed = self._withdrawal_replay(commit, plan_id)
-            if replayed is not None:
-                text = _copied_withdrawal(
-                    self._maker(commit), status, commit.sha, replayed, " on a merged branch"
-                )
-                self._emit(sink, "withdraw-not-allowed", state, commit, snapshot, text)
-                continue
+            self._remember_withdrawal(commit, plan_id)
             self._side_withdrawn(state, commit, status, sink, snapshot)
 
     def _side_allowed(
@@ -4926,6 +4914,18 @@ class Lifecycle(IndexStore):
             transition = self._lapse(state, record, new.status)
         else:
             transition = approvals.classify(state.status if old else None, new.status)
+        # A plan whose first version on the line already says ``rejected`` (the forge's
+        # squash of a pull request that adds it with a reviewer's rejection) is a plan
+        # withdrawn, by whoever may withdraw it (its author, an allowed approver): never
+        # revived by a later freeze (round 117, ``squash-added-rejected-plan-revived``: it
+        # was an illegal transition "from nothing", ignored, and Bob's approval ran it). Not
+        # a merge's: it carries the branch's statuses, read there by who made them (round 34:
+        # Mallory's move and rejection on a merged branch, not the merger's withdrawal)
+        first_rejected = (
+            old is None and new.status == "rejected" and not state.status and not record.is_merge
+        )
+        if first_rejected:
+            transition = Transition.LEGAL
         if transition is Transition.NONE:
             return  # unreadable now: keep the effective status
         if transition is Transition.ILLEGAL:
@@ -4949,23 +4949,9 @@ class Lifecycle(IndexStore):
             state.note(text)
             self._emit(sink, "withdraw-not-allowed", state, record, snapshot, text)
             return
-        if withdraw and self._withdrawal_for_before(record, since_before, content_changed):
-            text = (
-                f"E_APPROVAL_REPLAYED: {who} set status {new.status} in {record.sha[:12]}, "
-                "written before this version of the plan (or this pause of its run) came to "
-                "be and committed by another hand than its author's: a withdrawal of an "
-                "earlier version or pause brought back (a cherry-pick, am or rebase); ignored"
-            )
-            state.note(text)
-            self._emit(sink, "withdraw-not-allowed", state, record, snapshot, text)
-            return
-        replayed = self._withdrawal_replay(record, state.plan_id) if withdraw else None
-        if replayed is not None:
-            text = _copied_withdrawal(who, str(new.status), record.sha, replayed)
-            state.note(text)
-            self._emit(sink, "withdraw-not-allowed", state, record, snapshot, text)
-            return
-        if withdraw and state.status in NEVER_STARTED:
+        if withdraw:  # counts whoever put it on the branch, whenever dated (round 117)
+            self._remember_withdrawal(record, state.plan_id)
+        if withdraw and (state.status in NEVER_STARTED or first_rejected):
             withdrawn_as = "aborted" if transition is Transition.ABORT else str(new.status)
             self._veto(new.hash or state.hash, record, state.plan_id, who, withdrawn_as)
         state.status = "aborted" if transition is Transition.ABORT else new.status
@@ -5803,17 +5789,6 @@ def _renamed(record: CommitRecord, change: FileChange) -> bool:
     return any(
         c.path == other and c.old_blob is None and c.new_blob is not None and _unsafe_why(c) is None
         for c in record.changes
-    )
-
-
-def _copied_withdrawal(who: str, status: str, sha: str, original: str, where: str = "") -> str:
-    """The note of a rejection or abort that re-creates another commit's (another hand's copy
-    of a person's withdrawal, :meth:`Lifecycle._withdrawal_replay`), on the branch or on a
-    merged one (``where``)."""
-    return (
-        f"E_APPROVAL_REPLAYED: {who} set status {status} in {sha[:12]}{where}, a commit that "
-        f"re-creates {original[:12]} (same author, time and subject, carried by another hand "
-        "than the one that put it on the branch): not a withdrawal of this plan; ignored"
     )
 
 

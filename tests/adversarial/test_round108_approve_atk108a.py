@@ -61,6 +61,11 @@ withdrawal on a merged branch), and the same-pass form fell with round 107's fix
 - **samepass-crossplan-copy** (already known; its rejection form: ``{local,remote}:rj:*``,
   6 ids): the copy of her ``rs`` rejection on ``rj`` read in the same pass as the original.
 
+Changed (2026-12-05, round 117 fix117w): a copy of an entitled person's withdrawal now
+withdraws, whatever hand re-made it (round 117's forge flows have the same shape): the
+``{rj,rk,rc,qr}`` ids assert the plan stays ``rejected`` and never runs, ``{ab,ax}`` the run
+``aborted`` with action 2 never run; the worst such a copy does is stop a plan (fail closed).
+
 Held: the controls; ``al``/``gl`` (an approval or gate answer re-made a pass later:
 ``E_APPROVAL_REPLAYED``); ``qa`` (the ABA edit voids Alice's vote: ``partial``); ``rb`` (a
 revert of her rejection: ``E_ILLEGAL_TRANSITION``); ``fs`` (the controller's start, its seal
@@ -105,8 +110,12 @@ VIDS = CONTROLS + ATTACKS
 SOURCES = ["rs", "rks", "as", "als"]
 OWNED = {"rj", "rk", "rc", "ab", "ax", "qr", "al", "fs", "rs", "rks", "as", "als"}
 GATED = {"gc", "gl", "ab", "ax", "as"}
-#: variants whose last action must run once (controls, and targets of ignored withdrawals)
-RUNS = {"cc", "qc", "gc", "rj", "rk", "rc", "ab", "ax", "qr"}
+#: variants whose last action must run once (the controls)
+RUNS = {"cc", "qc", "gc"}
+#: the copied withdrawals: since round 117 (fix117w) a copy of Alice's withdrawal withdraws
+#: (fail closed), whatever hand re-made it: the status each plan holds at the end
+WITHDRAWN = {"rj": "rejected", "rk": "rejected", "rc": "rejected", "qr": "rejected"}
+WITHDRAWN |= {"ab": "aborted", "ax": "aborted"}
 MODES = ["local", "remote"]
 
 
@@ -273,9 +282,9 @@ def labs(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 IDS = [f"{m}:{v}:{w}" for m in MODES for v in VIDS for w in ("ran", "row", "audit")]
 IDS += [f"{m}:passes" for m in MODES]
-#: both classes fixed the same session: another hand's copy is a replay whatever its
-#: committer date (samepass-crossplan-copy), and a withdrawal's identity is remembered as an
-#: approval's is (r108withdrawcopy: ``Lifecycle._withdrawal_replay``)
+#: both classes "fixed" the same session by ignoring copied withdrawals; round 117 (fix117w)
+#: reversed that: a copy of an entitled person's withdrawal withdraws (fail closed), and its
+#: identity is remembered (``Lifecycle._remember_withdrawal``) so no copy of it approves
 BROKEN: dict[str, Any] = {}
 
 
@@ -304,6 +313,8 @@ def test_round108_atk108a(labs: Any, vid: str) -> None:
             if v != "fs":  # fs: the agent's own commit wrote `executing` in the file
                 assert lab.final[v] not in ("completed", "executing"), (brief(row), lab.final)
             assert row.get("status") not in ("completed", "executing"), brief(row)
+            if v in WITHDRAWN:  # the copied withdrawal holds
+                assert row.get("status") == WITHDRAWN[v], (brief(row), lab.final)
     else:
         report = got["report"]
         assert report, got["audit_err"]

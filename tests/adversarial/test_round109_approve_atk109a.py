@@ -69,6 +69,13 @@ withdraw, put on the branch by another hand than its author's, withdraws nothing
   audit agrees with the controller (no valid run). Effect: the agent turns any stale
   rejection of an earlier version into a permanent veto of the fixed one.
 
+Changed (2026-12-05, round 117 fix117w): the fix above is withdrawn. Its rule ignored the
+forge's rebase-merge, ``git am`` and another approver's rebase of GENUINE rejections (round
+117: Bob's approval then ran a rejected plan), to defend only against a veto the plan's
+author can cause anyway. A copy of an entitled person's withdrawal now withdraws, by any
+hand, whatever its dates: ``{rv,rvp,rvb,qrj}`` assert v2 stays ``rejected`` and never runs,
+``ag`` the run ``aborted`` before action 3 (as ``agm``). Fail closed.
+
 Held: the controls; round 107/108's fixed classes in new shapes (``sb``: an approval
 re-made onto another plan on a merged side branch; ``rvr``: a merged rejection re-made);
 every approval or vote brought onto another version or pause (``av*``, ``mv*``, ``qvm``,
@@ -115,7 +122,7 @@ VIDS: dict[str, tuple[str, str, bool]] = {
     "cc": ("cc", "cc", True),
     "qc": ("qc", "qc", True),
     "rvc": ("rvc", "rvc", True),
-    "rv": ("rv", "rv", True),
+    "rv": ("rv", "rv", False),  # round 117: her v1 rejection copied onto v2 withdraws it
     "qrv": ("qrv", "qrv", False),
     "qrs": ("qrs", "qrs", False),
     "qd": ("qd", "qd", False),
@@ -128,18 +135,21 @@ VIDS: dict[str, tuple[str, str, bool]] = {
     "mpa": ("mpa", "mpa", False),
     "sw": ("sw1", "sw2", False),
     "g2": ("g2", "g2-3", False),
-    "ag": ("ag", "ag-3", True),  # her gate-2 abort copied at gate 3 is ignored (r109oldwd)
+    "ag": ("ag", "ag-3", False),  # her gate-2 abort copied at gate 3 aborts (round 117)
     "rvm": ("rvm", "rvm", True),
     "qvm": ("qvm", "qvm", False),
     "av": ("av", "av", False),
     "rvr": ("rvr", "rvr", True),
-    "rvp": ("rvp", "rvp", True),
+    "rvp": ("rvp", "rvp", False),
     "agm": ("agm", "agm-3", False),
-    "rvb": ("rvb", "rvb", True),
-    "qrj": ("qrj", "qrj", True),
+    "rvb": ("rvb", "rvb", False),
+    "qrj": ("qrj", "qrj", False),
     "avp": ("avp", "avp", False),
     "avb": ("avb", "avb", False),
 }
+#: the copied withdrawals that hold since round 117 (fix117w): the status at the end
+WITHDRAWN = {"rv": "rejected", "rvp": "rejected", "rvb": "rejected", "qrj": "rejected"}
+WITHDRAWN["ag"] = "aborted"
 MODES = ["local", "remote"]
 GATES = """\
   - id: 2
@@ -363,9 +373,8 @@ def labs(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 IDS = [f"{m}:{v}:{w}" for m in MODES for v in VIDS for w in ("ran", "audit")]
 IDS += [f"{m}:passes" for m in MODES]
-#: older-version-withdrawal-copy fixed the same session (r109oldwd,
-#: ``Lifecycle._withdrawal_for_before``): a withdrawal written before the version or pause it
-#: would withdraw, put on the branch by another hand, is ``E_APPROVAL_REPLAYED``
+#: older-version-withdrawal-copy was "fixed" the same session (r109oldwd) by ignoring such
+#: copies; round 117 (fix117w) withdrew that rule: the copies withdraw (fail closed)
 BROKEN: dict[str, Any] = {}
 
 
@@ -392,6 +401,8 @@ def test_round109_atk109a(labs: Any, vid: str) -> None:
             assert final == ("completed", "completed"), (brief(row), lab.final)
         else:
             assert row.get("status") not in ("completed", "executing"), brief(row)
+            if v in WITHDRAWN:  # the copied withdrawal holds (fail closed)
+                assert row.get("status") == WITHDRAWN[v], (brief(row), lab.final)
     else:
         report = got["report"]
         assert report, got["audit_err"]

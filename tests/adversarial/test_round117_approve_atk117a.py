@@ -83,6 +83,10 @@ reverted by Mallory, by Mallory via the forge, or by Carol herself stays rejecte
 plans in one PR (one review PR approving one and rejecting another; a byte-identical twin
 refused ``E_ALREADY_EXECUTED``); every fresh-clone audit agreed with the controller.
 
+Fixed (2026-12-05, round 117 fix117w): a withdrawal by someone who may withdraw the plan
+counts whoever put it on the branch and whenever it is dated, and a plan first seen
+``rejected`` is rejected; all 279 ids pass, no xfail left.
+
 Not tried: signed ``Plan-Approved:`` trailers, remote mode and the daemon (every pass is
 ``run --once``), ``plangate check``'s prediction of these PRs, ``require_signed``.
 """
@@ -648,13 +652,8 @@ _BROKEN_VIDS: dict[str, tuple[str, str]] = {
         for v in ("prsq", "prsqc")
     },
 }
-BROKEN: dict[str, Any] = {
-    f"{v}{k}": pytest.mark.xfail(
-        strict=True, raises=AssertionError, reason=f"round 117: {cls}: {what}"
-    )
-    for v, (cls, what) in _BROKEN_VIDS.items()
-    for k in ("", ":status", ":audit", ":decision")
-}
+#: every class fixed (fix117w, 2026-12-05): _BROKEN_VIDS keeps what was seen
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize(

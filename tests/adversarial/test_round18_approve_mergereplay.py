@@ -40,6 +40,10 @@ as merges are exempt from the date rule. ``veto`` BROKE too: the replayed merge 
 Alice's rejection (``alice@example.com set status rejected``), the plan is ``rejected`` and
 Bob's later approval is ignored (``E_ILLEGAL_TRANSITION``). (An ``identity: committer`` controller would read the
 agent as the approver.)
+
+Changed (2026-12-05, round 117 fix117w): ``test_a_replayed_merge_withdraws_nothing`` now
+asserts the replayed rejection holds (``veto`` rejected, never run): a copy of an entitled
+person's withdrawal withdraws, by any hand (docs/approvals.md, "Replayed approvals").
 """
 
 from __future__ import annotations
@@ -185,7 +189,11 @@ def test_controls_run_once(lab: Lab) -> None:
 
 
 def test_a_replayed_merge_withdraws_nothing(lab: Lab) -> None:
-    assert len(lab.calls("veto")) == 1, lab.codes("veto")
+    """The id is kept from round 18; since round 117 (fix117w) a copy of an entitled
+    person's withdrawal withdraws whatever hand re-made it (fail closed): ``veto`` stays
+    rejected and Bob's approval runs nothing."""
+    assert len(lab.calls("veto")) == 0, lab.codes("veto")
+    assert lab.rows().get("plans/veto", {}).get("status") == "rejected", lab.codes("veto")
 
 
 @pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=BROKEN.get(v, [])) for v in VIDS])

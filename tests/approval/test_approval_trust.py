@@ -541,6 +541,18 @@ def test_a_copy_made_in_the_second_of_the_original_is_replayed(repo: Path) -> No
     assert "execution" not in head_plan(repo, "other")
 
 
+def _status_of(repo: Path, slug: str) -> str | None:
+    """A pass, then the status row's status of ``plans/<slug>`` (the controller's reading:
+    the file keeps whatever a person last wrote in it)."""
+    ctl = Controller(_config(repo))
+    try:
+        ctl.run_once()
+        rows = {str(r["plan"]): r for r in ctl.status()}
+    finally:
+        ctl.close()
+    return rows[f"plans/{slug}"].get("status")
+
+
 def _reject_copied_onto(repo: Path, hers: str, slug: str) -> None:
     """The agent sets ``slug`` rejected in a commit re-made from ``hers`` (``commit -C``:
     her author, date and subject, the agent committing, a second later)."""
@@ -550,10 +562,13 @@ def _reject_copied_onto(repo: Path, hers: str, slug: str) -> None:
 
 
 @pytest.mark.parametrize("where", ["line", "merged"])
-def test_a_copy_of_a_rejection_onto_another_plan_withdraws_nothing(repo: Path, where: str) -> None:
-    """Round 108: her rejection of one plan, re-made by the agent on another a pass later
-    (on the branch, or on a branch it merges), rejected that plan; a copy of her approval
-    was already refused. A withdrawal's identity is remembered as an approval's."""
+def test_a_copy_of_a_rejection_onto_another_plan_withdraws_it(repo: Path, where: str) -> None:
+    """Round 108 read her rejection of one plan, re-made by the agent on another a pass later
+    (on the branch, or on a branch it merges), as withdrawing nothing; round 117 (fix117w):
+    a copy of an entitled person's withdrawal withdraws, whatever hand brought it (the same
+    shape is the forge's rebase-merge of a genuine one). In doubt a plan does not run: the
+    other plan stays rejected and Bob's approval runs nothing. Her identity is still
+    remembered, so no copy of it counts as her approval."""
     write_plan(repo, "other", PLAN.replace("world   # trailing", "there   # trailing"))
     write_plan(repo, "third", PLAN.replace("world   # trailing", "all   # trailing"))
     commit_all(repo, "add", ("Owner", "owner@example.com"))
@@ -575,18 +590,21 @@ def test_a_copy_of_a_rejection_onto_another_plan_withdraws_nothing(repo: Path, w
     else:
         _reject_copied_onto(repo, hers, "other")
     _once(repo)
+    assert head_plan(repo, "other")["plan"]["status"] == "rejected"
     approve(repo, "other", who=("Bob", "bob@ops.example.com"))
-    _once(repo)
-    assert head_plan(repo, "other")["plan"]["status"] == "completed"
+    assert _status_of(repo, "other") == "rejected"  # his approval: "from rejected", ignored
+    assert "execution" not in head_plan(repo, "other")
 
 
 @pytest.mark.parametrize("hand", ["agent", "hers"])
-def test_a_rejection_of_an_earlier_version_copied_by_another_hand_withdraws_nothing(
+def test_a_rejection_of_an_earlier_version_copied_by_another_hand_withdraws(
     repo: Path, hand: str
 ) -> None:
-    """Round 109: her rejection of v1 (on a branch never merged), brought onto v2 by the
-    agent's ``commit -C``, vetoed v2. Written before v2 came to be and committed by another
-    hand, it withdraws nothing; her own cherry-pick of it is her decision on v2."""
+    """Round 109 read her rejection of v1 (on a branch never merged), brought onto v2 by the
+    agent's cherry-pick, as withdrawing nothing (written before v2 came to be, committed by
+    another hand); round 117 (fix117w): the forge's rebase-merge of a genuine review has that
+    very shape, and ignoring it let Bob's approval run a rejected plan. A copy of an entitled
+    person's withdrawal withdraws, by any hand: v2 is rejected, Bob's approval runs nothing."""
     owner = ("Owner", "owner@example.com")
     write_plan(repo)
     commit_all(repo, "add", owner)
@@ -604,12 +622,10 @@ def test_a_rejection_of_an_earlier_version_copied_by_another_hand_withdraws_noth
     time.sleep(1.1)
     _git(repo, "cherry-pick", hers, who=AGENT if hand == "agent" else ALICE)
     _once(repo)
-    if hand == "hers":
-        assert head_plan(repo)["plan"]["status"] == "rejected"
-        return
+    assert head_plan(repo)["plan"]["status"] == "rejected"
     approve(repo, who=("Bob", "bob@ops.example.com"))
-    _once(repo)
-    assert head_plan(repo)["plan"]["status"] == "completed"
+    assert _status_of(repo, "greet") == "rejected"  # his approval: "from rejected", ignored
+    assert "execution" not in head_plan(repo)
 
 
 _CHILD = """\

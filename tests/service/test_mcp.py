@@ -1202,3 +1202,38 @@ def test_a_cancelled_wait_stops_and_the_session_ends_with_its_input(
     waited = by_id[3]["result"]["structuredContent"]
     assert waited["path"] == "plans/cancelled" and waited["changed"] is False, waited
     assert waited["waited"] >= 1, waited
+
+
+@pytest.mark.parametrize("link", ["plans/lnk", "plans/grp", "plans"])
+def test_submit_through_an_untracked_link_commits_nothing(
+    repo: Path, tmp_path: Path, link: str
+) -> None:
+    """Round 118, submit-through-untracked-link: with an untracked symlink at the plan's
+    folder, at a group folder on its way or at ``plans`` itself, ``submit`` committed the
+    plan and never wrote it (the tree write never goes through a link): ``git status``
+    showed it deleted. It is refused E_UNSAFE_PATH naming the link, nothing committed,
+    nothing written through the link."""
+    (repo / "plans" / "other").mkdir(parents=True)
+    (repo / "plans" / "other" / "PLAN.yml").write_text(PLAN)
+    commit_all(repo, "a plan", AGENT)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    if link == "plans":
+        (repo / "plans").rename(tmp_path / "plans-real")
+    (repo / link).symlink_to(outside, target_is_directory=True)
+    slug = {"plans/lnk": "lnk", "plans/grp": "grp/x", "plans": "zz"}[link]
+    config = write_config(tmp_path, repo)
+    before = git(repo, "rev-parse", "HEAD").strip()
+
+    async def body(session: Session) -> None:
+        refused = await call_error(session, "submit", plan=PLAN, slug=slug)
+        assert refused["code"] == "E_UNSAFE_PATH", refused
+        assert link in refused["message"] and f"rm {link}" in refused["remedy"], refused
+
+    with_agent(config, body)
+    assert git(repo, "rev-parse", "HEAD").strip() == before  # nothing committed
+    assert list(outside.iterdir()) == []  # nothing written through the link
+    if link == "plans":
+        (repo / "plans").unlink()
+        (tmp_path / "plans-real").rename(repo / "plans")
+    assert git(repo, "status", "--porcelain", "--untracked-files=no") == ""

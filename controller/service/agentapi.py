@@ -32,6 +32,7 @@ from controller.errors import (
     Problem,
     UnsafePath,
     UsageError,
+    VersionWithdrawn,
     YamlParseError,
     error_for,
 )
@@ -182,6 +183,7 @@ class AgentApi:
             }
         status = checked_status(text)
         rel = f"{self.config.plans_dir.rstrip('/')}/{slug}/PLAN.yml"
+        self._check_withdrawn(loaded.hash, rel)
         commit, branch, rel = self._commit(rel, text, slug, pull_request, note, identity)
         return {
             "ok": True,
@@ -197,6 +199,27 @@ class AgentApi:
             "pull_request": pull_request,
             **self._facts(str(Path(rel).parent), _data(text), identity.email),
         }
+
+    def _check_withdrawn(self, plan_hash: str, rel: str) -> None:
+        """E_VERSION_WITHDRAWN, nothing committed, for a version someone withdrew before it
+        ran (rejected, or aborted), under any slug, with or without its ``frozen:`` block:
+        no approval of it counts again (round 118, submit-withdrawn-version-accepted: it was
+        committed ``pending_approval``, frozen and left waiting for an approval that the
+        controller refuses). The controller's own lookup, by the version's hash."""
+        self.repo()  # local mode only, before the controller reads anything
+        with self._reader() as controller:
+            withdrawal = controller.withdrawal(plan_hash)
+        if withdrawal is None:
+            return
+        raise VersionWithdrawn(
+            f"this exact version ({plan_hash}) was {withdrawal.get('status')} in "
+            f"{withdrawal.get('plan')} ({str(withdrawal.get('commit'))[:12]} by "
+            f"{withdrawal.get('by')}) before it ran: under any name it is not approved again",
+            path=rel,
+            quotes=(rel,),
+            remedy="change what the reviewer objected to and submit that new version "
+            "(`status` of the withdrawn plan shows the reason in last_event)",
+        )
 
     def _commit(
         self, rel: str, text: str, slug: str, pull_request: bool, note: str | None, identity: Any

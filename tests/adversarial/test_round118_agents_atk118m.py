@@ -534,7 +534,12 @@ def build(root: Path) -> Lab:
         lab, [_call_line(1.5, "submit", {"plan": plan("f15"), "slug": "f15"})]
     )
     got["rpc-float-moved"] = lab.head() != before
-    # Alice approves the copy of the version she rejected: it must never run
+    # Alice approves the copy of the version she rejected: it must never run (since round
+    # 118 submit refuses the copy, so the agent commits it by git)
+    if not (lab.repo / "plans" / "rej-again" / "PLAN.yml").exists():
+        lab.write("rej-again", got["rej-old"])
+        lab.commit("agent copies the rejected version by git", AGENT)
+        lab.run()
     lab.set_status("rej-again", "approved")
     lab.commit("alice approves rej-again", ALICE)
     lab.run()
@@ -710,15 +715,6 @@ def test_finished_plan_not_replaced(lab: Lab, vid: str) -> None:
     assert d["code"] == "E_ILLEGAL_TRANSITION", d
 
 
-WITHDRAWN = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason=(
-        "round 118: submit-withdrawn-version-accepted: the version Alice rejected, sent "
-        "again under a new slug, is committed ok pending_approval (docs/agents.md: refused "
-        "E_VERSION_WITHDRAWN); the controller freezes it 'waiting for an approval'"
-    ),
-)
 OVER_REJECTED = pytest.mark.xfail(
     strict=True,
     raises=AssertionError,
@@ -735,8 +731,7 @@ OVER_REJECTED = pytest.mark.xfail(
     cases(["rej:same-submit", "rej:same-plain-submit", "rej:same-never-runs", "rej:new-frozen",
            "rej:new-never-ran"],
           ["s", "sp", "r", "n", "nr"],
-          {"rej:same-submit": WITHDRAWN, "rej:same-plain-submit": WITHDRAWN,
-           "rej:new-frozen": OVER_REJECTED}),
+          {"rej:new-frozen": OVER_REJECTED}),
 )  # fmt: skip
 def test_rejected_version(lab: Lab, vid: str) -> None:
     g = lab.got  # type: ignore[attr-defined]
@@ -851,7 +846,7 @@ def brief_row(row: dict[str, Any]) -> Any:
 
 AGREE_PLANS = [
     "plans/pend", "plans/done", "plans/sec", "plans/rej", "plans/wpend", "plans/bom",
-    "plans/stg", "plans/conc", "plans/rej-again", "plans/crlf",
+    "plans/stg", "plans/conc", "plans/nn", "plans/crlf",
 ]  # fmt: skip
 
 

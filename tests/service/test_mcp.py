@@ -1237,3 +1237,44 @@ def test_submit_through_an_untracked_link_commits_nothing(
         (repo / "plans").unlink()
         (tmp_path / "plans-real").rename(repo / "plans")
     assert git(repo, "status", "--porcelain", "--untracked-files=no") == ""
+
+
+def _rejected_plan(repo: Path, tmp_path: Path) -> Path:
+    """The agent's plan ``plans/rj`` (PLAN), which Alice rejected; the config."""
+    config = write_config(tmp_path, repo)
+    file = repo / "plans" / "rj" / "PLAN.yml"
+    file.parent.mkdir(parents=True)
+    file.write_text(PLAN)
+    commit_all(repo, "a plan", AGENT)
+    file.write_text(PLAN.replace("status: pending_approval", "status: rejected"))
+    commit_all(repo, "reject", ALICE)
+    return config
+
+
+def test_submit_of_a_rejected_version_under_another_slug_is_withdrawn(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 118, submit-withdrawn-version-accepted: the version Alice rejected, sent again
+    under a new slug (as written, or with its comments changed: the same hash), was
+    committed ``pending_approval`` and frozen, waiting for an approval the controller
+    refuses. ``submit`` asks the controller's withdrawn versions and refuses it
+    E_VERSION_WITHDRAWN, nothing committed; a changed version is a new submission."""
+    config = _rejected_plan(repo, tmp_path)
+    before = git(repo, "rev-parse", "HEAD").strip()
+    seen: dict[str, Any] = {}
+
+    async def body(session: Session) -> None:
+        seen["same"] = await call_error(session, "submit", plan=PLAN, slug="again")
+        recommented = PLAN.replace("# written by the agent", "# once more")
+        seen["plain"] = await call_error(session, "submit", plan=recommented, slug="again2")
+        seen["moved"] = git(repo, "rev-parse", "HEAD").strip() != before
+        changed = PLAN.replace("Greet the world", "Greet the whole world")
+        seen["new"] = await call(session, "submit", plan=changed, slug="again3")
+
+    with_agent(config, body)
+    for key in ("same", "plain"):
+        refused = seen[key]
+        assert refused["code"] == "E_VERSION_WITHDRAWN", refused
+        assert "plans/rj" in refused["message"] and refused["remedy"], refused
+    assert not seen["moved"]  # nothing committed
+    assert seen["new"]["status"] == "pending_approval", seen["new"]

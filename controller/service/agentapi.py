@@ -79,7 +79,10 @@ def slug_rule(slug: str, branch_prefix: str | None) -> None:
 
 
 SUBMITTABLE = ("draft", "pending_approval")
-RESUBMITTABLE = ("draft", "pending_approval", "invalid", "rejected")
+#: The statuses a submission may replace: those SPEC §4 lets an author move on from.
+#: ``rejected`` is terminal (round 118, submit-over-rejected-never-frozen: the new version
+#: was committed over it, and the controller ignored it for good, E_ILLEGAL_TRANSITION).
+RESUBMITTABLE = ("draft", "pending_approval", "invalid")
 CONTROLLER_BLOCKS = ("frozen", "approval", "execution", "validation")
 MAX_LOG_CHARS = 64_000
 #: Keys of ``validate``/``submit`` answers that quote the agent's own text (its plan as
@@ -446,9 +449,13 @@ class AgentApi:
         if current not in RESUBMITTABLE:
             raise IllegalTransition(
                 f"{rel} is {current}; a submission may replace only a plan that is "
-                + ", ".join(RESUBMITTABLE),
+                + ", ".join(RESUBMITTABLE)
+                + (" (a rejection is final: the controller takes no new version there)"
+                   if current == "rejected" else ""),
+                path=rel,
+                quotes=(rel,),
                 remedy="submit under a new slug",
-            )
+            )  # fmt: skip
 
     @staticmethod
     def _check_worktree(repo: GitRepo, rel: str) -> None:

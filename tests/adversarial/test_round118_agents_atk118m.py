@@ -715,23 +715,12 @@ def test_finished_plan_not_replaced(lab: Lab, vid: str) -> None:
     assert d["code"] == "E_ILLEGAL_TRANSITION", d
 
 
-OVER_REJECTED = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason=(
-        "round 118: submit-over-rejected-never-frozen: submit over a rejected plan answers "
-        "ok pending_approval and commits the new version, but the controller ignores it "
-        "(E_ILLEGAL_TRANSITION from rejected): status says rejected for good"
-    ),
-)
-
-
 @pytest.mark.parametrize(
     "vid",
     cases(["rej:same-submit", "rej:same-plain-submit", "rej:same-never-runs", "rej:new-frozen",
            "rej:new-never-ran"],
           ["s", "sp", "r", "n", "nr"],
-          {"rej:new-frozen": OVER_REJECTED}),
+          {}),
 )  # fmt: skip
 def test_rejected_version(lab: Lab, vid: str) -> None:
     g = lab.got  # type: ignore[attr-defined]

@@ -1278,3 +1278,28 @@ def test_submit_of_a_rejected_version_under_another_slug_is_withdrawn(
         assert "plans/rj" in refused["message"] and refused["remedy"], refused
     assert not seen["moved"]  # nothing committed
     assert seen["new"]["status"] == "pending_approval", seen["new"]
+
+
+def test_submit_over_a_rejected_plan_is_an_illegal_transition(repo: Path, tmp_path: Path) -> None:
+    """Round 118, submit-over-rejected-never-frozen: a new version submitted at the slug of
+    a plan Alice rejected was committed (the rejection gone from the file) and answered
+    ``pending_approval``, while the controller ignored it for good (E_ILLEGAL_TRANSITION
+    from ``rejected``: SPEC §4 makes a rejection terminal). ``submit`` says so, nothing
+    committed, and the remedy (a new slug) is a submission the controller freezes."""
+    config = _rejected_plan(repo, tmp_path)
+    before = git(repo, "rev-parse", "HEAD").strip()
+    changed = PLAN.replace("Greet the world", "Greet the whole world")
+    seen: dict[str, Any] = {}
+
+    async def body(session: Session) -> None:
+        seen["over"] = await call_error(session, "submit", plan=changed, slug="rj")
+        seen["moved"] = git(repo, "rev-parse", "HEAD").strip() != before
+        seen["new"] = await call(session, "submit", plan=changed, slug="rj2")
+
+    with_agent(config, body)
+    refused = seen["over"]
+    assert refused["code"] == "E_ILLEGAL_TRANSITION", refused
+    assert "rejected" in refused["message"] and "new slug" in refused["remedy"], refused
+    assert not seen["moved"]  # nothing committed: the rejection stays in the file
+    assert "status: rejected" in (repo / "plans" / "rj" / "PLAN.yml").read_text()
+    assert seen["new"]["status"] == "pending_approval", seen["new"]

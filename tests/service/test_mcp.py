@@ -1303,3 +1303,66 @@ def test_submit_over_a_rejected_plan_is_an_illegal_transition(repo: Path, tmp_pa
     assert not seen["moved"]  # nothing committed: the rejection stays in the file
     assert "status: rejected" in (repo / "plans" / "rj" / "PLAN.yml").read_text()
     assert seen["new"]["status"] == "pending_approval", seen["new"]
+
+
+def test_a_request_whose_id_is_of_no_id_type_is_an_invalid_request(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 118, rpc-odd-id-unanswered: a ``tools/call`` whose id is ``1.5``, ``true``,
+    ``[7]`` or ``{"a": 1}`` got no reply (the SDK's schema read it as a notification, the
+    id dropped), and nothing ran. JSON-RPC 2.0: -32600 Invalid Request, id null; a submit
+    so sent commits nothing; ``id: null`` stays a notification; the session goes on."""
+    config = write_config(tmp_path, repo)
+    before = git(repo, "rev-parse", "HEAD").strip()
+    odd: list[Any] = [1.5, True, [7], {"a": 1}]
+    calls = [
+        {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "catalog"}}
+        for i in odd
+    ]
+    submit = {"name": "submit", "arguments": {"plan": PLAN, "slug": "odd"}}
+    code, replies, err = _piped(
+        config,
+        tmp_path,
+        [
+            *calls,
+            {"jsonrpc": "2.0", "id": 2.5, "method": "tools/call", "params": submit},
+            {"jsonrpc": "2.0", "id": None, "method": "tools/list"},
+            {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "catalog"}},
+        ],
+    )
+    assert code == 0, err
+    error = {"code": -32600, "message": "Invalid Request"}
+    invalid = {"jsonrpc": "2.0", "id": None, "error": error}
+    assert replies[:5] == [invalid] * 5, replies
+    assert replies[5]["id"] == 8 and not replies[5]["result"].get("isError"), replies[5]
+    assert len(replies) == 6
+    assert git(repo, "rev-parse", "HEAD").strip() == before  # the submit ran nothing
+
+
+@pytest.mark.parametrize(
+    ("params", "named"),
+    [
+        ({"name": "status", "arguments": []}, "arguments"),
+        ({"name": "status", "arguments": "plans/x"}, "arguments"),
+        ({"name": 5, "arguments": {}}, "name"),
+        ({"name": None, "arguments": {}}, "name"),
+    ],
+)
+def test_a_call_of_another_shape_is_e_usage_in_the_error_shape(
+    repo: Path, tmp_path: Path, params: dict[str, Any], named: str
+) -> None:
+    """Round 118, rpc-arguments-shape-uncoded: ``arguments`` a list or a string, or a
+    ``name`` that is no string, were the SDK's -32602 "Invalid request parameters" with no
+    data. They are tool errors in the error shape, E_USAGE naming the part and a remedy,
+    as every argument that does not fit (docs/agents.md)."""
+    config = write_config(tmp_path, repo)
+    code, replies, err = _piped(
+        config, tmp_path, [{"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": params}]
+    )
+    assert code == 0, err
+    (reply,) = replies
+    assert reply["id"] == 11 and reply["result"]["isError"], reply
+    text = reply["result"]["content"][0]["text"]
+    shape = json.loads(text[text.index("{") :])
+    assert shape["ok"] is False and shape["code"] == "E_USAGE", shape
+    assert shape["path"] == named and shape["remedy"], shape

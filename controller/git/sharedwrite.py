@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from controller.errors import PlangateError, StorageFailed
+from controller.errors import PlangateError, StorageFailed, UnsafePath
 
 if TYPE_CHECKING:
     from controller.git.gitrepo import GitRepo
@@ -99,6 +99,7 @@ def commit_checked_out(
     ``tree_files`` (default ``files``) into the working tree and ``files`` into the index,
     all under the one crash rule above. None when the branch moved meanwhile (nothing
     changed)."""
+    _refuse_unwritable(repo, tree_files if tree_files is not None else files)
     with _flock(repo, wait=True), _noting(repo):
         with contextlib.suppress(OSError):
             repo.recover_index()  # a dead writer's note first: this one replaces it
@@ -148,6 +149,30 @@ def commit_checked_out(
                     # took a later human lock for the one it had been about to make)
                     _note(repo).unlink(missing_ok=True)
         return sha
+
+
+def _refuse_unwritable(repo: GitRepo, tree: Mapping[str, bytes | None]) -> None:
+    """E_UNSAFE_PATH, nothing committed, when a folder on the way to a file to be written is
+    a symlink or not a folder in the working tree (round 118, submit-through-untracked-link:
+    with an untracked link at ``plans/<slug>``, a group folder or ``plans`` itself, the
+    commit landed while the tree write skipped the link, as it must never write through one;
+    ``git status`` showed the file deleted, a person's ``git commit -a`` deleted it under
+    their name, and the controller waited ``E_UNSAFE_PATH`` for good). A tree that cannot
+    be written commits nothing, whatever the reason: this one is known before the branch
+    moves."""
+    from controller.git.worktree import unwritable_place
+
+    for path, data in tree.items():
+        place = unwritable_place(Path(repo.path), path) if data is not None else None
+        if place is not None:
+            raise UnsafePath(
+                f"{place} is a symbolic link or not a folder in the working tree: {path} "
+                "cannot be written there, so nothing was committed",
+                path=path,
+                quotes=(path, place),
+                remedy=f"remove {place} from the working tree (`rm {place}`, then `git "
+                f"checkout -- {place}` brings back what the branch holds there) and try again",
+            )
 
 
 def _index_again(

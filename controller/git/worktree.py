@@ -1006,13 +1006,20 @@ def _ours(lock: Path, st: os.stat_result, kind: bytes, fields: list[bytes]) -> b
 
 def _through_link(root: Path, path: str) -> bool:
     """Is a folder on the way to ``path`` (inside ``root``) a symlink, or not a folder?"""
+    return unwritable_place(root, path) is not None
+
+
+def unwritable_place(root: Path, path: str) -> str | None:
+    """The first folder on the way to ``path`` (inside ``root``, as a path in it) that is a
+    symlink or not a folder, where :meth:`WorkTree.write_worktree` never writes through;
+    None when every one is a real folder or not there yet (made on the write)."""
     parts = PurePosixPath(path).parts
     here = root
-    for part in parts[:-1]:
+    for depth, part in enumerate(parts[:-1], start=1):
         here = here / part
         if here.is_symlink() or (here.exists() and not here.is_dir()):
-            return True
-    return False
+            return "/".join(parts[:depth])
+    return None
 
 
 def _special(target: Path) -> str:

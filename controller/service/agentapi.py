@@ -32,6 +32,7 @@ from controller.errors import (
     Problem,
     UnsafePath,
     UsageError,
+    VersionWithdrawn,
     YamlParseError,
     error_for,
 )
@@ -78,7 +79,10 @@ def slug_rule(slug: str, branch_prefix: str | None) -> None:
 
 
 SUBMITTABLE = ("draft", "pending_approval")
-RESUBMITTABLE = ("draft", "pending_approval", "invalid", "rejected")
+#: The statuses a submission may replace: those SPEC §4 lets an author move on from.
+#: ``rejected`` is terminal (round 118, submit-over-rejected-never-frozen: the new version
+#: was committed over it, and the controller ignored it for good, E_ILLEGAL_TRANSITION).
+RESUBMITTABLE = ("draft", "pending_approval", "invalid")
 CONTROLLER_BLOCKS = ("frozen", "approval", "execution", "validation")
 MAX_LOG_CHARS = 64_000
 #: Keys of ``validate``/``submit`` answers that quote the agent's own text (its plan as
@@ -182,6 +186,7 @@ class AgentApi:
             }
         status = checked_status(text)
         rel = f"{self.config.plans_dir.rstrip('/')}/{slug}/PLAN.yml"
+        self._check_withdrawn(loaded.hash, rel)
         commit, branch, rel = self._commit(rel, text, slug, pull_request, note, identity)
         return {
             "ok": True,
@@ -197,6 +202,27 @@ class AgentApi:
             "pull_request": pull_request,
             **self._facts(str(Path(rel).parent), _data(text), identity.email),
         }
+
+    def _check_withdrawn(self, plan_hash: str, rel: str) -> None:
+        """E_VERSION_WITHDRAWN, nothing committed, for a version someone withdrew before it
+        ran (rejected, or aborted), under any slug, with or without its ``frozen:`` block:
+        no approval of it counts again (round 118, submit-withdrawn-version-accepted: it was
+        committed ``pending_approval``, frozen and left waiting for an approval that the
+        controller refuses). The controller's own lookup, by the version's hash."""
+        self.repo()  # local mode only, before the controller reads anything
+        with self._reader() as controller:
+            withdrawal = controller.withdrawal(plan_hash)
+        if withdrawal is None:
+            return
+        raise VersionWithdrawn(
+            f"this exact version ({plan_hash}) was {withdrawal.get('status')} in "
+            f"{withdrawal.get('plan')} ({str(withdrawal.get('commit'))[:12]} by "
+            f"{withdrawal.get('by')}) before it ran: under any name it is not approved again",
+            path=rel,
+            quotes=(rel,),
+            remedy="change what the reviewer objected to and submit that new version "
+            "(`status` of the withdrawn plan shows the reason in last_event)",
+        )
 
     def _commit(
         self, rel: str, text: str, slug: str, pull_request: bool, note: str | None, identity: Any
@@ -423,9 +449,13 @@ class AgentApi:
         if current not in RESUBMITTABLE:
             raise IllegalTransition(
                 f"{rel} is {current}; a submission may replace only a plan that is "
-                + ", ".join(RESUBMITTABLE),
+                + ", ".join(RESUBMITTABLE)
+                + (" (a rejection is final: the controller takes no new version there)"
+                   if current == "rejected" else ""),
+                path=rel,
+                quotes=(rel,),
                 remedy="submit under a new slug",
-            )
+            )  # fmt: skip
 
     @staticmethod
     def _check_worktree(repo: GitRepo, rel: str) -> None:

@@ -12,8 +12,13 @@ text. Nothing is printed on stdout except the protocol.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import io
 import json
-from typing import TYPE_CHECKING, Any
+import os
+from collections.abc import AsyncIterator, Iterator
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from controller.errors import PlangateError, UsageError
 from controller.settings.fields import StrictFlag, StrictNumber
@@ -271,10 +276,11 @@ def serve(config: Config) -> None:
     the replies of requests still being handled.)"""
     import anyio
 
-    anyio.run(_serve_stdio, build_server(config))
+    with _claimed_stdin() as wire:
+        anyio.run(_serve_stdio, build_server(config), wire)
 
 
-async def _serve_stdio(server: Any) -> None:
+async def _serve_stdio(server: Any, wire: BinaryIO | None = None) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
     from mcp_types import JSONRPCError, JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
@@ -291,7 +297,10 @@ async def _serve_stdio(server: Any) -> None:
         if not open_ids:
             answered.set()
 
-    async with stdio_server() as (wire_in, wire_out):
+    lines = None if wire is None else _RequestLines(wire)
+    async with stdio_server(stdin=lines) as (wire_in, wire_out):  # type: ignore[arg-type]
+        if lines is not None:
+            lines.answer_on(wire_out)
 
         async def inbound() -> None:
             nonlocal answered
@@ -301,6 +310,10 @@ async def _serve_stdio(server: Any) -> None:
                         await wire_out.send(_unreadable(item))
                         continue
                     message = getattr(item, "message", None)
+                    refused = _call_shape_refused(message)
+                    if refused is not None:  # answered here: the SDK's answer has no code
+                        await wire_out.send(refused)
+                        continue
                     if isinstance(message, JSONRPCRequest):
                         if not open_ids:
                             answered = anyio.Event()
@@ -359,11 +372,127 @@ def _unreadable(error: Exception) -> Any:
             ):
                 request_id = candidate
                 break
-    return SessionMessage(
-        JSONRPCError(
-            jsonrpc="2.0", id=request_id, error=ErrorData(code=-32600, message="Invalid Request")
+    return _invalid_request(request_id)
+
+
+def _invalid_request(request_id: str | int | None) -> Any:
+    from mcp.shared.message import SessionMessage
+    from mcp_types import ErrorData, JSONRPCError
+
+    error = ErrorData(code=-32600, message="Invalid Request")
+    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+
+
+@contextlib.contextmanager
+def _claimed_stdin() -> Iterator[BinaryIO | None]:
+    """The wire (stdin) read from a private duplicate while fd 0 points at the null device,
+    as the SDK's own claim does (a git child reads EOF, never the agent's requests); so
+    :class:`_RequestLines` reads each raw line before the SDK does. None (the SDK reads
+    stdin itself) when the descriptors cannot be duplicated. The duplicate is never
+    closed: a worker thread may still block reading it after the server ends."""
+    try:
+        private = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    except OSError:
+        yield None
+        return
+    try:
+        null = os.open(os.devnull, os.O_RDONLY)
+        try:
+            os.dup2(null, 0)
+        finally:
+            os.close(null)
+    except OSError:
+        yield None
+        return
+    try:
+        yield os.fdopen(private, "rb", closefd=False)
+    finally:
+        with contextlib.suppress(OSError):
+            os.dup2(private, 0)
+
+
+class _RequestLines:
+    """The lines of the wire, as the SDK's stdio reader takes them, less the requests whose
+    ``id`` is of no JSON-RPC id type (a number with a fraction, ``true``, a list, an
+    object), answered here ``-32600 Invalid Request`` with id null (JSON-RPC 2.0 §5: the id
+    cannot be told). Round 118, rpc-odd-id-unanswered: the SDK's schema read such a request
+    as a notification, its id dropped, and it got no reply at all (nor ran). ``id: null``
+    is not one of them: that stays a notification (docs/agents.md)."""
+
+    def __init__(self, wire: BinaryIO) -> None:
+        import anyio
+
+        self._lines = anyio.wrap_file(io.TextIOWrapper(wire, encoding="utf-8", errors="replace"))
+        self._ready = anyio.Event()
+        self._replies: Any = None
+
+    def answer_on(self, replies: Any) -> None:
+        """The stream the server's replies go out on (the SDK's stdout writer's)."""
+        self._replies = replies
+        self._ready.set()
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        async for line in self._lines:
+            if _has_odd_id(line):
+                await self._ready.wait()
+                await self._replies.send(_invalid_request(None))
+                continue
+            yield line
+
+
+def _has_odd_id(line: str) -> bool:
+    """Is ``line`` a request (an object with a string ``method``) whose ``id`` is there and
+    neither a string, an integer nor null?"""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return False
+    if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+        return False
+    request_id = message.get("id")
+    if request_id is None or isinstance(request_id, str):
+        return False
+    return isinstance(request_id, bool) or not isinstance(request_id, int)
+
+
+def _call_shape_refused(message: Any) -> Any:
+    """The answer to a ``tools/call`` whose ``name`` is no string or whose ``arguments`` are
+    no object, or None for any other message. Round 118, rpc-arguments-shape-uncoded: the
+    SDK refused them ``-32602 "Invalid request parameters"`` with no data, where every other
+    argument that does not fit is ``E_USAGE`` in the error shape (:func:`bad_arguments`).
+    A tool error as those are: the shape alone for a name (it is the agent's, any text, as
+    :func:`unknown_tool`'s), ``Error executing tool <name>: `` and the shape for the
+    arguments of a named tool."""
+    from mcp.shared.message import SessionMessage
+    from mcp_types import JSONRPCRequest, JSONRPCResponse
+
+    if not isinstance(message, JSONRPCRequest) or message.method != "tools/call":
+        return None
+    params = message.params or {}
+    name, arguments = params.get("name"), params.get("arguments")
+    if not isinstance(name, str):
+        error = UsageError(
+            f"tools/call: name must be a string, the tool's name (not {_json_kind(name)})",
+            path="name",
+            remedy='send {"name": "<tool>", "arguments": {...}}, e.g. {"name": "status", '
+            '"arguments": {}}; tools/list describes the tools',
         )
-    )
+        text = json.dumps(error.to_json())
+    elif arguments is not None and not isinstance(arguments, dict):
+        said = f"must be an object, not {_json_kind(arguments)}"
+        error = bad_arguments(name, [("arguments", said)])
+        text = f"Error executing tool {name}: {json.dumps(error.to_json())}"
+    else:
+        return None
+    result = {"content": [{"type": "text", "text": text}], "isError": True}
+    return SessionMessage(JSONRPCResponse(jsonrpc="2.0", id=message.id, result=result))
+
+
+def _json_kind(value: Any) -> str:
+    """The JSON type of ``value``, as a message names it."""
+    kinds = ((bool, "true or false"), (int | float, "a number"), (str, "a string"),
+             (list, "a list"), (dict, "an object"))  # fmt: skip
+    return next((said for kind, said in kinds if isinstance(value, kind)), "null")
 
 
 def _version() -> str:

@@ -252,6 +252,19 @@ class Controller(Deciding, Outcomes):
             return set()
         return {journals[path] for path in held_by(list(journals), self.state.holder())}
 
+    def withdrawal(self, plan_hash: str) -> dict[str, Any] | None:
+        """The withdrawal of this version of a plan (rejected, or aborted before it ran), as
+        the history index records it under any name (``plan``, ``commit``, ``by``, ``time``,
+        ``status``), or None: the one lookup the approval of a copy asks
+        (:func:`controller.approval.approvals._check_withdrawn`), asked by MCP ``submit``
+        too (round 118, submit-withdrawn-version-accepted)."""
+        import json
+
+        with self._lock:
+            self.index.scan(self.repo, self.head())
+            entry = self.index.withdrawn.get(plan_hash)
+        return json.loads(entry) if entry else None
+
     def _left_rows(self, shown: set[str]) -> list[dict[str, Any]]:
         """Runs this controller started whose plan the branch no longer shows (its folder
         now a link or a file, PLAN.yml a folder: the outcome cannot be written) and whose

@@ -1202,3 +1202,167 @@ def test_a_cancelled_wait_stops_and_the_session_ends_with_its_input(
     waited = by_id[3]["result"]["structuredContent"]
     assert waited["path"] == "plans/cancelled" and waited["changed"] is False, waited
     assert waited["waited"] >= 1, waited
+
+
+@pytest.mark.parametrize("link", ["plans/lnk", "plans/grp", "plans"])
+def test_submit_through_an_untracked_link_commits_nothing(
+    repo: Path, tmp_path: Path, link: str
+) -> None:
+    """Round 118, submit-through-untracked-link: with an untracked symlink at the plan's
+    folder, at a group folder on its way or at ``plans`` itself, ``submit`` committed the
+    plan and never wrote it (the tree write never goes through a link): ``git status``
+    showed it deleted. It is refused E_UNSAFE_PATH naming the link, nothing committed,
+    nothing written through the link."""
+    (repo / "plans" / "other").mkdir(parents=True)
+    (repo / "plans" / "other" / "PLAN.yml").write_text(PLAN)
+    commit_all(repo, "a plan", AGENT)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    if link == "plans":
+        (repo / "plans").rename(tmp_path / "plans-real")
+    (repo / link).symlink_to(outside, target_is_directory=True)
+    slug = {"plans/lnk": "lnk", "plans/grp": "grp/x", "plans": "zz"}[link]
+    config = write_config(tmp_path, repo)
+    before = git(repo, "rev-parse", "HEAD").strip()
+
+    async def body(session: Session) -> None:
+        refused = await call_error(session, "submit", plan=PLAN, slug=slug)
+        assert refused["code"] == "E_UNSAFE_PATH", refused
+        assert link in refused["message"] and f"rm {link}" in refused["remedy"], refused
+
+    with_agent(config, body)
+    assert git(repo, "rev-parse", "HEAD").strip() == before  # nothing committed
+    assert list(outside.iterdir()) == []  # nothing written through the link
+    if link == "plans":
+        (repo / "plans").unlink()
+        (tmp_path / "plans-real").rename(repo / "plans")
+    assert git(repo, "status", "--porcelain", "--untracked-files=no") == ""
+
+
+def _rejected_plan(repo: Path, tmp_path: Path) -> Path:
+    """The agent's plan ``plans/rj`` (PLAN), which Alice rejected; the config."""
+    config = write_config(tmp_path, repo)
+    file = repo / "plans" / "rj" / "PLAN.yml"
+    file.parent.mkdir(parents=True)
+    file.write_text(PLAN)
+    commit_all(repo, "a plan", AGENT)
+    file.write_text(PLAN.replace("status: pending_approval", "status: rejected"))
+    commit_all(repo, "reject", ALICE)
+    return config
+
+
+def test_submit_of_a_rejected_version_under_another_slug_is_withdrawn(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 118, submit-withdrawn-version-accepted: the version Alice rejected, sent again
+    under a new slug (as written, or with its comments changed: the same hash), was
+    committed ``pending_approval`` and frozen, waiting for an approval the controller
+    refuses. ``submit`` asks the controller's withdrawn versions and refuses it
+    E_VERSION_WITHDRAWN, nothing committed; a changed version is a new submission."""
+    config = _rejected_plan(repo, tmp_path)
+    before = git(repo, "rev-parse", "HEAD").strip()
+    seen: dict[str, Any] = {}
+
+    async def body(session: Session) -> None:
+        seen["same"] = await call_error(session, "submit", plan=PLAN, slug="again")
+        recommented = PLAN.replace("# written by the agent", "# once more")
+        seen["plain"] = await call_error(session, "submit", plan=recommented, slug="again2")
+        seen["moved"] = git(repo, "rev-parse", "HEAD").strip() != before
+        changed = PLAN.replace("Greet the world", "Greet the whole world")
+        seen["new"] = await call(session, "submit", plan=changed, slug="again3")
+
+    with_agent(config, body)
+    for key in ("same", "plain"):
+        refused = seen[key]
+        assert refused["code"] == "E_VERSION_WITHDRAWN", refused
+        assert "plans/rj" in refused["message"] and refused["remedy"], refused
+    assert not seen["moved"]  # nothing committed
+    assert seen["new"]["status"] == "pending_approval", seen["new"]
+
+
+def test_submit_over_a_rejected_plan_is_an_illegal_transition(repo: Path, tmp_path: Path) -> None:
+    """Round 118, submit-over-rejected-never-frozen: a new version submitted at the slug of
+    a plan Alice rejected was committed (the rejection gone from the file) and answered
+    ``pending_approval``, while the controller ignored it for good (E_ILLEGAL_TRANSITION
+    from ``rejected``: SPEC §4 makes a rejection terminal). ``submit`` says so, nothing
+    committed, and the remedy (a new slug) is a submission the controller freezes."""
+    config = _rejected_plan(repo, tmp_path)
+    before = git(repo, "rev-parse", "HEAD").strip()
+    changed = PLAN.replace("Greet the world", "Greet the whole world")
+    seen: dict[str, Any] = {}
+
+    async def body(session: Session) -> None:
+        seen["over"] = await call_error(session, "submit", plan=changed, slug="rj")
+        seen["moved"] = git(repo, "rev-parse", "HEAD").strip() != before
+        seen["new"] = await call(session, "submit", plan=changed, slug="rj2")
+
+    with_agent(config, body)
+    refused = seen["over"]
+    assert refused["code"] == "E_ILLEGAL_TRANSITION", refused
+    assert "rejected" in refused["message"] and "new slug" in refused["remedy"], refused
+    assert not seen["moved"]  # nothing committed: the rejection stays in the file
+    assert "status: rejected" in (repo / "plans" / "rj" / "PLAN.yml").read_text()
+    assert seen["new"]["status"] == "pending_approval", seen["new"]
+
+
+def test_a_request_whose_id_is_of_no_id_type_is_an_invalid_request(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 118, rpc-odd-id-unanswered: a ``tools/call`` whose id is ``1.5``, ``true``,
+    ``[7]`` or ``{"a": 1}`` got no reply (the SDK's schema read it as a notification, the
+    id dropped), and nothing ran. JSON-RPC 2.0: -32600 Invalid Request, id null; a submit
+    so sent commits nothing; ``id: null`` stays a notification; the session goes on."""
+    config = write_config(tmp_path, repo)
+    before = git(repo, "rev-parse", "HEAD").strip()
+    odd: list[Any] = [1.5, True, [7], {"a": 1}]
+    calls = [
+        {"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "catalog"}}
+        for i in odd
+    ]
+    submit = {"name": "submit", "arguments": {"plan": PLAN, "slug": "odd"}}
+    code, replies, err = _piped(
+        config,
+        tmp_path,
+        [
+            *calls,
+            {"jsonrpc": "2.0", "id": 2.5, "method": "tools/call", "params": submit},
+            {"jsonrpc": "2.0", "id": None, "method": "tools/list"},
+            {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "catalog"}},
+        ],
+    )
+    assert code == 0, err
+    error = {"code": -32600, "message": "Invalid Request"}
+    invalid = {"jsonrpc": "2.0", "id": None, "error": error}
+    assert replies[:5] == [invalid] * 5, replies
+    assert replies[5]["id"] == 8 and not replies[5]["result"].get("isError"), replies[5]
+    assert len(replies) == 6
+    assert git(repo, "rev-parse", "HEAD").strip() == before  # the submit ran nothing
+
+
+@pytest.mark.parametrize(
+    ("params", "named"),
+    [
+        ({"name": "status", "arguments": []}, "arguments"),
+        ({"name": "status", "arguments": "plans/x"}, "arguments"),
+        ({"name": 5, "arguments": {}}, "name"),
+        ({"name": None, "arguments": {}}, "name"),
+    ],
+)
+def test_a_call_of_another_shape_is_e_usage_in_the_error_shape(
+    repo: Path, tmp_path: Path, params: dict[str, Any], named: str
+) -> None:
+    """Round 118, rpc-arguments-shape-uncoded: ``arguments`` a list or a string, or a
+    ``name`` that is no string, were the SDK's -32602 "Invalid request parameters" with no
+    data. They are tool errors in the error shape, E_USAGE naming the part and a remedy,
+    as every argument that does not fit (docs/agents.md)."""
+    config = write_config(tmp_path, repo)
+    code, replies, err = _piped(
+        config, tmp_path, [{"jsonrpc": "2.0", "id": 11, "method": "tools/call", "params": params}]
+    )
+    assert code == 0, err
+    (reply,) = replies
+    assert reply["id"] == 11 and reply["result"]["isError"], reply
+    text = reply["result"]["content"][0]["text"]
+    shape = json.loads(text[text.index("{") :])
+    assert shape["ok"] is False and shape["code"] == "E_USAGE", shape
+    assert shape["path"] == named and shape["remedy"], shape

@@ -130,6 +130,23 @@ def refusal_stands(state: PlanState | None) -> str | None:
     return _ASKED if state.request is not None else (state.status or "")
 
 
+def judged_status(state: PlanState | None) -> str | None:
+    """The plan's status as the controller has judged it: while an approval request is open
+    (``approved`` committed, no pass has decided it yet) the status it was asked from
+    (``pending_approval``, ``awaiting_approval`` or ``failed``), else its status. What MCP
+    ``wait`` answers as a change (round 118, ``unjudged-self-approval-answered``: the agent's
+    own ``approved`` was answered ``changed`` before the pass refused it)."""
+    if state is None:
+        return None
+    if state.status == "approved" and state.request is not None:
+        return _ASKED_FROM.get(str(state.request.get("kind") or ""), "pending_approval")
+    return state.status
+
+
+#: Where each kind of approval request was asked from (:data:`approvals.APPROVED_FROM`).
+_ASKED_FROM = {kind.value: status for kind, status in approvals.APPROVED_FROM.items()}
+
+
 def takes_over(event: str | None, own: bool) -> bool:
     """Whether a run event after a controller's start moves the run on without it: a later
     start by anyone, or an end another controller could make (:data:`TAKE_OVER_EVENTS`)."""

@@ -102,6 +102,9 @@ AS_RECORDED = ("execution", "outputs", "execution_log")
 #: else (tool outputs above all) redacted (``mcpserver._kept``, round 62).
 OWN_QUOTES = "_own"
 MAX_WAIT = 600.0
+#: The longest ``note`` a submission's commit message carries (round 118: a 2 MB note was
+#: committed whole, and every reader of the history reads that message again).
+MAX_NOTE_CHARS = 2000
 
 
 class AgentApi:
@@ -171,6 +174,12 @@ class AgentApi:
                 remedy="set agent: {identity: {name: ..., email: ...}} in plangate.yml",
             )
         slug_rule(slug, self.config.agent.branch_prefix if pull_request else None)
+        if note is not None and len(note) > MAX_NOTE_CHARS:
+            raise UsageError(
+                f"note is {len(note)} characters; a submission's note is at most {MAX_NOTE_CHARS}",
+                remedy="keep the note to a short summary; the plan's task and each action's "
+                "why say the rest",
+            )
         self._plan_id(slug)  # a folder no reader takes for a plan (``x/execution_log.md``)
         text, source_format = to_plan_yml(plan, fmt, self.config)
         loaded = _validate(text, self.config)
@@ -565,24 +574,20 @@ class AgentApi:
         status: str | None = None,
         stop: threading.Event | None = None,
     ) -> dict[str, Any]:
-        """Until the plan's status (the controller's, :meth:`_controller_status`) differs
-        from ``status`` (default: its status now), or ``timeout`` seconds (at most 600), or
-        ``stop`` is set (the MCP call was cancelled: round 97, it polled on to its timeout)."""
+        """Until the plan's status (the controller's judged one, :meth:`_controller_status`)
+        differs from ``status`` (default: its status now), or ``timeout`` seconds (at most
+        600), or ``stop`` is set (the MCP call was cancelled: round 97, it polled on to its
+        timeout). An approval request no pass has decided yet is no change: the answer's
+        ``approval_requested`` says one is open (round 118)."""
         plan_id = self._plan_id(path)
-        with self._reader() as controller:
-            return self._wait(plan_id, controller, timeout, status, stop or threading.Event())
+        return self._wait(plan_id, timeout, status, stop or threading.Event())
 
     def _wait(
-        self,
-        plan_id: str,
-        controller: Controller,
-        timeout: float,
-        status: str | None,
-        stop: threading.Event,
+        self, plan_id: str, timeout: float, status: str | None, stop: threading.Event
     ) -> dict[str, Any]:
         repo = self.repo()
         head = repo.branch_head(repo.current_branch())
-        current = self._controller_status(plan_id, controller)
+        current, asked = self._judged(plan_id)
         since = status if status is not None else current
         start = time.monotonic()
         deadline = start + max(0.0, min(float(timeout), MAX_WAIT))
@@ -590,21 +595,35 @@ class AgentApi:
             stop.wait(0.2)
             moved = repo.branch_head(repo.current_branch())
             if moved != head:  # the status is the history's: read again when it grows
-                head, current = moved, self._controller_status(plan_id, controller)
+                head, (current, asked) = moved, self._judged(plan_id)
         return {
             "path": plan_id,
             "status": current,
             "previous": since,
             "changed": current != since,
+            "approval_requested": asked,
             "waited": round(time.monotonic() - start, 3),
             OWN_QUOTES: _waited_own(plan_id, current, since),
         }
 
-    def _controller_status(self, plan_id: str, controller: Controller) -> str | None:
-        """The plan's status as the controller reads it: its status row's (MCP ``status``'s,
-        ``plangate status``'s), never the file's. A status the controller ignored (round 81:
-        ``completed`` committed mid-run by someone else, ``E_ILLEGAL_TRANSITION``) is none
-        of the plan's: ``wait`` answered it ``changed`` while the run went on."""
+    def _judged(self, plan_id: str) -> tuple[str | None, bool]:
+        """:meth:`_controller_status` by a reader opened now: a reader is a snapshot of the
+        state directory (the index copied, the controller's commits read once), and one kept
+        across a wait read the controller's later commits as no one's (its start, made
+        after the snapshot, left the plan where Alice's request had put it)."""
+        with self._reader() as controller:
+            return self._controller_status(plan_id, controller)
+
+    def _controller_status(self, plan_id: str, controller: Controller) -> tuple[str | None, bool]:
+        """The plan's status as the controller has judged it, and whether an approval request
+        no pass has decided yet is open. The status row's (MCP ``status``'s, ``plangate
+        status``'s), never the file's: a status the controller ignored (round 81: ``completed``
+        committed mid-run by someone else, ``E_ILLEGAL_TRANSITION``) is none of the plan's
+        (``wait`` answered it ``changed`` while the run went on); and an open request is not
+        yet a status (:func:`controller.git.lifecycle.judged_status`; round 118: the agent's
+        own ``approved`` was answered ``changed`` before the pass refused it)."""
+        from controller.git.lifecycle import judged_status
+
         repo = self.repo()
         # the folder's file as every reader finds it: E_PLAN_AMBIGUOUS is the answer, never
         # "no status" (round 69: wait read that as a change, or waited it out silently)
@@ -613,7 +632,11 @@ class AgentApi:
         if row.get("held"):  # round 91: wait answered "status null", no code
             rows = controller.status(reasons=True, plan=plan_id)  # the reason, as log's
             _refuse_held(rows[0] if rows else row, plan_id)
-        return row.get("status")
+        state = controller.index.plans.get(plan_id)
+        if state is None or row.get("status") != state.status:
+            return row.get("status"), False  # a row of its own (another host's run, left)
+        judged = judged_status(state)
+        return judged, judged != state.status
 
     def _plan_file(self, repo: GitRepo, head: str | None, plan_id: str) -> str | None:
         """The plan's file on the branch, found as every reader finds it (``PLAN.yml`` or

@@ -447,7 +447,7 @@ def build(root: Path) -> Lab:
     # a wait on a pending plan while the agent approves it itself and the controller passes
     async def waiting(s: Any) -> dict[str, Any]:
         task = asyncio.ensure_future(
-            _one(s, "wait", {"path": "plans/wpend", "status": "pending_approval", "timeout": 30})
+            _one(s, "wait", {"path": "plans/wpend", "status": "pending_approval", "timeout": 12})
         )
         await asyncio.sleep(0.5)
 
@@ -799,21 +799,14 @@ def test_concurrent_submits(lab: Lab, what: str) -> None:
             assert not a["error"], a["text"][:300]
 
 
-SELF_SEEN = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason=(
-        "round 118: unjudged-self-approval-answered: the agent's own 'status: approved' "
-        "commit on its pending plan is answered by MCP wait as changed to 'approved' (and "
-        "by log/status --json the same) before the controller's pass; the controller then "
-        "refuses it (E_APPROVER_NOT_ALLOWED) and the row goes back to pending_approval"
-    ),
-)
+#: round 118's unjudged-self-approval-answered (``wait-self:answer``, a strict xfail until
+#: fixed the next session): ``wait`` answers the status the controller has judged, an open
+#: approval request being none yet (``lifecycle.judged_status``)
 
 
 @pytest.mark.parametrize(
     "vid", cases(["wait-self:answer", "wait-self:never-ran", "wait-self:row"],
-                 ["a", "n", "r"], {"wait-self:answer": SELF_SEEN}),
+                 ["a", "n", "r"], {}),
 )  # fmt: skip
 def test_wait_while_agent_approves(lab: Lab, vid: str) -> None:
     g = lab.got  # type: ignore[attr-defined]
@@ -895,9 +888,10 @@ def test_late(lab: Lab, vid: str) -> None:
         d = late["pend-log"]["data"]
         assert d["execution_log"] is None and d["execution"] is None, d
         assert d["status"] == "pending_approval", d
-    else:  # the approval request's status as the row gives it, before the pass
+    else:  # Alice's request before the pass: no status yet, an open request (since fix)
         d = late["va-wait"]["data"]
-        assert d["status"] == "approved" and d["changed"] is True, d
+        assert d["status"] == "pending_approval" and d["changed"] is False, d
+        assert d["approval_requested"] is True, d
 
 
 @pytest.mark.parametrize(

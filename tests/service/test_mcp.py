@@ -185,14 +185,28 @@ def test_submit_for_a_pull_request_leaves_the_watched_branch_alone(
             session, "submit", plan=PLAN.replace("pending_approval", "approved"), slug="x"
         )
         seen["invalid"] = await call(session, "submit", plan=CONTRACT, slug="broken")
+        # round 118: a 2 MB note was committed whole into the message
+        seen["long-note"] = await call_error(
+            session, "submit", plan=PLAN, slug="noted", note="n" * 2001
+        )
+        # a second version goes on top of the pull request's branch, which follows it
+        seen["pr2"] = await call(
+            session, "submit", plan=PLAN, slug="twice", pull_request=True, note="n" * 2000
+        )
 
     with_agent(config, body)
     assert git(repo, "rev-parse", "main").strip() == before
+    long_note = seen["long-note"]
+    assert long_note["code"] == "E_USAGE" and "2001 characters" in long_note["message"], long_note
+    assert "noted" not in git(repo, "ls-tree", "-r", "--name-only", "main")
+    assert git(repo, "rev-parse", "plangate/twice~1").strip() == seen["pr"]["commit"]
+    assert git(repo, "rev-parse", "plangate/twice").strip() == seen["pr2"]["commit"]
     assert seen["pr"]["branch"] == "plangate/twice" and seen["pr"]["format"] == "plan-contract"
-    shown = git(repo, "show", "plangate/twice:plans/twice/PLAN.yml")
+    shown = git(repo, "show", f"{seen['pr']['commit']}:plans/twice/PLAN.yml")
     assert '"$<inputs.who>"' in shown and 'status: "pending_approval"' in shown
     assert (
-        git(repo, "log", "-1", "--format=%s", "plangate/twice").strip() == "Submit plan plans/twice"
+        git(repo, "log", "-1", "--format=%s", seen["pr"]["commit"]).strip()
+        == "Submit plan plans/twice"
     )
     assert seen["bad"]["code"] == "E_USAGE" and set(seen["bad"]) >= {"ok", "remedy", "line", "path"}
     assert seen["approved"]["code"] == "E_ILLEGAL_TRANSITION"
@@ -556,7 +570,8 @@ def test_wait_and_log_answer_the_controllers_status_never_one_it_ignored(
     (E_ILLEGAL_TRANSITION, its row stays ``pending_approval``), but ``wait`` from
     ``pending_approval`` answered ``completed``, ``changed``, and ``log`` said ``completed``.
     Both answer the row's status (MCP ``status``'s); ``log`` names the ignored one. Alice's
-    approval after it is a change ``wait`` answers."""
+    approval after it is an approval request, no status yet (round 118): with no pass to
+    decide it, ``wait`` answers it open, unchanged."""
     config = write_config(tmp_path, repo)
     file = repo / "plans" / "fg" / "PLAN.yml"
     file.parent.mkdir(parents=True)
@@ -584,7 +599,7 @@ def test_wait_and_log_answer_the_controllers_status_never_one_it_ignored(
         async with anyio.create_task_group() as group:
             group.start_soon(approve_soon)
             seen["approved"] = await call(
-                session, "wait", path="plans/fg", status="pending_approval", timeout=60
+                session, "wait", path="plans/fg", status="pending_approval", timeout=3
             )
 
     with_agent(config, body)
@@ -595,7 +610,49 @@ def test_wait_and_log_answer_the_controllers_status_never_one_it_ignored(
     (note,) = log["problems"]
     assert note.startswith("E_ILLEGAL_TRANSITION: mallory@example.com set status completed")
     approved = seen["approved"]
-    assert (approved["status"], approved["changed"]) == ("approved", True), approved
+    assert (approved["status"], approved["changed"]) == ("pending_approval", False), approved
+    assert approved["approval_requested"] is True and waited["approval_requested"] is False
+
+
+def test_wait_answers_an_approval_request_once_the_controller_has_judged_it(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Round 118 (unjudged-self-approval-answered): the agent commits ``status: approved``
+    on its own pending plan; ``wait`` answered ``changed: approved`` before the pass refused
+    it. ``wait`` answers only what the controller judged: the refusal leaves the plan
+    ``pending_approval``, no change; Alice's approval then is answered once the plan runs."""
+    config = write_config(tmp_path, repo)
+    file = repo / "plans" / "sa" / "PLAN.yml"
+    seen: dict[str, Any] = {}
+
+    def approve(who: tuple[str, str]) -> None:
+        text = file.read_text()
+        file.write_text(re.sub(r"status: pending_approval", "status: approved", text, count=1))
+        commit_all(repo, "approve", who)
+
+    async def self_approves(session: Session) -> None:
+        seen["submit"] = await call(session, "submit", plan=PLAN, slug="sa")
+        await anyio.to_thread.run_sync(wait_for_commit, repo, "plangate: freeze plans/sa")
+        await anyio.to_thread.run_sync(approve, AGENT)
+        seen["self"] = await call(
+            session, "wait", path="plans/sa", status="pending_approval", timeout=4
+        )
+        seen["row"] = (await call(session, "status", path="plans/sa"))["plans"][0]
+        await anyio.to_thread.run_sync(approve, ALICE)
+        seen["alice"] = await call(
+            session, "wait", path="plans/sa", status="pending_approval", timeout=60
+        )
+
+    with running_daemon(config) as daemon:
+        daemon.wait_started()
+        with_agent(config, self_approves)
+        assert daemon.stop() == 0
+    own, row, alice = seen["self"], seen["row"], seen["alice"]
+    assert (own["status"], own["changed"]) == ("pending_approval", False), own
+    assert row["status"] == "pending_approval", row
+    assert "E_APPROVER_NOT_ALLOWED" in git(repo, "log", "--format=%B", "-n", "20"), row
+    assert alice["changed"] is True and alice["status"] in ("executing", "completed"), alice
+    assert alice["approval_requested"] is False
 
 
 def test_log_passes_the_committed_record_on_as_the_controller_wrote_it(

@@ -21,9 +21,10 @@ PLANGATE = str(Path(sys.executable).with_name("plangate"))
 Call = tuple[str, dict[str, Any]]
 
 
-def _requests(calls: list[Call]) -> str:
-    """The session's JSON-RPC lines: the handshake (id 0), then call ``i`` as id ``i``."""
-    messages: list[dict[str, Any]] = [
+def handshake(client: str = "advkit") -> list[dict[str, Any]]:
+    """The MCP handshake a raw JSON-RPC session opens with: ``initialize`` (id 0), then the
+    ``initialized`` notification."""
+    return [
         {
             "jsonrpc": "2.0",
             "id": 0,
@@ -31,11 +32,16 @@ def _requests(calls: list[Call]) -> str:
             "params": {
                 "protocolVersion": "2024-11-05",
                 "capabilities": {},
-                "clientInfo": {"name": "advkit", "version": "1"},
+                "clientInfo": {"name": client, "version": "1"},
             },
         },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
     ]
+
+
+def _requests(calls: list[Call]) -> str:
+    """The session's JSON-RPC lines: the handshake (id 0), then call ``i`` as id ``i``."""
+    messages = handshake()
     for i, (name, args) in enumerate(calls, 1):
         messages.append(
             {

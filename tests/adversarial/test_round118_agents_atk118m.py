@@ -116,6 +116,7 @@ from typing import Any
 
 import pytest
 from advkit import AGENT, ALICE, Lab, cases
+from mcpkit import handshake
 
 PLANGATE = str(Path(sys.executable).with_name("plangate"))
 SECRET = "zq7kw3mv9xr2"  # a plan secret; lower-case letters and digits: a valid slug too
@@ -201,19 +202,7 @@ def gather(lab: Lab, calls: list[tuple[str, Any]]) -> list[dict[str, Any]]:
     return sdk(lab, body)
 
 
-RAW_INIT = [
-    {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2024-11-05",
-            "capabilities": {},
-            "clientInfo": {"name": "atk118m", "version": "1"},
-        },
-    },
-    {"jsonrpc": "2.0", "method": "notifications/initialized"},
-]
+RAW_INIT = handshake("atk118m")
 
 
 def raw(lab: Lab, lines: list[str]) -> tuple[list[dict[str, Any]], str]:

@@ -63,6 +63,7 @@ from controller.git.history import (
     plan_id_of,
     withdraw_rule,
 )
+from controller.git.message import decision_note
 from controller.git.prefetch import _Prefetcher
 from controller.git.records import (
     CLOSES_START,
@@ -109,7 +110,7 @@ class AuditReport:
     executions: list[Execution] = field(default_factory=list)
     findings: list[dict[str, str]] = field(default_factory=list)
     #: rejections and abort requests: ``{kind, plan, commit, by, at}``
-    decisions: list[dict[str, str]] = field(default_factory=list)
+    decisions: list[dict[str, str | None]] = field(default_factory=list)
     #: what is worth knowing but not wrong: ``{kind, detail}`` (today's config differs)
     notes: list[dict[str, str]] = field(default_factory=list)
     #: the policies the controller recorded: ``{hash, commit}``, oldest first
@@ -193,6 +194,8 @@ class Auditor:
                     "commit": event.commit.sha,
                     "by": event.detail,
                     "at": _iso(event.commit.commit_time),
+                    # what they wrote (`plangate reject -m`), as the branch has it
+                    "reason": decision_note(event.commit.subject, event.commit.body),
                 }
             )
         else:

@@ -86,7 +86,9 @@ def _print(report: object) -> None:
         )
     for d in report.decisions:
         what = "rejected" if d["kind"] == "reject" else "abort requested"
-        print(visible(f"{d['plan']}: {what} by {d['by']} in {d['commit'][:12]} at {d['at']}"))
+        said = f": {d['reason']}" if d.get("reason") else ""
+        line = f"{d['plan']}: {what} by {d['by']} in {str(d['commit'])[:12]} at {d['at']}{said}"
+        print(visible(line))
     for f in report.findings:
         print(visible(f"FLAG {f['kind']}: {f['plan']} at {f['commit'][:12]}: {f['detail']}"))
     for note in report.notes:

@@ -17,8 +17,8 @@ from controller.display import visible, visible_json
 
 
 def validate(paths: list[str], as_json: bool = False, config_path: str | None = None) -> int:
-    from controller.plan.discovery import discovery_warning, load_source
-    from controller.plan.plans import SOURCE_FILES, load_plan
+    from controller.plan.discovery import discovery_warning, load_source, source_name
+    from controller.plan.plans import load_plan
 
     config = optional_config(config_path)
     exit_code = 0
@@ -26,7 +26,7 @@ def validate(paths: list[str], as_json: bool = False, config_path: str | None = 
         data = as_git_stores(path, config)  # as git would store it (round 80)
         plan = (
             load_source(path, config, data=data)
-            if path.name in SOURCE_FILES
+            if source_name(path) is not None  # PLAN.json, PLAN.toon, PLAN.md, x.json, ...
             else load_plan(path, config, plain=True, data=data)  # its model is not read here
         )
         if not plan.valid:

@@ -19,6 +19,7 @@ redaction, as PLAN.yml and the journal keep an error), and no message passes
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 from controller.display import visible
@@ -122,3 +123,20 @@ def batch_message(
     )
     trailers = [item for group in groups for item in group]
     return commit_message(subject, "", [*trailers, *shared], redact)
+
+
+#: A line of a trailer block: ``Key: value`` (git's rule for a token: letters, digits, ``-``).
+_TRAILER_LINE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]*:\s")
+
+
+def decision_note(subject: str, body: str, limit: int = 500) -> str | None:
+    """What a person's decision commit says in words (a rejection's or an abort's reason): its
+    body without the trailer block (``plangate reject -m`` writes the reason there), else its
+    subject (a hand-made commit's one line), as one line of at most ``limit`` characters
+    (:func:`note`); None when it says nothing. The person's text as they committed it, which
+    everyone who reads the branch reads anyway."""
+    paragraphs = [p for p in body.strip().split("\n\n") if p.strip()]
+    if paragraphs and all(_TRAILER_LINE.match(ln) for ln in paragraphs[-1].splitlines()):
+        paragraphs.pop()
+    text = note(" ".join(paragraphs or [subject]), limit=limit)
+    return text or None

@@ -47,9 +47,13 @@ def discovery_warning(file: Path, config: Config | None) -> str | None:
                 "source in its folder"
             )
     elif path.name not in PLAN_FILES:
+        source = source_name(path)
+        if source is not None:
+            expected = expected.with_name(source)
         return (
-            "the controller reads only files named exactly PLAN.yml (or PLAN.yaml) and would "
-            f"never pick this one up; expected {expected}"
+            "the controller reads a plan folder's PLAN.yml (or PLAN.yaml), or converts its "
+            "PLAN.json, PLAN.toon or PLAN.md, each named exactly so, and would never pick "
+            f"this one up; expected {expected}"
         )
     if not inside:
         return (
@@ -57,6 +61,17 @@ def discovery_warning(file: Path, config: Config | None) -> str | None:
             f"expected {expected}"
         )
     return None
+
+
+def source_name(path: Path) -> str | None:
+    """The plan source name (:data:`SOURCE_FILES`) a file's suffix says it is written as
+    (``actionplan.json`` -> ``PLAN.json``), or None: ``validate`` reads such a file as that
+    source, as MCP ``validate`` reads text (a user's trial: it read a `.json` not named
+    exactly PLAN.json as YAML, "not a block mapping", where MCP found the format)."""
+    if path.name in PLAN_FILES:
+        return None
+    suffix = path.suffix.lower()
+    return next((name for name in SOURCE_FILES if name.lower().endswith(suffix)), None)
 
 
 def git_root(path: Path) -> Path | None:

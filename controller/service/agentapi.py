@@ -102,9 +102,6 @@ AS_RECORDED = ("execution", "outputs", "execution_log")
 #: else (tool outputs above all) redacted (``mcpserver._kept``, round 62).
 OWN_QUOTES = "_own"
 MAX_WAIT = 600.0
-#: The longest ``note`` a submission's commit message carries (round 118: a 2 MB note was
-#: committed whole, and every reader of the history reads that message again).
-MAX_NOTE_CHARS = 2000
 
 
 class AgentApi:
@@ -174,12 +171,6 @@ class AgentApi:
                 remedy="set agent: {identity: {name: ..., email: ...}} in plangate.yml",
             )
         slug_rule(slug, self.config.agent.branch_prefix if pull_request else None)
-        if note is not None and len(note) > MAX_NOTE_CHARS:
-            raise UsageError(
-                f"note is {len(note)} characters; a submission's note is at most {MAX_NOTE_CHARS}",
-                remedy="keep the note to a short summary; the plan's task and each action's "
-                "why say the rest",
-            )
         self._plan_id(slug)  # a folder no reader takes for a plan (``x/execution_log.md``)
         text, source_format = to_plan_yml(plan, fmt, self.config)
         loaded = _validate(text, self.config)
@@ -230,7 +221,7 @@ class AgentApi:
             path=rel,
             quotes=(rel,),
             remedy="change what the reviewer objected to and submit that new version "
-            "(`status` of the withdrawn plan shows the reason in last_event)",
+            "(`status` of the withdrawn plan gives who and why in its `reason`)",
         )
 
     def _commit(
@@ -775,7 +766,7 @@ def submission_message(plan_dir: str, note: str | None, name: str, email: str) -
 
     body = f"Submitted through plangate mcp by {name} <{email}>."
     if note and note.strip():
-        body += f" Note: {note}"
+        body += f" Note: {note}"  # the body is cut at message.BODY_CHARS with the rest
     return commit_message(f"Submit plan {plan_dir}", body, []).rstrip("\n") + "\n"
 
 
@@ -800,7 +791,9 @@ def to_plan_yml(plan: str, fmt: str | None, config: Config) -> tuple[str, str]:
             "not a PLAN.yml: no top-level plan: and actions:",
             remedy="send PLAN.yml text, or leave format out to convert",
         )
-    conversion = convert_text(plan, "<plan>", fmt)
+    # the header says where the text came from (a user's trial: it named `plangate convert`
+    # and a placeholder source for a plan that came in through MCP)
+    conversion = convert_text(plan, "the submitted text", fmt, by="plangate mcp `submit`")
     return conversion.text, conversion.format
 
 

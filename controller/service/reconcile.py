@@ -624,6 +624,8 @@ class Controller(Deciding, Outcomes):
         if state.ambiguous or state.unsafe:  # no file is read: the index's own word why
             code = "E_PLAN_AMBIGUOUS" if state.ambiguous else "E_UNSAFE_PATH"
             return next((n for n in reversed(state.notes) if n.startswith(code)), None)
+        if state.status in DECIDED_REASONS:
+            return self._withdrawal_reason(state)
         if state.status not in _REASONED or state.blob is None:
             return None
         try:
@@ -632,6 +634,26 @@ class Controller(Deciding, Outcomes):
             return summary.reason(self._as_recorded(state.file, doc), state.status)
         except (PlangateError, UnicodeDecodeError):
             return None
+
+    def _withdrawal_reason(self, state: PlanState) -> str | None:
+        """Who rejected (or aborted before it ran) this version, in which commit, and what
+        they wrote (``plangate reject -m``): the history index's withdrawal of the version
+        and that commit's words (a user's trial: docs/agents.md sent agents to ``status``
+        for the reason, and only ``git show`` had it)."""
+        import json
+
+        from controller.git.message import decision_note
+
+        entry = self.index.withdrawn.get(state.frozen_hash or state.hash or "")
+        if not entry:
+            return None
+        found = json.loads(entry)
+        commit = str(found.get("commit") or "")
+        message = self._git_or_none("log", "-1", "--format=%s%n%b", commit) or ""
+        subject, _, body = message.partition("\n")
+        said = decision_note(subject, body)
+        where = f"{found.get('status') or state.status} by {found.get('by')} in {commit[:12]}"
+        return f"{where}: {said}" if said else f"{where} (no reason given)"
 
     def _as_recorded(self, file: str, doc: Any) -> Any:
         """The plan's data with its ``execution:``/``approval:`` blocks as the controller's
@@ -725,6 +747,9 @@ CONTROLLER_FIELDS = frozenset(
 #: Statuses whose ``reason`` is the plan's own problem: an invalid plan's ``validation:``
 #: block (quoting the plan as written, round 62) and an unreadable file's problem.
 OWN_REASONS = ("invalid", UNREADABLE)
+#: Statuses whose ``reason`` quotes a person's decision commit (who rejected or aborted the
+#: version, and what they wrote): git's text, as ``last_event`` is.
+DECIDED_REASONS = ("rejected", "aborted")
 #: Statuses whose ``reason`` is the controller's record as it committed it (a failed run's
 #: error, a gate's ask): redacted when written, never again, as MCP ``log`` passes the record
 #: on (round 64's ``AS_RECORDED``); round 70's MCP ``status`` rows carry it, and masking the
@@ -745,7 +770,7 @@ def author_text(row: dict[str, Any]) -> dict[str, Any]:
             own[key] = {k: (v,) for k, v in value.items() if isinstance(v, str)}
         else:
             own[key] = (*value,) if isinstance(value, list) else (value,)
-    if row.get("status") in OWN_REASONS or row.get("status") in RECORDED_REASONS:
+    if row.get("status") in (*OWN_REASONS, *RECORDED_REASONS, *DECIDED_REASONS):
         own["reason"] = (row.get("reason"),)
     return own
 

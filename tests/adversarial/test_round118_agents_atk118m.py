@@ -92,7 +92,8 @@ too; someone's staged edit is never carried by the agent's commit, and a staged 
 the agent's v2 over it: refused, ``va`` ran once as approved; an untracked ``PLAN.json``
 beside a submission is neither committed nor run; an untracked forged log is not read.
 
-Suspected, not confirmed: ``wait`` with ``timeout: 601`` did not answer within 20 s (clamped
+Suspected, not confirmed (the note: checked the next session, the body is cut at 2,000
+characters): ``wait`` with ``timeout: 601`` did not answer within 20 s (clamped
 to 600 s? docs say "at most 600"), ``timeout: -1`` is read as 0; ``wait`` of a path the
 branch has no plan at answers ``{status: null, changed: false}`` (no code) where ``status``
 and ``log`` say ``E_USAGE`` "no plan"; two in-flight requests sharing the id ``"d"`` got one

@@ -104,3 +104,31 @@ def test_a_bare_tool_name_is_told_the_shape_and_still_declares_it(tmp_path: Path
     assert "`name`, `description`" in error["message"]
     assert "write `name: echo`" in error["message"]
     assert error["line"] == text.splitlines().index("available_tools: [echo]") + 1
+
+
+def test_a_source_file_under_another_name_is_read_in_its_format_with_the_exact_name_to_use(
+    tmp_path: Path,
+) -> None:
+    """A user's trial: ``validate drafts/actionplan.json`` read the JSON as a PLAN.yml ("not a
+    block mapping", unknown keys ``steps``...) where MCP ``validate`` found the ActionPlan
+    format, and the warning said the controller reads only PLAN.yml, though it converts a
+    folder's PLAN.json. The suffix says the format; the warning names the exact name."""
+    source = {
+        "plan_version": 1,
+        "goal": "Greet",
+        "steps": [{"step_id": "a", "tool": "echo", "args": {"name": "x"}, "description": "Hi"}],
+    }
+    git(tmp_path, "init", "-q")
+    drafts = tmp_path / "drafts"
+    drafts.mkdir()
+    draft = drafts / "contract.json"
+    draft.write_text(json.dumps(source))
+    exact = drafts / "PLAN.json"
+    exact.write_text(json.dumps(source))
+    result = run_cli("validate", "--json", str(draft), cwd=tmp_path)
+    named = run_cli("validate", "--json", str(exact), cwd=tmp_path)
+    got, want = json.loads(result.stdout), json.loads(named.stdout)
+    assert result.returncode == named.returncode == 0, result.stdout
+    assert got["valid"] is True and got["hash"] == want["hash"], got
+    (warning,) = got["warnings"]
+    assert "converts its PLAN.json" in warning and warning.endswith("plans/drafts/PLAN.json")

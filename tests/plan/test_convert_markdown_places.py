@@ -152,3 +152,22 @@ def test_a_code_block_in_descriptive_text_is_its_code(block: str, task: str) -> 
     notes = MD + "\n## Notes\n\nwords\n\n" + block
     sections = convert_text(notes, "PLAN.md").data["metadata"]["source"]["sections"]
     assert sections["Notes"] == "words\n\n" + task
+
+
+def test_a_record_without_an_id_bullet_is_known_by_its_headings_number() -> None:
+    """A user's trial: steps headed ``### Step 1:`` / ``### Step 2:`` with no ``- **ID**:``
+    bullet were refused "a non-empty string is required" (no line) and ``- **Dependencies**:
+    1`` "step '1' does not exist". The heading's number is the record's id, as a reader of
+    the file refers to it; the plan is the one with the bullets written out."""
+    steps = (
+        "# Greet\n\n## Objective\n\nGreet twice.\n\n## Tasks\n\n### Task 1: Greeting\n\n"
+        "- **Steps**: 1, 2\n\n## Steps\n\n"
+        "### Step 1: Greet\n\n{id1}- **Task**: 1\n- **Action**: greet\n"
+        '- **Parameters**: {{"name": "a"}}\n\n'
+        "### Step 2: Greet again\n\n{id2}- **Task**: 1\n- **Action**: greet\n"
+        '- **Parameters**: {{"name": "b"}}\n- **Dependencies**: 1\n'
+    )
+    bare = convert_text(steps.format(id1="", id2=""), "PLAN.md")
+    written = convert_text(steps.format(id1="- **ID**: 1\n", id2="- **ID**: 2\n"), "PLAN.md")
+    assert bare.data == written.data
+    assert [a["needs"] for a in bare.data["actions"]] == [[], [1]]

@@ -39,6 +39,7 @@ def convert_text(
     fmt: str | None = None,
     nested_base: str | None = None,
     verify: bool = True,
+    by: str = "`plangate convert`",
 ) -> Conversion:
     """Convert one plan source; ``nested_base`` is the repo path of the plan's folder (nested
     plans are written under it). ``verify=False`` skips reading the text back: for a caller
@@ -47,7 +48,7 @@ def convert_text(
     if fmt is not None and fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}", remedy=f"use one of: {', '.join(FORMATS)}")
     try:
-        return _convert_text(text, source, fmt, nested_base, verify)
+        return _convert_text(text, source, fmt, nested_base, verify, by)
     except (RecursionError, ValueError, OverflowError) as exc:
         # Hostile input the parsers give up on (a value nested 50,000 deep, a number of
         # 5,000 digits): a coded error for this source, never an exception in a pass.
@@ -58,7 +59,7 @@ def convert_text(
 
 
 def _convert_text(
-    text: str, source: str, fmt: str | None, nested_base: str | None, verify: bool
+    text: str, source: str, fmt: str | None, nested_base: str | None, verify: bool, by: str
 ) -> Conversion:
     parsed = read_source(text, source)
     ctx = Ctx(source, lines=dict(parsed.lines), problems=list(parsed.problems))
@@ -68,7 +69,7 @@ def _convert_text(
         if not ctx.problems:
             check_depth(plan, tree, ctx)  # round 116: at the source's place, before the text
     ctx.check()
-    header = f"Converted by `plangate convert` from {_display(source)} ({fmt}); review it."
+    header = f"Converted by {by} from {_display(source)} ({fmt}); review it."
     nested = f"Nested plan converted from {_display(source)} ({fmt})."
     return Conversion(
         fmt,

@@ -350,12 +350,32 @@ def _records(
         if kind == "steps":
             _step_number(title, index, loc, ctx)
         record = _fields(lines, fields, loc, doc, ctx)
+        _heading_id(record, kind, title, loc, number, ctx)
         named = _RECORD.match(title)
         label = named.group(1) if named else title
         label = _prose(label, loc, number, doc, ctx)
         _titled_twice(record, "name" if kind == "tasks" else "title", label, loc, ctx)
         out.append(record)
     return out
+
+
+def _heading_id(
+    record: dict[str, Any], kind: str, title: str, loc: Loc, number: int, ctx: Ctx
+) -> None:
+    """A record with no ``- **ID**:`` bullet is known by its heading's number (``### Step 2:``
+    is step ``2``, ``### Task 1:`` task ``1``), which is how a reader of the file refers to it
+    (a user's trial: ``- **Dependencies**: 1`` under ``### Step 2`` was refused "step '1'
+    does not exist", and each step "a non-empty string is required", with no line)."""
+    if "id" in record:
+        return
+    match = STEP_HEADING.match(title) if kind == "steps" else _TASK_HEADING.match(title)
+    if match is not None:
+        record["id"] = match.group(1)
+        ctx.lines[(*loc, "id")] = number
+
+
+#: A task's heading with its number (``Task 1: Name``), as a step's is (:data:`STEP_HEADING`).
+_TASK_HEADING = re.compile(r"^[Tt][Aa][Ss][Kk][ \t]*([0-9]+)(?=$|[\s:/]|[.\-](?![0-9]))")
 
 
 def _titled_twice(record: dict[str, Any], key: str, label: str, loc: Loc, ctx: Ctx) -> None:

@@ -17,10 +17,10 @@ from test_round2_execution_kit import shared
 from tests.adversarial.advkit import (
     AGENT,
     ALICE,
-    BenchError,
     BOB,
     CAROL,
     MALLORY,
+    BenchError,
     Lab,
     brief,
     clone_audit_got,
@@ -30,12 +30,25 @@ from tests.adversarial.advkit import (
 FORGE = ("GitHub", "noreply@github.com")
 
 #: gate plans: action 2 ``requires_approval``
-GATES = {"gateab", "gateabm", "gateabrev", "gateabrb"}
+GATES = {"gateab", "gateabm", "gateabrev", "gateabrb", "davab"}
+#: plans that come on a pull request (not written in pass A)
+LATE = {"evilmerge", "evilmergeap", "evilmergem", "prmove"}
+#: plans whose one action is the failing ``bad`` tool
+FAILING = {"failab", "failabm"}
+
+BAD = """\
+import json, os, sys
+with open(os.environ["REC_LOG"], "a", encoding="utf-8") as f:
+    f.write(json.dumps({"argv": sys.argv[1:], "stdin": ""}) + "\\n")
+sys.exit(3)
+"""
 
 
 def _config(lab: Lab) -> None:
     rec = json.dumps([sys.executable, str(lab.recorder), "{tag}"])
     env = f"env: {{REC_LOG: {json.dumps(str(lab.log))}}}"
+    (lab.root / "bad.py").write_text(BAD)
+    bad = json.dumps([sys.executable, str(lab.root / "bad.py"), "{tag}"])
     lab.config.write_text(
         f"repo: {lab.repo}\nstate_dir: {lab.state}\n"
         "identity: {name: plangate, email: plangate@localhost}\n"
@@ -46,11 +59,18 @@ def _config(lab: Lab) -> None:
         "tools:\n"
         f"  rec: {{kind: exec, argv: {rec}, {env}}}\n"
         "  echo: {kind: echo}\n"
+        f"  bad: {{kind: exec, argv: {bad}, {env}}}\n"
     )
 
 
 def _plan(slug: str, tag: str | None = None, status: str = "pending_approval") -> str:
     tag = tag or slug
+    if slug in FAILING:
+        return (
+            plan_text(tag, status=status)
+            .replace("tool: rec", "tool: bad")
+            .replace("name: rec", "name: bad")
+        )
     gate = (
         '  - id: 2\n    tool: rec\n    why: "second, gated"\n    requires_approval: true\n'
         f'    params:\n      tag: "{tag}-2"\n'
@@ -103,7 +123,10 @@ WANT: dict[str, tuple[int, set[str]]] = {
     "cpmd": REJ,  # ... as plans/cpmd-2/PLAN.md (one yaml block), converted by the daemon
     "cpdeep": REJ,  # ... moved with `git mv` to plans/deep/a/cpdeep as PLAN.yaml, pending
     "rename": REJ,  # ... PLAN.yml renamed PLAN.yaml in place, pending
-    "readd": (0, {"rejected", "pending_approval"}),  # ... folder deleted (pass), then the same text re-added at the slug
+    "readd": (
+        0,
+        {"rejected", "pending_approval"},
+    ),  # ... folder deleted (pass), then the same text re-added at the slug
     "mergeback": REJ,  # ... the agent's merge of a branch forked before, resolved to pending
     "brrev": REJ,  # Alice rejects on her branch, the agent reverts it there, Bob merges
     "pushrjok": REJ,  # one push: Carol rejects, Bob approves
@@ -128,10 +151,57 @@ WANT: dict[str, tuple[int, set[str]]] = {
     "gateabm": (1, {"completed"}),  # paused; Mallory aborts (ignored); Bob answers: runs
     "gateabrev": ABO,  # paused; Carol aborts, the agent reverts it in the same push; Bob
     "gateabrb": ABO,  # paused; Carol's abort on her branch rebase-merged by the forge; Bob
-    "abfirst": (0, {"aborted"}),  # one push: Alice approves, Carol aborts; later Bob approves
+    "abfirst": (0, {"aborted"}),
+    "failab": (1, {"aborted"}),  # failed; the agent (author) aborts; Bob's resume: no rerun
+    "failabm": (2, {"failed"}),  # control: failed; Mallory aborts (ignored); Bob resumes
+    # -- a pull request whose branch holds the rejection, merged with an evil resolution -----
+    "evilmerge": REJ,  # Carol rejects on the PR; Bob's merge resolves it to pending; Bob
+    "evilmergeap": REJ,  # ... Bob's merge resolves it to approved (then approves again)
+    "evilmergem": REJ,  # ... Mallory's merge resolves it to pending; Bob approves
+    "prmove": (
+        0,
+        {"rejected", "pending_approval"},
+    ),  # Carol rejects plans/prmove-x on the PR, the agent moves it, merged
+    # -- the author's right after someone else re-made the content -----------------------------
+    "undoauth": REJ,  # agent v1, v2; Mallory reverts to v1; the agent rejects v1; Bob
+    "readdm": REJ,  # the agent deletes its plan; Mallory re-adds it; the agent rejects; Bob
+    # -- spellings of the rejecting edit ----------------------------------------------------
+    "rjwithedit": REJ,  # Alice edits v2 and rejects in one commit; agent reverts it; Bob
+    "rjquoted": REJ,  # status: "rejected"
+    "rjcomment": REJ,  # status: rejected  # not now
+    "rjflow": REJ,  # plan: {name, task, status: rejected} in flow style
+    "rjcrlf": REJ,  # the whole file saved with CR LF by Alice's editor
+    # -- a copier's rejection -------------------------------------------------------------------
+    "mcopyrj": RUN,  # Mallory copies the plan elsewhere already `rejected`; Bob approves
+    "chkok": (0, {"pending_approval"}),  # the control for `check` (never approved on main)
+    # -- the author's right after someone else re-made (or copied) the content ---------------
+    "copystrip": REJ,  # Mallory copies the agent's plan elsewhere; the agent rejects; Bob
+    "davundo": REJ,  # Dave's v1, his v2; the agent reverts to v1; Dave rejects v1; Bob
+    "davreadd": REJ,  # Dave's plan; the agent deletes it, then re-adds it; Dave rejects; Bob
+    "davcopy": REJ,  # Dave's plan; the agent copies it elsewhere; Dave rejects his; Bob
+    "davab": ABO,  # Dave's gate plan paused; the agent copies it elsewhere; Dave aborts; Bob
+    "undoself": REJ,  # control: agent v1, v2, the agent itself reverts to v1, rejects; Bob
+    "davself": REJ,  # control: Dave copies his own plan elsewhere, rejects his; Bob
+    "davcopydel": REJ,  # the agent copies Dave's plan, then deletes the copy; Dave rejects; Bob
+    "davmerged": REJ,  # the agent's copy arrives on a branch Bob merges; Dave rejects; Bob
+    "davcpcarol": REJ,  # Carol (an approver) copies Dave's plan; Dave rejects; Bob
+    "davrjcp": REJ,  # control: Dave rejects first; then the agent copies it, sets pending; Bob
+}
+DAVE = ("Dave", "dave@example.com")
+#: plans Dave (a human author, no approver) writes in pass A
+DAVES = {
+    "davundo",
+    "davreadd",
+    "davcopy",
+    "davab",
+    "davself",
+    "davcopydel",
+    "davmerged",
+    "davcpcarol",
+    "davrjcp",
 }
 #: vids whose gated action 2 counts separately (its tag ``<vid>-2``): runs wanted
-GATE2 = {"gateab": 0, "gateabm": 1, "gateabrev": 0, "gateabrb": 0}
+GATE2 = {"gateab": 0, "gateabm": 1, "gateabrev": 0, "gateabrb": 0, "davab": 0}
 VIDS = list(WANT)
 #: copies: the other plan folder each vid puts its version in
 COPY = {
@@ -142,6 +212,7 @@ COPY = {
     "cpmd": "cpmd-2",
     "cpdeep": "deep/a/cpdeep",
     "sqcarol": "sqcarol-2",
+    "mcopyrj": "mcopyrj-m",
 }
 
 
@@ -188,7 +259,7 @@ def _build(root: Path) -> Lab:
     # -- A: the agent writes every plan; the controller freezes them ---------------------------
     original: dict[str, str] = {}
     for v in VIDS:
-        if v == "sqcarol":
+        if v == "sqcarol" or v in LATE or v in DAVES:
             continue
         if v == "cplegacy":
             text = LEGACY.format(tag=v, ref="$<inputs.who>")
@@ -197,6 +268,10 @@ def _build(root: Path) -> Lab:
         original[v] = text
         lab.write(v, text)
     lab.commit("agent: plans", AGENT)
+    for v in DAVES:
+        original[v] = _plan(v)
+        lab.write(v, original[v])
+    lab.commit("dave: my plans", DAVE)
     step("a")
     got["frozen"] = {v: (lab.plan(v).get("frozen") or {}).get("hash") for v in original}
 
@@ -252,6 +327,86 @@ def _build(root: Path) -> Lab:
     # an abort of an approval not acted on yet
     setc("abfirst", "approved", ALICE)
     setc("abfirst", "aborted", CAROL)
+    for v in FAILING:
+        setc(v, "approved", ALICE)
+    # pull requests: the agent adds the plan, Carol rejects it on the branch
+    for v in LATE:
+        slug = "prmove-x" if v == "prmove" else v
+        lab.branch(f"pr-{v}")
+        lab.write(slug, _plan(slug, tag=v))
+        lab.commit(f"agent: add {slug}", AGENT)
+        setc(slug, "rejected", CAROL)
+        if v == "prmove":
+            lab.git("mv", "plans/prmove-x", "plans/prmove")
+            lab.set_status("prmove", "pending_approval")
+            lab.commit("agent: better name", AGENT)
+        lab.git("checkout", "-q", "main")
+        resolved = {"evilmergeap": "approved", "prmove": None}.get(v, "pending_approval")
+        who = MALLORY if v == "evilmergem" else BOB
+
+        def resolve(v: str = v, resolved: str | None = resolved) -> None:
+            if resolved:
+                _set(lab, v, resolved)
+
+        lab.rmerge(who, [f"pr-{v}"], resolve)
+    # the agent's v2 of undoauth; the agent drops readdm
+    lab.write(
+        "undoauth", lab.read("undoauth").replace('tag: "undoauth"', 'tag: "undoauth"\n      v: 2')
+    )
+    sha["undoauth"] = lab.commit("agent: undoauth v2", AGENT)
+    lab.git("rm", "-q", "-r", "plans/readdm")
+    lab.commit("agent: drop readdm", AGENT)
+    # spellings of Alice's rejection
+    text = lab.read("rjwithedit").replace('tag: "rjwithedit"', 'tag: "rjwithedit"\n      v: 2')
+    lab.write("rjwithedit", text)
+    lab.set_status("rjwithedit", "rejected")
+    sha["rjwithedit"] = lab.commit("alice: no, and not like this", ALICE)
+    path = lab.repo / "plans/rjquoted/PLAN.yml"
+    path.write_text(
+        path.read_text().replace("  status: pending_approval", '  status: "rejected"', 1)
+    )
+    lab.commit("alice: reject rjquoted", ALICE)
+    path = lab.repo / "plans/rjcomment/PLAN.yml"
+    path.write_text(
+        path.read_text().replace("  status: pending_approval", "  status: rejected  # not now", 1)
+    )
+    lab.commit("alice: reject rjcomment", ALICE)
+    path = lab.repo / "plans/rjflow/PLAN.yml"
+    text = path.read_text()
+    head = 'plan:\n  name: "rjflow"\n  task: "attack variant rjflow"\n  status: pending_approval\n'
+    assert text.startswith(head), text[:200]
+    flow = 'plan: {name: "rjflow", task: "attack variant rjflow", status: rejected}\n'
+    path.write_text(flow + text[len(head) :])
+    lab.commit("alice: reject rjflow", ALICE)
+    path = lab.repo / "plans/rjcrlf/PLAN.yml"
+    text = path.read_text().replace("  status: pending_approval", "  status: rejected", 1)
+    path.write_bytes(text.replace("\n", "\r\n").encode())
+    lab.commit("alice: reject rjcrlf", ALICE)
+    lab.write("copystrip-m", original["copystrip"])
+    lab.commit("mallory: a copy for me", MALLORY)
+    for v in ("davundo", "undoself"):
+        text = lab.read(v).replace(f'tag: "{v}"', f'tag: "{v}"\n      v: 2')
+        lab.write(v, text)
+        sha[v] = lab.commit(f"v2 of {v}", DAVE if v == "davundo" else AGENT)
+    lab.git("rm", "-q", "-r", "plans/davreadd")
+    lab.commit("agent: drop davreadd", AGENT)
+    lab.write("davcopy-2", original["davcopy"])
+    lab.commit("agent: a copy of davcopy", AGENT)
+    lab.write("davself-2", original["davself"])
+    lab.commit("dave: a second one", DAVE)
+    lab.write("davcopydel-2", original["davcopydel"])
+    lab.commit("agent: a copy of davcopydel", AGENT)
+    lab.branch("agent-davmerged")
+    lab.write("davmerged-2", original["davmerged"])
+    lab.commit("agent: a copy of davmerged", AGENT)
+    lab.git("checkout", "-q", "main")
+    lab.git("merge", "-q", "--no-ff", "-m", "merge agent-davmerged", "agent-davmerged", who=BOB)
+    lab.write("davcpcarol-2", original["davcpcarol"])
+    lab.commit("carol: a copy of davcpcarol", CAROL)
+    setc("davrjcp", "rejected", DAVE)
+    # Mallory's copy, already rejected
+    lab.write(COPY["mcopyrj"], _plan("mcopyrj", status="rejected"))
+    lab.commit("mallory: my copy, rejected", MALLORY)
     step("b")
     got["rows_b"] = lab.rows()
 
@@ -312,6 +467,28 @@ def _build(root: Path) -> Lab:
     ab = setc("gateabrb", "aborted", CAROL)
     lab.git("checkout", "-q", "main")
     lab.git("cherry-pick", ab, who=FORGE)
+    setc("failab", "aborted", AGENT)
+    setc("failabm", "aborted", MALLORY)
+    lab.git("revert", "--no-edit", sha["undoauth"], who=MALLORY)
+    lab.write("readdm", original["readdm"])
+    lab.commit("mallory: bring readdm back", MALLORY)
+    lab.git("revert", "--no-edit", sha["rjwithedit"], who=AGENT)
+    setc("copystrip", "rejected", AGENT)
+    lab.git("revert", "--no-edit", sha["davundo"], who=AGENT)
+    lab.git("revert", "--no-edit", sha["undoself"], who=AGENT)
+    lab.write("davreadd", original["davreadd"])
+    lab.commit("agent: bring davreadd back", AGENT)
+    setc("davcopy", "rejected", DAVE)
+    lab.git("rm", "-q", "-r", "plans/davcopydel-2")
+    lab.commit("agent: drop the copy", AGENT)
+    for v in ("davself", "davcopydel", "davmerged", "davcpcarol"):
+        setc(v, "rejected", DAVE)
+    lab.write("davrjcp-2", original["davrjcp"])
+    lab.commit("agent: a copy of davrjcp", AGENT)
+    setc("davrjcp", "pending_approval", AGENT)
+    lab.write("davab-2", lab.git("show", "HEAD:plans/davab/PLAN.yml"))
+    _set(lab, "davab-2", "pending_approval")
+    lab.commit("agent: a copy of davab", AGENT)
     step("c")
     got["rows_c"] = lab.rows()
 
@@ -319,6 +496,28 @@ def _build(root: Path) -> Lab:
     lab.write("readd", original["readd"])
     lab.commit("agent: readd", AGENT)
     setc("rjdraft", "pending_approval", AGENT)
+    setc("undoauth", "rejected", AGENT)
+    setc("readdm", "rejected", AGENT)
+    setc("davundo", "rejected", DAVE)
+    setc("davreadd", "rejected", DAVE)
+    setc("undoself", "rejected", AGENT)
+    setc("davab", "aborted", DAVE)
+    for v in ("davself", "davcopydel", "davmerged", "davcpcarol", "davrjcp"):
+        setc(v, "approved", BOB)
+    for v in (
+        "failab",
+        "failabm",
+        *LATE,
+        "rjwithedit",
+        "rjquoted",
+        "rjcomment",
+        "rjflow",
+        "rjcrlf",
+        "mcopyrj",
+    ):
+        setc(v, "approved", BOB)
+    for v in ("copystrip", "davcopy"):
+        setc(v, "approved", BOB)
     for v in ("rvrev", "rvrevf", "mergeback", "brrev", "rjedit", "authrj", "pushrjok",
               "pushrjpend", "flipself", "mrj", "notesrj", "cmtrj", "fgrj", "abfirst"):  # fmt: skip
         setc(v, "approved", BOB)
@@ -333,28 +532,37 @@ def _build(root: Path) -> Lab:
     for v in GATES:
         setc(v, "approved", BOB)
     step("d")
-    # E: Bob approves again what reads pending_approval (a refusal sent it back), and the
-    # re-added and re-drafted plans
-    again = []
-    for v in ("readd", "rjdraft", *VIDS):
-        try:
-            st = (lab.plan(v).get("plan") or {}).get("status")
-        except Exception:
-            continue
-        if st == "pending_approval" and v not in again and WANT[v] == REJ:
-            again.append(v)
-    for v, slug in COPY.items():
-        for fname in ("PLAN.yml", "PLAN.yaml"):
-            if (lab.repo / "plans" / slug / fname).exists():
-                data = lab.plan(slug, filename=fname)
-                if (data.get("plan") or {}).get("status") == "pending_approval":
-                    again.append(slug)
-                    setc(slug, "approved", BOB, fname)
-    for v in again:
-        if v in WANT:
+    # E, F: Bob approves again what reads pending_approval (a refusal sent it back, or it was
+    # re-added, re-drafted or copied), and approves the plans the agent rejected in D
+    got["again"] = []
+
+    def again(phase: str, extra: tuple[str, ...] = ()) -> None:
+        todo = list(extra)
+        for v in VIDS:
+            if v in todo or WANT[v][0] != 0 or v == "chkok":
+                continue
+            try:
+                st = (lab.plan(v).get("plan") or {}).get("status")
+            except BenchError:
+                continue
+            if st == "pending_approval":
+                todo.append(v)
+        for v in todo:
             setc(v, "approved", BOB)
-    got["again"] = again
-    step("e")
+        for v, slug in COPY.items():
+            if v == "mcopyrj":
+                continue
+            for fname in ("PLAN.yml", "PLAN.yaml"):
+                if (lab.repo / "plans" / slug / fname).exists():
+                    data = lab.plan(slug, filename=fname)
+                    if (data.get("plan") or {}).get("status") == "pending_approval":
+                        todo.append(slug)
+                        setc(slug, "approved", BOB, fname)
+        got["again"].append((phase, todo))
+        step(phase)
+
+    again("e", ("undoauth", "readdm", "davundo", "davreadd", "undoself"))
+    again("f")
     lab.ran = {v: len(lab.calls(v)) for v in VIDS}  # type: ignore[attr-defined]
     got["gate_ran"] = {v: len(lab.calls(f"{v}-2")) for v in GATES}
     lab.got_rows = lab.rows()  # type: ignore[attr-defined]
@@ -363,9 +571,37 @@ def _build(root: Path) -> Lab:
     for v, slug in COPY.items():
         row = lab.got_rows.get(f"plans/{slug}", {})
         got["copies"][v] = {"row": row, "codes": lab.codes(slug)}
+    got["shows"] = {
+        v: lab.cli("show", "--config", str(lab.config), str(lab.repo / "plans" / v)).stdout
+        for v in SHOWN
+    }
     lab.subjects_of = {v: lab.subjects(v) for v in VIDS}  # type: ignore[attr-defined]
     lab.subjects_of.update({f"copy:{v}": lab.subjects(s) for v, s in COPY.items()})
     got["clone"] = clone_audit_got(lab, root)
+    # `check` on pull requests that would bring a withdrawn version back
+    checks: dict[str, Any] = {}
+    lab.branch("chk-cp")
+    lab.write("chk-cp", lab.git("show", "main:plans/cpfull/PLAN.yml"))
+    _set(lab, "chk-cp", "approved")
+    lab.commit("bob: approve chk-cp", BOB)
+    checks["cp"] = lab.check_plans("chk-cp", BOB[1])
+    lab.branch("chk-rv", "main")
+    setc("cpslug", "pending_approval", AGENT)
+    setc("cpslug", "approved", BOB)
+    checks["rv"] = lab.check_plans("chk-rv", BOB[1])
+    lab.branch("chk-ok", "main")
+    setc("chkok", "approved", BOB)
+    checks["ok"] = lab.check_plans("chk-ok", BOB[1])
+    lab.branch("chk-rj", "main")
+    setc("chkok", "rejected", CAROL)
+    setc("chkok", "approved", BOB)
+    checks["rj"] = lab.check_plans("chk-rj", BOB[1])
+    lab.branch("chk-ab", "main")
+    setc("chkok", "approved", ALICE)
+    setc("chkok", "aborted", AGENT)
+    checks["ab"] = lab.check_plans("chk-ab", BOB[1])
+    lab.git("checkout", "-q", "main")
+    got["checks"] = checks
     return lab
 
 
@@ -377,7 +613,64 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
 WITHDRAWN = [v for v in VIDS if WANT[v] in (REJ, ABO)]
 IDS = [*VIDS, *[f"{v}:status" for v in VIDS], *[f"{v}:audit" for v in VIDS]]
 IDS += [f"{v}:agree" for v in VIDS] + ["passes"]
-BROKEN: dict[str, Any] = {}
+#: copies of a version an allowed approver withdrew: the exact code once Bob approves them
+VETOED = ["cpslug", "cpfull", "cpresp", "cplegacy", "cpmd", "cpdeep", "sqcarol"]
+IDS += [f"{v}:code" for v in VETOED] + [f"{v}:copyrow" for v in VETOED]
+#: plans the file says approved (or pending) while the controller holds them withdrawn: the
+#: status row names the ignored status change
+ILLEGAL = ["rvrev", "rvrevf", "mergeback", "rjedit", "authrj", "rjwithedit", "evilmerge"]
+IDS += [f"{v}:illegal" for v in ILLEGAL]
+#: non-entitled withdrawals: reported E_APPROVER_NOT_ALLOWED (status) and flagged by the audit
+NOTALLOWED = ["mrj", "notesrj", "cmtrj", "fgrj", "qpartm", "gateabm", "failabm"]
+IDS += [f"{v}:reported" for v in NOTALLOWED] + [f"{v}:flagged" for v in NOTALLOWED]
+#: `plangate show` of a withdrawn plan whose file says otherwise
+SHOWN = ["rvrev", "mergeback", "rjflow", "gateab", "failab"]
+IDS += [f"{v}:show" for v in SHOWN]
+#: `plangate check --as bob` of pull requests: (plan, outcome wanted to be "start" or not, code)
+CHECKS = {
+    "cp": ("plans/chk-cp", False, "E_VERSION_WITHDRAWN"),
+    "rv": ("plans/cpslug", False, None),
+    "ok": ("plans/chkok", True, None),
+    "rj": ("plans/chkok", False, None),
+    "ab": ("plans/chkok", False, None),
+}
+IDS += [f"check:{k}" for k in CHECKS]
+CLS_COPY = "author-withdrawal-lost-to-another-copy"
+CLS_ROW = "withdrawn-version-copy-shown-waiting"
+#: the author's withdrawal ignored once someone else also made the content (a copy elsewhere,
+#: an undo, a re-add): the version then runs on an allowed approver's approval
+LOST = [
+    "undoauth",
+    "readdm",
+    "copystrip",
+    "davundo",
+    "davreadd",
+    "davcopy",
+    "davab",
+    "davcopydel",
+    "davmerged",
+    "davcpcarol",
+]
+_WHY_COPY = (
+    "the plan's author (the agent, or Dave, a human author) rejects (aborts) it after "
+    "someone else made the same content too (Mallory's or the agent's copy at another slug, "
+    "an undo to it, a re-add): 'E_APPROVER_NOT_ALLOWED: <author> set status rejected ..., "
+    "but only an allowed approver or an author of the plan may; ignored', and Bob's approval "
+    "(gate answer) runs the version its author withdrew; the fresh-clone audit agrees"
+)
+_WHY_ROW = (
+    "a frozen copy of a version an allowed approver withdrew reads 'pending_approval - "
+    "waiting for an approval' in `status` (no E_VERSION_WITHDRAWN) until an approval is "
+    "refused; MCP submit refuses the same copy E_VERSION_WITHDRAWN (round 118)"
+)
+_SEEN: dict[str, tuple[str, str]] = {
+    **{f"{v}{k}": (CLS_COPY, _WHY_COPY) for v in LOST for k in ("", ":status", ":audit")},
+    **{f"{v}:copyrow": (CLS_ROW, _WHY_ROW) for v in VETOED},
+}
+BROKEN: dict[str, Any] = {
+    i: pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 119: {c}: {w}")
+    for i, (c, w) in _SEEN.items()
+}
 
 
 @pytest.mark.parametrize(
@@ -391,15 +684,51 @@ def test_round119_atk119w(lab: Any, vid: str) -> None:
         assert not bad, bad
         return
     v, _, kind = vid.partition(":")
+    if v == "check":
+        plan, start, code = CHECKS[kind]
+        told = got["checks"][kind]
+        outcome, codes = told.get(plan, (None, []))
+        assert plan in told, told
+        assert (outcome == "start") is start, (outcome, codes, told)
+        if code:
+            assert code in codes, (outcome, codes)
+        return
     row = lab.got_rows.get(f"plans/{v}", {})
     want_runs, want_status = WANT[v]
     ran = lab.ran.get(v, 0)
     slugs = {f"plans/{v}"} | ({f"plans/{COPY[v]}"} if v in COPY else set())
     valid = [
-        e
-        for e in clone.get("executions", [])
-        if e.get("plan") in slugs and e.get("approval_valid")
+        e for e in clone.get("executions", []) if e.get("plan") in slugs and e.get("approval_valid")
     ]
+    if kind == "code":
+        assert "E_VERSION_WITHDRAWN" in got["copies"][v]["codes"], got["copies"][v]["row"]
+        return
+    if kind == "copyrow":  # before any approval: the copy's row says it can never run
+        crow = got["rows_c"].get(f"plans/{COPY[v]}", {})
+        assert "E_VERSION_WITHDRAWN" in json.dumps(crow), brief(crow, 5)
+        return
+    if kind == "illegal":
+        assert row.get("status") == "rejected", brief(row, 5)
+        assert "E_ILLEGAL_TRANSITION" in json.dumps(row), brief(row, 5)
+        return
+    if kind == "reported":
+        assert "E_APPROVER_NOT_ALLOWED" in json.dumps(got["rows_c"].get(f"plans/{v}", {})) or (
+            "E_APPROVER_NOT_ALLOWED" in json.dumps(row)
+        ), (brief(got["rows_c"].get(f"plans/{v}", {}), 6), brief(row, 6))
+        return
+    if kind == "flagged":
+        found = [
+            f
+            for f in clone.get("findings", [])
+            if f.get("plan") == f"plans/{v}" and "withdraw-not-allowed" in json.dumps(f)
+        ]
+        assert found, [f for f in clone.get("findings", []) if f.get("plan") == f"plans/{v}"]
+        return
+    if kind == "show":
+        text = got["shows"][v]
+        want = next(iter(want_status))
+        assert f"Status:  {want}" in text, text[:600]
+        return
     if kind == "status":
         if v in COPY and v not in ("sqcarol",):
             return
@@ -407,7 +736,9 @@ def test_round119_atk119w(lab: Any, vid: str) -> None:
         return
     if kind == "agree":
         starts = [s for s in lab.subjects_of.get(v, []) if s.startswith("plangate: start ")]
-        starts += [s for s in lab.subjects_of.get(f"copy:{v}", []) if s.startswith("plangate: start ")]
+        starts += [
+            s for s in lab.subjects_of.get(f"copy:{v}", []) if s.startswith("plangate: start ")
+        ]
         assert len(valid) == len(starts), (starts, valid, clone.get("findings"))
         return
     if kind == "audit":
@@ -416,6 +747,9 @@ def test_round119_atk119w(lab: Any, vid: str) -> None:
             assert len(gate) == GATE2[v], (valid, clone.get("findings"))
             return
         assert len(valid) == want_runs, (ran, valid, clone.get("findings"))
+        return
+    if v in FAILING:
+        assert ran == want_runs, (ran, brief(row, 5))
         return
     if v in GATES:
         assert got["pause"].get(v), ("never paused", brief(got["rows_b"].get(f"plans/{v}", {})))

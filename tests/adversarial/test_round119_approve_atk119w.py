@@ -186,6 +186,16 @@ WANT: dict[str, tuple[int, set[str]]] = {
     "davmerged": REJ,  # the agent's copy arrives on a branch Bob merges; Dave rejects; Bob
     "davcpcarol": REJ,  # Carol (an approver) copies Dave's plan; Dave rejects; Bob
     "davrjcp": REJ,  # control: Dave rejects first; then the agent copies it, sets pending; Bob
+    "davmv": REJ,  # control: the agent `git mv`s Dave's plan (bytes kept); Dave rejects; Bob
+    "davmd": REJ,  # control: Dave's PLAN.md converted by the daemon; Dave rejects; Bob
+    "davlegacy": REJ,  # control: Dave's `${...}` plan rewritten at freeze; Dave rejects; Bob
+    # -- other statuses ---------------------------------------------------------------------
+    "abpend": RUN,  # documented: Carol's `aborted` of a pending plan is ignored; Bob approves
+    "rjdraftfirst": REJ,  # a draft; Alice rejects it; the agent submits it; Bob approves
+    # -- the same rewrites, for self-approval (the author is an approver) ------------------
+    "carolmd": (0, {"pending_approval"}),  # Carol's PLAN.md converted; Carol approves
+    "carollegacy": (0, {"pending_approval"}),  # Carol's `${...}` plan rewritten; she approves
+    "carolmv": (0, {"pending_approval"}),  # Carol's plan `git mv`d by the agent; she approves
 }
 DAVE = ("Dave", "dave@example.com")
 #: plans Dave (a human author, no approver) writes in pass A
@@ -213,6 +223,8 @@ COPY = {
     "cpdeep": "deep/a/cpdeep",
     "sqcarol": "sqcarol-2",
     "mcopyrj": "mcopyrj-m",
+    "davmv": "davmv-moved",
+    "carolmv": "carolmv-moved",
 }
 
 
@@ -259,19 +271,24 @@ def _build(root: Path) -> Lab:
     # -- A: the agent writes every plan; the controller freezes them ---------------------------
     original: dict[str, str] = {}
     for v in VIDS:
-        if v == "sqcarol" or v in LATE or v in DAVES:
+        if v == "sqcarol" or v in LATE or v in DAVES or v.startswith("carol"):
             continue
+        text = _plan(v, status="draft") if v == "rjdraftfirst" else _plan(v)
         if v == "cplegacy":
             text = LEGACY.format(tag=v, ref="$<inputs.who>")
-        else:
-            text = _plan(v)
         original[v] = text
         lab.write(v, text)
     lab.commit("agent: plans", AGENT)
     for v in DAVES:
         original[v] = _plan(v)
-        lab.write(v, original[v])
+        if v == "davlegacy":
+            original[v] = LEGACY.format(tag=v, ref="${inputs.who}")
+        lab.write(v, original[v], "PLAN.md" if v == "davmd" else "PLAN.yml")
     lab.commit("dave: my plans", DAVE)
+    lab.write("carolmd", _plan("carolmd"), "PLAN.md")
+    lab.write("carollegacy", LEGACY.format(tag="carollegacy", ref="${inputs.who}"))
+    lab.write("carolmv", _plan("carolmv"))
+    lab.commit("carol: my plans", CAROL)
     step("a")
     got["frozen"] = {v: (lab.plan(v).get("frozen") or {}).get("hash") for v in original}
 
@@ -392,6 +409,12 @@ def _build(root: Path) -> Lab:
     lab.commit("agent: drop davreadd", AGENT)
     lab.write("davcopy-2", original["davcopy"])
     lab.commit("agent: a copy of davcopy", AGENT)
+    lab.git("mv", "plans/carolmv", "plans/carolmv-moved")
+    lab.commit("agent: a better name", AGENT)
+    lab.git("mv", "plans/davmv", "plans/davmv-moved")
+    lab.commit("agent: a better name", AGENT)
+    setc("abpend", "aborted", CAROL)
+    setc("rjdraftfirst", "rejected", ALICE)
     lab.write("davself-2", original["davself"])
     lab.commit("dave: a second one", DAVE)
     lab.write("davcopydel-2", original["davcopydel"])
@@ -481,8 +504,13 @@ def _build(root: Path) -> Lab:
     setc("davcopy", "rejected", DAVE)
     lab.git("rm", "-q", "-r", "plans/davcopydel-2")
     lab.commit("agent: drop the copy", AGENT)
-    for v in ("davself", "davcopydel", "davmerged", "davcpcarol"):
+    for v in ("davself", "davcopydel", "davmerged", "davcpcarol", "davmd", "davlegacy"):
         setc(v, "rejected", DAVE)
+    setc("davmv-moved", "rejected", DAVE)
+    setc("abpend", "approved", BOB)
+    for v in ("carolmd", "carollegacy", "carolmv-moved"):
+        setc(v, "approved", CAROL)
+    setc("rjdraftfirst", "pending_approval", AGENT)
     lab.write("davrjcp-2", original["davrjcp"])
     lab.commit("agent: a copy of davrjcp", AGENT)
     setc("davrjcp", "pending_approval", AGENT)
@@ -502,7 +530,17 @@ def _build(root: Path) -> Lab:
     setc("davreadd", "rejected", DAVE)
     setc("undoself", "rejected", AGENT)
     setc("davab", "aborted", DAVE)
-    for v in ("davself", "davcopydel", "davmerged", "davcpcarol", "davrjcp"):
+    for v in (
+        "davself",
+        "davcopydel",
+        "davmerged",
+        "davcpcarol",
+        "davrjcp",
+        "davmd",
+        "davlegacy",
+        "davmv-moved",
+        "rjdraftfirst",
+    ):
         setc(v, "approved", BOB)
     for v in (
         "failab",
@@ -539,7 +577,7 @@ def _build(root: Path) -> Lab:
     def again(phase: str, extra: tuple[str, ...] = ()) -> None:
         todo = list(extra)
         for v in VIDS:
-            if v in todo or WANT[v][0] != 0 or v == "chkok":
+            if v in todo or WANT[v][0] != 0 or v == "chkok" or v.startswith("carol"):
                 continue
             try:
                 st = (lab.plan(v).get("plan") or {}).get("status")
@@ -550,7 +588,7 @@ def _build(root: Path) -> Lab:
         for v in todo:
             setc(v, "approved", BOB)
         for v, slug in COPY.items():
-            if v == "mcopyrj":
+            if v in ("mcopyrj", "carolmv"):
                 continue
             for fname in ("PLAN.yml", "PLAN.yaml"):
                 if (lab.repo / "plans" / slug / fname).exists():
@@ -635,36 +673,63 @@ CHECKS = {
     "ab": ("plans/chkok", False, None),
 }
 IDS += [f"check:{k}" for k in CHECKS]
+#: a withdrawal that counted: the fresh-clone audit lists it under `decisions`
+DECIDED = [v for v in VIDS if WANT[v] in (REJ, ABO) and v not in ("sqcarol", "undoself")]
+IDS += [f"{v}:decision" for v in DECIDED]
+SELF = ["carolmd", "carollegacy", "carolmv"]
+IDS += [f"{v}:self" for v in SELF]
 CLS_COPY = "author-withdrawal-lost-to-another-copy"
+CLS_MOVE = "author-withdrawal-lost-on-move"
+CLS_CONV = "author-withdrawal-lost-on-controller-rewrite"
 CLS_ROW = "withdrawn-version-copy-shown-waiting"
+CLS_DRAFT = "draft-rejection-ignored"
 #: the author's withdrawal ignored once someone else also made the content (a copy elsewhere,
-#: an undo, a re-add): the version then runs on an allowed approver's approval
-LOST = [
-    "undoauth",
-    "readdm",
-    "copystrip",
-    "davundo",
-    "davreadd",
-    "davcopy",
-    "davab",
-    "davcopydel",
-    "davmerged",
-    "davcpcarol",
-]
+#: an undo to it, a re-add): the version then runs on an allowed approver's approval
+LOST = ["undoauth", "readdm", "copystrip", "davundo", "davreadd", "davcopy", "davab"]
+LOST += ["davcopydel", "davmerged", "davcpcarol"]
 _WHY_COPY = (
     "the plan's author (the agent, or Dave, a human author) rejects (aborts) it after "
-    "someone else made the same content too (Mallory's or the agent's copy at another slug, "
-    "an undo to it, a re-add): 'E_APPROVER_NOT_ALLOWED: <author> set status rejected ..., "
-    "but only an allowed approver or an author of the plan may; ignored', and Bob's approval "
-    "(gate answer) runs the version its author withdrew; the fresh-clone audit agrees"
+    "someone else made the same content too (a copy at another slug by Mallory, the agent or "
+    "Carol, even deleted since or merged from a branch; an undo to it; a re-add): "
+    "'E_APPROVER_NOT_ALLOWED: <author> set status rejected ..., but only an allowed approver "
+    "or an author of the plan may; ignored', and Bob's approval (gate answer) runs the "
+    "version its author withdrew; the fresh-clone audit agrees (no decision listed)"
+)
+_WHY_MOVE = (
+    "the agent `git mv`s Dave's plan to another folder, bytes kept (a move writes nothing); "
+    "Dave rejects the moved plan: E_APPROVER_NOT_ALLOWED, ignored; Bob's approval runs it "
+    "(Carol's plan moved the same way is still hers for E_SELF_APPROVAL)"
+)
+_WHY_CONV = (
+    "Dave writes a PLAN.md (converted by the daemon) or a `${inputs.who}` plan (rewritten "
+    "`$<...>` at the freeze); nobody else touches it; Dave rejects: E_APPROVER_NOT_ALLOWED, "
+    "ignored; Bob's approval runs it (the same for Carol is still E_SELF_APPROVAL: the "
+    "authors survive the rewrite, the right to withdraw does not)"
 )
 _WHY_ROW = (
     "a frozen copy of a version an allowed approver withdrew reads 'pending_approval - "
     "waiting for an approval' in `status` (no E_VERSION_WITHDRAWN) until an approval is "
     "refused; MCP submit refuses the same copy E_VERSION_WITHDRAWN (round 118)"
 )
+_WHY_DRAFT = (
+    "Alice (an allowed approver) rejects the agent's draft: 'E_ILLEGAL_TRANSITION: "
+    "alice@example.com set status rejected (from draft) ...; ignored'; the agent submits "
+    "that very version (`pending_approval`), the controller freezes it and Bob's approval "
+    "runs it; a plan ADDED `rejected` is rejected, a draft rejected is not"
+)
 _SEEN: dict[str, tuple[str, str]] = {
-    **{f"{v}{k}": (CLS_COPY, _WHY_COPY) for v in LOST for k in ("", ":status", ":audit")},
+    **{f"rjdraftfirst{k}": (CLS_DRAFT, _WHY_DRAFT) for k in ("", ":status", ":audit", ":decision")},
+    **{
+        f"{v}{k}": (CLS_COPY, _WHY_COPY)
+        for v in LOST
+        for k in ("", ":status", ":audit", ":decision")
+    },
+    **{f"davmv{k}": (CLS_MOVE, _WHY_MOVE) for k in ("", ":audit", ":decision")},
+    **{
+        f"{v}{k}": (CLS_CONV, _WHY_CONV)
+        for v in ("davmd", "davlegacy")
+        for k in ("", ":status", ":audit", ":decision")
+    },
     **{f"{v}:copyrow": (CLS_ROW, _WHY_ROW) for v in VETOED},
 }
 BROKEN: dict[str, Any] = {
@@ -723,6 +788,24 @@ def test_round119_atk119w(lab: Any, vid: str) -> None:
             if f.get("plan") == f"plans/{v}" and "withdraw-not-allowed" in json.dumps(f)
         ]
         assert found, [f for f in clone.get("findings", []) if f.get("plan") == f"plans/{v}"]
+        return
+    if kind == "self":
+        assert "E_SELF_APPROVAL" in got["codes"][v] + json.dumps(
+            got["copies"].get(v, {}).get("codes", "")
+        ), (brief(row, 5), got["copies"].get(v))
+        return
+    if kind == "decision":
+        kinds = {"reject", "abort-request"}
+        slugs_ = {f"plans/{v}", f"plans/{COPY.get(v, v)}"}
+        mine = [
+            d
+            for d in clone.get("decisions", [])
+            if d.get("plan") in slugs_ and d.get("kind") in kinds
+        ]
+        assert mine, (
+            "no withdrawal listed",
+            [d for d in clone.get("decisions", []) if d.get("plan") in slugs_],
+        )
         return
     if kind == "show":
         text = got["shows"][v]

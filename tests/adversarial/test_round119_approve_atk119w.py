@@ -24,6 +24,7 @@ from tests.adversarial.advkit import (
     Lab,
     brief,
     clone_audit_got,
+    identity,
     plan_text,
 )
 
@@ -186,6 +187,10 @@ WANT: dict[str, tuple[int, set[str]]] = {
     "davmerged": REJ,  # the agent's copy arrives on a branch Bob merges; Dave rejects; Bob
     "davcpcarol": REJ,  # Carol (an approver) copies Dave's plan; Dave rejects; Bob
     "davrjcp": REJ,  # control: Dave rejects first; then the agent copies it, sets pending; Bob
+    "qdav": REJ,  # Dave's quorum plan: Bob votes; the agent copies it; Dave rejects; Carol
+    "davcase": REJ,  # control: Dave rejects as DAVE@EXAMPLE.COM (no copy); Bob approves
+    "davcli": REJ,  # the agent copies Dave's plan; Dave runs `plangate reject`; Bob approves
+    "davcli0": REJ,  # control: Dave runs `plangate reject` on his plan (no copy); Bob
     "davmv": REJ,  # control: the agent `git mv`s Dave's plan (bytes kept); Dave rejects; Bob
     "davmd": REJ,  # control: Dave's PLAN.md converted by the daemon; Dave rejects; Bob
     "davlegacy": REJ,  # control: Dave's `${...}` plan rewritten at freeze; Dave rejects; Bob
@@ -199,17 +204,9 @@ WANT: dict[str, tuple[int, set[str]]] = {
 }
 DAVE = ("Dave", "dave@example.com")
 #: plans Dave (a human author, no approver) writes in pass A
-DAVES = {
-    "davundo",
-    "davreadd",
-    "davcopy",
-    "davab",
-    "davself",
-    "davcopydel",
-    "davmerged",
-    "davcpcarol",
-    "davrjcp",
-}
+DAVES = {"davundo", "davreadd", "davcopy", "davab", "davself", "davcopydel", "davmerged"}
+DAVES |= {"davcpcarol", "davrjcp", "qdav", "davcase", "davcli", "davcli0", "davmv", "davmd"}
+DAVES |= {"davlegacy"}
 #: vids whose gated action 2 counts separately (its tag ``<vid>-2``): runs wanted
 GATE2 = {"gateab": 0, "gateabm": 1, "gateabrev": 0, "gateabrb": 0, "davab": 0}
 VIDS = list(WANT)
@@ -409,6 +406,10 @@ def _build(root: Path) -> Lab:
     lab.commit("agent: drop davreadd", AGENT)
     lab.write("davcopy-2", original["davcopy"])
     lab.commit("agent: a copy of davcopy", AGENT)
+    setc("qdav", "approved", BOB)
+    for v in ("qdav", "davcli"):
+        lab.write(f"{v}-2", original[v])
+        lab.commit(f"agent: a copy of {v}", AGENT)
     lab.git("mv", "plans/carolmv", "plans/carolmv-moved")
     lab.commit("agent: a better name", AGENT)
     lab.git("mv", "plans/davmv", "plans/davmv-moved")
@@ -507,6 +508,29 @@ def _build(root: Path) -> Lab:
     for v in ("davself", "davcopydel", "davmerged", "davcpcarol", "davmd", "davlegacy"):
         setc(v, "rejected", DAVE)
     setc("davmv-moved", "rejected", DAVE)
+    setc("qdav", "rejected", DAVE)
+    setc("davcase", "rejected", ("DAVE", "DAVE@EXAMPLE.COM"))
+    got["cli"] = {}
+    for v in ("davcli", "davcli0"):
+        lab.extra_env = identity(DAVE)
+        try:
+            out = lab.cli(
+                "reject",
+                "--config",
+                str(lab.config),
+                "-m",
+                "not this one",
+                f"plans/{v}",
+                cwd=lab.repo,
+            )
+        finally:
+            lab.extra_env = {}
+        got["cli"][v] = (
+            out.returncode,
+            out.stdout[-600:],
+            out.stderr[-600:],
+            lab.log_rows("%an%x00%s%x01", "-1")[0],
+        )
     setc("abpend", "approved", BOB)
     for v in ("carolmd", "carollegacy", "carolmv-moved"):
         setc(v, "approved", CAROL)
@@ -530,6 +554,9 @@ def _build(root: Path) -> Lab:
     setc("davreadd", "rejected", DAVE)
     setc("undoself", "rejected", AGENT)
     setc("davab", "aborted", DAVE)
+    setc("qdav", "approved", CAROL)
+    for v in ("davcase", "davcli", "davcli0"):
+        setc(v, "approved", BOB)
     for v in (
         "davself",
         "davcopydel",
@@ -677,16 +704,17 @@ IDS += [f"check:{k}" for k in CHECKS]
 DECIDED = [v for v in VIDS if WANT[v] in (REJ, ABO) and v not in ("sqcarol", "undoself")]
 IDS += [f"{v}:decision" for v in DECIDED]
 SELF = ["carolmd", "carollegacy", "carolmv"]
+#: `plangate reject` run by Dave, the plan's author: it commits his rejection (exit 0)
+IDS += ["davcli:cli", "davcli0:cli"]
 IDS += [f"{v}:self" for v in SELF]
 CLS_COPY = "author-withdrawal-lost-to-another-copy"
-CLS_MOVE = "author-withdrawal-lost-on-move"
-CLS_CONV = "author-withdrawal-lost-on-controller-rewrite"
 CLS_ROW = "withdrawn-version-copy-shown-waiting"
 CLS_DRAFT = "draft-rejection-ignored"
 #: the author's withdrawal ignored once someone else also made the content (a copy elsewhere,
 #: an undo to it, a re-add): the version then runs on an allowed approver's approval
 LOST = ["undoauth", "readdm", "copystrip", "davundo", "davreadd", "davcopy", "davab"]
-LOST += ["davcopydel", "davmerged", "davcpcarol"]
+LOST += ["davcopydel", "davmerged", "davcpcarol", "qdav", "davcli"]
+_CLI = {"davcli:cli": "and `plangate reject` run by Dave refuses to commit his rejection"}
 _WHY_COPY = (
     "the plan's author (the agent, or Dave, a human author) rejects (aborts) it after "
     "someone else made the same content too (a copy at another slug by Mallory, the agent or "
@@ -694,17 +722,6 @@ _WHY_COPY = (
     "'E_APPROVER_NOT_ALLOWED: <author> set status rejected ..., but only an allowed approver "
     "or an author of the plan may; ignored', and Bob's approval (gate answer) runs the "
     "version its author withdrew; the fresh-clone audit agrees (no decision listed)"
-)
-_WHY_MOVE = (
-    "the agent `git mv`s Dave's plan to another folder, bytes kept (a move writes nothing); "
-    "Dave rejects the moved plan: E_APPROVER_NOT_ALLOWED, ignored; Bob's approval runs it "
-    "(Carol's plan moved the same way is still hers for E_SELF_APPROVAL)"
-)
-_WHY_CONV = (
-    "Dave writes a PLAN.md (converted by the daemon) or a `${inputs.who}` plan (rewritten "
-    "`$<...>` at the freeze); nobody else touches it; Dave rejects: E_APPROVER_NOT_ALLOWED, "
-    "ignored; Bob's approval runs it (the same for Carol is still E_SELF_APPROVAL: the "
-    "authors survive the rewrite, the right to withdraw does not)"
 )
 _WHY_ROW = (
     "a frozen copy of a version an allowed approver withdrew reads 'pending_approval - "
@@ -724,13 +741,8 @@ _SEEN: dict[str, tuple[str, str]] = {
         for v in LOST
         for k in ("", ":status", ":audit", ":decision")
     },
-    **{f"davmv{k}": (CLS_MOVE, _WHY_MOVE) for k in ("", ":audit", ":decision")},
-    **{
-        f"{v}{k}": (CLS_CONV, _WHY_CONV)
-        for v in ("davmd", "davlegacy")
-        for k in ("", ":status", ":audit", ":decision")
-    },
     **{f"{v}:copyrow": (CLS_ROW, _WHY_ROW) for v in VETOED},
+    **{i: (CLS_COPY, f"{_WHY_COPY}; {w}") for i, w in _CLI.items()},
 }
 BROKEN: dict[str, Any] = {
     i: pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 119: {c}: {w}")
@@ -788,6 +800,10 @@ def test_round119_atk119w(lab: Any, vid: str) -> None:
             if f.get("plan") == f"plans/{v}" and "withdraw-not-allowed" in json.dumps(f)
         ]
         assert found, [f for f in clone.get("findings", []) if f.get("plan") == f"plans/{v}"]
+        return
+    if kind == "cli":
+        rc, out, err, last = got["cli"][v]
+        assert rc == 0 and last[0] == "Dave", (rc, out, err, last)
         return
     if kind == "self":
         assert "E_SELF_APPROVAL" in got["codes"][v] + json.dumps(

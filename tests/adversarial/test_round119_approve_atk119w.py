@@ -1,6 +1,112 @@
-"""Round 119, approval side (atk119w): WITHDRAWALS after round 117's fix (fix117w).
+"""Round 119, approval side (atk119w): WITHDRAWALS after round 117's fix (fix117w: a
+withdrawal by someone entitled counts whatever its dates and hand; a plan first seen
+`rejected` is rejected).
 
-DOCSTRING-PLACEHOLDER
+Lab (one, local mode, the default ``identity: author``): approvers Alice and
+``*@ops.example.com`` (Bob, Carol); rule ``plans/q*/**`` needs two approvals; Mallory and
+Dave (``dave@example.com``, a human plan author) are no approvers; the forge is ``GitHub
+<noreply@github.com>``. Tools: ``rec`` (records each call), ``bad`` (records, exits 3). Pass
+A: the agent (Dave, Carol for theirs) writes every plan, the controller freezes it. B: first
+decisions (rejections, votes, gate approvals, pull requests merged, copies). C: the rejected
+versions brought back (revert, copy, move, re-add, evil merge), authors' rejections, aborts.
+D: Bob (Carol for a quorum) approves what must stay stopped. E, F: Bob approves again what
+reads ``pending_approval``. Then a fresh-clone ``audit --json`` (no config), ``show``, and
+``check --as bob`` on five pull-request branches.
+
+Ids (388, 66 variants): ``<vid>`` (``rec`` calls of the vid's tag, copies included: 0 for a
+withdrawn plan, 1 for a control; gates: action 1 once, the gated action per ``GATE2``),
+``<vid>:status`` (the status row), ``<vid>:audit`` (valid starts in the fresh-clone audit),
+``<vid>:agree`` (it calls valid exactly the starts the controller committed),
+``<vid>:decision`` (a counted withdrawal is listed under ``decisions``), ``<vid>:code``
+(a copy of a vetoed version: ``E_VERSION_WITHDRAWN`` after Bob's approval),
+``<vid>:copyrow`` (that copy's row BEFORE any approval names ``E_VERSION_WITHDRAWN``),
+``<vid>:illegal`` (the row of a plan whose file says `approved` names
+``E_ILLEGAL_TRANSITION``), ``<vid>:reported``/``:flagged`` (a non-entitled withdrawal is
+``E_APPROVER_NOT_ALLOWED`` in ``status`` and ``withdraw-not-allowed`` in the audit),
+``<vid>:show``, ``<vid>:self`` (the author of a converted, rewritten or moved plan is still
+refused ``E_SELF_APPROVAL``), ``davcli*:cli`` (``plangate reject`` by the author commits),
+``check:*``, ``passes`` (every ``run --once`` exited 0).
+
+Seen (round 119: 388 ids, 320 passed, 68 xfailed; about 45-100 s wall alone with -n 1),
+4 classes:
+
+- **author-withdrawal-lost-to-another-copy** (49 ids: ``undoauth``, ``readdm``,
+  ``copystrip``, ``davundo``, ``davreadd``, ``davcopy``, ``davab``, ``davcopydel``,
+  ``davmerged``, ``davcpcarol``, ``qdav``, ``davcli``, each with ``:status``, ``:audit``,
+  ``:decision``; and ``davcli:cli``). FAIL OPEN. A plan's author (Dave, or the agent) rejects
+  or aborts it after SOMEONE ELSE also made the same content: the agent, Mallory or Carol
+  copied it to another slug (even a copy deleted again, or one on a branch Bob merged), or
+  reverted a later edit back to it, or re-added it after the author deleted it. The
+  author's withdrawal is then ``E_APPROVER_NOT_ALLOWED: dave@example.com set status rejected
+  in <sha>, but only an allowed approver or an author of the plan may; ignored`` and Bob's
+  approval runs the version its author withdrew (``davab``: Dave's abort at the gate
+  ignored, Bob's gate answer runs the gated action; ``qdav``: between two quorum votes;
+  ``davcli``: ``plangate reject`` refuses Dave: "dave@example.com is neither an approver
+  ... nor an author of plans/davcli", so nothing is committed). The fresh-clone audit
+  agrees with the controller (every ``:agree`` holds; it lists no decision). The same
+  author's withdrawal counts with no copy (``davself``: his own copy; ``davrjcp``: his
+  rejection before the copy; ``davcli0``, ``davcase`` as ``DAVE@EXAMPLE.COM``;
+  ``undoself``: the agent undoing its own edit). Seen from outside, the right to withdraw
+  is read from the version's producers, "only someone in ALL the commits that made it"
+  (docs/approvals.md), keyed by the content's hash: anyone's copy of a plan anywhere
+  removes its author's right to withdraw it, contrary to SPEC §4 ("a rejection or an abort
+  counts ... when its commit is ... by an author of the plan") and to round 117's rule "a
+  doubtful withdrawal counts". Self-approval still reads the authors (``carolmd``,
+  ``carollegacy``, ``carolmv``: refused ``E_SELF_APPROVAL``).
+  Repro (shell, echo tool): Dave commits ``plans/p/PLAN.yml``; ``run --once`` freezes it;
+  the agent commits ``cp -r plans/p plans/p-copy``; Dave commits ``status: rejected`` in
+  ``plans/p``; ``run --once``; Bob commits ``status: approved``; ``run --once``: ``plans/p``
+  is ``completed``. Without the copy commit it stays ``rejected``.
+- **plan-author-loses-withdrawal-to-coeditor** (8 ids: ``coedit``, ``coedit2`` with
+  ``:status``, ``:audit``, ``:decision``). FAIL OPEN, the same record as the class above
+  seen from a co-edit: the agent writes a plan, Dave changes one param (v2 frozen), the
+  agent rejects it: ``E_APPROVER_NOT_ALLOWED: agent@example.com ... only an allowed
+  approver or an author of the plan may; ignored``, Bob's approval runs v2 (and the same
+  with Dave's plan edited by the agent). docs/approvals.md says "the right to reject or
+  abort is a version's producers'"; SPEC §4 says "an author of the plan (who may withdraw
+  it)", and the row calls the plan's writer no author. Possibly a deliberate narrowing:
+  for the lead to decide (or to write into the SPEC).
+- **draft-rejection-ignored** (4 ids: ``rjdraftfirst`` with ``:status``, ``:audit``,
+  ``:decision``). FAIL OPEN. Alice rejects the agent's ``draft``: ``E_ILLEGAL_TRANSITION:
+  alice@example.com set status rejected (from draft) ...; ignored``; the agent sets that
+  very version ``pending_approval``, the controller freezes it and Bob's approval runs it.
+  SPEC §4's list of human transitions has no ``draft -> rejected``, so this is the letter of
+  the SPEC; but a plan ADDED ``rejected`` is rejected (fix117s) and "a doubtful withdrawal
+  counts": an approver's rejection of a draft is a genuine withdrawal that counts nothing.
+- **withdrawn-version-copy-shown-waiting** (7 ids: ``cpslug``, ``cpfull``, ``cpresp``,
+  ``cplegacy``, ``cpmd``, ``cpdeep``, ``sqcarol`` with ``:copyrow``). Surface: a frozen copy
+  (new slug, respelled, legacy ``${...}``, a converted ``PLAN.md``, a move) of a version an
+  approver vetoed reads ``pending_approval - waiting for an approval`` in ``status`` until
+  an approval is refused ``E_VERSION_WITHDRAWN``; MCP ``submit`` refuses the same copy at
+  once (round 118). Nothing runs (every ``:code`` holds).
+
+What held (fresh-clone audit agreeing each time): an approver's rejection brought back by
+the agent's ``git revert`` (also rebase-merged by the forge), an evil merge resolving the
+plan back to ``pending_approval`` (agent, Bob or Mallory merging; Bob's merge resolving to
+``approved``), a branch forked before the rejection merged back, a rename ``PLAN.yml`` ->
+``PLAN.yaml``, a move into ``plans/deep/a`` as ``PLAN.yaml``, a delete and re-add, a copy at
+a new slug as the same bytes, the whole frozen file, flow style with keys reordered and
+comments/``created``/``metadata`` changed, legacy ``${inputs.who}``, a ``PLAN.md`` converted
+by the daemon (all ``E_VERSION_WITHDRAWN``), a PR rejection then a move on the PR; Alice's
+rejection with a content edit then reverted; ``rejected`` written quoted, with a comment,
+in flow style, in a CR LF file; one-push sequences (Carol rejects + Bob approves; rejects,
+pending, approves; Alice rejects then approves); an edit to v2 or ``draft`` after a
+rejection; a squash by Carol with the rejection then copied; quorum: the author's or the
+voter's own rejection between votes; aborts: the author's at a gate, Carol's reverted by the
+agent in the same push, Carol's rebase-merged, one before the first approval ran, the
+author's of a ``failed`` plan (no resume); not entitled and ignored, the plan running once:
+Mallory's rejection, after writing a ``NOTES.md`` in the folder or a YAML comment, the
+forge's web rejection, Mallory's vote-time rejection in a quorum, her gate abort, her abort
+of a failed plan, her copy added ``rejected``; ``show`` of withdrawn plans whose file says
+``approved`` (a WARNING line names the ignored change); ``check --as bob`` of a copy of a
+vetoed version (``refuse``, ``E_VERSION_WITHDRAWN``), of a rejected plan re-approved, of a
+rejection or an abort followed by Bob's approval on the PR (``none``), control ``start``.
+Documented and asserted as such: Carol's ``aborted`` of a pending plan is ignored
+(``abpend`` runs).
+
+Not tried: ``identity: committer``, ``require_signed`` (signatures), remote mode and the
+daemon, MCP ``submit`` as the copier in the first class (its commit is the agent's like any
+copy here), the web page's view of these plans.
 """
 
 from __future__ import annotations
@@ -191,6 +297,8 @@ WANT: dict[str, tuple[int, set[str]]] = {
     "davcase": REJ,  # control: Dave rejects as DAVE@EXAMPLE.COM (no copy); Bob approves
     "davcli": REJ,  # the agent copies Dave's plan; Dave runs `plangate reject`; Bob approves
     "davcli0": REJ,  # control: Dave runs `plangate reject` on his plan (no copy); Bob
+    "coedit": REJ,  # the agent's plan; Dave edits it (v2); the agent rejects v2; Bob
+    "coedit2": REJ,  # Dave's plan; the agent edits it (v2); Dave rejects v2; Bob
     "davmv": REJ,  # control: the agent `git mv`s Dave's plan (bytes kept); Dave rejects; Bob
     "davmd": REJ,  # control: Dave's PLAN.md converted by the daemon; Dave rejects; Bob
     "davlegacy": REJ,  # control: Dave's `${...}` plan rewritten at freeze; Dave rejects; Bob
@@ -206,7 +314,7 @@ DAVE = ("Dave", "dave@example.com")
 #: plans Dave (a human author, no approver) writes in pass A
 DAVES = {"davundo", "davreadd", "davcopy", "davab", "davself", "davcopydel", "davmerged"}
 DAVES |= {"davcpcarol", "davrjcp", "qdav", "davcase", "davcli", "davcli0", "davmv", "davmd"}
-DAVES |= {"davlegacy"}
+DAVES |= {"davlegacy", "coedit2"}
 #: vids whose gated action 2 counts separately (its tag ``<vid>-2``): runs wanted
 GATE2 = {"gateab": 0, "gateabm": 1, "gateabrev": 0, "gateabrb": 0, "davab": 0}
 VIDS = list(WANT)
@@ -410,6 +518,9 @@ def _build(root: Path) -> Lab:
     for v in ("qdav", "davcli"):
         lab.write(f"{v}-2", original[v])
         lab.commit(f"agent: a copy of {v}", AGENT)
+    for v, who in (("coedit", DAVE), ("coedit2", AGENT)):
+        lab.write(v, lab.read(v).replace(f'tag: "{v}"', f'tag: "{v}"\n      v: 2'))
+        lab.commit(f"{who[0]}: v2 of {v}", who)
     lab.git("mv", "plans/carolmv", "plans/carolmv-moved")
     lab.commit("agent: a better name", AGENT)
     lab.git("mv", "plans/davmv", "plans/davmv-moved")
@@ -509,6 +620,8 @@ def _build(root: Path) -> Lab:
         setc(v, "rejected", DAVE)
     setc("davmv-moved", "rejected", DAVE)
     setc("qdav", "rejected", DAVE)
+    setc("coedit", "rejected", AGENT)
+    setc("coedit2", "rejected", DAVE)
     setc("davcase", "rejected", ("DAVE", "DAVE@EXAMPLE.COM"))
     got["cli"] = {}
     for v in ("davcli", "davcli0"):
@@ -555,7 +668,7 @@ def _build(root: Path) -> Lab:
     setc("undoself", "rejected", AGENT)
     setc("davab", "aborted", DAVE)
     setc("qdav", "approved", CAROL)
-    for v in ("davcase", "davcli", "davcli0"):
+    for v in ("davcase", "davcli", "davcli0", "coedit", "coedit2"):
         setc(v, "approved", BOB)
     for v in (
         "davself",
@@ -710,6 +823,14 @@ IDS += [f"{v}:self" for v in SELF]
 CLS_COPY = "author-withdrawal-lost-to-another-copy"
 CLS_ROW = "withdrawn-version-copy-shown-waiting"
 CLS_DRAFT = "draft-rejection-ignored"
+CLS_COEDIT = "plan-author-loses-withdrawal-to-coeditor"
+_WHY_COEDIT = (
+    "the plan's writer rejects it after another person edited it (v2 frozen): the agent "
+    "after Dave's one-param edit, Dave after the agent's: E_APPROVER_NOT_ALLOWED ('only an "
+    "allowed approver or an author of the plan may'), ignored; Bob's approval runs v2. "
+    "docs/approvals.md gives the right to a version's producers; SPEC §4 to an author of "
+    "the plan"
+)
 #: the author's withdrawal ignored once someone else also made the content (a copy elsewhere,
 #: an undo to it, a re-add): the version then runs on an allowed approver's approval
 LOST = ["undoauth", "readdm", "copystrip", "davundo", "davreadd", "davcopy", "davab"]
@@ -735,6 +856,11 @@ _WHY_DRAFT = (
     "runs it; a plan ADDED `rejected` is rejected, a draft rejected is not"
 )
 _SEEN: dict[str, tuple[str, str]] = {
+    **{
+        f"{v}{k}": (CLS_COEDIT, _WHY_COEDIT)
+        for v in ("coedit", "coedit2")
+        for k in ("", ":status", ":audit", ":decision")
+    },
     **{f"rjdraftfirst{k}": (CLS_DRAFT, _WHY_DRAFT) for k in ("", ":status", ":audit", ":decision")},
     **{
         f"{v}{k}": (CLS_COPY, _WHY_COPY)

@@ -13,7 +13,7 @@ D: Bob (Carol for a quorum) approves what must stay stopped. E, F: Bob approves 
 reads ``pending_approval``. Then a fresh-clone ``audit --json`` (no config), ``show``, and
 ``check --as bob`` on five pull-request branches.
 
-Ids (388, 66 variants): ``<vid>`` (``rec`` calls of the vid's tag, copies included: 0 for a
+Ids (388, 71 variants): ``<vid>`` (``rec`` calls of the vid's tag, copies included: 0 for a
 withdrawn plan, 1 for a control; gates: action 1 once, the gated action per ``GATE2``),
 ``<vid>:status`` (the status row), ``<vid>:audit`` (valid starts in the fresh-clone audit),
 ``<vid>:agree`` (it calls valid exactly the starts the controller committed),
@@ -27,7 +27,7 @@ withdrawn plan, 1 for a control; gates: action 1 once, the gated action per ``GA
 refused ``E_SELF_APPROVAL``), ``davcli*:cli`` (``plangate reject`` by the author commits),
 ``check:*``, ``passes`` (every ``run --once`` exited 0).
 
-Seen (round 119: 388 ids, 320 passed, 68 xfailed; about 45-100 s wall alone with -n 1),
+Seen (round 119: 388 ids, 320 passed, 68 xfailed; about 65 s wall alone with -n 1),
 4 classes:
 
 - **author-withdrawal-lost-to-another-copy** (49 ids: ``undoauth``, ``readdm``,

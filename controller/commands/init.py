@@ -35,6 +35,9 @@ approval:
   allow_self_approval: false
 tools:
   echo: {{kind: echo, description: "Returns its params"}}
+# For `plangate mcp` (docs/agents.md): the identity an agent's submissions are committed as.
+# agent:
+#   identity: {{name: "Example Agent", email: example-agent@plangate.invalid}}
 """
 
 

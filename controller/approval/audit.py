@@ -103,6 +103,9 @@ class Execution:
     aborted_by: str | None = None
     #: the recorded policy the approval was judged by (the start's ``Policy-Hash:``)
     policy_hash: str | None = None
+    #: the plan's authors as the approval was judged (none of them may approve it, SPEC §5):
+    #: who wrote it, seen by an auditor without reading every commit (a user's trial)
+    authors: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -344,6 +347,7 @@ class Auditor:
                 withdrawn=self.index.withdrawn if self.index is not None else None,
             )
         execution.approval_kind = request.kind.value
+        execution.authors = sorted(request.changers)
         execution.approved_at = _iso(request.commit_time)
         execution.approver = verdict.approver if verdict.outcome == "start" else None
         execution.approver = execution.approver or verdict.decision.approver

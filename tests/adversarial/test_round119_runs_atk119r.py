@@ -229,6 +229,32 @@ OUT: dict[str, dict[str, Any]] = {
         "outputs": [{"name": "v", "path": "$.json.v"}],
     },
     "a-retry": {"retry": True, "p2": {}, "outputs": []},
+    "a-ls": {
+        "out": _j({"v": "a\u2028b\u0085c\rd"}),
+        "p2": {"v": R1},
+        "want": {"v": "a\u2028b\u0085c\rd"},
+    },
+    "a-merge": {
+        "out": _j({"v": {"<<": {"a": 1}, "*x": "&y", "? k": "- v"}}),
+        "p2": {"v": R1},
+        "want": {"v": {"<<": {"a": 1}, "*x": "&y", "? k": "- v"}},
+    },
+    "a-date": {
+        "out": _j({"v": {"2026-01-01": "12:30:00", "null": "~", "0x1F": "1e3"}}),
+        "p2": {"v": R1},
+        "want": {"v": {"2026-01-01": "12:30:00", "null": "~", "0x1F": "1e3"}},
+    },
+    "a-dup": {
+        "out": b'{"v": {"a": 1, "a": 2}}\n',
+        "p2": {"v": R1},
+        "fail1": "E_TOOL_OUTPUT_INVALID",
+    },
+    "a-big": {
+        "out": b'{"v": 1152921504606846976}\n',
+        "p2": {"v": R1},
+        "fail1": "E_TOOL_OUTPUT_INVALID",
+    },
+    "a-deeper": {"out": _j({"v": _deep(150)}), "p2": {"v": R1}, "fail1": "E_TOOL_OUTPUT_INVALID"},
 }
 AV = list(OUT)
 
@@ -301,6 +327,18 @@ HOOKS: dict[str, str] = {
     "git('add', '-A')\ngit('commit', '-q', '-m', 'agent: approve gate early')\n",
     "c-logo": "put('plans/a-ref/EXECUTION_LOG.md', '# FORGED a-ref log\\n')\n"
     "git('add', '-A')\ngit('commit', '-q', '-m', 'agent: other log')\n",
+    "c-rerun": "r = subprocess.run([sys.executable, '-m', 'controller', 'run', '--once',"
+    " '--config', os.environ['T_CFG']], capture_output=True, text=True, env=env)\n"
+    "put(os.path.join(d, 'nested-c-rerun'), json.dumps([r.returncode, r.stderr[-1500:]]))\n",
+    "c-take": "r = subprocess.run([sys.executable, '-m', 'controller', 'run', '--once',"
+    " '--take-over', '--config', os.environ['T_CFG']], capture_output=True, text=True, env=env)\n"
+    "put(os.path.join(d, 'nested-c-take'), json.dumps([r.returncode, r.stderr[-1500:]]))\n",
+    "c-rogue": "cfg = open(os.environ['T_CFG']).read().replace('state_dir: ', 'state_dir: ' "
+    "+ os.path.join(d, 'rogue-state') + ' #', 1)\n"
+    "put(os.path.join(d, 'rogue.yml'), cfg)\n"
+    "r = subprocess.run([sys.executable, '-m', 'controller', 'run', '--once', '--config',"
+    " os.path.join(d, 'rogue.yml')], capture_output=True, text=True, env=env)\n"
+    "put(os.path.join(d, 'nested-c-rogue'), json.dumps([r.returncode, r.stderr[-1500:]]))\n",
     "c-pol": "put('.plangate/policy.json', '{\"approvers\": [\"agent@example.com\"]}\\n')\n"
     "git('add', '-A')\ngit('commit', '-q', '-m', 'agent: policy')\n",
 }
@@ -540,6 +578,7 @@ def _build(root: Path) -> Lab:
             "T_REPO": str(lab.repo),
             "T_HOME": str(lab.home),
             "T_GCFG": str(lab.root / "gitconfig"),
+            "T_CFG": str(lab.config),
         }
     )
     lab.env()
@@ -688,6 +727,9 @@ def _build(root: Path) -> Lab:
             _approve(lab, x, f"approve gate {x}")
             _pass(lab, f"{x}-gate")
         _pass(lab, f"{x}-end")
+    for x in ("c-rerun", "c-take", "c-rogue"):
+        with contextlib.suppress(OSError, ValueError):
+            seen[f"{x}:nested"] = json.loads((d / f"nested-{x}").read_text())
     seen["killed"] = (d / "killed.log").read_text() if (d / "killed.log").exists() else ""
     seen["calls"] = _rows(d)
     seen["rows"] = lab.rows()
@@ -757,7 +799,8 @@ def _codes(g: dict[str, Any], x: str) -> str:
 #: calls of actions 1, 2, 3 at the end
 ONCE = {x: (1, 1, 1) for x in ALL}
 for _x in ("a-nulargv", "a-stridx", "a-dictidx", "a-listkey", "a-boolidx", "a-huge", "a-trl",
-           "a-trlsep", "a-trlcr", "a-exitjson", "c-abort", "k1", "kd"):  # fmt: skip
+           "a-trlsep", "a-trlcr", "a-exitjson", "c-abort", "k1", "kd", "a-dup",
+           "a-big", "a-deeper"):  # fmt: skip
     ONCE[_x] = (1, 0, 0)
 for _x in ("a-rec", "k2", "kc", "kl", "kw", "kf", "kb", "kt", "kg", *GV):
     ONCE[_x] = (1, 1, 0)
@@ -778,6 +821,9 @@ FINAL.update(
         "a-trlsep": ("failed", (1, "E_TOOL_FAILED")),
         "a-trlcr": ("failed", (1, "E_TOOL_FAILED")),
         "a-exitjson": ("failed", (1, "E_TOOL_FAILED")),
+        "a-dup": ("failed", (1, "E_TOOL_OUTPUT_INVALID")),
+        "a-big": ("failed", (1, "E_TOOL_OUTPUT_INVALID")),
+        "a-deeper": ("failed", (1, "E_TOOL_OUTPUT_INVALID")),
         "c-abort": ("aborted", None),
         "k1": ("failed", (1, "E_ACTION_IN_DOUBT")),
         "kd": ("aborted", None),
@@ -1120,6 +1166,24 @@ def test_fallback_and_verify_crash(L: dict[str, Any]) -> None:
     again, the poll is, and the plan completes."""
     assert _n(L, "kfb-2.1") == 1 and _n(L, "kfb-2") == 1
     assert _n(L, "kv-v") == 2 and _n(L, "kv-2") == 1 and _status(L, "kv") == "completed"
+
+
+@pytest.mark.parametrize("x", cases(["c-rerun", "c-take"], ["c-rerun", "c-take"], {}))
+def test_nested_pass_locked(L: dict[str, Any], x: str) -> None:
+    """The tool starts a second ``plangate run --once`` (``--take-over`` too) on the
+    controller's own config while the controller runs it: ``E_LOCKED``, exit 2, nothing of
+    the plan run twice."""
+    rc, err = L[f"{x}:nested"]
+    assert rc == 2 and "E_LOCKED" in err, (rc, err[-600:])
+
+
+def test_rogue_controller_runs_nothing(L: dict[str, Any]) -> None:
+    """The tool starts its own controller on the same repository and catalog with a state
+    directory of its own while the plan runs: it runs nothing of the plan (it was started by
+    another controller) and the real run goes on: each action once."""
+    _rc, err = L["c-rogue:nested"]
+    assert "Traceback" not in err, err[-800:]
+    assert [_n(L, f"c-rogue-{i}") for i in (1, 2, 3)] == [1, 1, 1]
 
 
 def test_ctl_own_files(L: dict[str, Any]) -> None:

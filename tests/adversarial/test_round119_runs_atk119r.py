@@ -55,6 +55,14 @@ def put(rel, text):
         f.write(text)
 def get(rel):
     return open(os.path.join(repo, rel), newline="").read()
+def withdraw(rel, new):
+    text = get(rel)
+    for old in ("  status: executing", "  status: approved"):
+        if old in text.split("\napproval:")[0]:
+            put(rel, text.replace(old, "  status: " + new, 1))
+            break
+    git("add", "-A")
+    git("commit", "-q", "-m", "agent: withdraw " + rel)
 if m == "flaky":
     n = count()
     record()
@@ -339,10 +347,18 @@ HOOKS: dict[str, str] = {
     "r = subprocess.run([sys.executable, '-m', 'controller', 'run', '--once', '--config',"
     " os.path.join(d, 'rogue.yml')], capture_output=True, text=True, env=env)\n"
     "put(os.path.join(d, 'nested-c-rogue'), json.dumps([r.returncode, r.stderr[-1500:]]))\n",
+    "q-a": "put('plans/q-b/PLAN.yml', get('plans/q-b/PLAN.yml').replace('q-b-2\"}', "
+    "'q-b-EVIL\"}'))\ngit('add', '-A')\ngit('commit', '-q', '-m', 'agent: tweak q-b')\n",
+    "q-c": "withdraw('plans/q-d/PLAN.yml', 'rejected')\n",
+    "q-g": "withdraw('plans/q-h/PLAN.yml', 'aborted')\n",
+    "q-e": "old = get('plans/q-f/PLAN.yml')\ngit('rm', '-q', '-r', 'plans/q-f')\n"
+    "git('commit', '-q', '-m', 'agent: drop q-f')\n"
+    "put('plans/q-f/PLAN.yml', old.replace('q-f-2\"}', 'q-f-EVIL\"}'))\n"
+    "git('add', '-A')\ngit('commit', '-q', '-m', 'agent: q-f again')\n",
     "c-pol": "put('.plangate/policy.json', '{\"approvers\": [\"agent@example.com\"]}\\n')\n"
     "git('add', '-A')\ngit('commit', '-q', '-m', 'agent: policy')\n",
 }
-CV = list(HOOKS)
+CV = [x for x in HOOKS if not x.startswith("q-")]
 GATED = {"c-gate", "kg"}
 
 #: crash variants: the tool (action ``kill_at``) SIGKILLs the controller mid-action; then
@@ -394,7 +410,11 @@ UPD: dict[str, tuple[str, str]] = {
 }
 UV = list(UPD)
 UGATED = {"u-pb", "u-pa", "u-gb", "u-ga"}
-ALL = AV + CV + KV + GV + UV
+#: one tool's commit changes ANOTHER plan, approved in the same commit and queued in the
+#: same pass: q-a edits q-b's action 2 (tag ``q-b-EVIL``), q-c rejects q-d (the agent is
+#: its author: a withdrawal), q-e deletes q-f's folder and adds it back with the evil tag
+QV = ["q-a", "q-b", "q-c", "q-d", "q-e", "q-f", "q-g", "q-h"]
+ALL = AV + CV + KV + GV + UV + QV
 
 GITWRAP = """#!/bin/sh
 if [ "$1" = "update-ref" ] && [ -f "{spec}" ]; then
@@ -601,6 +621,8 @@ def _build(root: Path) -> Lab:
         lab.write(x, _gate_plan(x))
     for x in UV:
         lab.write(x, _upd_plan(x))
+    for x in QV:
+        lab.write(x, _hook_plan(x) if x in HOOKS else _upd_plan(x))
     lab.commit("agent: plans")
     _pass(lab, "freeze")
     seen["frozen"] = {x: _main_plan(lab, x).get("plan", {}).get("status") for x in ALL}
@@ -694,6 +716,13 @@ def _build(root: Path) -> Lab:
         seen[f"{x}:after_replay"] = _main_plan(lab, x).get("plan", {}).get("status")
         seen[f"{x}:calls_replay"] = [r["t"] for r in _rows(d) if r["t"].startswith(f"{x}-")]
         _tidy(lab)
+    # -- tools that change other plans queued in the same pass
+    for x in QV:
+        lab.set_status(x, "approved")
+    lab.commit("approve q plans", ALICE)
+    seen["Q:pass"] = _pass(lab, "Q")
+    _pass(lab, "Q2")
+    seen["Q:order"] = [r["t"] for r in _rows(d) if r["t"].startswith("q-")]
     # -- a crash at the controller's branch moves
     import os
     import shutil
@@ -806,7 +835,7 @@ for _x in ("a-rec", "k2", "kc", "kl", "kw", "kf", "kb", "kt", "kg", *GV):
     ONCE[_x] = (1, 1, 0)
 ONCE.update({"a-retry": (2, 1, 1), "ki": (1, 2, 1), "kr": (1, 2, 1), "kre": (1, 2, 0)})
 ONCE.update({"u-fb": (1, 1, 0), "u-fa": (1, 1, 0), "kda": (1, 0, 0)})
-ONCE.update({"kpi": (2, 1, 0)})
+ONCE.update({"kpi": (2, 1, 0), "q-d": (0, 0, 0), "q-h": (0, 0, 0)})
 for _x in ("kd2", "ks", "kq", "kx", "kp", "kfb"):
     ONCE[_x] = (1, 1, 0)
 
@@ -828,6 +857,8 @@ FINAL.update(
         "k1": ("failed", (1, "E_ACTION_IN_DOUBT")),
         "kd": ("aborted", None),
         "kd2": ("aborted", None),
+        "q-d": ("aborted", None),
+        "q-h": ("aborted", None),
         "kp": ("failed", (1, "E_ACTION_IN_DOUBT")),
         "kfb": ("failed", ("2.1", "E_ACTION_IN_DOUBT")),
         "kda": ("aborted", None),
@@ -1184,6 +1215,15 @@ def test_rogue_controller_runs_nothing(L: dict[str, Any]) -> None:
     _rc, err = L["c-rogue:nested"]
     assert "Traceback" not in err, err[-800:]
     assert [_n(L, f"c-rogue-{i}") for i in (1, 2, 3)] == [1, 1, 1]
+
+
+def test_queued_plan_edit_never_runs(L: dict[str, Any]) -> None:
+    """A tool's commit that edits (``q-a``) or deletes and re-adds (``q-e``) another plan
+    already started in the same pass, before its first action: the frozen version runs, the
+    agent's ``EVIL`` tag never reaches a tool."""
+    assert not [r for r in L["calls"] if "EVIL" in r["t"]], L["Q:order"]
+    assert [_n(L, f"q-b-{i}") for i in (1, 2, 3)] == [1, 1, 1]
+    assert [_n(L, f"q-f-{i}") for i in (1, 2, 3)] == [1, 1, 1]
 
 
 def test_ctl_own_files(L: dict[str, Any]) -> None:

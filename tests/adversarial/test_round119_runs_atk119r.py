@@ -1,5 +1,117 @@
-"""Round 119 (runs, atk119r): tool outputs, crashes, mid-run commits by the tool, gates
-answered twice. (Full account below, being written.)"""
+"""Round 119 (runs, atk119r): what an agent that writes the shared checkout and whose tools'
+outputs the controller reads can do to "an approved plan runs exactly as frozen, each action
+at most once, and git history alone proves what ran". Local mode, ``run --once`` passes.
+
+Lab ``L`` (one build, module scope, 97 plans): exec tool ``t119`` (and ``ti``, the same
+script marked ``idempotent``; ``tv``, idempotent and ``risk: low`` for verify polls). Modes:
+``rec`` records; ``out`` prints a crafted stdout/stderr/exit code; ``hook`` plays a git
+attack on the shared repository as the agent, then records; ``kill`` records and SIGKILLs
+its parent, the controller (once per tag); ``flaky``/``flakykill`` fail the first call;
+``slow`` sleeps 2 s. ``calls.log`` (one line per call with its params and idempotency key) is
+the ground truth. Every plan has actions ``x-1``, ``x-2``, ``x-3``. Families and passes:
+
+- ``a-*`` (outputs, 35 plans, approved in one commit, one pass): action 1 prints the output,
+  action 2 takes ``$<actions[1].outputs.v>`` (whole or inside a string). Values that look like
+  references (``$<inputs.k>``, ``$<secrets.TOK>``, ``${inputs.k}``, ``$$<inputs.k>``, a later
+  action's or its own result, object KEYS shaped so), ints/objects/null/lists whole and
+  embedded, a NUL (to stdin; to an argv element), indexes into the wrong type (``v[0]`` on a
+  string, a mapping, a boolean; ``v['0']`` on a list), invalid UTF-8 with a NUL on stdout,
+  3 MB, 90 and 150 levels deep, a record-shaped output (``id: 3, status: succeeded``), stderr
+  forging trailers (``Plan-Status: completed``/``Approved-By: mallory`` after a blank line,
+  after U+2028, after lone CRs), exit 1 with ``{"exit_code": 0}`` on stdout, a flaky retry,
+  U+2028/NEL/CR in values, YAML-significant keys (``<<``, ``*x``, ``? k``), timestamp- and
+  number-like strings, a duplicate key, an integer past 2^53.
+- ``c-*`` (the tool commits during action 1, one plan per pass, then the owner tidies):
+  a note; a forged EXECUTION_LOG.md; an ``execution:`` block saying all succeeded; status
+  ``completed``; the author's ``aborted``; a ``plangate: complete`` under the controller's
+  name; ``--amend`` of the start commit; ``reset --hard HEAD~1`` (the start erased; both then
+  restored by the owner from the reflog); ``git revert`` of the start; ``git rm -r`` and
+  ``git mv`` of its own folder (Alice then approves the moved copy); ``refs/heads/main.lock``
+  left behind; ``approved`` set over ``executing`` (also with a gate on action 2); a forged log
+  of another, finished plan; ``.plangate/policy.json`` rewritten; a nested ``plangate run
+  --once`` (and ``--take-over``) on the controller's config; a rogue controller on the same
+  repository with a state directory of its own.
+- ``k*`` (crashes: the tool SIGKILLs the controller mid-action, then a recovery pass): in
+  action 1 or 2; idempotent (re-run once); a human resume after the doubt; an agent note
+  committed in flight; ``index.lock`` left by the dying pass; an uncommitted plan edit, a
+  forged ``completed`` + log, a forged ``plangate: complete``, the agent's ``approved``,
+  Alice's ``approved`` (``kx``) committed before the restart; an abort by the agent or Alice
+  before the restart (``kd``, ``kd2``, ``kda``); at a gate; ``on_failure: skip`` and
+  ``retry`` on the doomed action; a retry's second try killed; two ``needs: []`` actions in
+  flight (the other plain or idempotent); a fallback step killed; an idempotent verify poll
+  killed.
+- ``u-*`` (a crash at the controller's own branch moves: a ``git`` first on the
+  controller's PATH SIGKILLs it at the ``update-ref`` of its start, pause, resume start,
+  complete or fail commit, before or after the ref moved).
+- ``g-*`` (gates answered twice: the agent's revert of the gate-3 pause; Bob's second answer
+  of gate 2 on a branch merged after Alice's; the agent's cherry-pick of her gate-2 answer
+  onto the gate-3 pause).
+- ``q-*`` (one tool's commit changes ANOTHER plan approved in the same commit, whose start the
+  controller already committed in the same pass: its action 2 edited to ``EVIL``; deleted and
+  re-added edited; withdrawn by its author, ``rejected`` or ``aborted``).
+
+Ids: ``once[x]`` (calls per action at the end), ``final[x]`` (status row and PLAN.yml; the
+failing action's code), ``audit[x]`` (fresh-clone audit: as many valid executions as
+approvals acted on), ``trailers[x]`` (git's own parse of every controller commit: one
+``Plan:``, a ``Plan-Status:`` matching its event, ``Approved-By:`` Alice's or Bob's),
+``log_tells_the_record[x]`` (the controller's last EXECUTION_LOG.md: text to git, no forged
+byte, header and action statuses as its PLAN.yml says), ``no_action_left_running[x]``
+(terminal plans), ``data_stays_data[a-*]``, ``surprising_types_refused[a-*]``,
+``killed_at_branch_move[u-*]``, ``audit_flags_agent_writes[*]`` and single checks.
+
+Seen (round 119, 644 ids, ~70-140 s wall on 1 worker under load): 640 passed, 4 xfailed
+(strict), two classes.
+
+**abort-after-crash-records-running** (3 ids: ``no_action_left_running[kd,kd2,kda]``): the
+controller SIGKILLed mid-action (action 1, or action 2 after 1 succeeded); before the
+restart the plan's author (the agent) or Alice commits ``status: aborted``. The restart
+honours the abort (``plangate: abort``, nothing more runs, the killed action is never called
+again) but the committed record says the killed action is still ``running``: PLAN.yml
+``execution.actions[0].status: running`` (no error) under ``execution.status: aborted``,
+EXECUTION_LOG.md "**Status:** ⏳ running" and the graph node "⏳ running". Without the abort
+(``k1``, ``k2``) the same action is ``in_doubt`` with ``E_ACTION_IN_DOUBT`` and "its tool
+process ... was still running and was stopped; it may or may not have taken effect".
+SPEC §6/§7: an action that started with no recorded end is in doubt, and the log must tell
+what ran; a terminal record claiming a running action hides that the tool ran.
+
+**amended-start-hold-misexplained** (1 id: ``rewrite_hold_named[c-amend]``): the tool's
+``git commit --amend --no-edit`` of the controller's start commit (author kept ``plangate``,
+committer the agent) mid-run: the run stops before action 2 (held) and resumes once the
+owner restores the erased tip, as docs/approvals.md "A rewritten branch" says; but while held
+``plangate status`` names no ``E_HISTORY_REWRITTEN`` (the ``reset`` variant does: "a rewrite
+of the branch erased the controller's commits of this plan ...; restore them or delete the
+plan"). It says "waiting: its run was last started by <amend> under the controller's name, a
+commit this controller did not make ...: another controller or a lost key ... Stop the other
+controller ..., or restore the commit.key of the state directory that made the commit", a
+cause and remedy that do not apply (one controller, its key intact); the notes add
+``E_ILLEGAL_TRANSITION: plangate@localhost set status executing (from pending_approval)``.
+
+Held: output values and keys that read like references reach the next tool verbatim, never
+resolved again (no secret value anywhere in calls or history); wrong-type indexes fail
+``E_REF_UNAVAILABLE`` before the tool; a NUL for argv ``E_PARAMS_INVALID``; a NUL or invalid
+UTF-8 keeps EXECUTION_LOG.md text; oversize output is cut and not read as JSON
+(``E_OUTPUT_MISSING``); duplicate keys, 2^60, 150 levels ``E_TOOL_OUTPUT_INVALID``; YAML-
+significant keys and U+2028/NEL/CR keep PLAN.yml valid; stderr never becomes a trailer; a
+retry reuses the idempotency key; every crash point (mid-action, in parallel, in a fallback,
+in a verify poll, before/after each ``update-ref``) re-runs nothing non-idempotent, commits
+each record once and leaves the checkout clean; the agent's forged ``completed``, log,
+``plangate: complete`` or ``approved`` before the restart change nothing and are flagged by
+the audit (``illegal``, ``log-changed``, ``controller-unexplained``, ``owned-block-changed``,
+``policy-changed``); ``reset``/``amend`` of the start hold the run (nothing more runs) until
+the tip is restored; ``revert`` of the start, ``rm``/``mv`` of the folder: the run ends once,
+where it started, the moved copy ``E_ALREADY_EXECUTED``; a ref lock or index lock: ``E_GIT``,
+the outcome waits; a nested pass ``E_LOCKED``; a rogue controller with its own state
+directory ``E_STORAGE``, runs nothing; the author's withdrawal of a queued, already started
+plan committed by another plan's tool stops it before its first action (``aborted``); an
+edit of a queued plan never runs; replayed, reverted and doubled gate answers open nothing.
+
+Suspected, not confirmed: ``killed_at_branch_move[u-sb]`` failed once in six full runs
+(output lost; not reproduced in the next five): a crash right before the start's
+``update-ref`` may rarely leave a different commit sequence or a dirty checkout.
+
+Not tried: remote mode (a tool pushing), the daemon's watcher (only ``run --once``), ``on_failure:
+ask`` answered twice, nested plans, http and python tools.
+"""
 
 from __future__ import annotations
 

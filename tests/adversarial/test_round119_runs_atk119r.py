@@ -2,7 +2,7 @@
 outputs the controller reads can do to "an approved plan runs exactly as frozen, each action
 at most once, and git history alone proves what ran". Local mode, ``run --once`` passes.
 
-Lab ``L`` (one build, module scope, 97 plans): exec tool ``t119`` (and ``ti``, the same
+Lab ``L`` (one build, module scope, 99 plans): exec tool ``t119`` (and ``ti``, the same
 script marked ``idempotent``; ``tv``, idempotent and ``risk: low`` for verify polls). Modes:
 ``rec`` records; ``out`` prints a crafted stdout/stderr/exit code; ``hook`` plays a git
 attack on the shared repository as the agent, then records; ``kill`` records and SIGKILLs
@@ -45,7 +45,8 @@ the ground truth. Every plan has actions ``x-1``, ``x-2``, ``x-3``. Families and
   complete or fail commit, before or after the ref moved).
 - ``g-*`` (gates answered twice: the agent's revert of the gate-3 pause; Bob's second answer
   of gate 2 on a branch merged after Alice's; the agent's cherry-pick of her gate-2 answer
-  onto the gate-3 pause).
+  onto the gate-3 pause; the same two for an ``on_failure: ask`` pause, ``g-ask*``: one
+  answer, one retry).
 - ``q-*`` (one tool's commit changes ANOTHER plan approved in the same commit, whose start the
   controller already committed in the same pass: its action 2 edited to ``EVIL``; deleted and
   re-added edited; withdrawn by its author, ``rejected`` or ``aborted``).
@@ -59,7 +60,7 @@ byte, header and action statuses as its PLAN.yml says), ``no_action_left_running
 (terminal plans), ``data_stays_data[a-*]``, ``surprising_types_refused[a-*]``,
 ``killed_at_branch_move[u-*]``, ``audit_flags_agent_writes[*]`` and single checks.
 
-Seen (round 119, 644 ids, ~70-140 s wall on 1 worker under load): 640 passed, 4 xfailed
+Seen (round 119, 654 ids, ~90-160 s wall on 1 worker under load): 650 passed, 4 xfailed
 (strict), two classes.
 
 **abort-after-crash-records-running** (3 ids: ``no_action_left_running[kd,kd2,kda]``): the
@@ -105,12 +106,12 @@ directory ``E_STORAGE``, runs nothing; the author's withdrawal of a queued, alre
 plan committed by another plan's tool stops it before its first action (``aborted``); an
 edit of a queued plan never runs; replayed, reverted and doubled gate answers open nothing.
 
-Suspected, not confirmed: ``killed_at_branch_move[u-sb]`` failed once in six full runs
-(output lost; not reproduced in the next five): a crash right before the start's
-``update-ref`` may rarely leave a different commit sequence or a dirty checkout.
+Suspected, not confirmed: nothing beyond the two classes (the bench's own assumption that a
+plan's freeze is one batched commit was wrong: the controller batches freezes as it chooses,
+sometimes one plan per commit; ``killed_at_branch_move`` now skips freeze commits).
 
-Not tried: remote mode (a tool pushing), the daemon's watcher (only ``run --once``), ``on_failure:
-ask`` answered twice, nested plans, http and python tools.
+Not tried: remote mode (a tool pushing), the daemon's watcher (only ``run --once``), nested
+plans, http and python tools.
 """
 
 from __future__ import annotations
@@ -505,7 +506,7 @@ KILL: dict[str, dict[str, Any]] = {
 }
 KV = list(KILL)
 #: gates answered twice: actions 2 and 3 both gated
-GV = ["g-rv", "g-twob", "g-pick"]
+GV = ["g-rv", "g-twob", "g-pick", "g-askpick", "g-asktwob"]
 #: a crash at the controller's own branch moves (a ``git`` first on the controller's PATH
 #: kills it at the ``update-ref`` of the commit with this subject, before or after it ran)
 UPD: dict[str, tuple[str, str]] = {
@@ -563,6 +564,12 @@ def _upd_plan(x: str) -> str:
 
 def _gate_plan(x: str) -> str:
     gate = "    requires_approval: true\n"
+    if "-ask" in x:  # action 2 always fails, on_failure: ask (each answer retries it once)
+        return _plan(
+            x,
+            _act(1, "t119", "rec", f"{x}-1", {}),
+            _act(2, "t119", "fail", f"{x}-2", {}, "    on_failure: ask\n"),
+        ).replace("  - name: tv\n", "  - name: tv\n")
     return (
         f'plan:\n  name: "{x}"\n  task: "atk119r {x}"\n  status: pending_approval\n'
         "available_tools:\n  - name: t119\nactions:\n"
@@ -798,20 +805,26 @@ def _build(root: Path) -> Lab:
         seen[f"{x}:appr"] = _approve(lab, x)
         _pass(lab, f"{x}-1")
         seen[f"{x}:paused2"] = _main_plan(lab, x).get("plan", {}).get("status")
-        if x == "g-twob":  # Bob answers the same gate on a branch, merged after Alice's answer
-            lab.git("checkout", "-q", "-b", "gate-b")
+        if x in (
+            "g-twob",
+            "g-asktwob",
+        ):  # Bob answers the same gate on a branch, merged after Alice's answer
+            lab.git("checkout", "-q", "-b", f"gate-b-{x}")
             _approve(lab, x, f"bob: approve gate 2 {x}")
             lab.git("commit", "-q", "--amend", "--no-edit", "--reset-author", who=BOB)
             lab.git("checkout", "-q", "main")
             seen[f"{x}:gate2"] = _approve(lab, x, f"approve gate 2 {x}")
-            lab.git("merge", "-q", "--no-ff", "-m", "bob: merge gate-b", "gate-b", who=BOB)
+            lab.git("merge", "-q", "--no-ff", "-m", "bob: merge gate-b", f"gate-b-{x}", who=BOB)
         else:
             seen[f"{x}:gate2"] = _approve(lab, x, f"approve gate 2 {x}")
         _pass(lab, f"{x}-2")
         seen[f"{x}:paused3"] = _main_plan(lab, x).get("plan", {}).get("status")
         if x == "g-rv":  # the agent reverts the pause at gate 3: the file says approved again
             lab.git("revert", "--no-edit", "HEAD", who=AGENT)
-        elif x == "g-pick":  # the agent re-applies Alice's gate-2 answer with her authorship
+        elif x in (
+            "g-pick",
+            "g-askpick",
+        ):  # the agent re-applies Alice's gate-2 answer with her authorship
             lab.git(
                 "cherry-pick",
                 "--allow-empty",
@@ -943,10 +956,11 @@ for _x in ("a-nulargv", "a-stridx", "a-dictidx", "a-listkey", "a-boolidx", "a-hu
            "a-trlsep", "a-trlcr", "a-exitjson", "c-abort", "k1", "kd", "a-dup",
            "a-big", "a-deeper"):  # fmt: skip
     ONCE[_x] = (1, 0, 0)
-for _x in ("a-rec", "k2", "kc", "kl", "kw", "kf", "kb", "kt", "kg", *GV):
+for _x in ("a-rec", "k2", "kc", "kl", "kw", "kf", "kb", "kt", "kg", *GV[:3]):
     ONCE[_x] = (1, 1, 0)
 ONCE.update({"a-retry": (2, 1, 1), "ki": (1, 2, 1), "kr": (1, 2, 1), "kre": (1, 2, 0)})
 ONCE.update({"u-fb": (1, 1, 0), "u-fa": (1, 1, 0), "kda": (1, 0, 0)})
+ONCE.update({"g-askpick": (1, 2, 0), "g-asktwob": (1, 2, 0)})
 ONCE.update({"kpi": (2, 1, 0), "q-d": (0, 0, 0), "q-h": (0, 0, 0)})
 for _x in ("kd2", "ks", "kq", "kx", "kp", "kfb"):
     ONCE[_x] = (1, 1, 0)
@@ -1265,13 +1279,15 @@ def test_forged_log_of_finished_plan(L: dict[str, Any]) -> None:
 def test_replayed_gate_answer_refused(L: dict[str, Any]) -> None:
     """The agent's cherry-pick of Alice's gate-2 answer onto the gate-3 pause is refused
     ``E_APPROVAL_REPLAYED`` and opens nothing; the agent's revert of the pause
-    (``g-rv``) and Bob's merged second answer of gate 2 (``g-twob``) open nothing either."""
-    refuse = [
-        c for c in L["trl"].get("plans/g-pick", []) if c["subject"].startswith("plangate: refuse")
-    ]
-    assert refuse and "E_APPROVAL_REPLAYED" in refuse[0]["body"], refuse
+    (``g-rv``) and Bob's merged second answer of gate 2 (``g-twob``) open nothing either;
+    the same for an ``on_failure: ask`` pause: one answer, one retry (``g-ask*``)."""
+    for x in ("g-pick", "g-askpick"):
+        trl = L["trl"].get(f"plans/{x}", [])
+        refuse = [c for c in trl if c["subject"].startswith("plangate: refuse")]
+        assert refuse and "E_APPROVAL_REPLAYED" in refuse[0]["body"], (x, refuse)
     for x in GV:
-        assert L[f"{x}:calls_replay"] == [f"{x}-1", f"{x}-2"], L[f"{x}:calls_replay"]
+        want = [f"{x}-1", f"{x}-2"] + ([f"{x}-2"] if "-ask" in x else [])
+        assert L[f"{x}:calls_replay"] == want, L[f"{x}:calls_replay"]
 
 
 @pytest.mark.parametrize("x", cases(UV, UV, {}))
@@ -1283,9 +1299,12 @@ def test_killed_at_branch_move(L: dict[str, Any], x: str) -> None:
     event, when = UPD[x]
     assert f"{when} plangate: {event} plans/{x}" in L["killed"], L["killed"]
     assert L[f"{x}:kill"][0] == -9 and not L[f"{x}:spec_left"], L[f"{x}:kill"][0]
-    subjects = [ln.split("|", 1)[1] for ln in L["log"].splitlines() if ln.endswith(f" plans/{x}")][
-        ::-1
-    ]
+    # the freeze (batched or one plan's, as the pass chose) comes before the approval
+    subjects = [
+        ln.split("|", 1)[1]
+        for ln in L["log"].splitlines()
+        if ln.endswith(f" plans/{x}") and "|plangate: freeze " not in ln
+    ][::-1]
     outcome = "fail" if x in ("u-fb", "u-fa") else "complete"
     gated = ["await-approval", "start"] if x in UGATED else []
     want = ["start", *gated, outcome]

@@ -350,22 +350,27 @@ def _records(
         if kind == "steps":
             _step_number(title, index, loc, ctx)
         record = _fields(lines, fields, loc, doc, ctx)
-        _heading_id(record, kind, title, loc, number, ctx)
         named = _RECORD.match(title)
         label = named.group(1) if named else title
         label = _prose(label, loc, number, doc, ctx)
         _titled_twice(record, "name" if kind == "tasks" else "title", label, loc, ctx)
         out.append(record)
+    if not any("id" in record for record in out):  # all or none: never half by headings
+        for index, (record, (title, number, _lines)) in enumerate(zip(out, records, strict=True)):
+            _heading_id(record, kind, title, (kind, index), number, ctx)
     return out
 
 
 def _heading_id(
     record: dict[str, Any], kind: str, title: str, loc: Loc, number: int, ctx: Ctx
 ) -> None:
-    """A record with no ``- **ID**:`` bullet is known by its heading's number (``### Step 2:``
-    is step ``2``, ``### Task 1:`` task ``1``), which is how a reader of the file refers to it
-    (a user's trial: ``- **Dependencies**: 1`` under ``### Step 2`` was refused "step '1'
-    does not exist", and each step "a non-empty string is required", with no line)."""
+    """Where no record of its kind has an ``- **ID**:`` bullet, each is known by its heading's
+    number (``### Step 2:`` is step ``2``, ``### Task 1:`` task ``1``), which is how a reader
+    of the file refers to it (a user's trial: ``- **Dependencies**: 1`` under ``### Step 2``
+    was refused "step '1' does not exist", and each step "a non-empty string is required",
+    with no line). Where some have one, a record without stays refused: its heading's
+    number is no name the others use (round 108, ``md-noid``: a task listing ``step_2``
+    would name no step)."""
     if "id" in record:
         return
     match = STEP_HEADING.match(title) if kind == "steps" else _TASK_HEADING.match(title)

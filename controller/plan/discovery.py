@@ -71,6 +71,8 @@ def source_name(path: Path) -> str | None:
     if path.name in PLAN_FILES:
         return None
     suffix = path.suffix.lower()
+    if not suffix:
+        return None  # no suffix says no format (round 113: a folder; round 114: PLAN.yml/x)
     return next((name for name in SOURCE_FILES if name.lower().endswith(suffix)), None)
 
 

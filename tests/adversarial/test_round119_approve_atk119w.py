@@ -870,12 +870,9 @@ _SEEN: dict[str, tuple[str, str]] = {
     **{f"{v}:copyrow": (CLS_ROW, _WHY_ROW) for v in VETOED},
     **{i: (CLS_COPY, f"{_WHY_COPY}; {w}") for i, w in _CLI.items()},
 }
-#: fixed (fix119d, 2026-12-06): _SEEN keeps what was seen
-_FIXED = {CLS_DRAFT, CLS_ROW}
 BROKEN: dict[str, Any] = {
     i: pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 119: {c}: {w}")
     for i, (c, w) in _SEEN.items()
-    if c not in _FIXED
 }
 
 

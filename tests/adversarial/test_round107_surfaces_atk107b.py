@@ -77,9 +77,6 @@ REFUSE: dict[str, tuple[str, str, tuple[str, str]]] = {}
 for _p in ("comp", "rej", "abrt", "draft", "inv"):
     for _c in ("approve", "reject", "abort"):
         REFUSE[f"{_c}-{_p}-alice"] = (_c, _p, ALICE)
-# round 119 (draft-rejection-ignored): an approver's rejection of a draft is a withdrawal
-# now, committed by `plangate reject` (tests/approval/test_draft_withdrawals.py)
-del REFUSE["reject-draft-alice"]
 REFUSE.update({
     "reject-fail-alice": ("reject", "fail", ALICE),
     "reject-gate-alice": ("reject", "gate", ALICE),

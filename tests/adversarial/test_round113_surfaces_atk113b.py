@@ -987,7 +987,8 @@ def test_signal_mid_approve(lab: Labs, k: str) -> None:
 
 
 INPUT: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
-    "validate-deep-json": ("coded-1", (), ("nested deeper",)),
+    # read as the JSON source its suffix names since 2026-12-06 (a list: E_PARSE_NONJSON)
+    "validate-deep-json": ("coded-1", (), ("E_PARSE_NONJSON",)),
     "validate-deep": ("coded-1", (), ("nested deeper",)),
     "validate-deepblock": ("coded-1", (), ("E_PLAN_TOO_LARGE",)),
     "validate-deepmap": ("coded-1", (), ("E_PLAN_TOO_LARGE",)),

@@ -1356,15 +1356,9 @@ class ControllerCore:
         never ran; round 68: a resume of a run this controller began, whose gate the branch
         shows passed). Nothing runs and nothing is committed for it; ``status`` shows this
         under ``waiting``. An unsealed start is no controller's (the lifecycle never notes
-        one: anyone's commit, the take-over's case). A plan held because a rewrite erased
-        the controller's own commits of it is the rewrite's first (round 119, amended-start-
-        hold-misexplained: the agent's ``--amend`` of the start, files added, left a look-
-        alike start whose seal no key verifies, and ``status`` blamed another controller or
-        a lost key, not the erased start): the hold keeps it from being decided or run all
-        the same, and its reason (E_HISTORY_REWRITTEN: restore them or delete the plan) is
-        the remedy; once the erased commits are back, a start still foreign says so here."""
+        one: anyone's commit, the take-over's case)."""
         sha, _, plan_hash = state.foreign_start.partition(" ")
-        if not sha or state.plan_id in self.holds:
+        if not sha:
             return None
         if plan_hash and plan_hash != state.hash:
             return None  # a run of another version: the plan was changed since

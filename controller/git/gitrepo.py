@@ -34,6 +34,7 @@ imports GitPython.
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import shutil
 import subprocess
@@ -126,6 +127,21 @@ class GitRepo(Commits, WorkTree):
             if (folder / ".git").exists():
                 cls(folder, trust_repo_config=True)  # raises git's refusal, if it refuses
                 return
+
+    def recover_index(self) -> bool:
+        """:meth:`WorkTree.recover_index`, with the checked-out branch taken into the
+        controller's own store first (local mode, :mod:`controller.git.store`): the recovery
+        reads the commit the checkout is at, and a commit someone made after the kill (round
+        66's agent, through an index file of their own) is not in the store until then, so
+        "does the branch hold what the killed controller committed" failed to read and set
+        nothing, and its plan's outcome waited on "changes staged in the index" for good."""
+        note = self.index_lock_note
+        if self.store is not None and note is not None and note.exists():
+            named = self.run_raw("symbolic-ref", "-q", "HEAD").stdout.decode("utf-8", "replace")
+            if named.startswith("refs/heads/"):
+                with contextlib.suppress(GitError):  # unreadable: recovery sets nothing
+                    self.branch_head(named.strip().removeprefix("refs/heads/"))
+        return super().recover_index()
 
     @classmethod
     def clone_bare(cls, url: str, target: Path, branch: str) -> GitRepo:

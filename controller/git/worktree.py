@@ -659,13 +659,62 @@ class WorkTree(Objects):
             (self.git_dir / INDEX_NEW).unlink(missing_ok=True)  # its unfinished new index
         elif st is not None:
             return False  # someone's git holds it now: the next start tries again
-        landed = [record for record in records.split(b"\0") if record and self._at_head(record)]
+        noted = [record for record in records.split(b"\0") if record]
+        landed = [record for record in noted if self._at_head(record)]
         for record in landed:
             self._repair_file(record, parent, held)
+        landed += self._moved_past(noted, landed, parent)
         if landed:
             self._update_index(b"".join(record + b"\0" for record in landed))
         note.unlink(missing_ok=True)
         return released
+
+    def _moved_past(
+        self, noted: list[bytes], landed: list[bytes], parent: str | None
+    ) -> list[bytes]:
+        """Of the ``noted`` records the checked-out commit no longer holds: those whose
+        commit landed all the same (a child of ``parent`` on the branch's ancestry path that
+        holds every record), where the branch moved past it (someone's commit of the file
+        through another index file before this start, round 66's restart under load), and
+        whose index entry still names the version the commit replaced, as the killed
+        controller left it. The index entry is what it owed: its own committed blob, which
+        the outcome's staged check reads as no one's change (``controller_blob``); a file or
+        an entry anyone changed since is theirs and is left alone. Nothing is written into
+        the working tree: the branch holds a later version of it."""
+        if len(landed) == len(noted) or parent is None:
+            return []
+        paths = [r.partition(b"\t")[2].decode("utf-8", "surrogateescape") for r in noted]
+        wanted = [r.partition(b"\t")[0].split()[-1].decode("ascii") for r in noted]
+        try:
+            listed = self.run("rev-list", "--ancestry-path", "--parents", f"{parent}..HEAD")
+            before = [self.blob_sha(parent, path) for path in paths]
+        except GitError:
+            return []
+        children = [
+            line.split()[0] for line in listed.splitlines() if line.split()[1:2] == [parent]
+        ]
+        for child in children:
+            try:
+                holds = all(
+                    (self.blob_sha(child, path) or ZERO) == want
+                    for path, want in zip(paths, wanted, strict=True)
+                )
+            except GitError:
+                continue
+            if holds:
+                return [
+                    record
+                    for record, path, was in zip(noted, paths, before, strict=True)
+                    if record not in landed
+                    and (self.index_holds(path, was) if was else not self._indexed(path))
+                ]
+        return []
+
+    def _indexed(self, path: str) -> bool:
+        """Does the index have any entry of ``path``?"""
+        out = self.run_raw("--no-optional-locks", "--literal-pathspecs", "ls-files", "-z", "--",
+                           path)  # fmt: skip
+        return out.returncode != 0 or bool(out.stdout.strip(b"\0"))
 
     def _repair_file(self, record: bytes, parent: str | None, held: dict[bytes, str]) -> None:
         """The working-tree file of one landed record: written as committed when it still

@@ -34,9 +34,9 @@ and runs nothing. The daemon is SIGKILLed (its process group, by the id we start
 tool calls are in ``ran.log``; the agent then commits a look-alike batched ``complete`` of
 the last two ``k-*`` plans not yet ``completed`` (status ``completed``, under the controller's
 name); three ``run --once`` passes. ``killed`` (the other six) and ``killed-lookalike``
-(those two): no action ran twice; a plan none of whose actions ran before the kill ran each
-once and is ``completed``; every plan ends ``completed`` with both actions run, or ``failed``
-with E_ACTION_IN_DOUBT (never left ``executing``).
+(those two): no action ran twice; a plan none of whose actions started before the kill (by
+its journal) ran each once and is ``completed``; every plan ends ``completed`` with both
+actions run, or ``failed`` with E_ACTION_IN_DOUBT (never left ``executing``).
 
 Seen. HELD: ``la-abort``, ``la-solo`` (ran once on her approval, the look-alike flagged
 ``withdraw-not-allowed`` at its commit, nothing credited to it), ``la-refuse`` (ran once),
@@ -62,6 +62,18 @@ own outcome. ``la-complete``: by git alone an outcome or checkpoint of a plan no
 (as round 65's abort with no request) is disowned, on the line and on merged branches
 (judged there by the plan's file at the commit's parent); the audit flags the look-alike
 ``controller-unexplained`` at every plan it names.
+
+Fixed (2026-12-06, CI under load): the kill could land after a start commit and before the
+index named it; the look-alike, committed through the agent's own index, moved the branch past
+that start, so the restart's index recovery (round 28), which set only entries the branch's
+head still held, set nothing (the head, the agent's commit, was not yet in the controller's
+own store, so even that read failed), and the plan's outcome waited for good on "changes
+staged in the index" (the entry of the version before the start). The recovery now takes the
+branch into its store first and completes a landed commit's index entries the branch moved
+past, where the index still names the version it replaced
+(tests/service/test_index_lock_crash.py). The lab also read a plan whose first action
+the journal held started at the kill (no ``ran.log`` line yet) as one that must run: it is in
+doubt, and fails E_ACTION_IN_DOUBT.
 """
 
 from __future__ import annotations
@@ -158,6 +170,15 @@ def _build(root: Path) -> Lab:
         lab.second = lab.cli("run", "--once", "--config", str(lab.config), timeout=30)  # type: ignore[attr-defined]
         burst.wait_for_calls(6, 180)  # a loaded CI machine
     lab.at_kill = burst.ran()  # type: ignore[attr-defined]
+    # the plans whose journal holds an action started at the kill: a kill between the start
+    # record and the tool's own log line leaves that action in doubt (E_ACTION_IN_DOUBT),
+    # though ran.log does not show it (CI, 2026-12-06: k-04 failed in doubt, correctly)
+    lab.started_at_kill = {  # type: ignore[attr-defined]
+        v
+        for v in K
+        for journal in (lab.state / "journal" / f"plans%2F{v}").glob("*.jsonl")
+        if '"t":"start"' in journal.read_text()
+    }
     if len(lab.at_kill) < 6:  # type: ignore[attr-defined]
         raise BenchError(f"the daemon ran {len(lab.at_kill)} calls in 180 s")  # type: ignore[attr-defined]
     # the started plans the branch still shows running (the working tree may be ahead of it)
@@ -259,7 +280,7 @@ def test_the_daemon_burst(lab: Lab, vid: str) -> None:
         one, two_ = lab.calls(f"{v}-1"), lab.calls(f"{v}-2")
         assert len(one) <= 1 and len(two_) <= 1, (v, one, two_)
         r = status_row(lab.statusB, v)  # type: ignore[attr-defined]
-        if f"{v}-1" not in lab.at_kill:  # type: ignore[attr-defined]
+        if f"{v}-1" not in lab.at_kill and v not in lab.started_at_kill:  # type: ignore[attr-defined]
             assert len(one) == 1 and len(two_) == 1, (v, r.get("status"), r.get("last_event"))
         if r.get("status") == "completed":
             assert len(one) == 1 and len(two_) == 1, (v, r)

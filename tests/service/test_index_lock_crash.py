@@ -309,3 +309,109 @@ def test_a_kill_in_the_middle_of_an_index_write_leaves_no_lock_the_next_start_ke
     assert not (repo / ".git" / "plangate-index.new").exists()  # the part-written copy too
     assert index.read_bytes() == before
     git(repo, "add", "README")  # a person's next command works
+
+
+def _commit_through_another_index(tmp_path: Path, repo: Path, text: str) -> str:
+    """Someone's commit of ``plans/x/PLAN.yml`` made through an index file of their own
+    (the shared index left as the killed controller left it), as round 66's agent did."""
+    env = {**os.environ, "GIT_INDEX_FILE": str(tmp_path / "their-index")}
+    run = {"cwd": repo, "env": env, "check": True, "capture_output": True}
+    subprocess.run(["git", "read-tree", "HEAD"], **run)  # type: ignore[call-overload]
+    (repo / "plans" / "x").mkdir(parents=True, exist_ok=True)
+    (repo / "plans" / "x" / "PLAN.yml").write_text(text)
+    subprocess.run(["git", "add", "plans/x/PLAN.yml"], **run)  # type: ignore[call-overload]
+    subprocess.run(
+        ["git", "-c", "user.name=Agent", "-c", "user.email=agent@example.com", "commit", "-q",
+         "-m", "agent: later"], **run,
+    )  # type: ignore[call-overload]  # fmt: skip
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def _index_blob(repo: Path, path: str) -> str:
+    return git(repo, "ls-files", "-s", "--", path).split(" ")[1] if path else ""
+
+
+def test_a_landed_commit_the_branch_moved_past_still_gets_its_index_entries(
+    tmp_path: Path, repo: Path
+) -> None:
+    """The controller's commit landed, it was killed before the index update, and someone
+    committed a later version of the file through another index before the restart: the
+    index entry still named the version before the controller's commit, and the restarted
+    controller read it as someone's staged change and waited for good (round 66's
+    ``killed-lookalike`` under load). The restart completes its own interrupted write: the
+    entry names its committed blob, and the working tree keeps the later version."""
+    _noted_commit(tmp_path, repo, lands=True)
+    ours = git(repo, "rev-parse", "HEAD:plans/x/PLAN.yml").strip()
+    _commit_through_another_index(tmp_path, repo, "plan: later\n")
+    assert "plans/x/PLAN.yml" not in git(repo, "ls-files", "plans")  # the index as left
+
+    recovering = GitRepo(repo)
+    recovering.index_lock_note = tmp_path / "index-lock"
+    recovering.recover_index()
+    assert _index_blob(repo, "plans/x/PLAN.yml") == ours
+    assert git(repo, "ls-files", "README") == ""  # its removal, also owed
+    assert (repo / "plans" / "x" / "PLAN.yml").read_text() == "plan: later\n"
+    assert not (tmp_path / "index-lock").exists()
+
+
+def test_an_entry_staged_since_a_moved_past_commit_is_kept(tmp_path: Path, repo: Path) -> None:
+    """As above, but a person staged the file since: their entry is theirs, and the README
+    entry, still as the controller found it, is brought to the commit."""
+    _noted_commit(tmp_path, repo, lands=True)
+    _commit_through_another_index(tmp_path, repo, "plan: later\n")
+    (repo / "plans" / "x" / "PLAN.yml").write_text("plan: staged by a person\n")
+    git(repo, "add", "plans/x/PLAN.yml")
+    staged = _index_blob(repo, "plans/x/PLAN.yml")
+
+    recovering = GitRepo(repo)
+    recovering.index_lock_note = tmp_path / "index-lock"
+    recovering.recover_index()
+    assert _index_blob(repo, "plans/x/PLAN.yml") == staged
+    assert git(repo, "ls-files", "README") == ""
+
+
+def test_a_commit_that_never_landed_is_not_found_past_the_branch(
+    tmp_path: Path, repo: Path
+) -> None:
+    """A noted commit that never landed, and someone's commit of the same file after: no
+    commit of the branch holds the noted entries, so nothing is set."""
+    _noted_commit(tmp_path, repo, lands=False)
+    _commit_through_another_index(tmp_path, repo, "plan: theirs\n")  # README kept
+    recovering = GitRepo(repo)
+    recovering.index_lock_note = tmp_path / "index-lock"
+    recovering.recover_index()
+    assert "plans/x/PLAN.yml" not in git(repo, "ls-files", "plans")
+    assert git(repo, "ls-files", "README").strip() == "README"
+
+
+def test_a_run_killed_before_its_start_reached_the_index_ends_after_a_later_commit(
+    tmp_path: Path, repo: Path
+) -> None:
+    """End to end (round 66's restart under load): the controller killed after its start
+    commit landed and before the index named it; then a commit of the plan file through
+    another index file (a look-alike ``complete`` under the controller's name, ignored as
+    anyone's). The next pass takes the branch into its own store before it recovers, sets
+    the index entry its start owed, runs the plan and commits its outcome: it used to read
+    the old entry as someone's staged change and wait for good."""
+    config = _lab(tmp_path, repo)
+    assert _plangate(config).returncode == 0  # frozen
+    path = repo / "plans" / "one" / "PLAN.yml"
+    path.write_text(path.read_text().replace("status: pending_approval", "status: approved"))
+    commit_all(repo, "approve", ("Alice", "alice@example.com"))
+    _crash_during_index_update(tmp_path, config)
+    assert git(repo, "log", "-1", "--format=%s").strip() == "plangate: start plans/one"
+    env = {**os.environ, "GIT_INDEX_FILE": str(tmp_path / "their-index")}
+    subprocess.run(["git", "read-tree", "HEAD"], cwd=repo, env=env, check=True)
+    text = git(repo, "show", "HEAD:plans/one/PLAN.yml")
+    path.write_text(text.replace("\n  status: executing\n", "\n  status: completed\n", 1))
+    subprocess.run(["git", "add", "plans/one/PLAN.yml"], cwd=repo, env=env, check=True)
+    subprocess.run(
+        ["git", "-c", "user.name=plangate", "-c", "user.email=plangate@localhost", "commit",
+         "-q", "-m", "plangate: complete plans/one\n\nPlan: plans/one\nPlan-Event: complete\n"
+         "Plan-Status: completed\n"], cwd=repo, env=env, check=True,
+    )  # fmt: skip
+    again = _plangate(config)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert git(repo, "log", "-1", "--format=%s").strip() == "plangate: complete plans/one"
+    assert "staged in the index" not in again.stderr
+    assert git(repo, "status", "--porcelain", "--untracked-files=no") == ""

@@ -78,6 +78,7 @@ from controller.execution.steps import (
     guarded,
     interrupted_outcome,
     journaled,
+    stopped_mid_action,
 )
 from controller.execution.tools import Catalog, shorten
 from controller.execution.tools.process import Spawned, stop_orphan
@@ -426,17 +427,8 @@ class PlanRun:
                 error = error_for(invalid.code, f"not run again: {why}", quotes=invalid.quoted())
                 status = "failed"
             else:
-                started = (rec.last_start or {}).get("at", "?")
-                orphan = self.orphans_stopped.get(key)
-                stopped = (
-                    f"; its tool process {orphan} was still running and was stopped"
-                    if orphan
-                    else ""
-                )
-                error = ActionInDoubt(
-                    f"action {key} ({tool or 'a nested plan step'}) started at {started} but "
-                    f"its end was never recorded (the controller stopped mid-action){stopped}; "
-                    "it may or may not have taken effect"
+                error = stopped_mid_action(
+                    key, tool or "a nested plan step", rec, self.orphans_stopped
                 )
                 doubts.append(error)
                 inner.setdefault(parent, error)
@@ -923,6 +915,40 @@ class PlanRun:
             small["no_call"] = True
         return small
 
+    def _end_open_starts(self) -> None:
+        """An aborted run ends every step the journal holds started and not ended (a crash
+        mid-action, then an abort committed before the restart) ``in_doubt``
+        (E_ACTION_IN_DOUBT), as a resume that reached it would: the run is over, and its
+        record, the ``execution:`` block and EXECUTION_LOG.md, says the tool ran and may have
+        taken effect (round 119, abort-after-crash-records-running: it said ``running`` under
+        ``aborted``). An idempotent step too: nothing runs it again. Nested steps first, so a
+        nested action ends after its own steps."""
+        opened = [k for k, rec in self.state.actions.items() if rec.open_start]
+        for key in sorted(opened, key=lambda k: (-str(k).count("/"), str(k))):
+            rec = self.state.actions[key]
+            tool = self._tool_of(key) or "a nested plan step"
+            error = stopped_mid_action(key, tool, rec, self.orphans_stopped)
+            self.log.error("action_in_doubt_at_abort", action=key, tool=tool)
+            try:
+                self.record(
+                    {
+                        "t": "end",
+                        "id": key,
+                        "attempt": rec.attempts,
+                        "status": "in_doubt",
+                        "retry": False,
+                        "duration_ms": None,
+                        "result": None,
+                        "outputs": {},
+                        "error": {
+                            "code": error.code,
+                            "message": error.recorded(self.redactor.text),
+                        },
+                    }
+                )
+            except (PlangateError, JournalFull):  # the journal took no more: the outcome ends it
+                return
+
     def _produced(self, outcome: RunOutcome) -> RunOutcome:
         outcome.execution, outcome.log = self.checkpoints.block, self.checkpoints.log_text
         return outcome
@@ -930,6 +956,8 @@ class PlanRun:
     def _finish(self, outcome: RunOutcome) -> RunOutcome:
         if outcome.error is not None:
             outcome.error = self._redacted_error(outcome.error)
+        if outcome.status == "aborted":
+            self._end_open_starts()
         record: dict[str, Any] = {
             "t": "outcome",
             "status": outcome.status,

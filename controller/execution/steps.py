@@ -151,14 +151,7 @@ class StepRunner:
         if self._idempotent(step):
             self.run.log.warning("action_rerun_after_crash", action=step.key, tool=step.tool)
             return self._run_tries(step)
-        started = (rec.last_start or {}).get("at", "?")
-        orphan = self.run.orphans_stopped.get(step.key)
-        stopped = f"; its tool process {orphan} was still running and was stopped" if orphan else ""
-        error = ActionInDoubt(
-            f"action {step.key} ({step.tool}) started at {started} but its end was never "
-            f"recorded (the controller stopped mid-action){stopped}; it may or may not have "
-            "taken effect"
-        )
+        error = stopped_mid_action(step.key, step.tool, rec, self.run.orphans_stopped)
         self.record_end(step, attempt, "in_doubt", error=error)
         return RunOutcome("failed", error, step.key)
 
@@ -620,6 +613,21 @@ def guarded(ctx: Any, rules: Any, who: str, redact: Callable[[Any], Any]) -> che
         return values
 
     return resolve
+
+
+def stopped_mid_action(
+    key: ActionKey, tool: str, rec: ActionRecord, orphans: dict[ActionKey, int]
+) -> ActionInDoubt:
+    """Why a step whose start the journal holds with no end is in doubt (SPEC §6, §7): said
+    the same whether a resume reaches it, the plan turned invalid, or an abort ended the run
+    before it was reached (round 119)."""
+    started = (rec.last_start or {}).get("at", "?")
+    orphan = orphans.get(key)
+    stopped = f"; its tool process {orphan} was still running and was stopped" if orphan else ""
+    return ActionInDoubt(
+        f"action {key} ({tool}) started at {started} but its end was never recorded (the "
+        f"controller stopped mid-action){stopped}; it may or may not have taken effect"
+    )
 
 
 def interrupted_outcome(

@@ -388,6 +388,10 @@ class Controller(Deciding, Outcomes):
     ) -> list[dict[str, Any]]:
         foreign = {s.plan_id: self.foreign_run(s) for s in states}
         judged = {s.plan_id: self._judged_facts(s) for s in states}
+        # a hold blocks everything else, so its reason comes first (round 119, amended-start-
+        # hold-misexplained: an agent's amend of the start left a look-alike start whose seal
+        # no key verifies, and the row blamed "another controller or a lost key")
+        held = {s.plan_id: self._held_reason(s.plan_id) for s in states}
         return [
             {
                 "plan": s.plan_id,
@@ -406,10 +410,10 @@ class Controller(Deciding, Outcomes):
                 "last_event": s.last_event,
                 "last_commit": s.last_commit,
                 "running": s.plan_id in running,
-                "waiting": waiting.get(s.plan_id)
+                "waiting": held[s.plan_id]
+                or waiting.get(s.plan_id)
                 or foreign[s.plan_id]
                 or self.refused_reason(s.plan_id)
-                or self._held_reason(s.plan_id)
                 or self._moved_on_reason(s, running)
                 or self._frozen_block_reason(s),
                 "notes": self._row_notes(s, problems[s.plan_id]),

@@ -536,3 +536,23 @@ def test_a_whole_journal_older_than_the_controllers_record_runs_nothing_again(
         record=lambda start: (block, "the controller's own commit"),
     )
     assert effects.read_text() == "1\n2\n3\n", outcome
+
+
+@pytest.mark.parametrize("point", ["after-start:2", "after-tool:2"])
+def test_an_abort_after_a_crash_mid_action_records_it_in_doubt(tmp_path: Path, point: str) -> None:
+    """Round 119, abort-after-crash-records-running: killed mid-action, then an abort before
+    the restart. Nothing runs (the action is not called again), and the aborted run's record
+    says what a resume would: the started action is ``in_doubt`` (E_ACTION_IN_DOUBT), in the
+    ``execution:`` block and in EXECUTION_LOG.md, never ``running`` under ``aborted``."""
+    effects, plan_file = three_appends(tmp_path)
+    run_engine(tmp_path, crash_at=point)
+    before = effects.read_text()
+    outcome = run(Engine(_config_of(tmp_path)), plan_file, abort_requested=lambda: True)
+    assert (outcome.status, outcome.error and outcome.error.code) == ("aborted", "E_ABORTED")
+    assert effects.read_text() == before  # not called again
+    block = execution(plan_file)
+    assert block["status"] == "aborted"
+    assert statuses(plan_file) == ["succeeded", "in_doubt", "pending"]
+    assert block["actions"][1]["error"]["code"] == "E_ACTION_IN_DOUBT"
+    log = (plan_file.parent / "EXECUTION_LOG.md").read_text()
+    assert "⏳" not in log and "E_ACTION_IN_DOUBT" in log, log

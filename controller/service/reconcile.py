@@ -415,6 +415,7 @@ class Controller(Deciding, Outcomes):
                 or foreign[s.plan_id]
                 or self.refused_reason(s.plan_id)
                 or self._moved_on_reason(s, running)
+                or self._withdrawn_version_reason(s)
                 or self._frozen_block_reason(s),
                 "notes": self._row_notes(s, problems[s.plan_id]),
             }
@@ -439,6 +440,30 @@ class Controller(Deciding, Outcomes):
         except (PlangateError, UnicodeDecodeError, ValueError, TypeError):
             return None, None
         return facts.get("risk"), facts.get("estimate")
+
+    def _withdrawn_version_reason(self, state: PlanState) -> str | None:
+        """Why a version waiting for its approval can never have one: someone entitled
+        withdrew this exact version before it ran (rejected, or aborted), under this name or
+        another, so every approval of it is refused E_VERSION_WITHDRAWN (round 119,
+        withdrawn-version-copy-shown-waiting: a frozen copy of a vetoed version read "waiting
+        for an approval" until an approval was refused, while MCP ``submit`` refused the
+        same copy at once). The index's lookup by the version's hash, as :meth:`withdrawal`."""
+        if state.status != "pending_approval" or not state.hash:
+            return None
+        entry = self.index.withdrawn.get(state.hash)
+        if not entry:
+            return None
+        import json
+
+        found = json.loads(entry)
+        plan = plan_text(str(found.get("plan")))
+        return (
+            f"E_VERSION_WITHDRAWN: this exact version ({state.hash}) was "
+            f"{found.get('status') or 'rejected'} in {plan} ({str(found.get('commit'))[:12]} "
+            f"by {found.get('by')}) before it ran: no approval of it counts, under any name; "
+            f"change what the reviewer objected to and submit that new version (`status` of "
+            f"{plan} gives who and why)"
+        )
 
     def _frozen_block_reason(self, state: PlanState) -> str | None:
         """Why a frozen version waiting for its approval cannot be approved as the file now
@@ -632,6 +657,9 @@ class Controller(Deciding, Outcomes):
             return self._withdrawal_reason(state)
         if state.status not in _REASONED or state.blob is None:
             return None
+        withdrawn = self._withdrawn_version_reason(state)  # no approval counts (round 119)
+        if withdrawn is not None:
+            return withdrawn
         try:
             data = self.repo.blob(state.blob)
             doc = yamlio.read_yaml(data.decode("utf-8"), state.file).data

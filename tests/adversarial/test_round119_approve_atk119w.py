@@ -78,7 +78,10 @@ Seen (round 119: 388 ids, 320 passed, 68 xfailed; about 65 s wall alone with -n 
   (new slug, respelled, legacy ``${...}``, a converted ``PLAN.md``, a move) of a version an
   approver vetoed reads ``pending_approval - waiting for an approval`` in ``status`` until
   an approval is refused ``E_VERSION_WITHDRAWN``; MCP ``submit`` refuses the same copy at
-  once (round 118). Nothing runs (every ``:code`` holds).
+  once (round 118). Nothing runs (every ``:code`` holds). FIXED (2026-12-06): the row keeps
+  ``pending_approval`` and its ``waiting``/``reason`` read ``E_VERSION_WITHDRAWN: this
+  exact version ... was rejected in <plan> (<commit> by <who>)``
+  (tests/service/test_withdrawn_copy_row.py).
 
 What held (fresh-clone audit agreeing each time): an approver's rejection brought back by
 the agent's ``git revert`` (also rebase-merged by the forge), an evil merge resolving the
@@ -870,9 +873,12 @@ _SEEN: dict[str, tuple[str, str]] = {
     **{f"{v}:copyrow": (CLS_ROW, _WHY_ROW) for v in VETOED},
     **{i: (CLS_COPY, f"{_WHY_COPY}; {w}") for i, w in _CLI.items()},
 }
+#: fixed (2026-12-06): _SEEN keeps what was seen
+_FIXED = {CLS_ROW}
 BROKEN: dict[str, Any] = {
     i: pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 119: {c}: {w}")
     for i, (c, w) in _SEEN.items()
+    if c not in _FIXED
 }
 
 

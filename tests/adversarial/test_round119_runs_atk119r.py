@@ -73,7 +73,8 @@ EXECUTION_LOG.md "**Status:** ⏳ running" and the graph node "⏳ running". Wit
 (``k1``, ``k2``) the same action is ``in_doubt`` with ``E_ACTION_IN_DOUBT`` and "its tool
 process ... was still running and was stopped; it may or may not have taken effect".
 SPEC §6/§7: an action that started with no recorded end is in doubt, and the log must tell
-what ran; a terminal record claiming a running action hides that the tool ran.
+what ran; a terminal record claiming a running action hides that the tool ran. FIXED
+(2026-12-06): an aborted run ends every open start ``in_doubt`` (``PlanRun._end_open_starts``).
 
 **amended-start-hold-misexplained** (1 id: ``rewrite_hold_named[c-amend]``): the tool's
 ``git commit --amend --no-edit`` of the controller's start commit (author kept ``plangate``,
@@ -86,6 +87,8 @@ commit this controller did not make ...: another controller or a lost key ... St
 controller ..., or restore the commit.key of the state directory that made the commit", a
 cause and remedy that do not apply (one controller, its key intact); the notes add
 ``E_ILLEGAL_TRANSITION: plangate@localhost set status executing (from pending_approval)``.
+FIXED (2026-12-06): a held plan's row names its hold first (the row's order only; the first
+fix changed ``foreign_run``, which decisions read too, and broke round 111's ``qrm``).
 
 Held: output values and keys that read like references reach the next tool verbatim, never
 resolved again (no secret value anywhere in calls or history); wrong-type indexes fail

@@ -20,10 +20,15 @@ from controller.display import HIDDEN
 from controller.settings import ApprovalSettings, IdentityAliases
 
 #: Status changes a commit not authored by the controller may make (SPEC §4).
-#: ``None`` is "the plan did not exist on the branch before this commit".
+#: ``None`` is "the plan did not exist on the branch before this commit". ``draft`` ->
+#: ``rejected`` extends SPEC §4: a withdrawal by someone entitled counts whatever its form,
+#: and a plan whose first version says ``rejected`` is rejected, so a draft an approver or
+#: its author rejects is rejected too and its version vetoed like any other withdrawal's
+#: (round 119, draft-rejection-ignored: it was illegal and ignored, and the agent submitted
+#: that very version and Bob's approval ran it).
 HUMAN_TRANSITIONS: dict[str | None, frozenset[str]] = {
     None: frozenset({"draft", "pending_approval", "approved"}),
-    "draft": frozenset({"pending_approval"}),
+    "draft": frozenset({"pending_approval", "rejected"}),
     "pending_approval": frozenset({"draft", "approved", "rejected"}),
     "invalid": frozenset({"draft", "pending_approval"}),
     "awaiting_approval": frozenset({"approved", "aborted", "rejected"}),
@@ -44,7 +49,7 @@ CONTROLLER_ONLY = frozenset(
 
 class Transition(Enum):
     NONE = "none"  # the status did not change
-    LEGAL = "legal"  # e.g. draft -> pending_approval, pending_approval -> rejected
+    LEGAL = "legal"  # e.g. draft -> pending_approval, draft/pending_approval -> rejected
     APPROVE = "approve"  # pending_approval (or a new plan) -> approved
     GATE = "gate"  # awaiting_approval -> approved: approve the paused action
     RESUME = "resume"  # failed -> approved: resume at the first unfinished action

@@ -19,8 +19,9 @@ from controller.settings import ApprovalSettings
 #: status a human command sets -> statuses it may be set from (SPEC §4)
 ALLOWED_FROM = {
     "approved": ("pending_approval", "awaiting_approval", "failed"),
-    # an approval the controller has not acted on yet can still be withdrawn (it lapses)
-    "rejected": ("pending_approval", "approved"),
+    # an approval the controller has not acted on yet can still be withdrawn (it lapses);
+    # a draft too (round 119, draft-rejection-ignored: the controller counts it)
+    "rejected": ("draft", "pending_approval", "approved"),
     "aborted": ("approved", "executing", "awaiting_approval", "failed"),
 }
 VERBS = {"approved": "approve", "rejected": "reject", "aborted": "abort"}

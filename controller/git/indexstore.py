@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "135"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "136"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -402,6 +402,8 @@ INDEX_VERSION = "135"  # 3: risk and estimate per plan; 4: approval identities, 
 # 117, quorum-approvers-not-shown): rebuilt so a quorum's run names all its voters
 # 135: an entitled withdrawal counts whoever copied it and whenever dated, and a plan first
 # seen ``rejected`` is rejected (round 117, fix117w): rebuilt so ignored ones count
+# 136: an allowed approver's rejection of a draft is a withdrawal, its version vetoed (round
+# 119, draft-rejection-ignored): rebuilt so ignored ones count
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
 _FIELDS = tuple(f.name for f in fields(PlanState))

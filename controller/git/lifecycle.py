@@ -2021,7 +2021,13 @@ class Lifecycle(IndexStore):
     def withdrawers(self, state: PlanState) -> frozenset[str] | list[str]:
         """The authors who may withdraw what is at stake in a plan: the producers of that
         version (the people in every commit that made it: not who moved, copied, restored or
-        raced it; rounds 34-35); for a plan with no valid version, its changers."""
+        raced it; rounds 34-35); for a plan with no valid version, its changers. A draft has
+        none: only an allowed approver's rejection of it counts (round 119, draft-rejection-
+        ignored: a reviewer's objection to content nobody submitted yet vetoes that content;
+        its author setting it ``rejected`` is no withdrawal, as round 37's library author's
+        of her own draft library, pinned by parents, must not withdraw them)."""
+        if state.status == "draft":
+            return frozenset()
         stake = state.stake()
         if stake is None:
             return state.changers
@@ -4615,7 +4621,7 @@ class Lifecycle(IndexStore):
         plan_id, who = state.plan_id, self._maker(commit)
         if state.status == "approved" and state.request is not None:
             self._lapse(state, commit, status)  # back where it was approved (a gate: paused)
-        if state.status in ("pending_approval", "approved", None):
+        if state.status in ("draft", "pending_approval", "approved", None):
             self._veto(state.hash, commit, plan_id, who, status)
             state.status, state.request = status, None
             state.note(f"{commit.sha[:12]} {who} set status {status} on a merged branch")

@@ -42,6 +42,9 @@ POST/PUT/DELETE/PATCH 405; ``..``, ``%2e%2e``, the config's and state dir's abso
 ``.git/config``, ``PLAN.yml`` as an id: coded 404; odd ``page``/``status``: 200. Every plan
 ``validate`` accepts is valid under ``plangate schema``. Not covered: the webhook (remote
 mode), MCP ``catalog`` against params_schema.
+
+Changed (2026-12-06): ``reject-draft-alice`` is a control (exit 0, the draft ``rejected``):
+round 119 (draft-rejection-ignored) made an allowed approver's rejection of a draft count.
 """
 
 from __future__ import annotations
@@ -77,6 +80,9 @@ REFUSE: dict[str, tuple[str, str, tuple[str, str]]] = {}
 for _p in ("comp", "rej", "abrt", "draft", "inv"):
     for _c in ("approve", "reject", "abort"):
         REFUSE[f"{_c}-{_p}-alice"] = (_c, _p, ALICE)
+# an approver's rejection of a draft counts since round 119 (draft-rejection-ignored): a
+# control now, no longer refused
+del REFUSE["reject-draft-alice"]
 REFUSE.update({
     "reject-fail-alice": ("reject", "fail", ALICE),
     "reject-gate-alice": ("reject", "gate", ALICE),
@@ -96,6 +102,7 @@ REFUSE.update({
 OK: dict[str, tuple[str, str, tuple[str, str]]] = {
     "approve-pend": ("approve", "pend", ALICE),
     "abort-gate2": ("abort", "gate2", AGENT),
+    "reject-draft-alice": ("reject", "draft", ALICE),
 }
 INIT = ["file", "nonempty", "repo", "in-plans", "config-there"]
 
@@ -255,10 +262,15 @@ OKK = list(OK)
 @pytest.mark.parametrize("k", cases([f"cli-ok:{k}" for k in OKK], OKK, {}))
 def test_cli_ok(lab: Lab, k: str) -> None:
     """The controls: Alice approves the pending plan, the agent (its author) aborts its paused
-    plan: exit 0, one commit, and the controller followed (completed / aborted)."""
+    plan, Alice rejects the draft (round 119): exit 0, one commit, and the controller followed
+    (completed / aborted / rejected)."""
     r = lab.got["ok"][k]  # type: ignore[attr-defined]
     assert r["rc"] == 0 and r["moved"], r
-    want = {"approve-pend": ("plans/pend", "completed"), "abort-gate2": ("plans/gate2", "aborted")}
+    want = {
+        "approve-pend": ("plans/pend", "completed"),
+        "abort-gate2": ("plans/gate2", "aborted"),
+        "reject-draft-alice": ("plans/draft", "rejected"),
+    }
     plan, status = want[k]
     assert lab.got["status"][plan]["status"] == status  # type: ignore[attr-defined]
 

@@ -73,6 +73,9 @@ Seen (round 119: 388 ids, 320 passed, 68 xfailed; about 65 s wall alone with -n 
   SPEC §4's list of human transitions has no ``draft -> rejected``, so this is the letter of
   the SPEC; but a plan ADDED ``rejected`` is rejected (fix117s) and "a doubtful withdrawal
   counts": an approver's rejection of a draft is a genuine withdrawal that counts nothing.
+  FIXED (2026-12-06): ``draft`` -> ``rejected`` is a withdrawal by an allowed approver (only:
+  a draft has no author withdrawers, ``Lifecycle.withdrawers``, so round 37's library author
+  rejecting her own draft library vetoes no parent); tests/approval/test_draft_withdrawals.py.
 - **withdrawn-version-copy-shown-waiting** (7 ids: ``cpslug``, ``cpfull``, ``cpresp``,
   ``cplegacy``, ``cpmd``, ``cpdeep``, ``sqcarol`` with ``:copyrow``). Surface: a frozen copy
   (new slug, respelled, legacy ``${...}``, a converted ``PLAN.md``, a move) of a version an
@@ -874,7 +877,7 @@ _SEEN: dict[str, tuple[str, str]] = {
     **{i: (CLS_COPY, f"{_WHY_COPY}; {w}") for i, w in _CLI.items()},
 }
 #: fixed (2026-12-06): _SEEN keeps what was seen
-_FIXED = {CLS_ROW}
+_FIXED = {CLS_ROW, CLS_DRAFT}
 BROKEN: dict[str, Any] = {
     i: pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 119: {c}: {w}")
     for i, (c, w) in _SEEN.items()

@@ -114,6 +114,9 @@ def test_transition_table() -> None:
     assert classify("executing", "aborted") is Transition.ABORT
     assert classify("invalid", "pending_approval") is Transition.LEGAL
     assert classify("rejected", "approved") is Transition.ILLEGAL
+    # a draft's withdrawal counts (round 119, draft-rejection-ignored); its abort does not
+    assert classify("draft", "rejected") is Transition.LEGAL
+    assert classify("draft", "aborted") is Transition.ILLEGAL
 
 
 @given(st.sampled_from([None, *STATUSES]), st.sampled_from(STATUSES))

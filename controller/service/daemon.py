@@ -180,6 +180,12 @@ class Daemon(Upkeep):
             return  # embedded (tests): the caller stops us through request_stop()
         for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(signum, self._on_signal)
+        # The loop sleeps in select() on the self-pipe; Python runs the handler above only in
+        # the main thread, once it runs bytecode again. A signal the kernel hands to another
+        # thread (the page's listener, the watcher) woke nothing, and the daemon slept on to
+        # its next timer, 300 s by default (CI, 2026-12-06: round 90's SIGTERM unanswered
+        # for 180 s). The C-level handler writes to the pipe from whichever thread it runs in.
+        signal.set_wakeup_fd(self.wakeups.write_fd, warn_on_full_buffer=False)
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
         stops = [s for s in self._signals if s != signal.SIGHUP]

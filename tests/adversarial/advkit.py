@@ -107,6 +107,41 @@ def identity(who: tuple[str, str]) -> dict[str, str]:
     }
 
 
+#: A plan written with a legacy ``${...}``-style (or ``$<...>``) reference in ``{ref}``:
+#: ``.format(tag=..., status=..., ref=...)`` (rounds 119, 120: a rejected version brought back
+#: in the other reference spelling).
+LEGACY_PLAN = """\
+plan:
+  name: "{tag}"
+  task: "attack variant {tag}"
+  status: {status}
+inputs:
+  who: ops
+available_tools:
+  - name: rec
+actions:
+  - id: 1
+    tool: rec
+    why: "record that variant {tag} ran"
+    params:
+      tag: "{tag}"
+      who: "{ref}"
+"""
+
+#: The same plan as ``plan_text(tag, status=status)``, written otherwise: keys reordered, flow
+#: style, quoting, comments, ``created`` and ``metadata`` (none of them hashed);
+#: ``.format(tag=..., status=...)``.
+RESPELLED_PLAN = """\
+# a fresh plan, nothing to see
+metadata: {{ticket: OPS-1}}
+actions:
+  - {{why: 'record that variant {tag} ran', tool: rec, id: 1, params: {{tag: {tag}}}}}
+available_tools: [{{name: rec}}]
+plan: {{status: {status}, task: 'attack variant {tag}', name: {tag},
+  created: "2026-12-06T00:00:00Z"}}
+"""
+
+
 def plan_text(
     tag: str,
     status: str = "pending_approval",

@@ -131,7 +131,9 @@ from tests.adversarial.advkit import (
     ALICE,
     BOB,
     CAROL,
+    LEGACY_PLAN,
     MALLORY,
+    RESPELLED_PLAN,
     BenchError,
     Lab,
     brief,
@@ -191,35 +193,9 @@ def _plan(slug: str, tag: str | None = None, status: str = "pending_approval") -
     return plan_text(tag, status=status, extra_actions=gate if slug in GATES else "")
 
 
-LEGACY = """\
-plan:
-  name: "{tag}"
-  task: "attack variant {tag}"
-  status: pending_approval
-inputs:
-  who: ops
-available_tools:
-  - name: rec
-actions:
-  - id: 1
-    tool: rec
-    why: "record that variant {tag} ran"
-    params:
-      tag: "{tag}"
-      who: "{ref}"
-"""
+LEGACY = LEGACY_PLAN.replace("{status}", "pending_approval")
 
-#: the same plan as ``_plan(tag)``, written otherwise: keys reordered, flow style, quoting,
-#: comments, ``created`` and ``metadata`` (none of them hashed)
-RESPELLED = """\
-# a fresh plan, nothing to see
-metadata: {{ticket: OPS-1}}
-actions:
-  - {{why: 'record that variant {tag} ran', tool: rec, id: 1, params: {{tag: {tag}}}}}
-available_tools: [{{name: rec}}]
-plan: {{status: pending_approval, task: 'attack variant {tag}', name: {tag},
-  created: "2026-12-06T00:00:00Z"}}
-"""
+RESPELLED = RESPELLED_PLAN.replace("{status}", "pending_approval")
 
 #: vid -> (calls of its tag wanted at the end, statuses accepted for plans/<vid> at the end)
 REJ = (0, {"rejected"})

@@ -185,7 +185,9 @@ from tests.adversarial.advkit import (
     ALICE,
     BOB,
     CAROL,
+    LEGACY_PLAN,
     MALLORY,
+    RESPELLED_PLAN,
     BenchError,
     Lab,
     brief,
@@ -199,35 +201,9 @@ DAVE = ("Dave", "dave@example.com")
 ALICE_PLUS = ("Alice", "alice+review@example.com")
 ALICE_CASE = ("Alice", "ALICE@Example.COM")
 
-LEGACY = """\
-plan:
-  name: "{tag}"
-  task: "attack variant {tag}"
-  status: {status}
-inputs:
-  who: ops
-available_tools:
-  - name: rec
-actions:
-  - id: 1
-    tool: rec
-    why: "record that variant {tag} ran"
-    params:
-      tag: "{tag}"
-      who: "{ref}"
-"""
+LEGACY = LEGACY_PLAN
 
-#: the same plan as ``plan_text(tag)``, written otherwise (flow style, key order, comments,
-#: ``created``, ``metadata``: none of them hashed)
-RESPELLED = """\
-# a fresh plan, nothing to see
-metadata: {{ticket: OPS-1}}
-actions:
-  - {{why: 'record that variant {tag} ran', tool: rec, id: 1, params: {{tag: {tag}}}}}
-available_tools: [{{name: rec}}]
-plan: {{status: {status}, task: 'attack variant {tag}', name: {tag},
-  created: "2026-12-06T00:00:00Z"}}
-"""
+RESPELLED = RESPELLED_PLAN
 
 PIN = """\
   - id: 2
@@ -995,7 +971,7 @@ NOTALLOWED += ["mgmff", "mgdm", "mgaddm", "agdcp", "maldcp", "mgmrb", "mgab", "m
 IDS += [f"{v}:reported" for v in NOTALLOWED] + [f"{v}:flagged" for v in NOTALLOWED]
 IDS += [f"{v}:early" for v in EARLY] + [f"{v}:bshow" for v in EARLY]
 IDS += [f"{v}:show" for v in SHOWN]
-IDS += [f"{v}:lib" for v in LIBS] + [f"{v}:gate" for v in GATES]
+IDS += [f"{v}:lib" for v in sorted(LIBS)] + [f"{v}:gate" for v in GATES]
 IDS += ["clia:cli", "clig:cli", "clim:cli"]
 #: an honest merge of Alice's rejection is not flagged as the merger's ignored withdrawal
 IDS += ["mga:clean"]
@@ -1095,6 +1071,16 @@ def _params(ids: list[str]) -> list[Any]:
     return [pytest.param(i, id=i, marks=[BROKEN[i]] if i in BROKEN else []) for i in ids]
 
 
+def _no_ignored_withdrawal(clone: dict[str, Any], v: str) -> None:
+    """An honest merge of an entitled rejection is flagged as no one's ignored withdrawal."""
+    found = [
+        f
+        for f in clone.get("findings", [])
+        if f.get("plan") == f"plans/{v}" and f.get("kind") == "withdraw-not-allowed"
+    ]
+    assert not found, found
+
+
 @pytest.mark.parametrize("vid", _params(IDS))
 def test_round120_atk120w(lab: Any, vid: str) -> None:
     got = lab.got
@@ -1130,12 +1116,7 @@ def test_round120_atk120w(lab: Any, vid: str) -> None:
             assert "E_APPROVER_NOT_ALLOWED" in err, err
         return
     if kind == "clean":
-        found = [
-            f
-            for f in clone.get("findings", [])
-            if f.get("plan") == f"plans/{v}" and f.get("kind") == "withdraw-not-allowed"
-        ]
-        assert not found, found
+        _no_ignored_withdrawal(clone, v)
         return
     slug = COPY[v] if v in MOVED else v
     row = lab.got_rows.get(f"plans/{slug}", {})
@@ -1224,12 +1205,7 @@ def test_round120_atk120w_committer(labc: Any, vid: str) -> None:
         if e.get("plan") == f"plans/{v}" and e.get("approval_valid")
     ]
     if kind == "clean":
-        found = [
-            f
-            for f in clone.get("findings", [])
-            if f.get("plan") == f"plans/{v}" and f.get("kind") == "withdraw-not-allowed"
-        ]
-        assert not found, found
+        _no_ignored_withdrawal(clone, v)
         return
     if kind == "early":
         early = got["rows_b"].get(f"plans/{v}", {})

@@ -258,11 +258,15 @@ class Controller(Deciding, Outcomes):
         ``status``), or None: the one lookup the approval of a copy asks
         (:func:`controller.approval.approvals._check_withdrawn`), asked by MCP ``submit``
         too (round 118, submit-withdrawn-version-accepted)."""
-        import json
-
         with self._lock:
             self.index.scan(self.repo, self.head())
-            entry = self.index.withdrawn.get(plan_hash)
+            return self._recorded_withdrawal(plan_hash)
+
+    def _recorded_withdrawal(self, plan_hash: str) -> dict[str, Any] | None:
+        """:meth:`withdrawal` as the index already holds it (no scan: a status row's)."""
+        import json
+
+        entry = self.index.withdrawn.get(plan_hash)
         return json.loads(entry) if entry else None
 
     def _left_rows(self, shown: set[str]) -> list[dict[str, Any]]:
@@ -450,12 +454,9 @@ class Controller(Deciding, Outcomes):
         same copy at once). The index's lookup by the version's hash, as :meth:`withdrawal`."""
         if state.status != "pending_approval" or not state.hash:
             return None
-        entry = self.index.withdrawn.get(state.hash)
-        if not entry:
+        found = self._recorded_withdrawal(state.hash)
+        if found is None:
             return None
-        import json
-
-        found = json.loads(entry)
         plan = plan_text(str(found.get("plan")))
         return (
             f"E_VERSION_WITHDRAWN: this exact version ({state.hash}) was "

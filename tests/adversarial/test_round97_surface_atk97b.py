@@ -371,6 +371,12 @@ def _build(root: Path) -> Lab:
             time.sleep(0.3)
         got["frozen"] = frozen()
         tm.append(('got["frozen"] = fr', time.time() - t0))
+        # and its first pass done (the page ready): under load the first pass, still going
+        # when Alice approved, ran the whole burst while every read was 503 "not ready",
+        # and the reads this burst is for showed nothing (a lab race, 1 in 6 loaded runs)
+        end = time.time() + 120
+        while time.time() < end and _get(ui, "/api/")[0] != 200:
+            time.sleep(0.1)
         for k in range(N):
             lab.set_status(f"b{k}", "approved")
         lab.commit("approve burst", ALICE)
@@ -387,6 +393,7 @@ def _build(root: Path) -> Lab:
         th = threading.Thread(target=gc2)
         th.start()
         end = time.time() + 600
+        began = time.time()
         k = 0
         while time.time() < end:
             t = time.time()
@@ -406,6 +413,7 @@ def _build(root: Path) -> Lab:
                 break
         stop.set()
         th.join()
+        got["burst_s"] = round(time.time() - began, 1)
         got["gcs2"] = gcs2
         end = time.time() + 120  # every burst plan completed on the branch
 
@@ -500,6 +508,12 @@ def _codes(got: dict[str, Any], route: str) -> list[tuple[int, str]]:
             (route != "/" or r[1] == "/")]  # fmt: skip
 
 
+def _why(got: dict[str, Any]) -> str:
+    """What a burst that did not end says of itself: how long the read loop ran, how many
+    reads, and the first daemon's log tail (its stderr)."""
+    return f"reads: {len(got['reads'])}, {got.get('burst_s')} s; daemon: {got['daemonerr'][-2500:]}"
+
+
 def _burst(got: dict[str, Any], route: str, check: str) -> None:
     reads = _codes(got, route)
     assert reads, route
@@ -512,8 +526,8 @@ def _burst(got: dict[str, Any], route: str, check: str) -> None:
             elif route == "mcp":
                 assert code == 0, body[:800]
             else:
-                assert code == 200 or (code == 503 and "E_NOT_READY" in body + "Not ready"), (
-                    code, body[:800])  # fmt: skip
+                ready = "E_NOT_READY" in body or "Not ready" in body  # the API's, the page's
+                assert code == 200 or (code == 503 and ready), (code, body[:800])
         return
     shown = 0
     for code, body in reads:
@@ -592,17 +606,19 @@ def test_round97_surface(lab: Lab, vid: str) -> None:
         if check in ("no5xx", "held"):
             _burst(got, route, check)
         elif route == "ran":
-            assert set(got["ranb"].values()) == {1}, got["ranb"]
+            assert set(got["ranb"].values()) == {1}, (got["ranb"], _why(got))
         elif route == "audit":
             rc, out, err = got["audit"]
             rep = json.loads(out)
             assert rc == 0 and rep["ok"], (rc, err)
             valid = {e["plan"] for e in rep["executions"] if e.get("approval_valid")}
-            assert {f"plans/b{k}" for k in range(N)} <= valid, sorted(valid)[:5]
+            assert {f"plans/b{k}" for k in range(N)} <= valid, (sorted(valid)[:5], _why(got))
         else:
             assert got["final"] == got["final2"], "status --json not stable"
-            rows = {r["plan"]: r["status"] for r in json.loads(got["final"])}
-            assert all(rows[f"plans/b{k}"] == "completed" for k in range(N)), rows
+            rows = {r["plan"]: r for r in json.loads(got["final"])}
+            late = {p: r for p, r in rows.items() if p.startswith("plans/b") and
+                    r["status"] != "completed"}  # fmt: skip
+            assert not late, (late, _why(got))
     elif part == "restart":
         rs = got["restart"]
         first = next(i for i, (c, _) in enumerate(rs) if c == 200)

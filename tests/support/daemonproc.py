@@ -121,6 +121,12 @@ class DaemonProcess:
         self.proc.send_signal(signum)
 
     def stop(self, signum: int = signal.SIGTERM, timeout: float = 60) -> int:
+        """Stop it as systemd would, once it has taken its signals (``daemon.started``):
+        a signal before that ends the bare interpreter, so the start-up pass never ran and a
+        lock a SIGKILLed predecessor left stayed for the next start (round 99's lab under
+        load, CI 2026-12-06: its own ``git add`` then failed on ``index.lock``)."""
+        if self.proc.poll() is None:
+            self._until_started(30)
         if self.proc.poll() is None:
             self.proc.send_signal(signum)
         try:
@@ -128,6 +134,14 @@ class DaemonProcess:
         finally:
             self._close()
         return code
+
+    def _until_started(self, timeout: float) -> None:
+        """Until the log says ``daemon.started`` or the process ended (bounded)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            if "daemon.started" in self.text():
+                return
+            time.sleep(0.02)
 
     def wait(self, timeout: float = 60) -> int:
         """Wait for an exit already asked for (a second signal would force it)."""

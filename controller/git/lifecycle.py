@@ -323,6 +323,10 @@ class Lifecycle(IndexStore):
     #: The held decision the release applies now (:meth:`_held_maker`): its commit and the
     #: time its key had to be valid, fixed when it was seen (:meth:`signed_at`).
     _decided_at: tuple[str, float] | None = None
+    #: A version's hash as written -> its hash as the freeze writes it, where the two differ
+    #: (legacy ``${...}`` references: :attr:`BlobFacts.form_hash`), for every version whose
+    #: facts were asked: a withdrawal vetoes both (:meth:`_veto`).
+    _forms: dict[str, str] | None = None
 
     def _load(self) -> None:
         # Built from the plans as they were: rebuilt from the plans loaded at their next
@@ -354,6 +358,12 @@ class Lifecycle(IndexStore):
             if len(self._facts) > 200_000:
                 self._facts.clear()
             self._facts[blob] = found
+        if found.form_hash is not None and found.hash is not None:
+            forms = self._forms if self._forms is not None else {}
+            if len(forms) > 100_000:
+                forms.clear()
+            forms[found.hash] = found.form_hash
+            self._forms = forms
         return found
 
     def apply(self, repo: GitRepo, record: CommitRecord, sink: EventSink | None = None) -> None:
@@ -4976,7 +4986,8 @@ class Lifecycle(IndexStore):
             self._remember_withdrawal(record, state.plan_id)
         if withdraw and (state.status in NEVER_STARTED or first_rejected):
             withdrawn_as = "aborted" if transition is Transition.ABORT else str(new.status)
-            self._veto(new.hash or state.hash, record, state.plan_id, who, withdrawn_as)
+            form = new.form_hash if new.hash else None
+            self._veto(new.hash or state.hash, record, state.plan_id, who, withdrawn_as, form)
         state.status = "aborted" if transition is Transition.ABORT else new.status
         if transition in (Transition.APPROVE, Transition.GATE, Transition.RESUME):
             bound, elsewhere = _binding(record, state.plan_id, self.plans_dir)
@@ -5017,18 +5028,33 @@ class Lifecycle(IndexStore):
                 self._emit(sink, "reject", state, record, snapshot, who)
 
     def _veto(
-        self, plan_hash: str | None, record: CommitRecord, plan_id: str, who: str, status: str
+        self,
+        plan_hash: str | None,
+        record: CommitRecord,
+        plan_id: str,
+        who: str,
+        status: str,
+        form: str | None = None,
     ) -> None:
         """Remember a version withdrawn before it ran (rejected, or aborted while its first
         approval waited), by its hash: no approval of it counts again, under any name, as a
         copy, a re-add or a pin (E_VERSION_WITHDRAWN; a veto is not dodged by renaming).
+        The version is the one that would freeze and run: vetoed by its hash as written and
+        by its hash as frozen (``form``, else the one its facts gave: legacy ``${...}``
+        references converted), so every spelling of it is withdrawn (round 120,
+        draft-legacy-veto-missed: a legacy draft rejected by Alice was vetoed by its text's
+        hash alone; its copy, moved or re-added version froze as ``$<...>`` and ran).
 
         An allowed approver's withdrawal vetoes the version everywhere. So does an author's
         when she produced that version (round 23: an agent rejected its plan, then brought
         the version back as a copy, a re-add or a pin, and it ran); a copier produced nothing
         and withdraws nothing (round 16: her rejection of her copy vetoed the original; round
         34, 35)."""
-        if not plan_hash or plan_hash in self.withdrawn:
+        if not plan_hash:
+            return
+        form = form or (self._forms or {}).get(plan_hash)
+        keys = [h for h in (plan_hash, form) if h and h not in self.withdrawn]
+        if not keys:
             return
         if self.may_withdraw is not None and not self.may_withdraw(
             record, self.producers_of(plan_hash) or (), self.signed_at(record)
@@ -5043,7 +5069,8 @@ class Lifecycle(IndexStore):
                 "status": status,
             }
         )
-        self.withdrawn[plan_hash] = self._new_withdrawn[plan_hash] = entry
+        for key in keys:
+            self.withdrawn[key] = self._new_withdrawn[key] = entry
 
     @staticmethod
     def _lapse(state: PlanState, record: CommitRecord, status: str | None) -> Transition:

@@ -4949,9 +4949,7 @@ class Lifecycle(IndexStore):
         for plan_hash in dict.fromkeys([version, new.hash]):
             self._veto(plan_hash, commit, state.plan_id, who, "rejected", judged=True)
         state.status, state.request = "rejected", None
-        state.note(
-            f"{commit.sha[:12]} {who} set status rejected in {source} before its conversion"
-        )
+        state.note(f"{commit.sha[:12]} {who} set status rejected in {source} before its conversion")
         self._emit(sink, "reject", state, commit, snapshot, who)
         self.touch(state.plan_id)
 

@@ -4946,8 +4946,11 @@ class Lifecycle(IndexStore):
         who = self._maker(commit)
         snapshot = PlanState(**asdict(state)) if sink else None
         self._remember_withdrawal(commit, state.plan_id)
-        for plan_hash in dict.fromkeys([version, new.hash]):
-            self._veto(plan_hash, commit, state.plan_id, who, "rejected", judged=True)
+        self._veto(version, commit, state.plan_id, who, "rejected", judged=True)
+        gone = next(c for c in record.changes if c.path == source)
+        if self._source_version(repo, gone.old_blob, source)[1] == version:
+            # the version converted is the one rejected: vetoed as the PLAN.yml hashes too
+            self._veto(new.hash, commit, state.plan_id, who, "rejected", judged=True)
         state.status, state.request = "rejected", None
         state.note(f"{commit.sha[:12]} {who} set status rejected in {source} before its conversion")
         self._emit(sink, "reject", state, commit, snapshot, who)

@@ -167,8 +167,9 @@ def _form_hash(text: str, doc: dict[str, Any], plan_hash: str | None) -> str | N
     """The version's hash as the freeze writes it, when its legacy ``${...}`` references
     make it another than ``plan_hash`` (None otherwise): one value tree for the hash and the
     run, so a withdrawal of the version as written withdraws it as it would freeze and run.
-    A text with neither ``$`` nor an escape holds no reference, and is not walked."""
-    if plan_hash is None or ("$" not in text and "\\" not in text):
+    A text with neither ``${`` nor a backslash (an escape, a line joined) holds no legacy
+    reference, and is not walked."""
+    if plan_hash is None or ("${" not in text and "\\" not in text):
         return None
     try:
         form = frozen_form(doc)

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "136"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "137"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -404,6 +404,10 @@ INDEX_VERSION = "136"  # 3: risk and estimate per plan; 4: approval identities, 
 # seen ``rejected`` is rejected (round 117, fix117w): rebuilt so ignored ones count
 # 136: an allowed approver's rejection of a draft is a withdrawal, its version vetoed (round
 # 119, draft-rejection-ignored): rebuilt so ignored ones count
+# 137: a withdrawn version is vetoed by its hash as frozen too (legacy references converted;
+# round 120, draft-legacy-veto-missed), and a rejection an entitled person committed in a
+# PLAN.md/PLAN.json source before its conversion counts (source-rejection-dropped-at-
+# conversion): rebuilt so both are found in history
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
 _FIELDS = tuple(f.name for f in fields(PlanState))

@@ -323,6 +323,13 @@ class Lifecycle(IndexStore):
     #: The held decision the release applies now (:meth:`_held_maker`): its commit and the
     #: time its key had to be valid, fixed when it was seen (:meth:`signed_at`).
     _decided_at: tuple[str, float] | None = None
+    #: A version's hash as written -> its hash as the freeze writes it, where the two differ
+    #: (legacy ``${...}`` references: :attr:`BlobFacts.form_hash`), for every version whose
+    #: facts were asked: a withdrawal vetoes both (:meth:`_veto`).
+    _forms: dict[str, str] | None = None
+    #: A plan source's blob -> (the status it says, the hash it converts to), as read by
+    #: :meth:`_source_version`.
+    _sources_read: dict[str, tuple[str | None, str | None]]
 
     def _load(self) -> None:
         # Built from the plans as they were: rebuilt from the plans loaded at their next
@@ -354,6 +361,12 @@ class Lifecycle(IndexStore):
             if len(self._facts) > 200_000:
                 self._facts.clear()
             self._facts[blob] = found
+        if found.form_hash is not None and found.hash is not None:
+            forms = self._forms if self._forms is not None else {}
+            if len(forms) > 100_000:
+                forms.clear()
+            forms[found.hash] = found.form_hash
+            self._forms = forms
         return found
 
     def apply(self, repo: GitRepo, record: CommitRecord, sink: EventSink | None = None) -> None:
@@ -4894,6 +4907,119 @@ class Lifecycle(IndexStore):
             sink(HistoryEvent("controller", state.plan_id, record, snapshot, state))
         self._note_if_start(record, state.plan_id, new.hash, event)  # after the sink: the
         # audit reads the starts before this one
+        if event is not None and event.verb == "convert" and old is None:
+            self._source_rejected(repo, state, record, new, sink)
+
+    def _source_rejected(
+        self,
+        repo: GitRepo,
+        state: PlanState,
+        record: CommitRecord,
+        new: BlobFacts,
+        sink: EventSink | None,
+    ) -> None:
+        """The plan the ``convert`` commit ``record`` wrote takes what its content would have
+        taken had the source's writer committed that PLAN.yml herself (docs/formats.md),
+        its rejection too: an entitled rejection committed in the source before its
+        conversion (:meth:`source_withdrawal`) is that commit's withdrawal of the plan, as
+        if committed in PLAN.yml: the plan ``rejected`` (terminal, whatever the converted
+        file says: a conversion writes ``draft`` or ``pending_approval`` only), its version
+        vetoed, the decision its maker's (round 120, source-rejection-dropped-at-conversion:
+        the status was "not carried over", the plan frozen, and Bob's approval ran it)."""
+        folder = PurePosixPath(state.plan_id)
+        source = next(
+            (
+                c.path
+                for c in record.changes
+                if c.new_blob is None
+                and path_name(c.path) in SOURCE_FILES
+                and PurePosixPath(c.path).parent == folder
+            ),
+            None,
+        )
+        if source is None or not record.parents:
+            return
+        found = self.source_withdrawal(repo, record.parents[0], source)
+        if found is None:
+            return
+        commit, version = found
+        who = self._maker(commit)
+        snapshot = PlanState(**asdict(state)) if sink else None
+        self._remember_withdrawal(commit, state.plan_id)
+        self._veto(version, commit, state.plan_id, who, "rejected", judged=True)
+        gone = next(c for c in record.changes if c.path == source)
+        if self._source_version(repo, gone.old_blob, source)[1] == version:
+            # the version converted is the one rejected: vetoed as the PLAN.yml hashes too
+            self._veto(new.hash, commit, state.plan_id, who, "rejected", judged=True)
+        state.status, state.request = "rejected", None
+        state.note(f"{commit.sha[:12]} {who} set status rejected in {source} before its conversion")
+        self._emit(sink, "reject", state, commit, snapshot, who)
+        self.touch(state.plan_id)
+
+    def source_withdrawal(
+        self, repo: GitRepo, tip: str, source: str
+    ) -> tuple[CommitRecord, str] | None:
+        """The rejection committed in the plan source ``source`` (``PLAN.md``, ``PLAN.json``
+        ...) in ``tip``'s history by someone who may withdraw the version it rejected, had
+        it been committed in a PLAN.yml: (that commit, the version's hash as converted), the
+        newest such; None when there is none. Judged as :meth:`_human_commit` judges a
+        ``rejected``: a draft's by an allowed approver only (a draft has no author
+        withdrawers, round 119); a submitted version's (or one first seen ``rejected``) by an
+        allowed approver or a producer of that version (the makers of every non-merge commit
+        that made its content in the source). A merge's status is its branch's commits'."""
+        commits = [c for c in repo.path_log(tip, [source]) if not c.is_merge]
+        made: dict[str, set[str] | None] = {}
+        for commit in reversed(commits):  # oldest first: who made each content
+            change = next((c for c in commit.changes if c.path == source), None)
+            if change is None or change.new_blob is None:
+                continue
+            new = self._source_version(repo, change.new_blob, source)[1]
+            old = self._source_version(repo, change.old_blob, source)[1]
+            if new is not None and new != old:
+                people = self.identities(commit)
+                held = made.get(new)
+                made[new] = people if held is None else held & people
+        for commit in commits:  # newest first
+            change = next((c for c in commit.changes if c.path == source), None)
+            if change is None or change.new_blob is None:
+                continue
+            status, version = self._source_version(repo, change.new_blob, source)
+            before = self._source_version(repo, change.old_blob, source)[0]
+            if status != "rejected" or before == "rejected" or version is None:
+                continue
+            allowed: Iterable[str] = (
+                frozenset() if before == "draft" else frozenset(made.get(version) or ())
+            )
+            if self.may_withdraw is None or self.may_withdraw(
+                commit, allowed, self.signed_at(commit)
+            ):
+                return commit, version
+        return None
+
+    def _source_version(
+        self, repo: GitRepo, blob: str | None, source: str
+    ) -> tuple[str | None, str | None]:
+        """(the status a plan source's version says, the hash of the plan it converts to),
+        (None, None) when it does not convert; read once per blob."""
+        if blob is None:
+            return None, None
+        cache: dict[str, tuple[str | None, str | None]] = getattr(self, "_sources_read", {})
+        if blob not in cache:
+            from controller.plan.convert import convert_text
+
+            found: tuple[str | None, str | None] = (None, None)
+            try:
+                text = repo.blob(blob).decode("utf-8")
+                folder = str(PurePosixPath(source).parent)
+                conversion = convert_text(text, path_name(source), nested_base=folder)
+                found = (conversion.source_status, hashing.plan_hash(conversion.data))
+            except (PlangateError, UnicodeDecodeError, ValueError, TypeError, RecursionError):
+                pass
+            if len(cache) > 10_000:
+                cache.clear()
+            cache[blob] = found
+            self._sources_read = cache
+        return cache[blob]
 
     def _human_commit(
         self,
@@ -4976,7 +5102,8 @@ class Lifecycle(IndexStore):
             self._remember_withdrawal(record, state.plan_id)
         if withdraw and (state.status in NEVER_STARTED or first_rejected):
             withdrawn_as = "aborted" if transition is Transition.ABORT else str(new.status)
-            self._veto(new.hash or state.hash, record, state.plan_id, who, withdrawn_as)
+            form = new.form_hash if new.hash else None
+            self._veto(new.hash or state.hash, record, state.plan_id, who, withdrawn_as, form)
         state.status = "aborted" if transition is Transition.ABORT else new.status
         if transition in (Transition.APPROVE, Transition.GATE, Transition.RESUME):
             bound, elsewhere = _binding(record, state.plan_id, self.plans_dir)
@@ -5017,21 +5144,44 @@ class Lifecycle(IndexStore):
                 self._emit(sink, "reject", state, record, snapshot, who)
 
     def _veto(
-        self, plan_hash: str | None, record: CommitRecord, plan_id: str, who: str, status: str
+        self,
+        plan_hash: str | None,
+        record: CommitRecord,
+        plan_id: str,
+        who: str,
+        status: str,
+        form: str | None = None,
+        *,
+        judged: bool = False,
     ) -> None:
         """Remember a version withdrawn before it ran (rejected, or aborted while its first
         approval waited), by its hash: no approval of it counts again, under any name, as a
         copy, a re-add or a pin (E_VERSION_WITHDRAWN; a veto is not dodged by renaming).
+        The version is the one that would freeze and run: vetoed by its hash as written and
+        by its hash as frozen (``form``, else the one its facts gave: legacy ``${...}``
+        references converted), so every spelling of it is withdrawn (round 120,
+        draft-legacy-veto-missed: a legacy draft rejected by Alice was vetoed by its text's
+        hash alone; its copy, moved or re-added version froze as ``$<...>`` and ran).
+        ``judged``: the maker's right to withdraw this very version was judged already
+        (:meth:`source_withdrawal`: its producers are the source's, not the index's).
 
         An allowed approver's withdrawal vetoes the version everywhere. So does an author's
         when she produced that version (round 23: an agent rejected its plan, then brought
         the version back as a copy, a re-add or a pin, and it ran); a copier produced nothing
         and withdraws nothing (round 16: her rejection of her copy vetoed the original; round
         34, 35)."""
-        if not plan_hash or plan_hash in self.withdrawn:
+        if not plan_hash:
             return
-        if self.may_withdraw is not None and not self.may_withdraw(
-            record, self.producers_of(plan_hash) or (), self.signed_at(record)
+        form = form or (self._forms or {}).get(plan_hash)
+        keys = [h for h in (plan_hash, form) if h and h not in self.withdrawn]
+        if not keys:
+            return
+        if (
+            not judged
+            and self.may_withdraw is not None
+            and not self.may_withdraw(
+                record, self.producers_of(plan_hash) or (), self.signed_at(record)
+            )
         ):
             return  # an author of the plan, not a producer of this version
         entry = json.dumps(
@@ -5043,7 +5193,8 @@ class Lifecycle(IndexStore):
                 "status": status,
             }
         )
-        self.withdrawn[plan_hash] = self._new_withdrawn[plan_hash] = entry
+        for key in keys:
+            self.withdrawn[key] = self._new_withdrawn[key] = entry
 
     @staticmethod
     def _lapse(state: PlanState, record: CommitRecord, status: str | None) -> Transition:

@@ -28,7 +28,7 @@ from controller.plan.names import (
     twin_folder_verdict,
     twin_folders,
 )
-from controller.plan.plans import DEFAULT_MAX_BYTES, PLAN_FILES, nested_at, text_hash
+from controller.plan.plans import DEFAULT_MAX_BYTES, PLAN_FILES, frozen_form, nested_at, text_hash
 
 LOG_NAME = "EXECUTION_LOG.md"
 MAX_NOTES = 20
@@ -59,6 +59,12 @@ class BlobFacts:
     #: The version's top level is no block mapping (a JSON/flow mapping): it parses, yet the
     #: controller can write no status or record into it (:func:`yamlio.is_block_mapping`).
     unwritable: bool = False
+    #: The hash the version has as the freeze writes it (its legacy ``${...}`` references
+    #: converted: :func:`controller.plan.plans.frozen_form_hash`), when that is not ``hash``
+    #: (None: the same). A withdrawal of the version vetoes it under both (round 120,
+    #: draft-legacy-veto-missed: a draft written ``${inputs.who}`` was vetoed by its text's
+    #: hash and its copy, frozen as ``$<inputs.who>``, ran).
+    form_hash: str | None = None
 
 
 #: File modes that are no plan file: a symlink (never followed) and a gitlink (a submodule).
@@ -141,6 +147,7 @@ def facts_of(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> BlobFacts:
         digest = pause = ""
     risk = frozen.get("risk") if isinstance(frozen, dict) else None
     estimate = frozen.get("estimate") if isinstance(frozen, dict) else None
+    form = _form_hash(text, doc, plan_hash)
     return BlobFacts(
         status if isinstance(status, str) else None,
         plan_hash,
@@ -152,7 +159,23 @@ def facts_of(data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> BlobFacts:
         execution_digest=pause,
         owned=any(doc.get(k) is not None for k in _OWNED_BLOCKS),
         unwritable=not yamlio.is_block_mapping(parsed),
+        form_hash=form,
     )
+
+
+def _form_hash(text: str, doc: dict[str, Any], plan_hash: str | None) -> str | None:
+    """The version's hash as the freeze writes it, when its legacy ``${...}`` references
+    make it another than ``plan_hash`` (None otherwise): one value tree for the hash and the
+    run, so a withdrawal of the version as written withdraws it as it would freeze and run.
+    A text with neither ``${`` nor a backslash (an escape, a line joined) holds no legacy
+    reference, and is not walked."""
+    if plan_hash is None or ("${" not in text and "\\" not in text):
+        return None
+    try:
+        form = frozen_form(doc)
+    except (TypeError, ValueError, OverflowError, RecursionError):
+        return None
+    return form if form != plan_hash else None
 
 
 #: PlanState's string fields many plans share a value of (:meth:`PlanState.share`).

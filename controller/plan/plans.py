@@ -1415,7 +1415,14 @@ def frozen_form_hash(plan: LoadedPlan) -> str | None:
     changes nothing (round 59: ``plangate audit`` flagged the controller's own freeze)."""
     if plan.hash is None or not isinstance(plan.data, dict):
         return None
-    return hashing.plan_hash(convert_legacy_params(plan.data))
+    return frozen_form(plan.data)
+
+
+def frozen_form(data: dict[str, Any]) -> str:
+    """The hash of the plan document ``data`` once frozen (its legacy ``${...}`` references
+    converted by :func:`convert_legacy_params`): the version as it runs, whichever way its
+    references are spelled (:func:`frozen_form_hash`; the history's facts of a version)."""
+    return hashing.plan_hash(convert_legacy_params(data))
 
 
 def _convert_legacy_text(doc: yamlio.YamlDoc) -> str:

@@ -356,10 +356,14 @@ class Freezing(Committing):
         loaded = plans.validate_text(converted.plan_text, Path(plan_file), self.config)
         body = f"from {PurePosixPath(source).name} ({converted.format})"
         message = self._message("convert", plan_id, loaded.hash, loaded.status, body, (), None)
+        # a rejection an entitled person committed in the source is the plan's (round 120):
+        # the history index holds it rejected from the convert commit on; nothing to freeze
+        rejected = committed and self.index.source_withdrawal(self.repo, self._head, source)
         sha = self._write(converted.files, self._head, message)
         self._waiting.pop(plan_id, None)
         self.log.info(
             "plan_converted", plan=plan_id, source=source, commit=sha, format=converted.format
         )
-        self._freeze(plan_file)  # in the same pass, as for a PLAN.yml an agent committed
+        if not rejected:
+            self._freeze(plan_file)  # in the same pass, as for a PLAN.yml an agent committed
         return True

@@ -162,6 +162,37 @@ rejection on the same PR), a parent pinning a library Alice rejects refused, con
 counts; Alice's commit put on the line by Mallory, by the agent or by the forge's rebase is
 ignored).
 
+Fixed (2026-12-06, fix121a): **draft-legacy-veto-missed** (22 ids). The cause: a withdrawal
+vetoed the version by ``BlobFacts.hash``, the hash of the text as written
+(``Lifecycle._veto``); a draft (or a plan rejected before its first freeze) written with a
+legacy ``${inputs.who}`` is never rewritten, so its veto was keyed on ``sha256:d80e...``
+while every copy, move or re-add of it froze (the freeze converts legacy references) as
+``sha256:1790...``, a hash no veto named. Now a version's facts carry the hash it has as the
+freeze writes it (``BlobFacts.form_hash``: ``plans.frozen_form``, legacy references
+converted by the freeze's own rule, the value tree that runs), and a withdrawal vetoes the
+version under both hashes, its permission still judged on the producers of the version as
+written: every spelling of it is withdrawn under any name, ``check --as`` agreeing (it
+replays the same index). ``INDEX_VERSION`` 137. Tests:
+``tests/approval/test_draft_withdrawals.py`` (``*legacy*``).
+
+Fixed (2026-12-06, fix121a): **source-rejection-dropped-at-conversion** (28 ids). The cause:
+the history index reads statuses in plan files only; a ``PLAN.md``/``PLAN.json`` source is
+none, and the controller's ``convert`` commit (which writes ``draft`` or ``pending_approval``
+only, the source's ``rejected`` "not carried over") was the plan's first version, so a
+rejection committed in the source before the pass was nobody's and the plan was frozen
+(``Lifecycle._controller_commit``, ``Freezing._commit_conversion``). Now, at the convert
+commit, the index reads the source's history (``Lifecycle.source_withdrawal``: each source
+version's status and converted hash, ``Conversion.source_status``) and judges its newest
+``rejected`` as ``Lifecycle._human_commit`` judges one in PLAN.yml: a draft's by an allowed approver
+only, a submitted version's (or one first seen ``rejected``) by an allowed approver or a
+producer of that version in the source. An entitled one makes the converted plan
+``rejected`` from the convert commit on, its version vetoed, the decision its maker's
+(``status``, ``show --config`` and the fresh-clone audit agree; a copy is
+``E_VERSION_WITHDRAWN``), and the controller does not freeze it; Mallory's stays without
+effect (``mdsrcm``). The converted PLAN.yml still says what a conversion writes
+(``status`` and ``show`` name the controller's ``rejected``). Tests:
+``tests/approval/test_source_withdrawals.py``.
+
 Not tried: ``require_signed`` (signatures), remote mode and the daemon, MCP (``submit``,
 ``status``), the web page, ``identity_aliases.people`` (only ``plus_tags``), ``PLAN.toon``
 sources, octopus merges, holds (twin files/folders) with drafts, quorum groups beyond a
@@ -1021,24 +1052,9 @@ _WHY_LIB = (
     "version is withdrawn and Bob's approval of the parent is E_VERSION_WITHDRAWN; docs: "
     "round 37 reject-child, 'the writer of a pinned child may not withdraw the parent'"
 )
+#: draft-legacy-veto-missed (22 ids, _WHY_LEG) and source-rejection-dropped-at-conversion (28
+#: ids, _WHY_SRC): fixed 2026-12-06 (fix121a), see the docstring
 _SEEN: dict[str, tuple[str, str]] = {
-    **{
-        f"{v}{k}": (CLS_LEG, _WHY_LEG)
-        for v in ("adrleg", "adrleg2", "adrlegmv", "adrlegp")
-        for k in ("", ":audit", ":code", ":copyrow")
-    },
-    **{f"adrlegre{k}": (CLS_LEG, _WHY_LEG) for k in ("", ":audit", ":code", ":status")},
-    "adrlegmv:status": (CLS_LEG, _WHY_LEG),
-    "check:leg": (CLS_LEG, _WHY_LEG),
-    **{
-        f"{v}{k}": (CLS_SRC, _WHY_SRC)
-        for v in ("mdsrc", "mdsrc0", "jsrc0", "mdsrcp", "mdsrcdv")
-        for k in ("", ":status", ":audit", ":decision")
-    },
-    **{f"{v}:early": (CLS_SRC, _WHY_SRC) for v in ("mdsrc0", "mdsrcp", "mdsrcdv")},
-    **{f"{v}:bshow": (CLS_SRC, _WHY_SRC) for v in ("mdsrc0", "mdsrcp", "mdsrcdv")},
-    "mdsrc:code": (CLS_SRC, _WHY_SRC),
-    "mdsrc:copyrow": (CLS_SRC, _WHY_SRC),
     **{
         f"{v}{k}": (CLS_MERGE, _WHY_MERGE)
         for v in ("mgm", "mgmp", "mgma", "mgdm")

@@ -144,3 +144,88 @@ def test_plangate_reject_commits_the_rejection_of_a_draft(repo: Path, tmp_path: 
     assert head_plan(repo)["plan"]["status"] == "rejected"
     assert run_cli("run", "--once", "--config", str(config)).returncode == 0
     assert _row(repo).get("status") == "rejected"
+
+
+#: The draft written with a legacy ``${inputs.who}`` reference: its text hashes otherwise
+#: than the version the freeze writes (``$<inputs.who>``) and runs.
+LEGACY = DRAFT.replace("available_tools:", "inputs:\n  who: world\navailable_tools:", 1).replace(
+    "who: world   # trailing comment", 'who: "${inputs.who}"'
+)
+
+
+def _pending(text: str) -> str:
+    return text.replace("status: draft", "status: pending_approval")
+
+
+def _legacy_rejected(repo: Path) -> None:
+    """The agent's legacy draft, Alice's rejection of it: withdrawn."""
+    write_plan(repo, text=LEGACY)
+    commit_all(repo, "agent: a legacy draft", AGENT)
+    assert _row(repo).get("status") == "draft"
+    _set(repo, "rejected", ALICE)
+    assert _row(repo).get("status") == "rejected"
+
+
+def _refused(repo: Path, slug: str) -> None:
+    """``slug``'s row names the withdrawal before any approval; Bob's approval is refused
+    E_VERSION_WITHDRAWN and nothing starts."""
+    row = _row(repo, slug)
+    assert row.get("status") == "pending_approval", row
+    assert "E_VERSION_WITHDRAWN" in json.dumps(row), row
+    _set(repo, "approved", BOB, slug)
+    row = _row(repo, slug)
+    assert "E_VERSION_WITHDRAWN" in json.dumps(row), row
+    assert head_plan(repo, slug)["approval"]["code"] == "E_VERSION_WITHDRAWN"
+    assert not _starts(repo, slug)
+
+
+def test_a_legacy_frozen_form_differs_from_its_text() -> None:
+    """The premise: the legacy draft's text hash is not the hash it freezes to; the facts
+    of the version give both (round 120, draft-legacy-veto-missed)."""
+    from controller.git.planstate import facts_of
+    from controller.plan import hashing, yamlio
+
+    facts = facts_of(LEGACY.encode())
+    frozen = LEGACY.replace("${inputs.who}", "$<inputs.who>")
+    assert facts.hash != facts.form_hash
+    assert facts.form_hash == hashing.plan_hash(yamlio.read_yaml(frozen).data)
+    assert facts_of(frozen.encode()).form_hash is None  # nothing to convert: the same
+
+
+def test_a_rejected_legacy_draft_is_vetoed_as_it_freezes(repo: Path) -> None:
+    """Round 120, draft-legacy-veto-missed: Alice rejects the agent's draft written with
+    ``${inputs.who}``; its copy at another slug, as written or in the ``$<inputs.who>`` form
+    the freeze converts it to, is frozen as ``$<...>``: refused E_VERSION_WITHDRAWN (the
+    veto was keyed on the text's hash alone, and Bob's approval ran the copy)."""
+    _legacy_rejected(repo)
+    write_plan(repo, "greet-2", _pending(LEGACY))
+    write_plan(repo, "greet-3", _pending(LEGACY).replace("${inputs.who}", "$<inputs.who>"))
+    commit_all(repo, "agent: the version again", AGENT)
+    _refused(repo, "greet-2")
+    _refused(repo, "greet-3")
+
+
+def test_a_rejected_legacy_draft_moved_is_vetoed(repo: Path) -> None:
+    """The same version moved to another slug (``git mv``) and submitted there."""
+    _legacy_rejected(repo)
+    git(repo, "mv", "plans/greet", "plans/greet-2")
+    edit_status(repo, "greet-2", "pending_approval")
+    commit_all(repo, "agent: moved", AGENT)
+    assert _row(repo, "greet-2").get("status") in ("rejected", "pending_approval")
+    _set(repo, "approved", BOB, "greet-2")
+    row = _row(repo, "greet-2")
+    assert row.get("status") in ("rejected", "pending_approval"), row
+    assert "E_VERSION_WITHDRAWN" in json.dumps(row) or row.get("status") == "rejected", row
+    assert not _starts(repo, "greet-2")
+
+
+def test_a_legacy_plan_rejected_before_its_first_freeze_is_vetoed(repo: Path) -> None:
+    """Not draft-only (``adrlegp``): the agent submits the legacy plan and Alice rejects it
+    in the same push, before any freeze; its copy is refused."""
+    write_plan(repo, text=_pending(LEGACY))
+    commit_all(repo, "agent: submit", AGENT)
+    _set(repo, "rejected", ALICE)
+    assert _row(repo).get("status") == "rejected"
+    write_plan(repo, "greet-2", _pending(LEGACY))
+    commit_all(repo, "agent: the version again", AGENT)
+    _refused(repo, "greet-2")

@@ -31,6 +31,8 @@ class Conversion:
     text: str
     #: (repo-relative plan folder, PLAN.yml text) of each nested plan, children first
     children: list[tuple[str, str]] = field(default_factory=list)
+    #: The status the source says (:attr:`Ctx.source_status`), whatever was written
+    source_status: str | None = None
 
 
 def convert_text(
@@ -76,6 +78,7 @@ def _convert_text(
         data,
         render(data, header, source, verify),
         [(path, render(child, nested, path)) for path, child in children],
+        ctx.source_status,
     )
 
 

@@ -82,6 +82,10 @@ class Ctx:
     #: every PLAN.yml tool name given out -> the source name it stands for
     tool_sources: dict[str, str] = field(default_factory=dict)
     lines: dict[Loc, int] = field(default_factory=dict)
+    #: The plan's status as the source says it (``pte``: ``plan.status``; None: the format
+    #: has none). Never carried beyond ``draft``, but read by the history index: a
+    #: rejection committed in the source is judged as one committed in PLAN.yml (round 120).
+    source_status: str | None = None
 
     def unsupported(self, loc: Loc, message: str, remedy: str | None = None) -> None:
         self.problems.append(

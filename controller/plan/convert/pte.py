@@ -33,6 +33,7 @@ def convert(data: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
     plan = out.get("plan")
     if isinstance(plan, dict):
         status = plan.get("status")
+        ctx.source_status = status if isinstance(status, str) else None
         if status not in (None, DEFAULT_STATUS, "draft"):
             ctx.note(("plan", "status"), f"status {status!r} not carried over")
         out["plan"] = {**plan, "status": status if status == "draft" else DEFAULT_STATUS}

@@ -116,6 +116,18 @@ plans/x/PLAN.yml``; commit it as ``plangate <plangate@localhost>`` with the subj
 ``plangate: fail plans/x``; ``run --once``; Alice sets ``status: approved`` and commits;
 ``run --once`` (failed again, action 2 not called); Alice again; ``run --once`` (completed).
 
+Fixed (2026-12-06, fix121b): **own-index-commit-waits**. The outcome's working-file check
+(``Committing._check_worktree_file``) knew the controller's own bytes only as this process
+had written them (``WorkTree.holds_own_checkout``, lost with the killed process), while the
+staged check already took an index entry naming the controller's own last blob of the file
+(``controller_blob``) for no one's change. The working file is now read the same way
+(``Committing._holds_own_blob``: its bytes, as git would store them, are that blob's;
+``controller_blob`` lives in the history index, so a restart knows it). The four ids pass; the
+recovery pass ends the run, so those variants (and ``ui1b-ownplan``, whose working file and
+entry are the start commit's blob too: the kill came before the index write, and the restart's
+index repair set the entry) no longer need the "discard" remedy: their ``V`` rows name none,
+and ``never_silent`` asks them to be terminal after the recovery pass.
+
 Held: every tool kill, daemon kill and ``update-ref``/``update-index`` kill point with no
 person (each action once; in doubt ``E_ACTION_IN_DOUBT``; idempotent re-run once); a note or
 folder removal committed through a private index; an uncommitted or staged edit (the outcome
@@ -228,10 +240,10 @@ KP: dict[str, Any] = {
 V: dict[str, tuple[list[str], str | None, str, int | None, tuple[int, int]]] = {
     "d2-none": ([], None, "failed", 2, (1, 1)),
     "d2-stage": (["stage"], "discard", "failed", 2, (1, 1)),
-    "d2-ownplan": (["ownplan"], "discard", "failed", 2, (1, 1)),
+    "d2-ownplan": (["ownplan"], None, "failed", 2, (1, 1)),
     "t2-none": ([], None, "failed", 2, (1, 1)),
     "t2-ownnote": (["ownnote"], None, "failed", 2, (1, 1)),
-    "t2-ownplan": (["ownplan"], "discard", "failed", 2, (1, 1)),
+    "t2-ownplan": (["ownplan"], None, "failed", 2, (1, 1)),
     "t2-ownrm": (["ownrm"], None, "failed", 2, (1, 1)),
     "t2-wtedit": (["wtedit"], "discard", "failed", 2, (1, 1)),
     "t2-stage": (["stage"], "discard", "failed", 2, (1, 1)),
@@ -242,13 +254,13 @@ V: dict[str, tuple[list[str], str | None, str, int | None, tuple[int, int]]] = {
     "t2-rsoft": (["rsoft"], "restore", "failed", 2, (1, 1)),
     "t2-lookc": (["lookc"], None, "failed", 2, (1, 1)),
     "t2-lookf": (["lookf"], "resume", "completed", None, (1, 2)),
-    "ti2-ownplan": (["ownplan"], "discard", "completed", None, (1, 2)),
+    "ti2-ownplan": (["ownplan"], None, "completed", None, (1, 2)),
     "ti2-none": ([], None, "completed", None, (1, 2)),
     "t1-none": ([], None, "failed", 1, (1, 0)),
     "t1-wtedit": (["wtedit"], "discard", "failed", 1, (1, 0)),
     "t1-rhard": (["rhard"], "restore", "failed", 1, (1, 0)),
     "t1-lookf": (["lookf"], "resume", "completed", None, (2, 1)),
-    "t1-ownplan": (["ownplan"], "discard", "failed", 1, (1, 0)),
+    "t1-ownplan": (["ownplan"], None, "failed", 1, (1, 0)),
     "ur1a-none": ([], None, "completed", None, (1, 1)),
     "ur1a-ownplan": (["ownplan"], "discard", "completed", None, (1, 1)),
     "ur1a-wtedit": (["wtedit"], "discard", "completed", None, (1, 1)),
@@ -263,7 +275,7 @@ V: dict[str, tuple[list[str], str | None, str, int | None, tuple[int, int]]] = {
     "ui1a-rhard": (["rmlock", "rhard"], "restore", "completed", None, (1, 1)),
     "ui1b-rhard": (["rmlock", "rhard"], "restore", "completed", None, (1, 1)),
     "ui1a-rsoft": (["rmlock", "rsoft"], "discard", "completed", None, (1, 1)),
-    "ui1b-ownplan": (["ownplan"], "discard", "completed", None, (1, 1)),
+    "ui1b-ownplan": (["ownplan"], None, "completed", None, (1, 1)),
     "ur2a-none": ([], None, "completed", None, (1, 1)),
     "ur2a-ownplan": (["ownplan"], None, "completed", None, (1, 1)),
     "ur2a-rhard": (["rmlock", "rhard"], None, "completed", None, (1, 1)),
@@ -712,14 +724,8 @@ def test_erased_start_not_read_as_run(L: dict[str, Any], x: str) -> None:
 
 
 OWNPLAN = ["t2-ownplan", "ti2-ownplan", "t1-ownplan", "d2-ownplan"]
-BROKEN_OWN = {
-    x: _xf(
-        "own-index-commit-waits",
-        "a plan comment committed through GIT_INDEX_FILE after the kill: the outcome waits "
-        "'uncommitted edits' on the controller's own blob",
-    )
-    for x in OWNPLAN
-}
+#: own-index-commit-waits: fixed (2026-12-06, fix121b)
+BROKEN_OWN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("x", cases(OWNPLAN, OWNPLAN, BROKEN_OWN))

@@ -126,7 +126,11 @@ staged check already took an index entry naming the controller's own last blob o
 recovery pass ends the run, so those variants (and ``ui1b-ownplan``, whose working file and
 entry are the start commit's blob too: the kill came before the index write, and the restart's
 index repair set the entry) no longer need the "discard" remedy: their ``V`` rows name none,
-and ``never_silent`` asks them to be terminal after the recovery pass.
+and ``never_silent`` asks them to be terminal after the recovery pass. So does
+``ui1a-rmcommit`` (the "seen, not asserted" case below): the person's commit of the stale
+index takes the plan file back to the approval's bytes, while the working file keeps the
+start commit's, the controller's own last blob of it; the restart no longer waits on them and
+its outcome, written on the branch's text, completes the run (each action once).
 
 Held: every tool kill, daemon kill and ``update-ref``/``update-index`` kill point with no
 person (each action once; in doubt ``E_ACTION_IN_DOUBT``; idempotent re-run once); a note or
@@ -270,7 +274,7 @@ V: dict[str, tuple[list[str], str | None, str, int | None, tuple[int, int]]] = {
     "ur1a-rmadd": (["rmlock", "addplan"], None, "completed", None, (1, 1)),
     "ur1a-rmside": (["rmlock", "side"], "back", "completed", None, (1, 1)),
     "ui1a-none": ([], None, "completed", None, (1, 1)),
-    "ui1a-rmcommit": (["rmlock", "commitidx"], "discard", "completed", None, (1, 1)),
+    "ui1a-rmcommit": (["rmlock", "commitidx"], None, "completed", None, (1, 1)),
     "ui1a-rmstash": (["rmlock", "stash"], None, "completed", None, (1, 1)),
     "ui1a-rhard": (["rmlock", "rhard"], "restore", "completed", None, (1, 1)),
     "ui1b-rhard": (["rmlock", "rhard"], "restore", "completed", None, (1, 1)),

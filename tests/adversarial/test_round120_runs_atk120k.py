@@ -132,6 +132,23 @@ index takes the plan file back to the approval's bytes, while the working file k
 start commit's, the controller's own last blob of it; the restart no longer waits on them and
 its outcome, written on the branch's text, completes the run (each action once).
 
+Fixed (2026-12-06, fix121b): **erased-start-refused-unheld**. A rewrite is seen by the tip
+the history index last read (``ControllerCore._history_rewritten``), and a kill inside the
+start's index write comes before the index reads the start: after ``reset --hard HEAD~1`` no
+tip it had seen was gone, nothing was held, and the frozen hash, recorded executed once the
+branch held the start, refused the approval ``E_ALREADY_EXECUTED``. Now a start that the
+executed record and the plan's job row both name, and that the branch no longer holds, holds
+the plan as any erased start does (``Starting._hold_erased_starts``, once per process and
+history build, before any row of a start off the branch is dropped); an approval of a held
+plan whose executed start is the erased one is refused for the hold
+(``Deciding._erased_run``: ``E_HISTORY_REWRITTEN``), not "already ran"; the job row of a held
+start is kept (``Starting._forget_unlanded``) and taken up again when the hold ends
+(``_release_holds``), so the old tip put back, even as a fast-forward under a running daemon,
+goes on with the run from its journal. A start killed before the executed record
+(``ur1a``, ``g-*``: a gate's start is no first start) is, as before, one that may never have
+landed: a new start runs it. The seven ids pass; ``ui1a-rsoft``'s row now names the hold, so
+its ``V`` remedy is the restore (the discard it named before led to the refusal).
+
 Held: every tool kill, daemon kill and ``update-ref``/``update-index`` kill point with no
 person (each action once; in doubt ``E_ACTION_IN_DOUBT``; idempotent re-run once); a note or
 folder removal committed through a private index; an uncommitted or staged edit (the outcome
@@ -278,7 +295,7 @@ V: dict[str, tuple[list[str], str | None, str, int | None, tuple[int, int]]] = {
     "ui1a-rmstash": (["rmlock", "stash"], None, "completed", None, (1, 1)),
     "ui1a-rhard": (["rmlock", "rhard"], "restore", "completed", None, (1, 1)),
     "ui1b-rhard": (["rmlock", "rhard"], "restore", "completed", None, (1, 1)),
-    "ui1a-rsoft": (["rmlock", "rsoft"], "discard", "completed", None, (1, 1)),
+    "ui1a-rsoft": (["rmlock", "rsoft"], "restore", "completed", None, (1, 1)),
     "ui1b-ownplan": (["ownplan"], None, "completed", None, (1, 1)),
     "ur2a-none": ([], None, "completed", None, (1, 1)),
     "ur2a-ownplan": (["ownplan"], None, "completed", None, (1, 1)),
@@ -573,14 +590,9 @@ def _xf(cls: str, what: str) -> Any:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 120: {cls}: {what}")
 
 
-_ERASED = _xf(
-    "erased-start-refused-unheld",
-    "the start commit erased after a kill mid index write is refused E_ALREADY_EXECUTED "
-    "('already ran'), not held E_HISTORY_REWRITTEN; nothing names the remedy",
-)
-BROKEN_NAMED = {x: _ERASED for x in ("ui1a-rhard", "ui1b-rhard")}
-#: the soft reset's row names "discard": followed, the plan is refused and never runs
-BROKEN_SOFT = {"ui1a-rsoft": _ERASED}
+#: erased-start-refused-unheld: fixed (2026-12-06, fix121b)
+BROKEN_NAMED: dict[str, Any] = {}
+BROKEN_SOFT: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("x", cases(ALL, ALL, {}))

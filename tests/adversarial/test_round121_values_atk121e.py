@@ -94,8 +94,10 @@ Fixed (2026-12-06, fix122v): **params-limit-counts-unescaped**. Cause: the three
 time and at validation, ``results._json_chars_over`` for an action's outputs) counted a
 string's raw characters. Now one count, :func:`controller.plan.jsonvalues.text_size`, the
 string as JSON writes it (``json.encoder.encode_basestring``, the escapes the tool's stdin
-holds), is used by all three, keys included. The five ids hold:
-``tests/plan/test_param_limits.py`` has the static and referenced cases.
+holds), is used by all three, keys included. The five ids hold; the two static ones
+(``l-static-*``) are now refused at validation (the plan ``invalid``, ``E_LIMIT_EXCEEDED``,
+no call at all), as the docs say of static params. Tests:
+``tests/execution/test_params_size_limit.py`` (static, referenced and output cases).
 
 Held: every same-hash pair reached the tools byte for byte alike (argv, stdin, http path
 and query), and the UTF-16 key order; no output was re-read as a reference, secret, legacy
@@ -811,6 +813,8 @@ def test_secret_never_readable(got: dict[str, Any], slug: str) -> None:
 
 
 LIMIT_IDS = list(LIMITS)
+#: static params past the limit (docs/configuration.md: "E_LIMIT_EXCEEDED at validation")
+STATIC = {"l-static-quotes", "l-static-ctrl"}
 
 
 @pytest.mark.parametrize("slug", cases(LIMIT_IDS, LIMIT_IDS, BROKEN))
@@ -818,6 +822,11 @@ def test_limit_not_dodged(got: dict[str, Any], slug: str) -> None:
     a = got["a"]
     allowed = LIMITS[slug][1]
     calls = _calls(a, slug)
+    if slug in STATIC:  # static params past the limit: refused at validation, nothing runs
+        assert calls == [], (calls, _row(a, slug))
+        assert _row(a, slug)[0] == "invalid", _row(a, slug)
+        assert "E_LIMIT_EXCEEDED" in str(_row(a, slug)[2]), _row(a, slug)
+        return
     assert calls, ("action 1 never ran", _row(a, slug))
     later = calls[1:]
     if allowed:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.errors import LimitExceeded, OutputMissing, ParamsInvalid, ToolOutputInvalid
 from controller.plan import jsonpaths, plans, refs
+from controller.plan.jsonvalues import scalar_size, text_size
 from controller.plan.yamlio import MAX_SAFE_INT, canonical_number
 
 if TYPE_CHECKING:
@@ -242,24 +243,23 @@ class _Places:
 
 
 def _json_chars_over(value: Any, limit: int) -> bool:
-    """Whether ``value``'s JSON text is longer than ``limit`` characters, counted without
-    writing it and given up as soon as it is (values shared many times count each time)."""
+    """Whether ``value``'s JSON text is longer than ``limit`` characters (escapes counted as
+    written, :func:`jsonvalues.text_size`), counted without writing it and given up as soon
+    as it is (values shared many times count each time)."""
     left = limit
     stack = [value]
     while stack:
         item = stack.pop()
-        if isinstance(item, str):
-            left -= len(item) + 2
-        elif isinstance(item, dict):
+        if isinstance(item, dict):
             left -= 2 + 2 * len(item)
             for key, inner in item.items():
-                left -= len(key) + 3
+                left -= text_size(str(key)) + 1
                 stack.append(inner)
         elif isinstance(item, list):
             left -= 2 + len(item)
             stack.extend(item)
         else:
-            left -= 4
+            left -= scalar_size(item)
         if left < 0:
             return True
     return False

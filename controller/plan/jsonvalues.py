@@ -12,12 +12,34 @@ Users: JSONPath filters (:mod:`controller.plan.jsonpaths`), ``expect`` (``equals
 ``not_equals``, ``in``), guards' ``one_of`` (through :func:`key`) and ``params_schema``
 ``enum``/``const``/``uniqueItems`` (:mod:`controller.plan.plans`). Round 55 found filters
 comparing arrays and objects with Python's ``==``.
+
+Also the one count of a value's JSON text (:func:`text_size`, :func:`scalar_size`), for every
+bound stated in "characters of JSON" (``limits.max_params_bytes`` on resolved params and on
+an action's outputs): a quote or a backslash is two characters of JSON, a control character
+six (round 121: a count of the raw characters let 4,000 allowed become 23,723 sent).
 """
 
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring
 from typing import Any
+
+
+def text_size(text: str) -> int:
+    """Characters of ``text`` as a JSON string, its quotes included, as the tool receives it
+    (escapes as JSON writes them: ``\\"``, ``\\n``, ``\\u0001``; other characters as
+    themselves)."""
+    return len(encode_basestring(text))
+
+
+def scalar_size(value: Any) -> int:
+    """Characters of a JSON scalar (a string, a number, a boolean, null) as JSON text."""
+    if isinstance(value, str):
+        return text_size(value)
+    if value is None or isinstance(value, bool):
+        return 4 if value is not False else 5
+    return len(json.dumps(value, default=str))
 
 
 def _number(value: Any) -> bool:

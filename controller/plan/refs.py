@@ -35,6 +35,7 @@ from controller.errors import (
     RefUnknown,
 )
 from controller.plan.hashing import canonical_order, key_order
+from controller.plan.jsonvalues import scalar_size, text_size
 from controller.plan.shape import REF_IN_TEXT
 
 ROOTS = ("actions", "inputs", "plan", "approval", "secrets")
@@ -381,11 +382,11 @@ def _resolve(params: Any, ctx: Context, budget: _Budget | None) -> Any:
     if isinstance(params, str):
         value = _resolve_string(params, ctx, budget)
         if budget is not None:
-            budget.charge(len(value) if isinstance(value, str) else _json_size(value, budget))
+            budget.charge(text_size(value) if isinstance(value, str) else _json_size(value, budget))
         return value
     if isinstance(params, dict):
         if budget is not None:
-            budget.charge(sum(len(key) for key in params))
+            budget.charge(sum(text_size(key) + 1 for key in params))
         # keys in the hash's order: the order a plan writes them in is not approved
         return {key: _resolve(params[key], ctx, budget) for key in sorted(params, key=key_order)}
     if isinstance(params, list):
@@ -394,13 +395,14 @@ def _resolve(params: Any, ctx: Context, budget: _Budget | None) -> Any:
 
 
 def _json_size(value: Any, budget: _Budget) -> int:
-    """Characters of ``value`` as JSON, stopping early once it passes the budget."""
+    """Characters of ``value`` as JSON (escapes counted as written), stopping early once it
+    passes the budget."""
     if isinstance(value, str):
-        return len(value) + 2
+        return text_size(value)
     if isinstance(value, dict):
         size = 2
         for key, item in value.items():
-            size += len(str(key)) + 4 + _json_size(item, budget)
+            size += text_size(str(key)) + 2 + _json_size(item, budget)
             if size > budget.left:
                 return size
         return size
@@ -411,7 +413,7 @@ def _json_size(value: Any, budget: _Budget) -> int:
             if size > budget.left:
                 return size
         return size
-    return len(json.dumps(value, default=str))  # a non-JSON value: its schema error says so
+    return scalar_size(value)  # a non-JSON value: its schema error says so
 
 
 def _resolve_string(text: str, ctx: Context, budget: _Budget | None = None) -> Any:

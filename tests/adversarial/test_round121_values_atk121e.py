@@ -89,6 +89,16 @@ outputs), before its params are journaled or the tool runs". Repro::
     # rec's stdin: {"s": "\u0001\u0001...", ...}: 5426 characters of JSON; plan completed
     # static: params {s: "<"\x01" written 3950 times>"}: plangate validate says valid
 
+Fixed (2026-12-06, fix122v): **params-limit-counts-unescaped**. Cause: the three counts of
+"characters of JSON" (``refs._resolve`` and ``refs._json_size`` for resolved params at run
+time and at validation, ``results._json_chars_over`` for an action's outputs) counted a
+string's raw characters. Now one count, :func:`controller.plan.jsonvalues.text_size`, the
+string as JSON writes it (``json.encoder.encode_basestring``, the escapes the tool's stdin
+holds), is used by all three, keys included. The five ids hold; the two static ones
+(``l-static-*``) are now refused at validation (the plan ``invalid``, ``E_LIMIT_EXCEEDED``,
+no call at all), as the docs say of static params. Tests:
+``tests/execution/test_params_size_limit.py`` (static, referenced and output cases).
+
 Held: every same-hash pair reached the tools byte for byte alike (argv, stdin, http path
 and query), and the UTF-16 key order; no output was re-read as a reference, secret, legacy
 reference, placeholder or YAML; every non-I-JSON output stopped the plan before action 2;
@@ -720,21 +730,8 @@ def _row(side: dict[str, Any], slug: str) -> Any:
 
 
 # -- the ids --------------------------------------------------------------------------------
-RAW = (
-    "round 121: params-limit-counts-unescaped: limits.max_params_bytes is 'characters of "
-    "JSON', yet params whose JSON holds escapes (a quote is 2 characters, U+0001 is 6) "
-    "reach the tool at %s characters of JSON over a limit of 4000"
-)
-BROKEN: dict[str, Any] = {
-    slug: pytest.mark.xfail(strict=True, raises=AssertionError, reason=RAW % size)
-    for slug, size in (
-        ("l-quotes", "4828"),
-        ("l-ctrl", "5426"),
-        ("l-outquotes", "4231 (an output of 4202)"),
-        ("l-static-quotes", "4235 (a static param, never refused at validation)"),
-        ("l-static-ctrl", "4233 (a static param, never refused at validation)"),
-    )
-}
+#: params-limit-counts-unescaped (5 ids): fixed 2026-12-06 (fix122v), see the docstring
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("slug", cases(VALUE_IDS, VALUE_IDS, BROKEN))
@@ -816,6 +813,8 @@ def test_secret_never_readable(got: dict[str, Any], slug: str) -> None:
 
 
 LIMIT_IDS = list(LIMITS)
+#: static params past the limit (docs/configuration.md: "E_LIMIT_EXCEEDED at validation")
+STATIC = {"l-static-quotes", "l-static-ctrl"}
 
 
 @pytest.mark.parametrize("slug", cases(LIMIT_IDS, LIMIT_IDS, BROKEN))
@@ -823,6 +822,11 @@ def test_limit_not_dodged(got: dict[str, Any], slug: str) -> None:
     a = got["a"]
     allowed = LIMITS[slug][1]
     calls = _calls(a, slug)
+    if slug in STATIC:  # static params past the limit: refused at validation, nothing runs
+        assert calls == [], (calls, _row(a, slug))
+        assert _row(a, slug)[0] == "invalid", _row(a, slug)
+        assert "E_LIMIT_EXCEEDED" in str(_row(a, slug)[2]), _row(a, slug)
+        return
     assert calls, ("action 1 never ran", _row(a, slug))
     later = calls[1:]
     if allowed:

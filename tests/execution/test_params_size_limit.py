@@ -9,6 +9,7 @@ and plan fields give, at run time for everything (tool outputs), before anything
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 from pathlib import Path
 
@@ -101,3 +102,62 @@ def test_the_budget_counts_what_references_resolve_to(params: object, size: int)
     assert refs.resolve(params, ctx, size + 10) is not None
     with pytest.raises(LimitExceeded):
         refs.resolve(params, ctx, size - 10)
+
+
+#: characters whose JSON text is longer than themselves: 2 for a quote, a backslash or a
+#: newline, 6 for another control character (round 121, params-limit-counts-unescaped)
+ESCAPED = [('"', 2), ("\\", 2), ("\n", 2), ("\x01", 6)]
+
+
+@pytest.mark.parametrize(("char", "width"), ESCAPED, ids=["quote", "backslash", "lf", "ctrl"])
+def test_the_budget_counts_escapes_as_json_writes_them(char: str, width: int) -> None:
+    """A value of 1,000 such characters is ``1000 * width + 2`` characters of JSON, as the
+    tool's stdin holds it; the raw count (1,000) let the limit be passed up to six times."""
+    text = char * 1000
+    size = len(json.dumps({"a": text}, ensure_ascii=False, separators=(",", ":")))
+    assert size == 1000 * width + 2 + 6
+    ctx = refs.Context(inputs={"t": text})
+    for params in ({"a": text}, {"a": "$<inputs.t>"}):
+        assert refs.resolve(params, ctx, size + 10) is not None
+        with pytest.raises(LimitExceeded):
+            refs.resolve(params, ctx, size - 10)
+
+
+def test_a_static_param_of_escapes_past_the_limit_is_refused_at_validation(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "PLAN.yml"
+    path.write_text(
+        amplifying_plan(0).replace("      many:\n", '      many: "' + "\\x01" * 1000 + '"\n')
+    )
+    config = tmp_path / "plangate.yml"
+    config.write_text("tools: {echo: {kind: echo}}\nlimits: {max_params_bytes: 4000}\n")
+    assert run_cli("validate", "--json", str(path)).returncode == 0  # the default limit
+    result = run_cli("validate", "--json", "--config", str(config), str(path))
+    (error,) = json.loads(result.stdout)["errors"]
+    assert error["code"] == "E_LIMIT_EXCEEDED" and error["path"] == "actions[0].params"
+
+
+def test_an_output_of_escapes_past_the_limit_fails_its_action(tmp_path: Path) -> None:
+    """2,100 quotes are 4,202 characters of JSON: over a 4,000 limit on one action's outputs,
+    so the action that captured them fails before action 2 runs (within 4,500 it runs)."""
+    emit = {
+        "kind": "exec",
+        "argv": [sys.executable, "-c", "import json; print(json.dumps({'x': chr(34) * 2100}))"],
+    }
+    actions = [
+        {"id": 1, "tool": "emit", "params": {}, "outputs": [{"name": "x", "path": "$.json.x"}]},
+        {"id": 2, "tool": "say", "params": {"y": "$<actions[1].outputs.x>"}},
+    ]
+    tools = {"emit": emit, "say": {"kind": "echo"}}
+    outcomes = {}
+    for limit in (4_500, 4_000):
+        root = tmp_path / str(limit)
+        root.mkdir()
+        extra = {"limits": {"max_actions": 10, "max_params_bytes": limit}}
+        config, plan_file = make_plan(root, actions, tools, extra_config=extra)
+        outcomes[limit] = run(Engine(config), plan_file)
+    assert outcomes[4_500].status == "completed", outcomes[4_500]
+    tight = outcomes[4_000]
+    assert tight.status == "failed" and tight.error is not None
+    assert tight.error.code == "E_LIMIT_EXCEEDED" and tight.action == 1, tight

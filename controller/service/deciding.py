@@ -101,6 +101,8 @@ class Deciding(Freezing, Starting):
         )
         ran = self._ran_as(request.current_hash)
         held = self.holds.get(state.plan_id)
+        if held is not None and self._erased_run(request.current_hash, held):
+            ran = None  # its run is the one the rewrite erased: the hold says why (below)
         if request.kind is approvals.Transition.APPROVE and ran:  # whoever approved it
             verdict = verdicts.already_executed(verdict, request, ran)
         elif held is not None and verdict.outcome != "refuse":
@@ -158,6 +160,16 @@ class Deciding(Freezing, Starting):
             f"{decision.code}: {decision.message}",
         )
         return None
+
+    def _erased_run(self, plan_hash: str | None, held: dict[str, object]) -> bool:
+        """Is the start this frozen hash ran by (``executed``) one of the commits whose
+        erasure holds the plan? An approval of it is then refused for the hold
+        (E_HISTORY_REWRITTEN: restore them), not E_ALREADY_EXECUTED: the branch shows no
+        run of it, and the restored start goes on with the run (round 120,
+        erased-start-refused-unheld)."""
+        ran = self.executed.get(plan_hash or "")
+        erased = held.get("commits") or []
+        return ran is not None and isinstance(erased, list) and ran.get("start") in erased
 
     def _ran_as(self, plan_hash: str | None) -> str | None:
         """Where this frozen hash already ran (or starts, in this very pass), if it did: by

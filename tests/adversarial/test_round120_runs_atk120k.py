@@ -116,6 +116,39 @@ plans/x/PLAN.yml``; commit it as ``plangate <plangate@localhost>`` with the subj
 ``plangate: fail plans/x``; ``run --once``; Alice sets ``status: approved`` and commits;
 ``run --once`` (failed again, action 2 not called); Alice again; ``run --once`` (completed).
 
+Fixed (2026-12-06, fix121b): **own-index-commit-waits**. The outcome's working-file check
+(``Committing._check_worktree_file``) knew the controller's own bytes only as this process
+had written them (``WorkTree.holds_own_checkout``, lost with the killed process), while the
+staged check already took an index entry naming the controller's own last blob of the file
+(``controller_blob``) for no one's change. The working file is now read the same way
+(``Committing._holds_own_blob``: its bytes, as git would store them, are that blob's;
+``controller_blob`` lives in the history index, so a restart knows it). The four ids pass; the
+recovery pass ends the run, so those variants (and ``ui1b-ownplan``, whose working file and
+entry are the start commit's blob too: the kill came before the index write, and the restart's
+index repair set the entry) no longer need the "discard" remedy: their ``V`` rows name none,
+and ``never_silent`` asks them to be terminal after the recovery pass. So does
+``ui1a-rmcommit`` (the "seen, not asserted" case below): the person's commit of the stale
+index takes the plan file back to the approval's bytes, while the working file keeps the
+start commit's, the controller's own last blob of it; the restart no longer waits on them and
+its outcome, written on the branch's text, completes the run (each action once).
+
+Fixed (2026-12-06, fix121b): **erased-start-refused-unheld**. A rewrite is seen by the tip
+the history index last read (``ControllerCore._history_rewritten``), and a kill inside the
+start's index write comes before the index reads the start: after ``reset --hard HEAD~1`` no
+tip it had seen was gone, nothing was held, and the frozen hash, recorded executed once the
+branch held the start, refused the approval ``E_ALREADY_EXECUTED``. Now a start that the
+executed record and the plan's job row both name, and that the branch no longer holds, holds
+the plan as any erased start does (``Starting._hold_erased_starts``, once per process and
+history build, before any row of a start off the branch is dropped); an approval of a held
+plan whose executed start is the erased one is refused for the hold
+(``Deciding._erased_run``: ``E_HISTORY_REWRITTEN``), not "already ran"; the job row of a held
+start is kept (``Starting._forget_unlanded``) and taken up again when the hold ends
+(``_release_holds``), so the old tip put back, even as a fast-forward under a running daemon,
+goes on with the run from its journal. A start killed before the executed record
+(``ur1a``, ``g-*``: a gate's start is no first start) is, as before, one that may never have
+landed: a new start runs it. The seven ids pass; ``ui1a-rsoft``'s row now names the hold, so
+its ``V`` remedy is the restore (the discard it named before led to the refusal).
+
 Held: every tool kill, daemon kill and ``update-ref``/``update-index`` kill point with no
 person (each action once; in doubt ``E_ACTION_IN_DOUBT``; idempotent re-run once); a note or
 folder removal committed through a private index; an uncommitted or staged edit (the outcome
@@ -228,10 +261,10 @@ KP: dict[str, Any] = {
 V: dict[str, tuple[list[str], str | None, str, int | None, tuple[int, int]]] = {
     "d2-none": ([], None, "failed", 2, (1, 1)),
     "d2-stage": (["stage"], "discard", "failed", 2, (1, 1)),
-    "d2-ownplan": (["ownplan"], "discard", "failed", 2, (1, 1)),
+    "d2-ownplan": (["ownplan"], None, "failed", 2, (1, 1)),
     "t2-none": ([], None, "failed", 2, (1, 1)),
     "t2-ownnote": (["ownnote"], None, "failed", 2, (1, 1)),
-    "t2-ownplan": (["ownplan"], "discard", "failed", 2, (1, 1)),
+    "t2-ownplan": (["ownplan"], None, "failed", 2, (1, 1)),
     "t2-ownrm": (["ownrm"], None, "failed", 2, (1, 1)),
     "t2-wtedit": (["wtedit"], "discard", "failed", 2, (1, 1)),
     "t2-stage": (["stage"], "discard", "failed", 2, (1, 1)),
@@ -242,13 +275,13 @@ V: dict[str, tuple[list[str], str | None, str, int | None, tuple[int, int]]] = {
     "t2-rsoft": (["rsoft"], "restore", "failed", 2, (1, 1)),
     "t2-lookc": (["lookc"], None, "failed", 2, (1, 1)),
     "t2-lookf": (["lookf"], "resume", "completed", None, (1, 2)),
-    "ti2-ownplan": (["ownplan"], "discard", "completed", None, (1, 2)),
+    "ti2-ownplan": (["ownplan"], None, "completed", None, (1, 2)),
     "ti2-none": ([], None, "completed", None, (1, 2)),
     "t1-none": ([], None, "failed", 1, (1, 0)),
     "t1-wtedit": (["wtedit"], "discard", "failed", 1, (1, 0)),
     "t1-rhard": (["rhard"], "restore", "failed", 1, (1, 0)),
     "t1-lookf": (["lookf"], "resume", "completed", None, (2, 1)),
-    "t1-ownplan": (["ownplan"], "discard", "failed", 1, (1, 0)),
+    "t1-ownplan": (["ownplan"], None, "failed", 1, (1, 0)),
     "ur1a-none": ([], None, "completed", None, (1, 1)),
     "ur1a-ownplan": (["ownplan"], "discard", "completed", None, (1, 1)),
     "ur1a-wtedit": (["wtedit"], "discard", "completed", None, (1, 1)),
@@ -258,12 +291,12 @@ V: dict[str, tuple[list[str], str | None, str, int | None, tuple[int, int]]] = {
     "ur1a-rmadd": (["rmlock", "addplan"], None, "completed", None, (1, 1)),
     "ur1a-rmside": (["rmlock", "side"], "back", "completed", None, (1, 1)),
     "ui1a-none": ([], None, "completed", None, (1, 1)),
-    "ui1a-rmcommit": (["rmlock", "commitidx"], "discard", "completed", None, (1, 1)),
+    "ui1a-rmcommit": (["rmlock", "commitidx"], None, "completed", None, (1, 1)),
     "ui1a-rmstash": (["rmlock", "stash"], None, "completed", None, (1, 1)),
     "ui1a-rhard": (["rmlock", "rhard"], "restore", "completed", None, (1, 1)),
     "ui1b-rhard": (["rmlock", "rhard"], "restore", "completed", None, (1, 1)),
-    "ui1a-rsoft": (["rmlock", "rsoft"], "discard", "completed", None, (1, 1)),
-    "ui1b-ownplan": (["ownplan"], "discard", "completed", None, (1, 1)),
+    "ui1a-rsoft": (["rmlock", "rsoft"], "restore", "completed", None, (1, 1)),
+    "ui1b-ownplan": (["ownplan"], None, "completed", None, (1, 1)),
     "ur2a-none": ([], None, "completed", None, (1, 1)),
     "ur2a-ownplan": (["ownplan"], None, "completed", None, (1, 1)),
     "ur2a-rhard": (["rmlock", "rhard"], None, "completed", None, (1, 1)),
@@ -557,14 +590,9 @@ def _xf(cls: str, what: str) -> Any:
     return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 120: {cls}: {what}")
 
 
-_ERASED = _xf(
-    "erased-start-refused-unheld",
-    "the start commit erased after a kill mid index write is refused E_ALREADY_EXECUTED "
-    "('already ran'), not held E_HISTORY_REWRITTEN; nothing names the remedy",
-)
-BROKEN_NAMED = {x: _ERASED for x in ("ui1a-rhard", "ui1b-rhard")}
-#: the soft reset's row names "discard": followed, the plan is refused and never runs
-BROKEN_SOFT = {"ui1a-rsoft": _ERASED}
+#: erased-start-refused-unheld: fixed (2026-12-06, fix121b)
+BROKEN_NAMED: dict[str, Any] = {}
+BROKEN_SOFT: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("x", cases(ALL, ALL, {}))
@@ -712,14 +740,8 @@ def test_erased_start_not_read_as_run(L: dict[str, Any], x: str) -> None:
 
 
 OWNPLAN = ["t2-ownplan", "ti2-ownplan", "t1-ownplan", "d2-ownplan"]
-BROKEN_OWN = {
-    x: _xf(
-        "own-index-commit-waits",
-        "a plan comment committed through GIT_INDEX_FILE after the kill: the outcome waits "
-        "'uncommitted edits' on the controller's own blob",
-    )
-    for x in OWNPLAN
-}
+#: own-index-commit-waits: fixed (2026-12-06, fix121b)
+BROKEN_OWN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("x", cases(OWNPLAN, OWNPLAN, BROKEN_OWN))

@@ -90,9 +90,8 @@ def _row(config: Path) -> dict[str, Any]:
     return {row["plan"]: row for row in json.loads(out)}["plans/v"]
 
 
-def _killed_start(tmp_path: Path, repo: Path, reset: str) -> tuple[Path, Path, str]:
-    """Plan ``v`` frozen and approved, its first start killed inside the index write, then
-    the stale lock removed and ``git reset <reset> HEAD~1``: (config, calls log, erased)."""
+def _approved(tmp_path: Path, repo: Path) -> tuple[Path, Path]:
+    """Plan ``v`` frozen by the controller and approved by Alice: (config, calls log)."""
     log = tmp_path / "calls.log"
     (tmp_path / "rec.py").write_text(RECORDER)
     argv = json.dumps([sys.executable, str(tmp_path / "rec.py"), "{tag}"])
@@ -110,7 +109,13 @@ def _killed_start(tmp_path: Path, repo: Path, reset: str) -> tuple[Path, Path, s
     assert _run(config).returncode == 0  # frozen
     plan.write_text(plan.read_text().replace("status: pending_approval", "status: approved"))
     commit_all(repo, "approve v", ALICE)
+    return config, log
 
+
+def _killed_start(tmp_path: Path, repo: Path, reset: str) -> tuple[Path, Path, str]:
+    """Plan ``v`` frozen and approved, its first start killed inside the index write, then
+    the stale lock removed and ``git reset <reset> HEAD~1``: (config, calls log, erased)."""
+    config, log = _approved(tmp_path, repo)
     wrapper = tmp_path / "bin"
     wrapper.mkdir()
     (wrapper / "git").write_text(
@@ -151,6 +156,42 @@ def test_a_first_start_erased_before_the_index_saw_it_is_held_then_restored(
     assert "status: completed" in git(repo, "show", "main:plans/v/PLAN.yml")
     assert _calls(log) == ["v-1", "v-2"]  # each action once
     assert _row(config).get("waiting") is None
+
+
+def test_a_start_the_index_read_then_erased_is_held_and_already_ran(
+    tmp_path: Path, repo: Path
+) -> None:
+    """The other side of the rule: a first start the history index read did start on this
+    branch. Erased with the run's outcome (``git reset --hard`` back to Alice's approval),
+    the plan is held and her approval, read again, is refused ``E_ALREADY_EXECUTED``
+    (docs/errors.md: "already started once on this branch ... rewritten history"), the hold
+    shown beside it; nothing runs again, and the old tip put back ends the hold. Rounds 58
+    (``softreset``), 93 (``bk``) and 116 (``sr``) assert this in their labs; the first
+    version of the round 120 fix refused it ``E_HISTORY_REWRITTEN`` instead."""
+    config, log = _approved(tmp_path, repo)
+    approval = git(repo, "rev-parse", "HEAD").strip()
+    assert _run(config).returncode == 0
+    assert _calls(log) == ["v-1", "v-2"]
+    done = git(repo, "rev-parse", "HEAD").strip()
+    assert git(repo, "log", "-1", "--format=%s").startswith("plangate: complete plans/v")
+
+    git(repo, "reset", "-q", "--hard", approval)  # start and outcome erased
+    again = _run(config)
+
+    assert again.returncode == 0, again.stderr[-1500:]
+    assert _calls(log) == ["v-1", "v-2"]  # nothing ran again
+    row = _row(config)
+    assert "E_HISTORY_REWRITTEN" in str(row.get("waiting")), row
+    said = json.dumps([row.get("waiting"), row.get("reason")]) + git(
+        repo, "log", "--format=%B", "main"
+    )
+    assert "E_ALREADY_EXECUTED" in said, said[-1500:]
+
+    git(repo, "reset", "-q", "--hard", done)  # the old tip put back
+    assert _run(config).returncode == 0
+    assert _row(config).get("waiting") is None
+    assert "status: completed" in git(repo, "show", "main:plans/v/PLAN.yml")
+    assert _calls(log) == ["v-1", "v-2"]
 
 
 def test_a_running_daemon_goes_on_with_the_held_run_when_its_start_is_put_back(

@@ -212,10 +212,29 @@ class Committing(ControllerCore):
         if committed is None or _without_execution(on_disk) != _without_execution(
             committed.decode("utf-8", "replace")
         ):
+            if self._holds_own_blob(state, raw):
+                return  # the controller's own last commit of the file: no one's change
             raise _Wait(
                 f"{state.file} has uncommitted edits; plangate will not overwrite them "
                 "(commit or discard them)"
             )
+
+    def _holds_own_blob(self, state: PlanState, raw: bytes) -> bool:
+        """Are ``raw``, the working tree's bytes of the plan file, as git would store them,
+        the blob the controller's own last commit of the file left (``controller_blob``, in
+        the history index: known after a restart)? Then they are no one's edit, as that
+        blob's index entry is (:meth:`_check_staged`): history holds them, and an outcome
+        writing over them loses nothing. A commit of the file made through another index
+        file (``GIT_INDEX_FILE``) moves HEAD and leaves the working file, as the shared
+        index, on the controller's bytes (round 120, own-index-commit-waits: the outcome
+        waited "uncommitted edits" on them for good)."""
+        if not state.controller_blob:
+            return False
+        try:
+            own = self.repo.blob(state.controller_blob)
+            return self._worktree_bytes(state.file, own, raw) == own
+        except (PlangateError, OSError):
+            return False
 
     def _worktree_bytes(
         self, file: str, committed: bytes | None = None, raw: bytes | None = None

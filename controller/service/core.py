@@ -232,6 +232,8 @@ class ControllerCore:
         self._left_seen: set[tuple[str, str]] = set()
         #: index.rebuilds when lost executed records were last looked for (-1: never)
         self._executed_seen = -1
+        #: index.rebuilds when starts erased unseen were last looked for (-1: never)
+        self._erased_seen = -1
         self._scanner = UntrackedScanner(config.repo_path(), config.plans_dir)
         self._sources = SourceFinder(config.plans_dir, canon=self._held_id)
         self.last_error: str | None = None
@@ -960,6 +962,8 @@ class ControllerCore:
                 self._merged_back[plan_id] = (shas, COPIED)
         if done:
             self.holds.release(done)
+            for plan_id in done:
+                self._job_ended(plan_id)  # a run the hold kept is taken up again
 
     def _copied_back(self, plan_id: str, shas: list[str], held_at: str) -> bool:
         """Are a held plan's erased commits back as copies (round 112,

@@ -101,6 +101,8 @@ class Deciding(Freezing, Starting):
         )
         ran = self._ran_as(request.current_hash)
         held = self.holds.get(state.plan_id)
+        if held is not None and self._erased_run(request.current_hash, held):
+            ran = None  # its run is the one the rewrite erased: the hold says why (below)
         if request.kind is approvals.Transition.APPROVE and ran:  # whoever approved it
             verdict = verdicts.already_executed(verdict, request, ran)
         elif held is not None and verdict.outcome != "refuse":
@@ -158,6 +160,25 @@ class Deciding(Freezing, Starting):
             f"{decision.code}: {decision.message}",
         )
         return None
+
+    def _erased_run(self, plan_hash: str | None, held: dict[str, object]) -> bool:
+        """Is the start this frozen hash ran by (``executed``) one of the commits whose
+        erasure holds the plan, while no pass of the history index ever read a start of
+        this hash on the branch? An approval of it is then refused for the hold
+        (E_HISTORY_REWRITTEN: restore them), not E_ALREADY_EXECUTED: no branch anyone read
+        showed a run of it (``plangate check`` and the audit, reading the same history,
+        know of none), and the restored start goes on with the run (round 120,
+        erased-start-refused-unheld: a kill inside the start's index write, then ``git
+        reset --hard HEAD~1``). A start the index read (it notes each hash's first start,
+        kept through rewrites) started on this branch: a rewrite that erased it is
+        "rewritten history" of a version that already started, refused E_ALREADY_EXECUTED
+        as before, the hold shown beside it (rounds 58 ``softreset``, 93 ``bk``, 116
+        ``sr``: a start erased while its run went on, or after it ended)."""
+        ran = self.executed.get(plan_hash or "")
+        erased = held.get("commits") or []
+        if ran is None or not isinstance(erased, list) or ran.get("start") not in erased:
+            return False
+        return self.index.ran_as(plan_hash) is None
 
     def _ran_as(self, plan_hash: str | None) -> str | None:
         """Where this frozen hash already ran (or starts, in this very pass), if it did: by

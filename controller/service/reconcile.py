@@ -101,6 +101,7 @@ class Controller(Deciding, Outcomes):
         self.index.scan(self.repo, self._head)
         if cold:  # the index cannot see a rewrite: the controller's record of its commits can
             self.hold_erased_own(self._head)
+        self._hold_erased_starts()  # a start the index never saw, erased (round 120)
         self._release_holds()
         self._close_merged_back()  # a run whose start came back only through a merge
         self._stop_left_tools()  # before anything decides about a plan or its file (round 85)

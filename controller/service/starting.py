@@ -33,6 +33,7 @@ from controller.service.core import (
     _Moved,
     _stat_key,
     _Wait,
+    iso,
 )
 
 #: The controller's events that end a run (or pause it at a gate): its outcome commits.
@@ -263,7 +264,13 @@ class Starting(Committing):
         """A start of this controller that is not on the branch (killed before its branch
         moved, the branch moved under it, or another controller won): its row goes, and
         when the start answered a gate the row is that pause again (round 89, gatelost: it
-        went, and the gate's approval, decided again, paused there a second time)."""
+        went, and the gate's approval, decided again, paused there a second time). A start
+        a rewrite erased, which holds the plan, keeps its row: put back, the run goes on
+        from it (round 120: a daemon's fast-forward back to the erased tip left the plan
+        ``executing`` with no job, nothing said, until a restart adopted it)."""
+        erased = (self.holds.get(plan_id) or {}).get("commits")
+        if isinstance(erased, list) and row.get("start") in erased:
+            return
         gate = self._unlanded_gate(row, None)
         if gate is None:
             self.index.set_job(plan_id, None)
@@ -538,6 +545,36 @@ class Starting(Committing):
             self.executed[plan_hash] = {"plan": plan_id, "start": start}
             self.state.record_executed(plan_hash, plan_id, start)
             self.log.warning("executed_recovered", plan=plan_id, hash=plan_hash, start=start)
+
+    def _hold_erased_starts(self) -> None:
+        """Hold each plan whose first start the branch no longer holds, though this
+        controller recorded it executed (``executed``: written only once the branch held the
+        commit) and its job row names it: a rewrite erased a start no pass of the history
+        index saw (killed after the start moved the branch, before the index learned the
+        commit, then ``git reset --hard HEAD~1``), so no tip the index had seen went and
+        :meth:`~controller.service.core.ControllerCore._history_rewritten` held nothing.
+        The plan is held as any plan whose start a rewrite erased (docs/approvals.md "A
+        rewritten branch"): restored, the run goes on from its journal. Round 120
+        (erased-start-refused-unheld): its approval was refused E_ALREADY_EXECUTED ("already
+        ran") though no action ran, and nothing named the remedy. A start the record does
+        not name (killed before the branch moved, or right after) is one that never landed,
+        as before: its row goes and the approval is decided again. Once per process and
+        history build, before any row of a start not on the branch is dropped."""
+        if self._erased_seen == self.index.rebuilds:
+            return
+        self._erased_seen = self.index.rebuilds
+        head = self._head or self.head()
+        found: dict[str, list[str]] = {}
+        for plan_id, data in sorted(self.index.jobs().items()):
+            start, plan_hash = data.get("start"), data.get("plan_hash")
+            ran = self.executed.get(plan_hash) if isinstance(plan_hash, str) else None
+            if not isinstance(start, str) or ran is None or ran.get("start") != start:
+                continue
+            if ran.get("plan") == plan_id and not self._published(start, head):
+                found[plan_id] = [start]
+        if found:
+            self.holds.hold(found, head, iso(time.time()))
+            self.log.error("history_rewritten", head=head, held=sorted(found), by="executed")
 
     def _distrust_older_journals(self) -> None:
         """The state directory is older than the branch (:meth:`_adopt_sealed` found commits

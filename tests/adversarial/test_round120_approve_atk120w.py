@@ -1021,6 +1021,12 @@ _WHY_LIB = (
     "version is withdrawn and Bob's approval of the parent is E_VERSION_WITHDRAWN; docs: "
     "round 37 reject-child, 'the writer of a pinned child may not withdraw the parent'"
 )
+_WHY_MGDM = (
+    "not fixed, the attacker's expectation contradicts the withdrawal rule (fix121c): Dave's "
+    "plan is PENDING (frozen in pass A, not a draft), so Dave, a producer of the version at "
+    "stake, may withdraw it (docs/approvals.md: 'The authors who may reject or abort a plan "
+    "are the producers of the version at stake'); his merged rejection counts as his"
+)
 _SEEN: dict[str, tuple[str, str]] = {
     **{
         f"{v}{k}": (CLS_LEG, _WHY_LEG)
@@ -1040,25 +1046,8 @@ _SEEN: dict[str, tuple[str, str]] = {
     "mdsrc:code": (CLS_SRC, _WHY_SRC),
     "mdsrc:copyrow": (CLS_SRC, _WHY_SRC),
     **{
-        f"{v}{k}": (CLS_MERGE, _WHY_MERGE)
-        for v in ("mgm", "mgmp", "mgma", "mgdm")
+        f"mgdm{k}": (CLS_MERGE, _WHY_MGDM)
         for k in ("", ":status", ":audit", ":reported", ":flagged")
-    },
-    **{f"{v}:early": (CLS_MERGE, _WHY_MERGE) for v in ("mgm", "mgaddm")},
-    **{f"{v}:bshow": (CLS_MERGE, _WHY_MERGE) for v in ("mgm", "mgaddm")},
-    "mgaddm:reported": (CLS_MERGE, _WHY_MERGE),
-    **{f"check:{k}": (CLS_MERGE, _WHY_MERGE) for k in ("agcp", "mcp", "libg", "libm")},
-    "mga:clean": (CLS_MERGE, _WHY_MERGE),
-    **{
-        f"mgab{k}": (CLS_MERGE, _WHY_MERGE)
-        for k in (":gate", ":status", ":audit", ":reported", ":flagged")
-    },
-    **{f"cm:cmmg{k}": (CLS_MERGE, _WHY_MERGE) for k in ("", ":status", ":audit", ":early")},
-    "cm:cmag:clean": (CLS_MERGE, _WHY_MERGE),
-    **{
-        f"{v}{k}": (CLS_LIB, _WHY_LIB)
-        for v in ("libflip", "libcp", "libpend")
-        for k in ("", ":status", ":audit", ":lib")
     },
 }
 BROKEN: dict[str, Any] = {

@@ -137,6 +137,29 @@ loaded machine), 4 classes:
   --once``; the agent commits ``status: pending_approval`` in ``plans/lib``, then ``status:
   rejected``; ``run --once``; Bob approves ``plans/p``; ``run --once``: ``E_VERSION_WITHDRAWN``.
 
+Fixed (2026-12-06, fix121c): **merged-rejection-charged-to-merger**. Cause: a merge commit's
+status change from its first parent (``draft`` -> ``rejected``) was judged by
+``Lifecycle._human_commit`` as the merge's own, the merger's withdrawal, beside the merged
+commit's own judgement (``_side_withdrawal``). Now ``Lifecycle._merger_status`` reads a
+``rejected``/``aborted`` that a non-merge commit of a merged branch set (``range_log`` of the
+merge's branch) as that commit's alone: the merge brings the status the branch held before it
+when that is ``draft`` or ``pending_approval`` (``mgaddm``: the draft), else none (an open
+approval lapses); only a withdrawal the merge writes itself is the merger's. An ignored merged
+withdrawal is noted on the row (``_side_allowed``: ``E_APPROVER_NOT_ALLOWED`` by its maker).
+``check --as`` reads the same index. 35 ids fixed; ``mgdm``'s 5 ids stay strict xfails, not a
+bug: the lab makes Dave's plan PENDING (frozen in pass A), and a producer of the version at
+stake may withdraw it (docs/approvals.md, the producers rule), so his merged rejection counts
+as his. Tests: tests/approval/test_merged_withdrawals.py.
+
+Fixed (2026-12-06, fix121c): **child-author-vetoes-pinning-parent**. Cause: a producer's
+withdrawal vetoed the version by hash for every reader, a parent someone else wrote pinning it
+included (``verdicts._vetoes``). The lead's decision (round 37's rule stands): the index keeps
+who withdrew (``Lifecycle._veto``: ``as`` approver or author; an approver's after a
+producer's kept beside it), and ``verdicts._binding_veto`` refuses a pinning parent for a
+producer's veto only when she is one of the parent's own writers; an allowed approver's binds
+every parent; a copy or re-add is refused as before. Index version 137. Tests:
+tests/approval/test_pinned_withdrawals.py.
+
 What held (the fresh-clone audit agreeing with the controller in every ``:agree``): round
 119's fix: an allowed approver's rejection of a draft counts (``rejected`` at once in
 ``status`` and ``show``, listed under ``decisions``) and withdraws the version under any name:

@@ -4079,6 +4079,7 @@ class Lifecycle(IndexStore):
             path = str(decision.get("file") or change.path)
             here = FileChange(path, change.old_blob, decision.get("blob"), change.mode)
             maker = self._held_commit(repo, decision)
+            step = self._merger_status(repo, maker, here, step)  # a merge's: round 120
             try:
                 if state.status == "approved" and step.status != old.status:
                     made = self._lapse_maker(repo, maker, here)

@@ -263,3 +263,29 @@ def test_check_predicts_a_merged_strangers_rejection_ignored(repo: Path) -> None
     _row(repo, "greet-2")
     assert _row(repo, "greet-2").get("status") == "completed"
     assert _row(repo).get("status") == "pending_approval"
+
+
+@pytest.mark.parametrize("then", ["released", "submitted-then-released"])
+def test_a_strangers_rejection_merged_while_held_is_hers(repo: Path, then: str) -> None:
+    """A twin ``PLAN.yaml`` holds the frozen plan; Mallory's ``rejected`` on her branch is
+    merged ``--no-ff`` by Bob while held (and, in one variant, the agent sets the plan
+    ``pending_approval`` again while still held); the twin deleted, the release judges the
+    merge's status as Mallory's: ignored, and Bob's approval runs the plan."""
+    write_plan(repo, text=PLAN)
+    commit_all(repo, "agent: a plan", AGENT)
+    _row(repo)  # frozen
+    frozen = (repo / "plans" / "greet" / "PLAN.yml").read_text()
+    (repo / "plans" / "greet" / "PLAN.yaml").write_text(frozen)
+    commit_all(repo, "mallory: a twin", MALLORY)
+    assert "E_PLAN_AMBIGUOUS" in json.dumps(_row(repo))
+    _on_branch(repo, "rejected", MALLORY)
+    _merge(repo, "side", BOB)
+    if then == "submitted-then-released":
+        _set(repo, "pending_approval", AGENT)
+    (repo / "plans" / "greet" / "PLAN.yaml").unlink()
+    commit_all(repo, "agent: the twin removed", AGENT)
+    row = _row(repo)
+    assert row.get("status") == "pending_approval", row
+    assert f"{BOB[1]} set status rejected" not in json.dumps(row), row
+    _set(repo, "approved", BOB)
+    assert _row(repo).get("status") == "completed"

@@ -54,9 +54,7 @@ def _library_and_parent(repo: Path, parent_by: tuple[str, str]) -> None:
     write_plan(repo, "lib", LIBRARY)
     commit_all(repo, "agent: a library", AGENT)
     digest = run_cli("hash", "plans/lib", cwd=repo).stdout.split()[-1]
-    parent = greet_plan("Parent", "Greet, then the library", '"parent"') + PIN.format(
-        digest=digest
-    )
+    parent = greet_plan("Parent", "Greet, then the library", '"parent"') + PIN.format(digest=digest)
     write_plan(repo, "parent", parent)
     commit_all(repo, "a parent pinning the library", parent_by)
     rows = _rows(repo)

@@ -53,6 +53,7 @@ def decide(
     )
     blob = (state.request or {}).get("blob")
     data = _data_at(repo, blob, state.file)
+    own = request.changers  # the parent's own writers, before what it pins is added
     if authors is not None:
         # Approving a parent approves the nested plans it pins: whoever wrote one of them
         # wrote part of what runs (SPEC §12), and may not approve it either.
@@ -63,7 +64,7 @@ def decide(
         if not pinned <= request.changers:
             request = replace(request, changers=request.changers | frozenset(pinned))
     if withdrawn:
-        vetoes = _vetoes(withdrawn, request, data, verified_at)
+        vetoes = _vetoes(withdrawn, request, data, verified_at, own)
         if vetoes:
             request = replace(request, withdrawn=vetoes)
     if need is None:
@@ -160,10 +161,18 @@ def claim_start(claims: dict[str, str], request: ApprovalRequest, plan_id: str) 
 
 
 def _vetoes(
-    withdrawn: Mapping[str, str], request: ApprovalRequest, data: Any, verified_at: int
+    withdrawn: Mapping[str, str],
+    request: ApprovalRequest,
+    data: Any,
+    verified_at: int,
+    own: AbstractSet[str] = frozenset(),
 ) -> tuple[str, ...]:
     """The withdrawals, made by ``verified_at``, of the approved version or of a version it
-    pins (approving a parent approves exactly the plans it pins: SPEC §12)."""
+    pins (approving a parent approves exactly the plans it pins: SPEC §12). A pinned
+    version's producer's withdrawal binds a parent only one of its writers (``own``) is she:
+    the writer of a pinned child may not withdraw someone else's parent (round 37,
+    ``reject-child``; round 120, child-author-vetoes-pinning-parent); an allowed
+    approver's binds every parent."""
     import json
 
     found = []
@@ -172,15 +181,34 @@ def _vetoes(
         entry = withdrawn.get(plan_hash or "")
         if entry is None:
             continue
-        veto = json.loads(entry)
-        if int(veto.get("time") or 0) > verified_at:
-            continue  # after the verdict was due (the audit judges each run as of its start)
+        veto = _binding_veto(json.loads(entry), verified_at, own if path else None)
+        if veto is None:
+            continue
         what = f"{veto['plan']} (pinned as {path})" if path else veto["plan"]
         found.append(
             f"{what} was set {veto.get('status', 'rejected')} by {veto['by']} in "
             f"{str(veto['commit'])[:12]}"
         )
     return tuple(found)
+
+
+def _binding_veto(
+    veto: dict[str, Any], verified_at: int, parent_writers: AbstractSet[str] | None
+) -> dict[str, Any] | None:
+    """The kept withdrawal (the history index's, :meth:`Lifecycle._veto`) that binds this
+    approval, made by ``verified_at`` (after it, the verdict was due: the audit judges each
+    run as of its start); ``parent_writers``: the approved parent's own writers when the
+    version is one it pins, None for the plan's own version."""
+    made = [v for v in (veto, veto.get("approver")) if isinstance(v, dict)]
+    made = [v for v in made if int(v.get("time") or 0) <= verified_at]
+    for each in made:
+        if parent_writers is None or each.get("as", "approver") == "approver":
+            return each  # an allowed approver's (or, for the plan itself, anyone entitled)
+        who = approvals.normalize_identity(str(each.get("by") or ""))
+        writers = {approvals.normalize_identity(w) for w in parent_writers}
+        if who in writers or approvals.EVERYONE in writers:
+            return each  # a parent she wrote herself (round 23: her own pin)
+    return None
 
 
 def _data_at(repo: GitRepo, blob: str | None, file: str) -> Any:

@@ -39,7 +39,7 @@ _MEMORY_TABLES = {
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "137"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "138"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -408,6 +408,9 @@ INDEX_VERSION = "137"  # 3: risk and estimate per plan; 4: approval identities, 
 # round 120, draft-legacy-veto-missed), and a rejection an entitled person committed in a
 # PLAN.md/PLAN.json source before its conversion counts (source-rejection-dropped-at-
 # conversion): rebuilt so both are found in history
+# 138: a rejection or abort a merged commit made is that commit's, never the merger's, and a
+# veto keeps who made it (an approver's binds every pinning parent, a producer's only her
+# own: round 120, merged-rejection-charged-to-merger, child-author-vetoes-pinning-parent)
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
 _FIELDS = tuple(f.name for f in fields(PlanState))

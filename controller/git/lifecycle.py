@@ -185,6 +185,11 @@ def shows_end(
 
 #: Where a run has ended: an outcome or checkpoint after it has no cause.
 _ENDED = frozenset({"completed", "failed", "aborted"})
+#: A human's withdrawals of a plan (a rejection; an abort).
+_WITHDRAWALS = frozenset({"rejected", "aborted"})
+#: What a merge brings of its branch's statuses from before a withdrawal a merged commit made
+#: (:meth:`Lifecycle._merger_status`): no approval, nothing the controller alone writes.
+_BROUGHT_BEFORE = frozenset({"draft", "pending_approval"})
 
 
 def _run_stands(state: PlanState | None) -> str | None:
@@ -3079,7 +3084,7 @@ class Lifecycle(IndexStore):
                     judged,
                     change,
                     old,
-                    new,
+                    self._merger_status(repo, judged, change, new),
                     (content_changed, state_changed_here, since_before, other_pause),
                     sink,
                     snapshot,
@@ -3097,6 +3102,48 @@ class Lifecycle(IndexStore):
         # with no hold (round 86): applied after the release's own change is judged, as
         # apply_side_withdrawals applies them after the merge that brought them
         self._apply_held_side(repo, plan_id, side, sink)
+
+    def _merger_status(
+        self, repo: GitRepo, record: CommitRecord, change: FileChange, new: BlobFacts
+    ) -> BlobFacts:
+        """The status a merge commit sets as its own change (round 120,
+        merged-rejection-charged-to-merger: Mallory's ``rejected`` on her branch, merged
+        ``--no-ff`` by Bob, was Bob's rejection and withdrew the plan for good; Alice's,
+        merged by the agent, was flagged as the agent's ignored withdrawal). A rejection or an
+        abort a merged commit made is that commit's, judged where the merged branches are read
+        (:meth:`_side_withdrawal`, by who made it), never the merger's, whatever the merge
+        resolved the status to. The merge brings the status its branch had before that
+        withdrawal when that is ``draft`` or ``pending_approval`` (the merger's change, as any
+        status a merge brings); otherwise it sets none of its own (an approval open on the
+        line lapses: the file no longer says ``approved``). A withdrawal the merge writes that
+        no merged commit made (a conflict resolved by hand, a ``--no-commit`` edit) stays the
+        merger's."""
+        if not record.is_merge or new.status not in _WITHDRAWALS:
+            return new
+        found, before = self._merged_withdrawal(repo, record, change.path, new.status)
+        if not found:
+            return new
+        return replace(new, status=before if before in _BROUGHT_BEFORE else None)
+
+    def _merged_withdrawal(
+        self, repo: GitRepo, record: CommitRecord, path: str, status: str
+    ) -> tuple[bool, str | None]:
+        """Whether a non-merge commit of a branch ``record`` merges set ``path`` to
+        ``status`` (the newest such commit), and the status its parent's version said there
+        (None: the commit added the file so)."""
+        for parent in record.parents[1:]:
+            for commit in repo.range_log(record.parents[0], parent, [path]):
+                if commit.is_merge:
+                    continue  # a merge on the branch: its sides' commits are listed too
+                for each in commit.changes:
+                    if each.path != path or each.new_blob is None:
+                        continue
+                    made = self.facts(repo, each.new_blob)
+                    was = self.facts(repo, each.old_blob) if each.old_blob else None
+                    before = was.status if was else None
+                    if made is not None and made.status == status != before:
+                        return True, before
+        return False, None
 
     def _carried_request(
         self,
@@ -4045,6 +4092,7 @@ class Lifecycle(IndexStore):
             path = str(decision.get("file") or change.path)
             here = FileChange(path, change.old_blob, decision.get("blob"), change.mode)
             maker = self._held_commit(repo, decision)
+            step = self._merger_status(repo, maker, here, step)  # a merge's: round 120
             try:
                 if state.status == "approved" and step.status != old.status:
                     made = self._lapse_maker(repo, maker, here)
@@ -4618,6 +4666,7 @@ class Lifecycle(IndexStore):
             f"{commit.sha[:12]} on a merged branch, but only an allowed approver or an author "
             "of the plan may; ignored"
         )
+        state.note(text)  # on the row, as one on the line is (round 120: it said nothing)
         self._emit(sink, "withdraw-not-allowed", state, commit, snapshot, text)
         return False
 
@@ -5169,32 +5218,47 @@ class Lifecycle(IndexStore):
         when she produced that version (round 23: an agent rejected its plan, then brought
         the version back as a copy, a re-add or a pin, and it ran); a copier produced nothing
         and withdraws nothing (round 16: her rejection of her copy vetoed the original; round
-        34, 35)."""
+        34, 35).
+
+        Who withdrew is kept (``as``): an approver's veto binds every plan, a parent pinning
+        the version too; a producer's binds the version as a plan of hers (a copy, a re-add,
+        a parent she wrote pinning it), not a parent someone else wrote that pins it (round
+        120, child-author-vetoes-pinning-parent; round 37's ``reject-child``: the writer of a
+        pinned child may not withdraw the parent). An approver's withdrawal after a
+        producer's is kept beside it (``approver``): the version then binds every parent."""
         if not plan_hash:
             return
         form = form or (self._forms or {}).get(plan_hash)
-        keys = [h for h in (plan_hash, form) if h and h not in self.withdrawn]
+        keys = [
+            h
+            for h in dict.fromkeys((plan_hash, form))
+            if h and not _approver_veto(self.withdrawn.get(h))
+        ]
         if not keys:
             return
+        at = self.signed_at(record)
         if (
             not judged
             and self.may_withdraw is not None
-            and not self.may_withdraw(
-                record, self.producers_of(plan_hash) or (), self.signed_at(record)
-            )
+            and not self.may_withdraw(record, self.producers_of(plan_hash) or (), at)
         ):
             return  # an author of the plan, not a producer of this version
-        entry = json.dumps(
-            {
-                "plan": plan_id,
-                "commit": record.sha,
-                "by": who,
-                "time": record.commit_time,
-                "status": status,
-            }
-        )
+        approver = self.may_withdraw is None or self.may_withdraw(record, (), at)
+        made = {
+            "plan": plan_id,
+            "commit": record.sha,
+            "by": who,
+            "time": record.commit_time,
+            "status": status,
+        }
         for key in keys:
-            self.withdrawn[key] = self._new_withdrawn[key] = entry
+            known = self.withdrawn.get(key)
+            if known is not None and not approver:
+                continue  # a producer's withdrawal is already kept
+            fields = {**made, "as": "approver" if approver else "author"}
+            if known is not None:  # a producer's first: hers stays, the approver's beside it
+                fields = {**json.loads(known), "approver": made}
+            self.withdrawn[key] = self._new_withdrawn[key] = json.dumps(fields)
 
     @staticmethod
     def _lapse(state: PlanState, record: CommitRecord, status: str | None) -> Transition:
@@ -5230,6 +5294,16 @@ class Lifecycle(IndexStore):
     ) -> None:
         if sink:
             sink(HistoryEvent(kind, state.plan_id, record, snapshot, state, detail))
+
+
+def _approver_veto(entry: str | None) -> bool:
+    """Whether a kept withdrawal (:meth:`Lifecycle._veto`) binds every plan: an allowed
+    approver's, or one kept before who withdrew was (an older index: the safe side); no
+    withdrawal kept binds nothing."""
+    if entry is None:
+        return False
+    found = json.loads(entry)
+    return found.get("as", "approver") == "approver" or "approver" in found
 
 
 def _carries_approval(source: PlanState, gone: FileChange | None, change: FileChange) -> bool:

@@ -97,6 +97,15 @@ documents the rule, so this is a design question (fail-open for withdrawals), no
 
 Not tried: remote mode, signed withdrawals and ``Plan-Approved:`` trailers under
 ``identity: committer``, resumes of a ``failed`` run aborted under this class, ``check``.
+
+Changed (2026-12-06, round 120 merged-rejection-charged-to-merger, fix121c merged as
+fix122c): ``rjmm`` (Mallory's own commit setting ``rejected`` on a branch, authored and
+committed by her, merged ``--no-ff`` by Alice) counts for nothing: a rejection a merged
+commit made is that commit's, judged by the withdrawal rule (here by its committer,
+Mallory), never the merger's (docs/approvals.md: "the merge of a branch where Mallory set
+``rejected`` counts for nothing"). Bob's later approval runs the plan; no decision is listed,
+and ``rjmm:by`` is gone (only counted withdrawals have a maker to check). ``rjmrgm``
+(committed by Alice on the branch) still counts, as Alice's.
 """
 
 from __future__ import annotations
@@ -580,10 +589,17 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return shared(tmp_path_factory, "r116-approve-atk116a", _build)
 
 
+#: merged withdrawals that count for nothing: Mallory's own commit (her committer line) on a
+#: branch Alice merges is Mallory's rejection, never the merger's (round 120)
+MERGED_IGNORED = {"rjmm"}
+
+
 def _counts(v: str) -> bool:
     """Whether the vid's withdrawal must count (stop the plan)."""
     if v in REJECTS:
         return REJECTS[v][3]
+    if v in MERGED_IGNORED:
+        return False
     return v in WITHDRAWN or v in ("pushrj", "pushrjl", "pushrb", "rvrj", "rvrjself", "wdcopy")
 
 

@@ -137,6 +137,32 @@ loaded machine), 4 classes:
   --once``; the agent commits ``status: pending_approval`` in ``plans/lib``, then ``status:
   rejected``; ``run --once``; Bob approves ``plans/p``; ``run --once``: ``E_VERSION_WITHDRAWN``.
 
+Fixed (2026-12-06, fix121c): **merged-rejection-charged-to-merger**. Cause: a merge commit's
+status change from its first parent (``draft`` -> ``rejected``) was judged by
+``Lifecycle._human_commit`` as the merge's own, the merger's withdrawal, beside the merged
+commit's own judgement (``_side_withdrawal``). Now ``Lifecycle._merger_status`` reads a
+``rejected``/``aborted`` that a non-merge commit of a merged branch set (``range_log`` of the
+merge's branch) as that commit's alone: the merge brings the status the branch held before it
+when that is ``draft`` or ``pending_approval`` (``mgaddm``: the draft), else none (an open
+approval lapses); only a withdrawal the merge writes itself is the merger's. An ignored merged
+withdrawal is noted on the row (``_side_allowed``: ``E_APPROVER_NOT_ALLOWED`` by its maker).
+``check --as`` reads the same index. 35 ids fixed. ``mgdm``'s 5 ids were the attacker's
+misreading, not a bug: the lab makes Dave's plan PENDING (he submits it in pass A), and a
+producer of the version at stake may withdraw it (docs/approvals.md, the producers rule), so
+his merged rejection counts as his. ``mgdm`` is now a control of that rule (the lead, merging
+as fix122c): the plan is rejected, its decision listed by the fresh-clone audit
+(``mgdm:decision``), nothing reported as not allowed. Tests:
+tests/approval/test_merged_withdrawals.py.
+
+Fixed (2026-12-06, fix121c): **child-author-vetoes-pinning-parent**. Cause: a producer's
+withdrawal vetoed the version by hash for every reader, a parent someone else wrote pinning it
+included (``verdicts._vetoes``). The lead's decision (round 37's rule stands): the index keeps
+who withdrew (``Lifecycle._veto``: ``as`` approver or author; an approver's after a
+producer's kept beside it), and ``verdicts._binding_veto`` refuses a pinning parent for a
+producer's veto only when she is one of the parent's own writers; an allowed approver's binds
+every parent; a copy or re-add is refused as before. Index version 137. Tests:
+tests/approval/test_pinned_withdrawals.py.
+
 What held (the fresh-clone audit agreeing with the controller in every ``:agree``): round
 119's fix: an allowed approver's rejection of a draft counts (``rejected`` at once in
 ``status`` and ``show``, listed under ``decisions``) and withdraws the version under any name:
@@ -298,7 +324,7 @@ WANT: dict[str, tuple[int, set[str]]] = {
     "mgmff": RUN,  # control: ... a draft, Mallory's branch fast-forwarded by Bob
     "mgmrb": RUN,  # control: ... Mallory's commit rebase-merged by the forge (committer)
     "mgmsq": REJ,  # control: ... squash-merged by Bob (a squash is its squasher's commit)
-    "mgdm": RUN,  # Dave rejects his own draft on his branch; Bob merges it --no-ff
+    "mgdm": REJ,  # Dave rejects his own PENDING plan on his branch; Bob merges: Dave's
     "mgevil": REJ,  # Alice rejects on her branch; the agent's merge resolves it to draft
     "mgadd": REJ,  # a PR adds the draft, Alice rejects there; Mallory merges; copied pending
     "mgaddm": RUN,  # a PR adds the draft, Mallory rejects there; Bob merges (ignored)
@@ -998,7 +1024,7 @@ IDS += [f"{v}:decision" for v in DECIDED]
 #: non-entitled withdrawals: `E_APPROVER_NOT_ALLOWED` on the row, `withdraw-not-allowed` in
 #: the fresh-clone audit
 NOTALLOWED = ["agd", "mald", "fgd", "dvd", "pdr", "qdr2", "mgm", "mgmp", "mgma", "mgmg"]
-NOTALLOWED += ["mgmff", "mgdm", "mgaddm", "agdcp", "maldcp", "mgmrb", "mgab", "mgabl"]
+NOTALLOWED += ["mgmff", "mgaddm", "agdcp", "maldcp", "mgmrb", "mgab", "mgabl"]
 IDS += [f"{v}:reported" for v in NOTALLOWED] + [f"{v}:flagged" for v in NOTALLOWED]
 IDS += [f"{v}:early" for v in EARLY] + [f"{v}:bshow" for v in EARLY]
 IDS += [f"{v}:show" for v in SHOWN]
@@ -1053,30 +1079,10 @@ _WHY_LIB = (
     "round 37 reject-child, 'the writer of a pinned child may not withdraw the parent'"
 )
 #: draft-legacy-veto-missed (22 ids, _WHY_LEG) and source-rejection-dropped-at-conversion (28
-#: ids, _WHY_SRC): fixed 2026-12-06 (fix121a), see the docstring
-_SEEN: dict[str, tuple[str, str]] = {
-    **{
-        f"{v}{k}": (CLS_MERGE, _WHY_MERGE)
-        for v in ("mgm", "mgmp", "mgma", "mgdm")
-        for k in ("", ":status", ":audit", ":reported", ":flagged")
-    },
-    **{f"{v}:early": (CLS_MERGE, _WHY_MERGE) for v in ("mgm", "mgaddm")},
-    **{f"{v}:bshow": (CLS_MERGE, _WHY_MERGE) for v in ("mgm", "mgaddm")},
-    "mgaddm:reported": (CLS_MERGE, _WHY_MERGE),
-    **{f"check:{k}": (CLS_MERGE, _WHY_MERGE) for k in ("agcp", "mcp", "libg", "libm")},
-    "mga:clean": (CLS_MERGE, _WHY_MERGE),
-    **{
-        f"mgab{k}": (CLS_MERGE, _WHY_MERGE)
-        for k in (":gate", ":status", ":audit", ":reported", ":flagged")
-    },
-    **{f"cm:cmmg{k}": (CLS_MERGE, _WHY_MERGE) for k in ("", ":status", ":audit", ":early")},
-    "cm:cmag:clean": (CLS_MERGE, _WHY_MERGE),
-    **{
-        f"{v}{k}": (CLS_LIB, _WHY_LIB)
-        for v in ("libflip", "libcp", "libpend")
-        for k in ("", ":status", ":audit", ":lib")
-    },
-}
+#: ids, _WHY_SRC): fixed 2026-12-06 (fix121a); merged-rejection-charged-to-merger (35 of 40
+#: ids; ``mgdm`` a control) and child-author-vetoes-pinning-parent (12 ids): fixed 2026-12-06
+#: (fix121c, merged as fix122c); see the docstring
+_SEEN: dict[str, tuple[str, str]] = {}
 BROKEN: dict[str, Any] = {
     i: pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 120: {c}: {w}")
     for i, (c, w) in _SEEN.items()

@@ -44,6 +44,17 @@ agent as the approver.)
 Changed (2026-12-05, round 117 fix117w): ``test_a_replayed_merge_withdraws_nothing`` now
 asserts the replayed rejection holds (``veto`` rejected, never run): a copy of an entitled
 person's withdrawal withdraws, by any hand (docs/approvals.md, "Replayed approvals").
+
+Changed again (2026-12-06, round 120 merged-rejection-charged-to-merger, fix121c merged as
+fix122c): the id asserts its name once more. The replayed merge is Alice's docs merge; it
+rejected nothing. The ``rejected`` it brings was set by the agent on its own branch, and a
+rejection a merged commit made is that commit's, judged by the withdrawal rule, never the
+merger's (docs/approvals.md: "a rejection or an abort a commit on a merged branch made is
+judged as that commit"). The agent is neither an approver nor an author of Carol's plan, so
+its rejection is ignored and reported (``E_APPROVER_NOT_ALLOWED``), and Bob's genuine approval
+runs ``veto`` once. Round 117's reading charged the merged rejection to whoever the merge
+named; the merge's authorship here is forged (out of scope without signatures), and a forged
+merge author must not make an ignored withdrawal count either.
 """
 
 from __future__ import annotations
@@ -189,11 +200,13 @@ def test_controls_run_once(lab: Lab) -> None:
 
 
 def test_a_replayed_merge_withdraws_nothing(lab: Lab) -> None:
-    """The id is kept from round 18; since round 117 (fix117w) a copy of an entitled
-    person's withdrawal withdraws whatever hand re-made it (fail closed): ``veto`` stays
-    rejected and Bob's approval runs nothing."""
-    assert len(lab.calls("veto")) == 0, lab.codes("veto")
-    assert lab.rows().get("plans/veto", {}).get("status") == "rejected", lab.codes("veto")
+    """The replayed merge brings the agent's rejection of Carol's plan: the agent's, not
+    Alice's, ignored and reported; Bob's approval runs the plan once."""
+    row = lab.rows().get("plans/veto", {})
+    assert row.get("status") == "completed", lab.codes("veto")
+    assert len(lab.calls("veto")) == 1, lab.codes("veto")
+    notes = " ".join(row.get("notes") or [])
+    assert "E_APPROVER_NOT_ALLOWED: agent@example.com set status rejected" in notes, notes
 
 
 @pytest.mark.parametrize("vid", [pytest.param(v, id=v, marks=BROKEN.get(v, [])) for v in VIDS])

@@ -40,6 +40,18 @@ ran ``cp-author``); after Bob's rejection the copy is refused ``E_VERSION_WITHDR
 root, also BROKE: ``ab-author`` (the agent's abort while Alice's approval waited: the copy ran;
 Bob's abort: refused) and ``readd-author`` (rejected, deleted, added again: Alice's approval ran
 it).
+
+Changed (2026-12-06, round 120 child-author-vetoes-pinning-parent, fix121c merged as
+fix122c): ``author2`` is asserted the other way. A rejection counts "only when its commit is
+by an allowed approver or by an author of the plan" (SPEC §4); the parent is the second
+agent's plan, and the library's author is none of its authors, so her withdrawal of her
+library binds her own plans (the library, its copies, re-adds, a parent she wrote: ``author``,
+``cp-author``, ``readd-author`` still refused) and not a parent someone else wrote and an
+allowed approver approved with the library's exact version in it. An allowed approver's
+withdrawal of the library still binds every parent (``approver``). Round 120's attacker
+showed the old reading let a library's writer withdraw any parent pinning it by a status
+flip (``draft`` -> ``pending_approval`` -> ``rejected``), which the draft rule was written
+to prevent. docs/approvals.md, "The authors who may reject or abort a plan".
 """
 
 from __future__ import annotations
@@ -142,13 +154,23 @@ BROKEN: dict[str, pytest.MarkDecorator] = {}
     "vid",
     [
         pytest.param(v, id=v, marks=[BROKEN[v]] if v in BROKEN else [])
-        for v in ["author", "author2", "approver"]
+        for v in ["author", "approver"]
     ],
 )
 def test_a_withdrawn_library_is_no_pin(lab: Lab, vid: str) -> None:
     assert lab.calls(vid) == [] and lab.calls(f"{vid}-lib") == [], lab.codes(vid)
     assert not lab.started(vid), lab.codes(vid)
     assert lab.refusal(vid) == "E_VERSION_WITHDRAWN", lab.codes(vid)
+
+
+def test_a_library_authors_withdrawal_binds_no_parent_someone_else_wrote(lab: Lab) -> None:
+    """``author2`` since round 120 (see the module docstring): the agent's rejection of its
+    library rejects the library, but withdraws nothing of the second agent's parent, which
+    Alice approved: the parent runs once, the library inside it once."""
+    assert lab.plan("author2-lib")["plan"]["status"] == "rejected", lab.codes("author2-lib")
+    assert lab.started("author2"), lab.codes("author2")
+    assert len(lab.calls("author2")) == 1, lab.codes("author2")
+    assert len(lab.calls("author2-lib")) == 1, lab.codes("author2")
 
 
 @pytest.mark.parametrize(

@@ -204,6 +204,11 @@ class PlanState:
     #: The earliest time the current version can have existed (see version_since()).
     version_since: int | None = None
     changers: list[str] = field(default_factory=list)
+    #: Every content (hash) the plan held at its path and through the moves that brought it
+    #: here, oldest first: its authors are those contents' originators, who may withdraw it
+    #: (round 119, ``plan-author-loses-withdrawal-to-coeditor``: the writer of v1 is an
+    #: author of the plan after another's edit made v2).
+    versions: list[str] = field(default_factory=list)
     #: The open approval request: commit, kind, blob, author, committer, time, voided_by,
     #: changed_in_commit.
     request: dict[str, Any] | None = None

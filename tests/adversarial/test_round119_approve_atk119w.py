@@ -113,6 +113,15 @@ Documented and asserted as such: Carol's ``aborted`` of a pending plan is ignore
 Not tried: ``identity: committer``, ``require_signed`` (signatures), remote mode and the
 daemon, MCP ``submit`` as the copier in the first class (its commit is the agent's like any
 copy here), the web page's view of these plans.
+
+Fixed (fix119w): **author-withdrawal-lost-to-another-copy** and
+**plan-author-loses-withdrawal-to-coeditor** (57 ids, ``FIXED``). Who may withdraw a plan as
+its author reads the ORIGINATORS of every content the plan held (at its path, through the
+moves that brought it): the people in every commit that made that content afresh, where a
+making that descends from one counted (a copy elsewhere, a revert back, a re-add, a copy on
+a branch forked after it) removes nobody; round 35's race (two makings, neither on top of
+the other) still keeps only someone in both. The veto by hash everywhere is still the
+producers' (every making: rounds 16, 23).
 """
 
 from __future__ import annotations
@@ -838,19 +847,16 @@ _WHY_DRAFT = (
     "runs it; a plan ADDED `rejected` is rejected, a draft rejected is not"
 )
 _SEEN: dict[str, tuple[str, str]] = {
-    **{
-        f"{v}{k}": (CLS_COEDIT, _WHY_COEDIT)
-        for v in ("coedit", "coedit2")
-        for k in ("", ":status", ":audit", ":decision")
-    },
     **{f"rjdraftfirst{k}": (CLS_DRAFT, _WHY_DRAFT) for k in ("", ":status", ":audit", ":decision")},
-    **{
-        f"{v}{k}": (CLS_COPY, _WHY_COPY)
-        for v in LOST
-        for k in ("", ":status", ":audit", ":decision")
-    },
     **{f"{v}:copyrow": (CLS_ROW, _WHY_ROW) for v in VETOED},
-    **{i: (CLS_COPY, f"{_WHY_COPY}; {w}") for i, w in _CLI.items()},
+}
+#: fixed (round 119, fix119w): a plan's authors are the originators of the contents it held
+#: (a re-making elsewhere or in place removes nobody); the veto by hash is the producers'
+FIXED = {f"{v}{k}": CLS_COPY for v in LOST for k in ("", ":status", ":audit", ":decision")}
+FIXED |= {i: CLS_COPY for i in _CLI} | {
+    f"{v}{k}": CLS_COEDIT
+    for v in ("coedit", "coedit2")
+    for k in ("", ":status", ":audit", ":decision")
 }
 #: fixed (2026-12-06): _SEEN keeps what was seen
 _FIXED = {CLS_ROW, CLS_DRAFT}

@@ -2060,15 +2060,16 @@ class Lifecycle(IndexStore):
 
     def withdrawers(self, state: PlanState) -> frozenset[str] | list[str]:
         """The authors who may withdraw a plan (SPEC §4: "an author of the plan"): the
-        originators of every content it held here and through the moves that brought it
-        (:attr:`PlanState.versions`, :meth:`IndexStore.originators_of`): not who moved it
-        (a move makes nothing: round 34), nor who raced its author to the branch with the
+        originators (:meth:`IndexStore.originators_of`) of the version at stake and of the
+        versions it was edited from at this plan (:attr:`PlanState.versions`): not who moved
+        it (a move makes nothing: round 34), nor who raced its author to the branch with the
         same content (two makings, neither on top of the other: only someone in both;
-        round 35). For a plan with no valid version, its changers. A draft has none: only an
-        allowed approver's rejection of it counts (round 119, draft-rejection-ignored: a
-        reviewer's objection to content nobody submitted yet vetoes that content; its author
-        setting it ``rejected`` is no withdrawal, as round 37's library author's of her own
-        draft library, pinned by parents, must not withdraw them).
+        round 35), nor who edited it and took the edit back (round 20: the version at stake
+        came from none of hers). For a plan with no valid version, its changers. A draft has
+        none: only an allowed approver's rejection of it counts (round 119, draft-rejection-
+        ignored: a reviewer's objection to content nobody submitted yet vetoes that content;
+        its author setting it ``rejected`` is no withdrawal, as round 37's library author's
+        of her own draft library, pinned by parents, must not withdraw them).
 
         Round 119 (``author-withdrawal-lost-to-another-copy``,
         ``plan-author-loses-withdrawal-to-coeditor``): this read the producers of the version
@@ -2084,8 +2085,12 @@ class Lifecycle(IndexStore):
         if stake is None:
             return state.changers
         found: set[str] = set()
-        for plan_hash in {*state.versions, stake}:
+        seen: set[str] = set()
+        plan_hash = stake
+        while plan_hash and plan_hash not in seen:
+            seen.add(plan_hash)
             found |= self.originators_of(plan_hash) or frozenset()
+            plan_hash = state.versions.get(plan_hash, "")
         return self.author_set(found)
 
     def _hold_moved(self, target: str, sources: Iterable[str]) -> None:
@@ -3081,9 +3086,9 @@ class Lifecycle(IndexStore):
             if controller_froze:
                 state.version_since = max(state.version_since or 0, controller_froze)
         state.blob, state.file_status = change.new_blob, new.status
+        if new.hash and new.hash not in state.versions:  # its authors (withdrawers), round 119
+            state.versions[new.hash] = state.hash or ""
         state.hash, state.frozen_hash = new.hash, new.frozen_hash
-        if new.hash and new.hash not in state.versions:
-            state.versions.append(new.hash)  # its authors' (withdrawers), round 119
         # ``frozen:`` is the controller's to write: its risk and estimate are taken from a
         # controller commit that wrote them, never from an agent's edit, nor from one the
         # controller's later commits (a refusal, a vote) carried over (round 114, atk114a:

@@ -116,8 +116,8 @@ copy here), the web page's view of these plans.
 
 Fixed (fix119w): **author-withdrawal-lost-to-another-copy** and
 **plan-author-loses-withdrawal-to-coeditor** (57 ids, ``FIXED``). Who may withdraw a plan as
-its author reads the ORIGINATORS of every content the plan held (at its path, through the
-moves that brought it): the people in every commit that made that content afresh, where a
+its author reads the ORIGINATORS of the version at stake and of the versions it was edited
+from at the plan: the people in every commit that made that content afresh, where a
 making that descends from one counted (a copy elsewhere, a revert back, a re-add, a copy on
 a branch forked after it) removes nobody; round 35's race (two makings, neither on top of
 the other) still keeps only someone in both. The veto by hash everywhere is still the
@@ -850,8 +850,9 @@ _SEEN: dict[str, tuple[str, str]] = {
     **{f"rjdraftfirst{k}": (CLS_DRAFT, _WHY_DRAFT) for k in ("", ":status", ":audit", ":decision")},
     **{f"{v}:copyrow": (CLS_ROW, _WHY_ROW) for v in VETOED},
 }
-#: fixed (round 119, fix119w): a plan's authors are the originators of the contents it held
-#: (a re-making elsewhere or in place removes nobody); the veto by hash is the producers'
+#: fixed (round 119, fix119w): a plan's authors are the originators of its version and of those
+#: it was edited from (a re-making elsewhere or in place removes nobody); the veto by hash is
+#: the producers'
 FIXED = {f"{v}{k}": CLS_COPY for v in LOST for k in ("", ":status", ":audit", ":decision")}
 FIXED |= {i: CLS_COPY for i in _CLI} | {
     f"{v}{k}": CLS_COEDIT

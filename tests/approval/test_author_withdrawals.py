@@ -6,9 +6,10 @@ Who may withdraw as an author was read from the version's producers, the people 
 commit that made that content anywhere: anyone's copy of the plan at another slug, a revert
 back to it or a re-add of it emptied the set, and a co-author's edit made the version hers
 alone. Dave's (or the agent's) rejection of his own plan was then ``E_APPROVER_NOT_ALLOWED``
-and Bob's approval ran it. A plan's authors are now the originators of every content it held
-(a making on top of one counted removes nobody); the veto by hash everywhere stays the
-producers' (rounds 16, 23), and a mover or a racer still gains nothing (rounds 34, 35)."""
+and Bob's approval ran it. A plan's authors are now the originators of the version at stake
+and of the versions it was edited from (a making on top of one counted removes nobody); the
+veto by hash everywhere stays the producers' (rounds 16, 23), and a mover, a racer or an
+editor whose edit was taken back still gains nothing (rounds 34, 35, 20)."""
 
 from __future__ import annotations
 
@@ -182,6 +183,21 @@ def test_a_copier_still_vetoes_nothing_and_a_mover_withdraws_nothing(repo: Path)
     _commit(repo, "mallory: a better name", MALLORY)
     _git(repo, "mv", "plans/moved", "plans/greet")
     _commit(repo, "mallory: the old name", MALLORY)
+    _reject(repo, MALLORY)
+    row = _row(repo)
+    assert "E_APPROVER_NOT_ALLOWED" in " ".join(map(str, row.get("notes") or [])), row
+    _ran_once(repo)
+
+
+def test_an_edit_taken_back_gives_no_right_to_withdraw(repo: Path) -> None:
+    """(round 20 unchanged) Mallory edits Dave's plan (her v2 frozen), then reverts it: the
+    version at stake is Dave's again, edited from none of hers; her rejection is ignored."""
+    _daves_plan(repo)
+    write_plan(repo, text=V2)
+    v2 = _commit(repo, "mallory: v2", MALLORY)
+    _row(repo)
+    _git(repo, "revert", "--no-edit", v2, who=MALLORY)
+    _row(repo)
     _reject(repo, MALLORY)
     row = _row(repo)
     assert "E_APPROVER_NOT_ALLOWED" in " ".join(map(str, row.get("notes") or [])), row

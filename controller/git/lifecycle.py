@@ -2763,7 +2763,8 @@ class Lifecycle(IndexStore):
         writers (:meth:`_folder_writers`)? ``plans\\nb/NOTES.md`` and ``PLANS/rr/NOTES.md``
         are files of ``plans/nb`` and ``plans/rr`` there (round 83): the safe side for
         writers, who gain a refusal of self-approval only (withdrawal rights are a
-        version's producers'). What is a plan stays :meth:`_under_plans`'s (round 80)."""
+        version's originators': :meth:`withdrawers`). What is a plan stays
+        :meth:`_under_plans`'s (round 80)."""
         parts = path_parts(path)
         return self._under_plans(path) or 0 < self._plans_parts(parts) < len(parts)
 

@@ -190,13 +190,14 @@ def test_a_copier_still_vetoes_nothing_and_a_mover_withdraws_nothing(repo: Path)
 
 
 def test_an_edit_taken_back_gives_no_right_to_withdraw(repo: Path) -> None:
-    """(round 20 unchanged) Mallory edits Dave's plan (her v2 frozen), then reverts it: the
+    """(round 20 unchanged) Mallory edits Dave's plan (her v2 frozen), then undoes it: the
     version at stake is Dave's again, edited from none of hers; her rejection is ignored."""
     _daves_plan(repo)
     write_plan(repo, text=V2)
-    v2 = _commit(repo, "mallory: v2", MALLORY)
+    _commit(repo, "mallory: v2", MALLORY)
     _row(repo)
-    _git(repo, "revert", "--no-edit", v2, who=MALLORY)
+    write_plan(repo)  # Dave's text back
+    _commit(repo, "mallory: undo", MALLORY)
     _row(repo)
     _reject(repo, MALLORY)
     row = _row(repo)

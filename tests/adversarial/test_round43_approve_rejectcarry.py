@@ -33,6 +33,12 @@ first-parent history with the merged branches (the path-limited fast path of ``c
 gone). ``reject`` and ``abort --config`` count as authors the producers of the version
 at stake (``Lifecycle.withdrawers``), whom the controller's withdraw rule asks: a mover or a
 copier produced nothing. The 3 ids pass.
+
+Since round 119 (fix119w, ``author-withdrawal-lost-to-another-copy``) who may withdraw as an
+author reads the content's ORIGINATORS (the people in every commit that made it afresh): the
+agent originated the content Mallory copied, so its rejection of the copy counts
+(``cp-author``: committed by ``reject --config``, nothing runs), while Mallory, the copier,
+still withdraws nothing (``cp-copier``).
 """
 
 from __future__ import annotations
@@ -48,7 +54,9 @@ from test_round2_execution_kit import shared
 
 WHO = {"carrier": MALLORY, "producer": AGENT, "cp-author": AGENT, "cp-copier": MALLORY}
 COPIED = ["cp-author", "cp-copier"]
-HONOURED = ["producer"]
+#: whose rejection counts: the producer's, and since round 119 the author's of the copied
+#: content too (``cp-author``: the agent originated it; Mallory's copy removes nobody)
+HONOURED = ["producer", "cp-author"]
 #: what round 43 broke (strict xfails; the docstring's "Seen")
 FOUND: dict[str, pytest.MarkDecorator] = {}  # all 3 fixed (see "Fixed")
 

@@ -43,12 +43,16 @@ the audit judge a withdrawal by what was made before it); `plangate check` reads
 history when the plans it judges have a withdrawal in theirs (an author's right depends on
 copies anywhere).
 
-Since round 119 (fix119w, ``author-withdrawal-lost-to-another-copy``) the copy takes the
-agent's right away no more: who may withdraw as an author reads the version's ORIGINATORS,
-the people in every commit that made it afresh, and Mallory's copy, made on top of the
-agent's making, removes nobody. So ``copied`` ends ``rejected`` and ``gate-copied``
-``aborted`` as their controls do, nothing runs, and ``approve --config`` refuses both; this
-module asserts that now (it asserted the round 35 rule, the fail-open round 119 found).
+Changed (2026-12-06, round 119 fix122w; first tried as fix119w, reverted): ``author-
+withdrawal-lost-to-another-copy``. Mallory's copy takes the agent's right away no more: who
+may withdraw as an author reads the version's ORIGINATORS, the people in every commit that
+made it afresh, and Mallory's copy, made on top of the agent's making, removes nobody. So
+``copied`` ends ``rejected`` and ``gate-copied`` ``aborted`` as their controls do, nothing
+runs, and ``approve --config`` refuses both. Four ids changed (``test_the_setup``,
+``controller-copied``, ``controller-gate-copied``, ``approve-copied``): they asserted the
+fail-open round 119 found, against SPEC §4 ("a rejection or an abort counts ... when its
+commit is ... by an author of the plan"); this is no fail-closed assertion weakened, the
+withdrawal now counts.
 """
 
 from __future__ import annotations

@@ -34,11 +34,14 @@ gone). ``reject`` and ``abort --config`` count as authors the producers of the v
 at stake (``Lifecycle.withdrawers``), whom the controller's withdraw rule asks: a mover or a
 copier produced nothing. The 3 ids pass.
 
-Since round 119 (fix119w, ``author-withdrawal-lost-to-another-copy``) who may withdraw as an
-author reads the content's ORIGINATORS (the people in every commit that made it afresh): the
-agent originated the content Mallory copied, so its rejection of the copy counts
-(``cp-author``: committed by ``reject --config``, nothing runs), while Mallory, the copier,
-still withdraws nothing (``cp-copier``).
+Changed (2026-12-06, round 119 fix122w; first tried as fix119w, reverted): ``author-
+withdrawal-lost-to-another-copy``. Who may withdraw as an author reads the content's
+ORIGINATORS (the people in every commit that made it afresh): the agent originated the
+content Mallory copied, so its rejection of its own plan after her copy counts (``cp-
+author``: the controller honours it, ``reject --config`` commits it, nothing runs), while
+Mallory, the copier, still withdraws nothing (``cp-copier``). The two ``cp-author`` ids
+asserted the fail-open round 119 found, against SPEC §4 (an author of the plan may withdraw
+it).
 """
 
 from __future__ import annotations

@@ -262,8 +262,10 @@ def _history(
     from the history the controller reads (:func:`~controller.commands._shared.read_history`,
     withdrawals judged by the policy recorded when they were made): for an approval, every
     writer it counts (E_SELF_APPROVAL: writers carried in by a move or a copy, of its folder,
-    of what it pins: round 43); for a rejection or an abort, the producers of the version at
-    stake (a mover or a copier produced nothing and withdraws nothing: rounds 34, 35, 43)."""
+    of what it pins: round 43); for a rejection or an abort, the originators of the version
+    at stake and of those it was edited from (``Lifecycle.withdrawers``: a mover or a copier
+    made nothing afresh and withdraws nothing, rounds 34, 35, 43; anyone's copy leaves its
+    author his right, round 119)."""
     from controller.approval.verdicts import writers
     from controller.commands._shared import read_history
 

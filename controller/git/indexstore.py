@@ -7,6 +7,8 @@ Index format (``index.sqlite`` in the state directory)::
     jobs(plan_id TEXT PRIMARY KEY, data TEXT)   plans this controller started (Controller)
     authors(hash TEXT PRIMARY KEY, data TEXT)   everyone who ever wrote or carried a content
     producers(hash TEXT PRIMARY KEY, data TEXT) who made a content, in every commit that did
+    originators(hash TEXT PRIMARY KEY, data TEXT) who made a content in every commit that made
+        it afresh (none re-making it from a making it descends from), and those commits
     approvals(key TEXT PRIMARY KEY, sha TEXT)   approval identities seen (replay detection):
         key: sha256 of author, author time, subject (and, for one decision, plan and
         status); sha: "<first commit> <what it was made for> <its committer's digest>"
@@ -37,9 +39,10 @@ _MEMORY_TABLES = {
     "withdrawn": "hash TEXT PRIMARY KEY, data TEXT",
     "freezes": "hash TEXT PRIMARY KEY, first INTEGER, controller INTEGER",
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
+    "originators": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "138"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "140"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -411,6 +414,10 @@ INDEX_VERSION = "138"  # 3: risk and estimate per plan; 4: approval identities, 
 # 138: a rejection or abort a merged commit made is that commit's, never the merger's, and a
 # veto keeps who made it (an approver's binds every pinning parent, a producer's only her
 # own: round 120, merged-rejection-charged-to-merger, child-author-vetoes-pinning-parent)
+# 140 (139 is another branch's): each content's originators (makings afresh, a re-making
+# counted for nobody) and each plan's ``versions``: who may withdraw a plan reads them
+# (round 119, author-withdrawal-lost-to-another-copy): rebuilt so an author's ignored
+# withdrawal counts
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
 _FIELDS = tuple(f.name for f in fields(PlanState))
@@ -568,11 +575,13 @@ class IndexStore:
         self._new_freezes: dict[str, tuple[int | None, int | None]] = {}
         #: Producers found since the last save (the rest are read when asked: producers_of).
         self._new_producers: dict[str, frozenset[str]] = {}
+        #: Originators found since the last save (:meth:`originators_of`): makers, commits.
+        self._new_originators: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {}
         #: Makings found on merged branches (Lifecycle): (side commit, hash, makers) until
         #: placed, then (position of their merge on the first-parent line, hash, makers)
         #: until that merge is applied; and the positions of the line's commits.
         self._side_found: list[tuple[str, str, set[str]]] = []
-        self._side_made: list[tuple[int, str, set[str]]] = []
+        self._side_made: list[tuple[int, str, set[str], str]] = []
         #: Decisions taken back on merged branches (Lifecycle._side_lapse, round 64): (side
         #: commit, approval identity, "<commit> <hand>" of the decision) until placed, then
         #: (position of their merge, identity, the same) until that merge is applied.
@@ -702,9 +711,17 @@ class IndexStore:
             "INSERT OR REPLACE INTO memory.producers VALUES(?, ?)",
             [(h, json.dumps(sorted(who))) for h, who in self._new_producers.items()],
         )
+        self._db.executemany(
+            "INSERT OR REPLACE INTO memory.originators VALUES(?, ?)",
+            [
+                (h, json.dumps({"who": sorted(who), "at": list(at)}))
+                for h, (who, at) in self._new_originators.items()
+            ],
+        )
         self._dirty_authors.clear()
         self._authors_all_dirty = False
         self._new_producers.clear()
+        self._new_originators.clear()
         self._new_approval_ids.clear()
         self._new_withdrawn.clear()
         self._new_started.clear()
@@ -788,6 +805,50 @@ class IndexStore:
         made = self.author_set(who) if found is None else self.author_set(found & set(who))
         if made != found:
             self._new_producers[plan_hash] = made
+
+    def _origins(self, plan_hash: str) -> tuple[frozenset[str], tuple[str, ...]] | None:
+        found = self._new_originators.get(plan_hash)
+        if found is not None:
+            return found
+        row = self._db.execute(
+            "SELECT data FROM memory.originators WHERE hash=?", (plan_hash,)
+        ).fetchone()
+        if row is None:
+            return None
+        data = json.loads(row[0])
+        return self.author_set(data["who"]), tuple(data["at"])
+
+    def originators_of(self, plan_hash: str) -> frozenset[str] | None:
+        """Who made this content as its author, for the plans that hold it (who may withdraw
+        a plan: :meth:`Lifecycle.withdrawers`): the people in every commit that made it
+        afresh, none of them a re-making, a commit that descends from a making counted
+        (round 119, ``author-withdrawal-lost-to-another-copy``: anyone's copy at another
+        slug, revert back to it or re-add of it, all made after the author's commit and on
+        top of it, removed the author's right to withdraw her own plan, as they rightly
+        remove it from :meth:`producers_of`, the veto by hash). Two makings neither of which
+        holds the other (round 35's race: a copy of an open pull request's plan landed
+        first) still keep only the people in both. None for a content nobody made yet."""
+        found = self._origins(plan_hash)
+        return found[0] if found is not None else None
+
+    def note_originators(
+        self,
+        plan_hash: str,
+        who: Iterable[str],
+        commit: str,
+        descends: Callable[[str, str], bool],
+    ) -> None:
+        """``commit`` made ``plan_hash``, ``who`` being its makers: the first making counts,
+        and a later one only when it descends from none counted (``descends(ancestor,
+        commit)``): then only someone in both stays (:meth:`originators_of`)."""
+        found = self._origins(plan_hash)
+        if found is None:
+            self._new_originators[plan_hash] = (self.author_set(who), (commit,))
+            return
+        makers, at = found
+        if commit in at or any(descends(sha, commit) for sha in at):
+            return  # a re-making (a revert, a re-add, a copy): it removes nobody
+        self._new_originators[plan_hash] = (self.author_set(makers & set(who)), (*at, commit))
 
     def touch(self, plan_id: str) -> None:
         self._dirty.add(plan_id)

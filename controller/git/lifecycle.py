@@ -315,6 +315,9 @@ class Lifecycle(IndexStore):
     #: The first-parent commit being applied (:meth:`apply`): the filter speaks for its
     #: tree and its first parent's alone.
     _record: CommitRecord | None = None
+    #: The repository of the commit applied last: whether a making descends from another
+    #: (:meth:`_note_origin`).
+    _origin_repo: GitRepo | None = None
     #: The folded folders with an 8.3 short-named part that have writers (round 83): read
     #: from the author index at the first look-up (:meth:`_short_folders`), kept after it.
     _shorts: set[str] | None = None
@@ -376,7 +379,7 @@ class Lifecycle(IndexStore):
 
     def apply(self, repo: GitRepo, record: CommitRecord, sink: EventSink | None = None) -> None:
         """Apply one first-parent commit to the index."""
-        self._record = record
+        self._record, self._origin_repo = record, repo
         if self._seen is not None:
             self._note_seen(record)
         by_controller = self._is_controller(record, repo)
@@ -1942,6 +1945,24 @@ class Lifecycle(IndexStore):
             self._side_found.append((side, plan_hash, people))
             return
         self.note_producers(plan_hash, people)
+        if self._record is not None:
+            self._note_origin(plan_hash, people, self._record.sha)
+
+    def _note_origin(self, plan_hash: str, people: Iterable[str], commit: str) -> None:
+        """``commit`` made ``plan_hash``: its originators, who may withdraw the plans holding
+        it as their author (:meth:`IndexStore.originators_of`, round 119). A making that
+        descends from one counted already re-makes it (a revert back, a re-add, a copy
+        elsewhere, on the line or on a merged branch forked after it) and removes nobody.
+        A commit of the first-parent line descends from every making counted before it (one
+        of the line, or of a branch merged before it: a merged branch's making counts from
+        its merge); only a merged branch's commit asks git."""
+        repo = self._origin_repo
+        line = self._record is not None and commit == self._record.sha
+
+        def descends(ancestor: str, sha: str) -> bool:
+            return line or (repo is not None and repo.is_ancestor(ancestor, sha))
+
+        self.note_originators(plan_hash, people, commit, descends)
 
     def _place_side_made(self, repo: GitRepo, since: str | None, until: str) -> None:
         """Put each making found on a merged branch at the merge that brought it in: the
@@ -1968,7 +1989,7 @@ class Lifecycle(IndexStore):
                 stack.extend(parents[sha])
         self._line_at.update(at)
         for side, plan_hash, people in found:
-            self._side_made.append((owner.get(side, len(order)), plan_hash, people))
+            self._side_made.append((owner.get(side, len(order)), plan_hash, people, side))
         for side, key, first in lapses:
             self._side_lapses.append((owner.get(side, len(order)), key, first))
 
@@ -1984,11 +2005,12 @@ class Lifecycle(IndexStore):
         if stop == -1:
             return
         kept = []
-        for position, plan_hash, people in self._side_made:
+        for position, plan_hash, people, side in self._side_made:
             if stop is None or position <= stop:
                 self.note_producers(plan_hash, people)
+                self._note_origin(plan_hash, people, side)
             else:
-                kept.append((position, plan_hash, people))
+                kept.append((position, plan_hash, people, side))
         self._side_made = kept
         lapses, self._side_lapses = self._side_lapses, []
         for position, key, first in lapses:
@@ -2037,19 +2059,39 @@ class Lifecycle(IndexStore):
             self.touch(plan_id)
 
     def withdrawers(self, state: PlanState) -> frozenset[str] | list[str]:
-        """The authors who may withdraw what is at stake in a plan: the producers of that
-        version (the people in every commit that made it: not who moved, copied, restored or
-        raced it; rounds 34-35); for a plan with no valid version, its changers. A draft has
+        """The authors who may withdraw a plan (SPEC §4: "an author of the plan"): the
+        originators (:meth:`IndexStore.originators_of`) of the version at stake and of the
+        versions it was edited from at this plan (:attr:`PlanState.versions`): not who moved
+        it (a move makes nothing: round 34), nor who raced its author to the branch with the
+        same content (two makings, neither on top of the other: only someone in both;
+        round 35), nor who edited it and took the edit back (round 20: the version at stake
+        came from none of hers). For a plan with no valid version, its changers. A draft has
         none: only an allowed approver's rejection of it counts (round 119, draft-rejection-
         ignored: a reviewer's objection to content nobody submitted yet vetoes that content;
         its author setting it ``rejected`` is no withdrawal, as round 37's library author's
-        of her own draft library, pinned by parents, must not withdraw them)."""
+        of her own draft library, pinned by parents, must not withdraw them).
+
+        Round 119 (``author-withdrawal-lost-to-another-copy``,
+        ``plan-author-loses-withdrawal-to-coeditor``): this read the producers of the version
+        at stake, the people in EVERY commit that made it anywhere, so anyone's copy of the
+        plan at another slug (even deleted since, or merged from a branch), revert back to
+        it or re-add of it removed its author's right to withdraw it, and so did another's
+        edit (v2 was hers alone); Bob's approval then ran what its author had rejected. A
+        re-making now removes nobody here. Whether a withdrawal also vetoes the version by
+        hash everywhere is still the producers' (:meth:`_veto`: rounds 16 and 23)."""
         if state.status == "draft":
             return frozenset()
         stake = state.stake()
         if stake is None:
             return state.changers
-        return self.producers_of(stake) or frozenset()
+        found: set[str] = set()
+        seen: set[str] = set()
+        plan_hash = stake
+        while plan_hash and plan_hash not in seen:
+            seen.add(plan_hash)
+            found |= self.originators_of(plan_hash) or frozenset()
+            plan_hash = state.versions.get(plan_hash, "")
+        return self.author_set(found)
 
     def _hold_moved(self, target: str, sources: Iterable[str]) -> None:
         """The owned-block editors of the plans moved to ``target`` (their folders' ``@held``
@@ -2721,7 +2763,8 @@ class Lifecycle(IndexStore):
         writers (:meth:`_folder_writers`)? ``plans\\nb/NOTES.md`` and ``PLANS/rr/NOTES.md``
         are files of ``plans/nb`` and ``plans/rr`` there (round 83): the safe side for
         writers, who gain a refusal of self-approval only (withdrawal rights are a
-        version's producers'). What is a plan stays :meth:`_under_plans`'s (round 80)."""
+        version's originators': :meth:`withdrawers`). What is a plan stays
+        :meth:`_under_plans`'s (round 80)."""
         parts = path_parts(path)
         return self._under_plans(path) or 0 < self._plans_parts(parts) < len(parts)
 
@@ -3021,6 +3064,9 @@ class Lifecycle(IndexStore):
             made = self.producers_of(old.hash)
             if made is not None:
                 self.note_producers(new.hash, made)
+            origin = self.originators_of(old.hash)
+            if origin is not None:
+                self._note_origin(new.hash, origin, record.sha)
         elif content_changed and old is None:  # the controller converted a PLAN.json & co.
             self._converted(repo, record, state, new.hash)
         if content_changed:
@@ -3041,6 +3087,8 @@ class Lifecycle(IndexStore):
             if controller_froze:
                 state.version_since = max(state.version_since or 0, controller_froze)
         state.blob, state.file_status = change.new_blob, new.status
+        if new.hash and new.hash not in state.versions:  # its authors (withdrawers), round 119
+            state.versions[new.hash] = state.hash or ""
         state.hash, state.frozen_hash = new.hash, new.frozen_hash
         # ``frozen:`` is the controller's to write: its risk and estimate are taken from a
         # controller commit that wrote them, never from an agent's edit, nor from one the

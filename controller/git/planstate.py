@@ -204,6 +204,13 @@ class PlanState:
     #: The earliest time the current version can have existed (see version_since()).
     version_since: int | None = None
     changers: list[str] = field(default_factory=list)
+    #: Every content (hash) the plan held, here and through the moves that brought it, ->
+    #: the content it held when that one first came ("" for none): the versions a version
+    #: was edited from. The authors of the version at stake are the originators of it and
+    #: of those it came from, who may withdraw the plan (round 119,
+    #: ``plan-author-loses-withdrawal-to-coeditor``: the writer of v1 is an author of v2,
+    #: another's edit of it; an edit taken back leaves its maker none, round 20).
+    versions: dict[str, str] = field(default_factory=dict)
     #: The open approval request: commit, kind, blob, author, committer, time, voided_by,
     #: changed_in_commit.
     request: dict[str, Any] | None = None

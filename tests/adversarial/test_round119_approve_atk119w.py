@@ -113,6 +113,23 @@ Documented and asserted as such: Carol's ``aborted`` of a pending plan is ignore
 Not tried: ``identity: committer``, ``require_signed`` (signatures), remote mode and the
 daemon, MCP ``submit`` as the copier in the first class (its commit is the agent's like any
 copy here), the web page's view of these plans.
+
+Fixed (2026-12-06, fix122w): **author-withdrawal-lost-to-another-copy** and **plan-author-
+loses-withdrawal-to-coeditor** (57 ids). The cause: ``Lifecycle.withdrawers`` read the
+PRODUCERS of the version at stake (``IndexStore.producers_of``: only someone in every commit
+that made that content anywhere), so anyone's copy, undo back to it or re-add emptied the
+set, and an edit by another made v2 hers alone. Who may withdraw a plan as its author now
+reads the ORIGINATORS (``IndexStore.originators_of``, memory table ``originators``,
+``INDEX_VERSION`` 140) of the version at stake and of the versions it was edited from at the
+plan (``PlanState.versions``): the people in every commit that made that content afresh,
+where a making that descends from one counted (a copy elsewhere, a revert back, a re-add, a
+copy on a branch forked after it) removes nobody; round 35's race (two makings, neither on
+top of the other) still keeps only someone in both, and an edit taken back gives its maker
+nothing (round 20). The veto by hash everywhere is still the producers' (every making:
+rounds 16, 23, and round 120's ``Lifecycle._veto``). The same idea was merged as fix119w and
+reverted (CI: rounds 37, 81, 111 changed, together with fix119d); on fix122c every id of
+rounds 16, 20, 23, 34-37, 43, 81 (approve) and 111 keeps its outcome but rounds 36 and 43's
+four and two ids that asserted this fail-open (tests/approval/test_author_withdrawals.py).
 """
 
 from __future__ import annotations
@@ -852,8 +869,10 @@ _SEEN: dict[str, tuple[str, str]] = {
     **{f"{v}:copyrow": (CLS_ROW, _WHY_ROW) for v in VETOED},
     **{i: (CLS_COPY, f"{_WHY_COPY}; {w}") for i, w in _CLI.items()},
 }
-#: fixed (2026-12-06): _SEEN keeps what was seen
-_FIXED = {CLS_ROW, CLS_DRAFT}
+#: fixed (2026-12-06): _SEEN keeps what was seen; the copy and co-edit classes by fix122w (a
+#: plan's authors are the originators of its version and of those it was edited from: a
+#: re-making elsewhere or in place removes nobody; the veto by hash is the producers')
+_FIXED = {CLS_ROW, CLS_DRAFT, CLS_COPY, CLS_COEDIT}
 BROKEN: dict[str, Any] = {
     i: pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 119: {c}: {w}")
     for i, (c, w) in _SEEN.items()

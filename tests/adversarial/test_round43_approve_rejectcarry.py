@@ -33,6 +33,15 @@ first-parent history with the merged branches (the path-limited fast path of ``c
 gone). ``reject`` and ``abort --config`` count as authors the producers of the version
 at stake (``Lifecycle.withdrawers``), whom the controller's withdraw rule asks: a mover or a
 copier produced nothing. The 3 ids pass.
+
+Changed (2026-12-06, round 119 fix122w; first tried as fix119w, reverted): ``author-
+withdrawal-lost-to-another-copy``. Who may withdraw as an author reads the content's
+ORIGINATORS (the people in every commit that made it afresh): the agent originated the
+content Mallory copied, so its rejection of its own plan after her copy counts (``cp-
+author``: the controller honours it, ``reject --config`` commits it, nothing runs), while
+Mallory, the copier, still withdraws nothing (``cp-copier``). The two ``cp-author`` ids
+asserted the fail-open round 119 found, against SPEC §4 (an author of the plan may withdraw
+it).
 """
 
 from __future__ import annotations
@@ -48,7 +57,9 @@ from test_round2_execution_kit import shared
 
 WHO = {"carrier": MALLORY, "producer": AGENT, "cp-author": AGENT, "cp-copier": MALLORY}
 COPIED = ["cp-author", "cp-copier"]
-HONOURED = ["producer"]
+#: whose rejection counts: the producer's, and since round 119 the author's of the copied
+#: content too (``cp-author``: the agent originated it; Mallory's copy removes nobody)
+HONOURED = ["producer", "cp-author"]
 #: what round 43 broke (strict xfails; the docstring's "Seen")
 FOUND: dict[str, pytest.MarkDecorator] = {}  # all 3 fixed (see "Fixed")
 

@@ -202,7 +202,8 @@ def _predict_at(
     # (index.ran_as: the controller reads them the same way, round 50)
     with read_history(repo, config, tip, own_commit=own_commit) as index:
         sources = _sources(repo, config, index, tip, names)
-        ids = sorted({*ids, *sources})
+        ignored = _sources_beside(repo, index, tip, names)
+        ids = sorted({*ids, *sources, *ignored})
         beside = _same_versions(index, ids)
         cached = _Blobs(repo, [index.plans[i].blob for i in [*ids, *beside] if i in index.plans])
         claims: dict[str, str] = {}  # the pass's starts so far, in its order (sorted ids)
@@ -212,7 +213,36 @@ def _predict_at(
             else _plan_report(cached, config, index, pid, tip, as_email, claims)
             for pid in sorted({*ids, *beside})
         ]
+    for report in found:
+        for source in ignored.get(report["plan"], ()):
+            report.setdefault("warnings", []).append(_beside_warning(source, report))
     return [report for report in found if report["plan"] in ids], assumed
+
+
+def _sources_beside(repo: Any, index: Any, tip: str, names: str) -> dict[str, list[str]]:
+    """Plan id -> the sources (``PLAN.md`` & co.) the range adds or changes in a folder whose
+    plan is its PLAN.yml at ``tip``: never converted nor run, while a forge renders the
+    source for the reviewer (round 121, ``check-silent-on-source-beside-plan``: a PLAN.md
+    beside a PLAN.yml saying another param was checked as the PLAN.yml alone, and one edited
+    after its conversion not at all). ``validate`` of such a source warns the same
+    (:func:`controller.plan.discovery.discovery_warning`)."""
+    from controller.service.sources import is_source
+
+    found: dict[str, list[str]] = {}
+    for name in sorted(n for n in names.split("\0") if n and is_source(n)):
+        folder = str(PurePosixPath(name).parent)
+        if folder in index.plans and repo.blob_sha(tip, name) is not None:
+            found.setdefault(folder, []).append(name)
+    return found
+
+
+def _beside_warning(source: str, report: dict[str, Any]) -> str:
+    plan_file = PurePosixPath(str(report.get("file") or "PLAN.yml")).name
+    return (
+        f"{PurePosixPath(source).name} is beside {plan_file}: the controller runs "
+        f"{plan_file} and converts no source in its folder; the source is not the plan "
+        "(a forge renders it, but nothing of it runs)"
+    )
 
 
 def _same_versions(index: Any, ids: list[str]) -> list[str]:
@@ -441,7 +471,9 @@ def _source_report(
     if isinstance(outcome, Problem):
         held = not source or outcome.code in ("E_PLAN_AMBIGUOUS", "E_UNSAFE_PATH")
         return _unread_report(plan_id, source or None, outcome, "held" if held else "invalid")
-    with nested.reading_from(fetch_at(repo, merge)):
+    # its nested plans as the merge holds them, with what its convert commit writes (round
+    # 121: a converted nested step was "does not exist" here, and the daemon ran it)
+    with nested.reading_from(fetch_at(repo, merge)), nested.writing(outcome.files):
         loaded = plans.validate_text(outcome.plan_text, Path(f"{plan_id}/PLAN.yml"), config)
     if loaded.problems:
         return _unread_report(plan_id, source, loaded.problems[0], "invalid", loaded.problems)
@@ -606,6 +638,7 @@ def _text(report: dict[str, Any]) -> str:
     for p in report["plans"]:
         lines.append(f"{visible(p['plan'])}: {_OUTCOMES.get(p['outcome'], p['outcome'])}")
         lines += [f"  {line}" for line in _details(p)]
+        lines += [f"  warning: {visible(w)}" for w in p.get("warnings", ())]
     if not lines:
         return "no plan changes in this range"
     if report.get("merge_signature"):
@@ -680,7 +713,8 @@ def _markdown(report: dict[str, Any]) -> str:
     if report.get("merge_signature"):
         lines += ["", f"Merge signature: {_md(report['merge_signature'])}"]
     for p in report["plans"]:
-        details = _details(p)[2:]
+        details = [] if p.get("note") else _details(p)[2:]
+        details += [f"warning: {w}" for w in p.get("warnings", ())]
         if details:
             lines += ["", f"**{_md(p['plan'])}**", ""] + [f"- {_md(d)}" for d in details]
     return "\n".join(lines)

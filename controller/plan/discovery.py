@@ -10,10 +10,12 @@ Pure path arithmetic (no git process): ``validate`` must stay fast.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from controller.errors import ConvertFailed, PlangateError, Problem, UsageError
+from controller.plan import nested
 from controller.plan.plans import PLAN_FILES, SOURCE_FILES, LoadedPlan, read_bounded, too_large
 
 if TYPE_CHECKING:
@@ -61,6 +63,22 @@ def discovery_warning(file: Path, config: Config | None) -> str | None:
             f"expected {expected}"
         )
     return None
+
+
+def _folder(path: Path, config: Config | None) -> str:
+    """The source's folder as the daemon names it, relative to the repository (its plan id:
+    the path its nested plans are pinned under, which the hash covers), however the path was
+    given; as given when no repository holds it (round 121: ``hash`` of the absolute path
+    pinned ``/tmp/.../plans/x/step-2``, "write the plan's folder relative to the repository")."""
+    root = nested.repo_root(config, path.parent / "PLAN.yml")
+    if root is not None:
+        try:
+            folder = Path(os.path.abspath(path.parent)).relative_to(os.path.abspath(root))
+        except ValueError:
+            pass
+        else:
+            return folder.as_posix()
+    return path.parent.as_posix()
 
 
 def source_name(path: Path) -> str | None:
@@ -115,9 +133,11 @@ def load_source(
         return LoadedPlan(path, "", problems=[too_large(size, MAX_SOURCE_BYTES)])
     try:
         text = data.decode("utf-8")
-        base = path.parent.as_posix()
-        conversion = convert_text(text, path.name, nested_base=base, verify=False)
-        plan = validate_text(conversion.text, path.parent / "PLAN.yml", config)
+        conversion = convert_text(text, path.name, nested_base=_folder(path, config), verify=False)
+        # its nested plans as its convert commit writes them (round 121): read beside it
+        written = {f"{child}/PLAN.yml": body.encode("utf-8") for child, body in conversion.children}
+        with nested.writing(written):
+            plan = validate_text(conversion.text, path.parent / "PLAN.yml", config)
         check_reads_back(plan.data if plan.doc is not None else None, conversion.data, path.name)
     except UnicodeDecodeError as exc:
         problem = Problem("E_YAML_PARSE", f"not UTF-8 text (byte {exc.start})")

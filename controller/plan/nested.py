@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -91,6 +91,10 @@ def load(
     """The pinned plan, read and validated; raise with the reason it cannot run."""
     root = repo_root(config, origin)
     fetch = _source(root)
+    written = _WRITTEN.get() or {}
+    folder = pin.path.rstrip("/") + "/"
+    if any(path.startswith(folder) for path in written):
+        fetch = _Written(written, fetch, root)
     if fetch is not None:
         file, text = _fetched(pin.path, config, origin, fetch)
     elif root is None:
@@ -189,6 +193,72 @@ def reading_from(fetch: Fetch) -> Iterator[None]:
         yield
     finally:
         _SOURCE.reset(token)
+
+
+#: Files a conversion writes (repository path -> bytes, None: deleted), read as if written
+#: over the tree nested plans are read from, inside :func:`writing`.
+_WRITTEN: ContextVar[Mapping[str, bytes | None] | None] = ContextVar("nested_written", default=None)
+
+
+@contextmanager
+def writing(files: Mapping[str, bytes | None]) -> Iterator[None]:
+    """Read nested plans inside this block as if ``files`` (a conversion's: its PLAN.yml,
+    its nested plans' ``step-N/PLAN.yml``) were written over the tree they are read from (the
+    block's :func:`reading_from`, the controller's branch, else the working tree): a source
+    is validated, hashed and checked as the daemon validates it once its convert commit
+    wrote them (round 121, ``nested-source-predicted-invalid``: an ActionPlan's nested step
+    was "does not exist" to ``hash``, ``validate`` and ``check``, and converted and run by
+    the daemon)."""
+    token = _WRITTEN.set({**(_WRITTEN.get() or {}), **files})
+    try:
+        yield
+    finally:
+        _WRITTEN.reset(token)
+
+
+class _Written:
+    """A :class:`Fetch` of ``files`` written over ``under`` (or, with none, the working
+    tree at ``root``, read as :func:`_plan_file` reads it: never through a link)."""
+
+    def __init__(
+        self, files: Mapping[str, bytes | None], under: Fetch | None, root: Path | None
+    ) -> None:
+        self.files, self.under, self.root = files, under, root
+
+    def __call__(self, path: str) -> bytes | None:
+        if path in self.files:
+            return self.files[path]
+        if self.under is not None:
+            return self.under(path)
+        if self.root is None:
+            return None
+        current = self.root
+        for part in PurePosixPath(path).parts:
+            current = current / part
+            if os.path.islink(current):
+                return None
+        try:
+            with open(current, "rb") as handle:
+                if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                    return None
+                return handle.read()
+        except OSError:
+            return None
+
+    def names(self, folder: str) -> list[str]:
+        if self.under is not None:
+            found = set(self.under.names(folder))
+        elif self.root is not None and not os.path.islink(self.root / folder):
+            found = set(_listed(self.root / folder)) if (self.root / folder).is_dir() else set()
+        else:
+            found = set()
+        for path, data in self.files.items():
+            pure = PurePosixPath(path)
+            if str(pure.parent) == folder:
+                (found.add if data is not None else found.discard)(pure.name)
+            elif str(pure.parent).startswith(folder.rstrip("/") + "/") and data is not None:
+                found.add(PurePosixPath(path).relative_to(folder).parts[0])
+        return sorted(found)
 
 
 def load_pinned(

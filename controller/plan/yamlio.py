@@ -666,6 +666,13 @@ def _tab_near(text: str, mark: Any) -> tuple[int, int] | None:
 
 
 def _explicit_tag(event: Any) -> bool:
+    """Whether the text writes a tag on the node. The parser marks the non-specific tag
+    ``!`` (and its verbatim ``!<!>``) on a scalar "implicit" for plain resolution, but YAML
+    1.2 resolves a ``!``-tagged scalar as a string (spec 6.9.1): ``mode: ! 0777`` is
+    ``"0777"`` to a YAML 1.2 reader and was 777 here (round 121,
+    ``yaml-nonspecific-tag-accepted``). Every written tag is refused, ``!`` too."""
+    if str(event.tag) == "!":
+        return True
     implicit = event.implicit
     return not (implicit[0] or implicit[1]) if isinstance(implicit, tuple) else not implicit
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -30,13 +31,38 @@ from controller.git import conversion
 from controller.git.conversion import Conversion
 from controller.git.objects import blob_id, file_blob_id
 from controller.git.ownrecord import recorded_blocks
-from controller.plan import plans
+from controller.plan import nested, plans, yamlio
 from controller.service import sources
 from controller.service.committing import Committing
 from controller.service.core import _Moved
 
 #: How many bytes of an uncommitted file are read per byte of ``limits.max_plan_bytes`` (of
 #: :data:`~controller.plan.discovery.MAX_SOURCE_BYTES`) under a ``working-tree-encoding``:
+
+
+#: blob id -> the folders of the nested plans a plan's bytes pin (:func:`_pinned_folders`)
+_PINNED: dict[str, tuple[str, ...]] = {}
+
+
+def _pinned_folders(sha: str, read: Callable[[], bytes]) -> tuple[str, ...]:
+    """The folders (plain paths under the plans folder) of the nested plans the plan whose
+    blob is ``sha`` pins, read once per blob; none for bytes no plan reader takes."""
+    if sha in _PINNED:
+        return _PINNED[sha]
+    try:
+        data = yamlio.read_yaml(read().decode("utf-8"), sha).data
+        found = tuple(path.rstrip("/") for _, path, _ in nested.pins(data))
+    except (PlangateError, UnicodeDecodeError, ValueError):
+        found = ()
+    safe = tuple(
+        path
+        for path in found
+        if path and not path.startswith("/") and ".." not in PurePosixPath(path).parts
+    )
+    if len(_PINNED) > 4096:
+        _PINNED.clear()
+    _PINNED[sha] = safe
+    return safe
 
 
 class Freezing(Committing):
@@ -118,20 +144,39 @@ class Freezing(Committing):
         hide every line of ``file`` from a review (``-diff``, ``binary``, a forge's
         "generated"): such a version is not frozen, and no approval of it counts (round 113,
         ``gitattributes-hides-plan-diff``: git showed "Binary files differ", the plan was
-        frozen with no note and ran on the approval)."""
+        frozen with no note and ran on the approval). The plan file of each nested plan
+        ``file`` pins is part of what an approval approves, and is judged the same way
+        (round 121, ``nested-plan-diff-hidden-by-attributes``: a pinned kid whose folder
+        said ``PLAN.yml -diff`` ran under the parent's approval)."""
         if commit is None:
             return None
-        hiding = self.repo.review_hiding(commit, file)
-        if hiding is None:
-            return None
-        return Problem(
-            "E_ATTRIBUTE_UNSUPPORTED",
-            f"the committed .gitattributes give {file} `{hiding}`: git's diff and a forge's "
-            "review show none of its lines, so no approver can read what she would approve",
-            "",
-            None,
-            f"remove `{hiding}` for the plan file from .gitattributes and commit it",
-        )
+        hidden = self._hidden_from_review(file, commit)
+        if hidden is not None:
+            return hidden
+        for child in self._pinned_files(file, commit):
+            hidden = self._hidden_from_review(child, commit, pinned_by=file)
+            if hidden is not None:
+                return hidden
+        return None
+
+    def _hidden_from_review(
+        self, file: str, commit: str, *, pinned_by: str | None = None, what: str = "plan file"
+    ) -> Problem | None:
+        return sources.review_hidden(self.repo, commit, file, pinned_by=pinned_by, what=what)
+
+    def _pinned_files(self, file: str, commit: str) -> list[str]:
+        """The plan file of each nested plan ``file`` pins in ``commit`` (its pins read from
+        the committed bytes; none when they are no plan)."""
+        sha = self.repo.blob_sha(commit, file)
+        if sha is None:
+            return []
+        found = []
+        for folder in _pinned_folders(sha, lambda: self.repo.blob(sha)):
+            for name in plans.PLAN_FILES:
+                child = f"{folder}/{name}"
+                if self.repo.blob_sha(commit, child) is not None:
+                    found.append(child)
+        return found
 
     def _recorded_blocks(self, file: str, data: Any) -> dict[str, Any] | None:
         """The ``execution:``/``approval:`` blocks of ``file`` as this controller's own
@@ -338,6 +383,13 @@ class Freezing(Committing):
         writes landing in a folder one with another plan's or source's folder on some
         checkout (:meth:`~controller.service.sources.SourceFinder.twin_problem`, the rule of
         the status rows and ``check``; not refused: a twin removed releases it)."""
+        # a source the committed attributes hide from a review is never converted (round 121,
+        # source-diff-hidden-by-attributes); a file the conversion writes that they hide (its
+        # PLAN.yml, a nested plan's) is written, and the plan is then held by _review_hidden
+        hidden = self._hidden_from_review(source, self._head or self.head(), what="source")
+        if hidden is not None:
+            self._wait(plan_id, f"{hidden.code}: {hidden.message}")
+            return False
         try:
             converted = sources.convert_source(plan_id, source, data, delete_source=committed)
             self._sources.committed(self.repo, self._head)  # the branch's folders, judged

@@ -250,6 +250,9 @@ def source_outcome(
     if not source:
         code, why = finder.held.get(plan_id, ("E_PLAN_AMBIGUOUS", "keep one"))
         return Problem(code, f"cannot convert {plan_id}: {why}")
+    hidden = review_hidden(repo, head, source, what="source")
+    if hidden is not None:  # never converted (round 121, source-diff-hidden-by-attributes)
+        return hidden
     try:
         data = repo.read_file(head, source) or b""
         converted = convert_source(plan_id, source, data, delete_source=True)
@@ -259,6 +262,37 @@ def source_outcome(
         return Problem(exc.code, message, path=exc.path, remedy=exc.remedy)
     twin = finder.twin_problem(source, converted.files)
     return converted if twin is None else Problem(twin[0], f"cannot convert {source}: {twin[1]}")
+
+
+def review_hidden(
+    repo: GitRepo,
+    commit: str,
+    file: str,
+    *,
+    pinned_by: str | None = None,
+    what: str = "plan file",
+) -> Problem | None:
+    """``E_ATTRIBUTE_UNSUPPORTED`` when the ``.gitattributes`` committed in ``commit`` hide
+    every line of ``file`` from a review (``-diff``, ``binary``: git's diff says "Binary
+    files differ"; a forge's "generated" folds it away): a plan file (round 113), the plan
+    file of a nested plan ``pinned_by`` pins, or a source the controller would convert
+    (round 121: ``PLAN.md -diff`` beside a markdown plan hid every line the reviewer was
+    to read, and it was converted, frozen and run). None when its review shows it."""
+    from controller.errors import Problem
+
+    hiding = repo.review_hiding(commit, file)
+    if hiding is None:
+        return None
+    whose = f", the nested plan {pinned_by} pins," if pinned_by is not None else ""
+    return Problem(
+        "E_ATTRIBUTE_UNSUPPORTED",
+        f"the committed .gitattributes give {file}{whose} `{hiding}`: git's diff and a "
+        "forge's review show none of its lines, so no approver can read what she would "
+        "approve",
+        "",
+        None,
+        f"remove `{hiding}` for the {what} from .gitattributes and commit it",
+    )
 
 
 def is_plan_file(path: str) -> bool:

@@ -675,3 +675,90 @@ def test_check_predicts_a_fast_forward_where_it_decides_otherwise(repo: Path) ->
     git(repo, "merge", "-q", "--ff-only", "review")
     run_once(repo, rules=[])
     assert head_plan(repo)["plan"]["status"] != "completed"
+
+
+MARKDOWN_SOURCE = """\
+# Greet
+
+## Objective
+Say hello to the world
+
+## Steps
+
+### Step 1: Say hello
+- **ID**: s1
+- **Action**: greet
+- **Type**: AGENT_EXECUTION
+- **Parameters**: {"who": "someone else"}
+- **Timeout**: 30s
+"""
+
+
+def test_check_warns_of_a_source_beside_a_plan(repo: Path) -> None:
+    """Round 121, ``check-silent-on-source-beside-plan``: a pull request adding a PLAN.md (a
+    forge renders it for the reviewer) beside a PLAN.yml that says otherwise was reported as
+    the PLAN.yml alone, and one editing only the source beside a plan was not reported at
+    all. The controller runs the PLAN.yml and converts no source there: check says so, in
+    each format, as ``validate`` of the source does."""
+    git(repo, "switch", "-q", "-c", "review")
+    write_plan(repo)
+    (repo / "plans" / "greet" / "PLAN.md").write_text(MARKDOWN_SOURCE)
+    commit_all(repo, "a plan and a source", AGENT)
+    git(repo, "switch", "-q", "main")
+    _, report = check(repo, "--as", ALICE[1], "--format", "json", rules=[])
+    [plan] = report["plans"]
+    assert plan["outcome"] == "freeze", plan
+    assert [w for w in plan["warnings"] if "PLAN.md is beside PLAN.yml" in w], plan
+    text = check(repo, "--as", ALICE[1], "--format", "text", rules=[])[1]
+    assert "warning: PLAN.md is beside PLAN.yml: the controller runs PLAN.yml" in text, text
+    text = check(repo, "--as", ALICE[1], "--format", "markdown", rules=[])[1]
+    assert "PLAN.md is beside PLAN.yml" in text, text
+    # the source alone edited beside the plan the branch holds
+    merge(repo, "review", ALICE)
+    git(repo, "switch", "-q", "-c", "edit")
+    (repo / "plans" / "greet" / "PLAN.md").write_text(MARKDOWN_SOURCE.replace("else", "new"))
+    commit_all(repo, "the source edited", AGENT)
+    git(repo, "switch", "-q", "main")
+    config = config_file(repo, rules=[])
+    told = run_cli("--config", str(config), "check", "--head", "edit", "--format", "json", cwd=repo)
+    [plan] = json.loads(told.stdout)["plans"]
+    assert plan["plan"] == "plans/greet" and "PLAN.md is beside" in plan["warnings"][0], plan
+
+
+def _nested_actionplan() -> str:
+    step = {"step_number": 1, "action": {"type": "greet", "who": "x"}, "description": "hi"}
+    inner = {"plan_version": 1, "plan_id": "plan:in", "title": "in", "steps": [step]}
+    nested = {"step_number": 2, "description": "n"}
+    nested["action"] = {"type": "nested_plan", "plan": inner}
+    outer = {"plan_version": 1, "plan_id": "plan:nt", "title": "nt", "steps": [step, nested]}
+    return json.dumps(dict(outer, workspace_id="/w"))
+
+
+def test_hash_validate_and_check_predict_a_source_with_a_nested_plan(repo: Path) -> None:
+    """Round 121, ``nested-source-predicted-invalid``: an ActionPlan PLAN.json whose step 2 is
+    a nested plan was ``E_SCHEMA_INVALID ... step-2 does not exist`` to ``hash``,
+    ``validate`` and ``check`` (the nested plan its convert commit writes was not there
+    yet; ``hash`` of the absolute path pinned an absolute folder), while the daemon
+    converted, froze and ran it. They now read it as the daemon does, and agree on the hash
+    it freezes."""
+    git(repo, "switch", "-q", "-c", "review")
+    folder = repo / "plans" / "nt"
+    folder.mkdir(parents=True)
+    (folder / "PLAN.json").write_text(_nested_actionplan())
+    hashes = set()
+    for path in ("plans/nt", str(folder), "plans/nt/PLAN.json"):
+        hashed = run_cli("hash", path, cwd=repo)
+        assert hashed.returncode == 0, hashed.stdout + hashed.stderr
+        hashes.add(hashed.stdout.split()[-1])
+        valid = run_cli("validate", "--json", path, cwd=repo)
+        assert valid.returncode == 0 and json.loads(valid.stdout)["valid"], valid.stdout
+    [predicted] = hashes
+    commit_all(repo, "a nested source", AGENT)
+    git(repo, "switch", "-q", "main")
+    exit_code, report = check(repo, "--as", ALICE[1], "--format", "json", rules=[])
+    [plan] = report["plans"]
+    assert (exit_code, plan["outcome"]) == (0, "convert"), plan
+    assert predicted in plan["note"], plan
+    merge(repo, "review", ALICE)
+    run_once(repo, rules=[])
+    assert head_plan(repo, "nt")["frozen"]["hash"] == predicted

@@ -10,7 +10,6 @@ every problem found; nothing is dropped silently.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -204,15 +203,37 @@ def check_reads_back(back: Any, data: dict[str, Any], source: str) -> None:
         )
 
 
-def _canonical(value: Any) -> bytes | str:
+def _canonical(value: Any) -> Any:
     """RFC 8785 bytes, what the hash sees: ``1.0`` in the source and the ``1`` YAML reads back
-    are one value (the canonical value tree, SPEC §2); any other difference is a loss."""
+    are one value (the canonical value tree, SPEC §2); any other difference is a loss. A
+    value the hash cannot write (a lone surrogate, an integer beyond ±(2^53-1), which
+    PLAN.yml's check then refuses at its place) is compared leaf by leaf, each number as the
+    hash writes it where it can (round 121, ``convert-number-mix-misreported``: a ``1E2``
+    beside such an integer was compared as the text ``100.0`` against the ``100`` read back,
+    and the source refused "a value does not survive as YAML", with no place)."""
     from controller.plan.hashing import canonical_bytes
 
     try:
         return canonical_bytes(value)
-    except (ValueError, TypeError):  # not JSON data (a lone surrogate): compare as text
-        return json.dumps(value, sort_keys=True, ensure_ascii=True, default=repr)
+    except (ValueError, TypeError):  # not JSON data: compare leaf by leaf
+        return _leaves(value)
+
+
+def _leaves(value: Any) -> Any:
+    """``value`` with each number a ``("number", text)`` pair (a tuple: no JSON value is one),
+    the text its RFC 8785 spelling where it has one; strings, flags and null as they are."""
+    from controller.plan.hashing import canonical_bytes
+
+    if isinstance(value, dict):
+        return {key: _leaves(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_leaves(item) for item in value]
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            return ("number", canonical_bytes(value).decode("utf-8"))
+        except (ValueError, TypeError):
+            return ("number", repr(value))
+    return value
 
 
 def _display(source: str) -> str:

@@ -32,7 +32,7 @@ _BULLET = re.compile(r"^\s*[-*]\s+(?:\*\*(.+?)\*\*|([^:]+?))\s*:\s*(.*)$")
 #: An ATX heading as CommonMark reads one: the ``#``s, then a space or a tab (a no-break
 #: space makes a paragraph on every forge, round 105), the title, optional closing ``#``s.
 _HEADING = re.compile(r"^(#{1,3})[ \t]+(.*?)[ \t]*(?:[ \t]#*)?[ \t]*$")
-_NUMBER = re.compile(r"^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$")
+_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
 _RECORD = re.compile(r"^(?:task|step)\s*[\w.-]*\s*:\s*(.*)$", re.I)
 #: Where raw HTML starts (CommonMark, "Raw HTML"): an open or closing tag (its name, then
 #: white space, ``/``, ``>`` or the line's end), a processing instruction, a declaration, a
@@ -642,14 +642,17 @@ def _value(text: str, key: str, loc: Loc, ctx: Ctx) -> Any:
                 text = text.strip("[]")
         return [item.strip().strip("`\"'") for item in text.split(",") if item.strip()]
     if key in NUMBERS:
+        # one number rule for every reader (round 109): the strict JSON reader's, the digits
+        # 0-9 alone; never Python's int()/float(), which read any Unicode digit and `3_0`
+        # (round 121, md-number-any-unicode-digit: `\u09ea0s`, a Bengali four drawn like an
+        # 8, was 40 s). Anything else stays text, for the converter to refuse at its line.
         number = text.removesuffix("s").strip()
+        if not _NUMBER.fullmatch(number):
+            return text
         try:
-            return int(number)
+            return _json(number, loc, ctx)
         except ValueError:
-            try:
-                return _json(number, loc, ctx) if _NUMBER.match(number) else float(number)
-            except ValueError:
-                return text
+            return text
     if key == "parameters":
         try:
             return _json(text, loc, ctx)

@@ -58,6 +58,10 @@ controller acted on it; for ``revert`` it lists ``reject`` by the agent (the mer
 merge commit, not Bob. ``theirs``, ``ck-ours`` and ``ck-revert`` (the merge also changes the
 file) list Bob. ``cp-*`` held. Same root, BROKE: ``mal-ours``'s rejection is not flagged
 ``withdraw-not-allowed`` (``mal-fp``'s is); the controller ignored it and ran the plan once.
+
+Fixed (2026-12-06, round 120 merged-rejection-charged-to-merger, fix122c): ``revert``'s audit
+lists Bob's rejection at his own commit, not the agent's merge: a rejection a merged commit
+made is that commit's (its strict xfail, "accepted", would now pass).
 """
 
 from __future__ import annotations
@@ -247,15 +251,10 @@ FOUND = {
     "after": _audit_broken("a rejection merged -s ours after an approval"),
     "lib-ours": _audit_broken("a rejection of a pinned library merged -s ours"),
 }
-ABROKEN = {
-    "revert": pytest.mark.xfail(
-        strict=True,
-        raises=AssertionError,
-        reason="round 24, accepted: a rejection merged onto the first parent (then reverted) is "
-        "attributed by the audit to the merger (an author of the plan), not to Bob; the "
-        "controller's and the audit's verdicts are the same",
-    ),
-}
+#: ``revert`` was a strict xfail here ("a rejection merged onto the first parent (then
+#: reverted) is attributed by the audit to the merger"); fixed by round 120's rule (fix122c):
+#: a merged commit's rejection is its maker's, so the audit lists Bob's.
+ABROKEN: dict[str, pytest.MarkDecorator] = {}
 
 
 @pytest.mark.parametrize(

@@ -153,7 +153,9 @@ VIDS: dict[str, tuple[str, int]] = {
     "xpr": ("xpr", 1),  # the agent's PLAIN commit of P1's bytes; Dave rejects; Alice approves
     "zpr": ("zpr", 1),  # the agent reverts the controller's last record; Dave rejects; Alice
     "ypr": ("ypr", 1),  # Dave's rejection commit itself restores P1's bytes; Alice approves
-    "wpr": ("wpr", 0),  # P1's bytes + Dave's rejection on a branch Bob (approver) merges
+    # P1's bytes + Dave's rejection on a branch Bob (approver) merges: Dave's, not Bob's
+    # (round 120: a merged commit's rejection is its maker's; before, 0 as Bob's)
+    "wpr": ("wpr", 1),
     "rpf": ("rpf", 1),  # a record under the controller's name, P1's bytes, a MADE-UP seal;
     # Dave rejects; Alice approves
     "rpc": ("rpc", 1),  # the P1 record replayed, author plangate, committer the agent

@@ -90,7 +90,9 @@ release commit was refused ``E_SELF_APPROVAL`` (she deleted a claim: round 69's 
 documented) and Bob's approval ran it once. ``wm``, ``wb``, ``wy``, ``wp``: Mallory's branch
 ``rejected`` merged by Alice is Alice's (``alice@example.com set status rejected``), exactly
 as with no hold (``nw``: the same note): "a status it brings is judged as the merge's change
-as before"; they stay rejected, consistent, not a break.
+as before"; they stay rejected, consistent, not a break. Changed (2026-12-06, round 120's
+rule, fix122c): Mallory's merged ``rejected`` is hers, ignored, and Bob's approval runs each
+once (``wm``, ``wb``, ``wy``, ``wp``, ``nw``).
 
 Fixed (2026-12-02, r89held2): a merged branch's withdrawal is matched to its plan by the one
 rule of which files are the plan's, read in the branch commit's own tree, for every plan the
@@ -195,6 +197,10 @@ V2 = {"vx", "vn", "vm", "vb"}
 SLUGS = [*TWIN, *MANY, *SIDE, *BRANCH, *MOVE, *NOHOLD]
 #: runs expected (gated: action 2 after the gate)
 RUNS = {"rq": 1, "gk": 1, "wn": 1, "vn": 1, "bwk": 1}
+#: Mallory's ``rejected`` on a branch Alice merges, held or not, is Mallory's, ignored, and
+#: Bob's approval runs the plan once (round 120, merged-rejection-charged-to-merger: a merged
+#: commit's rejection is its maker's, never the merger's; before, Alice's and 0 runs)
+RUNS |= {"wm": 1, "wb": 1, "wy": 1, "wp": 1, "nw": 1}
 
 
 def _put(lab: Lab, rel: str, text: str) -> None:

@@ -105,6 +105,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -299,6 +300,12 @@ def _tidy(lab: Lab) -> None:
     lock = lab.repo / ".git" / "index.lock"
     if lock.is_dir():
         lock.rmdir()
+    # ``ek``'s tool leaves the agent's ``git commit`` running (its editor sleeps 3 s), holding
+    # the lock: under load the pass can end first, so wait for that commit (bounded) as its
+    # owner would, rather than meet the lock (CI 2026-12-06: 219 setup errors)
+    deadline = time.monotonic() + 60
+    while lock.is_file() and time.monotonic() < deadline:
+        time.sleep(0.2)
     if g("symbolic-ref", "-q", "refs/heads/main", check=False).strip():
         g("update-ref", "--no-deref", "refs/heads/main", lab.head("main"))
     g("checkout", "-q", "-f", "main")

@@ -113,12 +113,13 @@ def converted_source(
     path: Path, config: Config | None = None, *, data: bytes | None = None
 ) -> tuple[LoadedPlan, dict[str, bytes]]:
     """(the plan, the nested plans its convert commit writes: ``step-N/PLAN.yml`` by path,
-    to read inside :func:`nested.writing`). A plan source (PLAN.json, PLAN.toon, PLAN.md) as the daemon reads it: converted to
-    PLAN.yml (docs/formats.md), then validated; a source that does not convert is its
-    conversion's problems. Problems of the converted plan are located in the PLAN.yml it
-    becomes (`plangate convert` prints that text). A source its folder holds
-    (:func:`controller.plan.plans.held_problem`) is that verdict, never read. ``data``: its
-    bytes as the caller read them (as git would store them), not read again."""
+    to read inside :func:`nested.writing`). A plan source (PLAN.json, PLAN.toon, PLAN.md)
+    as the daemon reads it: converted to PLAN.yml (docs/formats.md), then validated; a
+    source that does not convert is its conversion's problems. Problems of the converted
+    plan are located in the PLAN.yml it becomes (`plangate convert` prints that text). A
+    source its folder holds (:func:`controller.plan.plans.held_problem`) is that verdict,
+    never read. ``data``: its bytes as the caller read them (as git would store them), not
+    read again."""
     from controller.plan.convert import check_reads_back, convert_text
     from controller.plan.plans import held_problem, validate_text
 

@@ -105,18 +105,27 @@ def git_root(path: Path) -> Path | None:
 def load_source(
     path: Path, config: Config | None = None, *, data: bytes | None = None
 ) -> LoadedPlan:
-    """A plan source (PLAN.json, PLAN.toon, PLAN.md) as the daemon reads it: converted to
-    PLAN.yml (docs/formats.md), then validated; a source that does not convert is its
-    conversion's problems. Problems of the converted plan are located in the PLAN.yml it
-    becomes (`plangate convert` prints that text). A source its folder holds
-    (:func:`controller.plan.plans.held_problem`) is that verdict, never read. ``data``: its
-    bytes as the caller read them (as git would store them), not read again."""
+    """:func:`converted_source`'s plan."""
+    return converted_source(path, config, data=data)[0]
+
+
+def converted_source(
+    path: Path, config: Config | None = None, *, data: bytes | None = None
+) -> tuple[LoadedPlan, dict[str, bytes]]:
+    """(the plan, the nested plans its convert commit writes: ``step-N/PLAN.yml`` by path,
+    to read inside :func:`nested.writing`). A plan source (PLAN.json, PLAN.toon, PLAN.md)
+    as the daemon reads it: converted to PLAN.yml (docs/formats.md), then validated; a
+    source that does not convert is its conversion's problems. Problems of the converted
+    plan are located in the PLAN.yml it becomes (`plangate convert` prints that text). A
+    source its folder holds (:func:`controller.plan.plans.held_problem`) is that verdict,
+    never read. ``data``: its bytes as the caller read them (as git would store them), not
+    read again."""
     from controller.plan.convert import check_reads_back, convert_text
     from controller.plan.plans import held_problem, validate_text
 
     held = held_problem(path, config.plans_dir if config else "plans")  # round 74
     if held is not None:
-        return LoadedPlan(path, "", problems=[held])
+        return LoadedPlan(path, "", problems=[held]), {}
     try:
         if data is None:
             data = read_bounded(path, MAX_SOURCE_BYTES)
@@ -130,7 +139,7 @@ def load_source(
         ) from None
     if len(data) > MAX_SOURCE_BYTES:
         size = max(path.stat().st_size, len(data))
-        return LoadedPlan(path, "", problems=[too_large(size, MAX_SOURCE_BYTES)])
+        return LoadedPlan(path, "", problems=[too_large(size, MAX_SOURCE_BYTES)]), {}
     try:
         text = data.decode("utf-8")
         conversion = convert_text(text, path.name, nested_base=_folder(path, config), verify=False)
@@ -141,11 +150,11 @@ def load_source(
         check_reads_back(plan.data if plan.doc is not None else None, conversion.data, path.name)
     except UnicodeDecodeError as exc:
         problem = Problem("E_YAML_PARSE", f"not UTF-8 text (byte {exc.start})")
-        return LoadedPlan(path, "", problems=[problem])
+        return LoadedPlan(path, "", problems=[problem]), {}
     except ConvertFailed as exc:
-        return LoadedPlan(path, "", problems=list(exc.problems))
+        return LoadedPlan(path, "", problems=list(exc.problems)), {}
     except PlangateError as exc:
         problem = Problem(exc.code, exc.message, exc.path, exc.line, exc.remedy or None)
-        return LoadedPlan(path, "", problems=[problem])
+        return LoadedPlan(path, "", problems=[problem]), {}
     plan.path = path
-    return plan
+    return plan, written

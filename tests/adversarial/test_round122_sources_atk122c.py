@@ -135,6 +135,10 @@ the reviewer's diff did not show as it ran.
    while ``hash``/``validate`` convert it and the daemon freezes and runs it: the reviewer's
    view shows no plan. No doc line promises ``show`` converts a source (round 121 listed it
    as suspected); asserted as the reviewer's view of what the controller freezes.
+   Fixed (2026-12-06, show123): ``show`` of a source reads it as ``validate`` and ``hash``
+   do (``discovery.converted_source``), its nested plans as the convert commit writes them,
+   and says so (``Source: PLAN.md, shown as the daemon converts it``; ``converted_from`` in
+   the JSON); docs/formats.md says it.
 10. **toon-edge-invisible** (5): ``toon-value-{lrm,rlo,invisible-plus,hangul-filler}:
    refused``, ``d-toonedge:nothing-ran``. An unquoted TOON value ending with U+200E, U+202E,
    U+2064 or U+3164 converts to a string: ``dry_run: false<U+200E>`` is ``"false\u200e"``
@@ -856,7 +860,6 @@ BROKEN: dict[str, Any] = {
     "d-nestkid:check": NESTKID,
     "d-nestkid:row": NESTKID,
     "d-nestsrc:check-kid": NESTSRC,
-    "d-control:show": SHOW,
     "yml-key-lrm:refused": EDGE,
     "yml-key-rlo:refused": EDGE,
     "yml-key-lri:refused": EDGE,
@@ -870,7 +873,6 @@ BROKEN: dict[str, Any] = {
     "md-fenced-yaml-value-2064:refused": EDGE,
     "d-ymlkey:nothing-ran": EDGE,
     "d-ymlval:nothing-ran": EDGE,
-    "d-ident:show": SHOW,
     "toon-value-lrm:refused": TOONEDGE,
     "toon-value-rlo:refused": TOONEDGE,
     "toon-value-invisible-plus:refused": TOONEDGE,

@@ -385,12 +385,16 @@ def _resolve(params: Any, ctx: Context, budget: _Budget | None) -> Any:
             budget.charge(text_size(value) if isinstance(value, str) else _json_size(value, budget))
         return value
     if isinstance(params, dict):
-        if budget is not None:
-            budget.charge(sum(text_size(key) + 1 for key in params))
+        if budget is not None:  # ``{}``, each key and its ``:``, the ``,`` between items
+            budget.charge(1 + sum(text_size(key) + 2 for key in params) + (not params))
         # keys in the hash's order: the order a plan writes them in is not approved
         return {key: _resolve(params[key], ctx, budget) for key in sorted(params, key=key_order)}
     if isinstance(params, list):
+        if budget is not None:  # ``[]`` and the ``,`` between items
+            budget.charge(1 + len(params) + (not params))
         return [_resolve(item, ctx, budget) for item in params]
+    if budget is not None:  # a number, a boolean, null: as JSON writes it (round 122)
+        budget.charge(scalar_size(params))
     return params
 
 

@@ -9,6 +9,7 @@ and plan fields give, at run time for everything (tool outputs), before anything
 from __future__ import annotations
 
 import json
+import random
 import sys
 import textwrap
 from pathlib import Path
@@ -89,19 +90,98 @@ def test_outputs_repeated_past_the_limit_fail_the_action_before_anything_is_writ
 
 
 @pytest.mark.parametrize(
-    ("params", "size"),
+    "params",
     [
-        ({"a": "$<inputs.big>"}, 60_000),
-        ({"a": "x $<inputs.big> y"}, 60_004),
-        ({"a": ["$<inputs.big>", "$<inputs.big>"]}, 120_000),
-        ({"a": "$<inputs.list>"}, 3 * 60_002 + 4),
+        {"a": "$<inputs.big>"},
+        {"a": "x $<inputs.big> y"},
+        {"a": ["$<inputs.big>", "$<inputs.big>"]},
+        {"a": "$<inputs.list>"},
     ],
 )
-def test_the_budget_counts_what_references_resolve_to(params: object, size: int) -> None:
+def test_the_budget_counts_what_references_resolve_to(params: object) -> None:
     ctx = refs.Context(inputs={"big": BIG, "list": [BIG] * 3})
-    assert refs.resolve(params, ctx, size + 10) is not None
+    size = len(json.dumps(refs.resolve(params, ctx), separators=(",", ":")))
+    assert size >= 60_000
+    assert refs.resolve(params, ctx, size + 1) is not None  # the list: one comma counted twice
     with pytest.raises(LimitExceeded):
-        refs.resolve(params, ctx, size - 10)
+        refs.resolve(params, ctx, size - 1)
+
+
+def _random_value(rng: random.Random, depth: int = 0) -> object:
+    pick = rng.random()
+    if depth > 3 or pick < 0.3:
+        return rng.choice([None, True, False, 0, -1.5, 10**20, 3.0e-7, "", 'a"b\n\x01é\U0001d11e'])
+    if pick < 0.65:
+        return [_random_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
+    keys = ["k", "é", '"q', ""]
+    return {
+        rng.choice(keys) + str(i): _random_value(rng, depth + 1) for i in range(rng.randint(0, 4))
+    }
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_budget_is_the_params_compact_json_exactly(seed: int) -> None:
+    """Round 122 (static-params-count-scalars): brackets, braces, commas, ``null``,
+    ``true`` and numbers written in the plan were never counted, so 3,000 ``[]`` (9,029
+    characters of JSON) passed a 4,000 limit. The budget spent is now the length of the
+    params as compact JSON (as the tools receive them), to the character."""
+    rng = random.Random(seed)
+    for _ in range(200):
+        params = {"p": _random_value(rng), "q": [_random_value(rng)]}
+        budget = refs.Budget(10**9)
+        refs.resolve(params, refs.Context(), budget=budget)
+        size = len(json.dumps(params, ensure_ascii=False, separators=(",", ":")))
+        assert 10**9 - budget.left == size, params
+
+
+#: static params of few plan characters and many JSON ones (round 122, atk122e)
+STATIC = {
+    "lists": "[" + ", ".join(["[]"] * 3000) + "]",
+    "nulls": "[" + ", ".join(["null"] * 1300) + "]",
+    "zeros": "[" + ", ".join(["0"] * 3500) + "]",
+    "trues": "[" + ", ".join(["true"] * 3000) + "]",
+    "keys": "{" + ", ".join(f"k{i}: 0" for i in range(520)) + "}",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(STATIC))
+def test_static_structure_past_the_limit_is_refused_at_validation(
+    tmp_path: Path, shape: str
+) -> None:
+    path = tmp_path / "PLAN.yml"
+    path.write_text(amplifying_plan(0).replace("      many:\n", f"      many: {STATIC[shape]}\n"))
+    config = tmp_path / "plangate.yml"
+    config.write_text("tools: {echo: {kind: echo}}\nlimits: {max_params_bytes: 4000}\n")
+    assert run_cli("validate", "--json", str(path)).returncode == 0  # the default limit
+    result = run_cli("validate", "--json", "--config", str(config), str(path))
+    (error,) = json.loads(result.stdout)["errors"]
+    assert error["code"] == "E_LIMIT_EXCEEDED" and error["path"] == "actions[0].params"
+
+
+def test_an_exec_tool_gets_its_params_as_the_limit_counts_them(tmp_path: Path) -> None:
+    """Round 122 (params-limit-counts-compact): stdin was written with ``", "`` and ``": "``,
+    so an output of 1,500 zeros (3,001 characters) referenced once reached the tool as
+    4,531 characters under a 4,000 limit. stdin is the compact JSON the limit counts."""
+    got = tmp_path / "stdin.txt"
+    record = f"import sys; open({str(got)!r}, 'w').write(sys.stdin.read())"
+    emit = {
+        "kind": "exec",
+        "argv": [sys.executable, "-c", "print('{\"x\": [' + ', '.join(['0'] * 1500) + ']}')"],
+    }
+    keep = {"kind": "exec", "argv": [sys.executable, "-c", record]}
+    actions = [
+        {"id": 1, "tool": "emit", "params": {}, "outputs": [{"name": "x", "path": "$.json.x"}]},
+        {"id": 2, "tool": "keep", "params": {"l": "$<actions[1].outputs.x>"}},
+    ]
+    extra = {"limits": {"max_actions": 10, "max_params_bytes": 4000}}
+    config, plan_file = make_plan(
+        tmp_path, actions, {"emit": emit, "keep": keep}, extra_config=extra
+    )
+    outcome = run(Engine(config), plan_file)
+    assert outcome.status == "completed", outcome
+    text = got.read_text(encoding="utf-8")
+    assert text == json.dumps({"l": [0] * 1500}, separators=(",", ":"))
+    assert len(text) <= 4000
 
 
 #: characters whose JSON text is longer than themselves: 2 for a quote, a backslash or a

@@ -117,13 +117,15 @@ tool's body is compact). Same doc line ("counted as JSON writes them"). Repro::
     # emit's stdin for action 2: {"l": [0, 0, ...], "tag": "sp"}: 4,531 characters
 
 Fixed (2026-12-06, fix123v): both classes had one cause, the params budget
-(``refs._resolve``) charging strings and mapping keys but none of the JSON between them:
-brackets, braces, commas, colons and every number, boolean and null a plan writes. It now
-charges each as compact JSON writes it, so the budget spent is the params' compact JSON to
-the character (``tests/execution/test_params_size_limit.py`` checks that on random values),
-at validation and at run time alike; and the exec tool's stdin is written compact
-(``separators=(",", ":")``), as the http tool's body already was, so what the limit counts is
-what the tool reads. The 14 ids pass.
+(``refs._resolve``) charging strings and mapping keys but none of the JSON between and
+around them: brackets, braces, commas, colons and every number, boolean and null a plan
+writes, and counting a reference's whole value with ``,`` and ``:`` where the exec tool's
+stdin has ``", "`` and ``": "``. It now charges each as the exec tool's stdin writes it, so
+the budget spent is the resolved params' ``json.dumps`` to the character
+(``tests/execution/test_params_size_limit.py`` checks that on random values, references
+included), at validation and at run time alike; the http tool's compact body is never
+longer. The 14 ids pass: the static ones are ``E_LIMIT_EXCEEDED`` at validation,
+``l-spaced-list`` fails its action with it before the call.
 
 Held: references, results, inputs, ``$<plan.task>`` of escaped quotes, a secret of quotes
 referenced 30 times, a pinned plan's literal inputs, an echo's outputs and outputs of
@@ -1232,11 +1234,10 @@ def _row(side: dict[str, Any], slug: str) -> Any:
 
 def _size(text: str, spaced: bool = False) -> int:
     """Characters of JSON of the params a call got: compact (``,`` and ``:``) unless
-    ``spaced``: then the stdin text as the tool read it (round 122 wrote it with ``", "``
-    and ``": "``; fix123v writes it compact)."""
+    ``spaced`` (as the tool's stdin writes them)."""
     value = json.loads(text)
     if spaced:
-        return len(text)
+        return len(json.dumps(value, ensure_ascii=False))
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
@@ -1248,9 +1249,7 @@ BROKEN: dict[str, Any] = {}
 @pytest.mark.parametrize("slug", cases(LIMIT_IDS, LIMIT_IDS, BROKEN))
 def test_limit_holds(got: dict[str, Any], slug: str) -> None:
     a = got["a"]
-    # l-spaced-list: its 1,500 zeros reach stdin as the limit counts them since fix123v
-    # (3,029 characters, compact): within 4,000, so it runs once, as l-latin-refs does
-    over = slug not in {"l-latin-refs", "l-spaced-list"}
+    over = slug not in {"l-latin-refs"}
     tool = "hp" if slug == "l-static-http" else "emit"
     if slug == "l-static-python":
         sizes = [_size(c["kw"]) for c in _calls(a, f"py:{slug}")]

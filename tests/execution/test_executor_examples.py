@@ -44,8 +44,8 @@ def test_the_other_example_tools_work(tmp_path: Path) -> None:
     catalog = Catalog(config)
     ctx = CallContext(idempotency_key="step:x", timeout=30)
     assert (
-        catalog.get("word_count").call({"text": "a b c"}, ctx)["json"] == 3
-    )  # `{"text":"a` `b` `c"}`: stdin is compact JSON (round 122)
+        catalog.get("word_count").call({"text": "a b c"}, ctx)["json"] == 4
+    )  # `{"text":` `"a` `b` `c"}`
     assert (
         catalog.get("label").call({"name": "x; rm -rf /"}, ctx)["stdout"] == "label:x; rm -rf /\n"
     )

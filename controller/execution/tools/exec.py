@@ -55,9 +55,7 @@ class ExecTool:
     def call(self, params: dict[str, Any], ctx: CallContext) -> Any:
         argv = self.argv(params)
         env = {**ctx.env, **self.spec.env, "PLANGATE_IDEMPOTENCY_KEY": ctx.idempotency_key}
-        # compact, as limits.max_params_bytes counts it and the http tool's body is written
-        # (round 122: ", " and ": " made 4,000 counted characters 4,531 on stdin)
-        stdin = json.dumps(params, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        stdin = json.dumps(params, ensure_ascii=False).encode("utf-8")
         try:
             done = run_process(
                 argv,

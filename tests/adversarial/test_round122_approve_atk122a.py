@@ -793,9 +793,10 @@ _WHY_DRAFT = (
     "E_ILLEGAL_TRANSITION; docs: 'A draft has no author withdrawers', 'a withdrawal is judged "
     "by what had been made before it' (with a pass between merge and submission: ignored)"
 )
+#: merged-draft-rejection-judged-after-submit (3 ids, _WHY_DRAFT): fixed 2026-12-06 (fix123m);
+#: see the docstring
 _SEEN: dict[str, tuple[str, str]] = {
     **{f"{v}{k}": (CLS_RACE, _WHY_RACE) for v in RACES for k in ("", ":status", ":audit")},
-    **{f"mgdr{k}": (CLS_DRAFT, _WHY_DRAFT) for k in ("", ":status", ":audit")},
     "check:chkr": (CLS_RACE, _WHY_RACE + "; `check --as bob` predicts start"),
     "chkr:merged": (CLS_RACE, _WHY_RACE + " (a PR: the agent rejects, Mallory approves)"),
 }

@@ -330,22 +330,24 @@ def test_an_authors_merged_draft_rejection_then_submitted_stays_ignored(
     assert not [d for d in _decisions(report) if d[0] == "reject"], _decisions(report)
 
 
+@pytest.mark.parametrize("merge", [(), ("-s", "ours")], ids=["no-ff", "ours"])
 @pytest.mark.parametrize("passes", ["one-push", "a-pass-between"])
 def test_a_merged_rejection_then_an_edit_on_the_line_in_one_push_still_withdraws(
-    repo: Path, passes: str
+    repo: Path, passes: str, merge: tuple[str, ...]
 ) -> None:
     """The order of the line, not where the passes fell: Alice rejects the agent's pending
-    plan on her branch, Bob merges it ``--no-ff``, and the agent then edits the plan on main
-    (v2). The rejection came first: the plan is ``rejected`` (terminal) and Bob's approval of
-    v2 runs nothing, in one push as with a pass between. In one push the scan judged
-    Alice's rejection at its end, against v2 ("a withdrawal of another version"): ignored,
-    and Bob's approval ran v2, which the fresh-clone audit (judging it at the merge) called
-    invalid."""
+    plan on her branch, Bob merges it ``--no-ff`` (or ``-s ours``: the merge changes nothing
+    under the plans folder, no commit the scan applies), and the agent then edits the plan on
+    main (v2). The rejection came first: the plan is ``rejected`` (terminal) and Bob's
+    approval of v2 runs nothing, in one push as with a pass between. In one push the scan
+    judged Alice's rejection at its end, against v2 ("a withdrawal of another version"):
+    ignored, and Bob's approval ran v2, which the fresh-clone audit (judging it at the merge)
+    called invalid."""
     write_plan(repo, text=PLAN)
     commit_all(repo, "agent: a plan", AGENT)
     assert _row(repo).get("status") == "pending_approval"
     _on_branch(repo, "rejected", ALICE)
-    _merge(repo, "side", BOB)
+    _merge(repo, "side", BOB, *merge)
     if passes == "a-pass-between":
         assert _row(repo).get("status") == "rejected"
     path = repo / "plans" / "greet" / "PLAN.yml"

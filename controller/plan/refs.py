@@ -24,6 +24,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from controller.display import INVISIBLE
 from controller.errors import (
     ActionInDoubt,
     LimitExceeded,
@@ -493,13 +494,13 @@ def _lookup_secret(ref: Ref, ctx: Context) -> str:
 _LEGACY = re.compile(r"\$\{((?:actions\[[0-9]+\]|inputs|plan|approval)[^{}]*)\}")
 _LEGACY_RENAMES = {"approval.approved_by": "approval.by", "approval.approved_at": "approval.at"}
 #: A ``${`` that opens a reference of the legacy form, a root the rewrite knows named whole
-#: (``${planet}`` is text), after any white space or invisible character: a reviewer reads
+#: (``${planet}`` is text), after any white space or invisible character
+#: (:data:`controller.display.INVISIBLE`): a reviewer reads
 #: ``${ inputs.to }`` as the reference it is in most template languages, so it is refused as
 #: one that cannot be carried (round 113, ``legacy-ref-spaced-opener``; round 55 let it reach
 #: the tool as text). ``${secrets...}`` (no legacy form) stays text the tool gets as written.
 _LEGACY_OPEN = re.compile(
-    r"\$\{[\s\u200b-\u200f\u2060-\u2064\ufeff\u00ad]*(?:actions|inputs|plan|approval)"
-    r"(?![A-Za-z0-9_-])"
+    r"\$\{(?:\s|" + INVISIBLE.pattern + r")*(?:actions|inputs|plan|approval)(?![A-Za-z0-9_-])"
 )
 
 

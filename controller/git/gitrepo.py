@@ -10,8 +10,8 @@ when the commit must be signed or the identity needs git's own cleaning) and mov
 branch with a compare-and-swap ``git update-ref``. A human's staged or unstaged work is
 therefore never staged, committed or discarded, a concurrent human commit makes the swap
 fail (and the caller re-evaluates) instead of being lost, and hooks never run. With
-``commit.gpgSign`` true in the git config the daemon sees (read once, when it opens the
-repository) every commit is signed by ``git commit-tree -S`` with ``user.signingKey``;
+``commit.gpgSign`` true in the trusted git config (system, global, environment; never the
+repository's own: read once, when it opens the repository) every commit is signed by ``git commit-tree -S`` with ``user.signingKey``;
 ``git commit-tree`` itself ignores that setting. In local mode
 the caller then writes the same bytes into the working tree and refreshes those index
 entries (:meth:`GitRepo.write_worktree`, :meth:`GitRepo.set_index_entries`).

@@ -89,7 +89,7 @@ def test_a_text_argument_that_is_not_utf8_is_a_usage_error(
 ) -> None:
     repo, config = frozen
     head = git(repo, "rev-parse", "HEAD")
-    argv = _argv(command, action, parser) + [b"--config", os.fsencode(config)]
+    argv = [*_argv(command, action, parser), b"--config", os.fsencode(config)]
     done = subprocess.run(
         [os.fsencode(sys.executable), b"-m", b"controller", *argv],
         cwd=repo,

@@ -1267,8 +1267,15 @@ def test_no_program_of_the_agents_config_runs(clab: Lab, vid: str) -> None:
 
 
 def test_the_poisoned_tree_still_approves_and_runs_once(clab: Lab) -> None:
+    """Fixed 2026-12-06 (fix123g): Alice's first ``approve`` commits (the agent's
+    ``commit.gpgSign`` is not read) and the plan runs on the next pass; her second ``approve``,
+    after the owner's clean-up, then meets a completed plan: final, ``E_ILLEGAL_TRANSITION``
+    (docs/approvals.md, "Human commands"). Before the fix the first was refused and the
+    second committed."""
     g = G(clab)
-    assert g["rc:approve2"][0] == 0, g["rc:approve2"]
+    assert g["rc:approve"][0] == 0 and g["approve-moved"], g["rc:approve"]
+    rc, _, err = g["rc:approve2"]
+    assert rc == 0 or ("E_ILLEGAL_TRANSITION" in err and "completed" in err), g["rc:approve2"]
     assert g["ran"] == 1, (g["rc:run2"], g["seen"])
     assert g["dirty"] == ""
 

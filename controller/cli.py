@@ -287,9 +287,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         shared.forget_config()
     try:
         known = argv[0] if argv and argv[0] in HANDLERS else None
-        args = _build_parser(known).parse_args(argv)
+        parser = _build_parser(known)
+        args = parser.parse_args(argv)
         if not hasattr(args, "config"):
             args.config = None
+        _texts_are_utf8(parser, args)
         _ask(args)
         target, to_kwargs = HANDLERS[args.command]
         module_name, function_name = target.split(":")
@@ -349,6 +351,55 @@ def _out_of_room(exc: BaseException) -> bool:
     if isinstance(exc, MemoryError):
         return True
     return isinstance(exc, RuntimeError) and str(exc) == "can't start new thread"
+
+
+#: The arguments that name files (``--config``, PATH, SRC, ``-o DIR``, ``init DIR``): a name
+#: is the operating system's bytes, UTF-8 or not, and each command reads it by the rules of a
+#: path (a plan path that is not UTF-8 is E_UNSAFE_PATH, "rename the folder"; a file that
+#: does not exist E_USAGE). Every other argument is text plangate writes or compares (a
+#: note, ``--as``, ``--base``...): it must be UTF-8 (:func:`_texts_are_utf8`).
+PATH_ARGUMENTS = frozenset({"config", "path", "paths", "sources", "out", "directory"})
+
+
+def _texts_are_utf8(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """The one rule of the command line's text: an argument that is not a file's name and
+    holds bytes that are not UTF-8 (Python reads them as lone surrogates) is E_USAGE naming
+    the argument and the first such byte, whatever the command (round 122: a ``-m`` note of
+    ``approve``/``reject`` ended ``internal error: UnicodeEncodeError`` when its commit
+    message was written)."""
+    from controller.errors import UsageError
+
+    for dest, value in vars(args).items():
+        if dest in PATH_ARGUMENTS:
+            continue
+        for text in value if isinstance(value, list) else [value]:
+            if not isinstance(text, str):
+                continue
+            at = next((i for i, c in enumerate(text) if 0xD800 <= ord(c) <= 0xDFFF), None)
+            if at is None:
+                continue
+            byte = ord(text[at]) - 0xDC00 if 0xDC80 <= ord(text[at]) <= 0xDCFF else None
+            what = f"byte 0x{byte:02x}" if byte is not None else f"U+{ord(text[at]):04X}"
+            raise UsageError(
+                f"{_argument_name(parser, args, dest)} is not UTF-8 text: {what} at "
+                f"character {at + 1}; nothing was done",
+                remedy="write it in UTF-8 (the terminal or script that sent it uses another "
+                "encoding: convert it with `iconv -t UTF-8`, or set LANG=C.UTF-8)",
+            )
+
+
+def _argument_name(parser: argparse.ArgumentParser, args: argparse.Namespace, dest: str) -> str:
+    """How the command line spells the argument ``dest``: ``-m/--message``, ``--as``, or its
+    metavar."""
+    parsers = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and args.command in action.choices:
+            parsers.insert(0, action.choices[args.command])
+    for each in parsers:
+        for action in each._actions:
+            if action.dest == dest:
+                return "/".join(action.option_strings) or str(action.metavar or dest)
+    return dest
 
 
 def _ask(args: argparse.Namespace) -> None:

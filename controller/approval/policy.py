@@ -59,11 +59,36 @@ def need_for(profile: Profile, settings: ApprovalSettings) -> Need:
     return Need(None, DEFAULT_REQUIRE)
 
 
-def rule_matches(rule: ApprovalRule, profile: Profile) -> bool:
+def needs_by_folder(
+    profile: Profile, settings: ApprovalSettings
+) -> tuple[Need, list[tuple[tuple[str, ...], Need]]]:
+    """What a plan needs before it has a folder (MCP ``validate`` without a ``slug``): the
+    requirement in a folder no ``paths`` rule covers, and each ``paths`` rule before it whose
+    other keys fit the plan, with its globs. In that order, the first whose globs match the
+    folder decides (as :func:`need_for` at that folder does); a folder none matches gets the
+    first. Round 122: ``validate`` answered "1 approval (default: no rule matches)" for a plan
+    a ``plans/q/**`` rule gave 2 approvals where it was then submitted."""
+    by_folder: list[tuple[tuple[str, ...], Need]] = []
+    for index, rule in enumerate(settings.rules):
+        if not rule_matches(rule, profile, paths=False):
+            continue
+        if rule.match.paths is None:
+            return Need(index, tuple(rule.require)), by_folder
+        if rule.match.paths:  # an empty list matches no folder
+            by_folder.append((tuple(rule.match.paths), Need(index, tuple(rule.require))))
+    return Need(None, DEFAULT_REQUIRE), by_folder
+
+
+def rule_matches(rule: ApprovalRule, profile: Profile, *, paths: bool = True) -> bool:
+    """Does ``rule`` apply to the plan? ``paths`` False: every key but ``paths`` fits."""
     match = rule.match
     if match.risk is not None and risk_rank(profile.risk) < risk_rank(match.risk):
         return False
-    if match.paths is not None and not any(path_matches(profile.plan_id, p) for p in match.paths):
+    if (
+        paths
+        and match.paths is not None
+        and not any(path_matches(profile.plan_id, p) for p in match.paths)
+    ):
         return False
     if match.flows == "untrusted_to_sensitive" and not profile.untrusted_to_sensitive:
         return False
@@ -201,14 +226,37 @@ def frozen_facts(
     return {**profiles.frozen_facts(found), "policy": need_for(found, config.approval).as_dict()}
 
 
-def describe_record(record: dict[str, Any]) -> str:
+def describe_record(record: dict[str, Any], default: str = "default: no rule matches") -> str:
     """``2 from ops, 1 from security (approval.rules[0])`` from a ``{rule, require}`` record
-    (as written in ``frozen.policy``)."""
+    (as written in ``frozen.policy``); ``default``: what the parentheses say when no rule
+    set it."""
     parts = []
     for need in record.get("require") or []:
         if isinstance(need, dict):
             count, group = need.get("count", 1), need.get("group")
             parts.append(_amount(count, group))
     rule = record.get("rule")
-    where = f" (approval.rules[{rule}])" if rule is not None else " (default: no rule matches)"
+    where = f" (approval.rules[{rule}])" if rule is not None else f" ({default})"
     return (", ".join(parts) or "?") + where
+
+
+def unplaced_facts(data: object, config: Config) -> dict[str, object]:
+    """:func:`frozen_facts` of a plan that has no folder yet (MCP ``validate`` without a
+    ``slug``), read as if at ``plans/unnamed``, and beside ``policy`` (the requirement in a
+    folder no ``paths`` rule covers) ``by_path``: each ``paths`` rule that would decide
+    instead where its globs match the folder (:func:`needs_by_folder`), in order."""
+    from controller.plan import nested
+    from controller.plan import profile as profiles
+
+    reader = nested.file_reader(config, None)
+    found = profiles.profile_of(UNPLACED, data, config.tools, reader)
+    elsewhere, by_folder = needs_by_folder(found, config.approval)
+    return {
+        **profiles.frozen_facts(found),
+        "policy": elsewhere.as_dict(),
+        "by_path": [{"paths": list(globs), "policy": n.as_dict()} for globs, n in by_folder],
+    }
+
+
+#: The plan id a plan without a folder is read at (MCP ``validate`` without a ``slug``).
+UNPLACED = "plans/unnamed"

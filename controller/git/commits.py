@@ -361,12 +361,14 @@ class Commits(Objects, Refs, Signing):
             if seal is not None:
                 message = seal(tree, message)
             committer = committer or author
-            sign = sign or self.signs_commits()
+            asked, sign = sign, sign or self.signs_commits()
             now = None if _dated_by_env() else int(time.time())
             if sign or not _plain_ident(author) or not _plain_ident(committer) or "\0" in message:
                 # git signs, cleans the identity, or refuses the message (a NUL byte): never write
                 # in-process a commit git would not write
-                sha = self._commit_tree(tree, parent, message, author, committer, sign, now)
+                sha = self._commit_tree(
+                    tree, parent, message, author, committer, sign, now, asked=asked
+                )
                 self.publish(b"commit", sha)
             else:
                 sha = self._store(

@@ -10,11 +10,11 @@ when the commit must be signed or the identity needs git's own cleaning) and mov
 branch with a compare-and-swap ``git update-ref``. A human's staged or unstaged work is
 therefore never staged, committed or discarded, a concurrent human commit makes the swap
 fail (and the caller re-evaluates) instead of being lost, and hooks never run. With
-``commit.gpgSign`` true in the git config the daemon sees (read once, when it opens the
-repository) every commit is signed by ``git commit-tree -S`` with ``user.signingKey``;
-``git commit-tree`` itself ignores that setting. In local mode
-the caller then writes the same bytes into the working tree and refreshes those index
-entries (:meth:`GitRepo.write_worktree`, :meth:`GitRepo.set_index_entries`).
+``commit.gpgSign`` true in the trusted git config (system, global, environment; never the
+repository's own: read once, when it opens the repository) every commit is signed by ``git
+commit-tree -S`` with ``user.signingKey``; ``git commit-tree`` itself ignores that setting.
+In local mode the caller then writes the same bytes into the working tree and refreshes
+those index entries (:meth:`GitRepo.write_worktree`, :meth:`GitRepo.set_index_entries`).
 
 The approval hot path never parses a big tree: a ``plans/`` folder of 10,000 plans is a
 330 KB tree object. Reads ask git's persistent ``cat-file`` for ``<commit>:<path>``; a commit

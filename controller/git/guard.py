@@ -20,7 +20,8 @@ plangate starts (its own ``subprocess`` calls and GitPython's persistent ``cat-f
   environment (``git -c``, ``GIT_CONFIG_*``); never the repository's own config (local and
   worktree scopes, and what they include). A person running plangate in their clone
   (``trust_repo_config``: ``approve``, ``check``) may choose the signing key and format
-  there, never a program or a trust anchor (:data:`PERSONAL`).
+  there, never a program or a trust anchor (:data:`PERSONAL`), nor whether to sign at all
+  (``commit.gpgSign``: :meth:`~controller.git.signing.Signing.signs_commits`, round 122).
 
 Commands that read working-tree contents through attributes (``status``, ``diff`` of the
 working tree, ``add``...) are not run by the controller: filters and diff drivers named in a

@@ -1,11 +1,13 @@
 """Signing and verification: `commit.gpgSign` honoured on writing, `verify-commit` on reading.
 
-With ``commit.gpgSign`` true in the trusted git config (the controller user's system and
-global config and its environment, read once when it opens the repository; never the
-watched repository's own ``.git/config``, see :mod:`~controller.git.guard`) every commit is
-signed by ``git commit-tree -S`` with ``user.signingKey`` (default: the committer, as git's);
-``git commit-tree`` itself ignores that setting. A signature is valid only when git says so
-and names a signer; the programs and files that decide it are pinned by the guard.
+With ``commit.gpgSign`` true in the trusted git config (the system and global config of the
+user plangate runs as and its environment, read once when it opens the repository; never the
+repository's own ``.git/config``, see :mod:`~controller.git.guard`, not even in a person's
+clone: round 122) every commit is signed by ``git commit-tree -S`` with ``user.signingKey``
+(default: the committer, as git's); ``git commit-tree`` itself ignores that setting. A
+person's command signs besides when asked (``approve --sign``, ``--trailer``). A signature is
+valid only when git says so and names a signer; the programs and files that decide it are
+pinned by the guard.
 """
 
 from __future__ import annotations
@@ -45,9 +47,15 @@ class Signing(RepoBase):
     """Signing commits through git, and verifying signatures."""
 
     def signs_commits(self) -> bool:
-        """Is ``commit.gpgSign`` true for this repository? (Read once per open repository.)"""
+        """Is ``commit.gpgSign`` true in the config plangate trusts with signing? (Read once
+        per open repository.) The scopes trusted for programs and trust anchors alone: never
+        the repository's own config, even in a person's clone (``trust_repo_config``), where
+        an agent sharing the working tree writes ``.git/config`` (round 122:
+        ``commit.gpgSign=true`` there made ``approve`` and ``reject`` without ``--sign`` run
+        ``git commit-tree -S`` and fail on the approver's missing key)."""
         if self._must_sign is None:
-            self._must_sign = _boolean(self.guard.value("commit.gpgSign"), str(self.path))
+            value = self.guard.value("commit.gpgSign", program=True)
+            self._must_sign = _boolean(value, str(self.path))
         return self._must_sign
 
     def _commit_tree(
@@ -59,7 +67,11 @@ class Signing(RepoBase):
         committer: Person,
         sign: bool,
         now: int | None = None,
+        asked: bool = False,
     ) -> str:
+        """``git commit-tree`` of ``tree`` on ``parent``; ``sign``: with ``-S`` (``asked``:
+        because the caller asked, else because ``commit.gpgSign`` says so), a failure to sign
+        E_GIT with a remedy naming the setting that asked for the signature."""
         ident = {
             "GIT_AUTHOR_NAME": author.name,
             "GIT_AUTHOR_EMAIL": author.email,
@@ -75,7 +87,13 @@ class Signing(RepoBase):
             if self.guard.value("user.signingKey") is None and self._format() != "ssh":
                 # git's default key, the committer: the guard's empty pin would name none
                 pins.append(("user.signingKey", f"{committer.name} <{committer.email}>"))
-        return self.run(*args, input=message.encode(), env=ident, pins=pins).strip()
+        try:
+            return self.run(*args, input=message.encode(), env=ident, pins=pins).strip()
+        except GitError as exc:
+            if not sign:
+                raise
+            exc.remedy = _signing_remedy(asked)  # type: ignore[misc]
+            raise
 
     def _format(self) -> str:
         return (self.guard.value("gpg.format") or "openpgp").lower()
@@ -152,3 +170,19 @@ def _check_signers_file(path: Path) -> None:
             f"approval.allowed_signers {path}: {what}; no signature can be checked against it",
             remedy=f"point approval.allowed_signers at {SIGNERS_FILE}",
         )
+
+
+def _signing_remedy(asked: bool) -> str:
+    """What to do when ``git commit-tree -S`` fails: the settings that asked for a signature
+    and that choose the key (round 122: "see git's message" named neither)."""
+    key = (
+        "make your signing key work (user.signingKey and gpg.format in your git config; "
+        "`git commit -S` must succeed here)"
+    )
+    if asked:
+        return f"--sign (or --trailer) signs the commit: {key}, then retry"
+    return (
+        "commit.gpgSign is true in the git config plangate trusts (system, global or "
+        "GIT_CONFIG_*; `git config --show-origin --get commit.gpgSign` names the file): "
+        f"{key}, or set commit.gpgSign false there, then retry"
+    )

@@ -126,8 +126,17 @@ class AgentApi:
 
         return agent_catalog(self.config, redactor_for(self.config))
 
-    def validate(self, plan: str, fmt: str | None = None) -> dict[str, Any]:
-        """Errors with code, location, line and remedy; ``plan_yml`` when it was converted."""
+    def validate(
+        self, plan: str, fmt: str | None = None, slug: str | None = None
+    ) -> dict[str, Any]:
+        """Errors with code, location, line and remedy; ``plan_yml`` when it was converted.
+        ``slug``: the folder ``submit`` would write it to (``submit``'s rule for a slug), whose
+        ``approval.rules`` answer ``approvals_needed``; without one, the answer says which
+        ``paths`` rules the folder could bring in (round 122)."""
+        plan_id = None
+        if slug is not None:
+            slug_rule(slug, None)
+            plan_id = self._plan_id(slug)
         try:
             text, source_format = to_plan_yml(plan, fmt, self.config)
         except PlangateError as exc:
@@ -142,7 +151,7 @@ class AgentApi:
         if source_format != "plan.yml":
             out["plan_yml"] = text  # the lines of the errors are this text's
         if loaded.valid:
-            out.update(self._facts("plans/unnamed", loaded.data))
+            out.update(self._facts(plan_id, loaded.data))
         return out
 
     def _answered(self, problems: list[Problem]) -> list[dict[str, Any]]:
@@ -724,16 +733,33 @@ class AgentApi:
             sharedwrite.recover(self._repo)
         return self._repo
 
-    def _facts(self, plan_id: str, data: Any, author: str | None = None) -> dict[str, Any]:
+    def _facts(self, plan_id: str | None, data: Any, author: str | None = None) -> dict[str, Any]:
         """Risk, estimate and the approvals the policy asks for (as the controller will
-        record them in ``frozen:``)."""
-        from controller.approval.policy import describe_record, frozen_facts
+        record them in ``frozen:``). ``plan_id`` None: a plan with no folder yet, whose
+        answer names each ``paths`` rule its folder could bring in (``by_path``)."""
+        from controller.approval.policy import describe_record, frozen_facts, unplaced_facts
 
-        facts = frozen_facts(plan_id, data, self.config)
+        if plan_id is None:
+            facts = unplaced_facts(data, self.config)
+        else:
+            facts = frozen_facts(plan_id, data, self.config)
         policy = facts.get("policy")
+        by_path = facts.get("by_path")
+        summary = describe_record(policy) if isinstance(policy, dict) else None
+        if isinstance(by_path, list) and by_path and isinstance(policy, dict):
+            # the folder decides: each paths rule it could bring in, never "no rule matches"
+            for entry in by_path:
+                entry["summary"] = describe_record(entry["policy"])
+            where = "; ".join(f"{e['summary']} under {' or '.join(e['paths'])}" for e in by_path)
+            summary = (
+                f"depends on the folder: {where}; elsewhere "
+                f"{describe_record(policy, default='the default')}; give `slug` for the "
+                "answer at its folder"
+            )
         needed: dict[str, Any] = {
             "policy": policy,
-            "summary": describe_record(policy) if isinstance(policy, dict) else None,
+            "summary": summary,
+            **({"by_path": by_path} if by_path else {}),
             "approvers": list(self.config.approval.approvers),
             "how": "people allowed by approval.approvers set plan.status: approved in a "
             "commit (`plangate approve PATH`) after the controller froze the plan",

@@ -101,11 +101,12 @@ def build_server(config: Config) -> Any:
         return guarded(api.catalog)
 
     @server.tool()
-    def validate(plan: str, format: str | None = None) -> dict[str, Any]:
+    def validate(plan: str, format: str | None = None, slug: str | None = None) -> dict[str, Any]:
         """Check plan text (PLAN.yml or any format plangate converts; `format` to force one of
         actionplan, toon-plan, plan-contract, agent-plan, pte, plan.yml). Returns valid, hash,
-        and errors with code, message, path (YAML location), line and remedy."""
-        return guarded(lambda: api.validate(plan, format))
+        and errors with code, message, path (YAML location), line and remedy. `slug`: the one
+        you will submit it under, for the approvals needed in that folder."""
+        return guarded(lambda: api.validate(plan, format, slug))
 
     # ``pull_request`` and ``timeout`` are StrictFlag / StrictNumber: an argument of another
     # JSON type is E_USAGE, never converted (round 104; the SDK resolves the annotations in

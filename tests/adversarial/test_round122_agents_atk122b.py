@@ -91,6 +91,37 @@ Seen (round 122: 291 ids, 284 passed, 7 xfailed; about 95 s wall with -n 1 on th
   says how many approvals the plan needs, and from whom". Repro: the config above; MCP
   ``validate {"plan": <a rec plan>}`` then ``submit {"plan": <same>, "slug": "q/a"}``.
 
+Fixed (2026-12-06, fix123g): **cli-nonutf8-note-internal-error**: the cause was that no
+argument of the command line was held to UTF-8: a ``-m`` note read with surrogateescape
+reached the commit message, whose ``encode("utf-8")`` (``controller/git/records.py``
+``commit_object``; ``signing.py`` ``_commit_tree`` for a signed one) raised
+``UnicodeEncodeError``.
+``controller/cli.py`` ``main`` now reads every parsed argument by one rule
+(``_texts_are_utf8``): an argument that is not a file's name (``PATH_ARGUMENTS``: PATH, SRC,
+``--config``, ``-o``, ``init DIR``, which keep the path rules, ``E_UNSAFE_PATH`` for a plan
+path) and holds bytes that are not UTF-8 is ``E_USAGE`` naming it (``-m/--message``,
+``--as``, ``--base``, ``--head``, ``--controller``) and the first such byte, with a remedy;
+nothing is done (``tests/commands/test_command_line_text.py`` walks every text argument the
+parser has). **agent-gpgsign-blocks-human-commands**: the cause was
+``Signing.signs_commits`` (``controller/git/signing.py``) reading ``commit.gpgSign`` from the
+scopes a person's clone trusts (``trust_repo_config``: local and worktree too), so the
+shared ``.git/config`` the agent writes made ``approve``/``reject``/``abort`` (and any person's
+commit through ``commit_files``) run ``git commit-tree -S``. It now reads the setting from the
+scopes trusted for programs and trust anchors only (system, global, ``GIT_CONFIG_*``): a
+person's command signs when asked (``--sign``, ``--trailer``) or when her own config says so;
+a signing failure's remedy names what asked for it (``--sign`` and ``user.signingKey``/
+``gpg.format``, or ``commit.gpgSign`` with ``git config --show-origin``)
+(``tests/commands/test_human_commands_sign.py``; ``tests/git/test_guard.py``'s assertion that
+a person's clone signed by its local ``commit.gpgSign`` now says the opposite).
+**validate-needs-ignore-path-rules**: the cause was ``AgentApi.validate``
+(``controller/service/agentapi.py``) answering for the placeholder ``plans/unnamed``, where no
+``paths`` rule matches. MCP ``validate`` now takes an optional ``slug`` (``submit``'s rule for
+it) and answers for ``plans/<slug>`` as ``submit`` does; without one,
+``policy.needs_by_folder`` gives the answer in a folder no ``paths`` rule covers and
+``by_path``, each ``paths`` rule that fits the plan before it, and the summary says "depends
+on the folder: ...", never "no rule matches"
+(``tests/service/test_validate_approvals_needed.py``).
+
 Held: a ``-m`` note of trailer lines (``Approved-By: alice@...``, ``Plan: plans/pend``) stays in
 the body: the commit's only trailers are plangate's, ``pend`` is untouched. Every ``approve``
 under an identity the agent set says what the controller then did (20 of
@@ -1236,8 +1267,15 @@ def test_no_program_of_the_agents_config_runs(clab: Lab, vid: str) -> None:
 
 
 def test_the_poisoned_tree_still_approves_and_runs_once(clab: Lab) -> None:
+    """Fixed 2026-12-06 (fix123g): Alice's first ``approve`` commits (the agent's
+    ``commit.gpgSign`` is not read) and the plan runs on the next pass; her second ``approve``,
+    after the owner's clean-up, then meets a completed plan: final, ``E_ILLEGAL_TRANSITION``
+    (docs/approvals.md, "Human commands"). Before the fix the first was refused and the
+    second committed."""
     g = G(clab)
-    assert g["rc:approve2"][0] == 0, g["rc:approve2"]
+    assert g["rc:approve"][0] == 0 and g["approve-moved"], g["rc:approve"]
+    rc, _, err = g["rc:approve2"]
+    assert rc == 0 or ("E_ILLEGAL_TRANSITION" in err and "completed" in err), g["rc:approve2"]
     assert g["ran"] == 1, (g["rc:run2"], g["seen"])
     assert g["dirty"] == ""
 
@@ -1263,7 +1301,7 @@ GPGSIGN = _xf(
     cases(
         ["gpgsign:approve", "gpgsign:reject"],
         ["approve", "reject"],
-        {"gpgsign:approve": GPGSIGN, "gpgsign:reject": GPGSIGN},
+        {},  # fixed 2026-12-06 (fix123g): the shared .git/config's commit.gpgSign is not read
     ),
 )
 def test_unsigned_decision_is_not_made_to_sign(clab: Lab, cmd: str) -> None:
@@ -1337,9 +1375,8 @@ VALIDATE_PATHS = _xf(
     "validate answers '1 approval (default: no rule matches)' (or the risk rule) for a plan "
     "that an approval.rules paths rule gives 2 approvals at the slug it is then submitted to",
 )
-BROKEN_NEEDV = {
-    f"{v}:validate": VALIDATE_PATHS for v in ("need:path", "need:path-deep", "need:path-risk")
-}
+#: fixed 2026-12-06 (fix123g): validate's answer names the paths rules (by_path)
+BROKEN_NEEDV: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases([f"{v}:validate" for v in NEED_IDS], NEED_IDS, BROKEN_NEEDV))
@@ -1357,10 +1394,8 @@ NONUTF8 = _xf(
     "a -m note whose argv bytes are no UTF-8 ends 'plangate: internal error: UnicodeEncodeError "
     "... surrogates not allowed', remedy 'rerun with PLANGATE_DEBUG=1 ... report it': no E_ code",
 )
-BROKEN_ARGV: dict[str, Any] = {
-    "argv:reject-note-bytes": NONUTF8,
-    "argv:approve-note-bytes": NONUTF8,
-}
+#: fixed 2026-12-06 (fix123g): E_USAGE naming -m/--message
+BROKEN_ARGV: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(ARGV_IDS, ARGV_IDS, BROKEN_ARGV))

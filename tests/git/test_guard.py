@@ -340,14 +340,19 @@ def test_worktree_changes_sees_staged_deleted_and_conflicting_files(repo: Path) 
 
 
 def test_commit_gpgsign_in_the_repository_config_does_not_stall_the_controller(
-    repo: Path,
+    repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An agent's ``commit.gpgSign=true`` (no key) would fail every controller commit."""
     git(repo, "config", "commit.gpgSign", "true")
     git(repo, "config", "gpg.program", "false")
     assert not GitRepo(repo).signs_commits()
     _exercise(repo)
-    # A person's own clone (plangate approve, check) keeps git's meaning of its config.
+    # Nor a person's command in the shared clone (round 122: an agent's commit.gpgSign made
+    # `approve` and `reject` without --sign fail on Alice's key): she signs when she asks
+    # (--sign), or when her own git config (global, environment) says so.
+    assert not GitRepo.containing(repo).signs_commits()
+    for name, value in (("COUNT", "1"), ("KEY_0", "commit.gpgSign"), ("VALUE_0", "true")):
+        monkeypatch.setenv(f"GIT_CONFIG_{name}", value)
     assert GitRepo.containing(repo).signs_commits()
 
 

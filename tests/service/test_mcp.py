@@ -129,6 +129,9 @@ def test_agent_submits_human_approves_agent_waits_and_reads_outputs(
         assert (error["code"], error["path"]) == ("E_TOOL_UNKNOWN", "actions[1].tool")
         assert error["remedy"] and error["line"] and "plan_yml" in checked
         assert (await call(session, "validate", plan=PLAN))["valid"] is True
+        # the folder it will be submitted to: its approvals (round 122)
+        placed = await call(session, "validate", plan=PLAN, slug="greet")
+        assert placed["approvals_needed"]["summary"].startswith("1 approval")
         seen["submit"] = await call(session, "submit", plan=PLAN, slug="greet")
 
     async def agent_waits(session: Session) -> None:

@@ -19,6 +19,7 @@ from controller.plan import nested
 from controller.plan.plans import PLAN_FILES, SOURCE_FILES, LoadedPlan, read_bounded, too_large
 
 if TYPE_CHECKING:
+    from controller.service.sources import CheckoutHolds
     from controller.settings import Config
 
 #: The daemon's bound on a plan source's size (the daemon and ``validate`` read no more).
@@ -103,18 +104,26 @@ def git_root(path: Path) -> Path | None:
 
 
 def load_source(
-    path: Path, config: Config | None = None, *, data: bytes | None = None
+    path: Path,
+    config: Config | None = None,
+    *,
+    data: bytes | None = None,
+    holds: CheckoutHolds | None = None,
 ) -> LoadedPlan:
     """A plan source (PLAN.json, PLAN.toon, PLAN.md) as the daemon reads it: converted to
     PLAN.yml (docs/formats.md), then validated; a source that does not convert is its
     conversion's problems. Problems of the converted plan are located in the PLAN.yml it
     becomes (`plangate convert` prints that text). A source its folder holds
-    (:func:`controller.plan.plans.held_problem`) is that verdict, never read. ``data``: its
-    bytes as the caller read them (as git would store them), not read again."""
+    (:func:`controller.plan.plans.held_problem`) is that verdict, never read; so is one the
+    daemon's rules of its commit hold (``holds``: the committed attributes hide it, it is
+    committed as a link, its conversion writes over a plan the branch holds; round 122).
+    ``data``: its bytes as the caller read them (as git would store them), not read again."""
     from controller.plan.convert import check_reads_back, convert_text
     from controller.plan.plans import held_problem, validate_text
 
     held = held_problem(path, config.plans_dir if config else "plans")  # round 74
+    if held is None and holds is not None:
+        held = holds.of_source()  # the daemon's own rule (round 122)
     if held is not None:
         return LoadedPlan(path, "", problems=[held])
     try:
@@ -136,6 +145,9 @@ def load_source(
         conversion = convert_text(text, path.name, nested_base=_folder(path, config), verify=False)
         # its nested plans as its convert commit writes them (round 121): read beside it
         written = {f"{child}/PLAN.yml": body.encode("utf-8") for child, body in conversion.children}
+        held = holds.of_written(written) if holds is not None else None
+        if held is not None:  # the daemon writes none of it: the source waits (round 122)
+            return LoadedPlan(path, "", problems=[held])
         with nested.writing(written):
             plan = validate_text(conversion.text, path.parent / "PLAN.yml", config)
         check_reads_back(plan.data if plan.doc is not None else None, conversion.data, path.name)

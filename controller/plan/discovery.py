@@ -12,15 +12,27 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from controller.errors import ConvertFailed, PlangateError, Problem, UsageError
 from controller.plan import nested
 from controller.plan.plans import PLAN_FILES, SOURCE_FILES, LoadedPlan, read_bounded, too_large
 
 if TYPE_CHECKING:
-    from controller.service.sources import CheckoutHolds
+    from collections.abc import Mapping
+
     from controller.settings import Config
+
+
+class Holds(Protocol):
+    """The daemon's hold rules of one source, asked of a commit (the service's
+    :class:`controller.service.sources.CheckoutHolds`): why it converts none of it, and why
+    it writes none of the files a conversion makes (round 122)."""
+
+    def of_source(self) -> Problem | None: ...
+
+    def of_written(self, files: Mapping[str, bytes | None]) -> Problem | None: ...
+
 
 #: The daemon's bound on a plan source's size (the daemon and ``validate`` read no more).
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
@@ -108,7 +120,7 @@ def load_source(
     config: Config | None = None,
     *,
     data: bytes | None = None,
-    holds: CheckoutHolds | None = None,
+    holds: Holds | None = None,
 ) -> LoadedPlan:
     """A plan source (PLAN.json, PLAN.toon, PLAN.md) as the daemon reads it: converted to
     PLAN.yml (docs/formats.md), then validated; a source that does not convert is its

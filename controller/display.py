@@ -47,6 +47,28 @@ from collections.abc import Callable
 #: fillers (also default ignorable), U+2800 BRAILLE PATTERN BLANK, U+1D159 MUSICAL SYMBOL
 #: NULL NOTEHEAD, U+16FE4 KHITAN SMALL SCRIPT FILLER (round 49).
 BLANK_GLYPHS = (0x115F, 0x1160, 0x2800, 0x3164, 0xFFA0, 0x16FE4, 0x1D159)
+#: Default_Ignorable_Code_Point, whole (DerivedCoreProperties.txt; ``unicodedata`` has no
+#: such property): its unassigned ranges too (U+2065, U+FFF0-U+FFF8, U+E0000-U+E0FFF), which
+#: Unicode reserves for characters drawn as nothing, so a renderer already draws them so.
+DEFAULT_IGNORABLE = (
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x061C, 0x061C),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+)
 #: Default_Ignorable_Code_Point beyond Cf and Cn (PropList.txt: Other_Default_Ignorable_
 #: Code_Point and Variation_Selector; ``unicodedata`` has no such property).
 _IGNORABLE_GRAPHIC = (
@@ -72,6 +94,24 @@ def is_hidden(code: int) -> bool:
         or (category[0] == "Z" and code != 0x20)
         or code in BLANK_GLYPHS
         or any(low <= code <= high for low, high in _IGNORABLE_GRAPHIC)
+    )
+
+
+def is_invisible(code: int) -> bool:
+    """THE INVISIBLE RULE (round 122), for one code point: a character a review draws as
+    nothing, which no reader trims: a format character (Cf: zero-width, bidi controls and
+    marks, invisible operators, tags, a soft hyphen, a BOM), a default-ignorable code point
+    (:data:`DEFAULT_IGNORABLE`: the Hangul fillers, the combining grapheme joiner,
+    variation selectors, the reserved ones such as U+2065), or a graphic character whose
+    glyph is blank (:data:`BLANK_GLYPHS`). A subset of :func:`is_hidden`; what a name may
+    not hold and (with the spaces other than ASCII's) what no unquoted edge may hold, in
+    every reader (:data:`INVISIBLE`)."""
+    import unicodedata
+
+    return (
+        unicodedata.category(chr(code)) == "Cf"
+        or any(low <= code <= high for low, high in DEFAULT_IGNORABLE)
+        or code in BLANK_GLYPHS
     )
 
 
@@ -118,22 +158,28 @@ def _literal(codes: list[int] | list[tuple[int, int]]) -> str:
     return "\n".join(f'    "{text}"' for text in lines)
 
 
+def _ranges(rule: Callable[[int], bool]) -> list[tuple[int, int]]:
+    """The code points ``rule`` holds, as ranges."""
+    ranges: list[tuple[int, int]] = []
+    for code in range(0x110000):
+        if rule(code):
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1] = (ranges[-1][0], code)
+            else:
+                ranges.append((code, code))
+    return ranges
+
+
 def hidden_table_source() -> str:
     """The source of the committed table, from the running Python's ``unicodedata`` (print
     it and paste it below to regenerate: ``python -c "import controller.display as d;
     print(d.hidden_table_source())"``)."""
     import unicodedata
 
-    ranges: list[tuple[int, int]] = []
-    for code in range(0x110000):
-        if is_hidden(code):
-            if ranges and ranges[-1][1] == code - 1:
-                ranges[-1] = (ranges[-1][0], code)
-            else:
-                ranges.append((code, code))
     return (
         f'HIDDEN_UNICODE = "{unicodedata.unidata_version}"\n'
-        f"_HIDDEN_CLASS = (\n{_literal(ranges)}\n)\n"
+        f"_HIDDEN_CLASS = (\n{_literal(_ranges(is_hidden))}\n)\n"
+        f"_INVISIBLE_CLASS = (\n{_literal(_ranges(is_invisible))}\n)\n"
         f"_COMPOSES_BACK = frozenset(\n{_literal(composes_back())}\n)\n"
     )
 
@@ -286,6 +332,13 @@ _HIDDEN_CLASS = (
     "\U0002cea2-\U0002ceaf\U0002ebe1-\U0002f7ff\U0002fa1e-\U0002ffff"
     "\U0003134b-\U0010ffff"
 )
+_INVISIBLE_CLASS = (
+    "\xad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u115f-\u1160"
+    "\u17b4-\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u2800\u3164"
+    "\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\U000110bd\U000110cd\U00013430-\U00013438"
+    "\U00016fe4\U0001bca0-\U0001bca3\U0001d159\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e0fff"
+)
 _COMPOSES_BACK = frozenset(
     "\u09be\u09d7\u0b3e\u0b56\u0b57\u0bbe\u0bd7\u0cc2\u0cd5\u0cd6\u0d3e\u0d57\u0dcf"
     "\u0ddf\u102e\u1161\u1162\u1163\u1164\u1165\u1166\u1167\u1168\u1169\u116a\u116b"
@@ -347,25 +400,39 @@ def first_hidden(text: str) -> str | None:
     return None
 
 
-#: The default-ignorable code points outside category Cf (Unicode's
-#: Default_Ignorable_Code_Point): drawn as nothing, a name's fillers and selectors.
-_IGNORABLE = re.compile(
-    "[\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\ufff0-\ufff8"
-    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
-)
+INVISIBLE_BMP, INVISIBLE_ASTRAL = _split_class(_INVISIBLE_CLASS)
+#: One character :func:`is_invisible` holds (an alternation: use it as a group): drawn as
+#: nothing. The one definition every reader of a plan or source uses (round 122).
+INVISIBLE = re.compile(f"[{INVISIBLE_BMP}]|(?=[\U00010000-\U0010ffff])[{INVISIBLE_ASTRAL}]")
 
 
 def first_ignorable(text: str) -> str | None:
-    """The first format character (category Cf: zero-width, bidi controls, a soft hyphen, a
-    BOM) or other default-ignorable code point of ``text``, but an emoji's variation
-    selector: what a name may not hold (round 110). Narrower than :data:`HIDDEN`: a name
-    holding a control or a line separator is kept, and written escaped (round 107)."""
-    for at, char in enumerate(text):
-        if unicodedata.category(char) != "Cf" and not _IGNORABLE.match(char):
-            continue
-        if "\ufe00" <= char <= "\ufe0f" and at and not text[at - 1].isascii():
-            continue
-        return char
+    """The first character of ``text`` the invisible rule holds (:data:`INVISIBLE`: a
+    format character, a default-ignorable code point, a blank glyph), but an emoji's
+    variation selector: what a name may not hold (round 110). Narrower than :data:`HIDDEN`:
+    a name holding a control or a line separator is kept, and written escaped (round 107)."""
+    for match in INVISIBLE.finditer(text):
+        if not _emoji_selector(text, match.start()):
+            return match.group(0)
+    return None
+
+
+def _emoji_selector(text: str, at: int) -> bool:
+    """``text[at]`` is a variation selector U+FE00-U+FE0F after a character outside ASCII
+    (``⚠️``): shown as the emoji it selects, so kept."""
+    return "\ufe00" <= text[at] <= "\ufe0f" and at > 0 and not text[at - 1].isascii()
+
+
+def edge_blank(text: str) -> str | None:
+    """The character at an edge of ``text`` drawn as nothing (:data:`INVISIBLE`, but an
+    emoji's variation selector) or as a space other than ASCII's (U+00A0, U+3000, NEL, ...),
+    else None: what no unquoted key or value may begin or end with in any reader, where
+    YAML and TOON trim only the ASCII space (round 113; round 122: the one rule)."""
+    for at in (0, len(text) - 1) if text else ():
+        char = text[at]
+        blank = char > "\x7f" and (char.isspace() or INVISIBLE.match(char) is not None)
+        if blank and not _emoji_selector(text, at):
+            return char
     return None
 
 

@@ -427,6 +427,7 @@ def test_the_committed_table_is_the_rule_applied_to_the_unicode_data() -> None:
     exec(display.hidden_table_source(), generated)
     if unicodedata.unidata_version == display.HIDDEN_UNICODE:
         assert generated["_HIDDEN_CLASS"] == display._HIDDEN_CLASS
+        assert generated["_INVISIBLE_CLASS"] == display._INVISIBLE_CLASS
         assert generated["_COMPOSES_BACK"] == display._COMPOSES_BACK
         source = Path(display.__file__).read_text(encoding="utf-8")
         assert display.hidden_table_source() in source
@@ -438,6 +439,10 @@ def test_the_committed_table_is_the_rule_applied_to_the_unicode_data() -> None:
     whole = re.compile(f"[{display._HIDDEN_CLASS}]")
     assert set(HIDDEN.findall(everything)) == set(whole.findall(everything))
     assert not re.search(f"[{display.HIDDEN_BMP}]", "".join(map(chr, range(0x10000, 0x110000))))
+    # INVISIBLE (round 122) is its table split the same way, and every character of it hidden
+    invisible = set(display.INVISIBLE.findall(everything))
+    assert invisible == set(re.findall(f"[{display._INVISIBLE_CLASS}]", everything))
+    assert invisible <= set(HIDDEN.findall(everything))
 
 
 @pytest.mark.parametrize(

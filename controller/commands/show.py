@@ -29,13 +29,19 @@ def show(
         print_problems,
     )
     from controller.errors import PlanInvalid
-    from controller.plan import rendering
+    from controller.plan import nested, rendering
+    from controller.plan.discovery import converted_source, source_name
     from controller.plan.plans import load_plan
 
     plan_file = plan_path(path, "show")
     config = optional_config(config_path)
     stored = as_git_stores(plan_file, config)  # as git would store it (round 80)
-    plan = load_plan(plan_file, config, data=stored)
+    written: dict[str, bytes] = {}
+    source = source_name(plan_file) is not None
+    if source:  # shown as the daemon converts it, as validate and hash read it (round 122)
+        plan, written = converted_source(plan_file, config, data=stored)
+    else:
+        plan = load_plan(plan_file, config, data=stored)
     fmt = "json" if as_json else fmt
     if plan.model is None:
         problems = [*plan.problems, *_record_problems(plan, config)]
@@ -47,7 +53,10 @@ def show(
         return 1
     plan, warning = _as_recorded(plan, config)
     redactor = catalog_redactor(config) if config is not None else None
-    view = rendering.plan_view(plan, config, _review(plan, config), redactor)
+    with nested.writing(written):  # a source's nested plans as its convert commit writes them
+        view = rendering.plan_view(plan, config, _review(plan, config), redactor)
+    if source:
+        view["converted_from"] = plan_file.name
     held = _held_status(plan, config) if config is not None else None
     if held is not None:  # the controller's status, not one it ignored (round 82)
         status, why = held

@@ -794,8 +794,8 @@ class _TreeIndex:
 
 #: One raw tree entry as :func:`parse_tree` splits it, in its strict form: octal digits, a
 #: space, a name without NUL, a NUL, 20 bytes of id.
-_ENTRY = rb"[0-7]+ [^\0]*\0[\s\S]{20}"
-_STRICT_TREE = re.compile(rb"(?:%s)*" % _ENTRY)
+_ENTRY = rb"[0-7]+ [^\0]*\0.{20}"  # compiled with re.S: ``.`` any byte ([\s\S]: 5x slower)
+_STRICT_TREE = re.compile(rb"(?:%s)*" % _ENTRY, re.S)
 
 
 def tree_entry(data: bytes, name: str) -> tuple[str, int] | None:
@@ -811,9 +811,13 @@ def tree_entry(data: bytes, name: str) -> tuple[str, int] | None:
         return parse_tree(data).get(name)
     if _STRICT_TREE.fullmatch(data) is None:
         return parse_tree(data).get(name)
-    if b"\0" in raw:
-        return None  # no entry's name holds a NUL
-    last = re.compile(rb"(?:%s)*([0-7]+) %s\0([\s\S]{20})" % (_ENTRY, re.escape(raw)))
+    if b"\0" in raw or b" %s\0" % raw not in data:
+        # no entry's name holds a NUL; an entry of that name is ``<mode> <name>\0<id>`` in
+        # the strict form: absent those bytes, none is there (the usual answer: no
+        # ``.gitattributes`` in a 10,000-entry plans folder, found by one byte search
+        # instead of the greedy match below, 5 of an approving pass's ms)
+        return None
+    last = re.compile(rb"(?:%s)*([0-7]+) %s\0(.{20})" % (_ENTRY, re.escape(raw)), re.S)
     found = last.match(data)  # greedy: the last entry of that name
     if found is None:
         return None

@@ -122,14 +122,27 @@ def load_source(
     data: bytes | None = None,
     holds: Holds | None = None,
 ) -> LoadedPlan:
-    """A plan source (PLAN.json, PLAN.toon, PLAN.md) as the daemon reads it: converted to
-    PLAN.yml (docs/formats.md), then validated; a source that does not convert is its
-    conversion's problems. Problems of the converted plan are located in the PLAN.yml it
-    becomes (`plangate convert` prints that text). A source its folder holds
-    (:func:`controller.plan.plans.held_problem`) is that verdict, never read; so is one the
-    daemon's rules of its commit hold (``holds``: the committed attributes hide it, it is
-    committed as a link, its conversion writes over a plan the branch holds; round 122).
-    ``data``: its bytes as the caller read them (as git would store them), not read again."""
+    """:func:`converted_source`'s plan."""
+    return converted_source(path, config, data=data, holds=holds)[0]
+
+
+def converted_source(
+    path: Path,
+    config: Config | None = None,
+    *,
+    data: bytes | None = None,
+    holds: Holds | None = None,
+) -> tuple[LoadedPlan, dict[str, bytes]]:
+    """(the plan, the nested plans its convert commit writes: ``step-N/PLAN.yml`` by path,
+    to read inside :func:`nested.writing`). A plan source (PLAN.json, PLAN.toon, PLAN.md)
+    as the daemon reads it: converted to PLAN.yml (docs/formats.md), then validated; a
+    source that does not convert is its conversion's problems. Problems of the converted
+    plan are located in the PLAN.yml it becomes (`plangate convert` prints that text). A
+    source its folder holds (:func:`controller.plan.plans.held_problem`) is that verdict,
+    never read; so is one the daemon's rules of its commit hold (``holds``: the committed
+    attributes hide it, it is committed as a link, its conversion writes over a plan the
+    branch holds; round 122). ``data``: its bytes as the caller read them (as git would
+    store them), not read again."""
     from controller.plan.convert import check_reads_back, convert_text
     from controller.plan.plans import held_problem, validate_text
 
@@ -137,7 +150,7 @@ def load_source(
     if held is None and holds is not None:
         held = holds.of_source()  # the daemon's own rule (round 122)
     if held is not None:
-        return LoadedPlan(path, "", problems=[held])
+        return LoadedPlan(path, "", problems=[held]), {}
     try:
         if data is None:
             data = read_bounded(path, MAX_SOURCE_BYTES)
@@ -151,7 +164,7 @@ def load_source(
         ) from None
     if len(data) > MAX_SOURCE_BYTES:
         size = max(path.stat().st_size, len(data))
-        return LoadedPlan(path, "", problems=[too_large(size, MAX_SOURCE_BYTES)])
+        return LoadedPlan(path, "", problems=[too_large(size, MAX_SOURCE_BYTES)]), {}
     try:
         text = data.decode("utf-8")
         conversion = convert_text(text, path.name, nested_base=_folder(path, config), verify=False)
@@ -159,17 +172,17 @@ def load_source(
         written = {f"{child}/PLAN.yml": body.encode("utf-8") for child, body in conversion.children}
         held = holds.of_written(written) if holds is not None else None
         if held is not None:  # the daemon writes none of it: the source waits (round 122)
-            return LoadedPlan(path, "", problems=[held])
+            return LoadedPlan(path, "", problems=[held]), {}
         with nested.writing(written):
             plan = validate_text(conversion.text, path.parent / "PLAN.yml", config)
         check_reads_back(plan.data if plan.doc is not None else None, conversion.data, path.name)
     except UnicodeDecodeError as exc:
         problem = Problem("E_YAML_PARSE", f"not UTF-8 text (byte {exc.start})")
-        return LoadedPlan(path, "", problems=[problem])
+        return LoadedPlan(path, "", problems=[problem]), {}
     except ConvertFailed as exc:
-        return LoadedPlan(path, "", problems=list(exc.problems))
+        return LoadedPlan(path, "", problems=list(exc.problems)), {}
     except PlangateError as exc:
         problem = Problem(exc.code, exc.message, exc.path, exc.line, exc.remedy or None)
-        return LoadedPlan(path, "", problems=[problem])
+        return LoadedPlan(path, "", problems=[problem]), {}
     plan.path = path
-    return plan
+    return plan, written

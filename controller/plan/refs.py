@@ -24,6 +24,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from controller.display import INVISIBLE
 from controller.errors import (
     ActionInDoubt,
     LimitExceeded,
@@ -385,31 +386,35 @@ def _resolve(params: Any, ctx: Context, budget: _Budget | None) -> Any:
             budget.charge(text_size(value) if isinstance(value, str) else _json_size(value, budget))
         return value
     if isinstance(params, dict):
-        if budget is not None:
-            budget.charge(sum(text_size(key) + 1 for key in params))
+        if budget is not None:  # ``{}``, each key and its ``: ``, the ``, `` between items
+            budget.charge(sum(text_size(key) + 4 for key in params) + 2 * (not params))
         # keys in the hash's order: the order a plan writes them in is not approved
         return {key: _resolve(params[key], ctx, budget) for key in sorted(params, key=key_order)}
     if isinstance(params, list):
+        if budget is not None:  # ``[]`` and the ``, `` between items
+            budget.charge(2 * len(params) + 2 * (not params))
         return [_resolve(item, ctx, budget) for item in params]
+    if budget is not None:  # a number, a boolean, null: as JSON writes it (round 122)
+        budget.charge(scalar_size(params))
     return params
 
 
 def _json_size(value: Any, budget: _Budget) -> int:
-    """Characters of ``value`` as JSON (escapes counted as written), stopping early once it
-    passes the budget."""
+    """Characters of ``value`` as JSON (escapes counted as written, ``, `` and ``: `` as the
+    exec tool's stdin writes them), stopping early once it passes the budget."""
     if isinstance(value, str):
         return text_size(value)
     if isinstance(value, dict):
-        size = 2
+        size = 2 * (not value)
         for key, item in value.items():
-            size += text_size(str(key)) + 2 + _json_size(item, budget)
+            size += text_size(str(key)) + 4 + _json_size(item, budget)
             if size > budget.left:
                 return size
         return size
     if isinstance(value, list):
-        size = 2
+        size = 2 * (not value)
         for item in value:
-            size += _json_size(item, budget) + 1
+            size += _json_size(item, budget) + 2
             if size > budget.left:
                 return size
         return size
@@ -489,13 +494,13 @@ def _lookup_secret(ref: Ref, ctx: Context) -> str:
 _LEGACY = re.compile(r"\$\{((?:actions\[[0-9]+\]|inputs|plan|approval)[^{}]*)\}")
 _LEGACY_RENAMES = {"approval.approved_by": "approval.by", "approval.approved_at": "approval.at"}
 #: A ``${`` that opens a reference of the legacy form, a root the rewrite knows named whole
-#: (``${planet}`` is text), after any white space or invisible character: a reviewer reads
+#: (``${planet}`` is text), after any white space or invisible character
+#: (:data:`controller.display.INVISIBLE`): a reviewer reads
 #: ``${ inputs.to }`` as the reference it is in most template languages, so it is refused as
 #: one that cannot be carried (round 113, ``legacy-ref-spaced-opener``; round 55 let it reach
 #: the tool as text). ``${secrets...}`` (no legacy form) stays text the tool gets as written.
 _LEGACY_OPEN = re.compile(
-    r"\$\{[\s\u200b-\u200f\u2060-\u2064\ufeff\u00ad]*(?:actions|inputs|plan|approval)"
-    r"(?![A-Za-z0-9_-])"
+    r"\$\{(?:\s|" + INVISIBLE.pattern + r")*(?:actions|inputs|plan|approval)(?![A-Za-z0-9_-])"
 )
 
 

@@ -32,6 +32,10 @@ _REF = re.compile(r"\$<[^>]*>")
 # --- the one data view --------------------------------------------------------------------
 
 
+#: ``show`` of a plan source (PLAN.md, PLAN.json, PLAN.toon ...): what the lines mean
+CONVERTED_NOTE = "shown as the daemon converts it (`plangate convert` prints the PLAN.yml)"
+
+
 def plan_view(
     plan: LoadedPlan,
     config: Config | None = None,
@@ -182,6 +186,8 @@ def to_text(view: dict[str, Any], verbosity: Verbosity = "normal", color: bool =
     lines.append(f"Hash:    {view['hash']}  ({view['freeze_state']})")
     for pre in view.get("preconditions") or []:  # plan-level: checked before any action
         lines.append(f"Before any action: {visible(graphtext.check_text('precondition', pre))}")
+    if view.get("converted_from"):
+        lines.append(f"Source:  {visible(str(view['converted_from']))}, {CONVERTED_NOTE}")
     if view.get("record_warning"):
         lines.append(f"WARNING: {visible(str(view['record_warning']))}")
     lines += review_lines(view)
@@ -431,6 +437,8 @@ def to_markdown(view: dict[str, Any], verbosity: Verbosity = "normal") -> str:
         f"| Actions | {len(view['actions'])} |",
         "",
     ]
+    if view.get("converted_from"):
+        lines += [f"Source: {md_text(str(view['converted_from']))}, {CONVERTED_NOTE}", ""]
     if view.get("record_warning"):
         lines += [f"> **Warning:** {md_text(str(view['record_warning']))}", ""]
     runs = _runs(view)

@@ -52,7 +52,7 @@ from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.tag import Tag
 
-from controller.display import HIDDEN
+from controller.display import HIDDEN, edge_blank
 from controller.errors import YamlParseError
 from controller.plan.hashing import exact_double
 
@@ -202,7 +202,7 @@ class YamlDoc:
 
 
 class _Frame:
-    __slots__ = ("container", "key", "key_line", "last", "path", "start")
+    __slots__ = ("container", "key", "key_line", "last", "nfc", "path", "start")
 
     def __init__(self, container: Any, path: Path_, start: Any) -> None:
         self.container = container
@@ -211,6 +211,27 @@ class _Frame:
         self.key: Any = _NO_KEY
         self.key_line = 0
         self.last: Span | None = None
+        #: a mapping's keys by their NFC, made at its first key outside ASCII (_key_said)
+        self.nfc: dict[str, str] | None = None
+
+
+def _key_said(frame: _Frame, key: Any, event: Any, source: str) -> None:
+    """Refuse a mapping key said before in its mapping: the same, or one NFC makes it
+    (``caf\\u00e9`` and ``cafe\\u0301``, one name to every review; round 122)."""
+    if key in frame.container:
+        _refuse(event, source, f"duplicate key {key!r}")
+    if type(key) is not str or (frame.nfc is None and key.isascii()):
+        return  # ASCII keys are equal in NFC only when they are equal
+    if frame.nfc is None:
+        frame.nfc = {unicodedata.normalize("NFC", k): k for k in frame.container if type(k) is str}
+    first = frame.nfc.setdefault(unicodedata.normalize("NFC", key), key)
+    if first != key:
+        _refuse(
+            event,
+            source,
+            f"duplicate key {key!a}: it is {first!a} in NFC, the one name every "
+            "review shows for both (say each key once)",
+        )
 
 
 _NO_KEY = object()
@@ -372,8 +393,12 @@ def _build(text: str, source: str, quoted: list[tuple[int, int]] | None = None) 
             if frame is None or type(frame.container) is not dict:
                 _place(doc, stack, value, event, source, is_scalar=True)
             elif frame.key is _NO_KEY:  # a key: kept until its value comes (_place, inlined)
-                if value in frame.container:
-                    _refuse(event, source, f"duplicate key {value!r}")
+                if (
+                    value in frame.container
+                    or frame.nfc is not None
+                    or (type(value) is str and not value.isascii())
+                ):
+                    _key_said(frame, value, event, source)
                 frame.key, frame.key_line = value, event.start_mark.line
             else:  # a value in a mapping, the commonest event: _place, inlined
                 path = (*frame.path, frame.key)
@@ -434,20 +459,14 @@ def _plain_tag(value: str) -> str:
     return str(_YAML.resolver.resolve(ScalarNode, value, (True, False)))
 
 
-#: Characters no review tells from a space, or from nothing, that no reader trims.
-_INVISIBLE = frozenset("\u00ad\u180e\u200b\u200c\u200d\u2060\ufeff")
-
-
 def edge_lookalike(text: str) -> str | None:
     """The character at an edge of ``text`` that a reader shows as a space (U+00A0, U+2009,
-    U+3000, ...) or as nothing (U+200B, U+00AD, ...) but no ASCII-space trimming removes,
-    else None. A plain YAML or unquoted TOON value or key trims an ASCII space at its edges
-    and keeps these: ``dry_run<U+00A0>: true`` is another key than ``dry_run : true``, which
-    a diff shows alike (round 113, ``space-lookalike-in-source``)."""
-    for char in (text[:1], text[-1:]):
-        if char > "\x7f" and (char.isspace() or char in _INVISIBLE):
-            return char
-    return None
+    U+3000, ...) or as nothing (:data:`controller.display.INVISIBLE`: U+200B, U+00AD, a bidi
+    mark, U+2064, U+3164, ...) but no ASCII-space trimming removes, else None. A plain YAML
+    or unquoted TOON value or key trims an ASCII space at its edges and keeps these:
+    ``dry_run<U+00A0>: true`` is another key than ``dry_run : true``, which a diff shows
+    alike (round 113, ``space-lookalike-in-source``; round 122: one rule, not a list)."""
+    return edge_blank(text)
 
 
 #: One escape of a JSON, YAML or TOON quoted string: ``\\xHH``, ``\\uHHHH``, ``\\UHHHHHHHH``
@@ -592,8 +611,7 @@ def _place(
         elif frame.key is _NO_KEY:
             if not is_scalar:
                 _refuse(event, source, "a mapping key must be a plain value")
-            if value in frame.container:
-                _refuse(event, source, f"duplicate key {value!r}")
+            _key_said(frame, value, event, source)
             frame.key, frame.key_line = value, event.start_mark.line
             return frame.path
         else:

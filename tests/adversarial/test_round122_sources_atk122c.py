@@ -135,6 +135,10 @@ the reviewer's diff did not show as it ran.
    while ``hash``/``validate`` convert it and the daemon freezes and runs it: the reviewer's
    view shows no plan. No doc line promises ``show`` converts a source (round 121 listed it
    as suspected); asserted as the reviewer's view of what the controller freezes.
+   Fixed (2026-12-06, show123): ``show`` of a source reads it as ``validate`` and ``hash``
+   do (``discovery.converted_source``), its nested plans as the convert commit writes them,
+   and says so (``Source: PLAN.md, shown as the daemon converts it``; ``converted_from`` in
+   the JSON); docs/formats.md says it.
 10. **toon-edge-invisible** (5): ``toon-value-{lrm,rlo,invisible-plus,hangul-filler}:
    refused``, ``d-toonedge:nothing-ran``. An unquoted TOON value ending with U+200E, U+202E,
    U+2064 or U+3164 converts to a string: ``dry_run: false<U+200E>`` is ``"false\u200e"``
@@ -149,6 +153,27 @@ the reviewer's diff did not show as it ran.
    (the reader's own message gives that reason). Reproduce: the TOON task/step plan with
    ``printf '      dry_run: false\xe2\x80\x8e\n'`` in its parameters -> ``plangate convert
    PLAN.toon`` -> ``dry_run: "false\u200e"``.
+
+Fixed (2026-12-06, fix123s): classes 1-5 and 10 (the readers'; 32 ids). The cause of
+**yaml-plain-edge-invisible**, **toon-edge-invisible** and **key-ignorable-u2065** was hand
+lists: the unquoted-edge rule of YAML and TOON (``yamlio.edge_lookalike``) knew seven
+invisible characters, the name rule (``display.first_ignorable``) category Cf plus a list of
+the other default-ignorables that left out the unassigned U+2065, and a legacy opener
+(``refs._LEGACY_OPEN``) its own list. Now one class, by Unicode property, is defined once
+and generated with ``display``'s table (``display.is_invisible`` -> ``INVISIBLE``): every
+format character (Cf), every Default_Ignorable_Code_Point whole (``DEFAULT_IGNORABLE``, its
+unassigned ranges included) and the blank glyphs; ``display.edge_blank`` (it, or a Unicode
+space, at an edge; an emoji's variation selector kept) is the edge rule of PLAN.yml, YAML
+sources (fenced too) and TOON, ``first_ignorable`` the name rule of every converted source.
+**toon-lone-cr-accepted**: the TOON reader (``convert/source._toon``) refuses a lone CR,
+NEL, U+2028 and U+2029 at their line and column (``HIDDEN_LINES``, the markdown reader's),
+``E_CONVERT_UNSUPPORTED``. **nfc-twin-keys**: two keys of one object equal in NFC are one
+member said twice: ``jsonread.nfc_twins`` in the strict reader's ``value_problems`` (JSON,
+markdown values, TOON: ``E_SCHEMA_INVALID``) and ``yamlio._key_said`` (PLAN.yml and YAML
+sources: a duplicate key, ``E_YAML_PARSE``). **md-nbsp-list-marker**: the markdown reader's
+bullet (``markdown._BULLET``) is CommonMark's: indented by spaces or tabs, its marker
+followed by a space or a tab, so ``-<U+00A0>**Timeout**: 45s`` is no field
+(``E_CONVERT_UNSUPPORTED`` at its line). Tests: tests/plan/test_convert_round122.py.
 
 Fixed (2026-12-06, fix123p): **source-prediction-ignores-hold**,
 **nested-source-over-agent-kid** and **nested-source-kid-mispredicted**. Cause: the daemon's
@@ -848,40 +873,8 @@ SHOW = xfail(
 )
 
 BROKEN: dict[str, Any] = {
-    "json-key-u2065:refused": U2065,
-    "json-key-u2065-escaped:refused": U2065,
-    "toon-key-u2065:refused": U2065,
-    "md-key-u2065:refused": U2065,
-    "d-u2065:nothing-ran": U2065,
-    "json-nfc-twin-keys:refused": NFC,
-    "d-nfc:nothing-ran": NFC,
-    "toon-lone-cr-value:refused": TOONCR,
-    "toon-lone-cr-key:refused": TOONCR,
-    "toon-lone-cr-quoted:refused": TOONCR,
-    "toon-lone-cr-list:refused": TOONCR,
-    "d-tooncr:nothing-ran": TOONCR,
-    "md-nbsp-marker-after-params:refused": NBSP,
-    "md-nbsp-marker-workflow:refused": NBSP,
     "d-control:show": SHOW,
-    "yml-key-lrm:refused": EDGE,
-    "yml-key-rlo:refused": EDGE,
-    "yml-key-lri:refused": EDGE,
-    "yml-key-invisible-plus:refused": EDGE,
-    "yml-key-cgj:refused": EDGE,
-    "yml-key-hangul-filler:refused": EDGE,
-    "yml-key-tag-char:refused": EDGE,
-    "yml-key-lead-alm:refused": EDGE,
-    "yml-value-true-lrm:refused": EDGE,
-    "yml-value-lead-2064-octal:refused": EDGE,
-    "md-fenced-yaml-value-2064:refused": EDGE,
-    "d-ymlkey:nothing-ran": EDGE,
-    "d-ymlval:nothing-ran": EDGE,
     "d-ident:show": SHOW,
-    "toon-value-lrm:refused": TOONEDGE,
-    "toon-value-rlo:refused": TOONEDGE,
-    "toon-value-invisible-plus:refused": TOONEDGE,
-    "toon-value-hangul-filler:refused": TOONEDGE,
-    "d-toonedge:nothing-ran": TOONEDGE,
 }
 
 LOCATED = r"(line \d+|:\d+:| at [a-z_]+[\[.:])"

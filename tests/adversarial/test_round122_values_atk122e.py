@@ -116,6 +116,17 @@ tool's body is compact). Same doc line ("counted as JSON writes them"). Repro::
     # action 2: emit, params {tag: sp, l: "$<actions[1].outputs.x>"}
     # emit's stdin for action 2: {"l": [0, 0, ...], "tag": "sp"}: 4,531 characters
 
+Fixed (2026-12-06, fix123v): both classes had one cause, the params budget
+(``refs._resolve``) charging strings and mapping keys but none of the JSON between and
+around them: brackets, braces, commas, colons and every number, boolean and null a plan
+writes, and counting a reference's whole value with ``,`` and ``:`` where the exec tool's
+stdin has ``", "`` and ``": "``. It now charges each as the exec tool's stdin writes it, so
+the budget spent is the resolved params' ``json.dumps`` to the character
+(``tests/execution/test_params_size_limit.py`` checks that on random values, references
+included), at validation and at run time alike; the http tool's compact body is never
+longer. The 14 ids pass: the static ones are ``E_LIMIT_EXCEEDED`` at validation,
+``l-spaced-list`` fails its action with it before the call.
+
 Held: references, results, inputs, ``$<plan.task>`` of escaped quotes, a secret of quotes
 referenced 30 times, a pinned plan's literal inputs, an echo's outputs and outputs of
 outputs, keys of escaped quotes, a pinned plan's inputs, 30 secrets (static or in a list)
@@ -1231,40 +1242,8 @@ def _size(text: str, spaced: bool = False) -> int:
 
 
 # -- the ids --------------------------------------------------------------------------------
-def _xfail(cls: str, what: str) -> Any:
-    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 122: {cls}: {what}")
-
-
-STATIC = _xfail(
-    "static-params-count-scalars",
-    "literal params are counted without their JSON structure ([], {}, null, true, commas, "
-    "colons): the tool gets 4,599 to 15,030 characters of JSON under a limit of 4,000, and "
-    "validate says valid",
-)
-BROKEN: dict[str, Any] = {
-    slug: STATIC
-    for slug in (
-        "l-static-lists",
-        "l-static-maps",
-        "l-static-nulls",
-        "l-static-zeros",
-        "l-static-keys",
-        "l-static-http",
-        "l-static-fallback",
-        "l-static-precond",
-        "l-static-nested",
-        "l-static-mixed",
-        "l-static-bools",
-        "l-static-python",
-        "l-static-verify",
-    )
-} | {
-    "l-spaced-list": _xfail(
-        "params-limit-counts-compact",
-        "resolved params are counted as compact JSON while the exec tool's stdin is written "
-        "with ', ' and ': ': 4,531 characters of JSON reach it under a limit of 4,000",
-    )
-}
+#: Both classes fixed (2026-12-06, fix123v): see the module docstring.
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("slug", cases(LIMIT_IDS, LIMIT_IDS, BROKEN))

@@ -349,6 +349,43 @@ def test_the_cli_reads_a_lone_source_as_the_daemon_converts_it(tmp_path: Path) -
     assert result.returncode == 0 and "valid (sha256:" in result.stdout, result.stderr
 
 
+@pytest.mark.parametrize("name", ["PLAN.json", "PLAN.md"])
+def test_show_renders_a_source_as_the_daemon_converts_it(tmp_path: Path, name: str) -> None:
+    """``show`` of a plan folder holding only a source read the source as YAML: a valid
+    PLAN.md or PLAN.json was "E_YAML_PARSE", while ``validate`` and ``hash`` read it as the
+    daemon converts it. The reviewer's view is now that conversion, in every format, with
+    the hash ``hash`` gives, and says it is a source's."""
+    import toon_format
+
+    folder = tmp_path / "plans" / "x"
+    folder.mkdir(parents=True)
+    if name == "PLAN.json":
+        (folder / name).write_text(json.dumps(yamlio.read_yaml(BASE_TEXT).data))
+    else:
+        examples = Path(__file__).resolve().parents[2] / "examples" / "formats"
+        (folder / name).write_bytes((examples / "toon-plan-core.md").read_bytes())
+    hashed = run_cli("hash", str(folder))
+    assert hashed.returncode == 0, hashed.stderr
+    plan_hash = hashed.stdout.split()[-1]
+    assert plan_hash.startswith("sha256:"), hashed.stdout
+    for target in (folder, folder / name):
+        text = run_cli("show", str(target))
+        assert text.returncode == 0, text.stderr
+        assert plan_hash in text.stdout and f"Source:  {name}, shown as" in text.stdout
+        as_json = run_cli("show", str(target), "--format", "json")
+        view = json.loads(as_json.stdout)
+        assert (view["hash"], view["converted_from"]) == (plan_hash, name)
+        toon = run_cli("show", str(target), "--format", "toon")
+        assert toon_format.decode(toon.stdout.strip()) == view
+        md = run_cli("show", str(target), "--format", "markdown")
+        assert md.returncode == 0 and "shown as the daemon converts it" in md.stdout
+    (folder / name).write_text("# Only a title\n\nno steps\n" if name == "PLAN.md" else "{}")
+    broken = run_cli("show", str(folder))
+    assert broken.returncode == 1 and "E_YAML_PARSE" not in broken.stderr, broken.stderr
+    said = json.loads(run_cli("validate", str(folder), "--json").stdout)  # the conversion's
+    assert f": {said['errors'][0]['code']}: " in broken.stderr, (said, broken.stderr)
+
+
 @pytest.mark.parametrize("target", ["plan", "dangling"])
 def test_the_readers_refuse_a_linked_plan_file_as_the_controller_holds_it(
     tmp_path: Path, target: str

@@ -9,6 +9,7 @@ and plan fields give, at run time for everything (tool outputs), before anything
 from __future__ import annotations
 
 import json
+import random
 import sys
 import textwrap
 from pathlib import Path
@@ -89,47 +90,67 @@ def test_outputs_repeated_past_the_limit_fail_the_action_before_anything_is_writ
 
 
 @pytest.mark.parametrize(
-    ("params", "size"),
+    "params",
     [
-        ({"a": "$<inputs.big>"}, 60_000),
-        ({"a": "x $<inputs.big> y"}, 60_004),
-        ({"a": ["$<inputs.big>", "$<inputs.big>"]}, 120_000),
-        ({"a": "$<inputs.list>"}, 3 * 60_002 + 4),
+        {"a": "$<inputs.big>"},
+        {"a": "x $<inputs.big> y"},
+        {"a": ["$<inputs.big>", "$<inputs.big>"]},
+        {"a": "$<inputs.list>"},
     ],
 )
-def test_the_budget_counts_what_references_resolve_to(params: object, size: int) -> None:
+def test_the_budget_counts_what_references_resolve_to(params: object) -> None:
     ctx = refs.Context(inputs={"big": BIG, "list": [BIG] * 3})
-    assert refs.resolve(params, ctx, size + 10) is not None
+    size = len(json.dumps(refs.resolve(params, ctx), ensure_ascii=False))
+    assert size >= 60_000
+    assert refs.resolve(params, ctx, size) is not None
     with pytest.raises(LimitExceeded):
-        refs.resolve(params, ctx, size - 10)
+        refs.resolve(params, ctx, size - 1)
 
 
-#: characters whose JSON text is longer than themselves: 2 for a quote, a backslash or a
-#: newline, 6 for another control character (round 121, params-limit-counts-unescaped)
-ESCAPED = [('"', 2), ("\\", 2), ("\n", 2), ("\x01", 6)]
+def _random_value(rng: random.Random, depth: int = 0) -> object:
+    pick = rng.random()
+    if depth > 3 or pick < 0.3:
+        return rng.choice([None, True, False, 0, -1.5, 10**20, 3.0e-7, "", 'a"b\n\x01é\U0001d11e'])
+    if pick < 0.65:
+        return [_random_value(rng, depth + 1) for _ in range(rng.randint(0, 4))]
+    keys = ["k", "é", '"q', ""]
+    return {
+        rng.choice(keys) + str(i): _random_value(rng, depth + 1) for i in range(rng.randint(0, 4))
+    }
 
 
-@pytest.mark.parametrize(("char", "width"), ESCAPED, ids=["quote", "backslash", "lf", "ctrl"])
-def test_the_budget_counts_escapes_as_json_writes_them(char: str, width: int) -> None:
-    """A value of 1,000 such characters is ``1000 * width + 2`` characters of JSON, as the
-    tool's stdin holds it; the raw count (1,000) let the limit be passed up to six times."""
-    text = char * 1000
-    size = len(json.dumps({"a": text}, ensure_ascii=False, separators=(",", ":")))
-    assert size == 1000 * width + 2 + 6
-    ctx = refs.Context(inputs={"t": text})
-    for params in ({"a": text}, {"a": "$<inputs.t>"}):
-        assert refs.resolve(params, ctx, size + 10) is not None
-        with pytest.raises(LimitExceeded):
-            refs.resolve(params, ctx, size - 10)
+@pytest.mark.parametrize("seed", range(8))
+def test_the_budget_is_the_params_compact_json_exactly(seed: int) -> None:
+    """Round 122 (static-params-count-scalars): brackets, braces, commas, ``null``,
+    ``true`` and numbers written in the plan were never counted, so 3,000 ``[]`` (9,029
+    characters of JSON) passed a 4,000 limit. The budget spent is now the length of the
+    resolved params as the exec tool's stdin writes them (``, `` and ``: ``; the http
+    tool's compact body is never longer), to the character, references included."""
+    rng = random.Random(seed)
+    for _ in range(200):
+        params = {"p": _random_value(rng), "q": [_random_value(rng)], "r": "$<inputs.x>"}
+        ctx = refs.Context(inputs={"x": _random_value(rng)})
+        budget = refs.Budget(10**9)
+        resolved = refs.resolve(params, ctx, budget=budget)
+        assert 10**9 - budget.left == len(json.dumps(resolved, ensure_ascii=False)), params
 
 
-def test_a_static_param_of_escapes_past_the_limit_is_refused_at_validation(
-    tmp_path: Path,
+#: static params of few plan characters and many JSON ones (round 122, atk122e)
+STATIC = {
+    "lists": "[" + ", ".join(["[]"] * 3000) + "]",
+    "nulls": "[" + ", ".join(["null"] * 1300) + "]",
+    "zeros": "[" + ", ".join(["0"] * 3500) + "]",
+    "trues": "[" + ", ".join(["true"] * 3000) + "]",
+    "keys": "{" + ", ".join(f"k{i}: 0" for i in range(520)) + "}",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(STATIC))
+def test_static_structure_past_the_limit_is_refused_at_validation(
+    tmp_path: Path, shape: str
 ) -> None:
     path = tmp_path / "PLAN.yml"
-    path.write_text(
-        amplifying_plan(0).replace("      many:\n", '      many: "' + "\\x01" * 1000 + '"\n')
-    )
+    path.write_text(amplifying_plan(0).replace("      many:\n", f"      many: {STATIC[shape]}\n"))
     config = tmp_path / "plangate.yml"
     config.write_text("tools: {echo: {kind: echo}}\nlimits: {max_params_bytes: 4000}\n")
     assert run_cli("validate", "--json", str(path)).returncode == 0  # the default limit
@@ -138,26 +159,32 @@ def test_a_static_param_of_escapes_past_the_limit_is_refused_at_validation(
     assert error["code"] == "E_LIMIT_EXCEEDED" and error["path"] == "actions[0].params"
 
 
-def test_an_output_of_escapes_past_the_limit_fails_its_action(tmp_path: Path) -> None:
-    """2,100 quotes are 4,202 characters of JSON: over a 4,000 limit on one action's outputs,
-    so the action that captured them fails before action 2 runs (within 4,500 it runs)."""
-    emit = {
-        "kind": "exec",
-        "argv": [sys.executable, "-c", "import json; print(json.dumps({'x': chr(34) * 2100}))"],
-    }
+@pytest.mark.parametrize(("zeros", "runs"), [(1000, True), (1500, False)])
+def test_an_exec_tool_never_gets_more_than_the_limit_on_stdin(
+    tmp_path: Path, zeros: int, runs: bool
+) -> None:
+    """Round 122 (params-limit-counts-compact): resolved params were counted as compact JSON
+    while the exec tool's stdin is written with ``", "`` and ``": "``, so an output of 1,500
+    zeros (3,001 characters) referenced once reached the tool as 4,531 characters under a
+    4,000 limit. The count is now stdin's: 1,000 zeros (3,009 on stdin) run, 1,500 fail the
+    action ``E_LIMIT_EXCEEDED`` before the call."""
+    got = tmp_path / "stdin.txt"
+    record = f"import sys; open({str(got)!r}, 'w').write(sys.stdin.read())"
+    out = '{"x": [' + ", ".join(["0"] * zeros) + "]}"
+    emit = {"kind": "exec", "argv": [sys.executable, "-c", f"print({out!r})"]}
+    keep = {"kind": "exec", "argv": [sys.executable, "-c", record]}
     actions = [
         {"id": 1, "tool": "emit", "params": {}, "outputs": [{"name": "x", "path": "$.json.x"}]},
-        {"id": 2, "tool": "say", "params": {"y": "$<actions[1].outputs.x>"}},
+        {"id": 2, "tool": "keep", "params": {"l": "$<actions[1].outputs.x>"}},
     ]
-    tools = {"emit": emit, "say": {"kind": "echo"}}
-    outcomes = {}
-    for limit in (4_500, 4_000):
-        root = tmp_path / str(limit)
-        root.mkdir()
-        extra = {"limits": {"max_actions": 10, "max_params_bytes": limit}}
-        config, plan_file = make_plan(root, actions, tools, extra_config=extra)
-        outcomes[limit] = run(Engine(config), plan_file)
-    assert outcomes[4_500].status == "completed", outcomes[4_500]
-    tight = outcomes[4_000]
-    assert tight.status == "failed" and tight.error is not None
-    assert tight.error.code == "E_LIMIT_EXCEEDED" and tight.action == 1, tight
+    extra = {"limits": {"max_actions": 10, "max_params_bytes": 4000}}
+    tools = {"emit": emit, "keep": keep}
+    config, plan_file = make_plan(tmp_path, actions, tools, extra_config=extra)
+    outcome = run(Engine(config), plan_file)
+    if runs:
+        assert outcome.status == "completed", outcome
+        assert len(got.read_text(encoding="utf-8")) <= 4000
+    else:
+        assert outcome.status == "failed" and outcome.error is not None, outcome
+        assert outcome.error.code == "E_LIMIT_EXCEEDED" and outcome.action == 2, outcome
+        assert not got.exists()

@@ -261,13 +261,23 @@ def test_a_skips_warn_is_a_boolean(warn: Any) -> None:
 
 def test_the_written_plan_yml_shows_text_nfc_would_change_escaped() -> None:
     """Round 107: keys ``"\\u00e9"`` and ``"e\\u0301"`` were written as two ``é``: the file
-    read the same for two things the tool gets apart. Escaped as ``show`` escapes them."""
-    steps = [{"step_id": "s", "tool": "t", "args": {"\u00e9": 1, "e\u0301": 2, "k": "\u212a"}}]
+    read the same for two things the tool gets apart. Escaped as ``show`` escapes them.
+
+    Changed (round 122, ``nfc-twin-keys``): those two keys in one object are one key said
+    twice (docs/formats.md, "Every field is said once"), refused; text NFC would change is
+    still written escaped, a key beside a key of another name."""
+    args = {"\u00e9": 1, "a\u0301": 2, "k": "\u212a"}
+    steps = [{"step_id": "s", "tool": "t", "args": args}]
     source = json.dumps({"plan_version": 1, "skill_id": "s", "goal": "g", "steps": steps})
     converted = convert_text(source, "PLAN.json")
-    assert '"é": 1' in converted.text and '"e\\u0301": 2' in converted.text
+    assert '"é": 1' in converted.text and '"a\\u0301": 2' in converted.text
     assert '"\\u212a"' in converted.text
-    assert converted.data["actions"][0]["params"] == {"\u00e9": 1, "e\u0301": 2, "k": "\u212a"}
+    assert converted.data["actions"][0]["params"] == args
+    twins = source.replace('"a\\u0301"', '"e\\u0301"')
+    with pytest.raises(ConvertFailed) as caught:
+        convert_text(twins, "PLAN.json")
+    assert [p.code for p in caught.value.problems] == ["E_SCHEMA_INVALID"]
+    assert "said twice" in caught.value.problems[0].message
 
 
 # --- round 108: a step's number, its id, a legacy reference and a comment read as written

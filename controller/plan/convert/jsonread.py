@@ -6,7 +6,9 @@ rather than Python's ``json`` defaults:
 
 - an object that names a member twice is refused at its location (RFC 8259 leaves the
   meaning to the reader, so ``"requires_approval": true, "requires_approval": false`` is a
-  gate to a reviewer and to a first-wins reader, and no gate to a last-wins one);
+  gate to a reviewer and to a first-wins reader, and no gate to a last-wins one); two
+  names one in NFC (``"caf\\u00e9"`` and ``"cafe\\u0301"``, alike in every diff) are one
+  member named twice (round 122);
 - a number is read as written and refused when no double holds it exactly
   (``9007199254740993.0``, ``1e-400``), with PLAN.yml's own rule and message
   (:class:`~controller.plan.yamlio.InexactFloat`); TOON numbers go through the same hook.
@@ -20,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -175,16 +178,33 @@ def value_problems(
         elif isinstance(item, dict):
             for name in (repeated or {}).get(id(item), []):
                 yield _twice((*where, name), line)
+            for name, first in nfc_twins(item):
+                yield _twice((*where, name), line, first)
             stack.extend((child, (*where, key)) for key, child in reversed(item.items()))
         elif isinstance(item, list):
             stack.extend((child, (*where, i)) for i, child in reversed(list(enumerate(item))))
 
 
-def _twice(where: Loc, line: int | None) -> Problem:
+def nfc_twins(mapping: dict[Any, Any]) -> Iterator[tuple[str, str]]:
+    """(name, the name said first) for each key of ``mapping`` equal to an earlier one in
+    NFC (``caf\\u00e9`` and ``cafe\\u0301``; U+212A KELVIN SIGN and ``K``): one name said
+    twice, alike in every review of the source, two keys to a tool (round 122)."""
+    if all(type(key) is not str or key.isascii() for key in mapping):
+        return
+    seen: dict[str, str] = {}
+    for key in mapping:
+        if type(key) is str:
+            first = seen.setdefault(unicodedata.normalize("NFC", key), key)
+            if first != key:
+                yield key, first
+
+
+def _twice(where: Loc, line: int | None, first: str | None = None) -> Problem:
     name = where[-1]
+    same = "" if first is None else f" (as {first!a}: the two are one name in NFC)"
     return Problem(
         "E_SCHEMA_INVALID",
-        f"`{name}` is said twice in one object; a source names each field once",
+        f"`{name}` is said twice in one object{same}; a source names each field once",
         format_path(where),
         line,
         REPEATED_REMEDY,

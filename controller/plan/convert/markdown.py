@@ -28,7 +28,10 @@ from controller.plan.convert.common import (
 )
 from controller.plan.refs import format_path
 
-_BULLET = re.compile(r"^\s*[-*]\s+(?:\*\*(.+?)\*\*|([^:]+?))\s*:\s*(.*)$")
+#: A ``-``/``*`` bullet as CommonMark reads one: indented by spaces or tabs, the marker, then
+#: a space or a tab (a no-break space or another Unicode space after the marker makes no
+#: list item: the line continues the bullet above it on every forge; round 122).
+_BULLET = re.compile(r"^[ \t]*[-*][ \t]+(?:\*\*(.+?)\*\*|([^:]+?))\s*:\s*(.*)$")
 #: An ATX heading as CommonMark reads one: the ``#``s, then a space or a tab (a no-break
 #: space makes a paragraph on every forge, round 105), the title, optional closing ``#``s.
 _HEADING = re.compile(r"^(#{1,3})[ \t]+(.*?)[ \t]*(?:[ \t]#*)?[ \t]*$")

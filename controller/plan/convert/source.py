@@ -115,7 +115,8 @@ BINARY = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 #: What ``str.splitlines`` reads as a line end and git does not: a line-based reader of a
 #: source would see lines a reviewer's diff never shows (round 103: a whole ``### Step``
 #: hidden after U+2028 on a bullet's line). The markdown reader splits on LF alone and
-#: refuses these (with :data:`BINARY`'s VT, FF and FS-US).
+#: refuses these (with :data:`BINARY`'s VT, FF and FS-US), and so does the TOON reader
+#: (round 122).
 HIDDEN_LINES = re.compile("[\x85\u2028\u2029]|\r(?!\n)")
 
 
@@ -288,6 +289,10 @@ _TOON_COMMENT = re.compile(r"^([ ]*)#", re.M)
 def _toon(text: str, name: str) -> Source:
     import toon_format
 
+    # rows end at LF alone (a CRLF row's CR is its end), as git's lines do: the TOON library
+    # kept a lone CR inside the value or key it interrupts, where a terminal or a review
+    # breaks the line (round 122, ``toon-lone-cr-accepted``); NEL, U+2028 and U+2029 too
+    reviewable(text, name, HIDDEN_LINES)
     tab = text.find("\t")
     if tab >= 0:  # one rule for every place a TAB can stand (round 114)
         line = text.count("\n", 0, tab) + 1

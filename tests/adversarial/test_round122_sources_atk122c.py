@@ -872,10 +872,7 @@ SHOW = xfail(
     "`plangate show plans/x` of a source folder parses PLAN.md/PLAN.json as YAML (E_YAML_PARSE, 'the top level must be a block mapping') where hash/validate convert it",
 )
 
-BROKEN: dict[str, Any] = {
-    "d-control:show": SHOW,
-    "d-ident:show": SHOW,
-}
+BROKEN: dict[str, Any] = {}
 
 LOCATED = r"(line \d+|:\d+:| at [a-z_]+[\[.:])"
 

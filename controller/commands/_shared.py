@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from controller.git.history import EventSink, HistoryIndex
     from controller.plan.catalog import Redacting
     from controller.plan.plans import LoadedPlan
+    from controller.service.sources import CheckoutHolds
     from controller.settings import Config
 
 
@@ -442,6 +443,45 @@ def refuse_nested(
         refused = nested_refusal(rel, plans_dir, lambda place: repo.mode_of(head, place))
         if refused is not None:
             raise refused
+
+
+@contextmanager
+def checkout_holds(path: Path) -> Iterator[CheckoutHolds | None]:
+    """The daemon's hold rules of the plan source ``path`` (a file in a git working tree),
+    asked of the commit the checkout is at (:class:`controller.service.sources.CheckoutHolds`:
+    attributes hiding it, committed as a link, a conversion writing over a plan the branch
+    holds), its entry taken as ``git add`` would store it (a link stays a link); None
+    outside a working tree or before its first commit. ``validate``, ``hash`` and
+    ``freeze`` of a source ask them, as its row and ``check`` do (round 122,
+    ``source-prediction-ignores-hold``: they printed the hash "the controller will freeze"
+    of a source the daemon held)."""
+    import os
+
+    from controller.errors import PlangateError
+    from controller.plan.names import SOURCE_FILES
+    from controller.service.sources import CheckoutHolds
+
+    absolute = Path(os.path.abspath(path))  # never resolved: the link is the entry
+    root = next((p for p in absolute.parents if os.path.lexists(p / ".git")), None)
+    if absolute.name not in SOURCE_FILES:  # a name the daemon never converts
+        root = None
+    repo, holds = None, None
+    if root is not None:
+        from controller.git.gitrepo import GitRepo
+
+        try:
+            repo = GitRepo(root, trust_repo_config=True)
+            commit = repo.rev("HEAD")
+        except PlangateError:
+            commit = None
+        if repo is not None and commit is not None:
+            mode = "120000" if absolute.is_symlink() else "100644"
+            holds = CheckoutHolds(repo, commit, absolute.relative_to(root).as_posix(), mode)
+    try:
+        yield holds
+    finally:
+        if repo is not None:
+            repo.close()
 
 
 def as_git_stores(path: Path, config: Config | None) -> bytes | None:

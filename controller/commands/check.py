@@ -447,17 +447,59 @@ def _sources(
     when its folder holds it (a claim or a second source beside it: round 74, check listed
     none), ``invalid`` when it does not convert or converts to an invalid plan, else
     ``convert`` (the controller commits its PLAN.yml, then freezes it)."""
-    from controller.service.sources import SourceFinder, source_outcome
+    from controller.service.sources import Converted, SourceFinder, source_outcome
 
     changed = _folders_of(names)
     finder = SourceFinder(config.plans_dir.strip("/") or ".")
     found = finder.committed(repo, merge)
+    reports: dict[str, dict[str, Any]] = {}
+    written: dict[str, tuple[Converted, bytes]] = {}  # the plan files converted so far
+    # in the pass's order (sorted: a parent before the folders below it): a folder whose
+    # PLAN.yml a conversion before it writes (a parent's nested step) is that plan, and its
+    # own source a note beside it (round 122, nested-source-kid-mispredicted)
+    for pid, source in sorted(found.items()):
+        if pid not in changed or pid in index.plans:
+            continue
+        by = written.get(f"{pid}/PLAN.yml")
+        if by is not None:
+            reports[pid] = _written_report(repo, config, merge, pid, source, *by)
+            continue
+        outcome = source_outcome(finder, repo, merge, pid, source)
+        if isinstance(outcome, Converted):
+            written.update((f, (outcome, d)) for f, d in outcome.files.items() if d is not None)
+        reports[pid] = _source_report(repo, config, merge, pid, source, outcome)
+    return reports
+
+
+def _written_report(
+    repo: Any, config: Config, merge: str, plan_id: str, source: str, by: Any, data: bytes
+) -> dict[str, Any]:
+    """The report of a source folder whose PLAN.yml the conversion of another source (``by``:
+    a parent's nested step) writes first: that plan file, as the daemon then reads it (a
+    nested plan ``draft``: no approval is decided), with a warning that the folder's own
+    source is a note beside it; never ``convert`` of that source, with a hash nothing
+    freezes (round 122, nested-source-kid-mispredicted)."""
+    from controller.approval.verdicts import fetch_at
+    from controller.plan import nested, plans
+
+    file = f"{plan_id}/PLAN.yml"
+    with nested.reading_from(fetch_at(repo, merge)), nested.writing(by.files):
+        loaded = plans.validate_text(data.decode("utf-8"), Path(file), config)
+    made = f"the conversion of {by.source} writes {file} (hash {loaded.hash}), a nested plan"
     return {
-        pid: _source_report(
-            repo, config, merge, pid, source, source_outcome(finder, repo, merge, pid, source)
-        )
-        for pid, source in found.items()
-        if pid in changed and pid not in index.plans
+        "plan": plan_id,
+        "file": file,
+        "status": loaded.status,
+        "valid": not loaded.problems,
+        "problems": [
+            {"code": p.code, "message": p.message, "path": p.path} for p in loaded.problems
+        ],
+        OWN: [plan_id, file, by.source, source]
+        + [q for p in loaded.problems for q in p.own_text()],
+        "hash": loaded.hash,
+        "outcome": "none",
+        "note": f"{made} it pins (status {loaded.status})",
+        "warnings": [_beside_warning(source, {"file": file})],
     }
 
 

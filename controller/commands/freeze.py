@@ -69,9 +69,11 @@ def _source(path: Path, config: Config | None, stored: bytes | None) -> int:
     and its problems (``--check`` alike: a source is never "not frozen"); 0 and the warning
     ``validate`` prints where the controller would not convert it (a PLAN.yml beside it,
     outside the plans folder; round 81: it printed a hash the controller never froze)."""
+    from controller.commands._shared import checkout_holds
     from controller.plan.discovery import discovery_warning, load_source
 
-    plan = load_source(path, config, data=stored)
+    with checkout_holds(path) as holds:  # the daemon's rules of it (round 122)
+        plan = load_source(path, config, data=stored, holds=holds)
     shown = visible(str(path))
     if not plan.valid:
         print_problems(path, plan.problems)

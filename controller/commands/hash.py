@@ -6,7 +6,12 @@ import sys
 
 
 def hash_plan(path: str) -> int:
-    from controller.commands._shared import as_git_stores, plan_path, print_problems
+    from controller.commands._shared import (
+        as_git_stores,
+        checkout_holds,
+        plan_path,
+        print_problems,
+    )
     from controller.plan.names import SOURCE_FILES
     from controller.plan.plans import non_json_problems, read_plan
 
@@ -15,7 +20,8 @@ def hash_plan(path: str) -> int:
     if plan_file.name in SOURCE_FILES:  # as the daemon reads it: converted (round 113)
         from controller.plan.discovery import load_source
 
-        plan = load_source(plan_file, None, data=stored)
+        with checkout_holds(plan_file) as holds:  # the daemon's rules (round 122)
+            plan = load_source(plan_file, None, data=stored, holds=holds)
     else:
         plan = read_plan(plan_file, data=stored)
     if not plan.problems and not isinstance(plan.data, dict):

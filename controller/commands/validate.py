@@ -7,6 +7,7 @@ import sys
 
 from controller.commands._shared import (
     as_git_stores,
+    checkout_holds,
     controller_text,
     optional_config,
     plan_paths,
@@ -24,11 +25,11 @@ def validate(paths: list[str], as_json: bool = False, config_path: str | None = 
     exit_code = 0
     for path in plan_paths(paths, "validate"):
         data = as_git_stores(path, config)  # as git would store it (round 80)
-        plan = (
-            load_source(path, config, data=data)
-            if source_name(path) is not None  # PLAN.json, PLAN.toon, PLAN.md, x.json, ...
-            else load_plan(path, config, plain=True, data=data)  # its model is not read here
-        )
+        if source_name(path) is not None:  # PLAN.json, PLAN.toon, PLAN.md, x.json, ...
+            with checkout_holds(path) as holds:  # the daemon's rules of it (round 122)
+                plan = load_source(path, config, data=data, holds=holds)
+        else:
+            plan = load_plan(path, config, plain=True, data=data)  # its model is not read here
         if not plan.valid:
             exit_code = 1
         shown = visible(str(path))

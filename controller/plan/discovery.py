@@ -12,14 +12,27 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from controller.errors import ConvertFailed, PlangateError, Problem, UsageError
 from controller.plan import nested
 from controller.plan.plans import PLAN_FILES, SOURCE_FILES, LoadedPlan, read_bounded, too_large
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from controller.settings import Config
+
+
+class Holds(Protocol):
+    """The daemon's hold rules of one source, asked of a commit (the service's
+    :class:`controller.service.sources.CheckoutHolds`): why it converts none of it, and why
+    it writes none of the files a conversion makes (round 122)."""
+
+    def of_source(self) -> Problem | None: ...
+
+    def of_written(self, files: Mapping[str, bytes | None]) -> Problem | None: ...
+
 
 #: The daemon's bound on a plan source's size (the daemon and ``validate`` read no more).
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
@@ -103,14 +116,22 @@ def git_root(path: Path) -> Path | None:
 
 
 def load_source(
-    path: Path, config: Config | None = None, *, data: bytes | None = None
+    path: Path,
+    config: Config | None = None,
+    *,
+    data: bytes | None = None,
+    holds: Holds | None = None,
 ) -> LoadedPlan:
     """:func:`converted_source`'s plan."""
-    return converted_source(path, config, data=data)[0]
+    return converted_source(path, config, data=data, holds=holds)[0]
 
 
 def converted_source(
-    path: Path, config: Config | None = None, *, data: bytes | None = None
+    path: Path,
+    config: Config | None = None,
+    *,
+    data: bytes | None = None,
+    holds: Holds | None = None,
 ) -> tuple[LoadedPlan, dict[str, bytes]]:
     """(the plan, the nested plans its convert commit writes: ``step-N/PLAN.yml`` by path,
     to read inside :func:`nested.writing`). A plan source (PLAN.json, PLAN.toon, PLAN.md)
@@ -118,12 +139,16 @@ def converted_source(
     source that does not convert is its conversion's problems. Problems of the converted
     plan are located in the PLAN.yml it becomes (`plangate convert` prints that text). A
     source its folder holds (:func:`controller.plan.plans.held_problem`) is that verdict,
-    never read. ``data``: its bytes as the caller read them (as git would store them), not
-    read again."""
+    never read; so is one the daemon's rules of its commit hold (``holds``: the committed
+    attributes hide it, it is committed as a link, its conversion writes over a plan the
+    branch holds; round 122). ``data``: its bytes as the caller read them (as git would
+    store them), not read again."""
     from controller.plan.convert import check_reads_back, convert_text
     from controller.plan.plans import held_problem, validate_text
 
     held = held_problem(path, config.plans_dir if config else "plans")  # round 74
+    if held is None and holds is not None:
+        held = holds.of_source()  # the daemon's own rule (round 122)
     if held is not None:
         return LoadedPlan(path, "", problems=[held]), {}
     try:
@@ -145,6 +170,9 @@ def converted_source(
         conversion = convert_text(text, path.name, nested_base=_folder(path, config), verify=False)
         # its nested plans as its convert commit writes them (round 121): read beside it
         written = {f"{child}/PLAN.yml": body.encode("utf-8") for child, body in conversion.children}
+        held = holds.of_written(written) if holds is not None else None
+        if held is not None:  # the daemon writes none of it: the source waits (round 122)
+            return LoadedPlan(path, "", problems=[held]), {}
         with nested.writing(written):
             plan = validate_text(conversion.text, path.parent / "PLAN.yml", config)
         check_reads_back(plan.data if plan.doc is not None else None, conversion.data, path.name)

@@ -313,8 +313,9 @@ class Freezing(Committing):
         """A file a conversion writes (its nested plans' ``step-N/PLAN.yml`` too) must land
         in folders, never through a link or over a file: a ``step-2`` the agent made a
         symlink (committed, or only in the working tree) would send the write into another
-        plan or out of the repository. E_UNSAFE_PATH otherwise."""
-        from controller.errors import ConvertUnsupported, UnsafePath
+        plan or out of the repository. E_UNSAFE_PATH otherwise. The working tree's half: the
+        branch's is :func:`controller.service.sources.written_held`, asked before."""
+        from controller.errors import UnsafePath
 
         parts = PurePosixPath(path).parts
         for depth in range(1, len(parts)):
@@ -322,19 +323,11 @@ class Freezing(Committing):
             local = self.repo.path / prefix
             if local.is_symlink() or (local.exists() and not local.is_dir()):
                 raise UnsafePath(f"{prefix} is a link or a file in the working tree")
-            entry = self.repo.run("ls-tree", "-z", self._head, "--", prefix)
-            if entry and not entry.startswith("040000 tree "):
-                raise UnsafePath(f"{prefix} is a link or a file on the branch, not a folder")
         if (self.repo.path / path).is_symlink():
             raise UnsafePath(f"{path} is a link in the working tree")
         blocked = self._unwritable({path: b""})
         if blocked is not None:  # a folder or special file where the file goes (round 12)
             raise UnsafePath(blocked.removeprefix("E_UNSAFE_PATH: "))
-        if path.endswith("/PLAN.yml") and self.repo.blob_sha(self._head, path) is not None:
-            raise ConvertUnsupported(
-                f"converting would replace the plan {path} the branch already holds",
-                remedy="a conversion only creates plans: move that plan, or rename the step",
-            )
         self._check_unclaimed(path)
 
     def _check_unclaimed(self, path: str) -> None:
@@ -383,12 +376,14 @@ class Freezing(Committing):
         writes landing in a folder one with another plan's or source's folder on some
         checkout (:meth:`~controller.service.sources.SourceFinder.twin_problem`, the rule of
         the status rows and ``check``; not refused: a twin removed releases it)."""
-        # a source the committed attributes hide from a review is never converted (round 121,
-        # source-diff-hidden-by-attributes); a file the conversion writes that they hide (its
-        # PLAN.yml, a nested plan's) is written, and the plan is then held by _review_hidden
-        hidden = self._hidden_from_review(source, self._head or self.head(), what="source")
-        if hidden is not None:
-            self._wait(plan_id, f"{hidden.code}: {hidden.message}")
+        # a source the committed attributes hide from a review, or committed as a link, is
+        # never converted (rounds 121, 122: the rule of its row and `check`); a file the
+        # conversion writes that they hide (its PLAN.yml, a nested plan's) is written, and the
+        # plan is then held by _review_hidden
+        head = self._head or self.head()
+        held = sources.source_held(self.repo, head, source)
+        if held is not None:
+            self._wait(plan_id, f"{held.code}: {held.message}")
             return False
         try:
             converted = sources.convert_source(plan_id, source, data, delete_source=committed)
@@ -396,6 +391,13 @@ class Freezing(Committing):
             twin = self._sources.twin_problem(source, converted.files)
             if twin is not None:
                 self._wait(plan_id, f"{twin[0]}: {twin[1]}")
+                return False
+            # a file it writes over what the branch holds there (the agent's own nested
+            # PLAN.yml): the rule of its row and `check` (round 122); not refused, as a twin
+            # is not: that entry removed releases it
+            written = sources.written_held(self.repo, head, source, converted.files)
+            if written is not None:
+                self._wait(plan_id, f"{written.code}: {written.message}")
                 return False
             for path in converted.files:
                 self._check_writable(path)

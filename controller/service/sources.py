@@ -250,9 +250,9 @@ def source_outcome(
     if not source:
         code, why = finder.held.get(plan_id, ("E_PLAN_AMBIGUOUS", "keep one"))
         return Problem(code, f"cannot convert {plan_id}: {why}")
-    hidden = review_hidden(repo, head, source, what="source")
-    if hidden is not None:  # never converted (round 121, source-diff-hidden-by-attributes)
-        return hidden
+    held = source_held(repo, head, source)
+    if held is not None:  # never read (rounds 121, 122)
+        return held
     try:
         data = repo.read_file(head, source) or b""
         converted = convert_source(plan_id, source, data, delete_source=True)
@@ -261,7 +261,99 @@ def source_outcome(
         message = f"cannot convert {source}: {exc.message}"
         return Problem(exc.code, message, path=exc.path, remedy=exc.remedy)
     twin = finder.twin_problem(source, converted.files)
-    return converted if twin is None else Problem(twin[0], f"cannot convert {source}: {twin[1]}")
+    if twin is not None:
+        return Problem(twin[0], f"cannot convert {source}: {twin[1]}")
+    written = written_held(repo, head, source, converted.files)
+    return converted if written is None else written
+
+
+def source_held(
+    repo: GitRepo, commit: str, source: str, *, mode: str | None = None
+) -> Problem | None:
+    """Why the daemon converts no byte of ``source`` at ``commit``, whatever it says, or
+    None: ``E_UNSAFE_PATH`` when its entry is no regular file (a symbolic link: git stores
+    the link's target path, which was read as the source, while ``hash``, ``validate`` and
+    ``freeze`` followed the link to another file; a gitlink), ``E_ATTRIBUTE_UNSUPPORTED``
+    when the committed ``.gitattributes`` hide its lines from a review (:func:`review_hidden`;
+    round 121). ``mode``: the entry's git mode as the caller found it (a working tree's file,
+    as ``git add`` would store it); else the commit's. The one rule of the pass, the status
+    rows, ``check`` (:func:`source_outcome`) and the readers of a checkout
+    (:class:`CheckoutHolds`; round 122, ``source-prediction-ignores-hold``: they printed the
+    hash of a source the daemon held)."""
+    from controller.errors import Problem
+    from controller.git.planstate import NOT_A_FILE
+
+    kind = mode if mode is not None else repo.mode_of(commit, source)
+    if kind in NOT_A_FILE:
+        return Problem(
+            "E_UNSAFE_PATH",
+            f"cannot convert {source}: it is {NOT_A_FILE[kind]} in the plans folder; it is not "
+            "followed",
+            "",
+            None,
+            "commit the plan source itself as a regular file",
+        )
+    return review_hidden(repo, commit, source, what="source")
+
+
+def written_held(
+    repo: GitRepo, commit: str, source: str, files: Mapping[str, bytes | None]
+) -> Problem | None:
+    """Why the daemon does not write ``files`` (a conversion of ``source``: its PLAN.yml and
+    each nested plan's ``step-N/PLAN.yml``) on ``commit``, or None: ``E_UNSAFE_PATH`` for a
+    link, gitlink or file the branch holds where a folder on a file's way should be (the
+    write would land in another plan or out of the repository); ``E_CONVERT_UNSUPPORTED``
+    for a plan file the branch already holds there (a conversion only creates plans: the
+    agent's own ``step-2/PLAN.yml`` beside a parent whose nested step writes it). The branch's
+    half of the pass's check (the working tree's is the pass's own), asked by the status
+    rows, ``check`` and the readers alike (round 122, ``nested-source-over-agent-kid``: the
+    pass waited on it while its row, ``check``, ``hash`` and ``validate`` said it converts)."""
+    from controller.errors import Problem
+
+    for path, data in files.items():
+        if data is None:
+            continue
+        parts = PurePosixPath(path).parts
+        for depth in range(1, len(parts)):
+            prefix = "/".join(parts[:depth])
+            if repo.mode_of(commit, prefix) is not None:  # an entry, and no folder
+                return Problem(
+                    "E_UNSAFE_PATH",
+                    f"cannot convert {source}: {prefix} is a link or a file on the branch, not "
+                    f"a folder, where the conversion writes {path}",
+                    "",
+                    None,
+                    f"remove {prefix} (or write the plan in a new folder)",
+                )
+        if is_plan_file(path) and repo.blob_sha(commit, path) is not None:
+            return Problem(
+                "E_CONVERT_UNSUPPORTED",
+                f"cannot convert {source}: converting would replace the plan {path} the branch "
+                "already holds",
+                "",
+                None,
+                "a conversion only creates plans: move that plan, or rename the step",
+            )
+    return None
+
+
+@dataclass
+class CheckoutHolds:
+    """The daemon's hold rules of one source (:func:`source_held`, :func:`written_held`),
+    asked of the commit a checkout is at: what ``validate``, ``hash`` and ``freeze`` of a
+    source in a working tree answer, as its row and ``check`` do (round 122). ``source``:
+    its path in the repository; ``mode``: its entry as ``git add`` would store it."""
+
+    repo: GitRepo
+    commit: str
+    source: str
+    mode: str
+
+    def of_source(self) -> Problem | None:
+        return source_held(self.repo, self.commit, self.source, mode=self.mode)
+
+    def of_written(self, files: Mapping[str, bytes | None]) -> Problem | None:
+        return written_held(self.repo, self.commit, self.source, files)
 
 
 def review_hidden(

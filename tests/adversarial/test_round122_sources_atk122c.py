@@ -175,6 +175,26 @@ bullet (``markdown._BULLET``) is CommonMark's: indented by spaces or tabs, its m
 followed by a space or a tab, so ``-<U+00A0>**Timeout**: 45s`` is no field
 (``E_CONVERT_UNSUPPORTED`` at its line). Tests: tests/plan/test_convert_round122.py.
 
+Fixed (2026-12-06, fix123p): **source-prediction-ignores-hold**,
+**nested-source-over-agent-kid** and **nested-source-kid-mispredicted**. Cause: the daemon's
+rules for a committed source lived in three places: ``source_outcome``
+(``controller/service/sources.py``: the status rows and ``check``) asked the attributes only;
+the pass (``freezing.py`` ``_commit_conversion``/``_check_writable``) also refused a
+conversion writing over a plan file the branch holds (the agent's ``step-2/PLAN.yml``) and
+read a symlinked source's link text (``E_PARSE_NONJSON``); and ``hash``/``validate``/``freeze
+--check`` (``discovery.load_source``) asked none of them. So the row and ``check`` said
+``convert`` (no row at all) where the pass waited, and the readers printed hashes nothing
+froze. Now one pair of rules, ``sources.source_held`` (a link or gitlink entry:
+``E_UNSAFE_PATH``; attributes hiding it: ``E_ATTRIBUTE_UNSUPPORTED``) and
+``sources.written_held`` (a file the conversion writes over a plan file or a link/file the
+branch holds: ``E_CONVERT_UNSUPPORTED``/``E_UNSAFE_PATH``; not refused by bytes, so the
+obstacle removed releases the source), is asked by ``source_outcome``, by the pass, and by
+the readers through ``CheckoutHolds`` (the commit the checkout is at, the entry as ``git
+add`` would store it). ``check`` walks the sources in the pass's order and reports a folder
+whose PLAN.yml an earlier conversion writes (a parent's nested step) as that plan, with a
+warning that its own source is a note beside it. Tests:
+``tests/service/test_source_holds_predicted.py``.
+
 Held: the daemon holds a source hidden by the ROOT ``.gitattributes``, by ``plans/``'s or by
 a root macro (``E_ATTRIBUTE_UNSUPPORTED``, nothing run), parents pinning kids so hidden
 (``-diff`` from ``plans/``, ``linguist-generated`` from the root), a kid hidden by
@@ -852,22 +872,7 @@ SHOW = xfail(
     "`plangate show plans/x` of a source folder parses PLAN.md/PLAN.json as YAML (E_YAML_PARSE, 'the top level must be a block mapping') where hash/validate convert it",
 )
 
-BROKEN: dict[str, Any] = {
-    "d-rootattr:hash": PREDICT,
-    "d-rootattr:validate": PREDICT,
-    "d-rootattr:freeze-check": PREDICT,
-    "d-parentattr:hash": PREDICT,
-    "d-parentattr:validate": PREDICT,
-    "d-macro:hash": PREDICT,
-    "d-macro:freeze-check": PREDICT,
-    "d-symlink:hash": PREDICT,
-    "d-symlink:validate": PREDICT,
-    "d-nestkid:hash": NESTKID,
-    "d-nestkid:validate": NESTKID,
-    "d-nestkid:check": NESTKID,
-    "d-nestkid:row": NESTKID,
-    "d-nestsrc:check-kid": NESTSRC,
-}
+BROKEN: dict[str, Any] = {}
 
 LOCATED = r"(line \d+|:\d+:| at [a-z_]+[\[.:])"
 

@@ -401,7 +401,10 @@ class Lifecycle(IndexStore):
         logs: set[str] = set()
         twins: set[str] = set()  # plans beside an entry named as their log in another spelling
         added: dict[str, bool] = {}  # new plans -> by the controller (or its move)
+        back = self._brought_back(record)
         for change in record.changes:
+            if change.new_blob is not None and back.get(change.path) == change.new_blob:
+                continue  # the controller's run record a merge brought back, read before it
             if self._split_path(change.path):  # before any plan of the commit is judged
                 self._note_split(change)
             plan_id = plan_id_of(change.path, self.plans_dir)
@@ -2440,6 +2443,60 @@ class Lifecycle(IndexStore):
                     continue  # it closes a run whose start stands beside the line
                 found.append(f"{event} {plan}{_closed_elsewhere(record, plan)}")
         return found
+
+    def _brought_back(self, record: CommitRecord) -> dict[str, str]:
+        """What :meth:`apply_merged_back` read for the merge ``record``: path -> blob."""
+        found: tuple[str, dict[str, str]] | None = getattr(self, "_merged_back_writes", None)
+        return found[1] if found is not None and found[0] == record.sha else {}
+
+    def merged_back_runs(self, repo: GitRepo, merge: CommitRecord) -> list[CommitRecord]:
+        """The controller's run records (a start and what followed it: checkpoint, pause,
+        outcome) that ``merge`` brings back beside the branch's line, oldest first: commits
+        behind its other parents, not behind its first, made by the controller (by name and
+        sealed, as :meth:`closes_start` reads a start there; by its record when the index
+        has one), among them the start of each plan they record. The shape of a reset that
+        erased a run's start and a ``git merge --no-ff`` of the erased tip (round 111): the
+        run goes on from that start (a controller that never saw it erased reads the merge
+        as any merge, docs/execution.md), so its records are read where the merge put them
+        (round 122, atk122d ``merged-back-start-unaudited``: the fresh-clone audit listed no
+        execution of the run and flagged the controller's own outcome)."""
+        if not merge.is_merge:
+            return []
+        found: list[CommitRecord] = []
+        for side in merge.parents[1:]:
+            for record in reversed(repo.range_log(merge.parents[0], side, [self.plans_dir])):
+                if record.is_merge or not self._made_here(record):
+                    continue
+                if any(event in RUN_EVENTS for event in record_events(record).values()):
+                    found.append(record)
+        started: set[str] = set()
+        kept = []
+        for record in found:
+            events = record_events(record)
+            started |= {plan for plan, event in events.items() if event == "start"}
+            if started & set(events):
+                kept.append(record)
+        return kept
+
+    def apply_merged_back(self, repo: GitRepo, merge: CommitRecord, sink: EventSink | None) -> None:
+        """Apply the run records ``merge`` brings back (:meth:`merged_back_runs`) before it,
+        each judged as a first-parent commit is (one :meth:`disowned` names stays anyone's,
+        unread here); the merge's own change of a file to the very blob they last wrote is
+        then theirs, read already, not the merger's edit of the controller's blocks."""
+        writes: dict[str, str] = {}
+        for record in self.merged_back_runs(repo, merge):
+            if self.disowned(record, repo) is not None:
+                continue
+            self.apply(repo, record, sink)
+            writes.update({c.path: c.new_blob for c in record.changes if c.new_blob})
+        self._merged_back_writes = (merge.sha, writes)
+
+    def _made_here(self, record: CommitRecord) -> bool:
+        """A commit of the controller's: by its record, or by git alone (its name as author
+        and committer, sealed)."""
+        if self.own_commit is not None:
+            return self.own_commit(record.sha)
+        return _controller_made_by_name(record, self.controller_email) and _sealed(record)
 
     def closes_start(self, repo: GitRepo, record: CommitRecord, plan: str) -> str | None:
         """The start a controller ``fail`` of ``plan`` closes (its ``Closes-Start:``), when

@@ -192,6 +192,42 @@ def test_a_replay_of_the_erased_start_under_its_name_is_not_its_own(
     assert _row(config).get("waiting") is None
 
 
+def test_an_erased_start_merged_back_before_the_restart_is_audited(
+    tmp_path: Path, repo: Path
+) -> None:
+    """Round 122 (atk122d ``merged-back-start-unaudited``): the erased start merged back
+    ``--no-ff`` after a person's note, before the restart. The controller never saw it
+    erased (nothing held) and goes on with the run from that start; a fresh clone's audit
+    listed no execution of the plan and flagged the controller's own sealed ``complete``
+    (``controller-unexplained``, ``illegal``) and the merge (``owned-block-changed``). The
+    audit reads the run records the merge brings back beside the line as the controller's:
+    one valid execution, completed, nothing flagged."""
+    config, log, erased = _killed_start(tmp_path, repo, "--hard")
+    (repo / "notes").mkdir()
+    (repo / "notes" / "n.txt").write_text("n\n")
+    commit_all(repo, "a note")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge back", erased, env=identity(*AGENT))
+
+    assert _run(config).returncode == 0
+    assert _calls(log) == ["v-1", "v-2"]  # each action once
+    assert "status: completed" in git(repo, "show", "main:plans/v/PLAN.yml")
+
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    audit = subprocess.run(
+        [sys.executable, "-m", "controller", "audit", "--json"],
+        cwd=clone,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    report = json.loads(audit.stdout)
+    runs = [(e["start_commit"], e["approval_valid"], e["outcome"]) for e in report["executions"]]
+    assert runs == [(erased, True, "complete")], (runs, report["findings"])
+    assert report["findings"] == [] and audit.returncode == 0, report["findings"]
+
+
 def test_a_start_the_index_read_then_erased_is_held_and_already_ran(
     tmp_path: Path, repo: Path
 ) -> None:

@@ -2454,19 +2454,24 @@ class Lifecycle(IndexStore):
         outcome) that ``merge`` brings back beside the branch's line, oldest first: commits
         behind its other parents, not behind its first, made by the controller (by name and
         sealed, as :meth:`closes_start` reads a start there; by its record when the index
-        has one), among them the start of each plan they record. The shape of a reset that
-        erased a run's start and a ``git merge --no-ff`` of the erased tip (round 111): the
-        run goes on from that start (a controller that never saw it erased reads the merge
+        has one), each on top of the line or of another of them, among them the start of
+        each plan they record. The shape of a reset that erased a run's start and a ``git
+        merge --no-ff`` of the erased tip (round 111): the run goes on from that start (a controller that never saw it erased reads the merge
         as any merge, docs/execution.md), so its records are read where the merge put them
         (round 122, atk122d ``merged-back-start-unaudited``: the fresh-clone audit listed no
         execution of the run and flagged the controller's own outcome)."""
         if not merge.is_merge:
             return []
         found: list[CommitRecord] = []
+        chain: set[str] = set()  # the erased tip: the controller's commits on top of the line
         for side in merge.parents[1:]:
             for record in reversed(repo.range_log(merge.parents[0], side, [self.plans_dir])):
-                if record.is_merge or not self._made_here(record):
+                if record.is_merge or not record.parents or not self._made_here(record):
                     continue
+                parent = record.parents[0]
+                if parent not in chain and not repo.is_ancestor(parent, merge.parents[0]):
+                    continue  # made on another line (a foxtrot's): not a tip erased here
+                chain.add(record.sha)
                 if any(event in RUN_EVENTS for event in record_events(record).values()):
                     found.append(record)
         started: set[str] = set()

@@ -2456,24 +2456,27 @@ class Lifecycle(IndexStore):
         sealed, as :meth:`closes_start` reads a start there; by its record when the index
         has one), each on top of the line or of another of them, among them the start of
         each plan they record. The shape of a reset that erased a run's start and a ``git
-        merge --no-ff`` of the erased tip (round 111): the run goes on from that start (a controller that never saw it erased reads the merge
-        as any merge, docs/execution.md), so its records are read where the merge put them
-        (round 122, atk122d ``merged-back-start-unaudited``: the fresh-clone audit listed no
-        execution of the run and flagged the controller's own outcome)."""
+        merge --no-ff`` of the erased tip (round 111): the run goes on from that start (a
+        controller that never saw it erased reads the merge as any merge,
+        docs/execution.md), so its records are read where the merge put them (round 122,
+        atk122d ``merged-back-start-unaudited``: the fresh-clone audit listed no execution
+        of the run and flagged the controller's own outcome)."""
         if not merge.is_merge:
             return []
-        found: list[CommitRecord] = []
-        chain: set[str] = set()  # the erased tip: the controller's commits on top of the line
-        for side in merge.parents[1:]:
-            for record in reversed(repo.range_log(merge.parents[0], side, [self.plans_dir])):
-                if record.is_merge or not record.parents or not self._made_here(record):
-                    continue
-                parent = record.parents[0]
-                if parent not in chain and not repo.is_ancestor(parent, merge.parents[0]):
-                    continue  # made on another line (a foxtrot's): not a tip erased here
-                chain.add(record.sha)
-                if any(event in RUN_EVENTS for event in record_events(record).values()):
-                    found.append(record)
+        ours = [r for r in self._merged_commits(repo, merge) if r.parents and self._made_here(r)]
+        if not ours:
+            return []
+        # the erased tip: the controller's commits on top of the line or of one another
+        # (never a foxtrot's other line), parents first
+        line = merge.parents[0]
+        chain = [r for r in ours if repo.is_ancestor(r.parents[0], line)]
+        while True:
+            made = {r.sha for r in chain}
+            more = [r for r in ours if r.sha not in made and r.parents[0] in made]
+            if not more:
+                break
+            chain += more
+        found = [r for r in chain if any(e in RUN_EVENTS for e in record_events(r).values())]
         started: set[str] = set()
         kept = []
         for record in found:
@@ -2495,6 +2498,17 @@ class Lifecycle(IndexStore):
             self.apply(repo, record, sink)
             writes.update({c.path: c.new_blob for c in record.changes if c.new_blob})
         self._merged_back_writes = (merge.sha, writes)
+
+    def _merged_commits(self, repo: GitRepo, merge: CommitRecord) -> list[CommitRecord]:
+        """The commits behind ``merge``'s other parents, not behind its first: as
+        :meth:`merged_authors` just read them for it, or read now."""
+        read = getattr(self, "_merged_in_read", None)
+        if read is not None and read[0] == merge.parents[0] and read[1] == merge.sha:
+            return list(read[2])
+        found: list[CommitRecord] = []
+        for side in merge.parents[1:]:
+            found += repo.range_log(merge.parents[0], side, [self.plans_dir])
+        return [r for r in found if not r.is_merge]
 
     def _made_here(self, record: CommitRecord) -> bool:
         """A commit of the controller's: by its record, or by git alone (its name as author
@@ -4323,7 +4337,9 @@ class Lifecycle(IndexStore):
         merges = repo.merges_after(since, until)
         spelled = repo.folder_spellings(since, until, self.plans_dir, merged=True) if merges else []
         paths = history_paths(self.plans_dir, spelled)
-        for commit in repo.merged_in(since, until, paths):
+        merged = repo.merged_in(since, until, paths)
+        self._merged_in_read = (since, until, merged)  # merged_back_runs reads them again
+        for commit in merged:
             who = self.identities(commit)
             left = self._left(repo, commit)
             # Under the controller's name is enough here: a side freeze only ever makes a

@@ -529,6 +529,7 @@ def _replay(
         own_commit=own_commit,
     )
     index.identity_aliases = in_force.approval.identity_aliases  # as the controller's
+    index.keeps_merged_in = True  # for the run records a merge brings back (round 122)
     index.identity_mode = in_force.approval.identity
     auditor = Auditor(repo, timeline)
     auditor.index = index

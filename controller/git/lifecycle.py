@@ -298,6 +298,11 @@ class Lifecycle(IndexStore):
     #: is): under ``committer`` a decision is its committer's, made when she committed it
     #: (SPEC §5), so her commit is always her own hand (:meth:`_own_hand`, :meth:`_maker`).
     identity_mode = "author"
+    #: The audit reads the run records each merge brings back (:meth:`apply_merged_back`)
+    #: from the merged commits :meth:`merged_authors` read for it: kept until then.
+    keeps_merged_in = False
+    _merged_in_read: tuple[str | None, str, list[CommitRecord]] | None = None
+    _merged_back_writes: tuple[str, dict[str, str]] | None = None
     #: The plans by the blob of their file (:meth:`_plans_holding`): the plans dict it was
     #: built from, the map, the plans touched since (read again at the next look-up).
     #: A blob's one plan is held as its id alone, a set only when several hold it
@@ -2446,7 +2451,7 @@ class Lifecycle(IndexStore):
 
     def _brought_back(self, record: CommitRecord) -> dict[str, str]:
         """What :meth:`apply_merged_back` read for the merge ``record``: path -> blob."""
-        found: tuple[str, dict[str, str]] | None = getattr(self, "_merged_back_writes", None)
+        found = self._merged_back_writes
         return found[1] if found is not None and found[0] == record.sha else {}
 
     def merged_back_runs(self, repo: GitRepo, merge: CommitRecord) -> list[CommitRecord]:
@@ -2502,9 +2507,9 @@ class Lifecycle(IndexStore):
     def _merged_commits(self, repo: GitRepo, merge: CommitRecord) -> list[CommitRecord]:
         """The commits behind ``merge``'s other parents, not behind its first: as
         :meth:`merged_authors` just read them for it, or read now."""
-        read = getattr(self, "_merged_in_read", None)
+        read, self._merged_in_read = self._merged_in_read, None
         if read is not None and read[0] == merge.parents[0] and read[1] == merge.sha:
-            return list(read[2])
+            return read[2]
         found: list[CommitRecord] = []
         for side in merge.parents[1:]:
             found += repo.range_log(merge.parents[0], side, [self.plans_dir])
@@ -4338,7 +4343,8 @@ class Lifecycle(IndexStore):
         spelled = repo.folder_spellings(since, until, self.plans_dir, merged=True) if merges else []
         paths = history_paths(self.plans_dir, spelled)
         merged = repo.merged_in(since, until, paths)
-        self._merged_in_read = (since, until, merged)  # merged_back_runs reads them again
+        if self.keeps_merged_in:  # merged_back_runs reads them again
+            self._merged_in_read = (since, until, merged)
         for commit in merged:
             who = self.identities(commit)
             left = self._left(repo, commit)

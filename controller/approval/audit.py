@@ -4,7 +4,10 @@ No state directory is needed. The branch's first-parent history is replayed thro
 in-memory :class:`controller.git.history.HistoryIndex`; every approval request is kept as
 the index held it *at the commit where it was made* (with the identities that had changed
 the plan by then) and judged by :func:`controller.approval.verdicts.decide`, the controller's
-own path (§5 rules and §11 quorum), and every controller commit is checked against it:
+own path (§5 rules and §11 quorum), and every controller commit is checked against it (the
+controller's run records a merge brings back beside the line, a start erased by a reset and
+merged back with the run gone on from it, are read before that merge: round 122,
+:meth:`~controller.git.lifecycle.Lifecycle.apply_merged_back`):
 
 - a ``start`` must rest on a valid approval whose commit its ``Approval-Commit`` trailer
   names, and the content it starts must hash to the approved hash;
@@ -526,6 +529,7 @@ def _replay(
         own_commit=own_commit,
     )
     index.identity_aliases = in_force.approval.identity_aliases  # as the controller's
+    index.keeps_merged_in = True  # for the run records a merge brings back (round 122)
     index.identity_mode = in_force.approval.identity
     auditor = Auditor(repo, timeline)
     auditor.index = index
@@ -557,6 +561,7 @@ def _replay(
         if record.is_merge:  # the merged branch's writers and withdrawals, as a scan has them
             index.merged_authors(repo, record.parents[0], record.sha)
             auditor.side_disowned(index.side_disowned)
+            index.apply_merged_back(repo, record, auditor)  # a run's start merged back
         auditor.disowned(record, index.disowned(record, repo))  # judged before it applies
         index.apply(repo, record, auditor)
         if record.is_merge:

@@ -298,6 +298,11 @@ class Lifecycle(IndexStore):
     #: is): under ``committer`` a decision is its committer's, made when she committed it
     #: (SPEC §5), so her commit is always her own hand (:meth:`_own_hand`, :meth:`_maker`).
     identity_mode = "author"
+    #: The audit reads the run records each merge brings back (:meth:`apply_merged_back`)
+    #: from the merged commits :meth:`merged_authors` read for it: kept until then.
+    keeps_merged_in = False
+    _merged_in_read: tuple[str | None, str, list[CommitRecord]] | None = None
+    _merged_back_writes: tuple[str, dict[str, str]] | None = None
     #: The plans by the blob of their file (:meth:`_plans_holding`): the plans dict it was
     #: built from, the map, the plans touched since (read again at the next look-up).
     #: A blob's one plan is held as its id alone, a set only when several hold it
@@ -402,7 +407,10 @@ class Lifecycle(IndexStore):
         logs: set[str] = set()
         twins: set[str] = set()  # plans beside an entry named as their log in another spelling
         added: dict[str, bool] = {}  # new plans -> by the controller (or its move)
+        back = self._brought_back(record)
         for change in record.changes:
+            if change.new_blob is not None and back.get(change.path) == change.new_blob:
+                continue  # the controller's run record a merge brought back, read before it
             if self._split_path(change.path):  # before any plan of the commit is judged
                 self._note_split(change)
             plan_id = plan_id_of(change.path, self.plans_dir)
@@ -2456,6 +2464,79 @@ class Lifecycle(IndexStore):
                 found.append(f"{event} {plan}{_closed_elsewhere(record, plan)}")
         return found
 
+    def _brought_back(self, record: CommitRecord) -> dict[str, str]:
+        """What :meth:`apply_merged_back` read for the merge ``record``: path -> blob."""
+        found = self._merged_back_writes
+        return found[1] if found is not None and found[0] == record.sha else {}
+
+    def merged_back_runs(self, repo: GitRepo, merge: CommitRecord) -> list[CommitRecord]:
+        """The controller's run records (a start and what followed it: checkpoint, pause,
+        outcome) that ``merge`` brings back beside the branch's line, oldest first: commits
+        behind its other parents, not behind its first, made by the controller (by name and
+        sealed, as :meth:`closes_start` reads a start there; by its record when the index
+        has one), each on top of the line or of another of them, among them the start of
+        each plan they record. The shape of a reset that erased a run's start and a ``git
+        merge --no-ff`` of the erased tip (round 111): the run goes on from that start (a
+        controller that never saw it erased reads the merge as any merge,
+        docs/execution.md), so its records are read where the merge put them (round 122,
+        atk122d ``merged-back-start-unaudited``: the fresh-clone audit listed no execution
+        of the run and flagged the controller's own outcome)."""
+        if not merge.is_merge:
+            return []
+        ours = [r for r in self._merged_commits(repo, merge) if r.parents and self._made_here(r)]
+        if not ours:
+            return []
+        # the erased tip: the controller's commits on top of the line or of one another
+        # (never a foxtrot's other line), parents first
+        line = merge.parents[0]
+        chain = [r for r in ours if repo.is_ancestor(r.parents[0], line)]
+        while True:
+            made = {r.sha for r in chain}
+            more = [r for r in ours if r.sha not in made and r.parents[0] in made]
+            if not more:
+                break
+            chain += more
+        found = [r for r in chain if any(e in RUN_EVENTS for e in record_events(r).values())]
+        started: set[str] = set()
+        kept = []
+        for record in found:
+            events = record_events(record)
+            started |= {plan for plan, event in events.items() if event == "start"}
+            if started & set(events):
+                kept.append(record)
+        return kept
+
+    def apply_merged_back(self, repo: GitRepo, merge: CommitRecord, sink: EventSink | None) -> None:
+        """Apply the run records ``merge`` brings back (:meth:`merged_back_runs`) before it,
+        each judged as a first-parent commit is (one :meth:`disowned` names stays anyone's,
+        unread here); the merge's own change of a file to the very blob they last wrote is
+        then theirs, read already, not the merger's edit of the controller's blocks."""
+        writes: dict[str, str] = {}
+        for record in self.merged_back_runs(repo, merge):
+            if self.disowned(record, repo) is not None:
+                continue
+            self.apply(repo, record, sink)
+            writes.update({c.path: c.new_blob for c in record.changes if c.new_blob})
+        self._merged_back_writes = (merge.sha, writes)
+
+    def _merged_commits(self, repo: GitRepo, merge: CommitRecord) -> list[CommitRecord]:
+        """The commits behind ``merge``'s other parents, not behind its first: as
+        :meth:`merged_authors` just read them for it, or read now."""
+        read, self._merged_in_read = self._merged_in_read, None
+        if read is not None and read[0] == merge.parents[0] and read[1] == merge.sha:
+            return read[2]
+        found: list[CommitRecord] = []
+        for side in merge.parents[1:]:
+            found += repo.range_log(merge.parents[0], side, [self.plans_dir])
+        return [r for r in found if not r.is_merge]
+
+    def _made_here(self, record: CommitRecord) -> bool:
+        """A commit of the controller's: by its record, or by git alone (its name as author
+        and committer, sealed)."""
+        if self.own_commit is not None:
+            return self.own_commit(record.sha)
+        return _controller_made_by_name(record, self.controller_email) and _sealed(record)
+
     def closes_start(self, repo: GitRepo, record: CommitRecord, plan: str) -> str | None:
         """The start a controller ``fail`` of ``plan`` closes (its ``Closes-Start:``), when
         that commit is reachable from it and is the controller's start of the plan by git
@@ -4279,7 +4360,10 @@ class Lifecycle(IndexStore):
         merges = repo.merges_after(since, until)
         spelled = repo.folder_spellings(since, until, self.plans_dir, merged=True) if merges else []
         paths = history_paths(self.plans_dir, spelled)
-        for commit in repo.merged_in(since, until, paths):
+        merged = repo.merged_in(since, until, paths)
+        if self.keeps_merged_in:  # merged_back_runs reads them again
+            self._merged_in_read = (since, until, merged)
+        for commit in merged:
             who = self.identities(commit)
             left = self._left(repo, commit)
             # Under the controller's name is enough here: a side freeze only ever makes a

@@ -763,7 +763,7 @@ class ControllerCore:
             missing = list(takewhile(self._not_recorded, self._named_history()))
         except GitError:
             return
-        sealed = [sha for sha in missing if self._sealed_by_us(sha)]
+        sealed = self._not_replays([sha for sha in missing if self._sealed_by_us(sha)])
         if not sealed:
             return
         # before the record: once recorded, nothing on the branch would show it again
@@ -783,6 +783,35 @@ class ControllerCore:
             "commits this controller sealed after its record ends are its own again; every "
             "run they started counts as executed",
         )
+
+    def _not_replays(self, sealed: list[str]) -> list[str]:
+        """Of ``sealed`` (commits its key verifies that its record lacks), those that copy no
+        commit it recorded. A copy with the tree, first parent and message of one of its own
+        carries that commit's very seal, yet the controller made it under no other id: it
+        records every commit before the branch moves to it (round 122, atk122d
+        ``replayed-start-hold-unrestorable``: its erased start cherry-picked back under its
+        name was adopted, and the hold then named both siblings, which no tip holds). Such
+        an original sits in the record after the newest commit of it still on the branch
+        (its first parent is the copy's); a commit made after a copy of the state directory
+        copies none of them."""
+        if not sealed:
+            return sealed
+        repo, head = self.repo, self.head()
+        erased = unpublished_tail(self.own_commits.ordered(), lambda s: repo.is_ancestor(s, head))
+        seals = {
+            r.trailers.get(CommitSeal.TRAILER) for r in commit_records(self._git_or_none, erased)
+        }
+        copies = [
+            sha for sha in sealed if repo.commit(sha).trailers.get(CommitSeal.TRAILER) in seals
+        ]
+        if copies:
+            self.log.warning(
+                "own_commit_copies",
+                commits=[sha[:12] for sha in copies],
+                reason="copies of commits this controller made (same tree, parent and message, "
+                "another id): anyone's commits, never its own",
+            )
+        return [sha for sha in sealed if sha not in copies]
 
     def _rescan_adopted(self, oldest: str) -> None:
         """The history index read the commits just adopted by their seal (from ``oldest``

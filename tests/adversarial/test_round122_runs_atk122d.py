@@ -124,6 +124,24 @@ erased commits are on the branch again (restore the old tip from the reflog: `gi
     plangate run --once --config cfg.yml       # held: "... erased ... (S); restore them"
     git reset -q --hard $S; plangate run --once --config cfg.yml   # held: (S, <replay>)
 
+Fixed (2026-12-06, fix123h): **merged-back-start-unaudited**. The cause: the audit replays
+the first-parent line only, so the start the merge put behind its second parent was never
+read (``audit._replay``); the merge read as the agent's edit of the controller's blocks and
+the controller's sealed outcome as one with no start. The history index now reads the run
+records a merge brings back beside the line (``Lifecycle.merged_back_runs``: the
+controller's commits behind a side parent, by its record or by name and seal as
+``closes_start`` reads a start there, a start among them) before the merge, each judged as
+a line commit (``apply_merged_back``); the merge's change to the very blob they wrote is
+theirs, read already. One valid execution, its outcome, nothing flagged.
+
+Fixed (2026-12-06, fix123h): **replayed-start-hold-unrestorable**. The cause:
+``ControllerCore._adopt_sealed`` took every sealed commit under its name newer than its record
+for its own (the restored-backup rule of round 66), the replay of its erased start too (the
+same tree, parent and message: the same seal). A commit whose seal is that of a commit the
+record holds after the newest one on the branch is a copy, never its own
+(``_not_replays``, logged ``own_commit_copies``): the hold names the erased start alone and
+the restore ends it (completed, once each).
+
 Held: every kill point with the erased first start the index never read (``rhard``, ``rsoft``
 + ``commit -a``, ``amend``, ``amendbot``, a ``cherry-pick`` under the agent's name, ``plangate
 approve`` again, refused "already approved": held ``E_HISTORY_REWRITTEN`` naming the restore,
@@ -788,8 +806,8 @@ _REPLAY = _xf(
 )
 KEPT_BROKEN = {x: _STAGED for x in ("ui2b-rmstage", "ui2a-rmstage", "ui1b-rmstage")}
 KEPT_BROKEN |= {x: _LOG for x in ("t2-logwt", "t2-logchmod", "g2-logwt", "g2-logstage")}
-AUDIT_BROKEN = {x: _MERGED for x in ("ui1a-rhardmerge", "t2-rhardmerge")}
-BROKEN["ui1a-cherrybot"] = _REPLAY
+AUDIT_BROKEN: dict[str, Any] = {}  # merged-back-start-unaudited: fixed (fix123h)
+# replayed-start-hold-unrestorable: fixed (fix123h)
 
 
 @pytest.mark.parametrize("x", cases(ALL, ALL, {}))

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.support.gitenv import ALICE, ROOT, commit_all, git
+from tests.support.gitenv import AGENT, ALICE, ROOT, commit_all, git, identity
 
 PLAN = """\
 plan:
@@ -156,6 +156,76 @@ def test_a_first_start_erased_before_the_index_saw_it_is_held_then_restored(
     assert "status: completed" in git(repo, "show", "main:plans/v/PLAN.yml")
     assert _calls(log) == ["v-1", "v-2"]  # each action once
     assert _row(config).get("waiting") is None
+
+
+def test_a_replay_of_the_erased_start_under_its_name_is_not_its_own(
+    tmp_path: Path, repo: Path
+) -> None:
+    """Round 122 (atk122d ``replayed-start-hold-unrestorable``): the erased start
+    cherry-picked back with the controller as committer (another date) has the start's tree,
+    parent and message, so its ``Controller-Seal:`` verifies; it was adopted as the
+    controller's own (listed in ``<state_dir>/commits``), and once the named remedy erased
+    it the hold named both siblings, which no tip holds: held for good. A copy of a commit
+    the controller recorded, under another id, is never its own; the hold names only the
+    erased start, and the remedy ends it."""
+    config, log, erased = _killed_start(tmp_path, repo, "--hard")
+    bot = {"GIT_COMMITTER_NAME": "plangate", "GIT_COMMITTER_EMAIL": "plangate@localhost"}
+    bot["GIT_COMMITTER_DATE"] = "@1800000000 +0000"
+    git(repo, "cherry-pick", "--allow-empty", erased, env={**identity(*AGENT), **bot})
+    replay = git(repo, "rev-parse", "HEAD").strip()
+    assert replay != erased
+
+    assert _run(config).returncode == 0
+    own = (tmp_path / "state" / "commits").read_text().split()
+    assert replay not in own and erased in own
+    row = _row(config)
+    said = json.dumps([row.get("waiting"), row.get("reason")])
+    assert "E_HISTORY_REWRITTEN" in said and erased[:12] in said, said
+    assert replay[:12] not in said, said
+    assert _calls(log) == []
+
+    git(repo, "reset", "-q", "--hard", erased)  # the remedy the row names
+    assert _run(config).returncode == 0
+
+    assert "status: completed" in git(repo, "show", "main:plans/v/PLAN.yml")
+    assert _calls(log) == ["v-1", "v-2"]  # each action once
+    assert _row(config).get("waiting") is None
+
+
+def test_an_erased_start_merged_back_before_the_restart_is_audited(
+    tmp_path: Path, repo: Path
+) -> None:
+    """Round 122 (atk122d ``merged-back-start-unaudited``): the erased start merged back
+    ``--no-ff`` after a person's note, before the restart. The controller never saw it
+    erased (nothing held) and goes on with the run from that start; a fresh clone's audit
+    listed no execution of the plan and flagged the controller's own sealed ``complete``
+    (``controller-unexplained``, ``illegal``) and the merge (``owned-block-changed``). The
+    audit reads the run records the merge brings back beside the line as the controller's:
+    one valid execution, completed, nothing flagged."""
+    config, log, erased = _killed_start(tmp_path, repo, "--hard")
+    (repo / "notes").mkdir()
+    (repo / "notes" / "n.txt").write_text("n\n")
+    commit_all(repo, "a note")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge back", erased, env=identity(*AGENT))
+
+    assert _run(config).returncode == 0
+    assert _calls(log) == ["v-1", "v-2"]  # each action once
+    assert "status: completed" in git(repo, "show", "main:plans/v/PLAN.yml")
+
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(repo), str(clone))
+    audit = subprocess.run(
+        [sys.executable, "-m", "controller", "audit", "--json"],
+        cwd=clone,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    report = json.loads(audit.stdout)
+    runs = [(e["start_commit"], e["approval_valid"], e["outcome"]) for e in report["executions"]]
+    assert runs == [(erased, True, "complete")], (runs, report["findings"])
+    assert report["findings"] == [] and audit.returncode == 0, report["findings"]
 
 
 def test_a_start_the_index_read_then_erased_is_held_and_already_ran(

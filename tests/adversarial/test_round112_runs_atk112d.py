@@ -112,8 +112,16 @@ print(json.dumps({"ok": True, "t": t}))
 
 #: the git attacks a ``hook`` action makes on the shared repository mid-run
 HOOKS = {
-    # rv: the start commit reverted by the agent mid-run
-    "rv-1": 'git("revert", "--no-edit", "HEAD")\n',
+    # rv: the start commit reverted by the agent mid-run. Its own start, found by subject:
+    # "HEAD" was whatever the controller committed last, under load another plan's commit
+    # (the CI check of 2026-12-06 saw rv revert rc's complete, and the lab's own revert of
+    # rc then stopped on a conflict: all 98 ids errored); a revert that conflicts is undone
+    "rv-1": (
+        'own = git("log", "-1", "--format=%H", "--grep=^plangate: start plans/rv$")\n'
+        'git("revert", "--no-edit", own)\n'
+        'if os.path.exists(os.path.join(repo, ".git", "REVERT_HEAD")):\n'
+        '    git("revert", "--abort")\n'
+    ),
     # am: the start commit amended by the agent mid-run (same tree, the agent's commit)
     "am-1": 'git("commit", "-q", "--amend", "--no-edit", "--allow-empty")\n',
     # pe: the running plan's own file edited mid-run (action 3 retargeted, an action added)

@@ -162,35 +162,6 @@ def read_regular(path: Path, max_bytes: int | None = BOUNDED, *, root: Path | No
 OPERATOR_FILE_LIMIT = 4 * 1024 * 1024
 
 
-def file_blob_id(path: Path, *, root: Path | None = None) -> str:
-    """The git blob id of the regular file ``path``'s bytes, read in chunks whatever its
-    size (never through a link, never a FIFO: as :func:`read_regular`)."""
-    import hashlib
-
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-    folder = open_folder(root, path.parent) if root is not None else None
-    try:
-        fd = os.open(path.name if folder is not None else path, flags, dir_fd=folder)
-    finally:
-        if folder is not None:
-            os.close(folder)
-    with os.fdopen(fd, "rb") as handle:
-        st = os.fstat(handle.fileno())
-        if not stat.S_ISREG(st.st_mode):
-            raise UnsafePath(f"{path} is not a regular file; plangate never reads one")
-        digest = hashlib.sha1(b"blob %d\0" % st.st_size, usedforsecurity=False)
-        left = st.st_size
-        while left > 0:
-            chunk = handle.read(min(left, 1 << 20))
-            if not chunk:
-                break
-            digest.update(chunk)
-            left -= len(chunk)
-        if left or handle.read(1):
-            return ""  # it changed while read: no blob's id
-        return digest.hexdigest()
-
-
 def kind_of(mode: int) -> str:
     """What a file that is not a regular one is, in words."""
     if stat.S_ISDIR(mode):

@@ -21,7 +21,6 @@ from controller.approval import policy, recorded
 from controller.errors import (
     AttributeUnsupported,
     PlangateError,
-    PlanTooLarge,
     PushHeld,
     PushRefused,
     StorageFailed,
@@ -180,90 +179,6 @@ class Committing(ControllerCore):
             f"git restore --staged -- {state.file})"
         )
 
-    def _kept_by_person(self, paths: Sequence[str], head: str) -> tuple[set[str], set[str]]:
-        """Of ``paths``, the files of a plan's record other than its plan file that a commit
-        writes (a run's EXECUTION_LOG.md), those a person changed (local mode): (changed in
-        the working tree, staged in the index). Their commit lands all the same, with the
-        engine's bytes (an agent may rewrite the log at any moment: the run's record is
-        never left to it, nor held up by it); what the person left is not written over:
-        the working-tree file where it is not as committed (an untracked file where the
-        branch has none too, one that cannot be read), the index entry where it names
-        another blob than the committed one (round 122, log-edit-overwritten: killed in an
-        action, a person's line written into the log, staged or not, was lost to the
-        in-doubt outcome's checkout). Bytes equal to the committed blob as git compares
-        them, or to the controller's own last commit of the file (an index file of
-        someone's own moved HEAD past it, round 120), are no one's change. No file, a link
-        or a FIFO there holds no one's bytes: the checkout replaces it, never through it."""
-        tree: set[str] = set()
-        index: set[str] = set()
-        if self.config.remote is not None:
-            return tree, index
-        for path in paths:
-            sha = self.repo.blob_sha(head, path)
-            own: list[bytes | None] = []
-
-            def own_bytes(path: str = path, own: list[bytes | None] = own) -> bytes | None:
-                if not own:
-                    own.append(self._own_record_of(path, head))
-                return own[0]
-
-            if self._person_wrote(path, sha, own_bytes):
-                tree.add(path)
-            elif sha is None:
-                continue  # no file, none committed: no entry of anyone's to look for
-            if self.repo.index_holds(path, sha):
-                continue
-            ours = own_bytes()
-            if ours is None or not self.repo.index_holds(path, blob_id(ours)):
-                index.add(path)
-        return tree, index
-
-    def _person_wrote(
-        self, path: str, sha: str | None, own_bytes: Callable[[], bytes | None]
-    ) -> bool:
-        """Does the working tree's ``path`` hold bytes someone other than the controller
-        wrote (neither the committed blob ``sha`` nor the controller's own last version)?"""
-        target = self.repo.path / path
-        try:
-            raw = fsutil.read_regular(target, root=self.repo.path)
-        except FileNotFoundError:
-            return False
-        except PlanTooLarge:  # over what plangate reads (its own log stays under 1 MB)
-            try:
-                return sha is None or fsutil.file_blob_id(target, root=self.repo.path) != sha
-            except (OSError, PlangateError):
-                return True
-        except PlangateError:
-            return False  # a link or a FIFO: never read, never written through
-        except OSError:
-            return True  # a file that cannot be read is no one's the controller may replace
-        committed = None if sha is None else self.repo.blob(sha)
-        if committed is not None and self._worktree_bytes(path, committed, raw) == committed:
-            return False
-        ours = own_bytes()
-        return ours is None or self._worktree_bytes(path, ours, raw) != ours
-
-    def _own_record_of(self, path: str, head: str) -> bytes | None:
-        """``path`` (a plan's EXECUTION_LOG.md) as the controller's own last commit of it in
-        the plan's life wrote it (None: none, or it removed it)."""
-        from controller.git.ownrecord import last_own, life_of, written
-        from controller.service.statedir import is_own_commit
-
-        plan_id = str(PurePosixPath(path).parent)
-        state = self.index.plans.get(plan_id)
-        if state is None or not state.file:
-            return None
-        git = self._git_or_none
-        is_own = is_own_commit(self.config, self.own_commits)
-        try:
-            log = life_of(git, head, state.file, is_own).log
-            found = last_own(log, is_own)
-            record = next((r for r in log if found is not None and r.sha == found[0]), None)
-            text = None if record is None else written(git, record, path)
-        except PlangateError:
-            return None
-        return None if text is None else text.encode("utf-8", "surrogateescape")
-
     def _check_worktree_file(
         self, state: PlanState, head: str, execution: dict[str, Any] | None
     ) -> None:
@@ -361,7 +276,6 @@ class Committing(ControllerCore):
         before_ref: Callable[[str], None] | None = None,
         write_plan: bool = True,
         quotes: tuple[str, ...] = (),
-        kept: tuple[set[str], set[str]] = (set(), set()),
     ) -> str | None:
         """Commit an edit of one plan's file; during a batching pass, the edit may wait for
         the batch's commit (returns :data:`PENDING`; ``on_commit``, ``before_index`` and
@@ -375,8 +289,7 @@ class Committing(ControllerCore):
         body quotes (an error's :meth:`~controller.errors.PlangateError.quoted`), kept as
         written in the message (round 65). ``adopt``: an uncommitted file's bytes as ``git
         add`` would store them, the very bytes the adoption judged (round 78), edited and
-        committed. ``kept``: of ``extra``, the files whose working-tree file and whose index
-        entry a person changed (:meth:`_kept_by_person`): committed, not written there."""
+        committed."""
         head = self._head
         if base is not None:  # the caller knows the text to edit (an outcome: what ran)
             base_text: str | None = base
@@ -438,8 +351,6 @@ class Committing(ControllerCore):
             executed=executed,
             before_ref=before_ref,
             quotes=quotes,
-            keep_tree=frozenset(kept[0]),
-            keep_index=frozenset(kept[1]),
         )
         if self._batch is not None and (self._batch.entries or not self._batch.first_alone):
             self._batch.entries.append(entry)
@@ -636,18 +547,9 @@ class Committing(ControllerCore):
             if len(entries) == 1:
                 self._set_aside(entries[0].plan_id, entries[0].event, sha, exc)
 
-        keep_tree = frozenset(p for e in entries for p in e.keep_tree)
-        keep_index = frozenset(p for e in entries for p in e.keep_index)
         try:
             sha = self._write(
-                files,
-                self._head,
-                message,
-                on_commit,
-                before_index,
-                before_ref,
-                refused=set_aside,
-                keep=(keep_tree, keep_index),
+                files, self._head, message, on_commit, before_index, before_ref, refused=set_aside
             )
         except PushRefused as exc:
             if len(entries) > 1:  # a batch: one plan per commit, so only the refusing one waits
@@ -851,29 +753,22 @@ class Committing(ControllerCore):
         *,
         worktree: bool = True,
         refused: Callable[[str, PushRefused], None] | None = None,
-        keep: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset()),
     ) -> str:
-        """Commit ``files`` on ``head`` and move the branch there; in local mode (``worktree``)
-        write them into the working tree and point their index entries at them, except the
-        files of ``keep``: (working-tree files, index entries) a person changed, kept as
-        they are (round 122)."""
         holds: list[IndexHold] = []
-        tree_files = {p: d for p, d in files.items() if p not in keep[0]}
-        index_files = {p: d for p, d in files.items() if p not in keep[1]}
         # the mode each file keeps in the commit (100644 or 100755, never normalised: round
         # 87), the index entries and the working-tree files given the same
         modes: dict[str, int] = {}
         if self.config.remote is None and worktree:
             self._catch_up_tree()  # before its note is replaced by this commit's
             modes = self.repo.file_modes(head, list(files))
-            # a crash before the writes: recover_index (a kept file is never written back)
-            self.repo.note_index_update(index_files, head, modes, kept=keep[0])
+            # a crash before the writes: recover_index
+            self.repo.note_index_update(files, head, modes)
 
             def hold(sha: str) -> None:
                 """index.lock, from before the branch moves until the index holds the
                 commit's entries: a human's `git commit` between the two would build its
                 tree from the older entries and take the controller's change back."""
-                holds.append(self.repo.hold_index(index_files, modes))
+                holds.append(self.repo.hold_index(files, modes))
 
             before_ref = hold if before_ref is None else _then(before_ref, hold)  # last
         written: list[str] = []  # the message as sealed: what the index reads (round 98)
@@ -896,7 +791,7 @@ class Committing(ControllerCore):
             if self.config.remote is None:
                 write = partial(self.repo.write_worktree, modes=modes)
                 lagging = worktree and not (
-                    self._checkout_follows(sha, files) and self._write_tree(write, tree_files)
+                    self._checkout_follows(sha, files) and self._write_tree(write, files)
                 )
                 if before_index is not None:
                     before_index()
@@ -904,7 +799,7 @@ class Committing(ControllerCore):
                     index = partial(
                         self.repo.set_index_entries, hold=holds[0], stored=True, modes=modes
                     )
-                    self._write_tree(index, index_files)  # the commit stored the blobs
+                    self._write_tree(index, files)  # the commit stored the blobs
         finally:
             for held in holds:
                 held.release()  # unless written: nothing landed, or the tree lags
@@ -1142,10 +1037,6 @@ class _Entry:
     before_ref: Callable[[str], None] | None = None
     #: the plan author's text its body quotes, kept as written (round 65; notify: round 66)
     quotes: tuple[str, ...] = ()
-    #: files committed but not written into the working tree / the index: a person's change
-    #: of them is kept there (:meth:`Committing._kept_by_person`, round 122)
-    keep_tree: frozenset[str] = frozenset()
-    keep_index: frozenset[str] = frozenset()
 
 
 def _then(

@@ -494,6 +494,8 @@ class Outcomes(Committing):
         # started: the outcome commit records the run (subject, trailers, the run's log)
         # without writing the started plan back over the new one, which is judged on its own.
         another = holds_another(state, job.plan_hash) or self._holds_source(job.plan_id, head)
+        if self.config.remote is None and state is not None and not another:
+            self._check_uncommitted(state, head, execution)
 
         def mutate(text: str) -> str:
             if execution is None:
@@ -525,10 +527,6 @@ class Outcomes(Committing):
             base = ran
             if not extra:  # the commit must touch the plan's folder: audit and scans read it
                 extra = {f"{job.plan_id}/{LOG_NAME}": f"# {job.plan_id}\n\n{status}\n".encode()}
-        if self.config.remote is None and state is not None and not another:
-            self._check_uncommitted(state, head, execution)
-        # a person's change of the log (its working-tree file, its index entry) is kept there
-        kept = self._kept_by_person(list(extra), head)
         return self._commit_plan(
             file,
             event,
@@ -544,7 +542,6 @@ class Outcomes(Committing):
             after=after,
             on_drop=on_drop,
             quotes=error.quoted() if isinstance(error, PlangateError) else (),
-            kept=kept,
         )
 
     def _frozen_as_started(self, file: str, text: str, plan_id: str) -> str:

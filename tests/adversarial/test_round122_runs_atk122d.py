@@ -65,18 +65,6 @@ theirs". Repro::
     plangate run --once --config cfg.yml      # completed, nothing waits
     git diff --cached -- plans/x              # empty: the staged edit is gone from the index
 
-Fixed (2026-12-06, fix123r): the cause was ``WorkTree.recover_index``
-(controller/git/worktree.py), the one place a restart writes the shared index for a killed
-commit: it pointed every noted entry the checked-out commit holds at the controller's blob,
-whatever the index named by then (the working-tree file already had the "nobody's edit
-since" rule, ``_repair_file``; the index entry had it only for a branch moved past the
-commit, ``_moved_past``). Now both go through ``WorkTree._entry_owed``: an entry is set only
-while it still names what the killed controller left there (the parent's version, or no
-entry where the parent had none; what the working tree held at the commit; the committed
-blob); a staged edit, removal or conflict is the person's and kept. The outcome variants end
-``completed`` with the edit staged, the start variant waits "uncommitted" with it staged
-(``tests/service/test_index_lock_crash.py::test_an_entry_staged_since_a_landed_commit_is_kept``).
-
 **log-edit-overwritten** (4 ids: ``kept[t2-logwt, t2-logchmod, g2-logwt, g2-logstage]``):
 the controller SIGKILLed in action 2's tool. Before the restart a person writes a line into
 ``plans/x/EXECUTION_LOG.md`` (untracked: the start wrote no log; ``chmod 000`` after; or,
@@ -92,20 +80,6 @@ edits to a PLAN.yml plangate must write, the plan **waits**"; off the branch, ro
     echo 'person log edit' >> plans/x/EXECUTION_LOG.md   # (gated plan: also git add it)
     plangate run --once --config cfg.yml          # failed E_ACTION_IN_DOUBT, no wait
     grep -c 'person log edit' plans/x/EXECUTION_LOG.md; git diff --cached   # 0; empty
-
-Fixed (2026-12-06, fix123r): the outcome's (or pause's) commit wrote the engine's log into
-the working tree and the index whatever they held (``Committing._write``). The log is the
-controller's record and an agent may rewrite it at any moment (docs/execution.md;
-``tests/service/test_working_tree_forgery.py`` has the outcome commit over a forged
-uncommitted log), so waiting on it as on PLAN.yml would let any write to the log hold every
-outcome; instead the commit lands as ever and keeps the person's bytes where they are:
-``Committing._kept_by_person`` (the outcome, ``Outcomes._commit_outcome``) finds a log a
-person changed in the working tree (not the committed bytes nor the controller's own last
-version; an untracked or unreadable file) or staged in the index, and ``_write`` leaves that
-file out of its checkout and that entry out of its index write (and of the kill note, so a
-recovery never writes it back either). The run ends ``failed`` ``E_ACTION_IN_DOUBT``, the
-committed log the engine's, the person's line in the working tree (and staged, when it was):
-``git diff``/``git diff --cached`` show it (``tests/service/test_log_edit_kept.py``).
 
 **merged-back-start-unaudited** (2 ids: ``audit[ui1a-rhardmerge, t2-rhardmerge]``): the
 controller SIGKILLed in its first start's index write (``ui1a``) or in action 2's tool.
@@ -830,7 +804,8 @@ _REPLAY = _xf(
     "the erased start replayed under the controller's name (cherry-pick): adopted as its "
     "own, then the named remedy (restore) erases it and the plan is held for good",
 )
-KEPT_BROKEN: dict[str, Any] = {}  # staged-edit and log-edit classes: fixed (fix123r)
+KEPT_BROKEN = {x: _STAGED for x in ("ui2b-rmstage", "ui2a-rmstage", "ui1b-rmstage")}
+KEPT_BROKEN |= {x: _LOG for x in ("t2-logwt", "t2-logchmod", "g2-logwt", "g2-logstage")}
 AUDIT_BROKEN: dict[str, Any] = {}  # merged-back-start-unaudited: fixed (fix123h)
 # replayed-start-hold-unrestorable: fixed (fix123h)
 

@@ -300,9 +300,11 @@ def _tidy(lab: Lab) -> None:
     lock = lab.repo / ".git" / "index.lock"
     if lock.is_dir():
         lock.rmdir()
-    # ``ek``'s tool leaves the agent's ``git commit`` running (its editor sleeps 3 s), holding
-    # the lock: under load the pass can end first, so wait for that commit (bounded) as its
-    # owner would, rather than meet the lock (CI 2026-12-06: 219 setup errors)
+    # ``ek``'s tool leaves the agent's ``git commit`` running (its editor sleeps 3 s); the
+    # call's end stops it. Its lock, while it still holds one, is waited for (bounded) as its
+    # owner would. (CI 2026-12-06 and the stop of 2026-12-07: 219 setup errors; the cause was
+    # the stop's SIGKILL landing while git held the lock, leaving it stale for good. The stop
+    # now sends SIGTERM first, and git removes its lock: tests/execution/test_tool_cgroup.py.)
     deadline = time.monotonic() + 60
     while lock.is_file() and time.monotonic() < deadline:
         time.sleep(0.2)

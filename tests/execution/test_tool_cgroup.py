@@ -300,3 +300,122 @@ def test_start_up_sweeps_empty_cgroups_of_gone_controllers(tmp_path: Path) -> No
                     break
                 except OSError:
                     time.sleep(0.01)
+
+
+#: A tool that leaves a helper in a new session, which on SIGTERM writes ``termed`` and exits
+#: (``polite``) or ignores SIGTERM (``deaf``); the tool then exits (``exit``) or hangs
+#: (``hang``). The helper writes ``late`` if it lives 20 s.
+POLITE = r"""
+import os, signal, sys, time
+out, kind, tool = sys.argv[1], sys.argv[2], sys.argv[3]
+if os.fork() == 0:
+    os.setsid()
+    for n in (0, 1, 2):
+        os.dup2(os.open(os.devnull, os.O_RDWR), n)
+    def termed(*_):
+        open(os.path.join(out, "termed"), "w").write(str(os.getpid()))
+        os._exit(0)
+    signal.signal(signal.SIGTERM, termed if kind == "polite" else signal.SIG_IGN)
+    open(os.path.join(out, "helper"), "w").write(str(os.getpid()))
+    time.sleep(20)
+    open(os.path.join(out, "late"), "w").write(str(os.getpid()))
+    os._exit(0)
+for _ in range(6000):  # its handler is set (a loaded host may be slow)
+    if os.path.exists(os.path.join(out, "helper")):
+        break
+    time.sleep(0.01)
+if tool == "hang":
+    time.sleep(60)
+print("done")
+"""
+
+
+def _polite(tmp_path: Path, kind: str, tool: str) -> list[str]:
+    path = tmp_path / "polite.py"
+    path.write_text(POLITE)
+    return [sys.executable, str(path), str(tmp_path), kind, tool]
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state == b"Z"
+
+
+@CONTAINED
+def test_normal_end_gives_a_helper_its_sigterm_first(tmp_path: Path) -> None:
+    """A helper left behind is stopped as a timeout stops a group: SIGTERM, a grace, and
+    only then SIGKILL, so it can release what it holds."""
+    done = run_process(_polite(tmp_path, "polite", "exit"), stdin=b"", env=_env(), timeout=30,
+                       limit=4096)  # fmt: skip
+    assert done.exit_code == 0
+    assert (tmp_path / "termed").read_text() == (tmp_path / "helper").read_text()
+    assert _gone(int((tmp_path / "helper").read_text()))
+
+
+@CONTAINED
+def test_a_helper_deaf_to_sigterm_is_still_killed(tmp_path: Path) -> None:
+    seen: list[Spawned] = []
+    done = run_process(_polite(tmp_path, "deaf", "exit"), stdin=b"", env=_env(), timeout=30,
+                       limit=4096, on_spawn=seen.append)  # fmt: skip
+    assert done.exit_code == 0
+    assert not (tmp_path / "termed").exists()
+    assert _gone(int((tmp_path / "helper").read_text()))
+    assert seen[0].cgroup is not None and not _box_path(seen[0].cgroup).exists()
+
+
+@CONTAINED
+def test_timeout_gives_a_helper_out_of_the_group_its_sigterm(tmp_path: Path) -> None:
+    with pytest.raises(Overran):
+        run_process(_polite(tmp_path, "polite", "hang"), stdin=b"", env=_env(), timeout=10,
+                    limit=4096)  # fmt: skip
+    assert (tmp_path / "termed").exists()
+    assert _gone(int((tmp_path / "helper").read_text()))
+
+
+#: A tool that leaves ``git add`` running in ``repo`` (its clean filter sleeps, so git holds
+#: ``.git/index.lock`` meanwhile), in a session of its own, and exits once the lock is there.
+GIT_LEFT = r"""
+import os, subprocess, sys, time
+repo = sys.argv[1]
+subprocess.Popen(["git", "-c", "filter.slow.clean=sleep 30; cat", "add", "slow.txt"], cwd=repo,
+                 start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                 stderr=subprocess.DEVNULL)
+lock = os.path.join(repo, ".git", "index.lock")
+for _ in range(3000):
+    if os.path.exists(lock):
+        break
+    time.sleep(0.01)
+print("locked" if os.path.exists(lock) else "no lock")
+"""
+
+
+@CONTAINED
+def test_a_git_left_running_releases_the_index_lock(tmp_path: Path) -> None:
+    """A tool that leaves the agent's ``git`` running in the shared repository, holding
+    ``.git/index.lock``: the call's end stops it, and it must not leave the lock behind (that
+    would fail every later commit there, the controller's outcome commit included)."""
+    repo = tmp_path / "repo"
+    ident = {
+        "GIT_AUTHOR_NAME": "Agent", "GIT_AUTHOR_EMAIL": "agent@example.com",
+        "GIT_COMMITTER_NAME": "Agent", "GIT_COMMITTER_EMAIL": "agent@example.com",
+        "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "HOME": str(tmp_path),
+    }  # fmt: skip
+    env = {**_env(), **ident}
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True, env=env)
+    (repo / ".git" / "info" / "attributes").write_text("slow.txt filter=slow\n")
+    (repo / "note.txt").write_text("a staged note\n")
+    (repo / "slow.txt").write_text("filtered slowly\n")
+    subprocess.run(["git", "add", "note.txt"], cwd=repo, check=True, env=env)
+    tool = tmp_path / "git_left.py"
+    tool.write_text(GIT_LEFT)
+    done = run_process([sys.executable, str(tool), str(repo)], stdin=b"", env=env, timeout=60,
+                       limit=4096)  # fmt: skip
+    assert done.stdout == b"locked\n", done
+    assert not (repo / ".git" / "index.lock").exists()
+    status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, env=env,
+                            capture_output=True, text=True, check=True)  # fmt: skip
+    assert status.stdout == "A  note.txt\n?? slow.txt\n"  # the staged entry is still there
+    subprocess.run(["git", "commit", "-q", "-m", "later"], cwd=repo, check=True, env=env)

@@ -5,7 +5,10 @@ cannot catch a chain whose every member forks a child and exits faster than the 
 it (round 88, ``forkchurn``). A cgroup can: every process a member starts is born in it, no
 process of the tool's user can move out of it (that takes write access to the ``cgroup.procs``
 of a common ancestor: the controller's own cgroup), and ``cgroup.kill`` SIGKILLs every member
-at once, forks in flight included.
+at once, forks in flight included. Before that kill every member gets SIGTERM and
+:data:`TERM_GRACE` to end on its own (:func:`terminate`): a ``git`` a tool left running
+removes its lock files then, where a SIGKILL would leave ``.git/index.lock`` behind and stop
+every later commit in that repository, the controller's own included.
 
 Where: the controller's own cgroup v2 (``0::<path>`` in ``/proc/self/cgroup``, under the
 ``cgroup2`` mount read from ``/proc/self/mountinfo``) gets one child per call,
@@ -38,6 +41,7 @@ import errno
 import functools
 import os
 import re
+import signal
 import stat
 import subprocess
 import sys
@@ -57,6 +61,10 @@ SWITCH = "PLANGATE_TOOL_CGROUPS"
 PREFIX = "plangate-"
 #: Seconds to wait for a killed cgroup to empty before it is removed.
 EMPTY_WAIT = 5.0
+#: Seconds a process still in a call's cgroup has, after SIGTERM, to end on its own before
+#: ``cgroup.kill``: a ``git commit`` a tool left running removes its ``index.lock`` (a SIGKILL
+#: would leave the lock behind and stop every later commit in that repository).
+TERM_GRACE = 1.0
 _SH = "/bin/sh"
 _ENV = ("/usr/bin/env", "/bin/env")
 _JOIN = 'echo 0 2>/dev/null >"$0" || { echo "plangate: cannot enter cgroup $0" >&2; exit 125; }; '
@@ -282,12 +290,68 @@ def kill(box: Box) -> None:
         _write(box.path / "cgroup.kill", b"1")
 
 
-def remove(box: Box, wait: float = EMPTY_WAIT) -> bool:
-    """Kill what is left in ``box``, wait until it is empty, remove it; False if it would not
-    empty in ``wait`` seconds (left in place, a warning)."""
+def terminate(box: Box) -> int:
+    """SIGTERM every process in ``box`` and the cgroups below it; how many were signalled.
+
+    Each is signalled through a pidfd opened before its membership is read again from
+    ``/proc/<pid>/cgroup``, so a pid that ended and was reused by a process outside the box
+    in between is never signalled."""
+    signalled = 0
+    for pid in _members(box.path):
+        try:
+            fd = os.pidfd_open(pid)
+        except OSError:
+            continue  # gone already
+        try:
+            if _in_box(pid, box.name):
+                signal.pidfd_send_signal(fd, signal.SIGTERM)
+                signalled += 1
+        except OSError:
+            pass  # ended in between
+        finally:
+            os.close(fd)
+    return signalled
+
+
+def _members(path: Path) -> list[int]:
+    pids: list[int] = []
+    for folder, _subdirs, _files in os.walk(path):
+        with contextlib.suppress(OSError):
+            text = (Path(folder) / "cgroup.procs").read_text()
+            pids.extend(int(line) for line in text.split() if line.isdigit())
+    return pids
+
+
+def _in_box(pid: int, name: str) -> bool:
+    try:
+        text = Path(f"/proc/{pid}/cgroup").read_text()
+    except OSError:
+        return False
+    for line in text.splitlines():
+        if line.startswith("0::"):
+            where = line[3:]
+            return where == name or where.startswith(name.rstrip("/") + "/")
+    return False
+
+
+def _populated(box: Box) -> bool:
+    try:
+        return b"populated 1" in (box.path / "cgroup.events").read_bytes()
+    except OSError:
+        return False
+
+
+def remove(box: Box, wait: float = EMPTY_WAIT, grace: float = TERM_GRACE) -> bool:
+    """Stop what is left in ``box`` (SIGTERM, up to ``grace`` seconds to end, then SIGKILL to
+    the rest), wait until it is empty, remove it; False if it would not empty in ``wait``
+    seconds (left in place, a warning)."""
     with contextlib.suppress(OSError):
         os.rmdir(box.path)  # empty already (the common case: one syscall)
         return True
+    if grace > 0 and terminate(box):
+        ends = time.monotonic() + grace
+        while _populated(box) and time.monotonic() < ends:
+            time.sleep(_POLL)
     kill(box)  # every process of the subtree, cgroups the tool made below included
     deadline = time.monotonic() + wait
     while True:

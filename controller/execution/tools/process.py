@@ -25,7 +25,10 @@ A scan cannot catch a chain that forks and exits faster than it reads ``/proc`` 
 (:mod:`controller.execution.tools.cgroup`), entered before the tool runs any code, journaled
 in the spawn record (:attr:`Spawned.cgroup`). Every stop kills it whole (``cgroup.kill``:
 every member at once, forks in flight included) and removes it; so does a call's normal end,
-which kills a helper the tool left behind. The marker scan runs on every stop all the same.
+which stops a helper the tool left behind. Each of these first sends SIGTERM to every member
+and gives it :data:`~controller.execution.tools.cgroup.TERM_GRACE` to end (a ``git`` left
+running releases its locks), as a timeout does for the group. The marker scan runs on every
+stop all the same.
 """
 
 from __future__ import annotations
@@ -238,6 +241,8 @@ def kill_group(
     first, every process in the call's cgroup ``box`` (round 88: all at once, then removed)."""
     strays = [identify(pid) for pid in _descendants(proc.pid)]
     _signal_group(proc.pid, signal.SIGTERM)
+    if box is not None:
+        cgroup.terminate(box)  # the helpers that left the group get the same grace
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(KILL_GRACE)
     if box is not None:

@@ -24,6 +24,7 @@ def show(
     from controller.commands._shared import (
         as_git_stores,
         catalog_redactor,
+        checkout_holds,
         optional_config,
         plan_path,
         print_problems,
@@ -39,7 +40,8 @@ def show(
     written: dict[str, bytes] = {}
     source = source_name(plan_file) is not None
     if source:  # shown as the daemon converts it, as validate and hash read it (round 122)
-        plan, written = converted_source(plan_file, config, data=stored)
+        with checkout_holds(plan_file) as holds:  # and held where it holds it (round 123)
+            plan, written = converted_source(plan_file, config, data=stored, holds=holds)
     else:
         plan = load_plan(plan_file, config, data=stored)
     fmt = "json" if as_json else fmt

@@ -386,6 +386,37 @@ def test_show_renders_a_source_as_the_daemon_converts_it(tmp_path: Path, name: s
     assert f": {said['errors'][0]['code']}: " in broken.stderr, (said, broken.stderr)
 
 
+@pytest.mark.parametrize("hold", ["attributes", "link"])
+def test_show_of_a_source_the_daemon_holds_is_its_code(tmp_path: Path, hold: str) -> None:
+    """Round 123 (``show-ignores-source-hold``): a committed PLAN.md the daemon holds (the
+    committed ``.gitattributes`` hide it from a review; a symbolic link) was rendered by
+    ``show`` with a hash "not frozen" that nothing would ever freeze, while ``hash`` said the
+    code. ``show`` asks the same hold rules: the code, exit 1, no plan and no hash."""
+    examples = Path(__file__).resolve().parents[2] / "examples" / "formats"
+    source = (examples / "toon-plan-core.md").read_bytes()
+    folder = tmp_path / "plans" / "x"
+    folder.mkdir(parents=True)
+    if hold == "attributes":
+        (folder / "PLAN.md").write_bytes(source)
+        (tmp_path / ".gitattributes").write_text("plans/x/PLAN.md linguist-generated\n")
+        code = "E_ATTRIBUTE_UNSUPPORTED"
+    else:
+        (tmp_path / "notes").mkdir()
+        (tmp_path / "notes" / "real.md").write_bytes(source)
+        (folder / "PLAN.md").symlink_to("../../notes/real.md")
+        code = "E_UNSAFE_PATH"
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "add", "-A")
+    git(tmp_path, "-c", "user.name=A", "-c", "user.email=a@example.com", "commit", "-qm", "a")
+    assert code in run_cli("hash", "plans/x", cwd=tmp_path).stderr
+    for target in ("plans/x", "plans/x/PLAN.md"):
+        for fmt in ("text", "json", "markdown", "toon"):
+            shown = run_cli("show", target, "--format", fmt, cwd=tmp_path)
+            said = shown.stdout + shown.stderr
+            assert shown.returncode == 1 and code in said, (target, fmt, said)
+            assert "sha256:" not in said and "not frozen" not in said, (target, fmt, said)
+
+
 @pytest.mark.parametrize("target", ["plan", "dangling"])
 def test_the_readers_refuse_a_linked_plan_file_as_the_controller_holds_it(
     tmp_path: Path, target: str

@@ -52,7 +52,7 @@ PASS_ENV = frozenset(
         "XDG_CONFIG_HOME", "GNUPGHOME", "GPG_AGENT_INFO", "GPG_TTY", "SSH_AUTH_SOCK",
         "SSH_AGENT_PID", "SSH_ASKPASS", "http_proxy", "https_proxy", "HTTP_PROXY",
         "HTTPS_PROXY", "no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY", "SSL_CERT_FILE",
-        "SSL_CERT_DIR", "CURL_CA_BUNDLE",
+        "SSL_CERT_DIR", "CURL_CA_BUNDLE", "EMAIL",
     }
 )  # fmt: skip
 PASS_PREFIXES = ("GIT_", "LC_")

@@ -827,7 +827,18 @@ class WorkTree(Objects):
         """The identity git would use for a new commit (``git var GIT_AUTHOR_IDENT``)."""
         ident = self.run("var", f"GIT_{kind}_IDENT").strip()
         name, _, rest = ident.partition(" <")
-        return Person(name, rest.split(">", 1)[0])
+        person = Person(name, rest.split(">", 1)[0])
+        try:  # git stores the bytes as given; a commit message and its readers are UTF-8
+            (person.name + person.email).encode("utf-8")
+        except UnicodeEncodeError:
+            from controller.errors import UsageError
+
+            raise UsageError(
+                f"your git {kind.lower()} identity is not valid UTF-8",
+                remedy=f"set GIT_{kind}_NAME and GIT_{kind}_EMAIL (or user.name and "
+                "user.email) to UTF-8 text",
+            ) from None
+        return person
 
     def worktree_changes(self, paths: Sequence[str]) -> tuple[set[str], set[str]]:
         """(modified tracked files, untracked files) under ``paths`` in the working tree.

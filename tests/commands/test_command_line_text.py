@@ -118,3 +118,55 @@ def test_a_path_that_is_not_utf8_keeps_the_path_rule(frozen: tuple[Path, Path]) 
     )  # fmt: skip
     assert done.returncode == 1 and "E_UNSAFE_PATH" in done.stderr, done.stderr
     assert "not UTF-8 text" not in done.stderr
+
+
+@pytest.mark.parametrize("kind", ["AUTHOR", "COMMITTER"])
+@pytest.mark.parametrize("command", ["approve", "reject"])
+def test_an_identity_that_is_not_utf8_is_a_usage_error(
+    frozen: tuple[Path, Path], kind: str, command: str
+) -> None:
+    """A git identity given in the environment as bytes that are not UTF-8 (round 122, noted:
+    ``GIT_AUTHOR_NAME=$'Al\\xffice' plangate approve`` was an internal error when the commit
+    object was written): ``E_USAGE`` naming the identity, a remedy, nothing committed."""
+    repo, config = frozen
+    head = git(repo, "rev-parse", "HEAD")
+    env = {os.fsencode(k): os.fsencode(v) for k, v in os.environ.items()}
+    who = AGENT if command == "reject" else ALICE
+    env.update({os.fsencode(k): v.encode() for k, v in identity(*who).items()})
+    env[f"GIT_{kind}_NAME".encode()] = b"Al\xffice"
+    done = subprocess.run(
+        [os.fsencode(sys.executable), b"-m", b"controller", command.encode(), b"plans/greet",
+         b"-m", b"a reason", b"--config", os.fsencode(config)],
+        cwd=repo, env=env, capture_output=True, timeout=120, check=False,
+    )  # fmt: skip
+    said = (done.stdout + done.stderr).decode("utf-8", "replace")
+    assert done.returncode == 2 and "internal error" not in said, said
+    assert f"E_USAGE: your git {kind.lower()} identity is not valid UTF-8" in said, said
+    assert f"remedy: set GIT_{kind}_NAME" in said, said
+    assert git(repo, "rev-parse", "HEAD") == head and git(repo, "status", "--porcelain") == ""
+
+
+def test_an_identity_from_email_alone_is_gits(tmp_path: Path) -> None:
+    """git takes the address from ``EMAIL`` when no ``user.email`` is set (git-commit(1),
+    "COMMIT INFORMATION"); ``git var GIT_AUTHOR_IDENT`` says so. plangate's git children did
+    not see ``EMAIL``: ``approve`` was refused "Author identity unknown" (round 122, noted)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write_plan(repo)
+    commit_all(repo, "an agent's plan", AGENT)
+    config = tmp_path / "plangate.yml"
+    config.write_text(
+        f"repo: {repo}\nstate_dir: {tmp_path / 'state'}\n"
+        "approval: {approvers: [alice@example.com]}\ntools: {greet: {kind: echo}}\n"
+    )
+    assert run_cli("run", "--once", "--config", str(config)).returncode == 0
+    bare = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and k != "EMAIL"}
+    env = {**bare, "EMAIL": "alice@example.com", "HOME": str(tmp_path),
+           "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "controller", "approve", "plans/greet", "--config", str(config)],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert git(repo, "log", "-1", "--format=%ae").strip() == "alice@example.com"

@@ -347,10 +347,13 @@ class Commits(Objects, Refs, Signing):
         sign: bool = False,
         before_ref: Callable[[str], None] | None = None,
         seal: Callable[[str, str], str] | None = None,
+        old: str | None = None,
     ) -> str | None:
         """Commit ``files`` on top of ``parent`` and move ``branch`` there.
 
         Returns the new commit, or None when ``branch`` moved meanwhile (nothing changed).
+        ``old``: what ``branch`` must point at for the move (default ``parent``; the zero id
+        for a branch made by this very commit, so a refused commit leaves no branch behind).
         ``before_ref`` is called with the new commit before the branch moves (the controller
         records what it made before anyone can see it). ``seal`` (tree, message) gives the
         message to write once the tree is known (the controller's seal binds both).
@@ -378,7 +381,7 @@ class Commits(Objects, Refs, Signing):
             self.verify_written()  # before anyone's branch names what the shared store holds
             if before_ref is not None:
                 before_ref(sha)
-            if not self.update_ref(f"refs/heads/{branch}", sha, parent):
+            if not self.update_ref(f"refs/heads/{branch}", sha, parent if old is None else old):
                 return None
             if self.store is not None and parent in self._present:  # a whole parent: whole
                 self.made_whole(sha, ref=f"refs/heads/{branch}", parent=parent)

@@ -496,6 +496,19 @@ class Refs(RepoBase):
             commit = parents[0].decode()
         return False
 
+    def ref_clash(self, ref: str) -> str | None:
+        """The branch whose name keeps git from making ``ref`` (``refs/heads/a`` for
+        ``refs/heads/a/b``, or ``refs/heads/a/b/c`` for ``refs/heads/a/b``: a ref is never
+        both a name and a folder of names), as its short name; None when nothing does."""
+        parts = ref.split("/")
+        for depth in range(3, len(parts)):
+            above = "/".join(parts[:depth])
+            if self.run_raw("rev-parse", "--verify", "-q", above).returncode == 0:
+                return above.removeprefix("refs/heads/")
+        below = self.run_raw("for-each-ref", "--count=1", "--format=%(refname)", f"{ref}/")
+        name = below.stdout.decode("utf-8", "replace").strip()
+        return name.removeprefix("refs/heads/") or None
+
     def update_ref(self, ref: str, new: str, old: str | None) -> bool:
         """Compare-and-swap a ref; False when it no longer points at ``old``. A lock file
         git could not create that is still there after a short wait (a crashed git left

@@ -275,7 +275,7 @@ class AgentApi:
         for attempt in range(8):
             if attempt:
                 time.sleep(min(0.025 * 2**attempt, 1.0))
-            parent = self._parent(repo, branch, watched)
+            parent, old = self._parent(repo, branch, watched)
             rel = self._plan_file(repo, parent, folder) or rel
             self._check_nested(repo, parent, folder, pull_request)
             self._check_own_folder(repo, parent, folder)
@@ -305,6 +305,7 @@ class AgentApi:
                     message=message,
                     author=person,
                     committer=person,
+                    old=old,  # the branch is made by this commit, after every check
                 )
             if sha is not None:
                 if not pull_request:
@@ -334,7 +335,12 @@ class AgentApi:
                 return
 
     @staticmethod
-    def _parent(repo: GitRepo, branch: str, watched: str) -> str:
+    def _parent(repo: GitRepo, branch: str, watched: str) -> tuple[str, str]:
+        """(the commit a submission on ``branch`` goes on top of, what ``branch`` points at
+        now: the zero id for a pull request's branch not made yet). The branch is made by the
+        submission's own commit, never before its checks (round 123,
+        ``refused-pr-submit-leaves-branch``: a refused submission left ``<prefix><slug>``
+        behind, and a later branch name under it could never be made)."""
         head = repo.branch_head(watched)
         if head is None:
             raise GitError(
@@ -342,12 +348,20 @@ class AgentApi:
                 remedy="make a first commit in the plans repo",
             )
         if branch == watched:
-            return head
+            return head, head
         existing = repo.branch_head(branch)
         if existing is not None:
-            return existing
-        repo.update_ref(f"refs/heads/{branch}", head, "0" * 40)
-        return repo.branch_head(branch) or head
+            return existing, existing
+        clash = repo.ref_clash(f"refs/heads/{branch}")
+        if clash is not None:
+            raise UsageError(
+                f"the branch {branch} cannot be made: the branch {clash} is in its way "
+                "(git keeps no branch inside another's name)",
+                quotes=(branch, clash),
+                remedy=f"delete the branch {clash} if it is stale (`git branch -D {clash}`), "
+                "or submit under another slug",
+            )
+        return head, "0" * 40
 
     def _check_nested(self, repo: GitRepo, parent: str, folder: str, pull_request: bool) -> None:
         """E_UNSAFE_PATH, nothing committed, for a folder in a repository of its own below the

@@ -1425,3 +1425,36 @@ def test_a_call_of_another_shape_is_e_usage_in_the_error_shape(
     shape = json.loads(text[text.index("{") :])
     assert shape["ok"] is False and shape["code"] == "E_USAGE", shape
     assert shape["path"] == named and shape["remedy"], shape
+
+
+def test_a_refused_pull_request_submit_makes_no_branch(repo: Path, tmp_path: Path) -> None:
+    """Round 123 (``refused-pr-submit-leaves-branch``): ``submit`` with ``pull_request: true``
+    made ``<prefix><slug>`` before its checks, so a refusal (a completed plan, a slug inside
+    another plan's folder) left the branch behind, and ``plangate/done/x`` then kept
+    ``plangate/done`` from ever being made (``E_GIT`` "kept moving ... submit again"). A
+    refusal makes no branch; a branch name another branch blocks is ``E_USAGE`` naming it."""
+    (repo / "plans" / "done").mkdir(parents=True)
+    (repo / "plans" / "done" / "PLAN.yml").write_text(
+        PLAN.replace("status: pending_approval", "status: completed")
+    )
+    commit_all(repo, "plans", AGENT)
+    git(repo, "branch", "plangate/held/inner")  # someone's branch, in the way of plangate/held
+    config = write_config(tmp_path, repo)
+    seen: dict[str, Any] = {}
+
+    async def body(session: Session) -> None:
+        for slug in ("done", "done/x"):
+            seen[slug] = await call_error(session, "submit", plan=PLAN, slug=slug,
+                                          pull_request=True)  # fmt: skip
+        seen["held"] = await call_error(session, "submit", plan=PLAN, slug="held",
+                                        pull_request=True)  # fmt: skip
+        seen["fresh"] = await call(session, "submit", plan=PLAN, slug="fresh", pull_request=True)
+
+    with_agent(config, body)
+    assert seen["done"]["code"] == "E_ILLEGAL_TRANSITION"
+    assert seen["done/x"]["code"] == "E_USAGE"
+    assert seen["held"]["code"] == "E_USAGE", seen["held"]
+    assert "plangate/held/inner" in seen["held"]["message"] and seen["held"]["remedy"]
+    branches = git(repo, "branch", "--format=%(refname:short)").split()
+    assert sorted(branches) == ["main", "plangate/fresh", "plangate/held/inner"], branches
+    assert git(repo, "rev-parse", "plangate/fresh").strip() == seen["fresh"]["commit"]

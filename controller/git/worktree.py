@@ -15,7 +15,7 @@ import shlex
 import stat
 import tempfile
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
@@ -455,7 +455,7 @@ class WorkTree(Objects):
         while len(kept) > CHECKOUTS_KEPT:
             del kept[next(iter(kept))]
 
-    def index_holds(self, path: str, sha: str) -> bool:
+    def index_holds(self, path: str, sha: str | None) -> bool:
         """Does the index's entry of ``path`` name the blob ``sha`` (stage 0, one entry)?
         A staged edit, a staged removal (``git rm --cached``) or a conflict says no: an
         uncommitted change of the file that an index write of the controller's would
@@ -463,7 +463,10 @@ class WorkTree(Objects):
         entry back). No git process while the index is still the file this process's own
         last write left and that write, or one before it on the same file, set the entry
         (:meth:`_note_own_index`: a run's outcome after its start); else ``git ls-files``,
-        which reads no working-tree file and takes no lock."""
+        which reads no working-tree file and takes no lock. ``sha`` None: does the index
+        have no entry of ``path`` (:meth:`_indexed`)?"""
+        if sha is None:
+            return not self._indexed(path)
         own = self._own_index
         index = self.git_dir / "index"
         if own is not None and own[1].get(path) == sha and own[0] == _stat_key(index):
@@ -525,12 +528,14 @@ class WorkTree(Objects):
         files: Mapping[str, bytes | None],
         parent: str,
         modes: Mapping[str, int] | None = None,
+        kept: Collection[str] = (),
     ) -> None:
         """Before a commit of ``files`` on ``parent`` moves the branch: note the entries it
         sets, so that a controller killed before it wrote them into the working tree and the
         index (:meth:`recover_index`) can still make both agree with the commit. Only with
         :attr:`index_lock_note`. ``modes``: :meth:`file_modes` of ``parent`` (asked when not
-        given), the modes the commit keeps."""
+        given), the modes the commit keeps. ``kept``: files whose working-tree bytes are a
+        person's, never written back (noted as holding nothing of the controller's)."""
         if self.index_lock_note is None:
             return
         if modes is None:
@@ -541,6 +546,8 @@ class WorkTree(Objects):
                 sha = blob_id(read_regular(self.path / path, root=self.path))
             except (OSError, PlangateError):
                 sha = "-"  # none, or a link: never written through
+            if path in kept:
+                sha = "!"  # a person's: matches no version _repair_file writes over
             held.append(f"{sha}\t{path}\0")
         self._note_context = (parent + "\n" + "".join(held)).encode("utf-8", "surrogateescape")
         write_note(self.index_lock_note, self._noted(b"-", _index_records(files, modes)))
@@ -663,21 +670,51 @@ class WorkTree(Objects):
         landed = [record for record in noted if self._at_head(record)]
         for record in landed:
             self._repair_file(record, parent, held)
-        landed += self._moved_past(noted, landed, parent)
-        if landed:
-            self._update_index(b"".join(record + b"\0" for record in landed))
+        owed = [record for record in landed if self._entry_owed(record, parent, held)]
+        owed += self._moved_past(noted, landed, parent, held)
+        if owed:
+            self._update_index(b"".join(record + b"\0" for record in owed))
         note.unlink(missing_ok=True)
         return released
 
+    def _entry_owed(self, record: bytes, parent: str | None, held: dict[bytes, str]) -> bool:
+        """Is the index entry of this noted record still the killed controller's to set: it
+        names the version the commit replaced (the parent's blob; no entry where the parent
+        had no file), what the working tree held when the commit was made (the controller's
+        own earlier bytes, an index left behind them), or the committed blob itself? An
+        entry anyone staged since (an edit, a removal, a conflict) is theirs and is kept,
+        as the working-tree file is (:meth:`_repair_file`): round 122, staged-edit-unstaged
+        (killed inside its index write, the stale lock removed, a person's ``git add`` of
+        PLAN.yml was pointed back at the controller's blob by the restart)."""
+        meta, _, raw_path = record.partition(b"\t")
+        path = raw_path.decode("utf-8", "surrogateescape")
+        want = meta.split()[-1].decode("ascii")
+        try:
+            before = self.blob_sha(parent, path) if parent is not None else None
+        except GitError:
+            return False
+        was = held.get(raw_path, "-")
+        for sha in {want, before or ZERO, was if was != "-" else ZERO}:
+            if sha == ZERO and not self._indexed(path):
+                return True  # no entry: the parent had no file, or the commit removes it
+            if sha != ZERO and self.index_holds(path, sha):
+                return True
+        return False
+
     def _moved_past(
-        self, noted: list[bytes], landed: list[bytes], parent: str | None
+        self,
+        noted: list[bytes],
+        landed: list[bytes],
+        parent: str | None,
+        held: dict[bytes, str] | None = None,
     ) -> list[bytes]:
         """Of the ``noted`` records the checked-out commit no longer holds: those whose
         commit landed all the same (a child of ``parent`` on the branch's ancestry path that
         holds every record), where the branch moved past it (someone's commit of the file
         through another index file before this start, round 66's restart under load), and
-        whose index entry still names the version the commit replaced, as the killed
-        controller left it. The index entry is what it owed: its own committed blob, which
+        whose index entry is still the killed controller's to set (:meth:`_entry_owed`: it
+        names the version the commit replaced, as that controller left it). The index entry
+        is what it owed: its own committed blob, which
         the outcome's staged check reads as no one's change (``controller_blob``); a file or
         an entry anyone changed since is theirs and is left alone. Nothing is written into
         the working tree: the branch holds a later version of it."""
@@ -687,7 +724,6 @@ class WorkTree(Objects):
         wanted = [r.partition(b"\t")[0].split()[-1].decode("ascii") for r in noted]
         try:
             listed = self.run("rev-list", "--ancestry-path", "--parents", f"{parent}..HEAD")
-            before = [self.blob_sha(parent, path) for path in paths]
         except GitError:
             return []
         children = [
@@ -704,9 +740,8 @@ class WorkTree(Objects):
             if holds:
                 return [
                     record
-                    for record, path, was in zip(noted, paths, before, strict=True)
-                    if record not in landed
-                    and (self.index_holds(path, was) if was else not self._indexed(path))
+                    for record in noted
+                    if record not in landed and self._entry_owed(record, parent, held or {})
                 ]
         return []
 

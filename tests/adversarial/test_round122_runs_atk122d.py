@@ -65,6 +65,19 @@ theirs". Repro::
     plangate run --once --config cfg.yml      # completed, nothing waits
     git diff --cached -- plans/x              # empty: the staged edit is gone from the index
 
+Fixed (2026-12-07, fix124r; first written as fix123r, reverted with that merge's log rule):
+the cause was ``WorkTree.recover_index`` (controller/git/worktree.py), the one place a
+restart writes the shared index for a killed commit: it pointed every noted entry the
+checked-out commit holds at the controller's blob, whatever the index named by then (the
+working-tree file already had the "nobody's edit since" rule, ``_repair_file``; the index
+entry had it only for a branch moved past the commit, ``_moved_past``). Now both go through
+``WorkTree._entry_owed``: an entry is set only while it still names what the killed
+controller left there (the parent's version, or no entry where the parent had none; what
+the working tree held at the commit; the committed blob); a staged edit, removal or conflict
+is the person's and kept. The outcome variants end ``completed`` with the edit staged, the
+start variant waits "uncommitted" with it staged
+(``tests/service/test_index_lock_crash.py::test_an_entry_staged_since_a_landed_commit_is_kept``).
+
 **log-edit-overwritten** (4 ids: ``kept[t2-logwt, t2-logchmod, g2-logwt, g2-logstage]``):
 the controller SIGKILLed in action 2's tool. Before the restart a person writes a line into
 ``plans/x/EXECUTION_LOG.md`` (untracked: the start wrote no log; ``chmod 000`` after; or,
@@ -804,8 +817,10 @@ _REPLAY = _xf(
     "the erased start replayed under the controller's name (cherry-pick): adopted as its "
     "own, then the named remedy (restore) erases it and the plan is held for good",
 )
-KEPT_BROKEN = {x: _STAGED for x in ("ui2b-rmstage", "ui2a-rmstage", "ui1b-rmstage")}
-KEPT_BROKEN |= {x: _LOG for x in ("t2-logwt", "t2-logchmod", "g2-logwt", "g2-logstage")}
+# staged-edit-unstaged: fixed (fix124r)
+KEPT_BROKEN: dict[str, Any] = {
+    x: _LOG for x in ("t2-logwt", "t2-logchmod", "g2-logwt", "g2-logstage")
+}
 AUDIT_BROKEN: dict[str, Any] = {}  # merged-back-start-unaudited: fixed (fix123h)
 # replayed-start-hold-unrestorable: fixed (fix123h)
 

@@ -370,6 +370,28 @@ def test_an_entry_staged_since_a_moved_past_commit_is_kept(tmp_path: Path, repo:
     assert git(repo, "ls-files", "README") == ""
 
 
+def test_an_entry_staged_since_a_landed_commit_is_kept(tmp_path: Path, repo: Path) -> None:
+    """The controller's commit landed and its working tree was written, then it was killed
+    inside its index write; a person removed the stale lock, edited the file and staged it
+    before the restart (round 122, staged-edit-unstaged). The restart points at the commit
+    only the entries still as the killed controller left them (README's removal): the
+    person's staged entry and their working file are theirs, kept (it used to point the
+    entry back at the controller's blob, the staged edit gone from ``git diff --cached``)."""
+    _noted_commit(tmp_path, repo, lands=True)
+    (repo / "plans" / "x" / "PLAN.yml").write_text("plan: new\n# a person's staged line\n")
+    git(repo, "add", "plans/x/PLAN.yml")
+    staged = _index_blob(repo, "plans/x/PLAN.yml")
+
+    recovering = GitRepo(repo)
+    recovering.index_lock_note = tmp_path / "index-lock"
+    recovering.recover_index()
+    assert _index_blob(repo, "plans/x/PLAN.yml") == staged
+    assert "a person's staged line" in git(repo, "diff", "--cached", "--", "plans/x")
+    assert (repo / "plans" / "x" / "PLAN.yml").read_text().endswith("staged line\n")
+    assert git(repo, "ls-files", "README") == ""  # the entry it still owed: set
+    assert not (tmp_path / "index-lock").exists()
+
+
 def test_a_commit_that_never_landed_is_not_found_past_the_branch(
     tmp_path: Path, repo: Path
 ) -> None:

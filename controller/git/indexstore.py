@@ -42,7 +42,7 @@ _MEMORY_TABLES = {
     "originators": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "140"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "143"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -418,6 +418,10 @@ INDEX_VERSION = "140"  # 3: risk and estimate per plan; 4: approval identities, 
 # counted for nobody) and each plan's ``versions``: who may withdraw a plan reads them
 # (round 119, author-withdrawal-lost-to-another-copy): rebuilt so an author's ignored
 # withdrawal counts
+# 143: a merged branch's rejection or abort is judged where its merge is on the first-parent
+# line, after the merge's own changes, not at the scan's end (round 122, merged-draft-
+# rejection-judged-after-submit): rebuilt so one read in the same scan as a later commit of
+# the line is judged as a pass between them (and the audit) judge it
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
 _FIELDS = tuple(f.name for f in fields(PlanState))

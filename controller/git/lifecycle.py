@@ -384,6 +384,7 @@ class Lifecycle(IndexStore):
 
     def apply(self, repo: GitRepo, record: CommitRecord, sink: EventSink | None = None) -> None:
         """Apply one first-parent commit to the index."""
+        self._apply_side_before(record.sha, sink)  # what the merges before it withdrew
         self._record, self._origin_repo = record, repo
         if self._seen is not None:
             self._note_seen(record)
@@ -477,6 +478,7 @@ class Lifecycle(IndexStore):
             self._add_authors(folder_key(target) + _HELD, held)
         self._key_versions()
         self._forget_emptied(repo, record)
+        self.apply_side_withdrawals(sink, record.sha)  # the merge's own: after its changes
 
     def _note_logs(self, record: CommitRecord, plan_ids: set[str]) -> None:
         """Record ``record`` as the last commit of these plans' logs (round 66: a reader of
@@ -1977,7 +1979,8 @@ class Lifecycle(IndexStore):
         first merge of the first-parent line (oldest first) whose other parents reach it."""
         found, self._side_found = self._side_found, []
         lapses, self._side_lapse_found = self._side_lapse_found, []
-        if not found and not lapses:
+        unplaced = [i for i, entry in enumerate(self._side) if entry[0] is None]
+        if not found and not lapses and not unplaced:
             return
         spec = f"{since}..{until}" if since else until
         parents: dict[str, list[str]] = {}
@@ -2000,6 +2003,9 @@ class Lifecycle(IndexStore):
             self._side_made.append((owner.get(side, len(order)), plan_hash, people, side))
         for side, key, first in lapses:
             self._side_lapses.append((owner.get(side, len(order)), key, first))
+        for i in unplaced:  # a withdrawal: applied after its merge's own changes (apply)
+            _, *rest = self._side[i]
+            self._side[i] = (owner.get(rest[1].sha, len(order)), *rest)
 
     def flush_side_made(self, upto: str | None = None) -> None:
         """Count the makings of merged branches brought in by merges up to ``upto`` on the
@@ -2010,8 +2016,11 @@ class Lifecycle(IndexStore):
         if upto is None:  # a merge applied reads them first (apply)
             self._lapse_side_taken(None)
         stop = self._line_at.get(upto, -1) if upto is not None else None
-        if stop == -1:
-            return
+        if stop != -1:
+            self._flush_side_to(stop)
+
+    def _flush_side_to(self, stop: int | None) -> None:
+        """:meth:`flush_side_made` up to the line's position ``stop`` (None: all)."""
         kept = []
         for position, plan_hash, people, side in self._side_made:
             if stop is None or position <= stop:
@@ -2030,7 +2039,7 @@ class Lifecycle(IndexStore):
                 self._mark_lapsed(key, first)
             else:
                 self._side_lapses.append((position, key, first))
-        if not kept and not self._side_lapses:
+        if not kept and not self._side_lapses and not self._side_due():
             self._line_at = {}
 
     def _lapse_side_taken(self, upto: str | None, repo: GitRepo | None = None) -> None:
@@ -2047,7 +2056,13 @@ class Lifecycle(IndexStore):
         ``approved`` lapses it as any commit of the line does, dated as before (``repo``:
         to read it; round 71, :meth:`_lapse_maker`)."""
         stop = self._line_at.get(upto, -1) if upto is not None else None
-        for position, key, first in self._side_lapses if stop != -1 else ():
+        if stop != -1:
+            self._lapse_taken_to(stop, upto, repo)
+
+    def _lapse_taken_to(self, stop: int | None, upto: str | None, repo: GitRepo | None) -> None:
+        """:meth:`_lapse_side_taken` up to the line's position ``stop`` (None: all), the
+        commit there being ``upto`` (read with ``repo``)."""
+        for position, key, first in self._side_lapses:
             if (stop is not None and position > stop) or not first.startswith(_TAKEN):
                 continue
             plan_id, sha, status = first.removeprefix(_TAKEN).split("\0")
@@ -4333,6 +4348,9 @@ class Lifecycle(IndexStore):
         (git's default history simplification would hide that side). What they made counts
         from the merge that brought it (:meth:`flush_side_made`)."""
         self.flush_side_made()  # an earlier call's, not yet applied: they came before
+        # an earlier call's withdrawals not yet applied: placed on another line's positions,
+        # applied at the end (:meth:`apply_side_withdrawals`)
+        self._side = [(_AT_END, *entry[1:]) for entry in self._side]
         moves: list[tuple[list[tuple[str, str]], list[tuple[str, str]]]] = []
         #: this call's merged commits under the controller's name not its own, and why (the
         #: audit flags them: round 66, a look-alike ``complete`` on a review branch)
@@ -4631,8 +4649,10 @@ class Lifecycle(IndexStore):
         """A rejection or abort made on a branch merged into the watched branch: the merge
         may resolve the plan's status to anything (a conflict resolved to ``approved``, a
         fast-forward that puts the withdrawal behind a second parent), and a withdrawal
-        still wins in any order of commits (round 8). Kept until the scan's commits are
-        applied (:meth:`apply_side_withdrawals`)."""
+        still wins in any order of commits (round 8). Kept until the merge that brought it is
+        applied on the first-parent line (:meth:`_place_side_made`,
+        :meth:`apply_side_withdrawals`: after that merge's own changes, before the line's next
+        commit), so it is judged against the plan as that merge left it (round 122)."""
         if change.new_blob is None:
             return
         plan_id = plan_id_of(change.path, self.plans_dir)
@@ -4661,7 +4681,7 @@ class Lifecycle(IndexStore):
             # held at that commit (more than one claim by the one rule): the withdrawal of
             # another version there vetoes it as a held plan's does (apply_side_withdrawals)
             held = len(self._plan_files(repo, commit.sha, owner, walk=True)) > 1
-            self._side.append((owner, commit, facts.status, facts.hash, floor, held))
+            self._side.append((None, owner, commit, facts.status, facts.hash, floor, held))
 
     def _side_lapse(self, repo: GitRepo, commit: CommitRecord, change: FileChange) -> None:
         """A decision taken back on a branch merged into the watched branch: a commit there
@@ -4746,14 +4766,59 @@ class Lifecycle(IndexStore):
                 return float(when)
         return 0.0
 
-    def apply_side_withdrawals(self, sink: EventSink | None = None) -> None:
+    def _side_due(self) -> bool:
+        """Whether a merged branch's withdrawal waits for its merge on the line (placed)."""
+        return any(entry[0] is not None and entry[0] < _AT_END for entry in self._side)
+
+    def _apply_side_before(self, upto: str, sink: EventSink | None) -> None:
+        """Before the line's commit ``upto`` is applied: the withdrawals that merges before
+        it brought (merges that changed no plan file, so no commit applied: their branch
+        held the line's content, ``-s ours``), each merge's in turn with the makings and
+        take-backs it brought first, as the audit reads such a merge (round 122)."""
+        stop = self._line_at.get(upto, -1)
+        if stop <= 0 or not self._side:
+            return
+        for position in sorted({e[0] for e in self._side if e[0] is not None and e[0] < stop}):
+            self._lapse_taken_to(position, None, None)
+            self._flush_side_to(position)
+            self._apply_side_at(position, sink)
+
+    def apply_side_withdrawals(
+        self, sink: EventSink | None = None, upto: str | None = None
+    ) -> None:
         """Apply the withdrawals found on merged branches to the plans they withdraw (the
         version they were made for, by someone entitled to withdraw it), as withdrawals on
         the branch itself are: an approval not acted on lapses, an abort of a run is recorded
-        by the controller's abort commit, and the audit hears of each (round 14)."""
-        self.flush_side_made()
-        side, self._side = self._side, []
-        for plan_id, commit, status, plan_hash, floor, held in side:
+        by the controller's abort commit, and the audit hears of each (round 14). ``upto``: a
+        commit of the first-parent line just applied, those its merge (or the merges before
+        it) brought, in the line's order; None: every one left (the scan's end).
+
+        Round 122 (``merged-draft-rejection-judged-after-submit``): a scan applied them all
+        at its end, so a withdrawal was judged against the plan as the scan's LAST commit left
+        it, not as the merge that brought it did: the agent's rejection of its draft on a
+        branch, merged, then the draft submitted in the same push, was a withdrawal of the
+        pending plan ("rejected by agent@example.com"), where a pass between the merge and the
+        submission (and the fresh-clone audit, which applies them after each merge) ignored
+        it: a draft has no author withdrawers. Each is now applied where its merge is on the
+        line (:meth:`_place_side_made`), after that merge's own changes (:meth:`apply`), so a
+        cold scan, a live controller whatever its passes, and the audit agree."""
+        if upto is None:
+            self.flush_side_made()
+            self._apply_side_at(None, sink)
+        elif self._side:
+            stop = self._line_at.get(upto, -1)
+            if stop != -1:
+                self._apply_side_at(stop, sink)
+
+    def _apply_side_at(self, stop: int | None, sink: EventSink | None) -> None:
+        """:meth:`apply_side_withdrawals` of those placed up to the line's position ``stop``
+        (None: every one)."""
+        if stop is None:
+            side, self._side = self._side, []
+        else:
+            side = [e for e in self._side if e[0] is not None and e[0] <= stop]
+            self._side = [e for e in self._side if e[0] is None or e[0] > stop]
+        for _, plan_id, commit, status, plan_hash, floor, held in side:
             state = self.plans.get(plan_id)
             if state is None:
                 self._side_veto(plan_id, commit, status, plan_hash, floor)
@@ -5608,6 +5673,10 @@ _DECIDED = "decision:"
 #: Marks an entry of the merged branches' lapses that takes back the line's open approval
 #: itself ("<plan>\0<side commit>\0<status it set>": :meth:`Lifecycle._lapse_side_taken`).
 _TAKEN = "taken:"
+#: The line position of a merged branch's withdrawal that an earlier walk of merged branches
+#: found and no commit applied (:meth:`Lifecycle.merged_authors`): the scan's end applies it.
+#: One the walk found is placed at its merge (:meth:`Lifecycle._place_side_made`; None until).
+_AT_END = 1 << 62
 
 #: What an entry holds for "made for" when its decision was read on a merged branch, where
 #: the version and pause it was made for are not tracked (round 64): bound to none.

@@ -1941,18 +1941,20 @@ class Lifecycle(IndexStore):
         makers: Iterable[str],
         left: set[str],
         side: str | None = None,
+        path: str = "",
     ) -> None:
         """A commit wrote ``plan_hash`` where its file held other content, and did not take
         it from another file it removed or rewrote (``left``): its makers made it. A commit
-        of a merged branch (``side``: its id) counts from the merge that brought it in, in
-        the order of the first-parent line (:meth:`_place_side_made`): a withdrawal made
-        before that merge was judged without it (round 36)."""
+        of a merged branch (``side``: its id; ``path``: the file it wrote) counts from the
+        merge that brought it in, in the order of the first-parent line, and only when that
+        merge keeps the content (:meth:`_place_side_made`): a withdrawal made before that
+        merge was judged without it (round 36)."""
         if plan_hash is None or plan_hash in left:
             return
         people = {m for m in makers if not m.startswith(approvals.KEY_PREFIX)}
         people.discard(approvals.EVERYONE)
         if side is not None:
-            self._side_found.append((side, plan_hash, people))
+            self._side_found.append((side, plan_hash, people, path))
             return
         self.note_producers(plan_hash, people)
         if self._record is not None:
@@ -1976,7 +1978,14 @@ class Lifecycle(IndexStore):
 
     def _place_side_made(self, repo: GitRepo, since: str | None, until: str) -> None:
         """Put each making found on a merged branch at the merge that brought it in: the
-        first merge of the first-parent line (oldest first) whose other parents reach it."""
+        first merge of the first-parent line (oldest first) whose other parents reach it.
+        A making whose content that merge discards (``git merge -s ours``, a resolution that
+        drops it, a later commit of the branch that edited or deleted it) makes nothing
+        (:meth:`_merge_keeps`), wherever the line's passes fall (round 122: Mallory's copy
+        of the agent's pull request on her branch, rejected there and merged ``-s ours``,
+        counted from her merge made her the content's producer until the agent's pull request
+        was merged, so her rejection vetoed its version by hash when a pass, or the audit,
+        judged it in between)."""
         found, self._side_found = self._side_found, []
         lapses, self._side_lapse_found = self._side_lapse_found, []
         unplaced = [i for i, entry in enumerate(self._side) if entry[0] is None]
@@ -1999,13 +2008,70 @@ class Lifecycle(IndexStore):
                 owner[sha] = at[merge]
                 stack.extend(parents[sha])
         self._line_at.update(at)
-        for side, plan_hash, people in found:
-            self._side_made.append((owner.get(side, len(order)), plan_hash, people, side))
+        kept: dict[str, dict[str, set[str]]] = {}  # per merge: what it keeps, read once
+        for side, plan_hash, people, path in found:
+            position = owner.get(side, len(order))
+            if position < len(order):
+                merge = order[position]
+                if not self._merge_keeps(repo, merge, parents[merge][1:], plan_hash, path, kept):
+                    continue  # content the merge discarded makes nothing
+            self._side_made.append((position, plan_hash, people, side))
         for side, key, first in lapses:
             self._side_lapses.append((owner.get(side, len(order)), key, first))
         for i in unplaced:  # a withdrawal: applied after its merge's own changes (apply)
             _, *rest = self._side[i]
             self._side[i] = (owner.get(rest[1].sha, len(order)), *rest)
+
+    def _merge_keeps(
+        self,
+        repo: GitRepo,
+        merge: str,
+        merged: Sequence[str],
+        plan_hash: str,
+        path: str,
+        kept: dict[str, dict[str, set[str]]],
+    ) -> bool:
+        """Whether the first-parent ``merge`` keeps ``plan_hash`` from its ``merged``
+        parents: a file under the plans folder (a plan file, a draft, a source by its
+        conversion) holds that content both in the merge and at the same path in a merged
+        parent. ``path`` (the file a merged commit wrote it in) is asked first; the trees are
+        listed (once per merge: ``kept``) only when it does not answer: a merge ``-s ours``
+        keeps only its first parent's, so nothing its branch made (round 35, ``ours-copy``)."""
+
+        def held(commit: str) -> bool:
+            return self._draft_hash(repo, path, repo.blob_sha(commit, path)) == plan_hash
+
+        if path and held(merge) and any(held(parent) for parent in merged):
+            return True
+        if merge not in kept:
+            ours = self._tree_hashes(repo, merge)
+            both: dict[str, set[str]] = {}
+            for parent in merged:
+                for name, found in self._tree_hashes(repo, parent, set(ours)).items():
+                    if ours[name] == found:
+                        both.setdefault(found, set()).add(name)
+            kept[merge] = both
+        return plan_hash in kept[merge]
+
+    def _tree_hashes(
+        self, repo: GitRepo, commit: str, only: set[str] | None = None
+    ) -> dict[str, str]:
+        """The hashed content of each file under the plans folder in ``commit``'s tree that
+        is a plan file, a draft or a source (:meth:`_draft_hash`), by path (``only``: of
+        those paths alone)."""
+        out = repo.run("-c", "core.quotePath=false", "ls-tree", "-r", "-z", "--full-tree", commit)
+        found: dict[str, str] = {}
+        for entry in out.split("\0"):
+            meta, _, name = entry.partition("\t")
+            if not name or (only is not None and name not in only):
+                continue
+            mode, kind, blob = [*meta.split(), "", "", ""][:3]
+            if kind != "blob" or mode not in _FILE_MODES or not self._writes_under_plans(name):
+                continue
+            plan_hash = self._draft_hash(repo, name, blob)
+            if plan_hash is not None:
+                found[name] = plan_hash
+        return found
 
     def flush_side_made(self, upto: str | None = None) -> None:
         """Count the makings of merged branches brought in by merges up to ``upto`` on the
@@ -2676,7 +2742,7 @@ class Lifecycle(IndexStore):
             if change.old_blob is None or plan_hash != self._draft_hash(
                 repo, change.path, change.old_blob
             ):
-                self._produced(plan_hash, who, left, side)
+                self._produced(plan_hash, who, left, side, change.path)
 
     def _writes_file(self, repo: GitRepo, change: FileChange) -> bool:
         """Whether a change to a plan file writes bytes of its maker's into the folders
@@ -4540,7 +4606,7 @@ class Lifecycle(IndexStore):
         facts = self.facts(repo, change.new_blob)
         if facts is not None and facts.hash is not None:
             self._add_authors(facts.hash, who)
-            self._produced(facts.hash, who, left, commit.sha)
+            self._produced(facts.hash, who, left, commit.sha, change.path)
 
     def _merge_moves(
         self, repo: GitRepo, since: str | None, until: str

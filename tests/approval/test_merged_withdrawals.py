@@ -361,3 +361,48 @@ def test_a_merged_rejection_then_an_edit_on_the_line_in_one_push_still_withdraws
     report = _audit(repo)
     assert _decisions(report) == [("reject", ALICE[1])], report.get("decisions")
     assert not _valid_runs(report), report.get("executions")
+
+
+@pytest.mark.parametrize("merge", ["ours", "dropped"])
+@pytest.mark.parametrize("passes", ["one-push", "a-pass-between"])
+def test_a_copy_the_merge_discarded_makes_nothing_and_withdraws_nothing(
+    repo: Path, passes: str, merge: str
+) -> None:
+    """Round 35's ``ours-copy``, read where the merges are: the agent's pull request adds a
+    plan; Mallory's own branch adds a byte copy of it at ``plans/greet-m`` and rejects it
+    there; she merges her branch ``-s ours`` (or with ``--no-commit`` and the copy removed
+    before the merge commit): the content never reaches main from her branch. Then Bob merges
+    the agent's pull request and Alice approves: it runs, whether or not a pass fell between
+    the two merges, and the fresh-clone audit calls the run valid and lists no decision of
+    Mallory's. Her merge made her the content's producer until the pull request was merged
+    (its making counted from her merge although the merge discarded it), so her rejection
+    vetoed the version by hash: in the audit, and in a controller with a pass between."""
+    write_plan(repo, "ctl", text=PLAN.replace("Say hello to the world", "Say hello, ctl"))
+    commit_all(repo, "agent: ctl", AGENT)
+    _row(repo, "ctl")
+    git(repo, "checkout", "-q", "-b", "pr", "main")
+    write_plan(repo, text=PLAN)
+    commit_all(repo, "agent: the plan", AGENT)
+    git(repo, "checkout", "-q", "-b", "m", "main")
+    write_plan(repo, "greet-m", text=PLAN)
+    commit_all(repo, "mallory: a copy", MALLORY)
+    _set(repo, "rejected", MALLORY, "greet-m")
+    if merge == "ours":
+        _merge(repo, "m", MALLORY, "-s", "ours")
+    else:
+        _merge(repo, "m", MALLORY, "--no-commit")
+        git(repo, "rm", "-q", "-r", "-f", "plans/greet-m")
+        git(repo, "commit", "-q", "-m", "merge m", env=identity(*MALLORY))
+    assert not (repo / "plans" / "greet-m").exists()
+    if passes == "a-pass-between":
+        _row(repo, "ctl")
+    _merge(repo, "pr", BOB)
+    row = _row(repo)
+    assert row.get("status") == "pending_approval", row
+    assert "E_VERSION_WITHDRAWN" not in json.dumps(row), row
+    _set(repo, "approved", ALICE)
+    assert _row(repo).get("status") == "completed"
+    report = _audit(repo)
+    assert len(_valid_runs(report)) == 1, report.get("executions")
+    mallorys = [d for d in report.get("decisions", []) if d.get("by") == MALLORY[1]]
+    assert not mallorys, mallorys

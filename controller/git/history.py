@@ -155,6 +155,8 @@ class HistoryIndex(Lifecycle):
                 raise
             finally:
                 self.upcoming, self._paired = [], {}
+            # the merged branches' withdrawals left: each was applied at its merge (apply)
+            # when a commit of the line came at or after it; those of the last merges here
             self.apply_side_withdrawals(sink)
             if self.rule_for is not None:
                 self._follow_policy(policies.policy)

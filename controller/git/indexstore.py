@@ -42,7 +42,7 @@ _MEMORY_TABLES = {
     "originators": "hash TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "140"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "143"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -418,6 +418,12 @@ INDEX_VERSION = "140"  # 3: risk and estimate per plan; 4: approval identities, 
 # counted for nobody) and each plan's ``versions``: who may withdraw a plan reads them
 # (round 119, author-withdrawal-lost-to-another-copy): rebuilt so an author's ignored
 # withdrawal counts
+# 143: a merged branch's rejection or abort is judged where its merge is on the first-parent
+# line, after the merge's own changes, not at the scan's end (round 122, merged-draft-
+# rejection-judged-after-submit): rebuilt so one read in the same scan as a later commit of
+# the line is judged as a pass between them (and the audit) judge it; and a merged branch's
+# making counts only when its merge keeps that content (round 35 ``ours-copy``: content an
+# ``-s ours`` merge discarded made its writer a producer, whose rejection vetoed it by hash)
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
 _FIELDS = tuple(f.name for f in fields(PlanState))
@@ -577,10 +583,11 @@ class IndexStore:
         self._new_producers: dict[str, frozenset[str]] = {}
         #: Originators found since the last save (:meth:`originators_of`): makers, commits.
         self._new_originators: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {}
-        #: Makings found on merged branches (Lifecycle): (side commit, hash, makers) until
-        #: placed, then (position of their merge on the first-parent line, hash, makers)
-        #: until that merge is applied; and the positions of the line's commits.
-        self._side_found: list[tuple[str, str, set[str]]] = []
+        #: Makings found on merged branches (Lifecycle): (side commit, hash, makers, the
+        #: file written) until placed, then (position of their merge on the first-parent
+        #: line, hash, makers, side commit) until that merge is applied (one whose merge
+        #: discards the content is dropped); and the positions of the line's commits.
+        self._side_found: list[tuple[str, str, set[str], str]] = []
         self._side_made: list[tuple[int, str, set[str], str]] = []
         #: Decisions taken back on merged branches (Lifecycle._side_lapse, round 64): (side
         #: commit, approval identity, "<commit> <hand>" of the decision) until placed, then

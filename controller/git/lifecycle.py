@@ -384,6 +384,7 @@ class Lifecycle(IndexStore):
 
     def apply(self, repo: GitRepo, record: CommitRecord, sink: EventSink | None = None) -> None:
         """Apply one first-parent commit to the index."""
+        self._apply_side_before(record.sha, sink)  # what the merges before it withdrew
         self._record, self._origin_repo = record, repo
         if self._seen is not None:
             self._note_seen(record)
@@ -477,6 +478,7 @@ class Lifecycle(IndexStore):
             self._add_authors(folder_key(target) + _HELD, held)
         self._key_versions()
         self._forget_emptied(repo, record)
+        self.apply_side_withdrawals(sink, record.sha)  # the merge's own: after its changes
 
     def _note_logs(self, record: CommitRecord, plan_ids: set[str]) -> None:
         """Record ``record`` as the last commit of these plans' logs (round 66: a reader of
@@ -1939,18 +1941,20 @@ class Lifecycle(IndexStore):
         makers: Iterable[str],
         left: set[str],
         side: str | None = None,
+        path: str = "",
     ) -> None:
         """A commit wrote ``plan_hash`` where its file held other content, and did not take
         it from another file it removed or rewrote (``left``): its makers made it. A commit
-        of a merged branch (``side``: its id) counts from the merge that brought it in, in
-        the order of the first-parent line (:meth:`_place_side_made`): a withdrawal made
-        before that merge was judged without it (round 36)."""
+        of a merged branch (``side``: its id; ``path``: the file it wrote) counts from the
+        merge that brought it in, in the order of the first-parent line, and only when that
+        merge keeps the content (:meth:`_place_side_made`): a withdrawal made before that
+        merge was judged without it (round 36)."""
         if plan_hash is None or plan_hash in left:
             return
         people = {m for m in makers if not m.startswith(approvals.KEY_PREFIX)}
         people.discard(approvals.EVERYONE)
         if side is not None:
-            self._side_found.append((side, plan_hash, people))
+            self._side_found.append((side, plan_hash, people, path))
             return
         self.note_producers(plan_hash, people)
         if self._record is not None:
@@ -1974,10 +1978,18 @@ class Lifecycle(IndexStore):
 
     def _place_side_made(self, repo: GitRepo, since: str | None, until: str) -> None:
         """Put each making found on a merged branch at the merge that brought it in: the
-        first merge of the first-parent line (oldest first) whose other parents reach it."""
+        first merge of the first-parent line (oldest first) whose other parents reach it.
+        A making whose content that merge discards (``git merge -s ours``, a resolution that
+        drops it, a later commit of the branch that edited or deleted it) makes nothing
+        (:meth:`_merge_keeps`), wherever the line's passes fall (round 122: Mallory's copy
+        of the agent's pull request on her branch, rejected there and merged ``-s ours``,
+        counted from her merge made her the content's producer until the agent's pull request
+        was merged, so her rejection vetoed its version by hash when a pass, or the audit,
+        judged it in between)."""
         found, self._side_found = self._side_found, []
         lapses, self._side_lapse_found = self._side_lapse_found, []
-        if not found and not lapses:
+        unplaced = [i for i, entry in enumerate(self._side) if entry[0] is None]
+        if not found and not lapses and not unplaced:
             return
         spec = f"{since}..{until}" if since else until
         parents: dict[str, list[str]] = {}
@@ -1996,10 +2008,70 @@ class Lifecycle(IndexStore):
                 owner[sha] = at[merge]
                 stack.extend(parents[sha])
         self._line_at.update(at)
-        for side, plan_hash, people in found:
-            self._side_made.append((owner.get(side, len(order)), plan_hash, people, side))
+        kept: dict[str, dict[str, set[str]]] = {}  # per merge: what it keeps, read once
+        for side, plan_hash, people, path in found:
+            position = owner.get(side, len(order))
+            if position < len(order):
+                merge = order[position]
+                if not self._merge_keeps(repo, merge, parents[merge][1:], plan_hash, path, kept):
+                    continue  # content the merge discarded makes nothing
+            self._side_made.append((position, plan_hash, people, side))
         for side, key, first in lapses:
             self._side_lapses.append((owner.get(side, len(order)), key, first))
+        for i in unplaced:  # a withdrawal: applied after its merge's own changes (apply)
+            _, *rest = self._side[i]
+            self._side[i] = (owner.get(rest[1].sha, len(order)), *rest)
+
+    def _merge_keeps(
+        self,
+        repo: GitRepo,
+        merge: str,
+        merged: Sequence[str],
+        plan_hash: str,
+        path: str,
+        kept: dict[str, dict[str, set[str]]],
+    ) -> bool:
+        """Whether the first-parent ``merge`` keeps ``plan_hash`` from its ``merged``
+        parents: a file under the plans folder (a plan file, a draft, a source by its
+        conversion) holds that content both in the merge and at the same path in a merged
+        parent. ``path`` (the file a merged commit wrote it in) is asked first; the trees are
+        listed (once per merge: ``kept``) only when it does not answer: a merge ``-s ours``
+        keeps only its first parent's, so nothing its branch made (round 35, ``ours-copy``)."""
+
+        def held(commit: str) -> bool:
+            return self._draft_hash(repo, path, repo.blob_sha(commit, path)) == plan_hash
+
+        if path and held(merge) and any(held(parent) for parent in merged):
+            return True
+        if merge not in kept:
+            ours = self._tree_hashes(repo, merge)
+            both: dict[str, set[str]] = {}
+            for parent in merged:
+                for name, found in self._tree_hashes(repo, parent, set(ours)).items():
+                    if ours[name] == found:
+                        both.setdefault(found, set()).add(name)
+            kept[merge] = both
+        return plan_hash in kept[merge]
+
+    def _tree_hashes(
+        self, repo: GitRepo, commit: str, only: set[str] | None = None
+    ) -> dict[str, str]:
+        """The hashed content of each file under the plans folder in ``commit``'s tree that
+        is a plan file, a draft or a source (:meth:`_draft_hash`), by path (``only``: of
+        those paths alone)."""
+        out = repo.run("-c", "core.quotePath=false", "ls-tree", "-r", "-z", "--full-tree", commit)
+        found: dict[str, str] = {}
+        for entry in out.split("\0"):
+            meta, _, name = entry.partition("\t")
+            if not name or (only is not None and name not in only):
+                continue
+            mode, kind, blob = [*meta.split(), "", "", ""][:3]
+            if kind != "blob" or mode not in _FILE_MODES or not self._writes_under_plans(name):
+                continue
+            plan_hash = self._draft_hash(repo, name, blob)
+            if plan_hash is not None:
+                found[name] = plan_hash
+        return found
 
     def flush_side_made(self, upto: str | None = None) -> None:
         """Count the makings of merged branches brought in by merges up to ``upto`` on the
@@ -2010,8 +2082,11 @@ class Lifecycle(IndexStore):
         if upto is None:  # a merge applied reads them first (apply)
             self._lapse_side_taken(None)
         stop = self._line_at.get(upto, -1) if upto is not None else None
-        if stop == -1:
-            return
+        if stop != -1:
+            self._flush_side_to(stop)
+
+    def _flush_side_to(self, stop: int | None) -> None:
+        """:meth:`flush_side_made` up to the line's position ``stop`` (None: all)."""
         kept = []
         for position, plan_hash, people, side in self._side_made:
             if stop is None or position <= stop:
@@ -2030,7 +2105,7 @@ class Lifecycle(IndexStore):
                 self._mark_lapsed(key, first)
             else:
                 self._side_lapses.append((position, key, first))
-        if not kept and not self._side_lapses:
+        if not kept and not self._side_lapses and not self._side_due():
             self._line_at = {}
 
     def _lapse_side_taken(self, upto: str | None, repo: GitRepo | None = None) -> None:
@@ -2047,7 +2122,13 @@ class Lifecycle(IndexStore):
         ``approved`` lapses it as any commit of the line does, dated as before (``repo``:
         to read it; round 71, :meth:`_lapse_maker`)."""
         stop = self._line_at.get(upto, -1) if upto is not None else None
-        for position, key, first in self._side_lapses if stop != -1 else ():
+        if stop != -1:
+            self._lapse_taken_to(stop, upto, repo)
+
+    def _lapse_taken_to(self, stop: int | None, upto: str | None, repo: GitRepo | None) -> None:
+        """:meth:`_lapse_side_taken` up to the line's position ``stop`` (None: all), the
+        commit there being ``upto`` (read with ``repo``)."""
+        for position, key, first in self._side_lapses:
             if (stop is not None and position > stop) or not first.startswith(_TAKEN):
                 continue
             plan_id, sha, status = first.removeprefix(_TAKEN).split("\0")
@@ -2661,7 +2742,7 @@ class Lifecycle(IndexStore):
             if change.old_blob is None or plan_hash != self._draft_hash(
                 repo, change.path, change.old_blob
             ):
-                self._produced(plan_hash, who, left, side)
+                self._produced(plan_hash, who, left, side, change.path)
 
     def _writes_file(self, repo: GitRepo, change: FileChange) -> bool:
         """Whether a change to a plan file writes bytes of its maker's into the folders
@@ -4333,6 +4414,9 @@ class Lifecycle(IndexStore):
         (git's default history simplification would hide that side). What they made counts
         from the merge that brought it (:meth:`flush_side_made`)."""
         self.flush_side_made()  # an earlier call's, not yet applied: they came before
+        # an earlier call's withdrawals not yet applied: placed on another line's positions,
+        # applied at the end (:meth:`apply_side_withdrawals`)
+        self._side = [(_AT_END, *entry[1:]) for entry in self._side]
         moves: list[tuple[list[tuple[str, str]], list[tuple[str, str]]]] = []
         #: this call's merged commits under the controller's name not its own, and why (the
         #: audit flags them: round 66, a look-alike ``complete`` on a review branch)
@@ -4522,7 +4606,7 @@ class Lifecycle(IndexStore):
         facts = self.facts(repo, change.new_blob)
         if facts is not None and facts.hash is not None:
             self._add_authors(facts.hash, who)
-            self._produced(facts.hash, who, left, commit.sha)
+            self._produced(facts.hash, who, left, commit.sha, change.path)
 
     def _merge_moves(
         self, repo: GitRepo, since: str | None, until: str
@@ -4631,8 +4715,10 @@ class Lifecycle(IndexStore):
         """A rejection or abort made on a branch merged into the watched branch: the merge
         may resolve the plan's status to anything (a conflict resolved to ``approved``, a
         fast-forward that puts the withdrawal behind a second parent), and a withdrawal
-        still wins in any order of commits (round 8). Kept until the scan's commits are
-        applied (:meth:`apply_side_withdrawals`)."""
+        still wins in any order of commits (round 8). Kept until the merge that brought it is
+        applied on the first-parent line (:meth:`_place_side_made`,
+        :meth:`apply_side_withdrawals`: after that merge's own changes, before the line's next
+        commit), so it is judged against the plan as that merge left it (round 122)."""
         if change.new_blob is None:
             return
         plan_id = plan_id_of(change.path, self.plans_dir)
@@ -4661,7 +4747,7 @@ class Lifecycle(IndexStore):
             # held at that commit (more than one claim by the one rule): the withdrawal of
             # another version there vetoes it as a held plan's does (apply_side_withdrawals)
             held = len(self._plan_files(repo, commit.sha, owner, walk=True)) > 1
-            self._side.append((owner, commit, facts.status, facts.hash, floor, held))
+            self._side.append((None, owner, commit, facts.status, facts.hash, floor, held))
 
     def _side_lapse(self, repo: GitRepo, commit: CommitRecord, change: FileChange) -> None:
         """A decision taken back on a branch merged into the watched branch: a commit there
@@ -4746,14 +4832,59 @@ class Lifecycle(IndexStore):
                 return float(when)
         return 0.0
 
-    def apply_side_withdrawals(self, sink: EventSink | None = None) -> None:
+    def _side_due(self) -> bool:
+        """Whether a merged branch's withdrawal waits for its merge on the line (placed)."""
+        return any(entry[0] is not None and entry[0] < _AT_END for entry in self._side)
+
+    def _apply_side_before(self, upto: str, sink: EventSink | None) -> None:
+        """Before the line's commit ``upto`` is applied: the withdrawals that merges before
+        it brought (merges that changed no plan file, so no commit applied: their branch
+        held the line's content, ``-s ours``), each merge's in turn with the makings and
+        take-backs it brought first, as the audit reads such a merge (round 122)."""
+        stop = self._line_at.get(upto, -1)
+        if stop <= 0 or not self._side:
+            return
+        for position in sorted({e[0] for e in self._side if e[0] is not None and e[0] < stop}):
+            self._lapse_taken_to(position, None, None)
+            self._flush_side_to(position)
+            self._apply_side_at(position, sink)
+
+    def apply_side_withdrawals(
+        self, sink: EventSink | None = None, upto: str | None = None
+    ) -> None:
         """Apply the withdrawals found on merged branches to the plans they withdraw (the
         version they were made for, by someone entitled to withdraw it), as withdrawals on
         the branch itself are: an approval not acted on lapses, an abort of a run is recorded
-        by the controller's abort commit, and the audit hears of each (round 14)."""
-        self.flush_side_made()
-        side, self._side = self._side, []
-        for plan_id, commit, status, plan_hash, floor, held in side:
+        by the controller's abort commit, and the audit hears of each (round 14). ``upto``: a
+        commit of the first-parent line just applied, those its merge (or the merges before
+        it) brought, in the line's order; None: every one left (the scan's end).
+
+        Round 122 (``merged-draft-rejection-judged-after-submit``): a scan applied them all
+        at its end, so a withdrawal was judged against the plan as the scan's LAST commit left
+        it, not as the merge that brought it did: the agent's rejection of its draft on a
+        branch, merged, then the draft submitted in the same push, was a withdrawal of the
+        pending plan ("rejected by agent@example.com"), where a pass between the merge and the
+        submission (and the fresh-clone audit, which applies them after each merge) ignored
+        it: a draft has no author withdrawers. Each is now applied where its merge is on the
+        line (:meth:`_place_side_made`), after that merge's own changes (:meth:`apply`), so a
+        cold scan, a live controller whatever its passes, and the audit agree."""
+        if upto is None:
+            self.flush_side_made()
+            self._apply_side_at(None, sink)
+        elif self._side:
+            stop = self._line_at.get(upto, -1)
+            if stop != -1:
+                self._apply_side_at(stop, sink)
+
+    def _apply_side_at(self, stop: int | None, sink: EventSink | None) -> None:
+        """:meth:`apply_side_withdrawals` of those placed up to the line's position ``stop``
+        (None: every one)."""
+        if stop is None:
+            side, self._side = self._side, []
+        else:
+            side = [e for e in self._side if e[0] is not None and e[0] <= stop]
+            self._side = [e for e in self._side if e[0] is None or e[0] > stop]
+        for _, plan_id, commit, status, plan_hash, floor, held in side:
             state = self.plans.get(plan_id)
             if state is None:
                 self._side_veto(plan_id, commit, status, plan_hash, floor)
@@ -5608,6 +5739,10 @@ _DECIDED = "decision:"
 #: Marks an entry of the merged branches' lapses that takes back the line's open approval
 #: itself ("<plan>\0<side commit>\0<status it set>": :meth:`Lifecycle._lapse_side_taken`).
 _TAKEN = "taken:"
+#: The line position of a merged branch's withdrawal that an earlier walk of merged branches
+#: found and no commit applied (:meth:`Lifecycle.merged_authors`): the scan's end applies it.
+#: One the walk found is placed at its merge (:meth:`Lifecycle._place_side_made`; None until).
+_AT_END = 1 << 62
 
 #: What an entry holds for "made for" when its decision was read on a merged branch, where
 #: the version and pause it was made for are not tracked (round 64): bound to none.

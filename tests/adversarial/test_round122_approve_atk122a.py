@@ -97,6 +97,37 @@ loaded machine), 2 classes:
   ``status: pending_approval``; ``run --once``: ``plangate status`` shows ``rejected ...
   rejected by agent@example.com``.
 
+Fixed (2026-12-07, fix124m): **merged-draft-rejection-judged-after-submit** (3 ids). The
+cause: a scan kept every withdrawal found on a merged branch (``Lifecycle._side_withdrawal``)
+until its END and judged them all there (``HistoryIndex.scan`` ->
+``Lifecycle.apply_side_withdrawals``), against each plan as the scan's LAST commit left it,
+while the fresh-clone audit applies them after each merge. The agent's rejection of its draft,
+merged, then the draft submitted in the same push, was judged against the submitted pending
+plan (its author may withdraw that) and withdrew it; with a pass between the merge and the
+submission (``mgdr2``) it was judged against the draft (no author withdrawers) and ignored.
+The makings and take-backs of merged branches were already counted where their merge is
+(``_place_side_made``); the withdrawals were not. Now ``_place_side_made`` places each
+withdrawal at the first-parent merge that brought it, and ``Lifecycle.apply`` applies it after
+that merge's own changes (``apply_side_withdrawals(sink, upto)``), or, for a merge that
+changed nothing under the plans folder, before the line's next commit
+(``_apply_side_before``, that merge's makings and take-backs first); the scan's end applies
+only those of its last merges. That alone (fix123m, reverted) broke round 35's ``ours-copy``:
+a making on a merged branch counted from its merge even when the merge DISCARDED that content
+(``git merge -s ours``), so Mallory, whose copy of the agent's unmerged plan and rejection of
+it came in by an ``-s ours`` merge, was that content's producer until the agent's pull request
+was merged, and her rejection, now judged at her merge, vetoed the version by hash (the audit,
+and a controller with a pass between the two merges, did so already on the old code). A
+merged branch's making now counts only when the first-parent merge that brings it keeps that
+content (a file under the plans folder holding it in the merge and at the same path in a
+merged parent: ``Lifecycle._merge_keeps``); content a merge discards makes nothing and so
+withdraws nothing, while a withdrawal the merge brings (kept or resolved away) counts from
+the merge. The controller, ``check`` and the audit read the one rule, so a cold scan, a live
+controller whatever its passes, and the audit agree. The same fix makes Alice's merged
+rejection followed in the same push by the agent's edit on main withdraw the plan (it was read
+as a withdrawal of another version, ignored, and Bob's approval ran the edit).
+``INDEX_VERSION`` 143. Tests: ``tests/approval/test_merged_withdrawals.py``
+(``*merged_draft_rejection*``, ``*edit_on_the_line*``, ``*discarded*``).
+
 What held (the fresh-clone audit agreeing with the controller in every ``:agree``): the author
 keeps the right to withdraw her plan through a copy Mallory made at another folder, a delete
 and re-add, an edit and its revert, a ``git mv``, a cherry-pick of her commit by Mallory or
@@ -793,9 +824,10 @@ _WHY_DRAFT = (
     "E_ILLEGAL_TRANSITION; docs: 'A draft has no author withdrawers', 'a withdrawal is judged "
     "by what had been made before it' (with a pass between merge and submission: ignored)"
 )
+#: merged-draft-rejection-judged-after-submit (3 ids, _WHY_DRAFT): fixed 2026-12-07 (fix124m);
+#: see the docstring
 _SEEN: dict[str, tuple[str, str]] = {
     **{f"{v}{k}": (CLS_RACE, _WHY_RACE) for v in RACES for k in ("", ":status", ":audit")},
-    **{f"mgdr{k}": (CLS_DRAFT, _WHY_DRAFT) for k in ("", ":status", ":audit")},
     "check:chkr": (CLS_RACE, _WHY_RACE + "; `check --as bob` predicts start"),
     "chkr:merged": (CLS_RACE, _WHY_RACE + " (a PR: the agent rejects, Mallory approves)"),
 }

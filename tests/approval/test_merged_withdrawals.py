@@ -289,3 +289,120 @@ def test_a_strangers_rejection_merged_while_held_is_hers(repo: Path, then: str) 
     assert f"{BOB[1]} set status rejected" not in json.dumps(row), row
     _set(repo, "approved", BOB)
     assert _row(repo).get("status") == "completed"
+
+
+def _valid_runs(report: dict[str, Any], slug: str = "greet") -> list[dict[str, Any]]:
+    return [
+        e
+        for e in report.get("executions", [])
+        if e.get("plan") == f"plans/{slug}" and e.get("approval_valid")
+    ]
+
+
+@pytest.mark.parametrize("passes", ["one-push", "a-pass-between"])
+def test_an_authors_merged_draft_rejection_then_submitted_stays_ignored(
+    repo: Path, passes: str
+) -> None:
+    """Round 122, merged-draft-rejection-judged-after-submit: the agent sets its DRAFT
+    ``rejected`` on a branch, Bob merges it ``--no-ff``, then the agent submits it on main.
+    A draft has no author withdrawers, and the rejection is judged where the merge brought it
+    (the plan a draft there), whether or not a pass fell between the merge and the submission:
+    ignored. In one push the scan judged it at its end, against the pending plan the agent
+    submitted after the merge: "rejected by agent@example.com", and Bob's approval was
+    E_ILLEGAL_TRANSITION. Bob's approval runs it, and the fresh-clone audit agrees."""
+    write_plan(repo, text=DRAFT)
+    commit_all(repo, "agent: a draft", AGENT)
+    assert _row(repo).get("status") == "draft"
+    _on_branch(repo, "rejected", AGENT)
+    _merge(repo, "side", BOB)
+    if passes == "a-pass-between":
+        assert _row(repo).get("status") == "draft"
+    _set(repo, "pending_approval", AGENT)
+    row = _row(repo)
+    assert row.get("status") == "pending_approval", row
+    notes = json.dumps(row.get("notes"))
+    assert f"E_APPROVER_NOT_ALLOWED: {AGENT[1]} set status rejected" in notes, row
+    assert "set status rejected on a merged branch" not in notes, row
+    _set(repo, "approved", BOB)
+    assert _row(repo).get("status") == "completed"
+    report = _audit(repo)
+    assert len(_valid_runs(report)) == 1, report.get("executions")
+    assert not [d for d in _decisions(report) if d[0] == "reject"], _decisions(report)
+
+
+@pytest.mark.parametrize("merge", [(), ("-s", "ours")], ids=["no-ff", "ours"])
+@pytest.mark.parametrize("passes", ["one-push", "a-pass-between"])
+def test_a_merged_rejection_then_an_edit_on_the_line_in_one_push_still_withdraws(
+    repo: Path, passes: str, merge: tuple[str, ...]
+) -> None:
+    """The order of the line, not where the passes fell: Alice rejects the agent's pending
+    plan on her branch, Bob merges it ``--no-ff`` (or ``-s ours``: the merge changes nothing
+    under the plans folder, no commit the scan applies), and the agent then edits the plan on
+    main (v2). The rejection came first: the plan is ``rejected`` (terminal) and Bob's
+    approval of v2 runs nothing, in one push as with a pass between. In one push the scan
+    judged Alice's rejection at its end, against v2 ("a withdrawal of another version"):
+    ignored, and Bob's approval ran v2, which the fresh-clone audit (judging it at the merge)
+    called invalid."""
+    write_plan(repo, text=PLAN)
+    commit_all(repo, "agent: a plan", AGENT)
+    assert _row(repo).get("status") == "pending_approval"
+    _on_branch(repo, "rejected", ALICE)
+    _merge(repo, "side", BOB, *merge)
+    if passes == "a-pass-between":
+        assert _row(repo).get("status") == "rejected"
+    path = repo / "plans" / "greet" / "PLAN.yml"
+    path.write_text(path.read_text().replace("Say hello to the world", "Say hello again"))
+    edit_status(repo, "greet", "pending_approval")
+    commit_all(repo, "agent: v2", AGENT)
+    assert _row(repo).get("status") == "rejected"
+    _set(repo, "approved", BOB)
+    assert _row(repo).get("status") == "rejected"
+    assert not _starts(repo)
+    report = _audit(repo)
+    assert _decisions(report) == [("reject", ALICE[1])], report.get("decisions")
+    assert not _valid_runs(report), report.get("executions")
+
+
+@pytest.mark.parametrize("merge", ["ours", "dropped"])
+@pytest.mark.parametrize("passes", ["one-push", "a-pass-between"])
+def test_a_copy_the_merge_discarded_makes_nothing_and_withdraws_nothing(
+    repo: Path, passes: str, merge: str
+) -> None:
+    """Round 35's ``ours-copy``, read where the merges are: the agent's pull request adds a
+    plan; Mallory's own branch adds a byte copy of it at ``plans/greet-m`` and rejects it
+    there; she merges her branch ``-s ours`` (or with ``--no-commit`` and the copy removed
+    before the merge commit): the content never reaches main from her branch. Then Bob merges
+    the agent's pull request and Alice approves: it runs, whether or not a pass fell between
+    the two merges, and the fresh-clone audit calls the run valid and lists no decision of
+    Mallory's. Her merge made her the content's producer until the pull request was merged
+    (its making counted from her merge although the merge discarded it), so her rejection
+    vetoed the version by hash: in the audit, and in a controller with a pass between."""
+    write_plan(repo, "ctl", text=PLAN.replace("Say hello to the world", "Say hello, ctl"))
+    commit_all(repo, "agent: ctl", AGENT)
+    _row(repo, "ctl")
+    git(repo, "checkout", "-q", "-b", "pr", "main")
+    write_plan(repo, text=PLAN)
+    commit_all(repo, "agent: the plan", AGENT)
+    git(repo, "checkout", "-q", "-b", "m", "main")
+    write_plan(repo, "greet-m", text=PLAN)
+    commit_all(repo, "mallory: a copy", MALLORY)
+    _set(repo, "rejected", MALLORY, "greet-m")
+    if merge == "ours":
+        _merge(repo, "m", MALLORY, "-s", "ours")
+    else:
+        _merge(repo, "m", MALLORY, "--no-commit")
+        git(repo, "rm", "-q", "-r", "-f", "plans/greet-m")
+        git(repo, "commit", "-q", "-m", "merge m", env=identity(*MALLORY))
+    assert not (repo / "plans" / "greet-m").exists()
+    if passes == "a-pass-between":
+        _row(repo, "ctl")
+    _merge(repo, "pr", BOB)
+    row = _row(repo)
+    assert row.get("status") == "pending_approval", row
+    assert "E_VERSION_WITHDRAWN" not in json.dumps(row), row
+    _set(repo, "approved", ALICE)
+    assert _row(repo).get("status") == "completed"
+    report = _audit(repo)
+    assert len(_valid_runs(report)) == 1, report.get("executions")
+    mallorys = [d for d in report.get("decisions", []) if d.get("by") == MALLORY[1]]
+    assert not mallorys, mallorys

@@ -886,9 +886,7 @@ class IndexStore:
         found = self._new_origins_at.get(key)
         if found is not None:
             return found
-        row = self._db.execute(
-            "SELECT data FROM memory.origins_at WHERE key=?", (key,)
-        ).fetchone()
+        row = self._db.execute("SELECT data FROM memory.origins_at WHERE key=?", (key,)).fetchone()
         return self.author_set(json.loads(row[0])) if row else None
 
     def note_origins_at(self, folder: str, plan_hash: str, who: Iterable[str]) -> None:

@@ -9,6 +9,8 @@ Index format (``index.sqlite`` in the state directory)::
     producers(hash TEXT PRIMARY KEY, data TEXT) who made a content, in every commit that did
     originators(hash TEXT PRIMARY KEY, data TEXT) who made a content in every commit that made
         it afresh (none re-making it from a making it descends from), and those commits
+    origins_at(key TEXT PRIMARY KEY, data TEXT) the same, per plan folder: who made a content
+        afresh AT that folder (key: the folder's key, NUL, the content's hash)
     approvals(key TEXT PRIMARY KEY, sha TEXT)   approval identities seen (replay detection):
         key: sha256 of author, author time, subject (and, for one decision, plan and
         status); sha: "<first commit> <what it was made for> <its committer's digest>"
@@ -28,7 +30,13 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from controller.git.planstate import AuthorIndex, BlobFacts, PlanState, _needs_attention
+from controller.git.planstate import (
+    AuthorIndex,
+    BlobFacts,
+    PlanState,
+    _needs_attention,
+    folder_key,
+)
 from controller.plan.plans import DEFAULT_MAX_BYTES
 
 _PLANS = "SELECT data FROM plans"
@@ -40,9 +48,10 @@ _MEMORY_TABLES = {
     "freezes": "hash TEXT PRIMARY KEY, first INTEGER, controller INTEGER",
     "producers": "hash TEXT PRIMARY KEY, data TEXT",
     "originators": "hash TEXT PRIMARY KEY, data TEXT",
+    "origins_at": "key TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "143"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "145"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -424,6 +433,11 @@ INDEX_VERSION = "143"  # 3: risk and estimate per plan; 4: approval identities, 
 # the line is judged as a pass between them (and the audit) judge it; and a merged branch's
 # making counts only when its merge keeps that content (round 35 ``ours-copy``: content an
 # ``-s ours`` merge discarded made its writer a producer, whose rejection vetoed it by hash)
+# 144 (fix124o): each content's originators per plan folder, the
+# makings afresh AT that folder: who may withdraw a plan reads them before the originators
+# everywhere (round 122, author-withdrawal-lost-to-a-raced-copy: a copy raced in at another
+# folder emptied the originators): rebuilt so an author's ignored withdrawal counts
+# 145: 143 and 144 together (both merged on 2026-12-07)
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
 _FIELDS = tuple(f.name for f in fields(PlanState))
@@ -583,12 +597,15 @@ class IndexStore:
         self._new_producers: dict[str, frozenset[str]] = {}
         #: Originators found since the last save (:meth:`originators_of`): makers, commits.
         self._new_originators: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {}
+        #: Originators per plan folder found since the last save (:meth:`origins_at`).
+        self._new_origins_at: dict[str, frozenset[str]] = {}
         #: Makings found on merged branches (Lifecycle): (side commit, hash, makers, the
-        #: file written) until placed, then (position of their merge on the first-parent
-        #: line, hash, makers, side commit) until that merge is applied (one whose merge
-        #: discards the content is dropped); and the positions of the line's commits.
-        self._side_found: list[tuple[str, str, set[str], str]] = []
-        self._side_made: list[tuple[int, str, set[str], str]] = []
+        #: file written, plan folder) until placed, then (position of their merge on the
+        #: first-parent line, hash, makers, side commit, plan folder) until that merge is
+        #: applied (one whose merge discards the content is dropped); and the positions of
+        #: the line's commits.
+        self._side_found: list[tuple[str, str, set[str], str, str | None]] = []
+        self._side_made: list[tuple[int, str, set[str], str, str | None]] = []
         #: Decisions taken back on merged branches (Lifecycle._side_lapse, round 64): (side
         #: commit, approval identity, "<commit> <hand>" of the decision) until placed, then
         #: (position of their merge, identity, the same) until that merge is applied.
@@ -725,10 +742,15 @@ class IndexStore:
                 for h, (who, at) in self._new_originators.items()
             ],
         )
+        self._db.executemany(
+            "INSERT OR REPLACE INTO memory.origins_at VALUES(?, ?)",
+            [(key, json.dumps(sorted(who))) for key, who in self._new_origins_at.items()],
+        )
         self._dirty_authors.clear()
         self._authors_all_dirty = False
         self._new_producers.clear()
         self._new_originators.clear()
+        self._new_origins_at.clear()
         self._new_approval_ids.clear()
         self._new_withdrawn.clear()
         self._new_started.clear()
@@ -844,18 +866,45 @@ class IndexStore:
         who: Iterable[str],
         commit: str,
         descends: Callable[[str, str], bool],
-    ) -> None:
+    ) -> bool:
         """``commit`` made ``plan_hash``, ``who`` being its makers: the first making counts,
         and a later one only when it descends from none counted (``descends(ancestor,
-        commit)``): then only someone in both stays (:meth:`originators_of`)."""
+        commit)``): then only someone in both stays (:meth:`originators_of`). Whether the
+        making was one afresh (counted: the first, or one descending from none counted)."""
         found = self._origins(plan_hash)
         if found is None:
             self._new_originators[plan_hash] = (self.author_set(who), (commit,))
-            return
+            return True
         makers, at = found
-        if commit in at or any(descends(sha, commit) for sha in at):
-            return  # a re-making (a revert, a re-add, a copy): it removes nobody
+        if commit in at:
+            return True  # counted already (a history read again after a rebuild)
+        if any(descends(sha, commit) for sha in at):
+            return False  # a re-making (a revert, a re-add, a copy): it removes nobody
         self._new_originators[plan_hash] = (self.author_set(makers & set(who)), (*at, commit))
+        return True
+
+    def origins_at(self, folder: str, plan_hash: str) -> frozenset[str] | None:
+        """Who made this content afresh AT the plan folder ``folder`` (the people in every
+        making afresh there, :meth:`note_originators`): an author of the plan there, whoever
+        made the same content elsewhere (round 122, ``author-withdrawal-lost-to-a-raced-
+        copy``: a copy of a pull request's plan raced in at another folder, made on top of
+        none of its commits, emptied the originators everywhere, and its author could never
+        withdraw it). None when no making afresh was ever at that folder (a copy, a move)."""
+        key = f"{folder_key(folder)}\0{plan_hash}"
+        found = self._new_origins_at.get(key)
+        if found is not None:
+            return found
+        row = self._db.execute("SELECT data FROM memory.origins_at WHERE key=?", (key,)).fetchone()
+        return self.author_set(json.loads(row[0])) if row else None
+
+    def note_origins_at(self, folder: str, plan_hash: str, who: Iterable[str]) -> None:
+        """A making afresh of ``plan_hash`` at the plan folder ``folder`` by ``who``: only
+        someone in every such making there stays (two at one path: git cannot tell who
+        copied whom, round 35)."""
+        found = self.origins_at(folder, plan_hash)
+        made = self.author_set(who) if found is None else self.author_set(found & set(who))
+        if made != found:
+            self._new_origins_at[f"{folder_key(folder)}\0{plan_hash}"] = made
 
     def touch(self, plan_id: str) -> None:
         self._dirty.add(plan_id)

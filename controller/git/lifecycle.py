@@ -1942,39 +1942,46 @@ class Lifecycle(IndexStore):
         left: set[str],
         side: str | None = None,
         path: str = "",
+        at: str | None = None,
     ) -> None:
         """A commit wrote ``plan_hash`` where its file held other content, and did not take
-        it from another file it removed or rewrote (``left``): its makers made it. A commit
-        of a merged branch (``side``: its id; ``path``: the file it wrote) counts from the
-        merge that brought it in, in the order of the first-parent line, and only when that
-        merge keeps the content (:meth:`_place_side_made`): a withdrawal made before that
-        merge was judged without it (round 36)."""
+        it from another file it removed or rewrote (``left``): its makers made it (``at``:
+        in that plan folder). A commit of a merged branch (``side``: its id; ``path``: the
+        file it wrote) counts from the merge that brought it in, in the order of the
+        first-parent line, and only when that merge keeps the content
+        (:meth:`_place_side_made`): a withdrawal made before that merge was judged without it
+        (round 36)."""
         if plan_hash is None or plan_hash in left:
             return
         people = {m for m in makers if not m.startswith(approvals.KEY_PREFIX)}
         people.discard(approvals.EVERYONE)
         if side is not None:
-            self._side_found.append((side, plan_hash, people, path))
+            self._side_found.append((side, plan_hash, people, path, at))
             return
         self.note_producers(plan_hash, people)
         if self._record is not None:
-            self._note_origin(plan_hash, people, self._record.sha)
+            self._note_origin(plan_hash, people, self._record.sha, at)
 
-    def _note_origin(self, plan_hash: str, people: Iterable[str], commit: str) -> None:
-        """``commit`` made ``plan_hash``: its originators, who may withdraw the plans holding
-        it as their author (:meth:`IndexStore.originators_of`, round 119). A making that
-        descends from one counted already re-makes it (a revert back, a re-add, a copy
-        elsewhere, on the line or on a merged branch forked after it) and removes nobody.
-        A commit of the first-parent line descends from every making counted before it (one
-        of the line, or of a branch merged before it: a merged branch's making counts from
-        its merge); only a merged branch's commit asks git."""
+    def _note_origin(
+        self, plan_hash: str, people: Iterable[str], commit: str, at: str | None = None
+    ) -> None:
+        """``commit`` made ``plan_hash`` (``at``: in that plan folder): its originators, who
+        may withdraw the plans holding it as their author (:meth:`IndexStore.originators_of`,
+        round 119). A making that descends from one counted already re-makes it (a revert
+        back, a re-add, a copy elsewhere, on the line or on a merged branch forked after it)
+        and removes nobody. A commit of the first-parent line descends from every making
+        counted before it (one of the line, or of a branch merged before it: a merged
+        branch's making counts from its merge); only a merged branch's commit asks git. A
+        making afresh is also one at its folder (:meth:`IndexStore.origins_at`, round 122):
+        a race elsewhere, which empties the originators everywhere, leaves those there."""
         repo = self._origin_repo
         line = self._record is not None and commit == self._record.sha
 
         def descends(ancestor: str, sha: str) -> bool:
             return line or (repo is not None and repo.is_ancestor(ancestor, sha))
 
-        self.note_originators(plan_hash, people, commit, descends)
+        if self.note_originators(plan_hash, people, commit, descends) and at is not None:
+            self.note_origins_at(at, plan_hash, people)
 
     def _place_side_made(self, repo: GitRepo, since: str | None, until: str) -> None:
         """Put each making found on a merged branch at the merge that brought it in: the
@@ -2009,13 +2016,13 @@ class Lifecycle(IndexStore):
                 stack.extend(parents[sha])
         self._line_at.update(at)
         kept: dict[str, dict[str, set[str]]] = {}  # per merge: what it keeps, read once
-        for side, plan_hash, people, path in found:
+        for side, plan_hash, people, path, folder in found:
             position = owner.get(side, len(order))
             if position < len(order):
                 merge = order[position]
                 if not self._merge_keeps(repo, merge, parents[merge][1:], plan_hash, path, kept):
                     continue  # content the merge discarded makes nothing
-            self._side_made.append((position, plan_hash, people, side))
+            self._side_made.append((position, plan_hash, people, side, folder))
         for side, key, first in lapses:
             self._side_lapses.append((owner.get(side, len(order)), key, first))
         for i in unplaced:  # a withdrawal: applied after its merge's own changes (apply)
@@ -2088,12 +2095,12 @@ class Lifecycle(IndexStore):
     def _flush_side_to(self, stop: int | None) -> None:
         """:meth:`flush_side_made` up to the line's position ``stop`` (None: all)."""
         kept = []
-        for position, plan_hash, people, side in self._side_made:
+        for position, plan_hash, people, side, folder in self._side_made:
             if stop is None or position <= stop:
                 self.note_producers(plan_hash, people)
-                self._note_origin(plan_hash, people, side)
+                self._note_origin(plan_hash, people, side, folder)
             else:
-                kept.append((position, plan_hash, people, side))
+                kept.append((position, plan_hash, people, side, folder))
         self._side_made = kept
         lapses, self._side_lapses = self._side_lapses, []
         for position, key, first in lapses:
@@ -2167,7 +2174,18 @@ class Lifecycle(IndexStore):
         it or re-add of it removed its author's right to withdraw it, and so did another's
         edit (v2 was hers alone); Bob's approval then ran what its author had rejected. A
         re-making now removes nobody here. Whether a withdrawal also vetoes the version by
-        hash everywhere is still the producers' (:meth:`_veto`: rounds 16 and 23)."""
+        hash everywhere is still the producers' (:meth:`_veto`: rounds 16 and 23).
+
+        Round 122 (``author-withdrawal-lost-to-a-raced-copy``): a version's originators are
+        read AT this plan's folder first (:meth:`IndexStore.origins_at`: its makings afresh
+        there), those everywhere only when none was there (a copy, a move). Mallory's copy of
+        an open pull request's plan landed first at another folder (pending, a draft,
+        deleted again, or from a branch forked before it and merged after) made the two
+        makings neither of which holds the other: the originators everywhere were nobody,
+        the author's rejection was ignored and Bob's approval ran the plan. Now her copy
+        takes nothing from the author and gives her nothing at the author's plan; two
+        makings at the plan's own path still keep only someone in both (round 35: git
+        cannot tell who copied whom)."""
         if state.status == "draft":
             return frozenset()
         stake = state.stake()
@@ -2178,7 +2196,8 @@ class Lifecycle(IndexStore):
         plan_hash = stake
         while plan_hash and plan_hash not in seen:
             seen.add(plan_hash)
-            found |= self.originators_of(plan_hash) or frozenset()
+            here = self.origins_at(state.plan_id, plan_hash)
+            found |= here if here is not None else self.originators_of(plan_hash) or frozenset()
             plan_hash = state.versions.get(plan_hash, "")
         return self.author_set(found)
 
@@ -2742,7 +2761,9 @@ class Lifecycle(IndexStore):
             if change.old_blob is None or plan_hash != self._draft_hash(
                 repo, change.path, change.old_blob
             ):
-                self._produced(plan_hash, who, left, side, change.path)
+                self._produced(
+                    plan_hash, who, left, side, change.path, self._folder_of(change.path)
+                )
 
     def _writes_file(self, repo: GitRepo, change: FileChange) -> bool:
         """Whether a change to a plan file writes bytes of its maker's into the folders
@@ -3213,7 +3234,7 @@ class Lifecycle(IndexStore):
         # The new version's facts first: event handlers (the audit) see the state after it.
         if content_changed and not by_controller:
             self._took_content(plan_id, new.hash)
-            self._produced(new.hash, changers, self._carried_here)
+            self._produced(new.hash, changers, self._carried_here, at=plan_id)
             changers |= self.authors.get(_blob_key(change.new_blob or ""), set())  # a draft
             if new.hash is not None:
                 self._add_authors(new.hash, changers)
@@ -3229,6 +3250,9 @@ class Lifecycle(IndexStore):
             origin = self.originators_of(old.hash)
             if origin is not None:
                 self._note_origin(new.hash, origin, record.sha)
+            here = self.origins_at(plan_id, old.hash)
+            if here is not None:
+                self.note_origins_at(plan_id, new.hash, here)
         elif content_changed and old is None:  # the controller converted a PLAN.json & co.
             self._converted(repo, record, state, new.hash)
         if content_changed:
@@ -4606,7 +4630,7 @@ class Lifecycle(IndexStore):
         facts = self.facts(repo, change.new_blob)
         if facts is not None and facts.hash is not None:
             self._add_authors(facts.hash, who)
-            self._produced(facts.hash, who, left, commit.sha, change.path)
+            self._produced(facts.hash, who, left, commit.sha, change.path, side_plan)
 
     def _merge_moves(
         self, repo: GitRepo, since: str | None, until: str

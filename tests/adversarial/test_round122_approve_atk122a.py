@@ -161,6 +161,24 @@ Alice's or the agent's commit put on a branch by Mallory, the forge's rebase, an
 by Alice of Mallory's re-commit are ignored; Mallory's patch applied by the plan's author
 counts).
 
+Fixed (2026-12-07, fix124o): author-withdrawal-lost-to-a-raced-copy at another folder (14
+ids: ``orrace``-``orrace4`` with ``:status``, ``:audit``; ``check:chkr``, ``chkr:merged``).
+The cause: ``Lifecycle.withdrawers`` read an author's right from the version's originators
+everywhere (``IndexStore.originators_of``), and round 35's race clause (two makings neither
+of which holds the other keep only someone in both) made them nobody once Mallory's copy and
+the agent's pull request both made the content, at any folders. The lead's decision: an
+author's right to withdraw the plan at a folder is read from the makings of the version AT
+that folder (``IndexStore.origins_at``: the makings afresh there, the people in every one of
+them, kept per folder key and version in ``memory.sqlite``, ``INDEX_VERSION`` 144), the
+originators everywhere only when none was made there (a copy, a move). So Mallory's copy at
+another folder takes nothing from the agent and gives her nothing at the agent's plan (her
+rejection of it stays ``E_APPROVER_NOT_ALLOWED``; her copy's version is vetoed by nobody,
+its producers staying the people in both); ``orrace4`` is read the same way. ``check``, the
+controller and the audit share the rule. Still open (strict xfails, 3 ids): ``orrace5``, the
+same file raced in at the plan's own path: two makings at one path keep only someone in both
+(git cannot tell who copied whom), as docs/approvals.md says. New tests:
+tests/approval/test_raced_withdrawals.py.
+
 Not tried: ``require_signed`` and signed ``Plan-Approved:`` trailers, remote mode and the
 daemon, MCP, the web page, ``identity_aliases``, ``allow_self_approval``, ``max_age``, holds
 (twin files) with merges, ``plangate reject``/``abort`` CLI commands, sources
@@ -826,10 +844,14 @@ _WHY_DRAFT = (
 )
 #: merged-draft-rejection-judged-after-submit (3 ids, _WHY_DRAFT): fixed 2026-12-07 (fix124m);
 #: see the docstring
+_WHY_SAME = (
+    "Mallory commits the PR's very file at the same path first (the merge changes nothing); "
+    "left open by the fix of 2026-12-07 (fix124o): two makings at one path keep only someone "
+    "in both (round 35: git cannot tell who copied whom)"
+)
 _SEEN: dict[str, tuple[str, str]] = {
-    **{f"{v}{k}": (CLS_RACE, _WHY_RACE) for v in RACES for k in ("", ":status", ":audit")},
-    "check:chkr": (CLS_RACE, _WHY_RACE + "; `check --as bob` predicts start"),
-    "chkr:merged": (CLS_RACE, _WHY_RACE + " (a PR: the agent rejects, Mallory approves)"),
+    # fixed (2026-12-07, fix124o): orrace-orrace4, check:chkr, chkr:merged (see the docstring)
+    **{f"orrace5{k}": (CLS_RACE, _WHY_SAME) for k in ("", ":status", ":audit")},
 }
 BROKEN: dict[str, Any] = {
     i: pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 122: {c}: {w}")

@@ -54,6 +54,16 @@ Fixed (the same session): a content's producers are the people in *every* commit
 it (a copy landed first, a cherry-pick, a draft or the same edit made on the branch, and the
 agent's own commit merged later: only someone in both may withdraw it as its author), so the
 order in which two independent makings reach the branch decides nothing.
+
+Changed (2026-12-07, fix124o; round 122, ``author-withdrawal-lost-to-a-raced-copy``): who may
+withdraw a plan as its author is read from the makings of its version AT the plan's own
+folder first (docs/approvals.md, "A race is read at the plan's own folder"), so the agent
+keeps the right to withdraw ``plans/pre-copy`` that Mallory's copy at another folder took
+away. Mallory made ``plans/pre-copy-m`` there: her rejection of it now withdraws that copy of
+hers, and the fresh-clone audit lists it; it vetoes no version (the producers are the people
+in both makings: nobody), so Alice's approval of the agent's plan still runs it once. Her
+rejections at the agent's plans (the same path, a cherry-pick, a draft in its folder, the
+same edit) still count for nothing, and the audit lists no decision of hers there.
 """
 
 from __future__ import annotations
@@ -186,8 +196,10 @@ def test_a_copier_first_withdraws_nothing(lab: Lab, vid: str) -> None:
 
 
 def test_the_audit_counts_no_copier_decision(lab: Lab) -> None:
+    """None at the agent's plans; her rejection of her own copy at the folder she made it in
+    (``pre-copy-m``) is hers (2026-12-07, fix124o: see the docstring)."""
     _, report = lab.audit()
     decisions = [
         (d["plan"], d["kind"]) for d in report.get("decisions", []) if d["by"] == MALLORY[1]
     ]
-    assert decisions == [], report.get("decisions")
+    assert decisions == [("plans/pre-copy-m", "reject")], report.get("decisions")

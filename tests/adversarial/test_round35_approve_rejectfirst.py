@@ -11,6 +11,14 @@ a new version; the deployment's is branch protection).
 
 ``after`` (control): the same, but her rejection comes after the merge: it counts for
 nothing (``E_APPROVER_NOT_ALLOWED``) and Alice's approval runs the plan once.
+
+Changed (2026-12-07, fix124o; round 122, ``author-withdrawal-lost-to-a-raced-copy``): who may
+withdraw a plan as its author is read from the makings of its version AT the plan's own
+folder first (docs/approvals.md, "A race is read at the plan's own folder"). Mallory made
+``plans/after-m`` there, so her rejection of it after the merge now withdraws that copy of
+hers (no longer ``E_APPROVER_NOT_ALLOWED``); it still vetoes no version (the producers are
+the people in both makings: nobody), so Alice's approval still runs the agent's ``after``
+once (asserted as before), and the agent may now withdraw its own ``after``.
 """
 
 from __future__ import annotations
@@ -73,6 +81,11 @@ def test_a_copy_rejected_withdraws_nothing(lab: Lab, vid: str) -> None:
 
 
 def test_the_limit_is_said(lab: Lab) -> None:
-    """The refusal names the veto and who made it, so the agent knows to change the plan."""
+    """The refusal names the veto and who made it, so the agent knows to change the plan.
+    Her rejection of her own copy after the merge withdraws that copy alone (2026-12-07,
+    fix124o: see the docstring); it vetoes nothing: ``after`` runs once."""
     assert "E_VERSION_WITHDRAWN" in lab.codes("first"), lab.codes("first")
-    assert "E_APPROVER_NOT_ALLOWED" in lab.codes("after-m"), lab.codes("after-m")
+    row = lab.status().get("plans/after-m", {})
+    assert row.get("status") == "rejected", lab.codes("after-m")
+    assert "E_APPROVER_NOT_ALLOWED" not in lab.codes("after-m"), lab.codes("after-m")
+    assert "E_VERSION_WITHDRAWN" not in lab.codes("after"), lab.codes("after")

@@ -127,6 +127,10 @@ def test_a_run_handed_out_twice_runs_nothing_after_its_abort_is_committed(
     try:
         wait_until(lab.ready, 60, "action 1 to start")
         daemon.proc.send_signal(signal.SIGTERM)  # the daemon stops after action 1
+        # once it has taken the signal in: Python runs the handler in the main thread, which
+        # a loaded machine may schedule after the worker finished action 1 and began action 2
+        # (CI check 2026-12-07: ['ab-1', 'ab-2']); "stop starting actions" counts from there
+        daemon.wait_event("daemon.stopping", 60)
         lab.release()
         assert daemon.proc.wait(timeout=60) == 0
     finally:

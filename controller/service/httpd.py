@@ -56,6 +56,36 @@ class QuietHandler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("http.request", client=self.client_address[0], line=format % args)
 
+    #: What a refused request may still send, read and dropped before the close (bytes, s).
+    LINGER_BYTES = 4 << 20
+    LINGER_SECONDS = 2.0
+
+    def close_lingering(self) -> None:
+        """Close after an answer given before the request's body was read (a refusal): shut
+        the write side, then read and drop what the client still sends, bounded, before the
+        socket closes. Closing with unread input makes the kernel reset the connection, and
+        an answer not yet on the wire is lost under the reset (a lingering close, as nginx and
+        Apache make; CI 2026-12-07: round 122's webhook 411 and 400 read as no answer at all)."""
+        import contextlib
+        import socket
+        import time
+
+        self.close_connection = True
+        with contextlib.suppress(OSError, ValueError):
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_WR)
+            deadline = time.monotonic() + self.LINGER_SECONDS
+            read = 0
+            while read < self.LINGER_BYTES:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self.connection.settimeout(left)
+                chunk = self.connection.recv(65536)
+                if not chunk:
+                    break
+                read += len(chunk)
+
     def send_body(self, status: int, body: bytes, content_type: str) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)

@@ -141,6 +141,7 @@ class WebhookHandler(QuietHandler):
         self.send_header("Allow", "POST")
         self.send_header("Content-Length", "0")
         self.end_headers()
+        self.close_lingering()  # a body sent with it is never read
 
     do_PUT = do_DELETE = do_PATCH = do_GET
 
@@ -162,20 +163,24 @@ class WebhookHandler(QuietHandler):
             # otherwise than this server does (request smuggling, RFC 9112 §6.3): refused
             self.close_connection = True
             self._refuse(400, "conflicting framing: one Content-Length and no Transfer-Encoding")
+            self.close_lingering()
             return None
         length_text = lengths[0] if lengths else None
         if length_text is None:
             self.close_connection = True
             self._refuse(411, "Content-Length is required")
+            self.close_lingering()
             return None
         if not length_text.strip().isdigit():
             self.close_connection = True
             self._refuse(400, "bad Content-Length")
+            self.close_lingering()
             return None
         length = int(length_text)
         if length > self.max_body:
             self.close_connection = True  # the unread body must not be parsed as a request
             self._refuse(413, f"body larger than {self.max_body} bytes")
+            self.close_lingering()
             return None
         return self.rfile.read(length)
 

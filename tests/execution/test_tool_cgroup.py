@@ -366,15 +366,6 @@ def test_a_helper_deaf_to_sigterm_is_still_killed(tmp_path: Path) -> None:
     assert seen[0].cgroup is not None and not _box_path(seen[0].cgroup).exists()
 
 
-@CONTAINED
-def test_timeout_gives_a_helper_out_of_the_group_its_sigterm(tmp_path: Path) -> None:
-    with pytest.raises(Overran):
-        run_process(_polite(tmp_path, "polite", "hang"), stdin=b"", env=_env(), timeout=10,
-                    limit=4096)  # fmt: skip
-    assert (tmp_path / "termed").exists()
-    assert _gone(int((tmp_path / "helper").read_text()))
-
-
 #: A tool that leaves ``git add`` running in ``repo`` (its clean filter sleeps, so git holds
 #: ``.git/index.lock`` meanwhile), in a session of its own, and exits once the lock is there.
 GIT_LEFT = r"""

@@ -61,7 +61,11 @@ def test_the_walk_finds_the_text_arguments() -> None:
 
 @pytest.fixture(scope="module")
 def frozen(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp("texts")
+    return _frozen_repo(tmp_path_factory.mktemp("texts"))
+
+
+def _frozen_repo(root: Path) -> tuple[Path, Path]:
+    """A repository with the agent's plan ``plans/greet`` frozen, and its config."""
     repo = root / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
@@ -150,17 +154,7 @@ def test_an_identity_from_email_alone_is_gits(tmp_path: Path) -> None:
     """git takes the address from ``EMAIL`` when no ``user.email`` is set (git-commit(1),
     "COMMIT INFORMATION"); ``git var GIT_AUTHOR_IDENT`` says so. plangate's git children did
     not see ``EMAIL``: ``approve`` was refused "Author identity unknown" (round 122, noted)."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    write_plan(repo)
-    commit_all(repo, "an agent's plan", AGENT)
-    config = tmp_path / "plangate.yml"
-    config.write_text(
-        f"repo: {repo}\nstate_dir: {tmp_path / 'state'}\n"
-        "approval: {approvers: [alice@example.com]}\ntools: {greet: {kind: echo}}\n"
-    )
-    assert run_cli("run", "--once", "--config", str(config)).returncode == 0
+    repo, config = _frozen_repo(tmp_path)
     bare = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and k != "EMAIL"}
     env = {**bare, "EMAIL": "alice@example.com", "HOME": str(tmp_path),
            "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}  # fmt: skip

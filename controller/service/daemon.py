@@ -184,8 +184,11 @@ class Daemon(Upkeep):
         # the main thread, once it runs bytecode again. A signal the kernel hands to another
         # thread (the page's listener, the watcher) woke nothing, and the daemon slept on to
         # its next timer, 300 s by default (CI, 2026-12-06: round 90's SIGTERM unanswered
-        # for 180 s). The C-level handler writes to the pipe from whichever thread it runs in.
-        signal.set_wakeup_fd(self.wakeups.write_fd, warn_on_full_buffer=False)
+        # for 180 s). The C-level handler writes the signal's number to the wakeups' signal
+        # socket from whichever thread it runs in, at once; workers read it there too
+        # (stop_requested), before the Python handler has run.
+        self.wakeups.stops = frozenset({signal.SIGTERM, signal.SIGINT})
+        signal.set_wakeup_fd(self.wakeups.signal_fd, warn_on_full_buffer=False)
 
     def _on_signal(self, signum: int, _frame: FrameType | None) -> None:
         stops = [s for s in self._signals if s != signal.SIGHUP]
@@ -205,8 +208,9 @@ class Daemon(Upkeep):
         self.wakeups.poke()
 
     def stop_requested(self) -> bool:
-        """What running plans poll between actions."""
-        return self._stop_requested or self._stopping.is_set()
+        """What running plans poll between actions: a stop asked, or a SIGTERM/SIGINT the
+        process has taken in whose Python handler has not run yet (``Wakeups.signalled``)."""
+        return self._stop_requested or self._stopping.is_set() or self.wakeups.signalled()
 
     # --- the loop ---------------------------------------------------------------------------
 

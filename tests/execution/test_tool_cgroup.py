@@ -410,3 +410,51 @@ def test_a_git_left_running_releases_the_index_lock(tmp_path: Path) -> None:
                             capture_output=True, text=True, check=True)  # fmt: skip
     assert status.stdout == "A  note.txt\n?? slow.txt\n"  # the staged entry is still there
     subprocess.run(["git", "commit", "-q", "-m", "later"], cwd=repo, check=True, env=env)
+
+
+#: A tool that leaves a helper in a new session which, on SIGTERM, takes ``slow`` seconds to
+#: release what it holds (writes ``termed``) before it exits; the tool itself hangs and dies
+#: at once on SIGTERM.
+SLOW_TERM = r"""
+import os, signal, sys, time
+out, slow = sys.argv[1], float(sys.argv[2])
+if os.fork() == 0:
+    os.setsid()
+    for n in (0, 1, 2):
+        os.dup2(os.open(os.devnull, os.O_RDWR), n)
+    def termed(*_):
+        time.sleep(slow)
+        open(os.path.join(out, "termed"), "w").write(str(os.getpid()))
+        os._exit(0)
+    signal.signal(signal.SIGTERM, termed)
+    open(os.path.join(out, "helper"), "w").write(str(os.getpid()))
+    time.sleep(60)
+    os._exit(0)
+for _ in range(6000):
+    if os.path.exists(os.path.join(out, "helper")):
+        break
+    time.sleep(0.01)
+time.sleep(60)
+"""
+
+
+@CONTAINED
+def test_a_timeout_gives_the_helpers_the_grace_not_only_the_tool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At a timeout the tool (the group's leader) dies at once on SIGTERM; a helper it left
+    in the call's cgroup still gets the whole grace to end on its own, not just the moment
+    until the leader has exited. The grace is made long here so no load can cut it short;
+    the helper takes 2 s."""
+    from controller.execution.tools import process
+
+    monkeypatch.setattr(process, "KILL_GRACE", 60.0)
+    path = tmp_path / "slow.py"
+    path.write_text(SLOW_TERM)
+    seen: list[Spawned] = []
+    with pytest.raises(Overran):
+        run_process([sys.executable, str(path), str(tmp_path), "2"], stdin=b"", env=_env(),
+                    timeout=8, limit=4096, on_spawn=seen.append)  # fmt: skip
+    assert (tmp_path / "helper").exists(), "the helper never started (8 s)"
+    assert (tmp_path / "termed").read_text() == (tmp_path / "helper").read_text()
+    assert seen[0].cgroup is not None and not _box_path(seen[0].cgroup).exists()

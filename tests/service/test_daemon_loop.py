@@ -4,6 +4,7 @@ exercised end to end in test_daemon_local.py and test_daemon_remote.py.)"""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -197,5 +198,83 @@ def test_delayed_reasons_wait_for_company() -> None:
         assert wakeups.take(time.monotonic()) == {"file:a", "ref:main"}
         wakeups.add("file:b", delay=0.01)
         assert wakeups.take(time.monotonic() + 1) == {"file:b"}
+    finally:
+        wakeups.close()
+
+
+#: In a process of its own (it changes signal masks): a daemon's signals are installed; the
+#: main thread blocks SIGTERM and sleeps in a read, so the kernel hands the signal to the
+#: worker thread, whose C-level handler takes it in while the Python handler (main thread
+#: only) cannot run yet. The worker asks ``stop_requested()`` then, as between two actions.
+TAKEN_IN = r"""
+import os, signal, sys, threading
+from pathlib import Path
+from controller.service.daemon import Daemon
+from controller.service.sdnotify import Notifier
+from controller.settings import load_config
+
+d = Daemon(load_config(Path(sys.argv[1])), notifier=Notifier({}))
+d._install_signals()
+seen = {}
+r, w = os.pipe()
+go = threading.Event()
+
+def worker():
+    go.wait()
+    before = d.stop_requested()
+    os.kill(os.getpid(), signal.SIGTERM)  # delivered to this thread: the only one not blocking it
+    seen["taken"] = d.stop_requested()
+    seen["before"], seen["handler_ran"] = before, bool(d._signals)
+    d.wakeups.wait(0)  # the loop's wait: a stop is never drained
+    seen["after_wait"] = d.stop_requested()
+    os.write(w, b".")
+
+t = threading.Thread(target=worker)
+t.start()  # before the mask: the worker keeps SIGTERM unblocked
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+go.set()
+os.read(r, 1)  # the main thread sleeps here, SIGTERM blocked: its handler cannot run
+t.join()
+signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+print(seen["before"], seen["taken"], seen["handler_ran"], seen["after_wait"], bool(d._signals))
+"""
+
+
+def test_a_stop_counts_from_when_the_process_takes_the_signal_in(
+    config_file: Path, tmp_path: Path
+) -> None:
+    """A SIGTERM counts for the workers the moment the process takes it in (Python's
+    C-level handler, in whichever thread), not once the main thread runs the Python
+    handler: a loaded host may schedule that after a worker started the next action (CI,
+    2026-12-07, test_abort_wins)."""
+    import subprocess
+    import sys
+
+    from tests.support.gitenv import ROOT
+
+    script = tmp_path / "taken_in.py"
+    script.write_text(TAKEN_IN)
+    done = subprocess.run([sys.executable, str(script), str(config_file)], cwd=ROOT,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    # before: no stop; taken: a stop, its Python handler not run; a wait keeps it; at last
+    # the main thread runs the handler
+    assert done.stdout.split() == ["False", "True", "False", "True", "True"], done.stdout
+
+
+def test_a_hangup_is_drained_and_a_stop_behind_it_kept() -> None:
+    import signal
+
+    wakeups = Wakeups(stops=frozenset({signal.SIGTERM}))
+    try:
+        os.write(wakeups.signal_fd, bytes([signal.SIGHUP]))
+        assert not wakeups.signalled()
+        wakeups.wait(time.monotonic())
+        assert wakeups._pending() == b""  # a reload's byte does not wake the loop again
+        os.write(wakeups.signal_fd, bytes([signal.SIGHUP, signal.SIGTERM, signal.SIGHUP]))
+        assert wakeups.signalled()
+        wakeups.wait(time.monotonic() + 60)  # returns at once: stopping
+        assert wakeups.signalled()
     finally:
         wakeups.close()

@@ -341,6 +341,16 @@ def _populated(box: Box) -> bool:
         return False
 
 
+def settle(box: Box, until: float) -> bool:
+    """Wait until every process in ``box`` has ended or the monotonic time ``until``; True
+    if it is empty."""
+    while _populated(box):
+        if time.monotonic() >= until:
+            return False
+        time.sleep(_POLL)
+    return True
+
+
 def remove(box: Box, wait: float = EMPTY_WAIT, grace: float = TERM_GRACE) -> bool:
     """Stop what is left in ``box`` (SIGTERM, up to ``grace`` seconds to end, then SIGKILL to
     the rest), wait until it is empty, remove it; False if it would not empty in ``wait``
@@ -349,9 +359,7 @@ def remove(box: Box, wait: float = EMPTY_WAIT, grace: float = TERM_GRACE) -> boo
         os.rmdir(box.path)  # empty already (the common case: one syscall)
         return True
     if grace > 0 and terminate(box):
-        ends = time.monotonic() + grace
-        while _populated(box) and time.monotonic() < ends:
-            time.sleep(_POLL)
+        settle(box, time.monotonic() + grace)
     kill(box)  # every process of the subtree, cgroups the tool made below included
     deadline = time.monotonic() + wait
     while True:

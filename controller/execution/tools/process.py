@@ -243,9 +243,13 @@ def kill_group(
     _signal_group(proc.pid, signal.SIGTERM)
     if box is not None:
         cgroup.terminate(box)  # the helpers that left the group get the same grace
+    ends = time.monotonic() + KILL_GRACE
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(KILL_GRACE)
     if box is not None:
+        # the grace is the helpers' too, not only the leader's: a leader that exits at once
+        # must not cut short a helper still releasing what it holds (a git's index.lock)
+        cgroup.settle(box, ends)
         cgroup.kill(box)
     # Members that outlived the leader (or ignored SIGTERM) die too.
     _signal_group(proc.pid, signal.SIGKILL)

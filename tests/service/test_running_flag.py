@@ -97,12 +97,15 @@ def test_a_running_action_is_running_on_every_surface(tmp_path: Path, repo: Path
 def test_a_killed_controllers_action_is_not_running(tmp_path: Path, repo: Path) -> None:
     """The journal of a run whose controller was killed mid-action still shows action 1
     started with no end: nobody runs it, ``running`` is false (the plan stays executing)."""
-    config, _release, port = _setup(tmp_path, repo)
-    with running_daemon(config) as daemon:
-        _approve(repo)
-        wait_until(lambda: _api_running(port) == ["1"], 60, "action 1 running on the page")
-        assert _status_row(config)["running"] is True
-        daemon.proc.kill()
-        daemon.proc.wait(10)
-        row = _status_row(config)
-        assert (row["status"], row["running"]) == ("executing", False), row
+    config, release, port = _setup(tmp_path, repo)
+    try:
+        with running_daemon(config) as daemon:
+            _approve(repo)
+            wait_until(lambda: _api_running(port) == ["1"], 60, "action 1 running on the page")
+            assert _status_row(config)["running"] is True
+            daemon.proc.kill()
+            daemon.proc.wait(10)
+            row = _status_row(config)
+            assert (row["status"], row["running"]) == ("executing", False), row
+    finally:
+        release.write_text("go")  # the tool the kill left running ends (no process left over)

@@ -94,6 +94,10 @@ class Controller(Deciding, Outcomes):
                 self._dispatch = None
 
     def _pass(self) -> list[Job]:
+        # First of all, before any git command: a tool a dead controller's run left running
+        # may hold .git/index.lock (its git commit), and every git write of the pass would
+        # fail on it while the helper lives on to commit (round 124, hk-git)
+        self._stop_left_tools()
         self._head = self._sync()
         self._catch_up_tree()  # a landed commit's files a full disk kept out (round 56)
         self.finish_shared_writes()  # a killed MCP submit's or approve's (round 83)
@@ -104,7 +108,7 @@ class Controller(Deciding, Outcomes):
         self._hold_erased_starts()  # a start the index never saw, erased (round 120)
         self._release_holds()
         self._close_merged_back()  # a run whose start came back only through a merge
-        self._stop_left_tools()  # before anything decides about a plan or its file (round 85)
+        self._stop_left_tools()  # job rows the scan added (round 85: before any decision)
         self._release_refusals()
         self._recover_executed()  # before any approval is decided (SPEC §15)
         self._distrust_older_journals()  # a restored copy: its journals vouch for nothing

@@ -437,3 +437,81 @@ def test_a_run_killed_before_its_start_reached_the_index_ends_after_a_later_comm
     assert git(repo, "log", "-1", "--format=%s").strip() == "plangate: complete plans/one"
     assert "staged in the index" not in again.stderr
     assert git(repo, "status", "--porcelain", "--untracked-files=no") == ""
+
+
+#: Action 1's tool: stages a file and leaves ``git commit -i`` of it waiting in its editor
+#: (so git holds ``.git/index.lock``; the commit would land under the controller's name),
+#: then SIGKILLs the controller, its parent.
+LEFT_GIT = """\
+import os, signal, subprocess, sys, time
+repo, out = sys.argv[1], sys.argv[2]
+env = dict(os.environ, GIT_AUTHOR_NAME="plangate", GIT_AUTHOR_EMAIL="plangate@localhost",
+           GIT_COMMITTER_NAME="plangate", GIT_COMMITTER_EMAIL="plangate@localhost",
+           GIT_EDITOR='sleep 120; f() { echo helper > "$1"; }; f')
+open(os.path.join(repo, "notes.txt"), "w").write("the helper's bytes\\n")
+subprocess.run(["git", "-C", repo, "add", "notes.txt"], env=env, check=True)
+git = subprocess.Popen(["git", "-C", repo, "commit", "-i", "notes.txt"], env=env,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+open(os.path.join(out, "helper"), "w").write(str(git.pid))
+lock = os.path.join(repo, ".git", "index.lock")
+for _ in range(6000):
+    if os.path.exists(lock):
+        break
+    time.sleep(0.01)
+os.kill(os.getppid(), signal.SIGKILL)
+time.sleep(60)
+"""
+
+
+def test_a_left_tools_git_holding_the_lock_is_stopped_before_the_restart_writes(
+    tmp_path: Path, repo: Path
+) -> None:
+    """Round 124 (atk124d, left-tool-lock-blocks-restart): the controller SIGKILLed while
+    its tool's ``git commit`` (left in its editor) holds ``.git/index.lock``. The restart
+    stops the tools a dead controller's run left running before any git command of its
+    pass: the helper gets its SIGTERM and removes its lock, so the pass goes on (it failed
+    ``E_GIT`` on that lock, every pass, while the helper lived on to commit under the
+    controller's name)."""
+    import json
+    import time
+
+    from tests.support.gitenv import run_cli
+
+    tool = tmp_path / "left_git.py"
+    tool.write_text(LEFT_GIT)
+    argv = json.dumps([sys.executable, str(tool), str(repo), str(tmp_path)])
+    config = tmp_path / "plangate.yml"
+    config.write_text(
+        f"repo: {repo}\nstate_dir: {tmp_path / 'state'}\n"
+        "identity: {name: plangate, email: plangate@localhost}\n"
+        "approval: {approvers: [alice@example.com]}\n"
+        f"tools: {{greet: {{kind: exec, argv: {argv}, timeout: 300}}}}\n"
+    )
+    (repo / "plans" / "one").mkdir(parents=True)
+    (repo / "plans" / "one" / "PLAN.yml").write_text(PLAN)
+    commit_all(repo, "propose", ("Agent", "agent@example.com"))
+    assert _plangate(config).returncode == 0  # frozen
+    plan = repo / "plans" / "one" / "PLAN.yml"
+    plan.write_text(plan.read_text().replace("pending_approval", "approved"))
+    commit_all(repo, "approve", ("Alice", "alice@example.com"))
+    killed = _plangate(config)
+    assert killed.returncode == -9, killed.stderr[-2000:]
+    helper = int((tmp_path / "helper").read_text())
+    assert (repo / ".git" / "index.lock").exists()  # the helper's, held
+
+    again = _plangate(config)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert not (repo / ".git" / "index.lock").exists()
+    for _ in range(600):  # the helper was stopped (it is no child of ours: poll /proc)
+        stat = Path(f"/proc/{helper}/stat")
+        if not stat.exists() or stat.read_text().rsplit(")", 1)[-1].split()[0] == "Z":
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the left git commit still runs")
+    rows = json.loads(run_cli("status", "--json", "--config", str(config)).stdout)
+    mine = next(p for p in rows if p.get("id", p.get("plan")) == "plans/one")
+    assert mine["status"] == "failed" and "E_ACTION_IN_DOUBT" in json.dumps(mine), mine
+    log = git(repo, "log", "--format=%cn %s", "--all")
+    assert "helper" not in log and "notes.txt" not in git(repo, "log", "--all", "--stat")

@@ -442,6 +442,7 @@ class WorkTree(Objects):
         files: Mapping[str, bytes | None],
         head: str,
         own: Callable[[str], str | None],
+        head_blob: Callable[[str, str], str | None] | None = None,
     ) -> list[tuple[str, str, bytes]]:
         """What a commit of ``files`` on ``head`` written into this checkout would displace:
         each working-tree file and index entry at those paths that holds neither ``head``'s
@@ -450,6 +451,7 @@ class WorkTree(Objects):
         suffix ``""`` for the working tree's file, ``".staged"`` for the index's entry
         (``".stage<N>"`` for a conflict's), ``".note"`` for what cannot be saved as bytes
         (a link, a FIFO, an unreadable or oversized file: what it was, never its target).
+        ``head_blob(head, path)``: ``path``'s blob at ``head`` (default: asked of git).
         Read as git compares (a file git calls clean is not displaced); never through a
         link. Round 122, ``log-edit-overwritten`` (:mod:`controller.git.displaced`)."""
         from controller.errors import PlanTooLarge
@@ -464,7 +466,8 @@ class WorkTree(Objects):
                 owned[path] = own(path)
             return sha == owned[path]
 
-        heads = {path: (self.blob_sha(head, path) if head else None) for path in files}
+        blob_at = head_blob or self.blob_sha  # the caller's: a plan file's blob known
+        heads = {path: (blob_at(head, path) if head else None) for path in files}
         keeps = {
             path: {s for s in (heads[path], None if data is None else blob_id(data)) if s}
             for path, data in files.items()

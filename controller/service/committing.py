@@ -861,7 +861,7 @@ class Committing(ControllerCore):
         at = {path: files[path] for path in paths if path in files}
         if not at or not self.repo.checked_out_at(self.branch, head):
             return
-        found = self.repo.displaced_versions(at, head, self._own_blob)
+        found = self.repo.displaced_versions(at, head, self._own_blob, self._blob_at_index)
         if not found:
             return
         stamp = displaced.stamp_name(sha)

@@ -164,11 +164,9 @@ def test_a_clean_tree_displaces_nothing(tmp_path: Path, repo: Path) -> None:
     assert not (repo / ".git" / "plangate-displaced").exists()
 
 
-def test_an_untracked_unreadable_log_and_a_link_are_kept_or_noted(
-    tmp_path: Path, repo: Path
-) -> None:
+def test_an_untracked_chmod_000_log_is_kept(tmp_path: Path, repo: Path) -> None:
     """The untracked log a person wrote after the kill (the start wrote none), then made
-    ``chmod 000``: saved byte for byte; a link put there: a note of what it was."""
+    ``chmod 000``: saved byte for byte where it can be read, else a note of what it was."""
     config = _killed_in_action_2(tmp_path, repo, "w")
     log = repo / "plans" / "w" / "EXECUTION_LOG.md"
     log.write_text(f"{LINE}\n")

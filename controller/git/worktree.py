@@ -505,6 +505,8 @@ class WorkTree(Objects):
                 continue
             try:
                 committed = None if heads[path] is None else self.blob(heads[path] or "")
+                if committed is not None and self.holds_own_checkout(path, raw, committed):
+                    continue  # this process's own checkout of it (git is not asked)
                 stored = blob_id(self.as_git_compares(path, raw, committed))
             except (OSError, PlangateError):
                 stored = None

@@ -74,4 +74,6 @@ def _line(row: dict[str, Any], cells: tuple[str, ...], widths: list[int]) -> str
     why = row.get("waiting") or row.get("reason")
     if why:
         text += f"\n{'':{widths[0]}} {'waiting: ' if row.get('waiting') else ''}{visible(why)}"
+    for saved in row.get("displaced") or []:  # bytes its record was written over, kept
+        text += f"\n{'':{widths[0]}} displaced (kept): {visible(saved)}"
     return text

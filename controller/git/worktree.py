@@ -15,12 +15,12 @@ import shlex
 import stat
 import tempfile
 import time
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
 from controller.errors import AttributeUnsupported, GitError, PlangateError
-from controller.fsutil import read_regular
+from controller.fsutil import READ_LIMIT, read_regular
 from controller.git import attrfiles, conversion, eol
 from controller.git.base import git_failure, write_note
 from controller.git.objects import _BLOB_MODE, _EXEC_MODE, Objects, blob_id, stream_blob_id
@@ -436,6 +436,135 @@ class WorkTree(Objects):
         elif changed:  # a batched commit's files: their fsyncs together
             write_atomic_many(changed, root=self.path, executable=executable)
         self._keep_checkouts(checkouts)
+
+    def displaced_versions(
+        self,
+        files: Mapping[str, bytes | None],
+        head: str,
+        own: Callable[[str], str | None],
+        head_blob: Callable[[str, str], str | None] | None = None,
+    ) -> list[tuple[str, str, bytes]]:
+        """What a commit of ``files`` on ``head`` written into this checkout would displace:
+        each working-tree file and index entry at those paths that holds neither ``head``'s
+        version, nor the bytes the commit writes, nor ``own(path)`` (the blob the
+        controller's own last commit of it left, asked only then), as (path, suffix, bytes):
+        suffix ``""`` for the working tree's file, ``".staged"`` for the index's entry
+        (``".stage<N>"`` for a conflict's), ``".note"`` for what cannot be saved as bytes
+        (a link, a FIFO, an unreadable or oversized file: what it was, never its target).
+        ``head_blob(head, path)``: ``path``'s blob at ``head`` (default: asked of git).
+        Read as git compares (a file git calls clean is not displaced); never through a
+        link. Round 122, ``log-edit-overwritten`` (:mod:`controller.git.displaced`)."""
+        from controller.errors import PlanTooLarge
+
+        found: list[tuple[str, str, bytes]] = []
+        owned: dict[str, str | None] = {}
+
+        def kept(path: str, sha: str | None, keep: set[str]) -> bool:
+            if sha is None or sha in keep:
+                return True
+            if path not in owned:
+                owned[path] = own(path)
+            return sha == owned[path]
+
+        blob_at = head_blob or self.blob_sha  # the caller's: a plan file's blob known
+        heads = {path: (blob_at(head, path) if head else None) for path in files}
+        keeps = {
+            path: {s for s in (heads[path], None if data is None else blob_id(data)) if s}
+            for path, data in files.items()
+        }
+        for path in files:
+            if _through_link(self.path, path):
+                continue  # never written there: nothing displaced
+            target, keep = self.path / path, keeps[path]
+            special = _special(target)
+            if special == "folder":
+                continue  # never touched by the write
+            if special or target.is_symlink():
+                what = (
+                    f"a symbolic link to {os.readlink(target)!r}"
+                    if target.is_symlink()
+                    else "a FIFO, device or socket (never opened)"
+                )
+                if target.is_symlink() and kept(
+                    path, blob_id(os.fsencode(os.readlink(target))), keep
+                ):
+                    continue
+                found.append((path, ".note", f"{path} was {what}\n".encode()))
+                continue
+            try:
+                raw = read_regular(target, root=self.path)
+            except FileNotFoundError:
+                continue
+            except PlanTooLarge as exc:
+                found.append((path, ".note", f"{path} was not saved: {exc.message}\n".encode()))
+                continue
+            except (OSError, PlangateError) as exc:
+                found.append((path, ".note", f"{path} was unreadable: {exc}\n".encode()))
+                continue
+            if kept(path, blob_id(raw), keep):
+                continue
+            try:
+                committed = None if heads[path] is None else self.blob(heads[path] or "")
+                if committed is not None and self.holds_own_checkout(path, raw, committed):
+                    continue  # this process's own checkout of it (git is not asked)
+                stored = blob_id(self.as_git_compares(path, raw, committed))
+            except (OSError, PlangateError):
+                stored = None
+            if stored is not None and kept(path, stored, keep):
+                continue  # clean as git reads it (line ends, encodings)
+            found.append((path, "", raw))
+        found.extend(self._displaced_entries(files, heads, keeps, kept))
+        return found
+
+    def _displaced_entries(
+        self,
+        files: Mapping[str, bytes | None],
+        heads: Mapping[str, str | None],
+        keeps: Mapping[str, set[str]],
+        kept: Callable[[str, str | None, set[str]], bool],
+    ) -> list[tuple[str, str, bytes]]:
+        """:meth:`displaced_versions`' index entries (one ``git ls-files``, unless the index
+        is still this process's own last write and names each path's kept blob)."""
+        own = self._own_index
+        if (
+            own is not None
+            and own[0] == _stat_key(self.git_dir / "index")
+            and all(own[1].get(path) in keeps[path] for path in files)
+        ):
+            return []
+        out = self.run_raw("--no-optional-locks", "--literal-pathspecs", "ls-files", "-s",
+                           "-z", "--", *files)  # fmt: skip
+        if out.returncode != 0:
+            raise git_failure(("ls-files", "-s"), out.stderr.decode("utf-8", "replace"))
+        entries: dict[str, list[tuple[str, str, str]]] = {}
+        for entry in filter(None, out.stdout.split(b"\0")):
+            meta, _, raw_path = entry.partition(b"\t")
+            mode, sha, stage = meta.decode("ascii").split(" ")
+            entries.setdefault(raw_path.decode("utf-8", "surrogateescape"), []).append(
+                (mode, sha, stage)
+            )
+        found: list[tuple[str, str, bytes]] = []
+        for path in files:
+            got = entries.get(path, [])
+            if not got:
+                if heads[path] is not None and files[path] is not None:
+                    note = f"{path} had no index entry (a staged removal: git rm --cached)\n"
+                    found.append((path, ".staged.note", note.encode()))
+                continue
+            if len(got) == 1 and got[0][2] == "0" and kept(path, got[0][1], keeps[path]):
+                continue
+            for mode, sha, stage in got:
+                suffix = ".staged" if stage == "0" else f".stage{stage}"
+                if mode not in (f"{_BLOB_MODE:o}", f"{_EXEC_MODE:o}"):
+                    note = f"{path}'s index entry was mode {mode}, object {sha}\n"
+                    found.append((path, suffix + ".note", note.encode()))
+                    continue
+                try:
+                    found.append((path, suffix, self.shared_blob(sha, READ_LIMIT)))
+                except (OSError, PlangateError) as exc:
+                    note = f"{path}'s index entry {sha} was not saved: {exc}\n"
+                    found.append((path, suffix + ".note", note.encode()))
+        return found
 
     def holds_own_checkout(self, path: str, data: bytes, committed: bytes) -> bool:
         """Are ``data``, the working tree's bytes at ``path``, the very bytes this process's

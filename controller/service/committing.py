@@ -10,7 +10,7 @@ The edits themselves (status, approval block) are the small functions below.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path, PurePosixPath
@@ -547,9 +547,25 @@ class Committing(ControllerCore):
             if len(entries) == 1:
                 self._set_aside(entries[0].plan_id, entries[0].event, sha, exc)
 
+        # a run's record (its log; a run event's plan file, whose execution: block) is
+        # written over nobody's bytes unsaved (round 122: _save_displaced)
+        displace = [
+            path
+            for entry in entries
+            for path in entry.files
+            if path not in tree_only
+            and (PurePosixPath(path).name == LOG_NAME or entry.event in RUN_EVENTS)
+        ]
         try:
             sha = self._write(
-                files, self._head, message, on_commit, before_index, before_ref, refused=set_aside
+                files,
+                self._head,
+                message,
+                on_commit,
+                before_index,
+                before_ref,
+                refused=set_aside,
+                displace=displace,
             )
         except PushRefused as exc:
             if len(entries) > 1:  # a batch: one plan per commit, so only the refusing one waits
@@ -753,6 +769,7 @@ class Committing(ControllerCore):
         *,
         worktree: bool = True,
         refused: Callable[[str, PushRefused], None] | None = None,
+        displace: Collection[str] = (),
     ) -> str:
         holds: list[IndexHold] = []
         # the mode each file keeps in the commit (100644 or 100755, never normalised: round
@@ -767,8 +784,11 @@ class Committing(ControllerCore):
             def hold(sha: str) -> None:
                 """index.lock, from before the branch moves until the index holds the
                 commit's entries: a human's `git commit` between the two would build its
-                tree from the older entries and take the controller's change back."""
+                tree from the older entries and take the controller's change back. Under
+                it, before the branch moves, what the commit's checkout would write over
+                that is nobody's record is saved (:meth:`_save_displaced`)."""
                 holds.append(self.repo.hold_index(files, modes))
+                self._save_displaced(sha, head, files, displace)
 
             before_ref = hold if before_ref is None else _then(before_ref, hold)  # last
         written: list[str] = []  # the message as sealed: what the index reads (round 98)
@@ -822,6 +842,64 @@ class Committing(ControllerCore):
         self._sources.advance(head, sha, files)
         self._head = sha
         return sha
+
+    def _save_displaced(
+        self, sha: str, head: str, files: dict[str, bytes | None], paths: Collection[str]
+    ) -> None:
+        """Save what the checkout of the commit ``sha`` (on ``head``) would write over at
+        ``paths`` (a run's record: its log, a run event's plan file) that is not what the
+        controller itself last left there: a person's or an agent's edit of the working-tree
+        file, a staged one, a link or FIFO put there (round 122, ``log-edit-overwritten``).
+        The bytes go to ``.git/plangate-displaced/<plan folder>/<stamp>-<commit>/``
+        (:mod:`controller.git.displaced`), each plan's are logged (``worktree_displaced``)
+        and its status row names them (``displaced``). Nothing when the checkout is not on
+        the branch at ``head`` (nothing is written there then) or holds the controller's
+        own bytes. A copy that cannot be written stops the commit (OSError: it waits,
+        E_STORAGE) rather than lose the bytes."""
+        from controller.git import displaced
+
+        at = {path: files[path] for path in paths if path in files}
+        if not at or not self.repo.checked_out_at(self.branch, head):
+            return
+        found = self.repo.displaced_versions(at, head, self._own_blob, self._blob_at_index)
+        if not found:
+            return
+        stamp = displaced.stamp_name(sha)
+        saved: dict[str, list[str]] = {}
+        for path, suffix, data in found:
+            folder, _, name = path.rpartition("/")
+            target = displaced.save(self.repo.git_dir, folder, stamp, name + suffix, data)
+            saved.setdefault(folder, []).append(displaced.shown(target, self.repo.path))
+        for folder, names in saved.items():
+            self.log.warning("worktree_displaced", plan=folder, commit=sha, saved=names)
+
+    def _own_blob(self, path: str) -> str | None:
+        """The blob the controller's own last commit of ``path`` left (this process's last
+        commit of it; else, after a restart, the plan file's ``controller_blob`` or the log
+        its own last commit wrote, :func:`~controller.git.ownrecord.last_own`)."""
+        made = self._last_made.get(path)
+        if made is not None:
+            return self.repo.blob_sha(made, path)
+        folder = str(PurePosixPath(path).parent)
+        state = self.index.plans.get(folder)
+        if state is not None and state.file == path:
+            return state.controller_blob or None
+        if PurePosixPath(path).name != LOG_NAME:
+            return None
+        from controller.git.ownrecord import last_own, life_of, written
+        from controller.service.statedir import is_own_commit
+
+        try:
+            head = self._head or self.head()
+            is_own = is_own_commit(self.config, self.own_commits)
+            plan_file = state.file if state is not None else f"{folder}/PLAN.yml"
+            log = life_of(self._git_or_none, head, plan_file, is_own).log
+            found = last_own(log, is_own)
+            record = next((r for r in log if found is not None and r.sha == found[0]), None)
+            own = None if record is None else written(self._git_or_none, record, path)
+        except PlangateError:
+            return None
+        return None if own is None else blob_id(own.encode("utf-8", "surrogateescape"))
 
     def _disown_start(self, sha: str) -> None:
         """A commit of ours the remote already held (:class:`PushHeld`) is no start of ours:

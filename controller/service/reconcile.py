@@ -227,14 +227,30 @@ class Controller(Deciding, Outcomes):
             problems = {s.plan_id: self._blocker(s) for s in states}
             rows = self._plan_rows(states, running, waiting, problems, reasons)
             if plan is not None and rows:
+                self._name_displaced(rows)
                 return rows  # a plan of the index has no other row
             rows += self._left_rows({s.plan_id for s in self.index.plans.values()})
             rows += self._source_rows()
             rows = [row for row in rows if plan in (None, row["plan"])]
+            self._name_displaced(rows)
             if plan is not None and not rows and failed is not None:
                 # the history not read: git's failure, never "no such plan" (round 85)
                 raise failed
             return rows
+
+    def _name_displaced(self, rows: list[dict[str, Any]]) -> None:
+        """Each row's ``displaced``: the files saved under ``.git/plangate-displaced/`` for
+        its plan (a person's or an agent's bytes a controller commit wrote its record over,
+        round 122; :mod:`controller.git.displaced`), until someone removes them."""
+        from controller.git import displaced
+
+        found = (
+            displaced.listed(self.repo.git_dir, [row["plan"] for row in rows], self.repo.path)
+            if self.config.remote is None
+            else {}
+        )
+        for row in rows:
+            row["displaced"] = found.get(row["plan"], [])
 
     def _run_elsewhere(self, states: list[PlanState]) -> set[str]:
         """The executing plans whose run the controller holds open right now in its own
@@ -780,7 +796,7 @@ AUTHOR_FIELDS = frozenset(
 #: The fields that are the controller's material: what an answer redacts.
 CONTROLLER_FIELDS = frozenset(
     {"reason", "hash", "frozen_hash", "approver", "approvers", "risk", "estimate", "last_commit"}
-    | {"running", "waiting", "held"}
+    | {"running", "waiting", "held", "displaced"}
 )
 #: Statuses whose ``reason`` is the plan's own problem: an invalid plan's ``validation:``
 #: block (quoting the plan as written, round 62) and an unreadable file's problem.

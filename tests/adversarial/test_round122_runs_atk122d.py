@@ -94,6 +94,28 @@ edits to a PLAN.yml plangate must write, the plan **waits**"; off the branch, ro
     plangate run --once --config cfg.yml          # failed E_ACTION_IN_DOUBT, no wait
     grep -c 'person log edit' plans/x/EXECUTION_LOG.md; git diff --cached   # 0; empty
 
+Changed and fixed (2026-12-07, fix125l): **log-edit-overwritten**. As written the 4 ids
+asked for the opposite of round 95c ``kw:log`` on the same sequence (the working-tree log
+kept, versus the controller's record, not a forgery, committed and checked out); the lead's
+rule keeps both: the controller commits and checks out its own log and block as before, and
+saves what its checkout writes over first. The cause: ``Committing._write``
+(controller/service/committing.py) wrote the commit's files into the working tree and the
+index whatever they held. Now, under the index lock before the branch moves,
+``Committing._save_displaced`` asks ``WorkTree.displaced_versions`` which working-tree file
+or index entry of a run's record (a log; a run event's plan file) holds neither the
+branch's version, nor the bytes written, nor the controller's own last commit of it, and
+saves each (``controller/git/displaced.py``). docs/execution.md: "Before its commit's
+checkout writes a run's record (a plan's log; a run event's plan file, whose `execution:`
+block) over a working-tree file or an index entry that holds something else than the
+controller itself last left there (...), those bytes are saved, the working tree's and the
+index's each where it differs: `.git/plangate-displaced/<plan folder>/<UTC stamp>-<commit>/
+<file name>` for the working tree's file, `<file name>.staged` for a staged version". So
+``test_kept``'s log ids now assert that the person's log is recoverable byte for byte at the
+path the recovery pass's status row names (``displaced``; the staged version too for
+``logstage``), and that the controller's committed log holds none of it (``test_own_bytes``
+as before); ``kw:log`` of round 95c still holds. The four pass
+(``tests/service/test_displaced_log_kept.py`` fails on the old code).
+
 **merged-back-start-unaudited** (2 ids: ``audit[ui1a-rhardmerge, t2-rhardmerge]``): the
 controller SIGKILLed in its first start's index write (``ui1a``) or in action 2's tool.
 Before the restart the person removes the stale lock, ``git reset --hard HEAD~1``, commits a
@@ -498,6 +520,7 @@ def _act(lab: Lab, x: str, how: str) -> Any:
     if how == "logstage":
         p = lab.repo / log
         p.write_text((p.read_text() if p.exists() else "") + f"\n{LOGTAG}\n")
+        lab.seen[f"{x}:person_log"] = p.read_bytes().decode("utf-8", "replace")  # type: ignore[attr-defined]
         return _g(lab, "add", log)
     if how == "lookf":
         return _bot_fake(lab, x, "fail", "failed")
@@ -519,6 +542,7 @@ def _act(lab: Lab, x: str, how: str) -> Any:
     if how == "logwt":
         p = lab.repo / log
         p.write_text((p.read_text() if p.exists() else "") + f"\n{LOGTAG}\n")
+        lab.seen[f"{x}:person_log"] = p.read_bytes().decode("utf-8", "replace")  # type: ignore[attr-defined]
         return ["logwt", 0]
     if how == "logcommit":
         p = lab.repo / log
@@ -543,6 +567,7 @@ def _act(lab: Lab, x: str, how: str) -> Any:
         return _g(lab, "commit", "-q", "-m", f"agent: link {x}")
     if how == "logchmod":
         (lab.repo / log).write_text(f"{LOGTAG}\n")
+        lab.seen[f"{x}:person_log"] = f"{LOGTAG}\n"  # type: ignore[attr-defined]
         (lab.repo / log).chmod(0)
         return ["logchmod", 0]
     if how == "loghuge":
@@ -744,6 +769,12 @@ def _build(root: Path) -> Lab:
         seen[f"{x}:acts"] = [_safe(_act, lab, x, a) for a in acts]
         seen[f"{x}:rec"] = _pass(lab, f"{x}-rec")
         seen[f"{x}:rec_row"] = _row(lab, x)
+        seen[f"{x}:displaced"] = {}  # what the row names as displaced, read as it is there
+        for name in seen[f"{x}:rec_row"].get("displaced") or []:
+            with contextlib.suppress(OSError):
+                seen[f"{x}:displaced"][name] = (
+                    (lab.repo / name).read_bytes().decode("utf-8", "replace")
+                )
         seen[f"{x}:rec_calls"] = _calls(lab, x)
         p = lab.repo / "plans" / x / "PLAN.yml"
         lp = lab.repo / "plans" / x / "EXECUTION_LOG.md"
@@ -818,9 +849,7 @@ _REPLAY = _xf(
     "own, then the named remedy (restore) erases it and the plan is held for good",
 )
 # staged-edit-unstaged: fixed (fix124r)
-KEPT_BROKEN: dict[str, Any] = {
-    x: _LOG for x in ("t2-logwt", "t2-logchmod", "g2-logwt", "g2-logstage")
-}
+KEPT_BROKEN: dict[str, Any] = {}  # log-edit-overwritten: changed and fixed (fix125l)
 AUDIT_BROKEN: dict[str, Any] = {}  # merged-back-start-unaudited: fixed (fix123h)
 # replayed-start-hold-unrestorable: fixed (fix123h)
 
@@ -890,9 +919,17 @@ def test_kept(L: dict[str, Any], x: str) -> None:
         assert L[f"{x}:stash"].strip() and TAG in L.get(f"{x}:stash_p", ""), L[f"{x}:stash"]
         return
     if set(acts) & {"logwt", "logstage", "logchmod"}:
-        assert LOGTAG in L.get(f"{x}:wtlog", ""), L.get(f"{x}:wtlog", "")[-300:]
+        # changed (fix125l): the controller commits its own log (round 95's kw:log) and
+        # saves the person's first: recoverable, byte for byte, at the path the status row
+        # names (docs/execution.md), the staged version too; its commit holds none of it
+        person = L[f"{x}:person_log"]
+        saved = {name.rpartition("/")[2]: text for name, text in L[f"{x}:displaced"].items()}
+        assert saved.get("EXECUTION_LOG.md") == person, (person, L[f"{x}:rec_row"])
+        for name in L[f"{x}:displaced"]:
+            assert name.startswith(f".git/plangate-displaced/plans%2F{x}/"), name
         if "logstage" in acts:
-            assert LOGTAG in L[f"{x}:cached"], L[f"{x}:cached"][-300:]
+            assert saved.get("EXECUTION_LOG.md.staged") == person, (person, saved)
+        assert LOGTAG not in L[f"{x}:finallog"], L[f"{x}:finallog"][-300:]
         return
     assert TAG in L[f"{x}:wt"], L[f"{x}:wt"][-300:]
     if "stage" in acts:

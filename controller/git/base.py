@@ -348,32 +348,6 @@ class RepoBase:
                 return False
         return True
 
-    def shared_blob(self, sha: str, limit: int) -> bytes:
-        """A blob of the shared store as it is there (local mode with the controller's own
-        store: a person's ``git add`` wrote it there alone), hashed against ``sha``; over
-        ``limit`` bytes: BlobTooLarge, never read. The controller's own store first."""
-        from controller.git.objects import blob_id
-
-        try:
-            return self._object(sha, limit)
-        except BlobTooLarge:
-            raise
-        except GitError:
-            if self._shared_objects is None:
-                raise
-        reader = self._shared_git()
-        with self._lock, DEADLINES.bound(self.timeout, self._stop_shared, "git cat-file"):
-            try:
-                _, kind, size = reader.get_object_header(sha)
-                if size > limit:
-                    raise BlobTooLarge(sha, size, limit)
-                data = bytes(reader.get_object_data(sha)[3])
-            except (ValueError, OSError):
-                raise unreadable_object(sha) from None
-        if kind != b"blob" or blob_id(data) != sha:
-            raise unreadable_object(sha)
-        return data
-
     def _object(self, sha: str, limit: int | None = None) -> bytes:
         """An object's content; with ``limit``, a blob bigger than that is never read
         (BlobTooLarge: its size is asked first)."""

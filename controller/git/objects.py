@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-from controller.errors import GitError
+from controller.errors import BlobTooLarge, GitError
 from controller.fsutil import READ_LIMIT
-from controller.git.base import RepoBase
+from controller.git.base import RepoBase, unreadable_object
 from controller.git.deadline import DEADLINES
 from controller.git.store import STORE_RAW_ABOVE, check_object, write_loose
 
@@ -60,6 +60,30 @@ INDEXES_KEPT = 1
 
 class Objects(RepoBase):
     """Blobs and trees: read by id or path, written as loose objects."""
+
+    def shared_blob(self, sha: str, limit: int) -> bytes:
+        """A blob of the shared store as it is there (local mode with the controller's own
+        store: a person's ``git add`` wrote it there alone), hashed against ``sha``; over
+        ``limit`` bytes: BlobTooLarge, never read. The controller's own store first."""
+        try:
+            return self._object(sha, limit)
+        except BlobTooLarge:
+            raise
+        except GitError:
+            if self._shared_objects is None:
+                raise
+        reader = self._shared_git()
+        with self._lock, DEADLINES.bound(self.timeout, self._stop_shared, "git cat-file"):
+            try:
+                _, kind, size = reader.get_object_header(sha)
+                if size > limit:
+                    raise BlobTooLarge(sha, size, limit)
+                data = bytes(reader.get_object_data(sha)[3])
+            except (ValueError, OSError):
+                raise unreadable_object(sha) from None
+        if kind != b"blob" or blob_id(data) != sha:
+            raise unreadable_object(sha)
+        return data
 
     def blob(self, sha: str) -> bytes:
         """A blob's content: BlobTooLarge (E_PLAN_TOO_LARGE) for one over

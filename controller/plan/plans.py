@@ -834,15 +834,14 @@ def check_rules(
     problems += _check_ids(model)
     problems += _check_tools(model, config)
     problems += _check_outputs(model)
-    problems += _check_param_sizes(model, config)
+    children = nested_models(model, config, origin)
+    problems += _check_param_sizes(model, config, children)
     problems += guards.static_problems(model)
     if config is not None:
         from controller.plan import flows
 
         problems += _check_static_params(model, config.tools)
-        problems += flows.unguarded_problems(
-            model, config.tools, nested_models(model, config, origin)
-        )
+        problems += flows.unguarded_problems(model, config.tools, children)
     from controller.plan import rules
 
     problems += rules.check(model, config)
@@ -932,27 +931,72 @@ def plan_symbols(model: PlanDocument) -> refs.PlanSymbols:
     )
 
 
-def _check_param_sizes(model: PlanDocument, config: Config | None) -> Iterator[Problem]:
-    """E_LIMIT_EXCEEDED for params whose references to inputs and plan fields alone already
-    resolve past ``limits.max_params_bytes`` (outputs, secrets and approval count at run time)."""
+def _check_param_sizes(
+    model: PlanDocument, config: Config | None, children: dict[int, PlanDocument]
+) -> Iterator[Problem]:
+    """E_LIMIT_EXCEEDED wherever the run would hand a tool (or a pinned plan) params whose
+    literals, inputs and plan fields alone already resolve past ``limits.max_params_bytes``
+    (outputs, secrets and approval count at run time, as empty): every site of
+    :func:`rules.param_sites`, counted by the run's own :func:`refs.resolve`. A pinned plan's
+    sites are counted too, with the inputs this plan gives it (``children``: parent action id
+    -> the pinned plan's model), and reported at those inputs (round 124: a fallback step's,
+    a check's and a pinned plan's were refused only when their turn came, after earlier
+    actions ran)."""
+    from controller.plan import rules
+
     limit = config.limits.max_params_bytes if config else DEFAULT_MAX_PARAMS
-    ctx = refs.Context(
-        inputs=model.inputs,
+    ctx = _validation_context(model, model.inputs)
+    for _action, where, value in rules.param_sites(model):
+        problem = _size_problem(value, ctx, limit)
+        if problem is not None:
+            yield Problem(problem.code, problem.message, refs.format_path(where))
+    for index, action in enumerate(model.actions):
+        child = children.get(action.id)
+        if child is None or not action.inputs:
+            continue  # without inputs of this plan's, the pinned plan is validated on its own
+        try:
+            given = refs.resolve(action.inputs, ctx, limit)
+        except (PlangateError, TypeError, ValueError):
+            continue  # reported above (or by the reference rules)
+        child_ctx = _validation_context(child, {**child.inputs, **given})
+        for _action, where, value in rules.param_sites(child):
+            problem = _size_problem(value, child_ctx, limit)
+            if problem is not None:
+                path = action.plan.path if action.plan is not None else "?"
+                yield Problem(
+                    problem.code,
+                    f"nested plan {path}, {refs.format_path(where)}, with these inputs: "
+                    f"{problem.message}",
+                    f"actions[{index}].inputs",
+                    remedy="give the nested plan smaller inputs (or reference them fewer "
+                    "times in it), or raise limits.max_params_bytes",
+                )
+
+
+def _validation_context(model: PlanDocument, inputs: dict[str, Any]) -> refs.Context:
+    """What references resolve against at validation: the plan's inputs and fields, the
+    rest (outputs, results, approval, secrets) as empty as it can be."""
+    return refs.Context(
+        inputs=inputs,
         plan={"name": model.plan.name, "task": model.plan.task, "hash": ""},
         approval=_UNKNOWN_AT_VALIDATION,
         outputs=_UnknownOutputs(),
         results=_UnknownOutputs(),
         secret=lambda _name: "",
     )
-    for index, action in enumerate(model.actions):
-        try:
-            refs.resolve(action.params, ctx, limit)
-        except LimitExceeded as exc:
-            yield Problem(exc.code, exc.message, f"actions[{index}].params")
-        except PlangateError:
-            continue  # a reference problem: reported by rules.check
-        except (TypeError, ValueError):
-            continue  # a value that is not JSON data (a timestamp): the schema reports it
+
+
+def _size_problem(value: Any, ctx: refs.Context, limit: int) -> LimitExceeded | None:
+    """The run's E_LIMIT_EXCEEDED for ``value`` resolved against ``ctx``, or None."""
+    try:
+        refs.resolve(value, ctx, limit)
+    except LimitExceeded as exc:
+        return exc
+    except PlangateError:
+        return None  # a reference problem: reported by rules.check
+    except (TypeError, ValueError):
+        return None  # a value that is not JSON data (a timestamp): the schema reports it
+    return None
 
 
 #: Values known only at run time count as empty at validation.

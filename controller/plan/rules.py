@@ -58,17 +58,16 @@ def _references(model: PlanDocument, built: graph.Graph | None) -> Iterator[Prob
         inputs=model.inputs,
         visible=built.ancestors if built is not None else None,
     )
-    for p_index, pre in enumerate(model.preconditions):
+    sites = list(param_sites(model))
+    for action, where, value in sites:
         yield from refs.check_action_refs(
-            0, pre.params, symbols, ("preconditions", p_index, "params")
+            action.id if action is not None else 0, value, symbols, where
         )
-    for index, action in enumerate(model.actions):
-        base: Where = ("actions", index)
-        for where, value in _ref_sites(action, base):
-            yield from refs.check_action_refs(action.id, value, symbols, where)
+        if action is not None:
             yield from _keys_with_refs(value, where)
-    for p_index, pre in enumerate(model.preconditions):
-        yield from _keys_with_refs(pre.params, ("preconditions", p_index, "params"))
+    for action, where, value in sites:  # the plan's own preconditions' keys: last, as before
+        if action is None:
+            yield from _keys_with_refs(value, where)
     yield from refs.unresolved_problems(model.inputs, ("inputs",), "a plan's inputs", INPUTS_REMEDY)
 
 
@@ -104,6 +103,20 @@ def _keys_with_refs(value: Any, where: Where) -> Iterator[Problem]:
     elif isinstance(value, list):
         for index, item in enumerate(value):
             yield from _keys_with_refs(item, (*where, index))
+
+
+def param_sites(model: PlanDocument) -> Iterator[tuple[Action | None, Where, Any]]:
+    """(the action it belongs to, None for the plan's own preconditions; location; value) of
+    every value the run resolves and hands a tool (or a nested plan): the plan's
+    preconditions' params, then each action's :func:`_ref_sites`. The one list the reference
+    rules and the static size check (``plans._check_param_sizes``, round 124) walk, so a
+    place a new feature resolves is checked by both once it is listed here
+    (tests/plan/test_param_sites.py holds it to the schema's ``RefFreeKeys`` fields)."""
+    for p_index, pre in enumerate(model.preconditions):
+        yield None, ("preconditions", p_index, "params"), pre.params
+    for index, action in enumerate(model.actions):
+        for where, value in _ref_sites(action, ("actions", index)):
+            yield action, where, value
 
 
 def _ref_sites(action: Action, base: Where) -> Iterator[tuple[Where, Any]]:

@@ -126,6 +126,13 @@ the budget spent is the resolved params' ``json.dumps`` to the character
 included), at validation and at run time alike; the http tool's compact body is never
 longer. The 14 ids pass: the static ones are ``E_LIMIT_EXCEEDED`` at validation,
 ``l-spaced-list`` fails its action with it before the call.
+Corrected (2026-12-07): of the static ids, only the action's own params and
+``l-static-nested`` (the pinned plan invalid on its own) were ``E_LIMIT_EXCEEDED`` at
+validation; ``l-static-fallback``, ``l-static-precond`` and ``l-static-verify`` (and
+``l-kid-literal-inputs``) validated, and failed ``E_LIMIT_EXCEEDED`` at run time before the
+call, which is all their ids asserted (round 124, atk124e:
+static-params-outside-action-checked-at-run). Since fix125v every one of them is
+``invalid`` at validation.
 
 Held: references, results, inputs, ``$<plan.task>`` of escaped quotes, a secret of quotes
 referenced 30 times, a pinned plan's literal inputs, an echo's outputs and outputs of

@@ -188,3 +188,141 @@ def test_an_exec_tool_never_gets_more_than_the_limit_on_stdin(
         assert outcome.status == "failed" and outcome.error is not None, outcome
         assert outcome.error.code == "E_LIMIT_EXCEEDED" and outcome.action == 2, outcome
         assert not got.exists()
+
+
+# -- round 124: every place the run resolves params, not only an action's own ---------------
+#: A check tool and a plain one (checks must be idempotent and low-risk).
+SITE_CONFIG = (
+    "tools: {ok: {kind: echo, idempotent: true, risk: low}, emit: {kind: echo}}\n"
+    "limits: {max_params_bytes: 4000}\n"
+)
+CHECK = "{tool: ok, params: {s: VALUE}, expect: {path: $.s, equals: x}}"
+#: Each place the run hands a tool (or a pinned plan) params, as a plan writes it (``VALUE``
+#: the value under test) and where validation reports it.
+SITES: dict[str, tuple[str, str]] = {
+    "plan-precondition": (f"preconditions:\n  - {CHECK}\n", "preconditions[0].params"),
+    "precondition": (
+        f"    preconditions:\n      - {CHECK}\n",
+        "actions[0].preconditions[0].params",
+    ),
+    "verify": (
+        "    verify: {tool: ok, params: {s: VALUE}, expect: {path: $.s, equals: x}, "
+        "timeout: 1, interval: 1}\n",
+        "actions[0].verify.params",
+    ),
+    "fallback": (
+        "    on_failure: fallback\n"
+        "    fallback: [{id: '1.1', tool: emit, why: w, params: {s: VALUE}}]\n",
+        "actions[0].fallback[0].params",
+    ),
+    "fallback-precondition": (
+        "    on_failure: fallback\n"
+        f"    fallback: [{{id: '1.1', tool: emit, why: w, preconditions: [{CHECK}]}}]\n",
+        "actions[0].fallback[0].preconditions[0].params",
+    ),
+    "fallback-verify": (
+        "    on_failure: fallback\n"
+        "    fallback: [{id: '1.1', tool: emit, why: w, verify: {tool: ok, params: {s: VALUE}, "
+        "expect: {path: $.s, equals: x}, timeout: 1, interval: 1}}]\n",
+        "actions[0].fallback[0].verify.params",
+    ),
+    # a pinned plan's inputs: the value itself, and the value its action uses twice
+    "nested-inputs": ("", "actions[1].inputs"),
+    "nested-used-twice": ("", "actions[1].inputs"),
+}
+#: A pinned plan whose action takes input ``a`` once, and one that takes it twice.
+KID = """\
+plan: {{name: kid, task: t, status: draft}}
+inputs: {{a: ""}}
+available_tools: [{{name: emit}}]
+actions:
+  - {{id: 1, tool: emit, why: w, params: {{s: "{use}"}}}}
+"""
+
+
+def _value(kind: str, n: int) -> tuple[str, str, str]:
+    """(the value, the plan's ``inputs:`` line, its task) making ``n`` characters once
+    resolved: a literal, ``$<inputs.m>`` or ``$<plan.task>``."""
+    if kind == "literal":
+        return "d" * n, "", "t"
+    if kind == "inputs":
+        return '"$<inputs.m>"', f"inputs: {{m: {'b' * n}}}\n", "t"
+    return '"$<plan.task>"', "", "b" * n
+
+
+def _site_plan(tmp_path: Path, site: str, kind: str, n: int) -> Path:
+    """A plan with ``site`` holding a value of ``2 n`` characters (``n`` given to a pinned
+    plan that uses it twice), every other value small."""
+    repo = tmp_path / "repo"
+    value, inputs, task = _value(kind, n)
+    twice = "d" * (2 * n) if kind == "literal" else value[:-1] + value[1:]  # "$<x>$<x>"
+    text = f"plan: {{name: p, task: {task}, status: draft}}\n{inputs}"
+    text += "available_tools: [{name: ok}, {name: emit}]\n"
+    where, _ = SITES[site]
+    if site == "plan-precondition":
+        text += where.replace("VALUE", twice)
+    text += "actions:\n  - id: 1\n    tool: emit\n    why: w\n"
+    if not site.startswith(("nested", "plan-")):
+        text += where.replace("VALUE", twice)
+    if site.startswith("nested"):
+        use = "$<inputs.a>$<inputs.a>" if site == "nested-used-twice" else "$<inputs.a>"
+        kid = repo / "plans" / "kid"
+        kid.mkdir(parents=True)
+        (kid / "PLAN.yml").write_text(KID.format(use=use))
+        pin = run_cli("hash", str(kid / "PLAN.yml")).stdout.split()[-1]
+        given = value if site == "nested-used-twice" else twice
+        text += (
+            f'  - id: 2\n    plan: {{path: plans/kid, hash: "{pin}"}}\n    why: w\n'
+            f"    inputs: {{a: {given}}}\n"
+        )
+    folder = repo / "plans" / "p"
+    folder.mkdir(parents=True)
+    (folder / "PLAN.yml").write_text(text)
+    (tmp_path / "plangate.yml").write_text(f"repo: {repo}\n" + SITE_CONFIG)
+    return folder / "PLAN.yml"
+
+
+def _validate(tmp_path: Path, path: Path) -> tuple[int, list[dict[str, str]]]:
+    config = str(tmp_path / "plangate.yml")
+    result = run_cli("validate", "--json", "--config", config, str(path))
+    return result.returncode, json.loads(result.stdout)["errors"]
+
+
+@pytest.mark.parametrize("kind", ["literal", "inputs", "task"])
+@pytest.mark.parametrize("site", sorted(SITES))
+def test_static_params_past_the_limit_are_refused_at_validation_wherever_they_go(
+    tmp_path: Path, site: str, kind: str
+) -> None:
+    """Round 124 (static-params-outside-action-checked-at-run): an action's own params of
+    literals, ``$<inputs.*>`` and ``$<plan.task>`` past the limit were refused at
+    validation, but the same in a fallback step's, a precondition's or a verify check's
+    params, or a pinned plan's inputs (or what its params make of them), validated and ran:
+    the step failed only when its turn came, after earlier actions ran. Every place the run
+    resolves is now counted at validation, and reported where it is."""
+    code, errors = _validate(tmp_path, _site_plan(tmp_path, site, kind, 2100))
+    assert code == 1, errors
+    assert [(e["code"], e["path"]) for e in errors] == [("E_LIMIT_EXCEEDED", SITES[site][1])]
+    assert "more than 4000 characters of JSON" in errors[0]["message"]
+    assert "limits.max_params_bytes" in errors[0]["message"] + errors[0]["remedy"]
+    if site == "nested-used-twice":  # which of the pinned plan's params, with these inputs
+        assert errors[0]["message"].startswith("nested plan plans/kid, actions[0].params")
+
+
+@pytest.mark.parametrize("site", sorted(SITES))
+def test_static_params_within_the_limit_validate_wherever_they_go(
+    tmp_path: Path, site: str
+) -> None:
+    """The control: the same places with 1,900 characters where 2,100 were refused."""
+    code, errors = _validate(tmp_path, _site_plan(tmp_path, site, "inputs", 1900))
+    assert (code, errors) == (0, [])
+
+
+def test_a_static_param_past_the_limit_is_refused_by_freeze_too(tmp_path: Path) -> None:
+    """``freeze`` (and so the controller's pass, ``check`` and MCP ``validate``/``submit``,
+    which share the validator) refuses what ``validate`` does: nothing is frozen."""
+    path = _site_plan(tmp_path, "fallback", "inputs", 2100)
+    before = path.read_text()
+    result = run_cli("freeze", "--config", str(tmp_path / "plangate.yml"), str(path))
+    assert result.returncode == 1
+    assert "E_LIMIT_EXCEEDED" in result.stdout + result.stderr
+    assert path.read_text() == before

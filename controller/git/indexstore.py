@@ -917,8 +917,8 @@ class IndexStore:
         being its originators at the folder it left (:meth:`origins_at` there): they are its
         originators here (round 124, ``author-withdrawal-lost-to-race-then-move``: the new
         folder had no making, so the originators everywhere, which a race made nobody, were
-        read). The moved plan's lineage replaces what an earlier plan of the same content
-        left at this folder: the folder's old making is another plan's."""
+        read). It replaces what an earlier plan of the same content left at this folder
+        (the caller keeps the folder's own where the move lands onto a plan file)."""
         made = self.author_set(who)
         if made != self.origins_at(folder, plan_hash):
             self._new_origins_at[f"{folder_key(folder)}\0{plan_hash}"] = made

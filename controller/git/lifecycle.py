@@ -2218,7 +2218,7 @@ class Lifecycle(IndexStore):
         gone: FileChange | None,
         plan_id: str,
         state: PlanState,
-        new: BlobFacts,
+        onto: bool,
     ) -> None:
         """A plan moved into ``plan_id`` from another folder (``gone``: the file it left,
         :meth:`_paired_from`; a copy leaves its source and is none) brings who may withdraw
@@ -2227,7 +2227,14 @@ class Lifecycle(IndexStore):
         folder (:meth:`IndexStore.carry_origins_at`, those it had brought by its own earlier
         moves included), so a chain of moves reads back to the folder the plan was made at.
         A version with no making at its old folder carries nothing: the originators
-        everywhere are read for it, as there.
+        everywhere are read for it, as there. Into a path holding no plan file, the moved
+        plan's lineage replaces what an earlier plan left at the folder (Mallory's copy raced
+        in at ``plans/x`` and deleted, then the agent's plan moved there, is the agent's). A
+        plan file moved ONTO another (``onto``: a swap, an overwrite, or a removal paired
+        with a status change of a plan of the same content) brings its originators only
+        where the folder has none for that content, and no versions: what the folder's own
+        plan was made of stays its own (Mallory's copy removed in the commit that sets the
+        agent's plan ``rejected`` gives her no right there).
 
         Round 124 (``author-withdrawal-lost-to-race-then-move``): once the raced plan of round
         122 was moved (``git mv plans/r plans/r-x``, by anyone), its new folder had no making
@@ -2249,13 +2256,12 @@ class Lifecycle(IndexStore):
         while plan_hash and plan_hash not in seen:
             seen.add(plan_hash)
             here = self.origins_at(source, plan_hash)
-            if here is not None:
+            if here is not None and not (onto and self.origins_at(plan_id, plan_hash) is not None):
                 self.carry_origins_at(plan_id, plan_hash, here)
             earlier = lineage.get(plan_hash, "")
-            state.versions.setdefault(plan_hash, earlier)
+            if not onto:
+                state.versions.setdefault(plan_hash, earlier)
             plan_hash = earlier
-        if new.hash and new.hash != moved:  # moved with an edit: an edit of the moved version
-            state.versions.setdefault(new.hash, moved)
 
     def _hold_moved(self, target: str, sources: Iterable[str]) -> None:
         """The owned-block editors of the plans moved to ``target`` (their folders' ``@held``
@@ -3214,6 +3220,7 @@ class Lifecycle(IndexStore):
         snapshot = PlanState(**asdict(before)) if before and sink else None
         moved = self._move_source(repo, record, change) if not by_controller else None
         came = self._paired_from(repo, record, change) if not by_controller else None
+        onto = change.old_blob is not None  # the path held a plan file (a swap, an overwrite)
         if (
             before is not None
             and self._swapped_in(repo, before, change)
@@ -3260,7 +3267,7 @@ class Lifecycle(IndexStore):
         if before is None:  # the folder's log committed before its plan is its plan's
             state.log_commit = self._loose_logs.pop(plan_id, "")
         state.file = change.path
-        self._carry_lineage(repo, came, plan_id, state, new)
+        self._carry_lineage(repo, came, plan_id, state, onto)
         if new.problem is not None:
             self._problem(state, new.problem)
         content_changed = _content_changed(old, new, change)

@@ -116,7 +116,8 @@ its mover nothing. Tests: tests/approval/test_raced_withdrawals.py (a move after
 the line with passes between, in one pass, twice, on a merged branch; the mover gains
 nothing; a move without a race; a moved plan keeps the versions it was edited from; a copy of
 a raced plan gives nobody its withdrawal; the racer moving her copy keeps her right there and
-vetoes nothing).
+vetoes nothing; a move into the racer's emptied folder; her copy removed in the commit that
+rejects the author's plan, paired as a move onto it, gives her nothing).
 
 What held (both labs, and the fresh-clone audit agreeing with each controller in every
 ``:agree``/``:oneagree``): a side's draft submission counts only when the merge keeps it

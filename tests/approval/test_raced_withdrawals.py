@@ -353,3 +353,46 @@ def test_the_racer_moving_her_copy_keeps_her_right_there_and_vetoes_nothing(repo
     _row(repo)
     assert "E_VERSION_WITHDRAWN" not in _notes(row), row
     assert len(_own_starts(repo)) == 1, subjects(repo)
+
+
+def test_a_move_into_the_racers_emptied_folder_keeps_the_authors_withdrawal(repo: Path) -> None:
+    """Mallory's copy raced in at ``plans/greet-m`` and deleted again (her making there,
+    ``gone``); she then moves Dave's plan into that folder. The folder's old making is her
+    deleted copy's, not the moved plan's: Dave's rejection there counts, hers would not."""
+    _raced(repo, "gone")
+    _mv(repo, "greet", "greet-m")
+    _row(repo, "greet-m")
+    _reject(repo, MALLORY, "greet-m")
+    row = _row(repo, "greet-m")
+    assert "E_APPROVER_NOT_ALLOWED" in _notes(row), row
+    edit_status(repo, "greet-m", "pending_approval")
+    _commit(repo, "dave: back to pending", DAVE)
+    _reject(repo, DAVE, "greet-m")
+    row = _row(repo, "greet-m")
+    assert row.get("status") == "rejected", row
+    approve(repo, "greet-m", who=BOB)
+    _row(repo, "greet-m")
+    assert not _starts(repo, "greet-m"), subjects(repo)
+
+
+def test_the_racers_copy_removed_with_a_rejection_of_the_authors_plan_gives_her_nothing(
+    repo: Path,
+) -> None:
+    """One commit of Mallory's removes her raced copy and sets Dave's plan (the same
+    content) ``rejected``: the controller pairs the two as a move of her copy onto his path,
+    which brings nothing of hers where his folder has its own originators: her rejection
+    is ignored, and Dave keeps his withdrawal."""
+    _raced(repo, "first")
+    _git(repo, "rm", "-q", "-r", "plans/greet-m")
+    edit_status(repo, "greet", "rejected")
+    _commit(repo, "mallory: her copy gone, his plan rejected", MALLORY)
+    row = _row(repo)
+    assert "E_APPROVER_NOT_ALLOWED" in _notes(row), row
+    edit_status(repo, "greet", "pending_approval")
+    _commit(repo, "dave: back to pending", DAVE)
+    _reject(repo, DAVE)
+    row = _row(repo)
+    assert row.get("status") == "rejected", row
+    approve(repo, who=BOB)
+    _row(repo)
+    assert not _own_starts(repo), subjects(repo)

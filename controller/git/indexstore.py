@@ -10,7 +10,8 @@ Index format (``index.sqlite`` in the state directory)::
     originators(hash TEXT PRIMARY KEY, data TEXT) who made a content in every commit that made
         it afresh (none re-making it from a making it descends from), and those commits
     origins_at(key TEXT PRIMARY KEY, data TEXT) the same, per plan folder: who made a content
-        afresh AT that folder (key: the folder's key, NUL, the content's hash)
+        afresh AT that folder, or at the folder a plan holding it was moved from (key: the
+        folder's key, NUL, the content's hash)
     approvals(key TEXT PRIMARY KEY, sha TEXT)   approval identities seen (replay detection):
         key: sha256 of author, author time, subject (and, for one decision, plan and
         status); sha: "<first commit> <what it was made for> <its committer's digest>"
@@ -51,7 +52,7 @@ _MEMORY_TABLES = {
     "origins_at": "key TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "145"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "146"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -438,6 +439,10 @@ INDEX_VERSION = "145"  # 3: risk and estimate per plan; 4: approval identities, 
 # everywhere (round 122, author-withdrawal-lost-to-a-raced-copy: a copy raced in at another
 # folder emptied the originators): rebuilt so an author's ignored withdrawal counts
 # 145: 143 and 144 together (both merged on 2026-12-07)
+# 146 (fix125o): a move carries the moved plan's originators at its folder (and the versions
+# it was edited from) to its new folder (round 124, author-withdrawal-lost-to-race-then-
+# move: a raced plan moved to a folder of no making fell back to the originators
+# everywhere, nobody): rebuilt so an author's ignored withdrawal counts
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
 _FIELDS = tuple(f.name for f in fields(PlanState))
@@ -889,7 +894,8 @@ class IndexStore:
         made the same content elsewhere (round 122, ``author-withdrawal-lost-to-a-raced-
         copy``: a copy of a pull request's plan raced in at another folder, made on top of
         none of its commits, emptied the originators everywhere, and its author could never
-        withdraw it). None when no making afresh was ever at that folder (a copy, a move)."""
+        withdraw it). A move brings its source folder's (:meth:`carry_origins_at`, round 124).
+        None when no making afresh was ever at that folder, nor brought by a move (a copy)."""
         key = f"{folder_key(folder)}\0{plan_hash}"
         found = self._new_origins_at.get(key)
         if found is not None:
@@ -904,6 +910,17 @@ class IndexStore:
         found = self.origins_at(folder, plan_hash)
         made = self.author_set(who) if found is None else self.author_set(found & set(who))
         if made != found:
+            self._new_origins_at[f"{folder_key(folder)}\0{plan_hash}"] = made
+
+    def carry_origins_at(self, folder: str, plan_hash: str, who: Iterable[str]) -> None:
+        """A move brought a plan holding ``plan_hash`` to the plan folder ``folder``, ``who``
+        being its originators at the folder it left (:meth:`origins_at` there): they are its
+        originators here (round 124, ``author-withdrawal-lost-to-race-then-move``: the new
+        folder had no making, so the originators everywhere, which a race made nobody, were
+        read). It replaces what an earlier plan of the same content left at this folder
+        (the caller keeps the folder's own where the move lands onto a plan file)."""
+        made = self.author_set(who)
+        if made != self.origins_at(folder, plan_hash):
             self._new_origins_at[f"{folder_key(folder)}\0{plan_hash}"] = made
 
     def touch(self, plan_id: str) -> None:

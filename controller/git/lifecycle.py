@@ -1037,10 +1037,20 @@ class Lifecycle(IndexStore):
         against its first parent): its bytes moved (:meth:`_move_from`), or, where the path
         held a plan file, a rename git pairs with an edit (:meth:`_edited_move`). What a path's
         new life (:meth:`_swapped_in`) and the status a move carries (:meth:`_moved_state`)
-        are told from; a move with an edit still writes (:meth:`_move_source` pairs none)."""
-        return self._move_from(repo, record, change, merges=True) or self._edited_move(
-            repo, record, change
+        are told from; a move with an edit still writes (:meth:`_move_source` pairs none).
+        Told once per change of a commit (the lineage a move carries asks it too:
+        :meth:`_carry_lineage`)."""
+        cached: tuple[CommitRecord, dict[FileChange, FileChange | None]] | None = getattr(
+            self, "_paired_in", None
         )
+        if cached is None or cached[0] is not record:
+            cached = (record, {})
+            self._paired_in = cached
+        if change not in cached[1]:
+            cached[1][change] = self._move_from(
+                repo, record, change, merges=True
+            ) or self._edited_move(repo, record, change)
+        return cached[1][change]
 
     def _edited_move(
         self, repo: GitRepo, record: CommitRecord, change: FileChange
@@ -2178,7 +2188,8 @@ class Lifecycle(IndexStore):
 
         Round 122 (``author-withdrawal-lost-to-a-raced-copy``): a version's originators are
         read AT this plan's folder first (:meth:`IndexStore.origins_at`: its makings afresh
-        there), those everywhere only when none was there (a copy, a move). Mallory's copy of
+        there, or those a move brought from the folder it left, :meth:`_carry_lineage`, round
+        124), those everywhere only when none was there (a copy). Mallory's copy of
         an open pull request's plan landed first at another folder (pending, a draft,
         deleted again, or from a branch forked before it and merged after) made the two
         makings neither of which holds the other: the originators everywhere were nobody,
@@ -2200,6 +2211,57 @@ class Lifecycle(IndexStore):
             found |= here if here is not None else self.originators_of(plan_hash) or frozenset()
             plan_hash = state.versions.get(plan_hash, "")
         return self.author_set(found)
+
+    def _carry_lineage(
+        self,
+        repo: GitRepo,
+        gone: FileChange | None,
+        plan_id: str,
+        state: PlanState,
+        onto: bool,
+    ) -> None:
+        """A plan moved into ``plan_id`` from another folder (``gone``: the file it left,
+        :meth:`_paired_from`; a copy leaves its source and is none) brings who may withdraw
+        it there (:meth:`withdrawers`): the versions it was edited from at its old folder
+        (:attr:`PlanState.versions`, the moved content first) and their originators at that
+        folder (:meth:`IndexStore.carry_origins_at`, those it had brought by its own earlier
+        moves included), so a chain of moves reads back to the folder the plan was made at.
+        A version with no making at its old folder carries nothing: the originators
+        everywhere are read for it, as there. Into a path holding no plan file, the moved
+        plan's lineage replaces what an earlier plan left at the folder (Mallory's copy raced
+        in at ``plans/x`` and deleted, then the agent's plan moved there, is the agent's). A
+        plan file moved ONTO another (``onto``: a swap, an overwrite, or a removal paired
+        with a status change of a plan of the same content) brings its originators only
+        where the folder has none for that content, and no versions: what the folder's own
+        plan was made of stays its own (Mallory's copy removed in the commit that sets the
+        agent's plan ``rejected`` gives her no right there).
+
+        Round 124 (``author-withdrawal-lost-to-race-then-move``): once the raced plan of round
+        122 was moved (``git mv plans/r plans/r-x``, by anyone), its new folder had no making
+        and the originators everywhere, which the race made nobody, were read: the agent's
+        rejection at ``plans/r-x`` was ``E_APPROVER_NOT_ALLOWED`` and Bob's approval ran it.
+        The move makes nothing and gives its mover nothing (round 34)."""
+        if gone is None or gone.old_blob is None:
+            return
+        source = plan_id_of(gone.path, self.plans_dir)
+        if source is None or source == plan_id:
+            return  # not a plan's file, or a rename between the folder's two names
+        facts = self.facts(repo, gone.old_blob)
+        moved = facts.hash if facts is not None else None
+        if not moved:
+            return
+        was: PlanState | None = getattr(self, "_before_move", {}).get(gone.path)
+        lineage = was.versions if was is not None and was.hash == moved else {}
+        plan_hash, seen = moved, set()
+        while plan_hash and plan_hash not in seen:
+            seen.add(plan_hash)
+            here = self.origins_at(source, plan_hash)
+            if here is not None and not (onto and self.origins_at(plan_id, plan_hash) is not None):
+                self.carry_origins_at(plan_id, plan_hash, here)
+            earlier = lineage.get(plan_hash, "")
+            if not onto:
+                state.versions.setdefault(plan_hash, earlier)
+            plan_hash = earlier
 
     def _hold_moved(self, target: str, sources: Iterable[str]) -> None:
         """The owned-block editors of the plans moved to ``target`` (their folders' ``@held``
@@ -3157,6 +3219,8 @@ class Lifecycle(IndexStore):
         side = self._held_side.pop(plan_id, None) if self._held_side else None
         snapshot = PlanState(**asdict(before)) if before and sink else None
         moved = self._move_source(repo, record, change) if not by_controller else None
+        came = self._paired_from(repo, record, change) if not by_controller else None
+        onto = change.old_blob is not None  # the path held a plan file (a swap, an overwrite)
         if (
             before is not None
             and self._swapped_in(repo, before, change)
@@ -3203,6 +3267,7 @@ class Lifecycle(IndexStore):
         if before is None:  # the folder's log committed before its plan is its plan's
             state.log_commit = self._loose_logs.pop(plan_id, "")
         state.file = change.path
+        self._carry_lineage(repo, came, plan_id, state, onto)
         if new.problem is not None:
             self._problem(state, new.problem)
         content_changed = _content_changed(old, new, change)

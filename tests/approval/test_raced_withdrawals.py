@@ -8,7 +8,8 @@ hold neither the other, so the version's originators (round 35's race clause: on
 in both) were nobody: Dave's rejection of his own plan was ``E_APPROVER_NOT_ALLOWED`` and
 Bob's approval ran it. An author's right to withdraw the plan at a folder is now read from
 the makings of the version AT that folder (its making(s) afresh there), the originators
-everywhere only when none was made there (a copy, a move). So Mallory's copy elsewhere takes
+everywhere only when none was made there (a copy; a move brings those of the folder it
+left, round 124, below). So Mallory's copy elsewhere takes
 nothing from Dave and gives her nothing at his plan; the same bytes raced in at the plan's
 own path stay as round 35 left them (git cannot tell who copied whom): nobody but an
 allowed approver may withdraw it."""
@@ -205,3 +206,193 @@ def test_the_same_bytes_raced_to_the_same_path_stay_nobodys(repo: Path) -> None:
     _row(repo)
     _row(repo)
     assert len(_starts(repo)) == 1, subjects(repo)
+
+
+# -- round 124: a move carries the plan's originators at its folder -------------------------
+# (atk124a, ``author-withdrawal-lost-to-race-then-move``): once the raced plan was moved
+# (``git mv plans/greet plans/greet-x``, by anyone), the new folder had no making, so the
+# originators everywhere, which the race made nobody, were read: Dave's rejection at the new
+# folder was ``E_APPROVER_NOT_ALLOWED`` and Bob's approval ran it. A move now brings the
+# plan's originators at the folder it left (following its moves back); a copy brings none.
+
+
+def _mv(repo: Path, src: str, dst: str, who: tuple[str, str] = MALLORY) -> None:
+    _git(repo, "mv", f"plans/{src}", f"plans/{dst}")
+    _commit(repo, f"move {src} to {dst}", who)
+
+
+def _decisions(report: dict[str, Any], slug: str) -> list[tuple[Any, Any]]:
+    return [
+        (d.get("kind"), d.get("by"))
+        for d in report.get("decisions", [])
+        if d.get("plan") == f"plans/{slug}"
+    ]
+
+
+def _own_starts(repo: Path, slug: str = "greet") -> list[str]:
+    """The starts of ``plans/<slug>`` itself (not of ``plans/<slug>-c``)."""
+    return [s for s in _starts(repo, slug) if s.split()[2:3] == [f"plans/{slug}"]]
+
+
+def _not_allowed(report: dict[str, Any]) -> list[Any]:
+    return [f for f in report.get("findings", []) if f.get("kind") == "withdraw-not-allowed"]
+
+
+@pytest.mark.parametrize("how", ["passes", "one-pass", "twice", "side"])
+def test_a_move_after_a_race_keeps_the_authors_withdrawal(repo: Path, how: str) -> None:
+    """Mallory moves Dave's raced plan (on the line with a pass between, in the same pass as
+    Dave's rejection, twice, or on her branch merged by Bob): Dave's rejection at its new
+    folder counts, Bob's approvals there run nothing, and the fresh-clone audit agrees."""
+    _raced(repo, "first")
+    at = "greet-y" if how == "twice" else "greet-x"
+    if how == "side":
+        _git(repo, "checkout", "-q", "-b", "move")
+        _mv(repo, "greet", "greet-x")
+        _git(repo, "checkout", "-q", "main")
+        _git(repo, "merge", "-q", "--no-ff", "-m", "merge move", "move", who=BOB)
+    else:
+        _mv(repo, "greet", "greet-x")
+    if how != "one-pass":
+        _row(repo, at)
+    if how == "twice":
+        _mv(repo, "greet-x", at, DAVE)
+        _row(repo, at)
+    _reject(repo, DAVE, at)
+    row = _row(repo, at)
+    assert row.get("status") == "rejected", row
+    assert "E_APPROVER_NOT_ALLOWED" not in _notes(row), row
+    for _ in range(2):
+        approve(repo, at, who=BOB)
+        row = _row(repo, at)
+    assert row.get("status") == "rejected", row
+    assert not _starts(repo, at), subjects(repo)
+    report = _audit(repo)
+    assert _decisions(report, at) == [("reject", DAVE[1])], report.get("decisions")
+    assert not _not_allowed(report), report.get("findings")
+
+
+def test_the_mover_of_a_raced_plan_gains_nothing(repo: Path) -> None:
+    """The move gives its mover nothing (round 34): Mallory's rejection of Dave's raced plan
+    she moved is ignored, and Bob's approval runs it once."""
+    _raced(repo, "first")
+    _mv(repo, "greet", "greet-x")
+    _reject(repo, MALLORY, "greet-x")
+    row = _row(repo, "greet-x")
+    assert "E_APPROVER_NOT_ALLOWED" in _notes(row), row
+    approve(repo, "greet-x", who=BOB)
+    _row(repo, "greet-x")
+    _row(repo, "greet-x")
+    assert len(_starts(repo, "greet-x")) == 1, subjects(repo)
+
+
+def test_a_move_without_a_race_keeps_the_authors_withdrawal(repo: Path) -> None:
+    """The control (round 122's ``ormv``): no race, Mallory moves Dave's plan, Dave's
+    rejection at its new folder counts, hers would not."""
+    write_plan(repo)
+    _commit(repo, "dave: greet", DAVE)
+    _row(repo)
+    _mv(repo, "greet", "greet-x")
+    _reject(repo, DAVE, "greet-x")
+    row = _row(repo, "greet-x")
+    assert row.get("status") == "rejected", row
+    assert "E_APPROVER_NOT_ALLOWED" not in _notes(row), row
+    approve(repo, "greet-x", who=BOB)
+    _row(repo, "greet-x")
+    assert not _starts(repo, "greet-x"), subjects(repo)
+
+
+def test_a_moved_plan_keeps_the_versions_it_was_edited_from(repo: Path) -> None:
+    """A move carries the versions the plan was edited from at its old folder: Dave wrote
+    v1, Mallory edited it (v2, hers alone) and moved it; Dave, an author of v2 at its old
+    folder (round 119), still may withdraw it at the new one."""
+    write_plan(repo)
+    _commit(repo, "dave: greet", DAVE)
+    _row(repo)
+    path = repo / "plans" / "greet" / "PLAN.yml"
+    path.write_text(path.read_text().replace("Say hello to the world", "Say hello to all"))
+    _commit(repo, "mallory: v2", MALLORY)
+    _mv(repo, "greet", "greet-x")
+    _reject(repo, DAVE, "greet-x")
+    row = _row(repo, "greet-x")
+    assert row.get("status") == "rejected", row
+    assert "E_APPROVER_NOT_ALLOWED" not in _notes(row), row
+
+
+def test_a_copy_of_a_raced_plan_gives_nobody_its_withdrawal(repo: Path) -> None:
+    """A copy is not a move (the plan stays at its folder): Mallory's copy of Dave's raced
+    plan at ``plans/greet-c`` brings no originators there, so her rejection of it is
+    ignored and Bob's approval runs it; Dave's own plan keeps his withdrawal."""
+    _raced(repo, "first")
+    write_plan(repo, "greet-c", (repo / "plans" / "greet" / "PLAN.yml").read_text())
+    _commit(repo, "mallory: copy", MALLORY)
+    _reject(repo, MALLORY, "greet-c")
+    copy = _row(repo, "greet-c")
+    assert "E_APPROVER_NOT_ALLOWED" in _notes(copy), copy
+    _reject(repo, DAVE)
+    row = _row(repo)
+    assert row.get("status") == "rejected", row
+    approve(repo, "greet-c", who=BOB)
+    _row(repo, "greet-c")
+    _row(repo, "greet-c")
+    assert len(_starts(repo, "greet-c")) == 1, subjects(repo)
+    assert not _own_starts(repo), subjects(repo)
+
+
+def test_the_racer_moving_her_copy_keeps_her_right_there_and_vetoes_nothing(repo: Path) -> None:
+    """Mallory moves her raced copy to ``plans/greet-n``: her right at her folder moves with
+    it (her rejection there withdraws her copy), and vetoes no version: Bob's approval of
+    Dave's plan runs it once."""
+    _raced(repo, "first")
+    _mv(repo, "greet-m", "greet-n")
+    _reject(repo, MALLORY, "greet-n")
+    mine = _row(repo, "greet-n")
+    assert mine.get("status") == "rejected", mine
+    assert "E_APPROVER_NOT_ALLOWED" not in _notes(mine), mine
+    approve(repo, who=BOB)
+    row = _row(repo)
+    _row(repo)
+    assert "E_VERSION_WITHDRAWN" not in _notes(row), row
+    assert len(_own_starts(repo)) == 1, subjects(repo)
+
+
+def test_a_move_into_the_racers_emptied_folder_keeps_the_authors_withdrawal(repo: Path) -> None:
+    """Mallory's copy raced in at ``plans/greet-m`` and deleted again (her making there,
+    ``gone``); she then moves Dave's plan into that folder. The folder's old making is her
+    deleted copy's, not the moved plan's: Dave's rejection there counts, hers would not."""
+    _raced(repo, "gone")
+    _mv(repo, "greet", "greet-m")
+    _row(repo, "greet-m")
+    _reject(repo, MALLORY, "greet-m")
+    row = _row(repo, "greet-m")
+    assert "E_APPROVER_NOT_ALLOWED" in _notes(row), row
+    edit_status(repo, "greet-m", "pending_approval")
+    _commit(repo, "dave: back to pending", DAVE)
+    _reject(repo, DAVE, "greet-m")
+    row = _row(repo, "greet-m")
+    assert row.get("status") == "rejected", row
+    approve(repo, "greet-m", who=BOB)
+    _row(repo, "greet-m")
+    assert not _starts(repo, "greet-m"), subjects(repo)
+
+
+def test_the_racers_copy_removed_with_a_rejection_of_the_authors_plan_gives_her_nothing(
+    repo: Path,
+) -> None:
+    """One commit of Mallory's removes her raced copy and sets Dave's plan (the same
+    content) ``rejected``: the controller pairs the two as a move of her copy onto his path,
+    which brings nothing of hers where his folder has its own originators: her rejection
+    is ignored, and Dave keeps his withdrawal."""
+    _raced(repo, "first")
+    _git(repo, "rm", "-q", "-r", "plans/greet-m")
+    edit_status(repo, "greet", "rejected")
+    _commit(repo, "mallory: her copy gone, his plan rejected", MALLORY)
+    row = _row(repo)
+    assert "E_APPROVER_NOT_ALLOWED" in _notes(row), row
+    edit_status(repo, "greet", "pending_approval")
+    _commit(repo, "dave: back to pending", DAVE)
+    _reject(repo, DAVE)
+    row = _row(repo)
+    assert row.get("status") == "rejected", row
+    approve(repo, who=BOB)
+    _row(repo)
+    assert not _own_starts(repo), subjects(repo)

@@ -109,6 +109,40 @@ class WorkTree(Objects):
     #: (the index file's stat key, path -> blob) as this process's own index writes left
     #: it: the entries it set, while the index is that very file (:meth:`index_holds`)
     _own_index: tuple[tuple[int, ...], dict[str, str]] | None = None
+    #: (the index file's stat key, folders listed, path -> its entries) as ``git ls-files``
+    #: read them while the index was that very file (:meth:`_index_entries`)
+    _listed: tuple[tuple[int, ...], set[str], dict[str, list[tuple[str, str, str]]]] | None = None
+
+    def _index_entries(self, paths: Sequence[str]) -> dict[str, list[tuple[str, str, str]]]:
+        """Each path's index entries, as (mode, blob, stage), from one ``git ls-files -s`` of
+        the folders holding them, kept while the index file is the one it read (its stat
+        key, taken before the read: a write meanwhile makes the next look read again). A
+        plan's decision asks for its file, its start commit for the file and its log: one
+        git process for both (bench_daemon's approval -> first action)."""
+        key = _stat_key(self.git_dir / "index")
+        listed = self._listed
+        if listed is None or listed[0] != key or not key:
+            listed = (key, set(), {})
+        folders = {str(PurePosixPath(path).parent) for path in paths}
+        missing = sorted(folder for folder in folders if folder not in listed[1])
+        if missing or any(str(PurePosixPath(path).parent) == "." for path in paths):
+            specs = [path for path in paths if str(PurePosixPath(path).parent) == "."]
+            specs += [f"{folder}/" for folder in missing if folder != "."]
+            out = self.run_raw("--no-optional-locks", "--literal-pathspecs", "ls-files", "-s",
+                               "-z", "--", *specs)  # fmt: skip
+            if out.returncode != 0:
+                raise git_failure(("ls-files", "-s"), out.stderr.decode("utf-8", "replace"))
+            fresh: dict[str, list[tuple[str, str, str]]] = {path: [] for path in paths}
+            for entry in filter(None, out.stdout.split(b"\0")):
+                meta, _, raw_path = entry.partition(b"\t")
+                mode, sha, stage = meta.decode("ascii").split(" ")
+                fresh.setdefault(raw_path.decode("utf-8", "surrogateescape"), []).append(
+                    (mode, sha, stage)
+                )
+            # a new tuple, never one another thread reads changed in place
+            listed = (key, listed[1] | {f for f in missing if f != "."}, {**listed[2], **fresh})
+            self._listed = listed
+        return {path: list(listed[2].get(path, [])) for path in paths}
 
     def hiding_bit(self, path: str) -> str | None:
         """``"assume-unchanged"`` or ``"skip-worktree"`` when ``path``'s index entry carries
@@ -532,17 +566,7 @@ class WorkTree(Objects):
             and all(own[1].get(path) in keeps[path] for path in files)
         ):
             return []
-        out = self.run_raw("--no-optional-locks", "--literal-pathspecs", "ls-files", "-s",
-                           "-z", "--", *files)  # fmt: skip
-        if out.returncode != 0:
-            raise git_failure(("ls-files", "-s"), out.stderr.decode("utf-8", "replace"))
-        entries: dict[str, list[tuple[str, str, str]]] = {}
-        for entry in filter(None, out.stdout.split(b"\0")):
-            meta, _, raw_path = entry.partition(b"\t")
-            mode, sha, stage = meta.decode("ascii").split(" ")
-            entries.setdefault(raw_path.decode("utf-8", "surrogateescape"), []).append(
-                (mode, sha, stage)
-            )
+        entries = self._index_entries(list(files))
         found: list[tuple[str, str, bytes]] = []
         for path in files:
             got = entries.get(path, [])
@@ -600,13 +624,11 @@ class WorkTree(Objects):
         index = self.git_dir / "index"
         if own is not None and own[1].get(path) == sha and own[0] == _stat_key(index):
             return True
-        out = self.run_raw("--no-optional-locks", "--literal-pathspecs", "ls-files", "-s",
-                           "-z", "--", path)  # fmt: skip
-        if out.returncode != 0:
+        try:
+            entries = self._index_entries([path])[path]
+        except GitError:
             return False
-        want = f"{sha} 0\t{path}".encode("utf-8", "surrogateescape")
-        entries = [entry for entry in out.stdout.split(b"\0") if entry]
-        return len(entries) == 1 and entries[0].partition(b" ")[2] == want
+        return len(entries) == 1 and entries[0][1:] == (sha, "0")
 
     def _note_own_index(self, before: tuple[int, ...], records: bytes) -> None:
         """After this process's write of ``records`` over the index whose stat key was

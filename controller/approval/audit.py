@@ -348,6 +348,7 @@ class Auditor:
                 verified_at=event.commit.commit_time,
                 authors=self.index.authors if self.index is not None else None,
                 withdrawn=self.index.withdrawn if self.index is not None else None,
+                plan_authors=self.index.withdrawers(state) if self.index is not None else None,
             )
         execution.approval_kind = request.kind.value
         execution.authors = sorted(request.changers)

@@ -11,7 +11,7 @@ prints it for a merge that has not happened yet; so the two cannot disagree.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import replace
 from pathlib import PurePosixPath
@@ -39,9 +39,13 @@ def decide(
     need: policy.Need | None = None,
     authors: Mapping[str, AbstractSet[str]] | None = None,
     withdrawn: Mapping[str, str] | None = None,
+    plan_authors: Iterable[str] | None = None,
 ) -> tuple[ApprovalRequest, quorum.Verdict]:
     """The request and its verdict under the config's policy (``need``: already computed
-    for the request's version of the plan; ``withdrawn``: the index's vetoed versions)."""
+    for the request's version of the plan; ``withdrawn``: the index's vetoed versions;
+    ``plan_authors``: who may withdraw this plan as its author,
+    :meth:`~controller.git.lifecycle.Lifecycle.withdrawers`, whose own withdrawals of the
+    version bind it: None, any producer's does)."""
     request = build_request(
         state,
         repo,
@@ -64,7 +68,8 @@ def decide(
         if not pinned <= request.changers:
             request = replace(request, changers=request.changers | frozenset(pinned))
     if withdrawn:
-        vetoes = _vetoes(withdrawn, request, data, verified_at, own)
+        mine = None if plan_authors is None else _Authors(plan_authors, config)
+        vetoes = _vetoes(withdrawn, request, data, verified_at, own, mine)
         if vetoes:
             request = replace(request, withdrawn=vetoes)
     if need is None:
@@ -166,13 +171,15 @@ def _vetoes(
     data: Any,
     verified_at: int,
     own: AbstractSet[str] = frozenset(),
+    plan_authors: _Authors | None = None,
 ) -> tuple[str, ...]:
     """The withdrawals, made by ``verified_at``, of the approved version or of a version it
     pins (approving a parent approves exactly the plans it pins: SPEC §12). A pinned
     version's producer's withdrawal binds a parent only one of its writers (``own``) is she:
     the writer of a pinned child may not withdraw someone else's parent (round 37,
     ``reject-child``; round 120, child-author-vetoes-pinning-parent); an allowed
-    approver's binds every parent."""
+    approver's binds every parent. For the plan's own version, a producer's withdrawal
+    binds it only where she may withdraw this plan as its author (``plan_authors``)."""
     import json
 
     found = []
@@ -181,7 +188,9 @@ def _vetoes(
         entry = withdrawn.get(plan_hash or "")
         if entry is None:
             continue
-        veto = _binding_veto(json.loads(entry), verified_at, own if path else None)
+        veto = _binding_veto(
+            json.loads(entry), verified_at, own if path else None, None if path else plan_authors
+        )
         if veto is None:
             continue
         what = f"{veto['plan']} (pinned as {path})" if path else veto["plan"]
@@ -193,22 +202,66 @@ def _vetoes(
 
 
 def _binding_veto(
-    veto: dict[str, Any], verified_at: int, parent_writers: AbstractSet[str] | None
+    veto: dict[str, Any],
+    verified_at: int,
+    parent_writers: AbstractSet[str] | None,
+    plan_authors: _Authors | None = None,
 ) -> dict[str, Any] | None:
     """The kept withdrawal (the history index's, :meth:`Lifecycle._veto`) that binds this
     approval, made by ``verified_at`` (after it, the verdict was due: the audit judges each
     run as of its start); ``parent_writers``: the approved parent's own writers when the
-    version is one it pins, None for the plan's own version."""
+    version is one it pins, None for the plan's own version; ``plan_authors``: for the
+    plan's own version, who may withdraw this plan as its author (None: any producer).
+
+    A producer's withdrawal (``as: author``) withdrew a version as HER plan: it binds a plan
+    of hers, a copy, a re-add or a re-making of it whose authors are hers (rounds 16, 23),
+    not a plan someone else made independently. Round 124 (``racer-veto-before-merge``):
+    Mallory committed the bytes of an agent's open pull request at her own folder and set her
+    copy ``rejected`` before the merge; at that moment she was the version's only producer,
+    so her rejection vetoed the agent's plan by hash, and Bob's approval of it after the
+    merge was ``E_VERSION_WITHDRAWN``. At the agent's folder its authors are the agent's
+    (:meth:`IndexStore.origins_at`), Mallory is none, and her withdrawal binds her copy only.
+    An allowed approver's binds every plan holding the version."""
     made = [v for v in (veto, veto.get("approver")) if isinstance(v, dict)]
     made = [v for v in made if int(v.get("time") or 0) <= verified_at]
     for each in made:
-        if parent_writers is None or each.get("as", "approver") == "approver":
-            return each  # an allowed approver's (or, for the plan itself, anyone entitled)
+        if each.get("as", "approver") == "approver":
+            return each  # an allowed approver's binds every plan and every parent
+        if parent_writers is None:
+            if plan_authors is None or plan_authors.holds(str(each.get("by") or "")):
+                return each  # the plan itself: she may withdraw it as its author
+            continue
         who = approvals.normalize_identity(str(each.get("by") or ""))
         writers = {approvals.normalize_identity(w) for w in parent_writers}
         if who in writers or approvals.EVERYONE in writers:
             return each  # a parent she wrote herself (round 23: her own pin)
     return None
+
+
+def binding_withdrawal(
+    veto: dict[str, Any], plan_authors: Iterable[str], config: Config, verified_at: int
+) -> dict[str, Any] | None:
+    """The kept withdrawal ``veto`` of a plan's own version (:meth:`Lifecycle._veto`) as it
+    binds a plan whose authors are ``plan_authors`` (:meth:`Lifecycle.withdrawers`): what
+    :func:`decide` refuses an approval of it with, and what a status row and MCP ``submit``
+    say of it; None when it binds that plan not (a producer's, of a plan not hers)."""
+    return _binding_veto(veto, verified_at, None, _Authors(plan_authors, config))
+
+
+class _Authors:
+    """Who may withdraw a plan as its author (:meth:`Lifecycle.withdrawers`), matched as the
+    withdrawal rule matches them (:func:`approvals.may_withdraw`: the identity aliases of
+    the policy); a set the index could not read whole (a cut co-author list, a history
+    followed past the bound) holds everyone: a withdrawal then binds (the safe side)."""
+
+    def __init__(self, authors: Iterable[str], config: Config) -> None:
+        self.aliases = config.approval.identity_aliases
+        found = set(authors)
+        self.everyone = bool(found & {approvals.EVERYONE, approvals.UNFOLLOWED})
+        self.known = {approvals.canonical(a, self.aliases) for a in found}
+
+    def holds(self, email: str) -> bool:
+        return self.everyone or approvals.canonical(email, self.aliases) in self.known
 
 
 def _data_at(repo: GitRepo, blob: str | None, file: str) -> Any:

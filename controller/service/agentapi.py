@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from controller.errors import (
@@ -220,7 +220,7 @@ class AgentApi:
         controller refuses). The controller's own lookup, by the version's hash."""
         self.repo()  # local mode only, before the controller reads anything
         with self._reader() as controller:
-            withdrawal = controller.withdrawal(plan_hash)
+            withdrawal = controller.withdrawal(plan_hash, str(PurePosixPath(rel).parent))
         if withdrawal is None:
             return
         raise VersionWithdrawn(

@@ -35,6 +35,7 @@ from collections.abc import Callable, Iterator
 from pathlib import PurePosixPath
 from typing import Any
 
+from controller.approval import verdicts
 from controller.errors import PlangateError, Problem
 from controller.git.history import LOG_NAME, PlanState
 from controller.git.ownrecord import hash_mismatch
@@ -273,15 +274,23 @@ class Controller(Deciding, Outcomes):
             return set()
         return {journals[path] for path in held_by(list(journals), self.state.holder())}
 
-    def withdrawal(self, plan_hash: str) -> dict[str, Any] | None:
+    def withdrawal(self, plan_hash: str, folder: str) -> dict[str, Any] | None:
         """The withdrawal of this version of a plan (rejected, or aborted before it ran), as
         the history index records it under any name (``plan``, ``commit``, ``by``, ``time``,
-        ``status``), or None: the one lookup the approval of a copy asks
-        (:func:`controller.approval.approvals._check_withdrawn`), asked by MCP ``submit``
-        too (round 118, submit-withdrawn-version-accepted)."""
+        ``status``), that would bind a new plan of it at the plan folder ``folder``
+        (:func:`verdicts.binding_withdrawal`: an approver's binds every plan, a producer's a
+        plan whose authors are hers), or None: asked by MCP ``submit`` (round 118,
+        submit-withdrawn-version-accepted), as the controller refuses an approval of it."""
         with self._lock:
             self.index.scan(self.repo, self.head())
-            return self._recorded_withdrawal(plan_hash)
+            found = self._recorded_withdrawal(plan_hash)
+            if found is None:
+                return None
+            here = self.index.origins_at(folder, plan_hash)
+            authors = here if here is not None else self.index.originators_of(plan_hash)
+            return verdicts.binding_withdrawal(
+                found, authors or frozenset(), self.config, int(time.time())
+            )
 
     def _recorded_withdrawal(self, plan_hash: str) -> dict[str, Any] | None:
         """:meth:`withdrawal` as the index already holds it (no scan: a status row's)."""
@@ -476,6 +485,10 @@ class Controller(Deciding, Outcomes):
         if state.status != "pending_approval" or not state.hash:
             return None
         found = self._recorded_withdrawal(state.hash)
+        if found is not None:  # does it bind this plan (a producer's binds hers only)?
+            found = verdicts.binding_withdrawal(
+                found, self.index.withdrawers(state), self.config, int(time.time())
+            )
         if found is None:
             return None
         plan = plan_text(str(found.get("plan")))

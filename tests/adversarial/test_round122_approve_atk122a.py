@@ -179,6 +179,16 @@ same file raced in at the plan's own path: two makings at one path keep only som
 (git cannot tell who copied whom), as docs/approvals.md says. New tests:
 tests/approval/test_raced_withdrawals.py.
 
+Decided (2026-12-07, veto125): ``orrace5`` (and ``:status``, ``:audit``) is the accepted limit
+and now asserts it (the agent's rejection is ignored, Bob's approval runs the plan once, the
+audit agrees). Mallory first on the branch with the very file at the plan's own path, then a
+merge that changes nothing, leaves a history git cannot tell from the agent copying her:
+either rule that gives one of them the right (the first on the line, or both) hands it to
+whoever chose to land first, which is round 35's ``pre-same`` (her rejection must count for
+nothing). So only an allowed approver may withdraw it; the author's remedy is to change or
+delete the plan before an approval, the deployment's is branch protection (pull requests
+only). docs/threat-model.md, "Accepted limits".
+
 Not tried: ``require_signed`` and signed ``Plan-Approved:`` trailers, remote mode and the
 daemon, MCP, the web page, ``identity_aliases``, ``allow_self_approval``, ``max_age``, holds
 (twin files) with merges, ``plangate reject``/``abort`` CLI commands, sources
@@ -243,7 +253,9 @@ WANT: dict[str, tuple[int, set[str]]] = {
     "orrace2": REJ,  # ... Mallory's early copy is a DRAFT
     "orrace3": REJ,  # ... Mallory's early copy added and deleted again before the merge
     "orrace4": REJ,  # the agent's PR merged first; Mallory's branch forked BEFORE it, merged after
-    "orrace5": REJ,  # Mallory commits the PR's very file at the same path first; Bob merges it
+    # Mallory commits the PR's very file at the same path first; Bob merges it: the accepted
+    # limit (decided 2026-12-07, veto125; see the docstring): nobody but an approver withdraws
+    "orrace5": RUN,
     "rbagent": REJ,  # the agent's rejection on a branch rebased onto main by Bob (committer)
     "orcase": REJ,  # the agent rejects as AGENT@Example.com
     "rvp": REJ,  # Alice rejects; the agent `git revert`s her commit; Bob approves
@@ -851,7 +863,7 @@ _WHY_SAME = (
 )
 _SEEN: dict[str, tuple[str, str]] = {
     # fixed (2026-12-07, fix124o): orrace-orrace4, check:chkr, chkr:merged (see the docstring)
-    **{f"orrace5{k}": (CLS_RACE, _WHY_SAME) for k in ("", ":status", ":audit")},
+    # orrace5 (and :status, :audit): decided as the accepted limit (2026-12-07, veto125)
 }
 BROKEN: dict[str, Any] = {
     i: pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 122: {c}: {w}")

@@ -119,6 +119,28 @@ a raced plan gives nobody its withdrawal; the racer moving her copy keeps her ri
 vetoes nothing; a move into the racer's emptied folder; her copy removed in the commit that
 rejects the author's plan, paired as a move onto it, gives her nothing).
 
+Fixed (2026-12-07, veto125): ``racer-veto-before-merge`` (``rcearly``, ``cpkeep``, ``rcocto``
+with ``:status``, ``:audit``, ``:one``). The cause: a producer's withdrawal was kept by the
+version's hash (``Lifecycle._veto``, rounds 16 and 23: her own re-add, copy or pin must stay
+withdrawn) and bound every plan holding that version (``verdicts._binding_veto`` for the plan's
+own version), so Mallory, the only producer when she rejected her copy, vetoed the agent's
+independent making that reached the branch later. Now a producer's (non-approver's) withdrawal
+binds a plan only where she may withdraw that plan as its author
+(``Lifecycle.withdrawers``: the originators at its folder, else everywhere), the rule SPEC §4
+already gives a rejection of the plan itself; an allowed approver's still binds every plan. The
+controller (``Deciding._decide``), ``plangate check``, the fresh-clone audit, the status row's
+``E_VERSION_WITHDRAWN`` reason and MCP ``submit`` read it from one function
+(``verdicts.binding_withdrawal``). Her own re-add, a copy of her content and her re-making stay
+vetoed (their authors are hers). Tests: tests/approval/test_racer_veto.py.
+
+Decided (2026-12-07, veto125): ``ours-merged-same-path-copy-counts`` (``samelateours`` with
+``:status``, ``:audit``, ``:one``) is the accepted limit of the same-path race and now asserts
+it, as its ``--no-ff`` twin ``samelateff`` did: an ``-s ours`` merge of a branch holding the
+very file the line already holds leaves the tree a plain merge leaves, so "content a merge
+discards" cannot be told from content both sides made; two makings at one folder keep only
+someone in both, and only an allowed approver withdraws the plan (round 122's ``orrace5``,
+decided the same way; docs/threat-model.md, "Accepted limits").
+
 What held (both labs, and the fresh-clone audit agreeing with each controller in every
 ``:agree``/``:oneagree``): a side's draft submission counts only when the merge keeps it
 (``-s ours`` or a resolution restoring ``draft``: the plan stays a draft and Bob's approval runs
@@ -483,7 +505,8 @@ VARIANTS: dict[str, tuple[tuple[int, set[str]], list[Act | None]]] = {
     # -- the same bytes at the plan's OWN path, discarded: the agent stays its originator ----
     "sameours": (REJ, [none, race("{v}", "ours"), rej_by(AGENT), None]),
     "samedrop": (REJ, [none, race("{v}", "drop"), rej_by(AGENT), None]),
-    "samelateours": (REJ, [none, race_late("{v}", "ours"), rej_by(AGENT), None]),
+    # the same-path race, merged -s ours: the accepted limit (decided 2026-12-07, veto125)
+    "samelateours": (RUN, [none, race_late("{v}", "ours"), rej_by(AGENT), None]),
     "samelateff": (RUN, [none, race_late("{v}", "ff"), rej_by(AGENT), None]),
     "sameoursm": (RUN, [none, race("{v}", "ours"), rej_by(MALLORY), None]),
     # -- a race at another folder: read at the plan's own folder -------------------------------
@@ -676,13 +699,10 @@ _WHY_MV = (
     "Bob's approval runs it; docs: 'Dave may reject his plan however many copies of it "
     "others made', 'Mallory's copy takes nothing from it'"
 )
+# racer-veto-before-merge (rcearly, cpkeep, rcocto and their :status, :audit, :one): fixed
+# (veto125), see the module docstring; _WHY_VETO is kept as the record of what was seen.
 _SEEN: dict[str, tuple[str, str]] = {
-    **{
-        f"{v}{k}": (CLS_VETO, _WHY_VETO)
-        for v in ("rcearly", "cpkeep", "rcocto")
-        for k in ("", ":status", ":audit", ":one")
-    },
-    **{f"samelateours{k}": (CLS_OURS, _WHY_OURS) for k in ("", ":status", ":audit", ":one")},
+    # samelateours (and :status, :audit, :one): decided as the accepted limit (veto125)
 }
 BROKEN: dict[str, Any] = {
     i: pytest.mark.xfail(strict=True, raises=AssertionError, reason=f"round 124: {c}: {w}")

@@ -19,6 +19,12 @@ folder first (docs/approvals.md, "A race is read at the plan's own folder"). Mal
 hers (no longer ``E_APPROVER_NOT_ALLOWED``); it still vetoes no version (the producers are
 the people in both makings: nobody), so Alice's approval still runs the agent's ``after``
 once (asserted as before), and the agent may now withdraw its own ``after``.
+
+Changed (2026-12-07, veto125; round 124, ``racer-veto-before-merge``): the limit is gone. A
+producer's (non-approver's) withdrawal binds only the plans she is an author of; at the
+agent's ``plans/first`` the authors are the agent's, so Mallory's rejection of ``first-m``
+before the merge withdraws her copy alone and Alice's approval runs ``first`` once (no
+longer a strict xfail).
 """
 
 from __future__ import annotations
@@ -29,13 +35,6 @@ from pathlib import Path
 import pytest
 from advkit import AGENT, ALICE, MALLORY, Lab, plan_text
 from test_round2_execution_kit import shared
-
-LIMIT = pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="accepted limit (round 35): a copy landed and rejected before the pull request "
-    "that made the content is merged vetoes that version",
-)
 
 
 def _build(root: Path) -> Lab:
@@ -75,16 +74,17 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
     return shared(tmp_path_factory, "r35-rejectfirst", _build)
 
 
-@pytest.mark.parametrize("vid", [pytest.param("first", marks=[LIMIT]), "after", "ctl"])
+@pytest.mark.parametrize("vid", ["first", "after", "ctl"])
 def test_a_copy_rejected_withdraws_nothing(lab: Lab, vid: str) -> None:
     assert len(lab.calls(vid)) == 1, lab.codes(vid)
 
 
 def test_the_limit_is_said(lab: Lab) -> None:
-    """The refusal names the veto and who made it, so the agent knows to change the plan.
-    Her rejection of her own copy after the merge withdraws that copy alone (2026-12-07,
-    fix124o: see the docstring); it vetoes nothing: ``after`` runs once."""
-    assert "E_VERSION_WITHDRAWN" in lab.codes("first"), lab.codes("first")
+    """Her rejection of her own copy, before the merge (2026-12-07, veto125) or after it
+    (fix124o), withdraws that copy alone: it vetoes nothing of the agent's, whose ``first``
+    and ``after`` run once (see the docstring)."""
+    assert "E_VERSION_WITHDRAWN" not in lab.codes("first"), lab.codes("first")
+    assert lab.status().get("plans/first-m", {}).get("status") == "rejected"
     row = lab.status().get("plans/after-m", {})
     assert row.get("status") == "rejected", lab.codes("after-m")
     assert "E_APPROVER_NOT_ALLOWED" not in lab.codes("after-m"), lab.codes("after-m")

@@ -1,5 +1,6 @@
 """``plangate status [--json]``: every plan with its status, hash, risk, approver and last
-event (``--json`` also the frozen estimate)."""
+event (``--json`` also the frozen estimate), and, while the controller's passes fail, why
+(the text says it first; each ``--json`` row carries it as ``pass_failed``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 from typing import Any
 
 from controller.display import visible
+from controller.service.statedir import pass_failed_waiting
 
 
 def status(*, config_path: str | None, as_json: bool) -> int:
@@ -18,6 +20,7 @@ def status(*, config_path: str | None, as_json: bool) -> int:
     try:
         rows = controller.status(reasons=True)
         error = controller.status_error
+        failure = rows[0].get("pass_failed") if rows else controller.pass_failure.read()
     finally:
         controller.close()
     if error is not None:
@@ -29,8 +32,12 @@ def status(*, config_path: str | None, as_json: bool) -> int:
             file=sys.stderr,
         )
     if as_json:
+        if failure is not None and not rows:  # no row to carry it
+            print(f"plangate: warning: {_stuck(failure)}", file=sys.stderr)
         print(json.dumps(rows, indent=2))
         return 0
+    if failure is not None:
+        print(_stuck(failure))
     if not rows:
         print("no plans")
         return 0
@@ -68,10 +75,24 @@ def _cells(row: dict[str, Any]) -> tuple[str, ...]:
     )
 
 
+def _stuck(failure: dict[str, Any]) -> str:
+    """Why the controller is not moving: its last pass's failure, since when, the remedy."""
+    return (
+        f"controller: its passes fail since {visible(str(failure['since']))} "
+        f"({failure['passes']} in a row, the last at {visible(str(failure['at']))}); "
+        "it goes on once a pass completes\n"
+        f"  {visible(str(failure['code']))}: {visible(str(failure['message']))}\n"
+        f"  remedy: {visible(str(failure['remedy']))}"
+    )
+
+
 def _line(row: dict[str, Any], cells: tuple[str, ...], widths: list[int]) -> str:
     """One plan (and why it waits, failed or was refused, on the next line)."""
     text = _columns(cells, widths)
     why = row.get("waiting") or row.get("reason")
+    failure = row.get("pass_failed")
+    if failure and why == pass_failed_waiting(failure):  # said in full above the table
+        why = f"{failure['code']}: the controller's passes fail (above)"
     if why:
         text += f"\n{'':{widths[0]}} {'waiting: ' if row.get('waiting') else ''}{visible(why)}"
     for saved in row.get("displaced") or []:  # bytes its record was written over, kept

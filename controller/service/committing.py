@@ -154,7 +154,13 @@ class Committing(ControllerCore):
         ``execution:`` block (``execution``: the block the engine wrote last, if known), or
         its index entry from HEAD's (:meth:`_check_staged`). The file is read as git would
         store it (:meth:`_worktree_bytes`): what git calls clean is."""
-        self._check_worktree_file(state, head, execution)
+        try:
+            self._check_worktree_file(state, head, execution)
+        except _Wait:
+            # an edit staged in the index (the working file as staged) is named as staged:
+            # discarding the edit, the other wait's remedy, leaves the entry (round 124)
+            self._check_staged(state, head)
+            raise
         self._check_staged(state, head)
 
     def _check_staged(self, state: PlanState, head: str) -> None:

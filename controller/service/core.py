@@ -10,6 +10,7 @@ the locks and the bookkeeping of running and waiting plans. The duties build on 
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import threading
 import time
@@ -27,6 +28,7 @@ from controller.errors import (
     PlangateError,
     PushRefused,
     StorageFailed,
+    remedy_for,
 )
 from controller.git.gitrepo import (
     CommitRecord,
@@ -49,6 +51,7 @@ from controller.service.statedir import (
     CommitSeal,
     Holds,
     OwnCommits,
+    PassFailure,
     Refusals,
     StateDir,
     refuse_reachable,
@@ -162,6 +165,10 @@ class ControllerCore:
         self.holds = Holds(self.state.held_file)
         #: Plans whose controller commit the remote refused (round 40): they wait, alone.
         self.refused = Refusals(self.state.refused_file)
+        #: Why the last pass stopped, while passes fail (``status`` says it, round 124);
+        #: whether this process knows the record is gone (None: not looked yet).
+        self.pass_failure = PassFailure(self.state.pass_failed_file)
+        self._pass_failure_gone: bool | None = None
         #: Passes so far, and the refused plans this pass tries again (:meth:`_aside_due`).
         self._passes = 0
         self._retry_refused: set[str] = set()
@@ -1340,6 +1347,46 @@ class ControllerCore:
             str(entry.get("event") or "") in OUTCOME_EVENTS
             and holds_another(state, str(job.get("plan_hash") or ""))
         )
+
+    @contextlib.contextmanager
+    def recording_pass(self, *, clear: bool = True) -> Iterator[None]:
+        """Note in the state directory why the work inside stopped (an error it raises), or,
+        with ``clear``, that it completed: what ``status`` says of a controller whose passes
+        fail (:class:`~controller.service.statedir.PassFailure`). Only the state lock's
+        holder writes it; a note that cannot be written never hides the pass's own error."""
+        try:
+            yield
+        except BaseException as exc:
+            if isinstance(exc, Exception) and not isinstance(exc, _Moved | _Wait):
+                self._note_pass_failed(exc)
+            raise
+        if clear and self.state.locked and self._pass_failure_gone is not True:
+            try:
+                self.pass_failure.clear()
+                self._pass_failure_gone = True
+            except OSError as exc:
+                self.log.warning("pass_failure.not_cleared", error=str(exc))
+
+    def _note_pass_failed(self, exc: Exception) -> None:
+        if not self.state.locked:
+            return
+        if isinstance(exc, PlangateError):
+            code, message = exc.code, f"{exc.path}: {exc.message}" if exc.path else exc.message
+            remedy = exc.remedy or remedy_for(exc.code)
+        else:  # a fault of plangate's own: the daemon logs it (reconcile.crashed) and retries
+            code, message = "E_INTERNAL", f"{type(exc).__name__}: {exc}"
+            remedy = "a fault in plangate: see the controller's log and report it"
+        try:
+            from controller.execution.secrets import redact_text
+
+            message, remedy = redact_text(self.config, message), redact_text(self.config, remedy)
+        except PlangateError:
+            pass  # no secrets to read: nothing they could hide
+        try:
+            self.pass_failure.record(code, message, remedy, iso(time.time()))
+            self._pass_failure_gone = False
+        except (OSError, PlangateError) as error:
+            self.log.warning("pass_failure.not_noted", error=str(error))
 
     def refused_reason(self, plan_id: str) -> str | None:
         """What ``status`` says of a plan whose commit the remote refused (None: none)."""

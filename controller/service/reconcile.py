@@ -66,10 +66,11 @@ class Controller(Deciding, Outcomes):
         index and looks at other plans; such jobs are not returned again. Outcomes of runs
         that ended meanwhile are committed with the pass's events, or after it.
         """
-        try:
-            return self._reconcile(dispatch)
-        finally:
-            self.commit_finished()  # a worker that found the controller busy left its outcome
+        with self.recording_pass():  # what `status` says of a controller that is stuck
+            try:
+                return self._reconcile(dispatch)
+            finally:
+                self.commit_finished()  # an outcome a busy worker left
 
     def _reconcile(self, dispatch: Callable[[Job], None] | None) -> list[Job]:
         with self._lock:
@@ -201,7 +202,8 @@ class Controller(Deciding, Outcomes):
                 aside()  # and what the pass left alive (the index, the parse cache's spans)
                 for done, job in enumerate(jobs, 1):
                     seen[job.plan_id] = seen.get(job.plan_id, 0) + 1
-                    self.execute(job)
+                    with self.recording_pass(clear=False):  # its outcome's commit may fail
+                        self.execute(job)
                     if progress is not None:
                         progress("running approved plans", done, len(jobs))
         return 0
@@ -229,11 +231,13 @@ class Controller(Deciding, Outcomes):
             rows = self._plan_rows(states, running, waiting, problems, reasons)
             if plan is not None and rows:
                 self._name_displaced(rows)
+                self._name_pass_failed(rows)
                 return rows  # a plan of the index has no other row
             rows += self._left_rows({s.plan_id for s in self.index.plans.values()})
             rows += self._source_rows()
             rows = [row for row in rows if plan in (None, row["plan"])]
             self._name_displaced(rows)
+            self._name_pass_failed(rows)
             if plan is not None and not rows and failed is not None:
                 # the history not read: git's failure, never "no such plan" (round 85)
                 raise failed
@@ -252,6 +256,19 @@ class Controller(Deciding, Outcomes):
         )
         for row in rows:
             row["displaced"] = found.get(row["plan"], [])
+
+    def _name_pass_failed(self, rows: list[dict[str, Any]]) -> None:
+        """Each row's ``pass_failed``: why the controller's last pass stopped, while its
+        passes fail (:class:`~controller.service.statedir.PassFailure`; None once a pass
+        completes); a plan whose next step is the controller's (approved, or executing with
+        no worker on it) and that waits on nothing else waits on that (round 124, atk124d:
+        the row said ``executing`` and nothing while every pass failed ``E_GIT``)."""
+        from controller.service.statedir import waits_on_passes
+
+        failure = self.pass_failure.read()
+        for row in rows:
+            row["pass_failed"] = dict(failure) if failure is not None else None
+            row["waiting"] = row.get("waiting") or waits_on_passes(row, failure)
 
     def _run_elsewhere(self, states: list[PlanState]) -> set[str]:
         """The executing plans whose run the controller holds open right now in its own
@@ -809,7 +826,7 @@ AUTHOR_FIELDS = frozenset(
 #: The fields that are the controller's material: what an answer redacts.
 CONTROLLER_FIELDS = frozenset(
     {"reason", "hash", "frozen_hash", "approver", "approvers", "risk", "estimate", "last_commit"}
-    | {"running", "waiting", "held", "displaced"}
+    | {"running", "waiting", "held", "displaced", "pass_failed"}
 )
 #: Statuses whose ``reason`` is the plan's own problem: an invalid plan's ``validation:``
 #: block (quoting the plan as written, round 62) and an unreadable file's problem.

@@ -39,6 +39,10 @@ Layout::
                     only when it is that very file
     held.json       plans whose controller commits a rewrite of the branch erased: the
                     controller does not act on them until the commits are back (:class:`Holds`)
+    pass-failed.json
+                    while the controller's passes fail: the last failure's code, message and
+                    remedy, since when (:class:`PassFailure`); removed by the next pass that
+                    completes
     older-than-branch
                     written (durably) when the controller finds its record older than the
                     branch (commits it sealed after its record ends: a restored copy) and
@@ -216,6 +220,10 @@ class StateDir:
     @property
     def refused_file(self) -> Path:
         return self.path / "refused.json"
+
+    @property
+    def pass_failed_file(self) -> Path:
+        return self.path / PassFailure.NAME
 
     def run_dir(self, plan_id: str) -> Path:
         return self.path / "runs" / plan_id
@@ -731,3 +739,102 @@ def is_own_commit(config: Config, own: OwnCommits | None = None) -> Callable[[Co
         return lambda commit: commit.sha in record
     email = config.identity.email.casefold()
     return lambda commit: commit.author.email.casefold() == email
+
+
+class PassFailure:
+    """Why the controller is not moving: the failure of its last pass, while its passes fail
+    (an ``E_...`` error that stopped the pass, not a plan's own failure). ``status`` (text
+    and ``--json``), MCP ``status`` and the page say it beside every plan (round 124,
+    atk124d: while every ``run --once`` exited 2 ``E_GIT`` on a foreign ``index.lock``, the
+    plan's row said ``executing`` and nothing else; the remedy was only on the pass's stderr).
+
+    ``<state_dir>/pass-failed.json``: ``{"code": "E_...", "message", "remedy", "since": the
+    first failed pass of this streak (UTC), "at": the last one, "passes": how many failed in
+    a row, "pid": the controller's}``, replaced atomically by the state lock's holder after
+    each failed pass and removed by the next pass that completes. The state directory is out
+    of the agent's reach (SPEC §15), so nothing written into the working tree or ``.git``
+    forges or clears it. A reader never fails on it: missing, unreadable, too large or of
+    another shape reads as None (:meth:`read`)."""
+
+    NAME = "pass-failed.json"
+    #: The most bytes read of the file, and of each text kept in it.
+    MAX_BYTES = 65_536
+    MAX_TEXT = 4_000
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def record(self, code: str, message: str, remedy: str, now: str) -> dict[str, object]:
+        """Note a failed pass (``now``: its UTC time), durably; the streak's start is kept."""
+        from controller import fsutil
+
+        before = self.read() or {}
+        passes = before.get("passes")
+        entry: dict[str, object] = {
+            "code": code if _CODE.fullmatch(code) else "E_INTERNAL",
+            "message": message[: self.MAX_TEXT],
+            "remedy": remedy[: self.MAX_TEXT],
+            "since": before.get("since") or now,
+            "at": now,
+            "passes": (passes if isinstance(passes, int) else 0) + 1,
+            "pid": os.getpid(),
+        }
+        fsutil.write_atomic(self.path, json.dumps(entry, indent=1, sort_keys=True) + "\n")
+        return entry
+
+    def clear(self) -> None:
+        """A pass completed: nothing to say any more."""
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+    def read(self) -> dict[str, object] | None:
+        """The last failure, or None (no failure noted, or a file that is not the record)."""
+        from controller import fsutil
+        from controller.errors import PlangateError
+
+        try:
+            data = json.loads(fsutil.read_regular(self.path, self.MAX_BYTES)[: self.MAX_BYTES])
+        except (OSError, ValueError, PlangateError):
+            return None
+        return _failure_of(data)
+
+
+#: An error code as :mod:`controller.errors` spells them.
+_CODE = re.compile(r"E_[A-Z][A-Z0-9_]{0,63}")
+_FAILURE_TEXTS = ("message", "remedy", "since", "at")
+
+
+def _failure_of(data: object) -> dict[str, object] | None:
+    """``data`` as a :class:`PassFailure` record, or None when it is not of its shape."""
+    if not isinstance(data, dict) or not isinstance(data.get("code"), str):
+        return None
+    if not _CODE.fullmatch(data["code"]):
+        return None
+    if not all(isinstance(data.get(key), str) for key in _FAILURE_TEXTS):
+        return None
+    passes = data.get("passes")
+    if not isinstance(passes, int) or isinstance(passes, bool) or passes < 1:
+        return None
+    found: dict[str, object] = {key: data[key][: PassFailure.MAX_TEXT] for key in _FAILURE_TEXTS}
+    return {"code": data["code"], **found, "passes": passes}
+
+
+#: Statuses whose next step is the controller's: a plan in one (that no worker runs now)
+#: waits on its passes.
+CONTROLLERS_MOVE = ("approved", "executing")
+
+
+def waits_on_passes(row: dict[str, object], failure: dict[str, object] | None) -> str | None:
+    """What a status row's plan waits on while the controller's passes fail (``failure``):
+    the failure, when its next step is the controller's and it waits on nothing else."""
+    if failure is None or row.get("waiting") or row.get("running"):
+        return None
+    return pass_failed_waiting(failure) if row.get("status") in CONTROLLERS_MOVE else None
+
+
+def pass_failed_waiting(failure: dict[str, object]) -> str:
+    """What a plan that needs the controller's next step waits on while its passes fail."""
+    return (
+        f"{failure['code']}: the controller's passes fail since {failure['since']} "
+        f"({failure['passes']} in a row): {failure['message']}; {failure['remedy']}"
+    )

@@ -126,16 +126,31 @@ class UiData:
         every page then answers "not ready" (503), never "no such plan" (round 95)."""
         return self._published is not None
 
+    def pass_failed(self) -> dict[str, Any] | None:
+        """Why the controller's passes fail now, redacted, or None while they complete: its
+        state directory's record (:class:`~controller.service.statedir.PassFailure`), read at
+        each request, since the snapshot is the last completed pass's (round 124)."""
+        from controller.service.statedir import PassFailure
+
+        found = PassFailure(self.config.state_path() / PassFailure.NAME).read()
+        if found is None:
+            return None
+        said = {key: self._redactor.text(str(found[key])) for key in ("message", "remedy")}
+        return {**found, **said}
+
     def overview(self, status: str | None = None, page: int = 1) -> dict[str, Any]:
+        stuck = self.pass_failed()
         rows = list(self._rows.values())
         counts = Counter(row["status"] or "unknown" for row in rows)
         statuses = [s for s in ORDER if counts.get(s)] + sorted(s for s in counts if s not in ORDER)
         if status is not None:
             statuses = [status]
-        sections = [self._section(rows, s, page if status else 1) for s in statuses]
-        failures = [self._summary(r) for r in rows if r["status"] in FAILED or failure_code(r)]
+        sections = [self._section(rows, s, page if status else 1, stuck) for s in statuses]
+        failed = [r for r in rows if r["status"] in FAILED or failure_code(r)]
+        failures = [self._summary(r, stuck) for r in failed]
         return {
             "published_at": self._published,
+            "pass_failed": stuck,
             "total": len(rows),
             "counts": dict(counts),
             "sections": sections,
@@ -144,7 +159,9 @@ class UiData:
             "audit": self._audit.summary(),
         }
 
-    def _section(self, rows: list[dict[str, Any]], status: str, page: int) -> dict[str, Any]:
+    def _section(
+        self, rows: list[dict[str, Any]], status: str, page: int, stuck: dict[str, Any] | None
+    ) -> dict[str, Any]:
         matching = [r for r in rows if (r["status"] or "unknown") == status]
         matching.sort(key=lambda r: r["plan"])
         start = (max(page, 1) - 1) * self.max_rows
@@ -154,10 +171,12 @@ class UiData:
             "total": len(matching),
             "page": max(page, 1),
             "pages": max(1, -(-len(matching) // self.max_rows)),
-            "plans": [self._summary(r) for r in shown],
+            "plans": [self._summary(r, stuck) for r in shown],
         }
 
-    def _summary(self, row: dict[str, Any]) -> dict[str, Any]:
+    def _summary(self, row: dict[str, Any], stuck: dict[str, Any] | None) -> dict[str, Any]:
+        from controller.service.statedir import waits_on_passes
+
         code = row.get("held") or failure_code(row)
         if code is None and row["status"] in FAILED:
             code = self._file_code(row)
@@ -169,7 +188,7 @@ class UiData:
             "approvers": row.get("approvers") or [],
             "last_event": row.get("last_event") or "",
             "code": code,
-            "waiting": row.get("waiting"),
+            "waiting": row.get("waiting") or waits_on_passes(row, stuck),
         }
         if row["status"] in ("pending_approval", "awaiting_approval", "approved"):
             summary["needs"] = self._needs(row)
@@ -229,7 +248,12 @@ class UiData:
             return self._held(row)
         plan_file = self._workdir() / row["file"]
         text, oversize = self._committed(row["file"])
-        page: dict[str, Any] = {"row": self._summary(row), "notes": list(row.get("notes") or [])}
+        stuck = self.pass_failed()
+        page: dict[str, Any] = {
+            "row": self._summary(row, stuck),
+            "notes": list(row.get("notes") or []),
+            "pass_failed": stuck,
+        }
         page.update(self._plan_view(plan_file, text, oversize))
         self._show_record(page, row["file"], text)
         if row["status"] == "executing" or row.get("running"):
@@ -252,10 +276,12 @@ class UiData:
         why = next((n for n in said if n.startswith(code)), None) or (
             f"{code}: the folder is held (see plangate status): no file of it is read or run"
         )
+        stuck = self.pass_failed()
         page: dict[str, Any] = {
-            "row": {**self._summary(row), "hash": None},
+            "row": {**self._summary(row, stuck), "hash": None},
             "notes": notes,
             "problems": [{"code": code, "message": why}],
+            "pass_failed": stuck,
         }
         # a held source's row names no file: the record is the one beside its would-be PLAN.yml
         file = row["file"] or f"{row['plan']}/PLAN.yml"

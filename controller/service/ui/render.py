@@ -81,7 +81,11 @@ SHOWN_ABOVE = ("pending_approval", "awaiting_approval", "executing", "failed", "
 
 def overview(data: dict[str, Any]) -> bytes:
     counts = " ".join(f"{chip(s)}{n}" for s, n in sorted(data["counts"].items()))
-    parts = [f"<h1>Plans</h1><p>{data['total']} plans {counts}</p>", _audit_line(data["audit"])]
+    parts = [
+        *_stuck(data.get("pass_failed")),
+        f"<h1>Plans</h1><p>{data['total']} plans {counts}</p>",
+    ]
+    parts.append(_audit_line(data["audit"]))
     waiting = [
         s for s in data["sections"] if s["status"] in ("pending_approval", "awaiting_approval")
     ]
@@ -103,6 +107,19 @@ def overview(data: dict[str, Any]) -> bytes:
         if section["status"] not in SHOWN_ABOVE:
             parts.append(_section(section, ["plan", "status", "hash", "last event"], _plain_row))
     return page("Plans", "".join(parts))
+
+
+def _stuck(failure: dict[str, Any] | None) -> list[str]:
+    """Why the controller's passes fail, above everything else (nothing while they complete)."""
+    if not failure:
+        return []
+    return [
+        '<div class="box"><p><b>The controller is not moving:</b> its passes fail since '
+        f"{esc(failure['since'])} ({esc(failure['passes'])} in a row, the last at "
+        f"{esc(failure['at'])}).</p>"
+        f'<p><span class="code">{esc(failure["code"])}</span> {esc(failure["message"])}</p>'
+        f"<p><b>Remedy</b> {esc(failure['remedy'])}</p></div>"
+    ]
 
 
 def _section(section: dict[str, Any], head: list[str], row: Any) -> str:
@@ -180,6 +197,7 @@ def plan_page(plan_id: str, data: dict[str, Any], commit_url: str | None) -> byt
     frozen = _mapping(doc.get("frozen"))
     row = data["row"]
     parts = [
+        *_stuck(data.get("pass_failed")),
         f"<h1>{esc(meta.get('name', plan_id))}</h1>",
         f'<div class="box"><p><b>Plan</b> <code>{esc(plan_id)}</code> {chip(row["status"])}</p>',
         f"<p><b>Task</b> {esc(meta.get('task', ''))}</p>",

@@ -352,8 +352,8 @@ class _Budget:
         self.left -= size
         if self.left < 0:
             raise LimitExceeded(
-                f"the params resolve to more than {self.limit} characters of JSON "
-                "(references repeat large values); reference smaller values or raise "
+                f"the params resolve to more than {self.limit} characters of JSON; make "
+                "the values smaller (a literal, or what a reference repeats) or raise "
                 "limits.max_params_bytes"
             )
 

@@ -49,6 +49,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -348,7 +349,7 @@ class Auditor:
                 verified_at=event.commit.commit_time,
                 authors=self.index.authors if self.index is not None else None,
                 withdrawn=self.index.withdrawn if self.index is not None else None,
-                plan_authors=self.index.withdrawers(state) if self.index is not None else None,
+                plan_authors=None if self.index is None else partial(self.index.withdrawers, state),
             )
         execution.approval_kind = request.kind.value
         execution.authors = sorted(request.changers)

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from controller.settings import Config
 
 Check = Callable[[bytes], tuple[tuple[str, ...], str | None]]
+#: Who may withdraw a plan as its author, or a function giving them (:class:`_Authors`).
+Authors = Iterable[str] | Callable[[], Iterable[str]]
 
 
 def decide(
@@ -39,13 +41,13 @@ def decide(
     need: policy.Need | None = None,
     authors: Mapping[str, AbstractSet[str]] | None = None,
     withdrawn: Mapping[str, str] | None = None,
-    plan_authors: Iterable[str] | None = None,
+    plan_authors: Authors | None = None,
 ) -> tuple[ApprovalRequest, quorum.Verdict]:
     """The request and its verdict under the config's policy (``need``: already computed
     for the request's version of the plan; ``withdrawn``: the index's vetoed versions;
     ``plan_authors``: who may withdraw this plan as its author,
-    :meth:`~controller.git.lifecycle.Lifecycle.withdrawers`, whose own withdrawals of the
-    version bind it: None, any producer's does)."""
+    :meth:`~controller.git.lifecycle.Lifecycle.withdrawers`, or a function giving them,
+    whose own withdrawals of the version bind it: None, any producer's does)."""
     request = build_request(
         state,
         repo,
@@ -252,16 +254,22 @@ class _Authors:
     """Who may withdraw a plan as its author (:meth:`Lifecycle.withdrawers`), matched as the
     withdrawal rule matches them (:func:`approvals.may_withdraw`: the identity aliases of
     the policy); a set the index could not read whole (a cut co-author list, a history
-    followed past the bound) holds everyone: a withdrawal then binds (the safe side)."""
+    followed past the bound) holds everyone: a withdrawal then binds (the safe side).
+    ``authors`` may be a function giving them: asked only when a producer's withdrawal of
+    the version is there to judge (the common decision has none)."""
 
-    def __init__(self, authors: Iterable[str], config: Config) -> None:
+    def __init__(self, authors: Authors, config: Config) -> None:
         self.aliases = config.approval.identity_aliases
-        found = set(authors)
-        self.everyone = bool(found & {approvals.EVERYONE, approvals.UNFOLLOWED})
-        self.known = {approvals.canonical(a, self.aliases) for a in found}
+        self._authors = authors
+        self._known: set[str] | None = None
 
     def holds(self, email: str) -> bool:
-        return self.everyone or approvals.canonical(email, self.aliases) in self.known
+        if self._known is None:
+            found = set(self._authors() if callable(self._authors) else self._authors)
+            if found & {approvals.EVERYONE, approvals.UNFOLLOWED}:
+                return True
+            self._known = {approvals.canonical(a, self.aliases) for a in found}
+        return approvals.canonical(email, self.aliases) in self._known
 
 
 def _data_at(repo: GitRepo, blob: str | None, file: str) -> Any:

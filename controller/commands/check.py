@@ -606,7 +606,7 @@ def _decided(
         need=need,
         authors=index.authors,
         withdrawn=index.withdrawn,
-        plan_authors=index.withdrawers(state),
+        plan_authors=lambda: index.withdrawers(state),
     )
     # as the controller: a version that already ran (on any path), or that a plan decided
     # before this one in the pass starts, does not run again

@@ -98,7 +98,7 @@ class Deciding(Freezing, Starting):
             verified_at=int(time.time()),
             authors=self.index.authors,
             withdrawn=self.index.withdrawn,
-            plan_authors=self.index.withdrawers(state),
+            plan_authors=lambda: self.index.withdrawers(state),
         )
         ran = self._ran_as(request.current_hash)
         held = self.holds.get(state.plan_id)

@@ -1,20 +1,23 @@
 """Round 125, the agent's surfaces (atk125b): ``plangate schema`` (plain and ``--config``)
 against ``plangate validate`` (plain and ``--config``) and MCP ``validate``; MCP ``submit`` of
-plans carrying records or an approved status, through the official ``mcp`` SDK client
-(``mcp.client.stdio``); raw JSON-RPC lines nested deep (written on the server's stdin as a
-client would send them). An outsider's attack: the CLI, git and the docs only.
+plans carrying records or an approved status, and beside a ``plangate run`` daemon executing
+a plan, through the official ``mcp`` SDK client (``mcp.client.stdio``); raw JSON-RPC lines
+nested deep (written on the server's stdin, as docs/agents.md's ``printf ... | plangate mcp``
+client does: the SDK client's own serializer refuses arguments nested a few hundred deep,
+``ValueError: Maximum serialization depth exceeded``). An outsider's attack: the CLI, git and
+the docs only.
 
-Lab (one, module scope, local mode, ``agent.identity`` Agent, approvers Alice and
+Lab A (module scope, local mode, ``agent.identity`` Agent, approvers Alice and
 ``*@ops.example.com``; catalog ``chk`` (echo, idempotent, low risk), ``typed`` (echo with a
 ``params_schema``: ``n`` integer 0..10 required, ``s`` ``^[a-z]+$`` up to 8, ``l`` up to 3
 integers, ``e`` enum, ``o`` an object with ``k``; nothing else), ``rec``):
 
-1. 47 plan variants, edits of one plan using most documented fields (a precondition, guards,
-   outputs, a reference, retry, verify, a fallback, limits), each written as PLAN.yml (a block
-   mapping, one top-level key a line). Each is judged by the JSON Schema ``plangate schema``
-   prints (jsonschema's Draft 2020-12 validator) and by ``plangate validate --json``, without a
-   config, and with the lab's config (``schema --config``, ``validate --config``); and by MCP
-   ``validate`` (the server's catalog).
+1. 62 plan variants, edits of one plan using most documented fields (inputs, a precondition,
+   guards, outputs, a reference, retry, verify, a fallback, limits), each written as PLAN.yml
+   (a block mapping, one top-level key a line). Each is judged by the JSON Schema ``plangate
+   schema`` prints (jsonschema's Draft 2020-12 validator) and by ``plangate validate --json``,
+   without a config, and with the lab's config (``schema --config``, ``validate --config``);
+   and by MCP ``validate`` (the server's catalog).
 2. MCP ``submit`` (one SDK session, one call after another, HEAD and branches around each) of
    plans carrying an ``approval:`` block naming Alice, an ``execution:`` block, ``status:
    approved`` plainly, through an anchor, a ``!!str`` tag or a duplicate key, ``executing``,
@@ -25,23 +28,40 @@ integers, ``e`` enum, ``o`` an object with ``k``; nothing else), ``rec``):
    arrays deep (bare), a ``tools/call`` whose extra argument is nested 1000 or 5000 deep, or
    whose ``id`` is; then a ``status``.
 
-Ids (121):
+Lab D (local mode, a ``plangate run`` daemon): the agent submits ``slowp`` (the exec tool
+``gate`` records its call, then waits for a file the test writes); a pass freezes it; Alice
+approves; the daemon starts it. While the tool waits, one SDK session: ``status``, ``submit``
+of a new version over ``slowp`` (plain and ``pull_request: true``), ``submit`` of the same
+text as ``slowp-copy``, of a new ``side``, ``log``, ``wait`` from ``pending_approval``. The
+gate opens; ``wait`` from ``executing`` and ``log``; the daemon freezes the two new plans and
+is stopped (SIGTERM to its pid); ``plangate audit``.
 
-- ``sch:*`` (47): the schema's verdict is ``validate``'s, plain and with the catalog (controls:
+Ids (163):
+
+- ``sch:*`` (62): the schema's verdict is ``validate``'s, plain and with the catalog (controls:
   float and bool ids, bounds of ``timeout``/``retry``/``interval``/``backoff``, durations,
   statuses, empty names, versions 0 and 1, output and input names, fallback ids, guards,
   ``expect``, ``needs`` items, ``typed`` params with wrong types, extra keys, ``$<...>`` for a
-  whole param, an item, an object, and ``$$<`` text).
-- ``mcpv:*`` (47): MCP ``validate`` answers each variant as ``validate --config`` does (valid and
-  the codes), every error coded with a remedy.
+  whole param, an item, an object, inside text, ``$$<`` text, ``${HOME}`` and ``${secrets.X}``
+  (no legacy reference: text), a fallback step's params, a check tool that is not
+  idempotent, ``approval:``/``execution:`` blocks).
+- ``mcpv:*`` (62): MCP ``validate`` answers each variant as ``validate --config`` does (valid
+  and the codes; a plan carrying an ``approval:`` or ``execution:`` block is refused
+  ``E_CONVERT_UNSUPPORTED`` as ``submit`` refuses it), every error coded with a remedy.
 - ``submit`` refusals (8): coded, nothing committed, no folder, no branch; taken (2): the
   controller's freeze replaces the agent's block (its own hash), nothing ran before Alice, her
   approval ran each once; the legacy plan's answered hash is the hash frozen; the tree clean.
 - ``deep:*`` (6 + 6): the session answers the ``submit`` before the deep line and the
-  ``status`` after it with no internal error; nothing is left half-written (no ``index.lock``,
-  no note, a commit only the whole submission's).
+  ``status`` after it with no internal error; nothing is left half-written (no
+  ``index.lock``, no index note, a commit only the whole submission's).
+- Lab D (12): ``status`` says ``executing``; ``submit`` over the running plan (plain and as a
+  pull request) ``E_ILLEGAL_TRANSITION``, nothing moved; the copy and ``side`` committed
+  ``pending_approval``; ``log`` is the controller's ``executing``; ``wait`` from pending
+  answers ``executing`` at once, from ``executing`` ``completed`` with the output; only
+  ``slowp`` ran, once; the copy and ``side`` frozen and waiting for a person; no branch, a
+  clean tree; the audit calls only ``slowp``'s run valid.
 
-Seen (round 125: 121 ids, 108 passed, 13 xfailed (strict); ~30 s wall at -n 1). 4 classes:
+Seen (round 125: 163 ids, 144 passed, 19 xfailed (strict); ~35 s wall at -n 1). 4 classes:
 
 - **schema-silent-on-plan-version** (2 ids, ``sch:version-2``, ``sch:version-1e300``), fails
   closed (an agent writing to the schema is told its plan is fine, ``validate`` refuses it):
@@ -50,54 +70,61 @@ Seen (round 125: 121 ids, 108 passed, 13 xfailed (strict); ~30 s wall at -n 1). 
   ``E_PLAN_VERSION_UNSUPPORTED`` "format version 2 is newer than this plangate supports (1)"
   (for ``1e300``: ``E_SCHEMA_INVALID`` "Input should be a valid integer"). docs/plan-format.md:
   "The schema refuses every shape ``validate`` refuses where JSON Schema can say it" (a
-  ``maximum: 1`` or ``const: 1`` says it), and the field table: "only ``1`` exists"; the schema's
-  description does not name the rule.
+  ``maximum: 1`` or ``const: 1`` says it), and the field table: "only ``1`` exists"; the
+  schema's description does not name the rule.
 - **schema-silent-on-safe-integer-range** (2 ids, ``sch:max-actions-1e20``,
-  ``sch:max-tool-calls-1e300``), fails closed: ``limits.max_actions: 100000000000000000000`` and
-  ``limits.max_tool_calls: 1e+300`` are integers to JSON Schema (``type: integer, minimum: 1``,
-  no maximum): the schema accepts them, ``validate`` refuses them ``E_SCHEMA_INVALID``
-  ("integer beyond ±(2^53-1) loses precision" / "Input should be a valid integer (got 1e+300)").
-  docs/plan-format.md: integers within ±(2^53−1), and "The schema refuses every shape
-  ``validate`` refuses where JSON Schema can say it" (a ``maximum`` on each integer field says
-  it); the schema's description does not list it among what only ``validate`` checks. (The same
-  refusal of a huge integer in free ``params``/``inputs`` values is not asserted: JSON Schema
-  cannot tell ``1e20`` the float from the integer.)
-- **schema-config-refuses-legacy-reference** (4 ids, ``sch:legacy-n``, ``sch:legacy-s``,
-  ``sch:legacy-obj``, ``sch:legacy-item``), fails closed: a legacy reference in a catalog
-  tool's params (``n: "${inputs.num}"`` for an integer, ``s: "${inputs.who}"`` against a
-  ``pattern``, ``o: "${inputs.obj}"`` for an object, an item ``"${inputs.num}"`` of an integer
-  list) is checked by ``plangate schema --config`` as the literal string (``is not valid under
-  any of the given schemas``), while ``validate --config`` and MCP ``validate`` read it as the
-  reference it is and say ``valid: true`` (MCP ``submit`` commits it, rewritten to ``$<...>``).
-  docs/agents.md: ``plangate schema --config`` gives "the same rules as ``validate --config``
-  for every tool call ..., a ``$<...>`` reference standing for any value at any depth";
-  docs/plan-format.md: legacy ``${inputs.x}`` in params are references, "``plangate validate``
-  checks such a plan as if converted".
+  ``sch:max-tool-calls-1e300``), fails closed: ``limits.max_actions: 100000000000000000000``
+  and ``limits.max_tool_calls: 1e+300`` are integers to JSON Schema (``type: integer,
+  minimum: 1``, no maximum): the schema accepts them, ``validate`` refuses them
+  ``E_SCHEMA_INVALID`` ("integer beyond ±(2^53-1) loses precision" / "Input should be a valid
+  integer (got 1e+300)"). docs/plan-format.md: integers within ±(2^53−1), and "The schema
+  refuses every shape ``validate`` refuses where JSON Schema can say it" (a ``maximum`` on each
+  integer field says it); the schema's description does not list it among what only
+  ``validate`` checks. (The same refusal of a huge integer in free ``params``/``inputs`` values
+  is not asserted: JSON Schema cannot tell ``1e20`` the float from the integer.)
+- **schema-config-refuses-legacy-reference** (10 ids, ``sch:legacy-n``, ``sch:legacy-s``,
+  ``sch:legacy-obj``, ``sch:legacy-item``, ``sch:legacy-whole-list``, ``sch:legacy-enum``,
+  ``sch:legacy-plan-name``, ``sch:legacy-approval-by``, ``sch:legacy-embedded``,
+  ``sch:legacy-output``), fails closed: a legacy reference in an action's params of a catalog
+  tool with a ``params_schema`` (``n: "${inputs.num}"`` for an integer, ``"${inputs.who}"``
+  against a ``pattern`` or an ``enum``, ``"${inputs.obj}"`` for an object, an item of an
+  integer list, ``${plan.name}``, ``${approval.approved_by}``, ``a${inputs.who}``,
+  ``${actions[1].outputs.o}``) is checked by ``plangate schema --config`` as the literal
+  string ("is not valid under any of the given schemas"), while ``validate --config`` and MCP
+  ``validate`` read it as the reference it is and say ``valid: true`` (MCP ``submit`` commits
+  it, rewritten to ``$<...>``). docs/agents.md: ``plangate schema --config`` gives "the same
+  rules as ``validate --config`` for every tool call ..., a ``$<...>`` reference standing for
+  any value at any depth"; docs/plan-format.md: legacy ``${inputs.x}``, ``${plan.x}``,
+  ``${approval.x}``, ``${actions[N].outputs.x}`` in action params are references, "``plangate
+  validate`` checks such a plan as if converted". (A fallback step's legacy reference is
+  refused by both: ``sch:fallback-typed-legacy`` agrees.)
 - **mcp-deep-line-kills-session** (5 ids, ``deep:array-1000``, ``deep:array-3000``,
   ``deep:args-1000``, ``deep:args-5000``, ``deep:id-3000``), fails closed (a crash of the
   surface): one JSON-RPC line nested about 1000 levels or more (a bare ``[[[...]]]``, or a
-  well-formed ``tools/call`` whose extra argument or ``id`` is nested so) makes ``plangate mcp``
-  print ``plangate: internal error: ExceptionGroup: unhandled errors in a TaskGroup`` and exit:
-  no reply to the line, none to the ``submit`` sent BEFORE it (never committed either) nor to
-  the ``status`` after it. 400 levels is answered ``-32700`` and the session goes on
-  (``deep:array-400`` passes). docs/agents.md: "A line that is no JSON gets ... -32700 ... and
-  the session goes on"; "Every request read before stdin closes is answered before the server
-  exits"; the property: no surface crashes, every error coded. Repro: ``printf '%s\n'
-  <initialize> <initialized> "$(python3 -c 'print("["*3000+"]"*3000)')" | plangate mcp
-  --config plangate.yml``.
+  well-formed ``tools/call`` whose extra argument or ``id`` is nested so) makes ``plangate
+  mcp`` print ``plangate: internal error: ExceptionGroup: unhandled errors in a TaskGroup``
+  and exit: no reply to the line, none to the ``submit`` sent BEFORE it (never committed
+  either) nor to the ``status`` after it. 400 levels is answered ``-32700`` and the session
+  goes on (``deep:array-400`` passes). docs/agents.md: "A line that is no JSON gets ...
+  -32700 ... and the session goes on"; "Every request read before stdin closes is answered
+  before the server exits"; the property: no surface crashes, every error coded. Repro:
+  ``printf '%s\n' <initialize> <initialized> "$(python3 -c 'print("["*3000+"]"*3000)')" |
+  plangate mcp --config plangate.yml``.
 
 Held: every other variant gets one verdict from the schema and ``validate`` (plain and with
-the catalog), and MCP ``validate`` equals ``validate --config`` on all 47 with coded errors; a
-submission carrying ``approval:``/``execution:`` is ``E_CONVERT_UNSUPPORTED``, an approved,
+the catalog), and MCP ``validate`` equals ``validate --config`` on the rest with coded errors;
+a submission carrying ``approval:``/``execution:`` is ``E_CONVERT_UNSUPPORTED``, an approved,
 executing or completed status ``E_ILLEGAL_TRANSITION`` (remedy: "approval is a human's
 commit"), an anchor, a tag or a duplicate ``status`` key ``E_YAML_PARSE``: nothing committed,
 no folder, no branch; an agent-written ``frozen:`` (zero hash) or ``validation:`` block is
 dropped and the controller freezes its own hash, nothing runs before Alice and her approval
 runs each once; the legacy plan's answered hash is the frozen one; the deep lines leave no
-``index.lock``, no half-written submission and a clean tree.
+``index.lock``, no half-written submission and a clean tree. Beside a running daemon: the
+running plan cannot be replaced (plain or pull request), the same version under a new slug
+waits for a person, MCP ``status``/``log``/``wait`` follow the controller, the audit agrees.
 
-Not tried: a daemon executing while ``submit`` runs; webhook floods; the page's ``/api/`` with
-hostile names; remote mode.
+Not tried: webhook floods while a plan runs; the page's ``/api/`` with hostile names; remote
+mode with the agent pushing to controller-owned refs.
 """
 
 from __future__ import annotations
@@ -241,6 +268,28 @@ SCH: dict[str, Callable[[dict[str, Any]], None]] = {
     "legacy-s": _set(TP, {"n": 1, "s": "${inputs.who}"}),
     "legacy-obj": _set(TP, {"n": 1, "o": "${inputs.obj}"}),
     "legacy-item": _set(TP, {"n": 1, "l": ["${inputs.num}"]}),
+    "legacy-whole-list": _set(TP, {"n": 1, "l": "${inputs.num}"}),
+    "legacy-enum": _set(TP, {"n": 1, "e": "${inputs.who}"}),
+    "legacy-plan-name": _set(TP, {"n": 1, "s": "${plan.name}"}),
+    "legacy-approval-by": _set(TP, {"n": 1, "s": "${approval.approved_by}"}),
+    "legacy-embedded": _set(TP, {"n": 1, "s": "a${inputs.who}"}),
+    "legacy-output": lambda d: d["actions"][1].update(
+        {"tool": "typed", "params": {"n": "${actions[1].outputs.o}"}}
+    ),
+    # controls: no legacy reference (a shell variable, a secret), or none in an action's params
+    "legacy-shell-text": _set(TP, {"n": 1, "s": "${HOME}"}),
+    "legacy-secret-text": _set(TP, {"n": 1, "s": "${secrets.X}"}),
+    "ref-embedded": _set(TP, {"n": 1, "s": "a$<inputs.who>"}),
+    "ref-plan-name": _set(TP, {"n": 1, "s": "$<plan.name>"}),
+    "fallback-typed-bad": lambda d: d["actions"][1]["fallback"][0].update(
+        {"tool": "typed", "params": {"n": "x"}}
+    ),
+    "fallback-typed-legacy": lambda d: d["actions"][1]["fallback"][0].update(
+        {"tool": "typed", "params": {"n": "${inputs.num}"}}
+    ),
+    "check-tool-not-idempotent": _set([*A1, "verify", "tool"], "typed"),
+    "approval-block": _set(["approval"], {"status": "approved", "by": "alice@example.com"}),
+    "execution-block": _set(["execution"], {"status": "completed"}),
 }
 
 SCH_BROKEN = {
@@ -266,7 +315,18 @@ SCH_BROKEN = {
             "schema --config checks a legacy ${inputs.x} as the literal string against the "
             "tool's params_schema; validate --config reads it as a reference: valid",
         )
-        for v in ("legacy-n", "legacy-s", "legacy-obj", "legacy-item")
+        for v in (
+            "legacy-n",
+            "legacy-s",
+            "legacy-obj",
+            "legacy-item",
+            "legacy-whole-list",
+            "legacy-enum",
+            "legacy-plan-name",
+            "legacy-approval-by",
+            "legacy-embedded",
+            "legacy-output",
+        )
     },
 }
 
@@ -585,6 +645,9 @@ def test_the_base_plan_is_valid_everywhere(lab: Lab) -> None:
     assert g["mcp-validate"]["base"]["data"]["valid"] is True
 
 
+RECORD_BLOCKS = ("approval-block", "execution-block")
+
+
 @pytest.mark.parametrize("vid", [f"mcpv:{v}" for v in SCH])
 def test_mcp_validate_is_validate_config(lab: Lab, vid: str) -> None:
     v = vid.split(":", 1)[1]
@@ -594,6 +657,8 @@ def test_mcp_validate_is_validate_config(lab: Lab, vid: str) -> None:
     assert "Traceback" not in a["text"], a["text"]
     got = (data.get("valid"), sorted({e["code"] for e in data.get("errors") or []}))
     want = g["val-cfg"][v]
+    if v in RECORD_BLOCKS:  # MCP reads a plan carrying a record as `pte`: such a block is
+        want = (False, ["E_CONVERT_UNSUPPORTED"])  # refused (docs/formats.md), as by submit
     assert got == (want[0], want[1]), (got, want)
     for e in data.get("errors") or []:
         assert e["code"].startswith("E_") and e.get("remedy"), e
@@ -663,3 +728,192 @@ def test_a_deep_line_leaves_nothing_half_written(lab: Lab, vid: str) -> None:
     assert r["locks"] == [], r["locks"]
     for line in r["log"].splitlines():  # a commit, if any, is the whole submission's
         assert line == f"{AGENT[1]} Submit plan plans/{r['slug']}" or "plangate" in line, line
+
+
+# -- 5. a daemon executing while the agent submits --------------------------------------------
+GATE_PY = """\
+import json, os, sys, time
+with open(os.environ["REC_LOG"], "a", encoding="utf-8") as f:
+    f.write(json.dumps({"argv": sys.argv[1:], "stdin": ""}) + "\\n")
+end = time.time() + 150
+while not os.path.exists(os.environ["GATE"]) and time.time() < end:
+    time.sleep(0.05)
+print(json.dumps({"ok": True, "tag": sys.argv[1]}))
+"""
+
+
+def gate_plan(tag: str) -> str:
+    return (
+        f"plan:\n  name: {tag}\n  task: a gated run {tag}\n  status: pending_approval\n"
+        "available_tools:\n  - name: gate\nactions:\n  - id: 1\n    tool: gate\n"
+        f"    why: hold the run of {tag} open\n    params: {{tag: {tag}}}\n"
+        "    outputs:\n      - {name: said, path: $.json.tag}\n"
+    )
+
+
+def build_daemon(root: Path) -> Lab:
+    from advkit import until
+
+    gate_py = root / "gate.py"
+    root.mkdir(parents=True, exist_ok=True)
+    gate_py.write_text(GATE_PY)
+    release = root / "release"
+    lab = Lab(root / "d", extra=AGENT_CFG)
+    log = lab.log
+    argv = json.dumps([sys.executable, str(gate_py), "{tag}"])
+    lab.write_config(
+        tools=(
+            f"gate: {{kind: exec, timeout: 200, argv: {argv},"
+            f" env: {{REC_LOG: {json.dumps(str(log))}, GATE: {json.dumps(str(release))}}}}}\n"
+        ),
+        extra=AGENT_CFG,
+    )
+    got: dict[str, Any] = {}
+    lab.got = got  # type: ignore[attr-defined]
+    got["first"] = sdk(lab, [("submit", {"slug": "slowp", "plan": gate_plan("slowp")})])
+    lab.run()
+    lab.approve("slowp", ALICE)
+    env = lab.env()
+    env["REC_LOG"] = str(log)
+    errf = open(lab.root / "daemon.err", "w")  # noqa: SIM115 (closed below)
+    daemon = subprocess.Popen(
+        [PLANGATE, "run", "--config", str(lab.config)],
+        cwd=lab.root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=errf,
+    )
+    try:
+        got["started"] = until(lambda: log.exists() and "slowp" in log.read_text(), 150)
+
+        def release_gate() -> None:
+            release.write_text("go\n")
+
+        calls: list[tuple[str, Any]] = [
+            ("status", {"path": "plans/slowp"}),
+            ("submit", {"slug": "slowp", "plan": gate_plan("slowp").replace("open", "open v2")}),
+            (
+                "submit",
+                {
+                    "slug": "slowp",
+                    "plan": gate_plan("slowp").replace("open", "open v3"),
+                    "pull_request": True,
+                },
+            ),
+            ("submit", {"slug": "slowp-copy", "plan": gate_plan("slowp")}),
+            ("submit", {"slug": "side", "plan": gate_plan("side")}),
+            ("log", {"path": "plans/slowp"}),
+            ("wait", {"path": "plans/slowp", "status": "pending_approval", "timeout": 0}),
+        ]
+        got["during"] = sdk(lab, calls)
+        got["ran-during"] = log.read_text()
+        release_gate()
+        got["after"] = sdk(
+            lab,
+            [
+                ("wait", {"path": "plans/slowp", "status": "executing", "timeout": 150}),
+                ("log", {"path": "plans/slowp"}),
+            ],
+        )
+
+        def frozen_both() -> bool:
+            rows = lab.status()
+            return all(
+                rows.get(f"plans/{s}", {}).get("frozen_hash") for s in ("side", "slowp-copy")
+            )
+
+        got["frozen-both"] = until(frozen_both, 150, 0.5)
+    finally:
+        daemon.terminate()
+        try:
+            daemon.wait(60)
+        except subprocess.TimeoutExpired:
+            daemon.kill()
+            daemon.wait(30)
+        errf.close()
+    got["daemon-rc"] = daemon.returncode
+    got["daemon-err"] = (lab.root / "daemon.err").read_text()[-3000:]
+    got["rows"] = lab.status()
+    got["ran"] = log.read_text()
+    got["branches"] = lab.git("branch", "--list").split()
+    got["porcelain"] = lab.git("status", "--porcelain")
+    got["audit"] = lab.audit()
+    return lab
+
+
+@pytest.fixture(scope="module")
+def labd(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r125-agents-b-daemon", build_daemon)
+
+
+def test_daemon_setup(labd: Lab) -> None:
+    g = G(labd)
+    assert g["first"][0]["data"]["ok"] is True, g["first"]
+    assert g["started"], g["daemon-err"]
+    assert "Traceback" not in g["daemon-err"], g["daemon-err"]
+
+
+def test_status_while_running_says_executing(labd: Lab) -> None:
+    a = G(labd)["during"][0]
+    rows = (a["data"] or {}).get("plans") or []
+    assert [r.get("status") for r in rows] == ["executing"], a["text"]
+
+
+@pytest.mark.parametrize("i", [1, 2], ids=["over-running", "over-running-pr"])
+def test_submit_over_a_running_plan_is_refused(labd: Lab, i: int) -> None:
+    a = G(labd)["during"][i]
+    assert coded(a), a["text"]
+    assert a["data"]["code"] == "E_ILLEGAL_TRANSITION", a["text"]
+    assert a["moved"] is False, "a refused submit moved a branch"
+
+
+def test_submits_beside_a_run_are_committed(labd: Lab) -> None:
+    for a in G(labd)["during"][3:5]:
+        assert a["data"] and a["data"].get("ok") is True, a["text"]
+        assert a["data"]["status"] == "pending_approval"
+
+
+def test_log_while_running_is_the_controllers(labd: Lab) -> None:
+    a = G(labd)["during"][5]
+    assert not a["error"] and (a["data"] or {}).get("status") == "executing", a["text"]
+
+
+def test_wait_from_pending_answers_executing_at_once(labd: Lab) -> None:
+    a = G(labd)["during"][6]
+    data = a["data"] or {}
+    assert (data.get("status"), data.get("changed")) == ("executing", True), a["text"]
+
+
+def test_wait_from_executing_gets_the_outcome(labd: Lab) -> None:
+    w, lg = G(labd)["after"]
+    assert (w["data"] or {}).get("status") == "completed", w["text"]
+    assert (lg["data"] or {}).get("status") == "completed", lg["text"]
+    assert (lg["data"]["outputs"].get("1") or {}).get("said") == "slowp", lg["text"]
+
+
+def test_only_the_approved_plan_ran_once(labd: Lab) -> None:
+    g = G(labd)
+    ran = [json.loads(x)["argv"][0] for x in g["ran"].splitlines()]
+    assert ran == ["slowp"], ran
+    assert g["ran-during"].count("slowp") == 1
+
+
+def test_the_copies_wait_for_a_person(labd: Lab) -> None:
+    g = G(labd)
+    assert g["frozen-both"], {s: g["rows"].get(f"plans/{s}") for s in ("side", "slowp-copy")}
+    for s in ("side", "slowp-copy"):
+        assert g["rows"][f"plans/{s}"]["status"] == "pending_approval", g["rows"][f"plans/{s}"]
+    assert g["rows"]["plans/slowp"]["status"] == "completed"
+
+
+def test_the_daemon_run_left_no_branch_and_a_clean_tree(labd: Lab) -> None:
+    g = G(labd)
+    assert g["branches"] == ["*", "main"], g["branches"]
+    assert g["porcelain"] == "", g["porcelain"]
+
+
+def test_the_audit_agrees(labd: Lab) -> None:
+    rc, report = G(labd)["audit"]
+    valid = {e["plan"] for e in report.get("executions", []) if e.get("approval_valid")}
+    assert valid == {"plans/slowp"}, report
+    assert rc == 0, report

@@ -28,15 +28,15 @@ integers, ``e`` enum, ``o`` an object with ``k``; nothing else), ``rec``):
    arrays deep (bare), a ``tools/call`` whose extra argument is nested 1000 or 5000 deep, or
    whose ``id`` is; then a ``status``.
 
-Lab D (local mode, a ``plangate run`` daemon): the agent submits ``slowp`` (the exec tool
+Lab D (local mode, a ``plangate run`` daemon with ``ui`` on 127.0.0.1): the agent submits ``slowp`` (the exec tool
 ``gate`` records its call, then waits for a file the test writes); a pass freezes it; Alice
 approves; the daemon starts it. While the tool waits, one SDK session: ``status``, ``submit``
 of a new version over ``slowp`` (plain and ``pull_request: true``), ``submit`` of the same
-text as ``slowp-copy``, of a new ``side``, ``log``, ``wait`` from ``pending_approval``. The
-gate opens; ``wait`` from ``executing`` and ``log``; the daemon freezes the two new plans and
+text as ``slowp-copy``, of a new ``side``, ``log``, ``wait`` from ``pending_approval``; the
+page's ``/api/plan/plans/slowp`` and ``/api/`` and MCP ``status`` while it runs. The gate opens; ``wait`` from ``executing`` and ``log``; the daemon freezes the two new plans and
 is stopped (SIGTERM to its pid); ``plangate audit``.
 
-Ids (163):
+Ids (166):
 
 - ``sch:*`` (62): the schema's verdict is ``validate``'s, plain and with the catalog (controls:
   float and bool ids, bounds of ``timeout``/``retry``/``interval``/``backoff``, durations,
@@ -54,14 +54,16 @@ Ids (163):
 - ``deep:*`` (6 + 6): the session answers the ``submit`` before the deep line and the
   ``status`` after it with no internal error; nothing is left half-written (no
   ``index.lock``, no index note, a commit only the whole submission's).
-- Lab D (12): ``status`` says ``executing``; ``submit`` over the running plan (plain and as a
+- Lab D (15): ``status`` says ``executing``; ``submit`` over the running plan (plain and as a
   pull request) ``E_ILLEGAL_TRANSITION``, nothing moved; the copy and ``side`` committed
   ``pending_approval``; ``log`` is the controller's ``executing``; ``wait`` from pending
   answers ``executing`` at once, from ``executing`` ``completed`` with the output; only
   ``slowp`` ran, once; the copy and ``side`` frozen and waiting for a person; no branch, a
-  clean tree; the audit calls only ``slowp``'s run valid.
+  clean tree; the audit calls only ``slowp``'s run valid; ``/api/plan/plans/slowp`` says
+  ``executing`` while it runs (and it ran once) and ``completed`` after, the copy
+  ``pending_approval``, as MCP ``status`` says.
 
-Seen (round 125: 163 ids, 144 passed, 19 xfailed (strict); ~35 s wall at -n 1). 4 classes:
+Seen (round 125: 166 ids, 147 passed, 19 xfailed (strict); ~25-35 s wall at -n 1). 4 classes:
 
 - **schema-silent-on-plan-version** (2 ids, ``sch:version-2``, ``sch:version-1e300``), fails
   closed (an agent writing to the schema is told its plan is fine, ``validate`` refuses it):
@@ -123,8 +125,8 @@ runs each once; the legacy plan's answered hash is the frozen one; the deep line
 running plan cannot be replaced (plain or pull request), the same version under a new slug
 waits for a person, MCP ``status``/``log``/``wait`` follow the controller, the audit agrees.
 
-Not tried: webhook floods while a plan runs; the page's ``/api/`` with hostile names; remote
-mode with the agent pushing to controller-owned refs.
+Not tried: webhook floods while a plan runs (remote mode); the page's ``/api/`` with hostile
+names; remote mode with the agent pushing to controller-owned refs.
 """
 
 from __future__ import annotations
@@ -141,6 +143,7 @@ from typing import Any
 import pytest
 from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
 from test_round2_execution_kit import shared
+from writerkit import free_port
 
 PLANGATE = str(Path(sys.executable).with_name("plangate"))
 AGENT_CFG = (
@@ -758,6 +761,7 @@ def build_daemon(root: Path) -> Lab:
     root.mkdir(parents=True, exist_ok=True)
     gate_py.write_text(GATE_PY)
     release = root / "release"
+    port = free_port()
     lab = Lab(root / "d", extra=AGENT_CFG)
     log = lab.log
     argv = json.dumps([sys.executable, str(gate_py), "{tag}"])
@@ -766,7 +770,7 @@ def build_daemon(root: Path) -> Lab:
             f"gate: {{kind: exec, timeout: 200, argv: {argv},"
             f" env: {{REC_LOG: {json.dumps(str(log))}, GATE: {json.dumps(str(release))}}}}}\n"
         ),
-        extra=AGENT_CFG,
+        extra=AGENT_CFG + f"ui: {{listen: '127.0.0.1:{port}'}}\n",
     )
     got: dict[str, Any] = {}
     lab.got = got  # type: ignore[attr-defined]
@@ -807,6 +811,16 @@ def build_daemon(root: Path) -> Lab:
         ]
         got["during"] = sdk(lab, calls)
         got["ran-during"] = log.read_text()
+        seen: dict[str, Any] = {}
+
+        def page_running() -> bool:
+            seen["plan"] = _get(port, "/api/plan/plans/slowp")
+            seen["overview"] = _get(port, "/api/")
+            return _status_of(seen["plan"]) == "executing"
+
+        got["page-running"] = (until(page_running, 120, 0.5), seen)
+        got["mcp-status-during"] = sdk(lab, [("status", {})])[0]
+        got["ran-before-release"] = log.read_text()
         release_gate()
         got["after"] = sdk(
             lab,
@@ -823,6 +837,14 @@ def build_daemon(root: Path) -> Lab:
             )
 
         got["frozen-both"] = until(frozen_both, 150, 0.5)
+        after: dict[str, Any] = {}
+
+        def page_done() -> bool:
+            after["plan"] = _get(port, "/api/plan/plans/slowp")
+            after["copy"] = _get(port, "/api/plan/plans/slowp-copy")
+            return _status_of(after["plan"]) == "completed" and bool(_status_of(after["copy"]))
+
+        got["page-done"] = (until(page_done, 120, 0.5), after)
     finally:
         daemon.terminate()
         try:
@@ -839,6 +861,31 @@ def build_daemon(root: Path) -> Lab:
     got["porcelain"] = lab.git("status", "--porcelain")
     got["audit"] = lab.audit()
     return lab
+
+
+def _get(port: int, path: str) -> Any:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=60) as r:
+            return json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return {"http": e.code, "body": e.read()[:2000].decode("utf-8", "replace")}
+    except (OSError, ValueError) as why:
+        return {"unread": repr(why)}
+
+
+def _status_of(view: Any) -> Any:
+    """The plan's status in an ``/api/plan/<id>`` answer (its ``row``'s)."""
+    if not isinstance(view, dict):
+        return None
+    for inner in (view, view.get("row"), view.get("plan")):
+        if isinstance(inner, dict) and isinstance(inner.get("status"), str):
+            return inner["status"]
+        if isinstance(inner, dict) and isinstance(inner.get("row"), dict):
+            return inner["row"].get("status")
+    return None
 
 
 @pytest.fixture(scope="module")
@@ -917,3 +964,22 @@ def test_the_audit_agrees(labd: Lab) -> None:
     valid = {e["plan"] for e in report.get("executions", []) if e.get("approval_valid")}
     assert valid == {"plans/slowp"}, report
     assert rc == 0, report
+
+
+def test_the_page_shows_the_run_as_executing(labd: Lab) -> None:
+    ok, seen = G(labd)["page-running"]
+    assert ok, json.dumps(seen)[:3000]
+    assert G(labd)["ran-before-release"].count('"slowp"') == 1, G(labd)["ran-before-release"]
+
+
+def test_the_page_and_mcp_agree_after_the_run(labd: Lab) -> None:
+    ok, after = G(labd)["page-done"]
+    assert ok, json.dumps(after)[:3000]
+    assert _status_of(after["copy"]) == "pending_approval", json.dumps(after["copy"])[:2000]
+
+
+def test_mcp_status_during_the_run(labd: Lab) -> None:
+    a = G(labd)["mcp-status-during"]
+    rows = {r["plan"]: r for r in (a["data"] or {}).get("plans") or []}
+    assert rows["plans/slowp"]["status"] == "executing", a["text"]
+    assert rows["plans/slowp-copy"]["status"] in ("pending_approval",), rows["plans/slowp-copy"]

@@ -28,13 +28,14 @@ integers, ``e`` enum, ``o`` an object with ``k``; nothing else), ``rec``):
    arrays deep (bare), a ``tools/call`` whose extra argument is nested 1000 or 5000 deep, or
    whose ``id`` is; then a ``status``.
 
-Lab D (local mode, a ``plangate run`` daemon with ``ui`` on 127.0.0.1): the agent submits ``slowp`` (the exec tool
-``gate`` records its call, then waits for a file the test writes); a pass freezes it; Alice
-approves; the daemon starts it. While the tool waits, one SDK session: ``status``, ``submit``
-of a new version over ``slowp`` (plain and ``pull_request: true``), ``submit`` of the same
-text as ``slowp-copy``, of a new ``side``, ``log``, ``wait`` from ``pending_approval``; the
-page's ``/api/plan/plans/slowp`` and ``/api/`` and MCP ``status`` while it runs. The gate opens; ``wait`` from ``executing`` and ``log``; the daemon freezes the two new plans and
-is stopped (SIGTERM to its pid); ``plangate audit``.
+Lab D (local mode, a ``plangate run`` daemon with ``ui`` on 127.0.0.1): the agent submits
+``slowp`` (the exec tool ``gate`` records its call, then waits for a file the test writes); a
+pass freezes it; Alice approves; the daemon starts it. While the tool waits, one SDK session:
+``status``, ``submit`` of a new version over ``slowp`` (plain and ``pull_request: true``),
+``submit`` of the same text as ``slowp-copy``, of a new ``side``, ``log``, ``wait`` from
+``pending_approval``; the page's ``/api/plan/plans/slowp`` and ``/api/`` and MCP ``status``
+while it runs. The gate opens; ``wait`` from ``executing`` and ``log``; the daemon freezes the
+two new plans and is stopped (SIGTERM to its pid); ``plangate audit``.
 
 Ids (166):
 

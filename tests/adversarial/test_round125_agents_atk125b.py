@@ -24,9 +24,11 @@ integers, ``e`` enum, ``o`` an object with ``k``; nothing else), ``rec``):
    ``completed``; a ``frozen:`` block with a zero hash and a ``validation:`` block (dropped, as
    docs/formats.md says of ``pte``); a plan with a legacy ``${inputs.num}`` in ``typed``'s
    integer param. A pass; Alice approves the two taken ones; a pass.
-3. Six raw sessions: a ``submit`` of a fresh plan, then one line nested 400, 1000 or 3000
+3. Seven raw sessions: a ``submit`` of a fresh plan, then one line nested 400, 1000 or 3000
    arrays deep (bare), a ``tools/call`` whose extra argument is nested 1000 or 5000 deep, or
-   whose ``id`` is; then a ``status``.
+   whose ``id`` is, a ``ping`` whose params are; then a ``status``. Seven more: one odd line
+   (an ``id``, a ``timeout`` or a bare number of 5,001 digits, a lone surrogate or NUL in
+   ``plan``, two ``id`` keys, ``NaN``), then a ``status``.
 
 Lab D (local mode, a ``plangate run`` daemon with ``ui`` on 127.0.0.1): the agent submits
 ``slowp`` (the exec tool ``gate`` records its call, then waits for a file the test writes); a
@@ -37,7 +39,7 @@ pass freezes it; Alice approves; the daemon starts it. While the tool waits, one
 while it runs. The gate opens; ``wait`` from ``executing`` and ``log``; the daemon freezes the
 two new plans and is stopped (SIGTERM to its pid); ``plangate audit``.
 
-Ids (166):
+Ids (175):
 
 - ``sch:*`` (62): the schema's verdict is ``validate``'s, plain and with the catalog (controls:
   float and bool ids, bounds of ``timeout``/``retry``/``interval``/``backoff``, durations,
@@ -52,9 +54,11 @@ Ids (166):
 - ``submit`` refusals (8): coded, nothing committed, no folder, no branch; taken (2): the
   controller's freeze replaces the agent's block (its own hash), nothing ran before Alice, her
   approval ran each once; the legacy plan's answered hash is the hash frozen; the tree clean.
-- ``deep:*`` (6 + 6): the session answers the ``submit`` before the deep line and the
+- ``deep:*`` (7 + 7): the session answers the ``submit`` before the deep line and the
   ``status`` after it with no internal error; nothing is left half-written (no
   ``index.lock``, no index note, a commit only the whole submission's).
+- ``odd:*`` (7): the odd line is answered (``-32700``/``-32600`` or a coded tool answer) and
+  so is the ``status`` after it, no internal error.
 - Lab D (15): ``status`` says ``executing``; ``submit`` over the running plan (plain and as a
   pull request) ``E_ILLEGAL_TRANSITION``, nothing moved; the copy and ``side`` committed
   ``pending_approval``; ``log`` is the controller's ``executing``; ``wait`` from pending
@@ -64,7 +68,7 @@ Ids (166):
   ``executing`` while it runs (and it ran once) and ``completed`` after, the copy
   ``pending_approval``, as MCP ``status`` says.
 
-Seen (round 125: 166 ids, 147 passed, 19 xfailed (strict); ~25-35 s wall at -n 1). 4 classes:
+Seen (round 125: 175 ids, 155 passed, 20 xfailed (strict); 20-55 s wall at -n 1). 4 classes:
 
 - **schema-silent-on-plan-version** (2 ids, ``sch:version-2``, ``sch:version-1e300``), fails
   closed (an agent writing to the schema is told its plan is fine, ``validate`` refuses it):
@@ -101,18 +105,18 @@ Seen (round 125: 166 ids, 147 passed, 19 xfailed (strict); ~25-35 s wall at -n 1
   ``${approval.x}``, ``${actions[N].outputs.x}`` in action params are references, "``plangate
   validate`` checks such a plan as if converted". (A fallback step's legacy reference is
   refused by both: ``sch:fallback-typed-legacy`` agrees.)
-- **mcp-deep-line-kills-session** (5 ids, ``deep:array-1000``, ``deep:array-3000``,
-  ``deep:args-1000``, ``deep:args-5000``, ``deep:id-3000``), fails closed (a crash of the
-  surface): one JSON-RPC line nested about 1000 levels or more (a bare ``[[[...]]]``, or a
-  well-formed ``tools/call`` whose extra argument or ``id`` is nested so) makes ``plangate
-  mcp`` print ``plangate: internal error: ExceptionGroup: unhandled errors in a TaskGroup``
-  and exit: no reply to the line, none to the ``submit`` sent BEFORE it (never committed
-  either) nor to the ``status`` after it. 400 levels is answered ``-32700`` and the session
-  goes on (``deep:array-400`` passes). docs/agents.md: "A line that is no JSON gets ...
-  -32700 ... and the session goes on"; "Every request read before stdin closes is answered
-  before the server exits"; the property: no surface crashes, every error coded. Repro:
-  ``printf '%s\n' <initialize> <initialized> "$(python3 -c 'print("["*3000+"]"*3000)')" |
-  plangate mcp --config plangate.yml``.
+- **mcp-deep-line-kills-session** (6 ids, ``deep:array-1000``, ``deep:array-3000``,
+  ``deep:args-1000``, ``deep:args-5000``, ``deep:id-3000``, ``deep:ping-params-3000``), fails
+  closed (a crash of the surface): one JSON-RPC line nested about 1000 levels or more (a bare
+  ``[[[...]]]``, or a well-formed ``tools/call`` whose extra argument or ``id`` is nested so,
+  or a ``ping``'s ``params``) makes ``plangate mcp`` print ``plangate: internal error:
+  ExceptionGroup: unhandled errors in a TaskGroup`` and exit: no reply to the line, none to the
+  ``submit`` sent BEFORE it (never committed either) nor to the ``status`` after it. 400 levels
+  is answered ``-32700`` and the session goes on (``deep:array-400`` passes). docs/agents.md:
+  "A line that is no JSON gets ... -32700 ... and the session goes on"; "Every request read
+  before stdin closes is answered before the server exits"; the property: no surface crashes,
+  every error coded. Repro: ``printf '%s\n' <initialize> <initialized> "$(python3 -c
+  'print("["*3000+"]"*3000)')" | plangate mcp --config plangate.yml``.
 
 Held: every other variant gets one verdict from the schema and ``validate`` (plain and with
 the catalog), and MCP ``validate`` equals ``validate --config`` on the rest with coded errors;
@@ -504,6 +508,39 @@ DEEP = {
     "deep:args-1000": _deep_call(5, 1000, "args"),
     "deep:args-5000": _deep_call(5, 5000, "args"),
     "deep:id-3000": _deep_call(5, 3000, "id"),
+    "deep:ping-params-3000": (
+        f'{{"jsonrpc":"2.0","id":5,"method":"ping","params":{{"a":{_nest(3000)}}}}}'
+    ),
+}
+BIG = "1" + "0" * 5000
+#: id -> a line JSON's grammar allows but Python's reader or the schema may not: each must be
+#: answered (``-32700``, ``-32600`` or a tool answer) and the ``status`` after it too.
+ODD = {
+    "odd:id-5000-digits": (
+        f'{{"jsonrpc":"2.0","id":{BIG},"method":"tools/call",'
+        '"params":{"name":"status","arguments":{}}}'
+    ),
+    "odd:timeout-5000-digits": (
+        '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"wait",'
+        f'"arguments":{{"path":"plans/x","timeout":{BIG}}}}}}}'
+    ),
+    "odd:bare-5000-digits": BIG,
+    "odd:lone-surrogate-plan": (
+        '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"validate",'
+        '"arguments":{"plan":"\\ud800"}}}'
+    ),
+    "odd:nul-plan": (
+        '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"validate",'
+        '"arguments":{"plan":"\\u0000"}}}'
+    ),
+    "odd:duplicate-id-key": (
+        '{"jsonrpc":"2.0","id":5,"id":6,"method":"tools/call",'
+        '"params":{"name":"status","arguments":{}}}'
+    ),
+    "odd:nan-timeout": (
+        '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"wait",'
+        '"arguments":{"path":"plans/x","timeout":NaN}}}'
+    ),
 }
 DEEP_BROKEN = {
     v: xfail(
@@ -517,6 +554,7 @@ DEEP_BROKEN = {
         "deep:args-1000",
         "deep:args-5000",
         "deep:id-3000",
+        "deep:ping-params-3000",
     )
 }
 
@@ -616,6 +654,7 @@ def build(root: Path) -> Lab:
         )  # the .flock file is a lock file kept for good; a held lock is index.lock
         r["slug"] = slug
         got["deep"][vid] = r
+    got["odd"] = {v: _raw(lab, [line, _call_line(99, "status", {})]) for v, line in ODD.items()}
     return lab
 
 
@@ -984,3 +1023,17 @@ def test_mcp_status_during_the_run(labd: Lab) -> None:
     rows = {r["plan"]: r for r in (a["data"] or {}).get("plans") or []}
     assert rows["plans/slowp"]["status"] == "executing", a["text"]
     assert rows["plans/slowp-copy"]["status"] in ("pending_approval",), rows["plans/slowp-copy"]
+
+
+@pytest.mark.parametrize("vid", list(ODD))
+def test_an_odd_line_is_answered_and_the_session_goes_on(lab: Lab, vid: str) -> None:
+    r = G(lab)["odd"][vid]
+    assert "internal error" not in r["err"] and "Traceback" not in r["err"], r["err"]
+    assert len(r["replies"]) == 2, r["replies"]
+    assert r["replies"][-1].get("id") == 99 and "result" in r["replies"][-1], r["replies"]
+    first = r["replies"][0]
+    if "error" in first:
+        assert first["error"]["code"] in (-32700, -32600), first
+    else:
+        text = first["result"]["content"][0]["text"]
+        assert "Traceback" not in text and ("E_" in text or '"plans"' in text), text

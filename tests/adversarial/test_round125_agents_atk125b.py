@@ -115,7 +115,7 @@ Seen (round 125: 175 ids, 155 passed, 20 xfailed (strict); 20-55 s wall at -n 1)
   is answered ``-32700`` and the session goes on (``deep:array-400`` passes). docs/agents.md:
   "A line that is no JSON gets ... -32700 ... and the session goes on"; "Every request read
   before stdin closes is answered before the server exits"; the property: no surface crashes,
-  every error coded. Repro: ``printf '%s\n' <initialize> <initialized> "$(python3 -c
+  every error coded. Repro: ``printf '%s\\n' <initialize> <initialized> "$(python3 -c
   'print("["*3000+"]"*3000)')" | plangate mcp --config plangate.yml``.
 
 Held: every other variant gets one verdict from the schema and ``validate`` (plain and with

@@ -68,7 +68,8 @@ Ids (177):
   ``executing`` while it runs (and it ran once) and ``completed`` after, the copy
   ``pending_approval``, as MCP ``status`` says.
 
-Seen (round 125: 177 ids, 156 passed, 21 xfailed (strict); 20-55 s wall at -n 1). 4 classes:
+Seen (round 125: 177 ids, 156 passed, 21 xfailed (strict); 40-75 s wall at -n 1 on this
+loaded machine). 4 classes:
 
 - **schema-silent-on-plan-version** (2 ids, ``sch:version-2``, ``sch:version-1e300``), fails
   closed (an agent writing to the schema is told its plan is fine, ``validate`` refuses it):
@@ -130,6 +131,15 @@ runs each once; the legacy plan's answered hash is the frozen one; the deep line
 ``index.lock``, no half-written submission and a clean tree. Beside a running daemon: the
 running plan cannot be replaced (plain or pull request), the same version under a new slug
 waits for a person, MCP ``status``/``log``/``wait`` follow the controller, the audit agrees.
+
+Seen but not asserted: MCP ``validate`` refuses a PLAN.yml carrying an ``approval:`` or
+``execution:`` block (``E_CONVERT_UNSUPPORTED``, its remedy "change the source ..., or write
+PLAN.yml by hand") where ``validate`` and the schema say valid; a PLAN.yml submitted with a
+``frozen:``/``validation:`` block or a legacy ``${...}`` is read as ``pte`` and committed
+rewritten (flow style, a "Converted by plangate mcp ``submit``" header), not "as is, comments
+kept"; ``plangate hash`` of that legacy PLAN.yml prints another hash than the one frozen (the
+rewrite happens at freeze); a JSON-RPC line 500 deep, or with a 5,001-digit number, is
+answered ``-32700`` "Parse error" though it is JSON.
 
 Not tried: webhook floods while a plan runs (remote mode); the page's ``/api/`` with hostile
 names; remote mode with the agent pushing to controller-owned refs.

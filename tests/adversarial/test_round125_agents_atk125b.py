@@ -120,6 +120,24 @@ loaded machine). 4 classes:
   every error coded. Repro: ``printf '%s\\n' <initialize> <initialized> "$(python3 -c
   'print("["*3000+"]"*3000)')" | plangate mcp --config plangate.yml``.
 
+Fixed (2026-12-07, fix126c): the three schema classes. Cause: the JSON Schema ``plangate
+schema`` prints is generated from the pydantic models, which did not carry two of
+``validate``'s rules, and the ``--config`` schema had one reference rule for every tool call
+while ``validate`` converts legacy ``${...}`` references in an action's params only. Fix:
+``PlanHeader.version`` is ``le=SUPPORTED_VERSION`` (the schema's ``maximum: 1``); every
+integer field the models have is bounded ±(2^53−1) by the schema generator
+(``schema._PlanJsonSchema.int_schema``, ``shape.MAX_SAFE_INT``, the constant
+``plans.non_json_problems`` reads), a field added later too; an action's params are checked
+by ``$defs/action.<name>`` (``catalog._action_defs``, ``_CALLERS``' reading kind), whose
+reference is ``shape.ACTION_REFERENCE_VALUE``: ``$<...>`` or a legacy reference the freeze
+carries whole (``shape.LEGACY_REF_IN_TEXT``), while a fallback step's and a check's params
+keep ``$defs/tool.<name>`` (``$<...>`` only, as ``validate`` reads them). Tests:
+tests/plan/test_schema_agrees.py (versions, integers past 2^53 in every integer field, legacy
+references in an action's params, a fallback step's, a check's, a verify's; every integer
+node bounded), tests/plan/test_catalog.py (the action form's own ``$id``s and anchors),
+tests/plan/test_refs.py (hypothesis: the pattern, as Python and as ECMA-262 read it, holds
+exactly where the converted text holds a reference). The fifteen ids pass.
+
 Held: every other variant gets one verdict from the schema and ``validate`` (plain and with
 the catalog), and MCP ``validate`` equals ``validate --config`` on the rest with coded errors;
 a submission carrying ``approval:``/``execution:`` is ``E_CONVERT_UNSUPPORTED``, an approved,
@@ -312,43 +330,7 @@ SCH: dict[str, Callable[[dict[str, Any]], None]] = {
     "execution-block": _set(["execution"], {"status": "completed"}),
 }
 
-SCH_BROKEN = {
-    **{
-        f"sch:{v}": xfail(
-            "schema-silent-on-plan-version",
-            "plan.version 2 / 1e300: the schema's PlanHeader.version is `minimum: 1` with no "
-            "maximum, validate says E_PLAN_VERSION_UNSUPPORTED / 'valid integer'",
-        )
-        for v in ("version-2", "version-1e300")
-    },
-    **{
-        f"sch:{v}": xfail(
-            "schema-silent-on-safe-integer-range",
-            "an integer field past 2^53-1 (10**20, 1e300): schema valid, validate "
-            "E_SCHEMA_INVALID 'loses precision' / 'valid integer'",
-        )
-        for v in ("max-actions-1e20", "max-tool-calls-1e300", "id-1e300")
-    },
-    **{
-        f"sch:{v}": xfail(
-            "schema-config-refuses-legacy-reference",
-            "schema --config checks a legacy ${inputs.x} as the literal string against the "
-            "tool's params_schema; validate --config reads it as a reference: valid",
-        )
-        for v in (
-            "legacy-n",
-            "legacy-s",
-            "legacy-obj",
-            "legacy-item",
-            "legacy-whole-list",
-            "legacy-enum",
-            "legacy-plan-name",
-            "legacy-approval-by",
-            "legacy-embedded",
-            "legacy-output",
-        )
-    },
-}
+SCH_BROKEN: dict[str, Any] = {}  # fix126c fixed the three schema classes (docstring)
 
 
 def _plan_yml(d: dict[str, Any]) -> str:

@@ -136,7 +136,9 @@ tests/plan/test_schema_agrees.py (versions, integers past 2^53 in every integer 
 references in an action's params, a fallback step's, a check's, a verify's; every integer
 node bounded), tests/plan/test_catalog.py (the action form's own ``$id``s and anchors),
 tests/plan/test_refs.py (hypothesis: the pattern, as Python and as ECMA-262 read it, holds
-exactly where the converted text holds a reference). The fifteen ids pass.
+exactly where the converted text holds a reference). The fifteen ids pass. Of the "seen"
+notes: MCP ``validate``'s remedy for an ``approval:``/``execution:`` block is now "delete the
+block and submit again" (``convert.pte._REMOVE_BLOCK``), not "write PLAN.yml by hand".
 
 Held: every other variant gets one verdict from the schema and ``validate`` (plain and with
 the catalog), and MCP ``validate`` equals ``validate --config`` on the rest with coded errors;

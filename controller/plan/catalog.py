@@ -21,12 +21,18 @@ these commands while every record hid it.
 from __future__ import annotations
 
 import copy
+from collections.abc import Container
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 from urllib.parse import quote, urldefrag, urljoin
 
 from controller.plan import schemarefs
-from controller.plan.shape import can_check, with_references
+from controller.plan.shape import (
+    ACTION_REFERENCE_VALUE,
+    REFERENCE_VALUE,
+    can_check,
+    with_references,
+)
 
 if TYPE_CHECKING:
     from controller.settings import Config, ToolSpec
@@ -201,22 +207,28 @@ def specialise_schema(
     ``if``/``then``), a reference standing for any value (:func:`controller.plan.shape.
     with_references`), so an editor flags a wrong tool or param as you type. Each tool's
     schema is the plan schema's ``$defs/tool.<name>``, its own references rebased
-    (:func:`_rebased`). What it takes from the catalog is :func:`shown`."""
+    (:func:`_rebased`); an action's params, where validate reads a legacy ``${...}`` as a
+    reference too, are checked by ``$defs/action.<name>`` (:func:`_action_defs`). What it
+    takes from the catalog is :func:`shown`."""
     tools = config.tools
     out = copy.deepcopy(schema)
     real = sorted(tools)
     checkers = [n for n in real if can_check(tools[n].idempotent, getattr(tools[n], "risk", None))]
     own_defs = {_def_name(n): _rebased(tools[n].params_schema, n) for n in real}
-    names, checks, branches, tool_defs = shown(
-        redactor, [real, checkers, _branches(tools, real), own_defs]
-    )
+    action_defs = _action_defs(tools, real)
+    own_defs.update(action_defs)
+    calls = {
+        STEP: _branches(tools, real, ()),
+        ACTION: _branches(tools, real, [n for n in real if _def_name(n, ACTION) in own_defs]),
+    }
+    names, checks, branches, tool_defs = shown(redactor, [real, checkers, calls, own_defs])
     if not isinstance(names, list) or not isinstance(checks, list):
         # the names joined spell a secret: each one masked
         names = [shown(redactor, name) for name in real]
         checks = [shown(redactor, name) for name in checkers]
     defs = out.setdefault("$defs", {})
     defs.update(cast(dict[str, Any], tool_defs))
-    for model, is_check, nullable in _CALLERS:
+    for model, is_check, nullable, reads in _CALLERS:
         called = defs.get(model)
         if called is None:
             continue
@@ -226,7 +238,7 @@ def specialise_schema(
             "description": _CHECK_NOTE if is_check else _TOOL_NOTE,
         }
         # beside the general schema's rules across fields, never instead (round 62)
-        called["allOf"] = [*called.get("allOf", []), *cast(list[Any], branches)]
+        called["allOf"] = [*called.get("allOf", []), *cast(dict[str, Any], branches)[reads]]
     available = defs.get("AvailableTool")
     if available is not None:
         available["properties"]["name"] = {**available["properties"]["name"], "enum": names}
@@ -239,33 +251,61 @@ _CHECK_NOTE = (
     "A check tool: one of the controller's catalog marked idempotent: true and risk: low "
     "(checks may run many times; E_CHECK_TOOL)."
 )
-#: Every model that calls a tool: (its $defs name, it is a check, its tool may be null).
+#: How a caller's params read a reference: a step's (``$<...>`` only, :data:`controller.plan.
+#: shape.REFERENCE_VALUE`) or an action's (a legacy ``${...}`` too, as validate converts it
+#: there: :data:`controller.plan.shape.ACTION_REFERENCE_VALUE`, round 125); also the prefix
+#: of the $defs name of the params schema read so (:func:`_def_name`).
+STEP, ACTION = "tool", "action"
+#: Every model that calls a tool: (its $defs name, it is a check, its tool may be null, how
+#: its params read a reference). Only an action's params have legacy references converted
+#: (plans.convert_legacy_params): a fallback step's or a check's ``${inputs.x}`` is text.
 _CALLERS = (
-    ("Action", False, False),
-    ("FallbackStep", False, False),
-    ("Precondition", True, False),
-    ("Verify", True, True),
+    ("Action", False, False, ACTION),
+    ("FallbackStep", False, False, STEP),
+    ("Precondition", True, False, STEP),
+    ("Verify", True, True, STEP),
 )
+_REFERENCES = {STEP: REFERENCE_VALUE, ACTION: ACTION_REFERENCE_VALUE}
 
 
-def _branches(tools: dict[str, ToolSpec], names: list[str]) -> list[dict[str, Any]]:
-    """One ``if tool is N then params meet N's params_schema`` per catalog tool."""
+def _branches(
+    tools: dict[str, ToolSpec], names: list[str], as_action: Container[str]
+) -> list[dict[str, Any]]:
+    """One ``if tool is N then params meet N's params_schema`` per catalog tool: its
+    ``$defs/action.<N>`` for the tools in ``as_action``, ``$defs/tool.<N>`` for the others."""
     return [
         {
             "if": {"properties": {"tool": {"const": name}}, "required": ["tool"]},
             "then": {
                 "description": _trust_note(tools[name]),
-                "properties": {"params": {"$ref": f"#/$defs/{_def_name(name)}"}},
+                "properties": {
+                    "params": {
+                        "$ref": f"#/$defs/{_def_name(name, ACTION if name in as_action else STEP)}"
+                    }
+                },
             },
         }
         for name in names
     ]
 
 
-def _def_name(tool: str) -> str:
-    """Where a tool's params schema sits in the plan schema's ``$defs`` (a dot: no model's
-    name has one)."""
-    return f"tool.{tool}"
+def _action_defs(tools: dict[str, ToolSpec], names: list[str]) -> dict[str, Any]:
+    """``$defs/action.<name>``: the tool's params schema where a reference may also be a
+    legacy ``${...}`` (:data:`ACTION`), rebased there, for each tool whose schema has a
+    place a reference stands in (else the two read alike: ``tool.<name>`` serves both)."""
+    out = {}
+    for name in names:
+        params_schema = tools[name].params_schema or {}
+        if with_references(params_schema) != with_references(params_schema, _REFERENCES[ACTION]):
+            out[_def_name(name, ACTION)] = _rebased(params_schema, name, ACTION)
+    return out
+
+
+def _def_name(tool: str, reads: str = STEP) -> str:
+    """Where a tool's params schema, read by a caller of kind ``reads`` (:data:`STEP`,
+    :data:`ACTION`), sits in the plan schema's ``$defs`` (a dot: no model's name has one;
+    no tool's name either, so the two prefixes' anchors and ``$id``s never meet)."""
+    return f"{reads}.{tool}"
 
 
 #: The base of every ``$id`` a tool's schema is embedded with: one namespace per tool.
@@ -276,37 +316,39 @@ _OWN_IDS = "urn:plangate:"
 class _Root:
     """Where the tool schema's root resource (no ``$id``) sits in the plan schema."""
 
-    pointer: str  # ``#/$defs/tool.<name>``
-    anchors: str  # ``tool.<name>.``, the prefix of its anchors
+    pointer: str  # ``#/$defs/tool.<name>`` (``action.<name>``)
+    anchors: str  # ``tool.<name>.`` (``action.<name>.``), the prefix of its anchors
 
 
-def _rebased(params_schema: Any, tool: str) -> Any:
-    """``tool``'s params schema (:func:`controller.plan.shape.with_references`) as it reads
-    at ``#/$defs/tool.<name>`` of the plan schema, its references resolving as when
+def _rebased(params_schema: Any, tool: str, reads: str = STEP) -> Any:
+    """``tool``'s params schema (:func:`controller.plan.shape.with_references`, the reference
+    of a caller of kind ``reads``) as it reads at ``#/$defs/tool.<name>`` (``action.<name>``:
+    :func:`_def_name`) of the plan schema, its references resolving as when
     ``validate`` checks params against it alone (round 64: its ``$ref: "#/$defs/port"``
     pointed into the PLAN schema's ``$defs``, missing, or its own ``Output``). Its root
     (with no ``$id``) is part of the plan schema's resource: every reference into it (``#``,
     ``#/<pointer>``) is prefixed with its new place, and each anchor gets the prefix
-    ``tool.<name>.``. A part with its own ``$id`` is a resource of its own, where ``#`` is
+    ``<name>.``. A part with its own ``$id`` is a resource of its own, where ``#`` is
     itself already; its ``$id`` is made the tool's own (:func:`_own_uri`), and so is each
     reference naming a URI (round 65: two tools with one ``$id`` were two resources of one
     URI in the plan schema, one tool's ``$ref`` resolving in the other's). The config
     refuses a reference that does not resolve inside the schema
     (:func:`controller.plan.schemarefs.foreign_references`), so each names the tool's own."""
-    schema = with_references(params_schema or {})
+    schema = with_references(params_schema or {}, _REFERENCES[reads])
     if type(schema) is not dict:
         return schema
     if "$id" not in schema:
         schema = {k: v for k, v in schema.items() if k != "$schema"}  # one dialect: the plan's
-    name = _def_name(tool)
-    return _rebase(schema, tool, "", _Root(f"#/$defs/{name}", f"{name}."))
+    name = _def_name(tool, reads)
+    return _rebase(schema, name, "", _Root(f"#/$defs/{name}", f"{name}."))
 
 
-def _rebase(node: Any, tool: str, uri: str, root: _Root | None) -> Any:
-    """``node`` rebased; ``uri`` the base URI of the resource it sits in, ``root`` the
-    root's place while it sits in the root resource."""
+def _rebase(node: Any, name: str, uri: str, root: _Root | None) -> Any:
+    """``node`` rebased; ``name`` its ``$defs`` name (:func:`_def_name`), ``uri`` the base
+    URI of the resource it sits in, ``root`` the root's place while it sits in the root
+    resource."""
     if isinstance(node, list):
-        return [_rebase(item, tool, uri, root) for item in node]
+        return [_rebase(item, name, uri, root) for item in node]
     if not isinstance(node, dict):
         return node
     if isinstance(node.get("$id"), str):  # a resource of its own (as referencing reads it)
@@ -316,24 +358,24 @@ def _rebase(node: Any, tool: str, uri: str, root: _Root | None) -> Any:
         if key in schemarefs.DATA_KEYWORDS:
             out[key] = value
         elif key in schemarefs.NAMED_SCHEMAS and isinstance(value, dict):
-            out[key] = {name: _rebase(sub, tool, uri, root) for name, sub in value.items()}
+            out[key] = {part: _rebase(sub, name, uri, root) for part, sub in value.items()}
         elif key == "$id" and isinstance(value, str):
-            out[key] = _own_uri(tool, uri)
+            out[key] = _own_uri(name, uri)
         elif key in schemarefs.REF_KEYWORDS and isinstance(value, str):
-            out[key] = _rebased_ref(value, tool, uri, root)
+            out[key] = _rebased_ref(value, name, uri, root)
         elif key in schemarefs.ANCHOR_KEYWORDS and isinstance(value, str) and root is not None:
             out[key] = root.anchors + value
         else:
-            out[key] = _rebase(value, tool, uri, root)
+            out[key] = _rebase(value, name, uri, root)
     return out
 
 
-def _rebased_ref(ref: str, tool: str, uri: str, root: _Root | None) -> str:
+def _rebased_ref(ref: str, name: str, uri: str, root: _Root | None) -> str:
     """A reference read in the resource at ``uri`` as it reads in the plan schema."""
     if not ref.startswith("#"):
         target, fragment = urldefrag(urljoin(uri, ref))
         if target:  # names a resource with its own $id: the tool's copy of it
-            return _own_uri(tool, target) + (f"#{fragment}" if fragment else "")
+            return _own_uri(name, target) + (f"#{fragment}" if fragment else "")
         ref = f"#{fragment}"
     if root is None:  # inside a resource of its own, where # is itself
         return ref
@@ -341,10 +383,11 @@ def _rebased_ref(ref: str, tool: str, uri: str, root: _Root | None) -> str:
     return root.pointer + inside if inside[:1] in ("", "/") else f"#{root.anchors}{inside}"
 
 
-def _own_uri(tool: str, uri: str) -> str:
+def _own_uri(name: str, uri: str) -> str:
     """The ``$id`` ``uri`` (absolute, as a reference in the tool's schema resolves it) of
-    ``tool``'s schema is embedded with: one per tool, so two tools' ``$id``s never meet."""
-    return f"{_OWN_IDS}{quote(_def_name(tool), safe='')}:{quote(uri, safe=':/')}"
+    the tool's schema at ``$defs/<name>`` is embedded with: one per tool and caller kind, so
+    two tools' ``$id``s (or one tool's two forms) never meet."""
+    return f"{_OWN_IDS}{quote(name, safe='')}:{quote(uri, safe=':/')}"
 
 
 def _trust_note(spec: ToolSpec) -> str:

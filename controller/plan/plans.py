@@ -52,13 +52,13 @@ from controller.plan.names import (
 )
 from controller.plan.names import plan_named_folder as plan_named_folder
 from controller.plan.names import unsafe_name as unsafe_name
+from controller.plan.shape import MAX_SAFE_INT as MAX_SAFE_INT
 from controller.plan.shape import REF_IN_TEXT, with_references
 
 if TYPE_CHECKING:  # pydantic is imported only when a plan is validated (fast `hash`)
     from controller.plan.schema import Action, FallbackStep, Output, PlanDocument
     from controller.settings import Config, ToolSpec
 
-MAX_SAFE_INT = 2**53 - 1
 DEFAULT_MAX_BYTES = 1_048_576
 DEFAULT_MAX_ACTIONS = 500
 DEFAULT_MAX_PARAMS = 1_048_576

@@ -9,7 +9,8 @@ The JSON Schema (:func:`json_schema`, ``plangate schema``) also says the shape r
 span fields where JSON Schema can (round 61: an agent writes to it): each model's
 ``json_schema_extra`` is built from the constants its validator or the rules' check reads
 (:mod:`controller.plan.shape`), and :data:`NOT_IN_SCHEMA` names what only ``validate``
-checks.
+checks. Every integer field is bounded as plain JSON data is (:class:`_PlanJsonSchema`, round
+125).
 """
 
 from typing import Annotated, Any, Literal, TypeVar
@@ -25,11 +26,13 @@ from pydantic import (
     model_serializer,
     model_validator,
 )
-from pydantic.json_schema import JsonDict, JsonValue
+from pydantic.json_schema import GenerateJsonSchema, JsonDict, JsonSchemaValue, JsonValue
+from pydantic_core import core_schema
 
 # The constants live where reading them costs no pydantic (issue 17); named here as before.
 from controller.plan.shape import EXPECT_TAGS as EXPECT_TAGS
 from controller.plan.shape import GUARD_RULES as GUARD_RULES
+from controller.plan.shape import MAX_SAFE_INT as MAX_SAFE_INT
 from controller.plan.shape import NAME_PATTERN as NAME_PATTERN
 from controller.plan.shape import NESTED_NOT_EMPTY as NESTED_NOT_EMPTY
 from controller.plan.shape import NESTED_NOT_FAILING as NESTED_NOT_FAILING
@@ -148,7 +151,12 @@ class PlanHeader(_Strict):
     task: str = Field(min_length=1, description="What the plan does and why.")
     status: Status = Field(description="Lifecycle state (SPEC §4).")
     created: str | None = Field(None, description="Creation time (not hashed). Quote it.")
-    version: int | None = Field(None, ge=1, description="Plan format version (1).")
+    version: int | None = Field(
+        None,
+        ge=1,
+        le=SUPPORTED_VERSION,
+        description=f"Plan format version: only {SUPPORTED_VERSION} exists.",
+    )
 
 
 class AvailableTool(_Strict):
@@ -555,9 +563,25 @@ def _model_of(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
+class _PlanJsonSchema(GenerateJsonSchema):
+    """pydantic's JSON Schema, every integer field within ±(2^53−1): the rule of plain JSON
+    data ``validate`` reads in every value (plans.non_json_problems), said where JSON Schema
+    can say it, on each field the models type ``int`` (round 125: ``limits.max_actions:
+    1e20``, an action's ``id: 1e300``; JSON Schema counts both integers). A field's own
+    tighter bound stays."""
+
+    def int_schema(self, schema: core_schema.IntSchema) -> JsonSchemaValue:
+        out = super().int_schema(schema)
+        if out.get("exclusiveMaximum", MAX_SAFE_INT + 2) > MAX_SAFE_INT + 1:
+            out["maximum"] = min(out.get("maximum", MAX_SAFE_INT), MAX_SAFE_INT)
+        if out.get("exclusiveMinimum", -MAX_SAFE_INT - 2) < -MAX_SAFE_INT - 1:
+            out["minimum"] = max(out.get("minimum", -MAX_SAFE_INT), -MAX_SAFE_INT)
+        return out
+
+
 def json_schema() -> dict[str, Any]:
     """JSON Schema of PLAN.yml, for editors (yaml-language-server) and other tools."""
-    schema = PlanDocument.model_json_schema()
+    schema = PlanDocument.model_json_schema(schema_generator=_PlanJsonSchema)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "plangate PLAN.yml"
     schema["description"] = f"A whole PLAN.yml. {NOT_IN_SCHEMA}"
@@ -588,15 +612,17 @@ NOT_IN_SCHEMA = (
     "order and fallback ids <id>.1, .2, ...; every tool is in available_tools (and the "
     "controller's catalog, whose params_schema checks the params of every tool call: an "
     "action, a fallback step, a check; a $<...> reference stands for any value at any depth, "
-    "$$< is the text $<); a check tool (verify, preconditions) is a catalog tool marked "
-    "idempotent: true and risk: low (with --config the schema says these two); references "
-    "$<...> name outputs of actions the step needs, declared inputs, and no cycle; a guard's "
-    "param is a "
-    "key of its step's params, its bounds or values can pass and its matches compiles; "
+    "in an action's params a legacy ${inputs.x} too, $$< is the text $<); a check tool "
+    "(verify, preconditions) is a catalog tool marked idempotent: true and risk: low (with "
+    "--config the schema says these two); references $<...> name outputs of actions the step "
+    "needs, declared inputs, and no cycle; a guard's param is a key of its step's params, its "
+    "bounds or values can pass and its matches compiles; "
     "output paths and expect paths are RFC 9535 JSONPath queries (the schema checks that "
     "they start with $) and expect matches an I-Regexp; tool names in available_tools and "
     "output names in each outputs list are unique (the schema refuses only two equal "
     "entries); references are resolved in values, never in params keys (refused here at "
     "any depth); idempotent: true cannot override a catalog tool that is not idempotent; "
-    "the size limits."
+    "an integer beyond ±(2^53-1) in free data (params, inputs, metadata, a guard's bounds: "
+    "JSON Schema counts 1e20 an integer; the schema bounds every integer field); the size "
+    "limits."
 )

@@ -28,6 +28,9 @@ from urllib.parse import unquote, urldefrag, urljoin
 from controller.plan import schemarefs
 
 SUPPORTED_VERSION = 1
+#: The largest integer plain JSON data holds exactly (RFC 8785 hashes a double): validate
+#: refuses any integer beyond ±MAX_SAFE_INT; the schema bounds every integer field with it.
+MAX_SAFE_INT = 2**53 - 1
 Status = Literal[
     "draft",
     "pending_approval",
@@ -74,6 +77,26 @@ REF_IN_TEXT = r"(?:^|[^$])\$<"
 #: :func:`with_references` of the tool's ``params_schema``, and both read REF_IN_TEXT, so
 #: ``$$<`` (the text ``$<``) is no reference and is checked as text (round 63).
 REFERENCE_VALUE: dict[str, Any] = {"type": "string", "pattern": REF_IN_TEXT}
+#: A legacy reference the freeze rewrites to ``$<...>`` in an action's params, whole
+#: (:func:`controller.plan.refs.convert_legacy`: ``${inputs.x}``, ``${plan.x}``,
+#: ``${approval.x}``, ``${actions[N].outputs.x}``, the reference grammar's segments, no brace
+#: inside), not written after a ``$`` (``$${`` is refused, refs.legacy_uncarried). Written
+#: for ECMA-262 and Python alike; tests/plan/test_refs.py checks it against the rewrite.
+LEGACY_REF_IN_TEXT = (
+    r"(?:^|[^$])\$\{(?:actions\[[0-9]+\]|inputs|plan|approval)"
+    r"(?:\.[A-Za-z_][A-Za-z0-9_-]*|\[[0-9]+\]"
+    r"|\['(?:(?!'\])[^{}])*'\]"
+    r'|\["(?:(?!"\])[^{}])*"\])*'
+    r"\}"
+)
+#: The reference of an action's params, where validate reads a legacy ``${...}`` as the
+#: reference the freeze makes of it ("checks such a plan as if converted",
+#: plans.convert_legacy_params): the ``--config`` schema's action branches (round 125). A
+#: fallback step's or a check's params are not converted: :data:`REFERENCE_VALUE` there.
+ACTION_REFERENCE_VALUE: dict[str, Any] = {
+    "type": "string",
+    "pattern": f"{REF_IN_TEXT}|{LEGACY_REF_IN_TEXT}",
+}
 #: Keywords whose subschemas check a part of the value (a property, an item): a reference
 #: may stand for that part. Subschemas of the keywords in _SAME_VALUE check the value itself.
 _PART_ONE = ("additionalProperties", "unevaluatedProperties", "items", "additionalItems")

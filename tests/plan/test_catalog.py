@@ -160,6 +160,48 @@ def test_no_schema_is_any_params() -> None:
     assert _rebased(None, "t") == {}
 
 
+def test_an_actions_params_read_a_legacy_reference_a_steps_do_not() -> None:
+    """Round 125 (schema-config-refuses-legacy-reference): validate reads ``${inputs.a}`` in
+    an action's params as the reference the freeze makes of it, in a fallback step's or a
+    check's as text. ``schema --config`` checks an action's params by ``$defs/action.<name>``
+    (its ``$anchor``s and ``$id``s its own, never the step form's), the others by
+    ``$defs/tool.<name>``; a tool whose schema has no place a reference stands in has one."""
+    from controller.execution.secrets import Redactor
+    from controller.plan.catalog import specialise_schema
+    from controller.plan.schema import json_schema
+    from controller.settings import config_from_data
+
+    tool = {**TOOL, "$id": "urn:example:tool"}
+    config = config_from_data(
+        {"tools": {"t": {"kind": "echo", "params_schema": tool}, "free": {"kind": "echo"}}}
+    )
+    schema = specialise_schema(json_schema(), config, Redactor([]))
+    defs = schema["$defs"]
+    assert "action.t" in defs and "action.free" not in defs
+    assert defs["action.t"]["$id"] == "urn:plangate:action.t:urn:example:tool"
+    assert defs["action.t"]["$defs"]["size"]["$anchor"] == "size"  # its own resource
+    assert _rebased(TOOL, "t", "action")["$defs"]["size"]["$anchor"] == "action.t.size"
+    checker = jsonschema.Draft202012Validator(schema)
+    plan = {
+        "plan": {"name": "n", "task": "t", "status": "pending_approval"},
+        "available_tools": [{"name": "t"}, {"name": "free"}],
+    }
+
+    def judged(params: dict[str, Any], *, fallback: bool = False) -> bool:
+        action: dict[str, Any] = {"id": 1, "tool": "t", "why": "w", "params": params}
+        if fallback:
+            step = {"id": "1.1", "tool": "t", "why": "f", "params": params}
+            action = {**action, "params": {}, "on_failure": "fallback", "fallback": [step]}
+        return checker.is_valid({**plan, "actions": [action]})
+
+    for value in ("${inputs.a}", "${plan.name}", "x${approval.approved_by}", "$<inputs.a>"):
+        assert judged({"port": value}) and judged({"tree": {"name": "r", "kids": [value]}})
+    for value in ("${HOME}", "${secrets.X}", "$${inputs.a}", "${ inputs.a }", "${inputs.a>b}"):
+        assert not judged({"port": value}), value
+    assert not judged({"port": "${inputs.a}"}, fallback=True)
+    assert judged({"port": "$<inputs.a>"}, fallback=True)
+
+
 # -- round 71: a secret is never catalog material ---------------------------------------------
 SECRET = "r71Kq9SecretZp"
 

@@ -224,6 +224,8 @@ def test_pte_never_carries_an_approval_or_a_run(tmp_path: Path) -> None:
     with pytest.raises(ConvertFailed) as err:
         convert_text(approved, "p.yml")
     assert [(p.code, p.path) for p in err.value.problems] == [("E_CONVERT_UNSUPPORTED", "approval")]
+    # round 125: the remedy fits a hand-written PLAN.yml too (no "write PLAN.yml by hand")
+    assert "delete the `approval:` block" in err.value.remedy, err.value.remedy
     status = text.replace('status: "pending_approval"', 'status: "approved"')
     assert convert_text(status, "p.yml").data["plan"]["status"] == "pending_approval"
 

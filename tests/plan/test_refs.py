@@ -194,6 +194,34 @@ def test_a_spaced_legacy_reference_fails_validation_at_its_place() -> None:
     ], found.problems
 
 
+#: Pieces of params text around a legacy reference: its roots, segments, braces, quotes, a
+#: `>`, white space and an invisible character, `$<`, `$$<`, a shell variable.
+_LEGACY_PIECES = [
+    *("${", "$<", "$", "{", "}", "[", "]", ".", "'", '"', ">", "<", " ", "\n", "\u200b"),
+    *("inputs", "plan", "approval", "actions", "secrets", "HOME", "et", "[1]", "a", "x-1", "0"),
+]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(_LEGACY_PIECES), max_size=12).map("".join))
+def test_the_schemas_action_reference_is_what_validate_reads_as_one(text: str) -> None:
+    """Round 125 (schema-config-refuses-legacy-reference): ``schema --config`` checked
+    ``n: "${inputs.num}"`` in an action's params as the text while validate, converting it
+    as the freeze does, read a reference. The schema's reference of an action's params
+    (``shape.ACTION_REFERENCE_VALUE``, Python's ``re`` as jsonschema reads it and ECMA-262
+    as an editor does) holds exactly where the converted text holds a ``$<...>`` (a text
+    whose legacy opener cannot be carried is refused E_REF_INVALID: not asked)."""
+    from controller.plan.regexes import ecma
+    from controller.plan.shape import ACTION_REFERENCE_VALUE
+
+    if refs.legacy_uncarried(text) is not None:
+        return
+    read = re.search(REF_IN_TEXT, refs.convert_legacy(text)) is not None
+    pattern = ACTION_REFERENCE_VALUE["pattern"]
+    assert (re.search(pattern, text) is not None) == read
+    assert (ecma(pattern).search(text) is not None) == read
+
+
 json_leaf = (
     st.none() | st.booleans() | st.integers() | st.text(alphabet="ab$<>{}.[]' ", max_size=12)
 )

@@ -138,12 +138,34 @@ SAID = {
         "fallback: [{id: '1.1', tool: rec, why: f, params: {'$<inputs.a>': 1}}]"
     )
     + "inputs: {a: x}\n",
+    # round 125: the format version (only 1 exists) and integers within +-(2^53-1) in every
+    # integer field (JSON Schema counts 1.0e+300 an integer, validate refuses it)
+    "version-1": _swap("status: pending_approval}", "status: pending_approval, version: 1}"),
+    "version-1.0": _swap("status: pending_approval}", "status: pending_approval, version: 1.0}"),
+    "version-2": _swap("status: pending_approval}", "status: pending_approval, version: 2}"),
+    "version-1e300": _swap(
+        "status: pending_approval}", "status: pending_approval, version: 1.0e+300}"
+    ),
+    "max-actions-safe": BASE + f"limits: {{max_actions: {2**53 - 1}}}\n",
+    "max-actions-past-safe": BASE + f"limits: {{max_actions: {2**53}}}\n",
+    "max-actions-1e20": BASE + f"limits: {{max_actions: {10**20}}}\n",
+    "max-tool-calls-1e300": BASE + "limits: {max_tool_calls: 1.0e+300}\n",
+    "id-1e300": _swap("id: 1", "id: 1.0e+300"),
+    "id-past-safe": _swap("id: 1", f"id: {2**53}"),
+    "needs-past-safe": _step(f"needs: [{2**53}]"),
+    "needs-negative-past-safe": _step(f"needs: [{-(2**53)}]"),
 }
 #: SAID variants validate refuses with another code than E_SCHEMA_INVALID
 REFUSED_AS = {
     name: "E_REF_INVALID"
     for name in SAID
     if name.endswith(("param-key-ref", "param-key-ref-deep", "param-key-ref-malformed"))
+} | {"version-2": "E_PLAN_VERSION_UNSUPPORTED"}
+#: SAID variants whose value also breaks a rule across fields (an id past 2^53 is out of order)
+ALSO_REFUSED_AS = {
+    "id-past-safe": ("E_ACTION_IDS",),
+    "needs-past-safe": ("E_ACTION_IDS",),
+    "needs-negative-past-safe": ("E_ACTION_IDS",),
 }
 
 #: variant -> plan text, for rules JSON Schema cannot say: validate refuses, the schema accepts
@@ -331,6 +353,30 @@ WITH_CATALOG = {
     "cat-action-not-idempotent": CATALOG_BASE.replace("tool: rec", "tool: poke").replace(
         "{tag: x}", "{}"
     ),
+    # round 125: in an action's params validate reads a legacy ${...} as the reference the
+    # freeze makes of it (standing for any value), in a fallback step's or a check's as text
+    "cat-legacy-top": _params("n: '${inputs.a}'"),
+    "cat-legacy-whole": _params("opts: '${inputs.a}'"),
+    "cat-legacy-nested-enum": _params("opts: {who: '${inputs.a}'}"),
+    "cat-legacy-item": _params("ids: ['${inputs.a}', 3]"),
+    "cat-legacy-text": _params("to: 'x${inputs.a}'"),
+    "cat-legacy-plan": _params("n: '${plan.name}'"),
+    "cat-legacy-approval": _params("n: '${approval.approved_by}'"),
+    "cat-legacy-quoted-key": _params("n: '${inputs[\"a\"]}'"),
+    "cat-legacy-output": CATALOG_BASE.replace(
+        "    params: {tag: x}\n", "    params: {tag: x}\n    outputs: [{name: o, path: $.tag}]\n"
+    )
+    + "  - {id: 2, tool: rec, why: w2, params: {n: '${actions[1].outputs.o}'}}\n",
+    "cat-legacy-defs": _params("port: '${inputs.a}'"),
+    "cat-legacy-dupid": _call("same", "v: '${inputs.a}'"),
+    "cat-legacy-dupid-twin": _call("twin", "part: '${inputs.a}'"),
+    "cat-legacy-shell-text": _params("n: '${HOME}'"),
+    "cat-legacy-secret-text": _params("n: '${secrets.X}'"),
+    "cat-legacy-not-a-root": _params("n: '${planet}'"),
+    "cat-legacy-fallback": _fallback("n: '${inputs.a}'"),
+    "cat-legacy-precondition": _check("rec", "n: '${inputs.a}'"),
+    "cat-legacy-verify": CATALOG_BASE
+    + f"    verify: {{tool: rec, params: {{n: '${{inputs.a}}'}}, {CHECK}}}\n",
 }
 
 
@@ -423,8 +469,8 @@ def test_the_schema_and_validate_agree(
     accepted, record = verdicts[name]
     assert accepted == record["valid"], record["errors"]
     if not accepted:  # refused for the rule itself, not only for the unreadable nested plan
-        code = REFUSED_AS.get(name, "E_SCHEMA_INVALID")
-        assert {e["code"] for e in record["errors"]} == {code}, record["errors"]
+        codes = {REFUSED_AS.get(name, "E_SCHEMA_INVALID")} | set(ALSO_REFUSED_AS.get(name, ()))
+        assert {e["code"] for e in record["errors"]} == codes, record["errors"]
         assert any("which repository" not in e["message"] for e in record["errors"])
 
 
@@ -451,3 +497,29 @@ def test_the_schema_names_what_it_cannot_say() -> None:
         "check tool",
     ]:
         assert rule in description, rule
+
+
+def _integer_nodes(node: Any) -> list[dict[str, Any]]:
+    if isinstance(node, list):
+        return [found for item in node for found in _integer_nodes(item)]
+    if not isinstance(node, dict):
+        return []
+    here = [node] if node.get("type") == "integer" else []
+    return here + [found for value in node.values() for found in _integer_nodes(value)]
+
+
+def test_every_integer_field_is_bounded_as_plain_json_data() -> None:
+    """Round 125 (schema-silent-on-safe-integer-range, -on-plan-version): every integer
+    field of the published schema (generated from the models: a field added later too) is
+    within +-(2^53-1), the rule validate reads in every value, and ``plan.version`` is 1."""
+    shown = subprocess.run([PLANGATE, "schema"], capture_output=True, text=True, check=True)
+    schema = json.loads(shown.stdout)
+    nodes = _integer_nodes(schema)
+    assert len(nodes) >= 6  # version, id, needs' items, retries, attempts, the two limits
+    safe = 2**53 - 1
+    for node in nodes:
+        assert -safe <= node["minimum"] and node["maximum"] <= safe, node
+    version = schema["$defs"]["PlanHeader"]["properties"]["version"]["anyOf"]
+    assert {"type": "integer", "minimum": 1, "maximum": 1} in [
+        {k: v for k, v in part.items() if k in ("type", "minimum", "maximum")} for part in version
+    ]

@@ -17,6 +17,11 @@ from controller.plan.convert.common import DEFAULT_STATUS, Ctx, Loc, carry_legac
 FORMAT = "pte"
 _EMPTY_APPROVAL = {"status": "pending"}
 _NOT_STARTED = ("not_started", "pending", None)
+#: The remedy of a controller's block in the plan (round 125: the generic one, "change the
+#: source ... or write PLAN.yml by hand", did not fit a hand-written PLAN.yml carrying one).
+_REMOVE_BLOCK = (
+    "delete the `{block}:` block from the plan and submit it again: {who}, no file carries it"
+)
 
 
 def convert(data: dict[str, Any], ctx: Ctx) -> dict[str, Any]:
@@ -64,6 +69,7 @@ def _approval(value: Any, ctx: Ctx) -> None:
         ("approval",),
         "an approval cannot be carried in a file: remove the "
         "block and approve in git (`plangate approve`) once the plan is frozen",
+        _REMOVE_BLOCK.format(block="approval", who="a person approves in git once it is frozen"),
     )
 
 
@@ -80,6 +86,7 @@ def _execution(value: Any, ctx: Ctx) -> None:
         ("execution",),
         "an execution record cannot be carried in a file: only "
         "the controller writes it; remove the block",
+        _REMOVE_BLOCK.format(block="execution", who="only the controller records a run"),
     )
 
 

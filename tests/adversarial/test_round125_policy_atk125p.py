@@ -1,4 +1,126 @@
-"""DOCSTRING"""
+"""Round 125, policy and audit (atk125p): "git alone proves it". A fresh clone's
+``plangate audit --json`` (no config) must reach the controller's verdicts run by run, every
+policy the controller applied must be recorded in git (``.plangate/policy.json``, the
+``plangate: record policy`` commits, ``Policy-Hash:`` on every start: SPEC §11, §15,
+docs/approvals.md "The recorded policy" and "plangate audit"), a policy change the
+controller did not make is flagged, past decisions are judged by the policy recorded at
+their time, and ``check --as`` predicts what the controller then does.
+
+Labs (built at once, ``build_all``):
+
+- Lab A (local mode, ``run --once`` passes A, B, C, C1, C2, D, E; the recording tool
+  ``rec``). Config C1: approvers and group ``ops`` = Alice, Bob, Carol; rules ``risk: high``
+  needs 2 of ``ops``, ``paths: plans/duo*/**`` needs 2; tools ``rec`` (medium), ``lift``
+  (medium), ``hot`` (high), ``big`` (high). C2 (before pass B): Alice out, Dave in, the
+  group RENAMED ``sre`` (Bob, Carol, Dave) and the rule with it, ``lift`` high, ``hot``
+  medium. C3 (before pass D): C1 again, byte for byte (the controller records P1 again, after
+  the agent wrote P1's bytes first: a record commit that changes no file). C4 (before E):
+  only ``rec``'s definition changes (an env name). Plans (one ``rec``-style action each):
+  ``rmali`` (Alice's approval, Alice removed before the pass), ``liftb`` (Bob's vote while
+  ``lift`` was medium, then high: partial, Carol completes), ``hotb`` (Bob's single vote
+  while ``hot`` was high, then medium: runs), ``grpb`` (Carol's vote under ``ops``, the
+  group renamed with Dave in: Dave completes), ``duo1``+``solo1`` (one commit by Bob
+  approving a 2-vote and a 1-vote plan; Alice's refused vote under C2, her vote after C3
+  completes), ``ckhot``/``cklift`` (a pull request checked ``--as bob`` after the config
+  change, before the pass that records it), ``rmali2`` (the agent rewrites
+  ``policy.json`` with Alice back, then Alice approves), ``forge1`` (Mallory's approval whose
+  message is a controller start: ``Plan-Status: executing``, ``Policy-Hash:`` of P1, a
+  seal-shaped line), ``back``/``ckback`` (after the return to C1), ``defn`` (after C4),
+  withdrawals across the changes: ``rejc`` (Alice rejects under C2: ignored; Bob runs it),
+  ``rejdave`` (Dave rejects under C2, Dave out again: stands), ``rejd`` (Alice rejects after
+  C3 was written but before the pass recorded it: ignored), ``rejd2``/``rejd3`` (Alice /
+  Dave reject after P1's tree-same re-record; Bob's approvals in a pull request checked
+  ``--as bob``), ``rejpr``/``apppr`` (Alice's rejection / approval on a branch forked under
+  P1, merged by Bob under P2), ``gate1`` (two actions, the second gated: Bob starts it
+  under P2, Alice's gate answer is refused, Dave's resumes it) and ``lim`` (two actions,
+  frozen under ``max_tool_calls: 1000``, run under C2's ``limits: {max_tool_calls: 1}``:
+  both stop ``E_LIMIT_EXCEEDED`` at their second call, gate1's calls before its pause
+  counted). The agent also deletes ``policy.json``. Then five audits: a
+  fresh clone, a ``--single-branch --no-tags`` clone over ``file://``, ``audit --config``
+  (the state directory's record of its commits), ``audit --config`` with today's config
+  changed back to C2 (never recorded), and a clone that fetched ``refs/replace/*`` the
+  agent pushed, replacing its two policy commits with harmless-looking ones.
+- Lab D (a real ``plangate run`` daemon, local mode, ``require_signed`` with SSH keys in
+  ``allowed_signers``, the controller signing its commits). The operator edits the
+  ``allowed_signers`` FILE (the config file unchanged): Alice's key rotated to ``alice2``,
+  Bob's removed; Alice approves ``hrot`` with her new key, Bob ``hdrop`` with his old one.
+  Then Carol's key is rotated and the daemon is sent SIGHUP (a record is waited for), and
+  Carol approves ``krot`` with her new key (control).
+- Lab P (local mode, ``run --once``): ``plans/p1`` approved and run, Mallory sets
+  ``plans/p2`` ``completed`` (illegal), then ``plans_dir: ops`` (a supported change: the
+  controller records it, ``plans_dir`` is in the record "how the audit recognises the
+  controller's commits"), ``ops/o1`` frozen, approved by Alice and run. A fresh-clone audit
+  and ``audit --config``.
+
+Ids (``<plan>:<what>``):
+
+- ``:ran`` (the recording tool: once for the plans that must run, never for the others),
+  ``:row`` (``status --json``), ``:when`` (the pass each run happened in: nothing ran
+  before its quorum under the policy in force at that pass), ``:refused`` (the code);
+- ``:fresh``, ``:single``, ``:config``, ``:today``, ``:replaced``: each audit calls exactly
+  the runs the controller made valid (the ``:agree`` idea), ``agree:<audit>``: every audit's
+  executions (plan, kind, validity, code, ``policy_hash``, start) and findings equal the
+  fresh clone's (replace refs and a single-branch clone change nothing; today's config
+  changes no verdict, ``today:note`` says it differs from the last record);
+- ``:policy``: the start's ``Policy-Hash:`` trailer, the sha256 of ``policy.json`` in the
+  start's tree and the audit's ``policy_hash`` all name the policy of the pass that
+  started it (P2, P1 again, P4);
+- ``ck:<check>:<plan>``: ``check --as`` predicted the outcome the controller then took;
+- ``:withdraw``: ignored withdrawals flagged ``withdraw-not-allowed``; a standing one listed
+  under ``decisions`` by its maker and Bob's later approval flagged ``illegal``;
+- ``flag:forged``/``flag:deleted``/``flag:prewrite``: each human policy commit flagged
+  ``policy-changed``; ``flag:only``: no other kind of finding (no ``start-without-approval``,
+  ``policy-hash-mismatch``, ``controller-unexplained``), exit 1; ``forge1:no-record``;
+  ``gate1:gate`` (Alice's gate answer refused ``E_APPROVER_NOT_ALLOWED``, Dave's gate run
+  valid under P2, ``fail``), ``lim:outcome``;
+  ``policies:hashes``; ``records:tree-same``; ``passes``;
+- ``d:setup``, ``d:<plan>:ran|policy|audit``, ``d:hdrop:refused``: the daemon lab;
+  ``:policy`` asserts the policy git records at the controller's decision holds the key it
+  judged by (the new key for a run, no key for a refusal);
+- ``p:ran``, ``p:agree``, ``p:<fresh|config>:<p1|o1|illegal|clean>``: both runs listed valid
+  under their own record, Mallory's illegal status flagged, no other finding.
+
+Seen (round 125: SEEN_LINE)
+
+Classes:
+
+- ``signers-file-change-unrecorded`` (``d:hrot:policy``, ``d:hrot:audit``,
+  ``d:hdrop:policy``; fail closed for the audit, and the git record misses a policy the
+  controller applied): the daemon re-reads ``allowed_signers`` before each
+  ``git verify-commit`` (docs/configuration.md), so it ran Alice's approval signed with her
+  new key and refused Bob's (``E_SIGNATURE_INVALID``), but it recorded no new policy: its
+  start names the policy recorded before the edit, whose ``allowed_signers`` text holds her
+  OLD key and Bob's. The fresh-clone audit flags the honest run ``start-without-approval``,
+  ``E_SIGNATURE_INVALID`` (exit 1), and nothing in git explains Bob's refusal. With
+  SIGHUP (``krot``), or with ``run --once`` (checked by hand), the controller records the
+  new text first and the audit agrees. Expected (SPEC §11: "the controller commits its
+  effective policy ... whenever it changes, and every start commit names it";
+  docs/approvals.md: the record holds "``allowed_signers`` as the file's text"; "Each
+  approval is judged by the policy its ``start`` commit names"): record the signers text the
+  verification used (or verify with the recorded text until a reload).
+- ``plans-dir-change-splits-audit`` (``p:fresh:o1``, ``p:fresh:clean``, ``p:config:p1``,
+  ``p:config:illegal``, ``p:agree``; the fresh clone fails closed, ``--config`` fails open):
+  after ``plans_dir`` changes from ``plans`` to ``ops`` (recorded by the controller), the
+  audit reads ONE plans folder for the whole history: the fresh clone only the first
+  record's (``plans``): the run of ``ops/o1`` is not listed and the controller's own
+  ``complete ops/o1`` is flagged ``controller-unexplained`` (exit 1); ``audit --config``
+  only today's (``ops``): the run of ``plans/p1`` is gone from the report and Mallory's
+  ``completed`` on ``plans/p2``, made while ``plans`` was the plans folder, is not flagged
+  (exit 0). Expected (SPEC §8: the audit reports "for every plan execution, the approval it
+  rests on" and flags "any execution, status or state change that no valid approval or
+  controller commit explains"; docs/approvals.md: the record's ``plans_dir`` is "how the
+  audit recognises the controller's commits", each approval judged by the policy in force
+  then; docs/operations.md: a ``plans_dir`` change needs a restart, so it is supported):
+  each stretch of history read with the ``plans_dir`` recorded for it.
+
+Held: every lab A id: approvers removed/added, a group renamed, risk raised and lowered,
+the config back to an earlier policy (recorded again, also when the agent wrote its bytes
+first), a definition-only change, two plans with different rules in one commit, withdrawals
+before/after each record and on a branch forked under an older policy, forged
+``policy.json`` edits/deletion/replacement, Mallory's controller-shaped approval message,
+replace refs, a single-branch clone, today's config differing; ``check --as`` in every
+shape tried.
+"""
 
 from __future__ import annotations
 
@@ -51,6 +173,9 @@ PLANS = {
     "apppr": "rec",  # Alice approves on a branch forked under P1, merged by Bob under P2
     "rejd2": "rec",  # Alice rejects after P1's tree-same re-record; Bob's PR approval
     "rejd3": "rec",  # Dave rejects after P1's tree-same re-record (he is out); Bob's PR
+    "gate1": "rec",  # two actions, the second gated: Bob starts it under P2, Alice's gate
+    #                  answer (out under P2) refused, Dave's (in) resumes it
+    "lim": "rec",  # two actions, frozen under max_tool_calls 1000, run under C2's 1
 }
 #: plans that must have run exactly once by the end (all others never)
 RAN = {"liftb", "hotb", "grpb", "duo1", "solo1", "ckhot", "cklift", "back", "ckback", "defn"}
@@ -72,6 +197,15 @@ REFUSED = {"rmali": "E_APPROVER_NOT_ALLOWED", "rmali2": "E_APPROVER_NOT_ALLOWED"
 
 
 def plan_for(slug: str, tool: str) -> str:
+    if slug in ("gate1", "lim"):
+        gate = "    requires_approval: true\n" if slug == "gate1" else ""
+        return (
+            f'plan:\n  name: "{slug}"\n  task: "round 125 two steps {slug}"\n'
+            "  status: pending_approval\navailable_tools:\n  - name: rec\nactions:\n"
+            f'  - id: 1\n    tool: rec\n    why: "first"\n    params: {{tag: "{slug}"}}\n'
+            f'  - id: 2\n    tool: rec\n    why: "second"\n{gate}'
+            f'    params: {{tag: "{slug}"}}\n'
+        )
     return (
         "plan:\n"
         f'  name: "{slug}"\n'
@@ -117,7 +251,7 @@ def write_config(lab: Lab, phase: str) -> None:
         f"  lift: {{kind: exec, argv: {rec}, {env}, risk: {'high' if c2 else 'medium'}}}\n"
         f"  hot: {{kind: exec, argv: {rec}, {env}, risk: {'medium' if c2 else 'high'}}}\n"
         f"  big: {{kind: exec, argv: {rec}, {env}, risk: high}}\n"
-        "  echo: {kind: echo}\n"
+        "  echo: {kind: echo}\n" + ("limits: {max_tool_calls: 1}\n" if c2 else "")
     )
 
 
@@ -215,6 +349,8 @@ def _build(root: Path) -> Lab:
     setst(lab, "liftb", BOB)
     setst(lab, "hotb", BOB)
     setst(lab, "grpb", CAROL)
+    setst(lab, "gate1", BOB)
+    setst(lab, "lim", BOB)
     lab.set_status("duo1", "approved")
     lab.set_status("solo1", "approved")
     lab.commit("bob: approve duo1 and solo1", BOB)
@@ -254,6 +390,7 @@ def _build(root: Path) -> Lab:
     lab.put(".plangate/policy.json", p1)
     got["forged"] = lab.commit("agent: restore the policy", AGENT)
     setst(lab, "rmali2", ALICE)
+    setst(lab, "gate1", ALICE)
     lab.set_status("rejc", "rejected")
     lab.commit("alice: reject rejc", ALICE)
     lab.set_status("rejdave", "rejected")
@@ -261,6 +398,8 @@ def _build(root: Path) -> Lab:
     run("C")
     got["checks"]["old"] = lab.check_plans("pr-old", BOB_E)
     lab.git("merge", "-q", "--no-ff", "-m", "merge pr-old", "pr-old", who=BOB)
+    got["gate1:C"] = lab.plan("gate1").get("approval")
+    setst(lab, "gate1", DAVE)
     run("C1")
     got["P2b"] = policy_at(lab, "HEAD")
     lab.git("rm", "-q", ".plangate/policy.json")
@@ -311,8 +450,15 @@ def _build(root: Path) -> Lab:
     got["ran"] = {slug: len(lab.calls(slug)) for slug in PLANS}
     got["rows"] = {k: (v.get("status"), v.get("code")) for k, v in lab.rows().items()}
     got["refusal"] = {slug: lab.refusal(slug) for slug in PLANS}
+    got["exec"] = {
+        slug: [
+            (a.get("status"), (a.get("error") or {}).get("code"))
+            for a in (lab.plan(slug).get("execution") or {}).get("actions", [])
+        ]
+        for slug in ("gate1", "lim")
+    }
     starts = {}
-    for r in lab.log_rows():
+    for r in reversed(lab.log_rows()):
         if r[2] == "plangate@localhost":
             for plan, event, policy in events(r[3], r[4]):
                 if event == "start":
@@ -441,7 +587,7 @@ def _build_daemon(root: Path) -> Lab:
     got["refusal"] = {slug: lab.refusal(slug) for slug in SIGNED}
     starts: dict[str, tuple[str, str | None]] = {}
     refuses: dict[str, str] = {}
-    for r in lab.log_rows():
+    for r in reversed(lab.log_rows()):
         if r[2] == "plangate@localhost":
             for plan, event, policy in events(r[3], r[4]):
                 if event == "start":
@@ -510,13 +656,19 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
 
 AUDITS = ("fresh", "single", "config", "today", "replaced")
 PHASE_OF = {**PHASE, "apppr": "P2b", "rejc": "P3", "rejd": "P4", "rejpr": "P4", "rejd3": "P4"}
-RAN |= {"rejd", "rejc", "rejpr", "apppr", "rejd3"}
+PHASE_OF |= {"gate1": "P2", "lim": "P2"}
+RAN |= {"rejd", "rejc", "rejpr", "apppr", "rejd3", "gate1", "lim"}
+#: runs that end failed: the second call is over C2's max_tool_calls: 1 (for gate1 after
+#: Dave's gate answer: the calls before the pause count)
+FAILED = {"gate1", "lim"}
+#: valid executions per plan in the audit (gate1: its approval and its gate)
+EXECS = {"gate1": 2}
 #: pass after which each ran plan must have run (and not before)
 FIRST = {
     "hotb": "B", "solo1": "B", "ckhot": "B",
     "liftb": "C", "grpb": "C", "cklift": "C", "apppr": "C1",
     "back": "D", "ckback": "D", "duo1": "D", "rejc": "D",
-    "defn": "E", "rejd": "E", "rejpr": "E", "rejd3": "E",
+    "defn": "E", "rejd": "E", "rejpr": "E", "rejd3": "E", "gate1": "B", "lim": "B",
 }  # fmt: skip
 PASSES = ["A", "B", "C", "C1", "C2", "D", "E"]
 #: check --as predictions: (check, plan) -> outcome the controller then took
@@ -538,7 +690,7 @@ IDS += [f"{v}:when" for v in FIRST] + [f"{v}:policy" for v in PHASE_OF]
 IDS += [f"{v}:refused" for v in REFUSED] + [f"ck:{c}:{v}" for c, v in CHECKS]
 IDS += [f"{v}:withdraw" for v in (*NOT_ALLOWED, *ILLEGAL)]
 IDS += ["flag:forged", "flag:deleted", "flag:prewrite", "flag:only", "forge1:no-record"]
-IDS += ["policies:hashes", "records:tree-same", "today:note"]
+IDS += ["policies:hashes", "records:tree-same", "today:note", "gate1:gate", "lim:outcome"]
 IDS += [f"agree:{a}" for a in AUDITS[1:]] + ["passes"]
 PDIR_KEYS = ("p1", "o1", "illegal", "clean")
 IDS += ["d:setup"] + [f"d:{v}:{k}" for v in SIGNED for k in ("ran", "policy", "audit")]
@@ -641,13 +793,15 @@ def test_policy(lab: Lab, vid: str) -> None:
         return
     if kind == "row":
         row = got["rows"].get(f"plans/{slug}")
-        assert (row and row[0] == "completed") is (slug in RAN), row
+        want = "failed" if slug in FAILED else "completed"
+        assert (row and row[0] == want) is (slug in RAN), row
         return
     if kind in AUDITS:
         report = got[kind]["report"]
         assert "executions" in report, report
         valid = _valid(report, slug)
-        assert len(valid) == (1 if slug in RAN else 0), (valid, report.get("findings"))
+        want = EXECS.get(slug, 1) if slug in RAN else 0
+        assert len(valid) == want, (valid, report.get("findings"))
         return
     if kind == "when":
         first = PASSES.index(FIRST[slug])
@@ -658,7 +812,7 @@ def test_policy(lab: Lab, vid: str) -> None:
         # the start's trailer, the file at the start, the audit's verdict and the phase agree
         commit, trailer, file_hash = got["starts"][f"plans/{slug}"]
         want = got[PHASE_OF[slug]]
-        (execution,) = _valid(fresh, slug)
+        (execution,) = [e for e in _valid(fresh, slug) if e.get("approval_kind") == "approve"]
         assert (trailer, file_hash, execution["policy_hash"]) == (want, want, want), (
             trailer, file_hash, execution, want,
         )  # fmt: skip
@@ -697,6 +851,22 @@ def test_policy(lab: Lab, vid: str) -> None:
         assert got["P1"] in {p["hash"] for p in fresh["policies"]}
         commits = {p["commit"] for p in fresh["policies"]}
         assert commits <= {c for c, _ in got["records"]}, (commits, got["records"])
+        return
+    if vid == "gate1:gate":
+        refused = got["gate1:C"] or {}
+        assert (refused.get("status"), refused.get("code"), refused.get("by")) == (
+            "refused", "E_APPROVER_NOT_ALLOWED", ALICE_E,
+        ), refused  # fmt: skip
+        gates = [e for e in _valid(fresh, "gate1") if e.get("approval_kind") == "gate"]
+        assert [(e["approver"], e["policy_hash"], e["outcome"]) for e in gates] == [
+            (DAVE_E, got["P2"], "fail")
+        ], gates
+        assert got["exec"]["gate1"] == [("succeeded", None), ("failed", "E_LIMIT_EXCEEDED")]
+        return
+    if vid == "lim:outcome":
+        (run,) = _valid(fresh, "lim")
+        assert run["outcome"] == "fail", run
+        assert got["exec"]["lim"] == [("succeeded", None), ("failed", "E_LIMIT_EXCEEDED")]
         return
     if vid == "policies:hashes":
         listed = {p["hash"] for p in fresh["policies"]}

@@ -49,8 +49,9 @@ Labs (built at once, ``build_all``):
 - Lab P (local mode, ``run --once``): ``plans/p1`` approved and run, Mallory sets
   ``plans/p2`` ``completed`` (illegal), then ``plans_dir: ops`` (a supported change: the
   controller records it, ``plans_dir`` is in the record "how the audit recognises the
-  controller's commits"), ``ops/o1`` frozen, approved by Alice and run. A fresh-clone audit
-  and ``audit --config``.
+  controller's commits"), ``ops/o1`` frozen, approved by Alice and run; a pull request
+  approving ``ops/o2`` and the old folder's frozen ``plans/p3``, checked ``--as alice``,
+  merged and run. A fresh-clone audit and ``audit --config``.
 
 Ids (``<plan>:<what>``):
 
@@ -77,10 +78,10 @@ Ids (``<plan>:<what>``):
 - ``d:setup``, ``d:<plan>:ran|policy|audit``, ``d:hdrop:refused``: the daemon lab;
   ``:policy`` asserts the policy git records at the controller's decision holds the key it
   judged by (the new key for a run, no key for a refusal);
-- ``p:ran``, ``p:agree``, ``p:<fresh|config>:<p1|o1|illegal|clean>``: both runs listed valid
-  under their own record, Mallory's illegal status flagged, no other finding.
+- ``p:ran``, ``p:check``, ``p:agree``, ``p:<fresh|config>:<p1|o1|o2|illegal|clean>``: every
+  run listed valid under its own record, Mallory's illegal status flagged, no other finding.
 
-Seen (round 125: SEEN_LINE)
+Seen (round 125: 241 ids, 232 passed, 9 xfailed (strict); about 21 s wall at ``-n 1``)
 
 Classes:
 
@@ -98,12 +99,13 @@ Classes:
   docs/approvals.md: the record holds "``allowed_signers`` as the file's text"; "Each
   approval is judged by the policy its ``start`` commit names"): record the signers text the
   verification used (or verify with the recorded text until a reload).
-- ``plans-dir-change-splits-audit`` (``p:fresh:o1``, ``p:fresh:clean``, ``p:config:p1``,
+- ``plans-dir-change-splits-audit`` (``p:fresh:o1``, ``p:fresh:o2``, ``p:fresh:clean``,
+  ``p:config:p1``,
   ``p:config:illegal``, ``p:agree``; the fresh clone fails closed, ``--config`` fails open):
   after ``plans_dir`` changes from ``plans`` to ``ops`` (recorded by the controller), the
   audit reads ONE plans folder for the whole history: the fresh clone only the first
-  record's (``plans``): the run of ``ops/o1`` is not listed and the controller's own
-  ``complete ops/o1`` is flagged ``controller-unexplained`` (exit 1); ``audit --config``
+  record's (``plans``): the runs of ``ops/o1`` and ``ops/o2`` are not listed and the
+  controller's own ``complete`` commits are flagged ``controller-unexplained`` (exit 1); ``audit --config``
   only today's (``ops``): the run of ``plans/p1`` is gone from the report and Mallory's
   ``completed`` on ``plans/p2``, made while ``plans`` was the plans folder, is not flagged
   (exit 0). Expected (SPEC §8: the audit reports "for every plan execution, the approval it
@@ -118,8 +120,17 @@ the config back to an earlier policy (recorded again, also when the agent wrote 
 first), a definition-only change, two plans with different rules in one commit, withdrawals
 before/after each record and on a branch forked under an older policy, forged
 ``policy.json`` edits/deletion/replacement, Mallory's controller-shaped approval message,
-replace refs, a single-branch clone, today's config differing; ``check --as`` in every
-shape tried.
+replace refs, a single-branch clone, today's config differing, a gate answered across a
+policy change, ``max_tool_calls`` lowered after the freeze; ``check --as`` in every shape
+tried (lab P's too).
+
+Seen, not asserted: the audit's ``policies`` list names each policy once, at its first
+record (P1, P2, P4 here), though the controller recorded P1 again after P2 and runs name
+it (the verdicts follow the right record, so a reader of ``policies`` alone cannot tell P1
+was back in force); after the ``plans_dir`` change ``plangate status`` keeps a row for the
+old folder's ``plans/p3`` saying "waiting for an approval" after Alice's merged approval,
+which the controller no longer reads (``show`` warns the file says ``approved``); a commit
+changing only ``policy.json``'s mode (``chmod +x``) is not flagged (by hand).
 """
 
 from __future__ import annotations
@@ -616,6 +627,7 @@ def _build_pdir(root: Path) -> Lab:
     lab.got = got  # type: ignore[attr-defined]
     lab.write("p1", plan_text("p1"))
     lab.write("p2", plan_text("p2"))
+    lab.write("p3", plan_text("p3"))
     lab.commit("agent: plans", AGENT)
     lab.run()
     lab.approve("p1")
@@ -626,14 +638,30 @@ def _build_pdir(root: Path) -> Lab:
     text = lab.config.read_text()
     lab.config.write_text(text.replace("state_dir:", "plans_dir: ops\nstate_dir:", 1))
     lab.put("ops/o1/PLAN.yml", plan_text("o1"))
-    lab.commit("agent: ops plan", AGENT)
+    lab.put("ops/o2/PLAN.yml", plan_text("o2"))
+    lab.commit("agent: ops plans", AGENT)
     lab.run()
     got["P2"] = policy_at(lab, "HEAD")
     path = lab.repo / "ops/o1/PLAN.yml"
     path.write_text(path.read_text().replace("status: pending_approval", "status: approved", 1))
     lab.commit("alice: approve o1", ALICE)
+    # a pull request approving ops/o2 and the old folder's frozen plans/p3, checked --as alice
+    lab.branch("pr-o")
+    path = lab.repo / "ops/o2/PLAN.yml"
+    path.write_text(path.read_text().replace("status: pending_approval", "status: approved", 1))
+    lab.set_status("p3", "approved")
+    lab.commit("alice: approve o2 and p3", ALICE)
+    lab.git("checkout", "-q", "main")
+    told = lab.check("pr-o", ALICE_E)
+    try:
+        got["check"] = {
+            p["plan"]: p.get("outcome") for p in json.loads(told.stdout).get("plans", [])
+        }
+    except (ValueError, AttributeError):
+        got["check"] = {"raw": told.stdout[-400:] + told.stderr[-400:]}
+    lab.git("merge", "-q", "--no-ff", "-m", "merge pr-o", "pr-o", who=ALICE)
     lab.run()
-    got["ran"] = {v: len(lab.calls(v)) for v in ("p1", "p2", "o1")}
+    got["ran"] = {v: len(lab.calls(v)) for v in ("p1", "p2", "p3", "o1", "o2")}
     got["fresh"] = clone_audit_got(lab, root)
     rc, rep = lab.audit(config=lab.config)
     got["config"] = {"rc": rc, "report": rep}
@@ -692,10 +720,12 @@ IDS += [f"{v}:withdraw" for v in (*NOT_ALLOWED, *ILLEGAL)]
 IDS += ["flag:forged", "flag:deleted", "flag:prewrite", "flag:only", "forge1:no-record"]
 IDS += ["policies:hashes", "records:tree-same", "today:note", "gate1:gate", "lim:outcome"]
 IDS += [f"agree:{a}" for a in AUDITS[1:]] + ["passes"]
-PDIR_KEYS = ("p1", "o1", "illegal", "clean")
+PDIR_KEYS = ("p1", "o1", "o2", "illegal", "clean")
 IDS += ["d:setup"] + [f"d:{v}:{k}" for v in SIGNED for k in ("ran", "policy", "audit")]
 IDS += ["d:hdrop:refused"]
-IDS += ["p:ran", "p:agree"] + [f"p:{a}:{k}" for a in ("fresh", "config") for k in PDIR_KEYS]
+IDS += ["p:ran", "p:agree", "p:check"] + [
+    f"p:{a}:{k}" for a in ("fresh", "config") for k in PDIR_KEYS
+]
 
 SIGNERS_CLASS = "signers-file-change-unrecorded"
 PDIR_CLASS = "plans-dir-change-splits-audit"
@@ -719,6 +749,11 @@ BROKEN: dict[str, Any] = {
         PDIR_CLASS,
         "the fresh-clone audit reads only the first record's plans_dir (plans): the run of "
         "ops/o1 after plans_dir became ops is not listed",
+    ),
+    "p:fresh:o2": xfail(
+        PDIR_CLASS,
+        "the fresh-clone audit does not list the run of ops/o2 (approved in a pull request "
+        "after plans_dir became ops)",
     ),
     "p:fresh:clean": xfail(
         PDIR_CLASS,
@@ -896,14 +931,19 @@ def test_policy(lab: Lab, vid: str) -> None:
 
 def _pdir_case(got: dict[str, Any], what: str) -> None:
     if what == "ran":
-        assert got["ran"] == {"p1": 1, "p2": 0, "o1": 1}, got["ran"]
+        assert got["ran"] == {"p1": 1, "p2": 0, "p3": 0, "o1": 1, "o2": 1}, got["ran"]
+        return
+    if what == "check":
+        # check --as alice on the pull request: ops/o2 starts, the old folder's p3 does not
+        assert got["check"].get("ops/o2") == "start", got["check"]
+        assert got["check"].get("plans/p3") in (None, "none"), got["check"]
         return
     if what == "agree":
         assert _execs(got["fresh"]["report"]) == _execs(got["config"]["report"])
         return
     audit, kind = what.split(":")
     report = got[audit]["report"]
-    if kind in ("p1", "o1"):
+    if kind in ("p1", "o1", "o2"):
         path = f"plans/{kind}" if kind == "p1" else f"ops/{kind}"
         valid = [e for e in report.get("executions", []) if e.get("plan") == path]
         assert [e.get("approval_valid") for e in valid] == [True], report.get("executions")

@@ -100,15 +100,15 @@ Classes:
   approval is judged by the policy its ``start`` commit names"): record the signers text the
   verification used (or verify with the recorded text until a reload).
 - ``plans-dir-change-splits-audit`` (``p:fresh:o1``, ``p:fresh:o2``, ``p:fresh:clean``,
-  ``p:config:p1``,
-  ``p:config:illegal``, ``p:agree``; the fresh clone fails closed, ``--config`` fails open):
-  after ``plans_dir`` changes from ``plans`` to ``ops`` (recorded by the controller), the
-  audit reads ONE plans folder for the whole history: the fresh clone only the first
-  record's (``plans``): the runs of ``ops/o1`` and ``ops/o2`` are not listed and the
-  controller's own ``complete`` commits are flagged ``controller-unexplained`` (exit 1); ``audit --config``
-  only today's (``ops``): the run of ``plans/p1`` is gone from the report and Mallory's
-  ``completed`` on ``plans/p2``, made while ``plans`` was the plans folder, is not flagged
-  (exit 0). Expected (SPEC §8: the audit reports "for every plan execution, the approval it
+  ``p:config:p1``, ``p:config:illegal``, ``p:agree``; the fresh clone fails closed,
+  ``--config`` fails open): after ``plans_dir`` changes from ``plans`` to ``ops`` (recorded
+  by the controller), the audit reads ONE plans folder for the whole history: the fresh
+  clone only the first record's (``plans``): the runs of ``ops/o1`` and ``ops/o2`` are not
+  listed and the controller's own ``complete`` commits are flagged
+  ``controller-unexplained`` (exit 1); ``audit --config`` only today's (``ops``): the run
+  of ``plans/p1`` is gone from the report and Mallory's ``completed`` on ``plans/p2``, made
+  while ``plans`` was the plans folder, is not flagged (exit 0).
+  Expected (SPEC §8: the audit reports "for every plan execution, the approval it
   rests on" and flags "any execution, status or state change that no valid approval or
   controller commit explains"; docs/approvals.md: the record's ``plans_dir`` is "how the
   audit recognises the controller's commits", each approval judged by the policy in force

@@ -728,7 +728,6 @@ IDS += ["p:ran", "p:agree", "p:check"] + [
 ]
 
 SIGNERS_CLASS = "signers-file-change-unrecorded"
-PDIR_CLASS = "plans-dir-change-splits-audit"
 BROKEN: dict[str, Any] = {
     "d:hrot:policy": xfail(
         SIGNERS_CLASS,
@@ -744,35 +743,6 @@ BROKEN: dict[str, Any] = {
         SIGNERS_CLASS,
         "Bob's approval was refused E_SIGNATURE_INVALID by a signers file git never saw: "
         "the policy recorded at the refusal still lists his key",
-    ),
-    "p:fresh:o1": xfail(
-        PDIR_CLASS,
-        "the fresh-clone audit reads only the first record's plans_dir (plans): the run of "
-        "ops/o1 after plans_dir became ops is not listed",
-    ),
-    "p:fresh:o2": xfail(
-        PDIR_CLASS,
-        "the fresh-clone audit does not list the run of ops/o2 (approved in a pull request "
-        "after plans_dir became ops)",
-    ),
-    "p:fresh:clean": xfail(
-        PDIR_CLASS,
-        "the fresh-clone audit flags the controller's own 'complete ops/o1' "
-        "controller-unexplained (no start seen) and exits 1",
-    ),
-    "p:config:p1": xfail(
-        PDIR_CLASS,
-        "audit --config reads only today's plans_dir (ops): plans/p1's run, approved and "
-        "started while plans was the recorded plans_dir, is not in the report",
-    ),
-    "p:config:illegal": xfail(
-        PDIR_CLASS,
-        "audit --config misses Mallory's status 'completed' on plans/p2, made while plans "
-        "was the plans folder, and exits 0",
-    ),
-    "p:agree": xfail(
-        PDIR_CLASS,
-        "the fresh-clone audit and audit --config list disjoint executions of one history",
     ),
 }
 

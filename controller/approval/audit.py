@@ -39,6 +39,13 @@ So the audit needs no config (a fresh clone is enough), and an approver who left
 retired since does not flag the runs they took part in.
 History from before the first recorded policy is judged by the config (without one: by the
 first recorded policy).
+Each recorded plans folder (``plans_dir``) is read from the start of history up to the
+record that replaced it for the last time, today's to the end (:func:`folder_ends`), as the
+controller reads it (a ``plans_dir`` change rebuilds its index): the runs under either folder
+are listed and judged, a status set by hand under the old folder while it was read is
+flagged, and the old folder's files after the change are no plans. One replay per folder
+(:func:`_by_folder`; a history whose folder never changed is replayed once, as before:
+round 125, the audit read one folder for the whole history).
 
 Anything else is a finding; ``plangate audit`` exits 1 when there is one.
 """

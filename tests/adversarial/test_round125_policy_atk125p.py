@@ -115,6 +115,24 @@ Classes:
   then; docs/operations.md: a ``plans_dir`` change needs a restart, so it is supported):
   each stretch of history read with the ``plans_dir`` recorded for it.
 
+  Fixed (2026-12-07, fix126d): the cause was one history index per audit, built for the
+  folder :class:`~controller.approval.timeline.Timeline` chose once (the first record's, or
+  the config's), and a controller whose index kept the old folder's rows and read the new
+  folder only from the restart on. Now the timeline lists where the recorded folder changed
+  (``Timeline.folders``); :func:`controller.approval.audit.audit_repo` replays once as
+  before and, when more than one folder was recorded, ``_by_folder`` replays each recorded
+  folder from the start of history to the record that replaced it for the last time
+  (``folder_ends``; today's to the end), merges the parts in history order, and flags a new
+  run of a hash already started under another folder (``_started_twice_across``); a
+  controller event of a plan under another recorded folder is that folder's replay's to
+  judge (``Lifecycle.other_folders``). The controller rebuilds its index when ``plans_dir``
+  changed (``core._other_folder``, the folder kept in the index's meta), so ``status``
+  shows today's folder only (``plans/p3`` is gone: no longer a plan, as for the audit) and
+  the new folder's whole history is read, as ``check`` reads it. Tests:
+  ``tests/approval/test_audit_plans_dir.py`` (4), ``tests/service/test_plans_dir_change.py``
+  (2); docs/approvals.md ("plangate audit", "State and speed"), docs/operations.md
+  ("Moving the plans folder").
+
 Held: every lab A id: approvers removed/added, a group renamed, risk raised and lowered,
 the config back to an earlier policy (recorded again, also when the agent wrote its bytes
 first), a definition-only change, two plans with different rules in one commit, withdrawals

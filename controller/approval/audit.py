@@ -555,6 +555,7 @@ def _by_folder(
     config, controller, own_commit = how
     merged = AuditReport(notes=first.notes, policies=first.policies)
     merged.findings = list(policy_found)
+    read_in: dict[int, str] = {}  # each execution's folder (by its id)
     for folder, end in ends.items():
         timeline = Timeline.open(repo, config, head, controller)
         timeline.own_commit, timeline.plans_dir = own_commit, folder
@@ -566,16 +567,32 @@ def _by_folder(
         finally:
             timeline.close()
         merged.executions += part.executions
+        read_in.update((id(execution), folder) for execution in part.executions)
         merged.findings += part.findings
         merged.decisions += part.decisions
+    # a folder inside another (``plans`` -> ``plans/ops``) is read by both replays for a while:
+    # what both saw is listed once
     line = repo.run("rev-list", "--first-parent", "--reverse", head).split()
     rank = {sha: i for i, sha in enumerate(line)}
-    merged.executions = _in_history_order(merged.executions, lambda e: e.start_commit, rank)
-    _started_twice_across(merged)
-    unique = {tuple(sorted(f.items())): f for f in merged.findings}  # one commit, two replays
-    merged.findings = _in_history_order(list(unique.values()), lambda f: f["commit"], rank)
-    merged.decisions = _in_history_order(merged.decisions, lambda d: str(d["commit"]), rank)
+    executions = _unique(merged.executions, lambda e: (e.plan, e.start_commit))
+    merged.executions = _in_history_order(executions, lambda e: e.start_commit, rank)
+    _started_twice_across(merged, read_in)
+    findings = _unique(merged.findings, lambda f: tuple(sorted(f.items())))
+    merged.findings = _in_history_order(findings, lambda f: f["commit"], rank)
+    decisions = _unique(merged.decisions, lambda d: (d["kind"], d["plan"], d["commit"]))
+    merged.decisions = _in_history_order(decisions, lambda d: str(d["commit"]), rank)
     return merged
+
+
+def _unique(items: list[Any], key: Callable[[Any], Any]) -> list[Any]:
+    """``items`` without the later of two with the same ``key``, in order."""
+    seen: set[Any] = set()
+    kept = []
+    for item in items:
+        if key(item) not in seen:
+            seen.add(key(item))
+            kept.append(item)
+    return kept
 
 
 def _in_history_order(
@@ -590,16 +607,20 @@ def _in_history_order(
     return [item for _, item in sorted(keyed, key=lambda pair: pair[0])]
 
 
-def _started_twice_across(report: AuditReport) -> None:
+def _started_twice_across(report: AuditReport, read_in: dict[int, str]) -> None:
     """A new run of a frozen hash that already started under another plans folder (a plan
     copied from the old folder to the new one): the controller refuses it
     (E_ALREADY_EXECUTED, its state directory's record of what it started), as a replay of one
-    folder does within it (:meth:`Auditor._started_twice`)."""
+    folder does within it (:meth:`Auditor._started_twice`). ``read_in``: each execution's
+    folder, by its id (one folder's replay has judged its own)."""
     first: dict[str, Execution] = {}
+    flagged = {(f["plan"], f["commit"]) for f in report.findings if f["kind"] == "started-twice"}
     for execution in report.executions:
         earlier = first.setdefault(execution.plan_hash or "", execution)
-        if earlier is execution or earlier.plan == execution.plan or not execution.plan_hash:
+        if not execution.plan_hash or read_in[id(earlier)] == read_in[id(execution)]:
             continue
+        if (execution.plan, execution.start_commit) in flagged:
+            continue  # its own folder's replay found an earlier start already
         if execution.approval_kind not in (None, approvals.Transition.APPROVE.value):
             continue  # a gate or resume continues its run
         text = (

@@ -64,11 +64,18 @@ def audit(cwd: Path, *args: str) -> tuple[int, dict[str, Any]]:
 
 
 def audits(repo: Path, tmp_path: Path) -> dict[str, tuple[int, dict[str, Any]]]:
-    """The fresh clone's audit (git alone) and ``audit --config`` (today's config)."""
+    """The fresh clone's audit (git alone), ``audit --config`` (today's config, with the
+    controller's record of its commits) and the same config without that record."""
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", str(repo), str(clone))
     config = repo.parent / "plangate.yml"
-    return {"fresh": audit(clone), "config": audit(tmp_path, "--config", str(config))}
+    bare = tmp_path / "bare.yml"
+    bare.write_text(config.read_text().replace(f"{repo.parent / 'state'}", str(tmp_path / "none")))
+    return {
+        "fresh": audit(clone),
+        "config": audit(tmp_path, "--config", str(config)),
+        "bare": audit(tmp_path, "--config", str(bare)),
+    }
 
 
 def valid_runs(report: dict[str, Any]) -> list[str]:

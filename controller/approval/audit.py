@@ -39,6 +39,13 @@ So the audit needs no config (a fresh clone is enough), and an approver who left
 retired since does not flag the runs they took part in.
 History from before the first recorded policy is judged by the config (without one: by the
 first recorded policy).
+Each recorded plans folder (``plans_dir``) is read from the start of history up to the
+record that replaced it for the last time, today's to the end (:func:`folder_ends`), as the
+controller reads it (a ``plans_dir`` change rebuilds its index): the runs under either folder
+are listed and judged, a status set by hand under the old folder while it was read is
+flagged, and the old folder's files after the change are no plans. One replay per folder
+(:func:`_by_folder`; a history whose folder never changed is replayed once, as before:
+round 125, the audit read one folder for the whole history).
 
 Anything else is a finding; ``plangate audit`` exits 1 when there is one.
 """
@@ -505,7 +512,9 @@ def audit_repo(
     """Replay ``head``'s first-parent history; ``config`` None: judge by git alone
     (``controller``: the controller's identity, when the auditor names it). ``own_commit``:
     the controller's record of the commits it made (``audit --config`` with its state
-    directory), which tells its commits as the live controller does; None: by git alone."""
+    directory), which tells its commits as the live controller does; None: by git alone.
+    When the recorded ``plans_dir`` changed along history, each recorded plans folder is
+    read with its own replay (:func:`_by_folder`)."""
     repo.check_complete()
     timeline = Timeline.open(repo, config, head, controller)
     timeline.own_commit = own_commit  # a record it lacks is anyone's (round 112)
@@ -513,14 +522,133 @@ def audit_repo(
         config is not None and config.approval.allowed_signers is not None
     ) or timeline.in_force.approval.allowed_signers is not None
     try:
-        return _replay(repo, timeline, head, own_commit)
+        report, policy_found = _replay(repo, timeline, head, own_commit)
+        ends = folder_ends(timeline.folders)
+        if not ends or ends == {timeline.plans_dir: None}:  # one plans folder: the common case
+            return report
+        return _by_folder(repo, (config, controller, own_commit), head, report, policy_found, ends)
     finally:
         timeline.close()
 
 
-def _replay(
-    repo: GitRepo, timeline: Timeline, head: str, own_commit: Callable[[str], bool] | None
+def folder_ends(folders: list[tuple[str, str]]) -> dict[str, str | None]:
+    """Each recorded plans folder and the record commit where the controller stopped reading
+    it for good (None: it is today's): the controller reads its plans folder's whole history
+    (a ``plans_dir`` change rebuilds its index), so a folder is read from the start of
+    history up to the record that replaced it the last time."""
+    ends: dict[str, str | None] = {}
+    for at, (_, folder) in enumerate(folders):
+        ends[folder] = folders[at + 1][0] if at + 1 < len(folders) else None
+    return ends
+
+
+def _by_folder(
+    repo: GitRepo,
+    how: tuple[Config | None, str | None, Callable[[str], bool] | None],
+    head: str,
+    first: AuditReport,
+    policy_found: list[dict[str, str]],
+    ends: dict[str, str | None],
 ) -> AuditReport:
+    """The report of a history whose recorded ``plans_dir`` changed (round 125: the audit
+    read one folder for the whole history, missing every run under the other): one replay
+    per recorded folder, each read up to its end (:func:`folder_ends`), merged in history
+    order; the policy's own findings and notes, and its list, from the first full walk."""
+    config, controller, own_commit = how
+    merged = AuditReport(notes=first.notes, policies=first.policies)
+    merged.findings = list(policy_found)
+    read_in: dict[int, str] = {}  # each execution's folder (by its id)
+    for folder, end in ends.items():
+        timeline = Timeline.open(repo, config, head, controller)
+        timeline.own_commit, timeline.plans_dir = own_commit, folder
+        try:
+            others = tuple(other for other in ends if other != folder)
+            part, _ = _replay(
+                repo, timeline, head, own_commit, stop=end, quiet_policy=True, others=others
+            )
+        finally:
+            timeline.close()
+        merged.executions += part.executions
+        read_in.update((id(execution), folder) for execution in part.executions)
+        merged.findings += part.findings
+        merged.decisions += part.decisions
+    # a folder inside another (``plans`` -> ``plans/ops``) is read by both replays for a while:
+    # what both saw is listed once
+    line = repo.run("rev-list", "--first-parent", "--reverse", head).split()
+    rank = {sha: i for i, sha in enumerate(line)}
+    executions = _unique(merged.executions, lambda e: (e.plan, e.start_commit))
+    merged.executions = _in_history_order(executions, lambda e: e.start_commit, rank)
+    _started_twice_across(merged, read_in)
+    findings = _unique(merged.findings, lambda f: tuple(sorted(f.items())))
+    merged.findings = _in_history_order(findings, lambda f: f["commit"], rank)
+    decisions = _unique(merged.decisions, lambda d: (d["kind"], d["plan"], d["commit"]))
+    merged.decisions = _in_history_order(decisions, lambda d: str(d["commit"]), rank)
+    return merged
+
+
+def _unique(items: list[Any], key: Callable[[Any], Any]) -> list[Any]:
+    """``items`` without the later of two with the same ``key``, in order."""
+    seen: set[Any] = set()
+    kept = []
+    for item in items:
+        if key(item) not in seen:
+            seen.add(key(item))
+            kept.append(item)
+    return kept
+
+
+def _in_history_order(
+    items: list[Any], commit: Callable[[Any], str], rank: dict[str, int]
+) -> list[Any]:
+    """``items`` ordered by their commit's place on the first-parent line (stable; one on a
+    merged branch keeps the place of the item before it in its own list)."""
+    keyed, last = [], -1
+    for position, item in enumerate(items):
+        last = rank.get(commit(item), last)
+        keyed.append(((last, position), item))
+    return [item for _, item in sorted(keyed, key=lambda pair: pair[0])]
+
+
+def _started_twice_across(report: AuditReport, read_in: dict[int, str]) -> None:
+    """A new run of a frozen hash that already started under another plans folder (a plan
+    copied from the old folder to the new one): the controller refuses it
+    (E_ALREADY_EXECUTED, its state directory's record of what it started), as a replay of one
+    folder does within it (:meth:`Auditor._started_twice`). ``read_in``: each execution's
+    folder, by its id (one folder's replay has judged its own)."""
+    first: dict[str, Execution] = {}
+    flagged = {(f["plan"], f["commit"]) for f in report.findings if f["kind"] == "started-twice"}
+    for execution in report.executions:
+        earlier = first.setdefault(execution.plan_hash or "", execution)
+        if not execution.plan_hash or read_in[id(earlier)] == read_in[id(execution)]:
+            continue
+        if (execution.plan, execution.start_commit) in flagged:
+            continue  # its own folder's replay found an earlier start already
+        if execution.approval_kind not in (None, approvals.Transition.APPROVE.value):
+            continue  # a gate or resume continues its run
+        text = (
+            f"frozen hash {execution.plan_hash} already started as {earlier.plan}; a version "
+            "runs at most once (E_ALREADY_EXECUTED)"
+        )
+        if execution.approval_valid:
+            execution.approval_valid = False
+            execution.code, execution.message = "E_ALREADY_EXECUTED", text
+        finding = {"plan": execution.plan, "commit": execution.start_commit}
+        report.findings.append({**finding, "kind": "started-twice", "detail": text})
+
+
+def _replay(
+    repo: GitRepo,
+    timeline: Timeline,
+    head: str,
+    own_commit: Callable[[str], bool] | None,
+    *,
+    stop: str | None = None,
+    quiet_policy: bool = False,
+    others: tuple[str, ...] = (),
+) -> tuple[AuditReport, list[dict[str, str]]]:
+    """Replay the history under ``timeline.plans_dir``; from the commit ``stop`` on, only the
+    policy record is followed. Returns the report and the findings the policy's own walk
+    made (``quiet_policy``: none, and no notes: another replay reports them)."""
     in_force = timeline.in_force
     index = HistoryIndex(
         None,
@@ -532,11 +660,13 @@ def _replay(
     )
     index.identity_aliases = in_force.approval.identity_aliases  # as the controller's
     index.keeps_merged_in = True  # for the run records a merge brings back (round 122)
+    index.other_folders = others  # their plans' events: their own replays' (round 125)
     index.identity_mode = in_force.approval.identity
     auditor = Auditor(repo, timeline)
     auditor.index = index
     timeline.findings = auditor.report.findings  # one list, in the order of history
     timeline.notes = auditor.report.notes
+    policy_found: list[dict[str, str]] = []
     # the history the controller's index reads (round 80: the files below a root folder
     # ``plans\``), the plans folder's other spellings (round 84), the policy's record and twins
     spelled = repo.folder_spellings(None, head, timeline.plans_dir)
@@ -548,13 +678,23 @@ def _replay(
             records.append(record)
             prefetch.add(record)
     records.reverse()
+    reading = True
     for record in _with_quiet_merges(repo, head, _with_run_records(repo, head, records)):
         if isinstance(record, tuple):  # a merge that changed nothing here: its branch may
-            index.merged_authors(repo, *record)  # hold withdrawals (round 24)
-            auditor.side_disowned(index.side_disowned)
-            index.apply_side_withdrawals(auditor)
+            if reading:  # hold withdrawals (round 24)
+                index.merged_authors(repo, *record)
+                auditor.side_disowned(index.side_disowned)
+                index.apply_side_withdrawals(auditor)
             continue
+        reading = reading and record.sha != stop
+        found, noted = len(auditor.report.findings), len(auditor.report.notes)
         timeline.apply(record)
+        if quiet_policy:
+            del auditor.report.findings[found:], auditor.report.notes[noted:]
+        else:
+            policy_found += auditor.report.findings[found:]
+        if not reading:
+            continue
         if timeline.in_force is not in_force:  # who may reject or abort follows the policy
             in_force = timeline.in_force
             index.may_withdraw = withdraw_rule(in_force.approval)
@@ -570,6 +710,8 @@ def _replay(
             index.apply_side_withdrawals(auditor)
     index.close()
     report = auditor.report
+    if quiet_policy:
+        return report, policy_found
     report.policies = [{"hash": v.hash, "commit": v.commit} for v in timeline.seen.values()]
     changed = timeline.differs_from_config()
     if changed:
@@ -582,4 +724,4 @@ def _replay(
                 "it on its next pass)",
             }
         )
-    return report
+    return report, policy_found

@@ -68,6 +68,10 @@ class Timeline:
     #: The controller's record of the commits it made (``audit --config`` with its state
     #: directory): a record commit it lacks is anyone's, never in force. None: git alone.
     own_commit: Callable[[str], bool] | None = None
+    #: Where the recorded plans folder changed: (record commit, its ``plans_dir``), oldest
+    #: first, the first record included (``plangate audit`` reads each stretch of history
+    #: with the folder recorded for it: round 125).
+    folders: list[tuple[str, str]] = field(default_factory=list)
 
     @classmethod
     def open(
@@ -293,6 +297,8 @@ class Timeline:
                 self._flag(record, "policy-unreadable", f"cannot judge by it: {exc}")
                 return
             self.seen[digest] = version
+        if self.current is None or self.current.config.plans_dir != version.config.plans_dir:
+            self.folders.append((record.sha, version.config.plans_dir))
         self.current = version
 
     def for_start(

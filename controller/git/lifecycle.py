@@ -301,6 +301,10 @@ class Lifecycle(IndexStore):
     #: The audit reads the run records each merge brings back (:meth:`apply_merged_back`)
     #: from the merged commits :meth:`merged_authors` read for it: kept until then.
     keeps_merged_in = False
+    #: The audit's other recorded plans folders (a ``plans_dir`` change, round 125): a
+    #: controller event of a plan under one of them (and not under this index's folder) is
+    #: judged by that folder's replay, never as one with no cause here.
+    other_folders: tuple[str, ...] = ()
     _merged_in_read: tuple[str | None, str, list[CommitRecord]] | None = None
     _merged_back_writes: tuple[str, dict[str, str]] | None = None
     #: The plans by the blob of their file (:meth:`_plans_holding`): the plans dict it was
@@ -2588,6 +2592,8 @@ class Lifecycle(IndexStore):
         hashes = _event_hashes(record)
         found = []
         for plan, event in record_events(record).items():
+            if self._read_elsewhere(plan):
+                continue
             state = self.plans.get(plan)
             asked = state is not None and state.abort_requested
             if event == "refuse":
@@ -2610,6 +2616,13 @@ class Lifecycle(IndexStore):
                     continue  # it closes a run whose start stands beside the line
                 found.append(f"{event} {plan}{_closed_elsewhere(record, plan)}")
         return found
+
+    def _read_elsewhere(self, plan: str) -> bool:
+        """Is ``plan`` under another recorded plans folder than this index's (the audit's
+        :attr:`other_folders`)?"""
+        if not self.other_folders or _in_folder(plan, self.plans_dir):
+            return False
+        return any(_in_folder(plan, folder) for folder in self.other_folders)
 
     def _brought_back(self, record: CommitRecord) -> dict[str, str]:
         """What :meth:`apply_merged_back` read for the merge ``record``: path -> blob."""
@@ -6131,6 +6144,11 @@ def _joined_away(repo: GitRepo, joins: Mapping[str, _Join | None], path: str) ->
         and not repo.mode_of(join[0], path)
         for other, join in joins.items()
     )
+
+
+def _in_folder(plan: str, plans_dir: str) -> bool:
+    """Is the plan ``plan`` (its folder) under the plans folder ``plans_dir``?"""
+    return plan_id_of(f"{plan}/PLAN.yml", plans_dir) == plan
 
 
 def _log_twin_folder(path: str, plans_dir: str) -> str | None:

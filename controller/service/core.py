@@ -365,6 +365,15 @@ class ControllerCore:
             if self._index.meta("signatures") not in (None, reads):
                 self._index.reset()
             self._index.set_meta("signatures", reads)
+            # a plans folder's whole history is read, as `check` and the audit read it: a
+            # plans_dir change rebuilds the index (round 125: the rows of the old folder
+            # stayed, "waiting for an approval" the controller no longer read, and the new
+            # folder's commits before the restart were never read)
+            if self._index.meta("plans_dir") != self.config.plans_dir and _other_folder(
+                self._index, self.config.plans_dir
+            ):
+                self._index.reset()
+            self._index.set_meta("plans_dir", self.config.plans_dir)
             self._index.on_problem = self._plan_problem
             # a reader (`status`) that scans first records the holds as the controller would:
             # the rebuilt index no longer shows the rewrite to whoever scans next
@@ -1645,3 +1654,11 @@ class _BranchTip:
                 raise UnsafePath(
                     f"nested plan: {where} is a symlink on the branch; plangate never follows one"
                 )
+
+
+def _other_folder(index: HistoryIndex, plans_dir: str) -> bool:
+    """Was ``index`` read with another plans folder than ``plans_dir``: the one it names,
+    or (an index from before it named one) a plan it holds outside ``plans_dir``?"""
+    if index.meta("plans_dir") is not None:
+        return True
+    return any(plan_id_of(f"{plan}/PLAN.yml", plans_dir) != plan for plan in index.plans)

@@ -487,12 +487,13 @@ class _RequestLines:
     object), answered here ``-32600 Invalid Request`` with id null (JSON-RPC 2.0 §5: the id
     cannot be told). Round 118, rpc-odd-id-unanswered: the SDK's schema read such a request
     as a notification, its id dropped, and it got no reply at all (nor ran). ``id: null``
-    is not one of them: that stays a notification (docs/agents.md)."""
+    is not one of them: that stays a notification (docs/agents.md). Less, too, the lines no
+    reader of the chain can take (round 125: :func:`_refusal_of`), each answered here."""
 
     def __init__(self, wire: BinaryIO) -> None:
         import anyio
 
-        self._lines = anyio.wrap_file(io.TextIOWrapper(wire, encoding="utf-8", errors="replace"))
+        self._text = io.TextIOWrapper(wire, encoding="utf-8", errors="replace")
         self._ready = anyio.Event()
         self._replies: Any = None
 
@@ -502,13 +503,31 @@ class _RequestLines:
         self._ready.set()
 
     async def __aiter__(self) -> AsyncIterator[str]:
-        async for line in self._lines:
-            answer = _refusal_of(line)
+        from controller.service.rpclines import MAX_LINE_CHARS
+
+        while line := await self._readline(MAX_LINE_CHARS + 1):
+            if len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
+                await self._drop_rest()  # never held whole: a line is read up to the bound
+                answer = _parse_error(None, f"a line longer than {MAX_LINE_CHARS} characters")
+            else:
+                answer = _refusal_of(line)
             if answer is not None:
                 await self._ready.wait()
                 await _send(self._replies, answer)
                 continue
             yield line
+
+    async def _drop_rest(self) -> None:
+        """Read the rest of the line being read, to its newline (or the end), keeping none."""
+        while (part := await self._readline(1 << 16)) and not part.endswith("\n"):
+            pass
+
+    async def _readline(self, most: int) -> str:
+        """The next line, or its first ``most`` characters (in a worker thread, as the SDK's
+        own reader reads)."""
+        import anyio.to_thread
+
+        return await anyio.to_thread.run_sync(self._text.readline, most)
 
 
 def _refusal_of(line: str) -> Any:

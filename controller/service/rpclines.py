@@ -7,9 +7,10 @@ more than 4,300 digits is no number to either. Round 125 (mcp-deep-line-kills-se
 one line 1,000 levels deep raised ``RecursionError`` in the server's own read of it and
 ended the session, every request before and after it unanswered. So each line is first
 measured here, without recursion and without parsing it: a line nested deeper than
-:data:`MAX_DEPTH` levels or holding a number longer than :data:`MAX_NUMBER_CHARS`
-characters is read by no parser at all and answered ``-32700`` saying why, with the
-request's own ``id`` when the top of the line shows one plainly.
+:data:`MAX_DEPTH` levels, holding a number longer than :data:`MAX_NUMBER_CHARS` characters,
+or longer than :data:`MAX_LINE_CHARS` (``mcpserver`` reads no more of it) is read by no
+parser at all and answered ``-32700`` saying why, with the request's own ``id`` when the top
+of the line shows one plainly.
 """
 
 from __future__ import annotations
@@ -27,6 +28,12 @@ MAX_DEPTH = 128
 #: than 17 significant digits, plangate's integers are within ±(2^53-1), and Python's
 #: reader refuses integers of more than 4,300 digits.
 MAX_NUMBER_CHARS = 1000
+
+#: Characters of one line: the largest plan text a tool takes (4 MiB: ``limits.max_plan_bytes``
+#: is at most that, and so is a source's ``MAX_SOURCE_BYTES``), each byte at most 6
+#: characters in JSON (``\u0001``), and 64 KiB for the envelope and the other arguments.
+#: A longer line is never held whole: what follows the bound is read and dropped.
+MAX_LINE_CHARS = 6 * 4 * 1024 * 1024 + 64 * 1024
 
 # One token a step, strings whole (unrolled, so a long string costs one C-level match): a
 # string (or an unterminated one, to the end), a bracket, a colon or comma, a number-like

@@ -129,7 +129,9 @@ measured before any parser reads it, without recursion (``controller/service/rpc
 1000 characters); a line past a bound is answered ``-32700`` saying why ("Parse error: nested
 deeper than 128 levels" / "... a number longer than 1000 characters", so the 500-deep and
 5,001-digit lines of "Seen but not asserted" now say why), with the request's ``id`` when the
-top object shows a string or integer one beside a string ``method``. A failure in the
+top object shows a string or integer one beside a string ``method``; a line longer than
+``MAX_LINE_CHARS`` (6 x 4 MiB + 64 KiB) is never held whole (``mcpserver._RequestLines``:
+the rest read and dropped), ``-32700`` saying so. A failure in the
 server's handling of one line or reply costs that line alone (``mcpserver._refusal_of``,
 ``_answered_here``: ``-32603``; ``_writable``: a reply that cannot be written as JSON, and a
 handler exception the SDK answers with code 0, are ``-32603``). docs/agents.md says so. Tests:

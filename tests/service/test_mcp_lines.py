@@ -7,6 +7,7 @@ unanswered; a line past plangate's bounds is ``-32700`` saying why, and the sess
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -120,3 +121,23 @@ def test_a_line_within_the_bounds_is_read_as_before(repo: Path, tmp_path: Path) 
     assert by_id[4]["error"] == {"code": -32700, "message": DEEP}, by_id
     assert "result" in by_id[5], by_id[5]  # the call ran: its own answer, no parse error
     assert len(replies) == 4, replies
+
+
+def test_a_line_past_the_length_bound_is_never_held_and_the_session_goes_on(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A line longer than the bound (25,231,360 characters) is read to its end and dropped:
+    -32700 saying why, id null; the line after it is read from its own start."""
+    config = write_config(tmp_path, repo)
+    plan = "x" * 25_300_000
+    line = json.dumps(_call(5, "validate", {"plan": plan}))
+    code, replies, err = _piped(config, tmp_path, [line, _call(99, "status", {})])
+    assert code == 0, err
+    message = "Parse error: a line longer than 25231360 characters"
+    assert replies[0] == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32700, "message": message},
+    }
+    assert replies[1]["id"] == 99 and replies[1]["result"]["isError"] is False, replies[1]
+    assert len(replies) == 2, replies

@@ -6,7 +6,7 @@ handlers) recurses per level of nesting, each with its own limit: Python's ``jso
 more than 4,300 digits is no number to either. Round 125 (mcp-deep-line-kills-session):
 one line 1,000 levels deep raised ``RecursionError`` in the server's own read of it and
 ended the session, every request before and after it unanswered. So each line is first
-measured here, without recursion and without parsing it: a line nested deeper than
+measured here, in C-level passes and without parsing it: a line nested deeper than
 :data:`MAX_DEPTH` levels, holding a number longer than :data:`MAX_NUMBER_CHARS` characters,
 or longer than :data:`MAX_LINE_CHARS` (``mcpserver`` reads no more of it) is read by no
 parser at all and answered ``-32700`` saying why, with the request's own ``id`` when the top
@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from itertools import accumulate
 
 #: Levels of ``[``/``{`` one line may nest, the envelope's own included (a ``tools/call``'s
 #: arguments sit 3 deep). Well below every reader's limit (the SDK's ~200, Python's ~1,000),
@@ -35,11 +36,23 @@ MAX_NUMBER_CHARS = 1000
 #: A longer line is never held whole: what follows the bound is read and dropped.
 MAX_LINE_CHARS = 6 * 4 * 1024 * 1024 + 64 * 1024
 
-# One token a step, strings whole (unrolled, so a long string costs one C-level match): a
-# string (or an unterminated one, to the end), a bracket, a colon or comma, a number-like
-# run, any other run (a literal, or garbage the parsers will refuse), whitespace.
+#: Characters of a refused line read for its ``id`` (the top object's own tokens, read one by
+#: one in Python): past it the answer's id is null.
+MAX_ID_SCAN = 1 << 20
+
+# A JSON string whole (unrolled: one C-level match however long), or an unterminated one to
+# the end of the line.
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"?', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+# A number-like run of more than MAX_NUMBER_CHARS characters, as the token below reads one.
+_LONG_NUMBER = re.compile(
+    rf"-\d[\d.eE+-]{{{MAX_NUMBER_CHARS - 1},}}|\d[\d.eE+-]{{{MAX_NUMBER_CHARS},}}"
+)
+# One token a step: a string, a bracket, a colon or comma, a number-like run, any other run
+# (a literal, or garbage the parsers will refuse), whitespace.
 _TOKEN = re.compile(
-    r'(?P<string>"[^"\\]*(?:\\.[^"\\]*)*"?)|(?P<open>[\[{])|(?P<close>[\]}])'
+    rf"(?P<string>{_STRING.pattern})|(?P<open>[\[{{])|(?P<close>[\]}}])"
     r"|(?P<number>-?\d[\d.eE+-]*)|(?P<other>[:,]|[^\s\"\[\]{}:,]+)|\s+",
     re.DOTALL,
 )
@@ -58,27 +71,41 @@ class Unread:
 
 
 def screen(line: str) -> Unread | None:
-    """None when every reader of the chain can read ``line`` safely; else why not. The
-    whole line is measured (an ``id`` may follow the deep part); no token is parsed but
-    the top object's ``id`` and ``method``."""
+    """None when every reader of the chain can read ``line`` safely; else why not. Counted
+    in C-level passes (strings out, then the brackets alone), so a wide line costs little;
+    only a refused line's top object is read token by token, for its ``id``."""
     if _plainly_safe(line):
         return None
-    depth, top, why = 0, [], ""
-    for match in _TOKEN.finditer(line):
-        kind, token = match.lastgroup, match.group()
-        if kind == "open":
-            depth += 1
-            if depth > MAX_DEPTH and not why:
-                why = f"nested deeper than {MAX_DEPTH} levels"
-        elif kind == "close":
-            depth -= 1
-        elif kind == "number" and len(token) > MAX_NUMBER_CHARS and not why:
-            why = f"a number longer than {MAX_NUMBER_CHARS} characters"
-        if kind is not None and (depth == 1 or (depth == 2 and kind == "open")):
-            top.append(token)  # the top object's own tokens; a container value is its bracket
+    shape = _STRING.sub('""', line)  # a string's brackets and digits are text
+    why = _too_deep(shape) or _long_number(shape)
     if not why:
         return None
-    return Unread(why, _request_id(top) if line.lstrip().startswith("{") else None)
+    readable = len(line) <= MAX_ID_SCAN and line.lstrip().startswith("{")
+    return Unread(why, _request_id(_top_tokens(line)) if readable else None)
+
+
+def _too_deep(shape: str) -> str:
+    brackets = _NOT_BRACKET.sub("", shape)
+    if len(brackets) <= MAX_DEPTH:
+        return ""
+    deepest = max(accumulate(map(_STEP.__getitem__, brackets)))
+    return f"nested deeper than {MAX_DEPTH} levels" if deepest > MAX_DEPTH else ""
+
+
+def _long_number(shape: str) -> str:
+    found = _LONG_NUMBER.search(shape) is not None
+    return f"a number longer than {MAX_NUMBER_CHARS} characters" if found else ""
+
+
+def _top_tokens(line: str) -> list[str]:
+    """The tokens of the line's top level (a container value as its opening bracket)."""
+    depth, top = 0, []
+    for match in _TOKEN.finditer(line):
+        kind = match.lastgroup
+        depth += 1 if kind == "open" else -1 if kind == "close" else 0
+        if kind is not None and (depth == 1 or (depth == 2 and kind == "open")):
+            top.append(match.group())
+    return top
 
 
 def _plainly_safe(line: str) -> bool:

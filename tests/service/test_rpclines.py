@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.service import rpclines
@@ -71,6 +71,7 @@ json_values = st.recursive(
 )
 
 
+@settings(max_examples=200, deadline=None)  # no timing: a loaded machine
 @given(json_values, st.integers(min_value=0, max_value=3 * MAX_DEPTH))
 def test_a_line_passes_exactly_when_within_the_depth(value: Any, extra: int) -> None:
     """Whatever the values, a line is refused for depth exactly when its nesting passes the
@@ -141,3 +142,12 @@ def test_a_handlers_exception_is_an_internal_error_not_code_0() -> None:
         jsonrpc="2.0", method="notifications/message", params={"x": "\ud800"}
     )
     assert _writable(SessionMessage(note)) is None  # a server note that cannot be written: none
+
+
+def test_a_wide_line_is_measured_as_a_deep_one_is() -> None:
+    """Many brackets side by side are no depth; past MAX_ID_SCAN the id is not read."""
+    wide = "[" + "[]," * 400_000 + "[]]"
+    assert screen(wide) is None
+    deep = '{"id":3,"method":"ping","p":' + "[" * 200 + "[]," * 400_000 + "]" * 201 + "}"
+    assert len(deep) > rpclines.MAX_ID_SCAN
+    assert screen(deep) == Unread(f"nested deeper than {MAX_DEPTH} levels", None)

@@ -307,14 +307,11 @@ async def _serve_stdio(server: Any, wire: BinaryIO | None = None) -> None:
             nonlocal answered
             async with to_server:
                 async for item in wire_in:
-                    if isinstance(item, Exception):  # a line that is no JSON-RPC message
-                        await wire_out.send(_unreadable(item))
+                    answer = _answered_here(item)
+                    if answer is not None:
+                        await _send(wire_out, answer)
                         continue
                     message = getattr(item, "message", None)
-                    refused = _call_shape_refused(message)
-                    if refused is not None:  # answered here: the SDK's answer has no code
-                        await wire_out.send(refused)
-                        continue
                     if isinstance(message, JSONRPCRequest):
                         if not open_ids:
                             answered = anyio.Event()
@@ -333,7 +330,7 @@ async def _serve_stdio(server: Any, wire: BinaryIO | None = None) -> None:
             async with wire_out, from_server:
                 async for item in from_server:
                     message = getattr(item, "message", None)
-                    await wire_out.send(item)
+                    await _send(wire_out, item)
                     if isinstance(message, JSONRPCResponse | JSONRPCError):
                         settle(message.id)
             sent.set()
@@ -346,6 +343,82 @@ async def _serve_stdio(server: Any, wire: BinaryIO | None = None) -> None:
             group.cancel_scope.cancel()
 
 
+def _answered_here(item: Any) -> Any:
+    """The answer plangate gives ``item`` (what the SDK's reader made of one line) itself,
+    or None to hand it to the SDK. A failure here costs that line alone: it is answered
+    ``-32603`` (round 125: an exception in the server's read of one line ended the
+    session, every request before and after it unanswered)."""
+    try:
+        if isinstance(item, Exception):  # a line that is no JSON-RPC message
+            return _unreadable(item)
+        # answered here: the SDK's answer has no code
+        return _call_shape_refused(getattr(item, "message", None))
+    except Exception:
+        return _internal_error(_request_id_of(item))
+
+
+def _request_id_of(item: Any) -> Any:
+    from mcp_types import JSONRPCRequest
+
+    message = getattr(item, "message", None)
+    return message.id if isinstance(message, JSONRPCRequest) else None
+
+
+async def _send(stream: Any, item: Any) -> None:
+    """``item`` onto the SDK's writer as it can write it (:func:`_writable`); nothing for a
+    server notification that cannot be written."""
+    writable = _writable(item)
+    if writable is not None:
+        await stream.send(writable)
+
+
+def _writable(item: Any) -> Any:
+    """``item``, a reply or a server message, as the SDK's stdout writer can write it: an
+    exception there ends the session (a string holding a lone surrogate, a value past
+    pydantic's serialization depth), so a reply that cannot be written as JSON is that
+    request's ``-32603`` instead, and a handler's exception, which the SDK answers with
+    code 0, is ``-32603`` as JSON-RPC 2.0 asks."""
+    from mcp_types import JSONRPCError, JSONRPCResponse
+
+    message = item.message
+    if isinstance(message, JSONRPCError) and message.error.code == 0:
+        item = _internal_error(message.id, message.error.message)
+    if _serializes(item.message):
+        return item
+    if not isinstance(message, JSONRPCResponse | JSONRPCError):
+        return None
+    why = "the reply could not be written as JSON"
+    failed = _internal_error(message.id, why)
+    return failed if _serializes(failed.message) else _internal_error(None, why)
+
+
+def _serializes(message: Any) -> bool:
+    try:
+        message.model_dump_json(by_alias=True, exclude_unset=True)
+    except Exception:  # pydantic's serialization error (or anything else): not writable
+        return False
+    return True
+
+
+def _internal_error(request_id: Any, why: str = "") -> Any:
+    """JSON-RPC 2.0's ``-32603 Internal error`` for the request ``request_id`` (or null)."""
+    from mcp.shared.message import SessionMessage
+    from mcp_types import ErrorData, JSONRPCError
+
+    error = ErrorData(code=-32603, message=f"Internal error: {why}" if why else "Internal error")
+    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+
+
+def _parse_error(request_id: str | int | None = None, why: str = "") -> Any:
+    """JSON-RPC 2.0's ``-32700 Parse error``, saying why when a bound of plangate's refused
+    the line (:mod:`controller.service.rpclines`), with the request's id when it was read."""
+    from mcp.shared.message import SessionMessage
+    from mcp_types import ErrorData, JSONRPCError
+
+    error = ErrorData(code=-32700, message=f"Parse error: {why}" if why else "Parse error")
+    return SessionMessage(JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+
+
 def _unreadable(error: Exception) -> Any:
     """The JSON-RPC 2.0 answer to a line the SDK could not read as a message (its stdio
     reader hands the read stream the exception; the SDK drops it, round 97: no reply at
@@ -355,14 +428,10 @@ def _unreadable(error: Exception) -> Any:
     ``method``), null otherwise, as JSON-RPC 2.0 §5 asks. (A request with ``id: null``
     never comes here: the SDK's schema reads it as a notification, its id dropped, and a
     notification has no reply; docs/agents.md.)"""
-    from mcp.shared.message import SessionMessage
-    from mcp_types import ErrorData, JSONRPCError
-
     errors = getattr(error, "errors", None)
     found = errors(include_url=False) if callable(errors) else []
     if not found or any(e.get("type") == "json_invalid" for e in found):
-        parse_error = ErrorData(code=-32700, message="Parse error")
-        return SessionMessage(JSONRPCError(jsonrpc="2.0", id=None, error=parse_error))
+        return _parse_error()
     request_id = None
     for e in found:
         line = e.get("input")
@@ -418,12 +487,13 @@ class _RequestLines:
     object), answered here ``-32600 Invalid Request`` with id null (JSON-RPC 2.0 §5: the id
     cannot be told). Round 118, rpc-odd-id-unanswered: the SDK's schema read such a request
     as a notification, its id dropped, and it got no reply at all (nor ran). ``id: null``
-    is not one of them: that stays a notification (docs/agents.md)."""
+    is not one of them: that stays a notification (docs/agents.md). Less, too, the lines no
+    reader of the chain can take (round 125: :func:`_refusal_of`), each answered here."""
 
     def __init__(self, wire: BinaryIO) -> None:
         import anyio
 
-        self._lines = anyio.wrap_file(io.TextIOWrapper(wire, encoding="utf-8", errors="replace"))
+        self._text = io.TextIOWrapper(wire, encoding="utf-8", errors="replace")
         self._ready = anyio.Event()
         self._replies: Any = None
 
@@ -433,12 +503,47 @@ class _RequestLines:
         self._ready.set()
 
     async def __aiter__(self) -> AsyncIterator[str]:
-        async for line in self._lines:
-            if _has_odd_id(line):
+        from controller.service.rpclines import MAX_LINE_CHARS
+
+        while line := await self._readline(MAX_LINE_CHARS + 1):
+            if len(line) > MAX_LINE_CHARS and not line.endswith("\n"):
+                await self._drop_rest()  # never held whole: a line is read up to the bound
+                answer = _parse_error(None, f"a line longer than {MAX_LINE_CHARS} characters")
+            else:
+                answer = _refusal_of(line)
+            if answer is not None:
                 await self._ready.wait()
-                await self._replies.send(_invalid_request(None))
+                await _send(self._replies, answer)
                 continue
             yield line
+
+    async def _drop_rest(self) -> None:
+        """Read the rest of the line being read, to its newline (or the end), keeping none."""
+        while (part := await self._readline(1 << 16)) and not part.endswith("\n"):
+            pass
+
+    async def _readline(self, most: int) -> str:
+        """The next line, or its first ``most`` characters (in a worker thread, as the SDK's
+        own reader reads)."""
+        import anyio.to_thread
+
+        return await anyio.to_thread.run_sync(self._text.readline, most)
+
+
+def _refusal_of(line: str) -> Any:
+    """The answer plangate gives ``line`` before any parser reads it, or None to hand it to
+    the SDK: a line past a bound every reader can take (:func:`rpclines.screen`: too deep, a
+    number too long) is ``-32700`` saying why, a request with an id of no id type
+    ``-32600``. A failure here costs that line alone (``-32603``), never the session."""
+    from controller.service import rpclines
+
+    try:
+        unread = rpclines.screen(line)
+        if unread is not None:
+            return _parse_error(unread.request_id, unread.why)
+        return _invalid_request(None) if _has_odd_id(line) else None
+    except Exception:
+        return _internal_error(None)
 
 
 def _has_odd_id(line: str) -> bool:

@@ -140,6 +140,24 @@ exactly where the converted text holds a reference). The fifteen ids pass. Of th
 notes: MCP ``validate``'s remedy for an ``approval:``/``execution:`` block is now "delete the
 block and submit again" (``convert.pte._REMOVE_BLOCK``), not "write PLAN.yml by hand".
 
+Fixed (2026-12-07, fix126m): mcp-deep-line-kills-session. Cause: the server's own read of
+each line (``mcpserver._has_odd_id``, ``json.loads`` before the SDK) raised ``RecursionError``
+on a line ~1000 deep, outside any per-line handling, and the exception ended the stdio task
+group (the SDK's reader itself gives up near 200 levels, ``-32700``). Fix: every line is
+measured before any parser reads it, without recursion (``controller/service/rpclines.py``,
+``screen``: at most ``MAX_DEPTH`` 128 levels, JSON numbers of at most ``MAX_NUMBER_CHARS``
+1000 characters); a line past a bound is answered ``-32700`` saying why ("Parse error: nested
+deeper than 128 levels" / "... a number longer than 1000 characters", so the 500-deep and
+5,001-digit lines of "Seen but not asserted" now say why), with the request's ``id`` when the
+top object shows a string or integer one beside a string ``method``; a line longer than
+``MAX_LINE_CHARS`` (6 x 4 MiB + 64 KiB) is never held whole (``mcpserver._RequestLines``:
+the rest read and dropped), ``-32700`` saying so. A failure in the
+server's handling of one line or reply costs that line alone (``mcpserver._refusal_of``,
+``_answered_here``: ``-32603``; ``_writable``: a reply that cannot be written as JSON, and a
+handler exception the SDK answers with code 0, are ``-32603``). docs/agents.md says so. Tests:
+this module's 6 ``deep:*`` ids, ``tests/service/test_mcp_lines.py``,
+``tests/service/test_rpclines.py``.
+
 Held: every other variant gets one verdict from the schema and ``validate`` (plain and with
 the catalog), and MCP ``validate`` equals ``validate --config`` on the rest with coded errors;
 a submission carrying ``approval:``/``execution:`` is ``E_CONVERT_UNSUPPORTED``, an approved,
@@ -177,7 +195,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, plan_text, xfail
+from advkit import AGENT, ALICE, Lab, cases, plan_text
 from test_round2_execution_kit import shared
 from writerkit import free_port
 
@@ -538,21 +556,8 @@ ODD = {
         '"arguments":{"path":"plans/x","timeout":NaN}}}'
     ),
 }
-DEEP_BROKEN = {
-    v: xfail(
-        "mcp-deep-line-kills-session",
-        "a JSON-RPC line nested ~1000+ deep: 'plangate: internal error: ExceptionGroup', the "
-        "server exits, no reply to it nor to the submit before it or the status after it",
-    )
-    for v in (
-        "deep:array-1000",
-        "deep:array-3000",
-        "deep:args-1000",
-        "deep:args-5000",
-        "deep:id-3000",
-        "deep:ping-params-3000",
-    )
-}
+#: mcp-deep-line-kills-session: fixed (2026-12-07, fix126m), see the docstring.
+DEEP_BROKEN: dict[str, Any] = {}
 
 
 def _raw(lab: Lab, lines: list[str]) -> dict[str, Any]:

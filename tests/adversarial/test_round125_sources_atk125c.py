@@ -1,0 +1,835 @@
+# ruff: noqa: E501
+r"""Round 125, sources (atk125c): what a reviewer reads of a plan source (its diff, the page a
+forge renders for a ``PLAN.md``, ``plangate show``/``hash``/``check``) is what the controller
+converts, freezes and runs; a source that cannot be read is refused with its ``E_...`` code and
+never half-converted; the predictions agree with the daemon.
+
+Lab (one, module scope, built once under ``shared``'s lock; the bench's config, approvers
+``alice@example.com``/``*@ops.example.com``, the recorder ``rec``). Part 1, ``plangate convert
+SRC`` (no config) of one source per id (``test_convert``): encodings (UTF-16 LE/BE without a
+BOM, UTF-16/UTF-32 with one, for JSON, TOON and markdown; a UTF-8 BOM before JSON, TOON and
+markdown); JSON numbers (2^53+1, a 20-digit integer, ``-0``/``-0.0``/``1E2``), ``steps`` said
+twice at the top level, a member said twice in a metadata object (``estimates``), a trailing
+comma, a ``/* */`` comment, ``timeout_ms`` 0 and negative, arrays nested 100000 deep in
+``args`` and in metadata; TOON 2^53+1, ``1E400``, the number forms ``05 -0 1e2 1. .5 +5 1_000
+0x10 -0.0 1.0``, a tabular header naming a field twice (``{k,k}``), a length marker over and
+under its count, a tabular row wider than its header, a list item's object with a key twice,
+a ``[#2]`` marker, a ``\/`` escape, the ``|`` delimiter, a quoted header field holding a
+comma, CRLF rows, metadata nested 3000 deep; markdown bullets with ``+``, ``1.``,
+``__Timeout__``, ``**Timeout:**``, a quoted ``> - **Retry Count**``, a link reference
+definition whose multi-line title hides a bullet or a ``### Step 2`` heading, a lazy
+continuation line of ``Parameters`` and of a shared input, a hard line break in a shared
+input, YAML front matter, a table as ``## Shared Inputs``, a trailing backslash after a
+timeout, closing ``##`` sequences on a section and a step heading, a TAB after ``##``, mixed
+CRLF/LF lines; and ATX headings indented one to three spaces (a heading to CommonMark and every
+forge): `` ### Step 2:`` under ``## Objective`` and under ``## Notes``, `` ## Workflow
+Config`` after ``## Notes`` and in the objective, ``   ## Shared Inputs`` after ``## Notes``,
+``  # Record plan``, ``   ### Step 1:``, ``  ## Steps``. Part 2, the daemon: the agent commits
+five sources (a plain ``PLAN.md``, a ``PLAN.json`` with a UTF-8 BOM, a UTF-16 ``PLAN.json``,
+a ``PLAN.md`` with an indented ``### Step 2: Back up first`` in its objective, one with an
+indented ``## Workflow Config`` after ``## Notes``); ``hash``, ``validate``, ``show --format
+json`` of each folder and ``check`` of the commit before the pass; ``run --once``; Alice
+approves every converted plan; a second pass; then the agent commits the plain source again,
+edited (``d-control-evil``), beside its converted and run PLAN.yml: ``hash``/``validate``/
+``show`` (text, JSON, markdown) of the source, ``hash`` of the folder, ``check``, a third pass.
+
+Ids: ``test_convert[...]`` (one per source, 59): refused with its code and located message,
+or converted to exactly what it shows. ``test_source_runs_as_predicted[d-control|d-bom]``: the
+predicted hash is the frozen one, ``check`` said ``convert``, it ran once as written.
+``test_utf16_source_held``/``test_utf16_source_code_agrees``: never converted nor run, a code on
+its row and from every predictor, the same code. ``test_indented_step_held``/
+``test_indented_step_predicted``/``test_indented_workflow_frozen_as_shown``: the daemon's
+reading of indented headings. ``test_source_beside_plan_not_run`` and
+``test_show_source_beside_plan[show-text|show-json|show-markdown]``: a source beside a
+converted plan is a note, and every reader says so.
+
+Seen (round 125: 70 ids, 56 passed, 14 xfailed (strict); ~24 s wall with ``-n 1``). 3 classes
+broke.
+
+1. **md-indented-heading-read-as-text** (10; fails open for the review, closed for the steps:
+   a step and settings the reviewer reads are dropped, nothing unseen runs):
+   ``test_convert[md-indented-step-under-objective, md-indented-step-under-notes,
+   md-indented-workflow-after-notes, md-indented-workflow-in-objective,
+   md-indented-shared-after-notes, md-indented-title, md-indented-first-step,
+   md-indented-steps-section]``, ``test_indented_step_held``,
+   ``test_indented_workflow_frozen_as_shown``. CommonMark reads a line of one to three spaces
+   then ``#``s as an ATX heading, and every forge renders it so; the markdown reader takes it
+   for text of the section above. `` ### Step 2: Back up first`` (one space) under ``##
+   Objective`` or ``## Notes`` converts (exit 0) into ``plan.task``/``metadata.source.sections``
+   text, where round 116's rule refuses the unindented record ("would never run"): in the
+   daemon the plan converted, froze at the predicted hash and ran ``d-ihstep-ok`` on Alice's
+   approval, the backup step a reviewer read before it never existed. `` ## Workflow Config``
+   with ``Error Recovery: true``/``Max Retries: 2`` after ``## Notes`` or inside the objective
+   becomes text: the plan (and the daemon's frozen ``d-ihwf``) has no ``on_failure: retry``.
+   ``   ## Shared Inputs`` after ``## Notes`` becomes Notes text: the plan has no ``inputs``
+   (a ``$<inputs.to>`` then fails ``E_REF_UNKNOWN`` in the converted PLAN.yml, far from the
+   line). ``  # Record plan``, ``   ### Step 1:`` and ``  ## Steps`` are refused, but with
+   the wrong problem (``title`` is empty, "text before the first ### heading", task fields
+   unknown). docs/formats.md, "A source is read as git shows it": "a markdown heading is read
+   as CommonMark reads one"; "A ``### Step N:`` or ``### Task N:`` record under ``##
+   Objective`` or any other section kept as text is ``E_CONVERT_UNSUPPORTED`` at its line: it
+   reads as a step and would never run"; "Nothing is dropped silently".
+2. **non-utf8-source-code-split** (1, fails closed, the code differs):
+   ``test_utf16_source_code_agrees``. A UTF-16 ``PLAN.json`` with a BOM is refused
+   everywhere, but ``hash``/``validate``/``show`` say ``E_YAML_PARSE: not UTF-8 text (byte
+   0)`` while the daemon's row says ``E_USAGE: cannot convert ...: is not UTF-8 (byte 0)``
+   (``check`` says ``invalid`` with no code). docs/errors.md: ``E_YAML_PARSE`` covers "text that
+   is not UTF-8"; ``E_USAGE`` is "a command was called wrongly".
+3. **show-source-beside-plan-unwarned** (3, fails open for the review):
+   ``test_show_source_beside_plan[show-text, show-json, show-markdown]``. After the source
+   converted and ran, the agent commits an edited ``PLAN.md`` beside the ``PLAN.yml``. ``hash``
+   and ``validate`` of the source print its hash with "warning: PLAN.yml is beside it: the
+   controller runs that file", and ``check`` warns; ``show plans/d-control/PLAN.md`` in every
+   format exits 0 with no warning and renders the edited source's plan as ``Status:
+   pending_approval - waiting to be frozen``, ``Hash: sha256:...  (not frozen)``, a hash the
+   controller will never freeze (the third pass ran nothing of it). docs/formats.md,
+   "Rendering": a source path "is shown as the daemon converts it ... (its hash is the one the
+   controller will freeze ...)"; "Beside an existing PLAN.yml, such files are left alone (notes,
+   not plans)"; round 123's fix of ``show`` for held sources.
+
+Held: UTF-16/32 sources are refused (a NUL at its line and column, or "not UTF-8") and never
+half-converted; a UTF-8 BOM is dropped and the plan runs as written at its predicted hash;
+JSON integers past 2^53, repeated members at the top level and in metadata, trailing commas,
+comments, zero/negative ``timeout_ms`` and 100000-deep arrays are refused with their codes
+(``E_CONVERT_UNSUPPORTED`` "cannot be read safely", no traceback); TOON applies the exact-double
+rule, refuses duplicate header fields, length mismatches, wide rows, bad escapes and deep
+nesting, and keeps ``05``/``1.``/``+5``/``1_000``/``0x10`` as the strings they are; every
+markdown bullet or block a forge shows otherwise (``+``/``1.`` markers, ``__x__``, quotes, a
+definition's hidden title, lazy and hard-break continuations, front matter, a table) is refused
+at its line; closing ``#`` sequences and a TAB after ``##`` read as CommonMark reads them. The
+other plans of the pass went on beside the UTF-16 one; the edited source beside the run plan
+ran nothing.
+
+Seen but not asserted: a Plan Contract ``timeout_ms: 1500.7`` converts to ``timeout:
+1.5007000000000001``; TOON accepts ``\u0041`` in a quoted string (the TOON spec lists only
+``\\ \" \n \r \t``); a heading inside a block quote (``> ## Workflow Config``) is kept as Notes
+text (a forge shows it quoted, so not asserted); a source under 200000 ``[`` in a markdown
+``Parameters`` takes ~5 s to refuse.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from advkit import AGENT, ALICE, Lab, cases, load_yaml, xfail
+from sourcekit import approve_file, md
+from test_round2_execution_kit import shared
+
+# -- sources --------------------------------------------------------------------------------
+
+MD = md("a")
+STEP1 = "### Step 1: Record ok\n"
+PARAMS = '- **Parameters**: {"tag": "a-ok"}\n'
+TIMEOUT = "- **Timeout**: 30s\n"
+WF = "## Workflow Config\n- Parallel Execution: false\n- Error Recovery: false\n"
+SHARED = "## Shared Inputs\n- to: ok@example.com\n"
+OBJ = "## Objective\nRecord a tag\n"
+for _part in (STEP1, PARAMS, TIMEOUT, WF, SHARED, OBJ):
+    assert _part in MD, _part
+
+
+def _pc(args: str, extra: str = "", step_extra: str = "") -> str:
+    """A Plan Contract whose one step calls ``rec`` with ``args`` (JSON text, as written)."""
+    return (
+        '{"plan_version": 1, "skill_id": "s", "goal": "g"' + extra + ', "steps": [{"step_id": "a", '
+        '"tool": "rec", "args": ' + args + step_extra + "}]}"
+    )
+
+
+def _toon(params: str = "      tag: x\n", meta: str = "") -> str:
+    """The task/step plan in TOON, its one step's ``parameters`` lines ``params``."""
+    return (
+        "metadata:\n  title: T\n  objective: O\n" + meta + "tasks[1]{id,name}:\n  task_1,N\n"
+        "steps[1]:\n  - id: s1\n    task_id: task_1\n    action: rec\n    parameters:\n"
+        + params
+        + "shared_inputs: {}\nworkflow_config:\n  parallel_execution: false\n  error_recovery: false\n"
+    )
+
+
+DEEP = "[" * 100000 + "]" * 100000
+PC = _pc('{"tag": "x-ok", "n": 1}')
+
+#: an indented (1-3 spaces) ATX heading: a heading to CommonMark and every forge
+IH_STEP_OBJ = MD.replace(
+    OBJ,
+    OBJ
+    + '\n ### Step 2: Back up first\n- **ID**: step_0\n- **Action**: rec\n- **Parameters**: {"tag": "a-backup"}\n',
+)
+IH_STEP_NOTES = MD.replace(
+    SHARED, "## Notes\nnothing\n\n  ### Step 2: Back up first\n- **Action**: rec\n\n" + SHARED
+)
+IH_WF_NOTES = MD.replace(
+    WF,
+    "## Notes\nx\n\n ## Workflow Config\n- Parallel Execution: false\n- Error Recovery: true\n- Max Retries: 2\n",
+)
+IH_WF_OBJ = MD.replace(WF, "").replace(
+    OBJ,
+    OBJ
+    + "\n   ## Workflow Config\n- Parallel Execution: false\n- Error Recovery: true\n- Max Retries: 2\n",
+)
+IH_SHARED = MD.replace(SHARED, "## Notes\nnothing\n\n   " + SHARED)
+
+#: vid -> (file name, content (str or bytes), want); want is ("refused", code regex, message
+#: regex) or ("converted", check) with check(plan) -> bool
+CONVERT: dict[str, tuple[str, Any, tuple[Any, ...]]] = {
+    # encodings: git shows UTF-16/32 as binary (NULs); a UTF-8 BOM is not shown and harmless
+    "json-utf16le": (
+        "PLAN.json",
+        PC.encode("utf-16-le"),
+        ("refused", "E_CONVERT_UNSUPPORTED", "NUL"),
+    ),
+    "json-utf16be": (
+        "PLAN.json",
+        PC.encode("utf-16-be"),
+        ("refused", "E_CONVERT_UNSUPPORTED", "NUL"),
+    ),
+    "json-utf16-bom": ("PLAN.json", PC.encode("utf-16"), ("refused", "E_[A-Z_]+", "UTF-8")),
+    "json-utf32-bom": ("PLAN.json", PC.encode("utf-32"), ("refused", "E_[A-Z_]+", "UTF-8")),
+    "toon-utf16-bom": (
+        "PLAN.toon",
+        _toon().encode("utf-16"),
+        ("refused", "E_[A-Z_]+", "UTF-8|NUL"),
+    ),
+    "md-utf16-bom": ("PLAN.md", MD.encode("utf-16"), ("refused", "E_[A-Z_]+", "UTF-8|NUL")),
+    "json-utf8-bom": (
+        "PLAN.json",
+        b"\xef\xbb\xbf" + PC.encode(),
+        ("converted", lambda p: _params(p) == {"tag": "x-ok", "n": 1}),
+    ),
+    "toon-utf8-bom": (
+        "PLAN.toon",
+        "\ufeff" + _toon(),
+        ("converted", lambda p: _params(p) == {"tag": "x"}),
+    ),
+    "md-utf8-bom": (
+        "PLAN.md",
+        "\ufeff" + MD,
+        ("converted", lambda p: _params(p) == {"tag": "a-ok"}),
+    ),
+    # JSON numbers and syntax
+    "json-int-2p53-plus1": (
+        "PLAN.json",
+        _pc('{"tag": "x", "n": 9007199254740993}'),
+        ("refused", "E_SCHEMA_INVALID", "2\\^53"),
+    ),
+    "json-int-huge": (
+        "PLAN.json",
+        _pc('{"tag": "x", "n": 12345678901234567890}'),
+        ("refused", "E_SCHEMA_INVALID", "2\\^53"),
+    ),
+    "json-neg-zero-exp": (
+        "PLAN.json",
+        _pc('{"tag": "x", "n": -0, "m": -0.0, "k": 1E2}'),
+        ("converted", lambda p: _params(p) == {"tag": "x", "n": 0, "m": 0, "k": 100}),
+    ),
+    "json-dup-steps": (
+        "PLAN.json",
+        _pc('{"tag": "x"}')[:-1]
+        + ', "steps": [{"step_id": "b", "tool": "rec", "args": {"tag": "evil"}}]}',
+        ("refused", "E_SCHEMA_INVALID", "said twice"),
+    ),
+    "json-dup-metadata": (
+        "PLAN.json",
+        _pc('{"tag": "x"}', extra=', "estimates": {"a": 1, "a": 2}'),
+        ("refused", "E_SCHEMA_INVALID", "said twice"),
+    ),
+    "json-trailing-comma": (
+        "PLAN.json",
+        _pc('{"tag": "x",}'),
+        ("refused", "E_PARSE_NONJSON", "JSON"),
+    ),
+    "json-comment": (
+        "PLAN.json",
+        _pc('{"tag": "x" /* dry_run: false */}'),
+        ("refused", "E_PARSE_NONJSON", "JSON"),
+    ),
+    "json-timeout-ms-zero": (
+        "PLAN.json",
+        _pc('{"tag": "x"}', step_extra=', "timeout_ms": 0'),
+        ("refused", "E_SCHEMA_INVALID", "timeout_ms"),
+    ),
+    "json-timeout-ms-negative": (
+        "PLAN.json",
+        _pc('{"tag": "x"}', step_extra=', "timeout_ms": -5000'),
+        ("refused", "E_SCHEMA_INVALID", "timeout_ms"),
+    ),
+    "json-deep-args": (
+        "PLAN.json",
+        _pc('{"tag": "x", "d": ' + DEEP + "}"),
+        ("refused", "E_CONVERT_UNSUPPORTED", "deep|safely"),
+    ),
+    "json-deep-metadata": (
+        "PLAN.json",
+        _pc('{"tag": "x"}', extra=', "estimates": ' + DEEP),
+        ("refused", "E_CONVERT_UNSUPPORTED", "deep|safely"),
+    ),
+    # TOON: numbers, headers, length markers, delimiters, escapes
+    "toon-int-2p53-plus1": (
+        "PLAN.toon",
+        _toon("      tag: x\n      n: 9007199254740993\n"),
+        ("refused", "E_SCHEMA_INVALID", "2\\^53"),
+    ),
+    "toon-1e400": (
+        "PLAN.toon",
+        _toon("      tag: x\n      n: 1E400\n"),
+        ("refused", "E_SCHEMA_INVALID", "not finite"),
+    ),
+    "toon-number-forms": (
+        "PLAN.toon",
+        _toon(
+            "      tag: x\n      a: 05\n      b: -0\n      c: 1e2\n      d: 1.\n      e: .5\n      f: +5\n      g: 1_000\n      h: 0x10\n      i: -0.0\n      k: 1.0\n"
+        ),
+        (
+            "converted",
+            lambda p: (
+                _params(p)
+                == {
+                    "tag": "x",
+                    "a": "05",
+                    "b": 0,
+                    "c": 100,
+                    "d": "1.",
+                    "e": ".5",
+                    "f": "+5",
+                    "g": "1_000",
+                    "h": "0x10",
+                    "i": 0,
+                    "k": 1,
+                }
+            ),
+        ),
+    ),
+    "toon-tabular-dup-field": (
+        "PLAN.toon",
+        _toon("      tag: x\n      rows[2]{k,k}:\n        a,b\n        c,d\n"),
+        ("refused", "E_SCHEMA_INVALID", "[Dd]uplicate"),
+    ),
+    "toon-length-over": (
+        "PLAN.toon",
+        _toon("      tag: x\n      hosts[3]: a,b\n"),
+        ("refused", "E_SCHEMA_INVALID", "length"),
+    ),
+    "toon-length-under": (
+        "PLAN.toon",
+        _toon("      tag: x\n      hosts[1]: a,b\n"),
+        ("refused", "E_SCHEMA_INVALID", "length"),
+    ),
+    "toon-tabular-row-wide": (
+        "PLAN.toon",
+        _toon("      tag: x\n      rows[1]{a,b}:\n        1,2,3\n"),
+        ("refused", "E_SCHEMA_INVALID", "values"),
+    ),
+    "toon-list-item-dup": (
+        "PLAN.toon",
+        _toon("      tag: x\n      items[1]:\n        - a: 1\n          a: 2\n"),
+        ("refused", "E_SCHEMA_INVALID", "[Dd]uplicate"),
+    ),
+    "toon-length-hash-marker": (
+        "PLAN.toon",
+        _toon("      tag: x\n      hosts[#2]: a,b\n"),
+        ("refused", "E_SCHEMA_INVALID", "bracket|TOON"),
+    ),
+    "toon-bad-escape": (
+        "PLAN.toon",
+        _toon('      tag: "x\\/y"\n'),
+        ("refused", "E_SCHEMA_INVALID", "escape"),
+    ),
+    "toon-pipe-delimiter": (
+        "PLAN.toon",
+        _toon("      tag: x\n      hosts[2|]: a,b|c\n"),
+        ("converted", lambda p: _params(p) == {"tag": "x", "hosts": ["a,b", "c"]}),
+    ),
+    "toon-quoted-header-field": (
+        "PLAN.toon",
+        _toon('      tag: x\n      rows[1]{"a,b",c}:\n        1,2\n'),
+        ("converted", lambda p: _params(p) == {"tag": "x", "rows": [{"a,b": 1, "c": 2}]}),
+    ),
+    "toon-crlf": (
+        "PLAN.toon",
+        _toon("      tag: x\n      dry_run: false\n").replace("\n", "\r\n"),
+        ("converted", lambda p: _params(p) == {"tag": "x", "dry_run": False}),
+    ),
+    "toon-deep-metadata": (
+        "PLAN.toon",
+        _toon(
+            meta="  extra:\n"
+            + "".join("    " + "  " * i + f"k{i}:\n" for i in range(3000))
+            + "    "
+            + "  " * 3000
+            + "v: 1\n"
+        ),
+        ("refused", "E_SCHEMA_INVALID|E_CONVERT_UNSUPPORTED", "deep"),
+    ),
+    # markdown: list markers, bold spellings, quotes, definitions, continuations, front matter
+    "md-plus-bullet": (
+        "PLAN.md",
+        MD.replace(TIMEOUT, "+ **Timeout**: 999s\n"),
+        ("refused", "E_CONVERT_UNSUPPORTED", "line 20"),
+    ),
+    "md-ordered-bullet": (
+        "PLAN.md",
+        MD.replace(TIMEOUT, "1. **Timeout**: 999s\n"),
+        ("refused", "E_CONVERT_UNSUPPORTED", "line 20"),
+    ),
+    "md-underscore-strong": (
+        "PLAN.md",
+        MD.replace(TIMEOUT, "- __Timeout__: 999s\n"),
+        ("refused", "E_CONVERT_UNSUPPORTED", "line 20"),
+    ),
+    "md-colon-in-strong": (
+        "PLAN.md",
+        MD.replace(TIMEOUT, "- **Timeout:** 999s\n"),
+        ("refused", "E_CONVERT_UNSUPPORTED", "line 20"),
+    ),
+    "md-quoted-bullet": (
+        "PLAN.md",
+        MD.replace(TIMEOUT, TIMEOUT + "> - **Retry Count**: 5\n"),
+        ("refused", "E_CONVERT_UNSUPPORTED", "line 21"),
+    ),
+    "md-refdef-hides-bullet": (
+        "PLAN.md",
+        MD.replace(
+            STEP1 + "- **ID**: step_1\n",
+            STEP1 + "[r]: /u '\n- **Timeout**: 1s\n'\n- **ID**: step_1\n",
+        ).replace(TIMEOUT, ""),
+        ("refused", "E_CONVERT_UNSUPPORTED", "line 16"),
+    ),
+    "md-refdef-hides-step": (
+        "PLAN.md",
+        MD.replace("## Steps\n\n", "## Steps\n\n[r]: /u '\n### Step 2: Evil\n'\n\n"),
+        ("refused", "E_CONVERT_UNSUPPORTED", "line 1[67]"),
+    ),
+    "md-lazy-params": (
+        "PLAN.md",
+        MD.replace(PARAMS, '- **Parameters**: {"tag": "a-ok",\n"dry_run": false}\n'),
+        ("refused", "E_CONVERT_UNSUPPORTED|E_SCHEMA_INVALID", "line 20|:19"),
+    ),
+    "md-lazy-shared": (
+        "PLAN.md",
+        MD.replace("- to: ok@example.com\n", "- to: ok@example.com\nevil@example.com\n"),
+        ("refused", "E_CONVERT_UNSUPPORTED", "line 25"),
+    ),
+    "md-hard-break-shared": (
+        "PLAN.md",
+        MD.replace("- to: ok@example.com\n", "- to: ok@example.com  \nevil@example.com\n"),
+        ("refused", "E_CONVERT_UNSUPPORTED", "line 25"),
+    ),
+    "md-front-matter": (
+        "PLAN.md",
+        "---\ntitle: x\nrequires_approval: true\n---\n" + MD,
+        ("refused", "E_PARSE_NONJSON|E_CONVERT_UNSUPPORTED", "PLAN.md"),
+    ),
+    "md-table-shared": (
+        "PLAN.md",
+        MD.replace(
+            "- to: ok@example.com\n", "| name | value |\n|---|---|\n| to | ok@example.com |\n"
+        ),
+        ("refused", "E_CONVERT_UNSUPPORTED", "line 24"),
+    ),
+    "md-backslash-break": (
+        "PLAN.md",
+        MD.replace(TIMEOUT, "- **Timeout**: 30s\\\n"),
+        ("refused", "E_SCHEMA_INVALID|E_CONVERT_UNSUPPORTED", "timeout"),
+    ),
+    "md-closing-hashes-wf": (
+        "PLAN.md",
+        MD.replace(
+            WF,
+            "## Workflow Config ##\n- Parallel Execution: false\n- Error Recovery: true\n- Max Retries: 2\n",
+        ),
+        (
+            "converted",
+            lambda p: (
+                _act(p).get("on_failure") == "retry" and _act(p).get("retry") == {"attempts": 2}
+            ),
+        ),
+    ),
+    "md-closing-hashes-step": (
+        "PLAN.md",
+        MD.replace(STEP1, "### Step 1: Record ok ###\n"),
+        ("converted", lambda p: _act(p).get("why") == "Record: Record ok"),
+    ),
+    "md-tab-after-hashes": (
+        "PLAN.md",
+        MD.replace(WF, WF.replace("## ", "##\t").replace("false\n- Error", "false\n- Error")),
+        ("converted", lambda p: _params(p) == {"tag": "a-ok"}),
+    ),
+    "md-crlf-mixed": (
+        "PLAN.md",
+        MD.replace("## Steps\n", "## Steps\r\n").replace(TIMEOUT, TIMEOUT.replace("\n", "\r\n")),
+        ("converted", lambda p: _act(p).get("timeout") == 30),
+    ),
+    # markdown: an ATX heading indented 1-3 spaces is a heading to CommonMark (and a forge)
+    "md-indented-step-under-objective": (
+        "PLAN.md",
+        IH_STEP_OBJ,
+        ("refused", "E_CONVERT_UNSUPPORTED", "line 6"),
+    ),
+    "md-indented-step-under-notes": (
+        "PLAN.md",
+        IH_STEP_NOTES,
+        ("refused", "E_CONVERT_UNSUPPORTED", r"line \d+"),
+    ),
+    "md-indented-workflow-after-notes": ("PLAN.md", IH_WF_NOTES, ("retries",)),
+    "md-indented-workflow-in-objective": ("PLAN.md", IH_WF_OBJ, ("retries",)),
+    "md-indented-shared-after-notes": ("PLAN.md", IH_SHARED, ("inputs",)),
+    "md-indented-title": (
+        "PLAN.md",
+        MD.replace("# Record plan\n", "  # Record plan\n"),
+        ("converted", lambda p: p["plan"]["name"] == "Record plan"),
+    ),
+    "md-indented-first-step": (
+        "PLAN.md",
+        MD.replace(STEP1, "   " + STEP1),
+        ("converted", lambda p: _params(p) == {"tag": "a-ok"}),
+    ),
+    "md-indented-steps-section": (
+        "PLAN.md",
+        MD.replace("## Steps\n", "  ## Steps\n"),
+        ("converted", lambda p: _params(p) == {"tag": "a-ok"}),
+    ),
+}
+
+# -- the daemon -----------------------------------------------------------------------------
+
+#: slug -> (file, content): committed in one agent commit
+DAEMON: dict[str, tuple[str, Any]] = {
+    "d-control": ("PLAN.md", md("d-control")),
+    "d-bom": ("PLAN.json", b"\xef\xbb\xbf" + _pc('{"tag": "d-bom-ok"}').encode()),
+    "d-utf16": ("PLAN.json", _pc('{"tag": "d-utf16-ok"}').encode("utf-16")),
+    "d-ihstep": (
+        "PLAN.md",
+        md("d-ihstep").replace(
+            OBJ,
+            OBJ
+            + '\n ### Step 2: Back up first\n- **ID**: step_0\n- **Action**: rec\n- **Parameters**: {"tag": "d-ihstep-backup"}\n',
+        ),
+    ),
+    "d-ihwf": (
+        "PLAN.md",
+        md("d-ihwf").replace(
+            WF,
+            "## Notes\nx\n\n ## Workflow Config\n- Parallel Execution: false\n- Error Recovery: true\n- Max Retries: 2\n",
+        ),
+    ),
+}
+CONVERTS = ["d-control", "d-bom", "d-ihstep", "d-ihwf"]
+
+
+def _daemon(lab: Lab, got: dict[str, Any]) -> None:
+    for slug, (name, content) in DAEMON.items():
+        lab.put(f"plans/{slug}/{name}", content)
+    lab.git("add", "-A")
+    lab.git("commit", "-q", "-m", "agent: sources", who=AGENT)
+    pre: dict[str, Any] = {}
+    asks = []
+    for slug in DAEMON:
+        asks.append((slug, "hash", ["hash", f"plans/{slug}"]))
+        asks.append((slug, "validate", ["validate", f"plans/{slug}"]))
+        asks.append((slug, "show-json", ["show", "--format", "json", f"plans/{slug}"]))
+
+    def ask(i: int) -> None:
+        slug, what, argv = asks[i]
+        done = lab.cli(*argv, cwd=lab.repo)
+        pre[f"{slug}:{what}"] = (done.returncode, done.stdout[-3000:], done.stderr[-1500:])
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(ask, range(len(asks))))
+    got["pre"] = pre
+    got["check"] = lab.check_plans("HEAD", ALICE[1], base="HEAD~1")
+    got["pass1"] = lab.run(check=False).returncode
+    got["rows1"] = {k: v for k, v in lab.rows().items() if k.startswith("plans/")}
+    got["tree1"] = lab.git("ls-tree", "-r", "--name-only", "HEAD", "plans")
+    got["frozen"] = {}
+    for slug in CONVERTS:
+        path = lab.repo / "plans" / slug / "PLAN.yml"
+        if path.exists():
+            got["frozen"][slug] = load_yaml(path.read_text(encoding="utf-8"))
+            approve_file(lab, slug)
+    lab.git("add", "-A", "plans")
+    lab.git("commit", "-q", "--allow-empty", "-m", "approve the plans", who=ALICE)
+    got["pass2"] = lab.run(check=False).returncode
+    got["rows2"] = {k: v for k, v in lab.rows().items() if k.startswith("plans/")}
+    got["calls"] = {slug: lab.calls(f"{slug}-ok") for slug in DAEMON}
+    got["calls"]["d-ihstep-backup"] = lab.calls("d-ihstep-backup")
+    # the agent commits a new source beside the converted (and run) plan
+    lab.put("plans/d-control/PLAN.md", md("d-control").replace("d-control-ok", "d-control-evil"))
+    lab.git("add", "-A")
+    lab.git("commit", "-q", "-m", "agent: edit the source", who=AGENT)
+    beside: dict[str, Any] = {}
+    for what, argv in {
+        "hash": ["hash", "plans/d-control/PLAN.md"],
+        "validate": ["validate", "plans/d-control/PLAN.md"],
+        "show-text": ["show", "plans/d-control/PLAN.md"],
+        "show-json": ["show", "--format", "json", "plans/d-control/PLAN.md"],
+        "show-markdown": ["show", "--format", "markdown", "plans/d-control/PLAN.md"],
+        "hash-folder": ["hash", "plans/d-control"],
+    }.items():
+        done = lab.cli(*argv, cwd=lab.repo)
+        beside[what] = (done.returncode, done.stdout[-3000:], done.stderr[-1500:])
+    got["beside"] = beside
+    got["beside_check"] = lab.check("HEAD", ALICE[1], base="HEAD~1").stdout
+    got["pass3"] = lab.run(check=False).returncode
+    got["rows3"] = {k: v for k, v in lab.rows().items() if k.startswith("plans/")}
+    got["evil"] = lab.calls("d-control-evil")
+
+
+def _convert(lab: Lab, folder: Path, name: str, content: Any) -> dict[str, Any]:
+    path = folder / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    done = lab.cli("convert", str(path), cwd=folder)
+    got: dict[str, Any] = {"rc": done.returncode, "err": done.stderr[-2500:], "plan": None}
+    got["out"] = done.stdout[-3000:]
+    if done.returncode == 0 and done.stdout.strip():
+        try:
+            got["plan"] = load_yaml(done.stdout)
+        except Exception as why:
+            got["err"] += f"\n(read back: {why})"
+    return got
+
+
+def _build(root: Path) -> Lab:
+    lab = Lab(root)
+    got: dict[str, Any] = {}
+    jobs = list(CONVERT.items())
+
+    def one(i: int) -> None:
+        vid, (name, content, _) = jobs[i]
+        folder = root / "src" / f"v{i}"
+        folder.mkdir(parents=True)
+        got[vid] = _convert(lab, folder, name, content)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        list(pool.map(one, range(len(jobs))))
+    _daemon(lab, got)
+    lab.got = got  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r125-sources-atk125c", _build)
+
+
+def _act(plan: dict[str, Any] | None) -> dict[str, Any]:
+    return ((plan or {}).get("actions") or [{}])[0]
+
+
+def _params(plan: dict[str, Any] | None) -> dict[str, Any]:
+    return _act(plan).get("params") or {}
+
+
+# -- broken ---------------------------------------------------------------------------------
+
+INDENTED = xfail(
+    "md-indented-heading-read-as-text",
+    "an ATX heading indented 1-3 spaces (a heading to CommonMark and every forge) is read as text of the section above",
+)
+BROKEN: dict[str, Any] = {
+    "md-indented-step-under-objective": INDENTED,
+    "md-indented-step-under-notes": INDENTED,
+    "md-indented-workflow-after-notes": INDENTED,
+    "md-indented-workflow-in-objective": INDENTED,
+    "md-indented-shared-after-notes": INDENTED,
+    "md-indented-title": INDENTED,
+    "md-indented-first-step": INDENTED,
+    "md-indented-steps-section": INDENTED,
+}
+
+
+@pytest.mark.parametrize("vid", cases(list(CONVERT), list(CONVERT), BROKEN))
+def test_convert(lab: Lab, vid: str) -> None:
+    """``plangate convert``: a source git or a forge shows otherwise than the converter reads
+    it is refused with its code and location; one read alike converts to what it shows."""
+    got = lab.got[vid]  # type: ignore[attr-defined]
+    want = CONVERT[vid][2]
+    assert "internal error" not in got["err"] and "Traceback" not in got["err"], got["err"]
+    if want[0] == "refused":
+        assert got["rc"] == 1, (got["rc"], _act(got["plan"]), got["out"][-1500:], got["err"])
+        assert re.search(r"\b(" + want[1] + r")\b", got["err"]), got["err"]
+        assert re.search(want[2], got["err"]), got["err"]
+        return
+    if want[0] == "retries":
+        # the forge shows a Workflow Config section with Error Recovery and Max Retries 2:
+        # the plan retries, or the source is refused at the heading
+        if got["rc"] == 1:
+            assert re.search(r"E_CONVERT_UNSUPPORTED", got["err"]), got["err"]
+            return
+        act = _act(got["plan"])
+        assert act.get("on_failure") == "retry" and act.get("retry") == {"attempts": 2}, (
+            act,
+            got["plan"],
+        )
+        return
+    if want[0] == "inputs":
+        if got["rc"] == 1:
+            assert re.search(r"E_CONVERT_UNSUPPORTED", got["err"]), got["err"]
+            return
+        assert (got["plan"] or {}).get("inputs") == {"to": "ok@example.com"}, got["plan"]
+        return
+    assert got["rc"] == 0 and got["plan"], (got["rc"], got["err"])
+    assert want[1](got["plan"]), got["plan"]
+
+
+# -- daemon ---------------------------------------------------------------------------------
+
+
+def _ran(lab: Lab, slug: str) -> list[Any]:
+    return [json.loads(c["stdin"]) for c in lab.got["calls"][slug]]  # type: ignore[attr-defined]
+
+
+def _row(lab: Lab, slug: str, which: str = "rows2") -> dict[str, Any]:
+    return lab.got[which].get(f"plans/{slug}") or {}  # type: ignore[attr-defined]
+
+
+def _code(row: dict[str, Any]) -> str | None:
+    return (row.get("problem") or {}).get("code")
+
+
+@pytest.mark.parametrize("slug", ["d-control", "d-bom"])
+def test_source_runs_as_predicted(lab: Lab, slug: str) -> None:
+    """A plain source (and a JSON one with a UTF-8 BOM, which no diff shows and no reader
+    keeps) is converted, frozen at the hash ``hash``/``validate``/``show``/``check`` said
+    before the pass, and runs once as written on Alice's approval."""
+    got = lab.got  # type: ignore[attr-defined]
+    rc, out, err = got["pre"][f"{slug}:hash"]
+    assert rc == 0 and out.strip().startswith("sha256:"), (rc, out, err)
+    predicted = out.strip().split()[0]
+    shown = json.loads(got["pre"][f"{slug}:show-json"][1])
+    assert shown["hash"] == predicted, shown.get("hash")
+    assert predicted in got["pre"][f"{slug}:validate"][1], got["pre"][f"{slug}:validate"]
+    assert got["check"].get(f"plans/{slug}", (None,))[0] == "convert", got["check"]
+    assert _row(lab, slug, "rows1").get("frozen_hash") == predicted, _row(lab, slug, "rows1")
+    assert _ran(lab, slug) == [{"tag": f"{slug}-ok"}], _ran(lab, slug)
+
+
+def test_utf16_source_held(lab: Lab) -> None:
+    """A UTF-16 ``PLAN.json`` (git: ``Binary files differ``) is never converted nor run; its
+    row is ``unreadable`` with a code, ``hash``/``validate``/``show`` refuse it, ``check`` says
+    it will not convert, and the other plans of the pass go on."""
+    got = lab.got  # type: ignore[attr-defined]
+    assert _ran(lab, "d-utf16") == []
+    assert "plans/d-utf16/PLAN.yml" not in got["tree1"], got["tree1"]
+    row = _row(lab, "d-utf16", "rows1")
+    assert row.get("status") == "unreadable" and _code(row), row
+    for what in ("hash", "validate", "show-json"):
+        rc, out, err = got["pre"][f"d-utf16:{what}"]
+        assert rc == 1 and "sha256:" not in out and re.search(r"\bE_[A-Z_]+\b", err), (
+            what,
+            rc,
+            out,
+            err,
+        )
+    assert got["check"].get("plans/d-utf16", (None,))[0] in ("invalid", "held"), got["check"]
+    assert _ran(lab, "d-control"), "the other plans of the pass stalled"
+
+
+@xfail(
+    "non-utf8-source-code-split",
+    "hash/validate/show say E_YAML_PARSE (not UTF-8 text), the daemon's row says E_USAGE",
+)
+def test_utf16_source_code_agrees(lab: Lab) -> None:
+    """What ``hash``/``validate``/``show`` say of a source that is not UTF-8 is the code the
+    daemon's row then says (errors.md: text that is not UTF-8 is ``E_YAML_PARSE``)."""
+    got = lab.got  # type: ignore[attr-defined]
+    said = re.search(r"\b(E_[A-Z_]+)\b", got["pre"]["d-utf16:hash"][2])
+    row = _row(lab, "d-utf16", "rows1")
+    assert said and _code(row) == said.group(1), (
+        said and said.group(1),
+        _code(row),
+        row.get("reason"),
+    )
+
+
+@xfail(
+    "md-indented-heading-read-as-text",
+    "a step under an indented ### heading in the objective converted to nothing; the plan ran without it",
+)
+def test_indented_step_held(lab: Lab) -> None:
+    """A ``PLAN.md`` whose objective holds `` ### Step 2: Back up first`` (one space before
+    it: a step heading on every forge) is refused at that line (round 116: a step record
+    under a section kept as text "would never run"): nothing converts or runs."""
+    got = lab.got  # type: ignore[attr-defined]
+    assert "plans/d-ihstep/PLAN.yml" not in got["tree1"], got["frozen"].get("d-ihstep")
+    assert _ran(lab, "d-ihstep") == [], _ran(lab, "d-ihstep")
+    assert _code(_row(lab, "d-ihstep", "rows1")) == "E_CONVERT_UNSUPPORTED", _row(
+        lab, "d-ihstep", "rows1"
+    )
+
+
+def test_indented_step_predicted(lab: Lab) -> None:
+    """Whatever the converter makes of the indented step heading, ``hash``/``check`` say it
+    before the pass: the frozen hash is the one predicted, or both refuse."""
+    got = lab.got  # type: ignore[attr-defined]
+    rc, out, _ = got["pre"]["d-ihstep:hash"]
+    row = _row(lab, "d-ihstep", "rows1")
+    if rc == 0:
+        assert row.get("frozen_hash") == out.strip().split()[0], row
+        assert got["check"]["plans/d-ihstep"][0] == "convert", got["check"]
+    else:
+        assert row.get("status") in ("unreadable", "invalid"), row
+    assert _ran(lab, "d-ihstep-backup") == [], "a step nobody saw ran"
+
+
+@xfail(
+    "md-indented-heading-read-as-text",
+    "a Workflow Config section under an indented ## heading became Notes text; the frozen plan has no retry",
+)
+def test_indented_workflow_frozen_as_shown(lab: Lab) -> None:
+    """A ``PLAN.md`` whose `` ## Workflow Config`` (one space before it) turns Error Recovery
+    on with Max Retries 2 is frozen with that retry, or refused at the heading."""
+    got = lab.got  # type: ignore[attr-defined]
+    plan = got["frozen"].get("d-ihwf")
+    if plan is None:
+        assert _code(_row(lab, "d-ihwf", "rows1")) == "E_CONVERT_UNSUPPORTED", _row(
+            lab, "d-ihwf", "rows1"
+        )
+        return
+    act = _act(plan)
+    assert act.get("on_failure") == "retry" and act.get("retry") == {"attempts": 2}, act
+
+
+def test_source_beside_plan_not_run(lab: Lab) -> None:
+    """A source committed again beside the converted PLAN.yml is a note: nothing of it runs,
+    the plan's row keeps its hash, and ``hash``/``validate`` of the source and ``check`` of
+    the commit warn that the PLAN.yml is what the controller runs."""
+    got = lab.got  # type: ignore[attr-defined]
+    assert got["evil"] == [], got["evil"]
+    assert _row(lab, "d-control", "rows3").get("hash") == _row(lab, "d-control", "rows1").get(
+        "hash"
+    )
+    for what in ("hash", "validate"):
+        rc, out, err = got["beside"][what]
+        assert re.search(r"PLAN\.yml is beside it", err), (what, rc, out, err)
+    assert re.search(r"PLAN\.md is beside PLAN\.yml", got["beside_check"]), got["beside_check"][
+        -2000:
+    ]
+    rc, out, _ = got["beside"]["hash-folder"]
+    assert rc == 0 and out.strip().split()[0] == _row(lab, "d-control", "rows1").get("hash")
+
+
+BESIDE_SHOW = xfail(
+    "show-source-beside-plan-unwarned",
+    "show of a source beside PLAN.yml renders it 'waiting to be frozen' with a hash nothing will freeze, exit 0, no warning",
+)
+
+
+@pytest.mark.parametrize(
+    "what",
+    [pytest.param(w, marks=[BESIDE_SHOW]) for w in ("show-text", "show-json", "show-markdown")],
+)
+def test_show_source_beside_plan(lab: Lab, what: str) -> None:
+    """``show`` of a source beside a PLAN.yml says, as ``hash`` and ``validate`` do, that the
+    controller runs the PLAN.yml (or refuses): never the source's plan alone as "waiting to be
+    frozen" under a hash the controller will never freeze."""
+    rc, out, err = lab.got["beside"][what]  # type: ignore[attr-defined]
+    assert rc != 0 or re.search(r"beside|controller runs|not the plan", out + err), (
+        rc,
+        out[:1500],
+        err,
+    )

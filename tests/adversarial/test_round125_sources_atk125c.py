@@ -464,6 +464,65 @@ CONVERT: dict[str, tuple[str, Any, tuple[Any, ...]]] = {
         MD.replace("## Steps\n", "## Steps\r\n").replace(TIMEOUT, TIMEOUT.replace("\n", "\r\n")),
         ("converted", lambda p: _act(p).get("timeout") == 30),
     ),
+    # markdown: bullets CommonMark reads (indented up to 3, spaces after the marker), rules, fences
+    "md-bullet-indented-1": (
+        "PLAN.md",
+        MD.replace(TIMEOUT, " - **Timeout**: 45s\n"),
+        ("converted", lambda p: _act(p).get("timeout") == 45),
+    ),
+    "md-bullet-indented-3": (
+        "PLAN.md",
+        MD.replace(TIMEOUT, "   - **Timeout**: 45s\n"),
+        ("converted", lambda p: _act(p).get("timeout") == 45),
+    ),
+    "md-bullet-spaces-after-marker": (
+        "PLAN.md",
+        MD.replace(TIMEOUT, "-   **Timeout**: 45s\n"),
+        ("converted", lambda p: _act(p).get("timeout") == 45),
+    ),
+    "md-thematic-break-dashes": (
+        "PLAN.md",
+        MD.replace(TIMEOUT, TIMEOUT + "- - -\n"),
+        ("refused", "E_CONVERT_UNSUPPORTED", "line 21"),
+    ),
+    "md-thematic-break-stars": (
+        "PLAN.md",
+        MD.replace(TIMEOUT, TIMEOUT + "* * *\n"),
+        ("refused", "E_CONVERT_UNSUPPORTED", "line 21"),
+    ),
+    "md-params-in-item-fence": (
+        "PLAN.md",
+        MD.replace(PARAMS, '- **Parameters**:\n  ```json\n  {"tag": "a-ok"}\n  ```\n'),
+        ("refused", "E_SCHEMA_INVALID|E_CONVERT_UNSUPPORTED", "parameters"),
+    ),
+    # a merge's conflict markers committed as they are
+    "md-conflict-in-step": (
+        "PLAN.md",
+        MD.replace(
+            PARAMS,
+            "<<<<<<< HEAD\n"
+            + PARAMS
+            + "=======\n"
+            + PARAMS.replace("a-ok", "a-evil")
+            + ">>>>>>> evil\n",
+        ),
+        ("refused", "E_CONVERT_UNSUPPORTED", "line 19"),
+    ),
+    "md-conflict-in-notes": (
+        "PLAN.md",
+        MD.replace(SHARED, "## Notes\n<<<<<<< HEAD\nx\n=======\ny\n>>>>>>> evil\n\n" + SHARED),
+        ("refused", "E_CONVERT_UNSUPPORTED", "setext"),
+    ),
+    "toon-conflict": (
+        "PLAN.toon",
+        _toon("<<<<<<< HEAD\n      tag: x\n=======\n      tag: y\n>>>>>>> evil\n"),
+        ("refused", "E_SCHEMA_INVALID", "line 11"),
+    ),
+    "json-conflict": (
+        "PLAN.json",
+        _pc('\n<<<<<<< HEAD\n{"tag": "x"}\n=======\n{"tag": "y"}\n>>>>>>> evil\n'),
+        ("refused", "E_PARSE_NONJSON", "line 2"),
+    ),
     # markdown: an ATX heading indented 1-3 spaces is a heading to CommonMark (and a forge)
     "md-indented-step-under-objective": (
         "PLAN.md",
@@ -510,6 +569,7 @@ DAEMON: dict[str, tuple[str, Any]] = {
             + '\n ### Step 2: Back up first\n- **ID**: step_0\n- **Action**: rec\n- **Parameters**: {"tag": "d-ihstep-backup"}\n',
         ),
     ),
+    "d-swap": ("PLAN.md", md("d-swap")),
     "d-ihwf": (
         "PLAN.md",
         md("d-ihwf").replace(
@@ -518,7 +578,7 @@ DAEMON: dict[str, tuple[str, Any]] = {
         ),
     ),
 }
-CONVERTS = ["d-control", "d-bom", "d-ihstep", "d-ihwf"]
+CONVERTS = ["d-control", "d-bom", "d-ihstep", "d-ihwf", "d-swap"]
 
 
 def _daemon(lab: Lab, got: dict[str, Any]) -> None:
@@ -553,10 +613,17 @@ def _daemon(lab: Lab, got: dict[str, Any]) -> None:
             approve_file(lab, slug)
     lab.git("add", "-A", "plans")
     lab.git("commit", "-q", "--allow-empty", "-m", "approve the plans", who=ALICE)
+    # before the pass runs it, the agent replaces Alice's approved d-swap by a new source
+    lab.git("rm", "-q", "plans/d-swap/PLAN.yml")
+    lab.put("plans/d-swap/PLAN.md", md("d-swap").replace("d-swap-ok", "d-swap-evil"))
+    lab.git("add", "-A")
+    lab.git("commit", "-q", "-m", "agent: the plan again, as a source", who=AGENT)
+    got["swap_check"] = lab.check_plans("HEAD", ALICE[1], base="HEAD~1")
     got["pass2"] = lab.run(check=False).returncode
     got["rows2"] = {k: v for k, v in lab.rows().items() if k.startswith("plans/")}
     got["calls"] = {slug: lab.calls(f"{slug}-ok") for slug in DAEMON}
     got["calls"]["d-ihstep-backup"] = lab.calls("d-ihstep-backup")
+    got["calls"]["d-swap-evil"] = lab.calls("d-swap-evil")
     # the agent commits a new source beside the converted (and run) plan
     lab.put("plans/d-control/PLAN.md", md("d-control").replace("d-control-ok", "d-control-evil"))
     lab.git("add", "-A")
@@ -577,6 +644,7 @@ def _daemon(lab: Lab, got: dict[str, Any]) -> None:
     got["pass3"] = lab.run(check=False).returncode
     got["rows3"] = {k: v for k, v in lab.rows().items() if k.startswith("plans/")}
     got["evil"] = lab.calls("d-control-evil")
+    got["swap_late"] = lab.calls("d-swap-ok") + lab.calls("d-swap-evil")
 
 
 def _convert(lab: Lab, folder: Path, name: str, content: Any) -> dict[str, Any]:
@@ -833,3 +901,16 @@ def test_show_source_beside_plan(lab: Lab, what: str) -> None:
         out[:1500],
         err,
     )
+
+
+def test_source_swapped_after_approval(lab: Lab) -> None:
+    """Alice approved the converted ``d-swap``; before any pass ran it, the agent removed the
+    PLAN.yml and committed a new ``PLAN.md`` (another tag). The new source converts to a plan
+    waiting for an approval: neither version runs (two passes), and ``check`` of the commit
+    predicts no run."""
+    got = lab.got  # type: ignore[attr-defined]
+    assert _ran(lab, "d-swap") == [] and _ran(lab, "d-swap-evil") == [] and got["swap_late"] == []
+    assert _row(lab, "d-swap").get("status") == "pending_approval", _row(lab, "d-swap")
+    assert got["swap_check"].get("plans/d-swap", (None,))[0] in ("convert", "none"), got[
+        "swap_check"
+    ]

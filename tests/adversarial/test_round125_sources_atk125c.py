@@ -578,7 +578,48 @@ DAEMON: dict[str, tuple[str, Any]] = {
         ),
     ),
 }
-CONVERTS = ["d-control", "d-bom", "d-ihstep", "d-ihwf", "d-swap"]
+#: params with numbers and text each reader might take otherwise (``1E2``, ``-0.0``, 5e-324,
+#: the largest double, an NFD ``e\u0301``, a surrogate pair, U+2028)
+NUM_ARGS = (
+    '{"tag": "%s", "a": 1E2, "b": -0.0, "c": 0.1, "d": 1.7976931348623157e308, "e": 5e-324, '
+    '"f": "e\\u0301", "g": 1.5e-7, "h": 123456789.125, "i": "\\u00e9", "j": [1.0, 2.50], '
+    '"k": 9007199254740991, "l": -9007199254740991.0, "m": "\\ud83d\\ude00", "n": "a\\u2028b"}'
+)
+NUM_TOON = (
+    "      a: 1E2\n      b: -0.0\n      c: 0.1\n      d: 1.7976931348623157e308\n      e: 5e-324\n"
+    "      g: 1.5e-7\n      h: 123456789.125\n      j[2]: 1.0,2.50\n      k: 9007199254740991\n"
+    '      l: -9007199254740991.0\n      n: "a\\u2028b"\n'
+)
+DAEMON.update(
+    {
+        "d-num-json": (
+            "PLAN.json",
+            '{"plan_version": 1, "goal": "g", "steps": [{"step_id": "a", "tool": "rec", "args": '
+            + NUM_ARGS % "d-num-json-ok"
+            + "}]}",
+        ),
+        "d-num-toon": (
+            "PLAN.toon",
+            _toon("      tag: d-num-toon-ok\n" + NUM_TOON).replace("      tag: x\n", ""),
+        ),
+        "d-num-md": (
+            "PLAN.md",
+            md("d-num-md").replace('{"tag": "d-num-md-ok"}', NUM_ARGS % "d-num-md-ok"),
+        ),
+    }
+)
+NUMS = ["d-num-json", "d-num-toon", "d-num-md"]
+#: sources no reader takes for a plan: refused alike by every predictor and the daemon
+ODD: dict[str, tuple[str, str]] = {
+    "d-odd-list": ("PLAN.json", "[]"),
+    "d-odd-empty": ("PLAN.json", ""),
+    "d-odd-md-empty": ("PLAN.md", ""),
+    "d-odd-toon-root-array": ("PLAN.toon", "[2]: a,b\n"),
+    "d-odd-yaml-list-fence": ("PLAN.md", "```yaml\n- a\n```\n"),
+    "d-odd-steps-object": ("PLAN.json", '{"plan_version": 1, "goal": "g", "steps": {"a": 1}}'),
+}
+DAEMON.update(ODD)
+CONVERTS = ["d-control", "d-bom", "d-ihstep", "d-ihwf", "d-swap", *NUMS]
 
 
 def _daemon(lab: Lab, got: dict[str, Any]) -> None:
@@ -914,3 +955,38 @@ def test_source_swapped_after_approval(lab: Lab) -> None:
     assert got["swap_check"].get("plans/d-swap", (None,))[0] in ("convert", "none"), got[
         "swap_check"
     ]
+
+
+@pytest.mark.parametrize("slug", NUMS)
+def test_numbers_reach_tool_as_shown(lab: Lab, slug: str) -> None:
+    """A JSON, TOON and markdown source holding ``1E2``, ``-0.0``, ``0.1``, the largest double,
+    5e-324, an NFD ``e\u0301``, ``é``, ``[1.0, 2.50]``, +-(2^53-1), a surrogate pair and U+2028:
+    the tool gets exactly the params ``show --format json`` of the source printed before the
+    pass (integral floats as integers, text as written), once, on Alice's approval."""
+    got = lab.got  # type: ignore[attr-defined]
+    rc, out, err = got["pre"][f"{slug}:show-json"]
+    assert rc == 0, (rc, err)
+    shown = json.loads(out)["actions"][0]["params"]
+    ran = _ran(lab, slug)
+    assert ran == [shown], (ran, shown)
+    assert shown["a"] == 100 and shown["b"] == 0 and shown["j"] == [1, 2.5], shown
+    if slug != "d-num-toon":
+        assert shown["f"] == "e\u0301" and shown["m"] == "\U0001f600", shown
+
+
+@pytest.mark.parametrize("slug", list(ODD))
+def test_odd_source_refused_alike(lab: Lab, slug: str) -> None:
+    """A source that is no plan (a JSON list, an empty file, a TOON root array, a fenced YAML
+    list, ``steps`` an object) is refused by ``hash`` with a code, ``check`` says ``invalid``,
+    the daemon's row says the same code, nothing is written, and the pass goes on."""
+    got = lab.got  # type: ignore[attr-defined]
+    rc, out, err = got["pre"][f"{slug}:hash"]
+    said = re.search(r"\b(E_[A-Z_]+)\b", err)
+    assert rc == 1 and "sha256:" not in out and said, (rc, out, err)
+    assert got["check"].get(f"plans/{slug}", (None,))[0] == "invalid", got["check"].get(
+        f"plans/{slug}"
+    )
+    row = _row(lab, slug, "rows1")
+    assert row.get("status") == "unreadable" and _code(row) == said.group(1), (said.group(1), row)
+    assert f"plans/{slug}/PLAN.yml" not in got["tree1"]
+    assert _ran(lab, "d-control"), "the pass stalled"

@@ -619,10 +619,19 @@ ODD: dict[str, tuple[str, str]] = {
     "d-odd-steps-object": ("PLAN.json", '{"plan_version": 1, "goal": "g", "steps": {"a": 1}}'),
 }
 DAEMON.update(ODD)
+#: a 30 KB source whose PLAN.yml, every NFD pair escaped (``e\\u0301``: 3 bytes become 7), is
+#: over the lab's ``limits.max_plan_bytes: 65536``
+BIG_LIMIT = 65536
+DAEMON["d-big"] = (
+    "PLAN.json",
+    '{"plan_version": 1, "goal": "g", "steps": [{"step_id": "a", "tool": "rec", "args": '
+    '{"tag": "d-big-ok", "v": "' + "e\u0301" * 10000 + '"}}]}',
+)
 CONVERTS = ["d-control", "d-bom", "d-ihstep", "d-ihwf", "d-swap", *NUMS]
 
 
 def _daemon(lab: Lab, got: dict[str, Any]) -> None:
+    lab.write_config(extra=f"limits: {{max_plan_bytes: {BIG_LIMIT}}}\n")
     for slug, (name, content) in DAEMON.items():
         lab.put(f"plans/{slug}/{name}", content)
     lab.git("add", "-A")
@@ -633,6 +642,11 @@ def _daemon(lab: Lab, got: dict[str, Any]) -> None:
         asks.append((slug, "hash", ["hash", f"plans/{slug}"]))
         asks.append((slug, "validate", ["validate", f"plans/{slug}"]))
         asks.append((slug, "show-json", ["show", "--format", "json", f"plans/{slug}"]))
+
+    cfg = str(lab.config)
+    asks.append(("d-big", "hash-config", ["hash", "--config", cfg, "plans/d-big"]))
+    asks.append(("d-big", "validate-config", ["validate", "--config", cfg, "plans/d-big"]))
+    asks.append(("d-big", "show-config", ["show", "--quiet", "--config", cfg, "plans/d-big"]))
 
     def ask(i: int) -> None:
         slug, what, argv = asks[i]
@@ -990,3 +1004,29 @@ def test_odd_source_refused_alike(lab: Lab, slug: str) -> None:
     assert row.get("status") == "unreadable" and _code(row) == said.group(1), (said.group(1), row)
     assert f"plans/{slug}/PLAN.yml" not in got["tree1"]
     assert _ran(lab, "d-control"), "the pass stalled"
+
+
+def test_big_source_held(lab: Lab) -> None:
+    """A source under the size limit whose PLAN.yml is over it (escapes take 7 bytes where the
+    source took 3): ``validate --config`` says ``E_PLAN_TOO_LARGE``, ``check`` says ``invalid``,
+    the daemon's row says ``E_PLAN_TOO_LARGE`` and nothing runs."""
+    got = lab.got  # type: ignore[attr-defined]
+    assert len(DAEMON["d-big"][1].encode()) < BIG_LIMIT
+    rc, out, err = got["pre"]["d-big:validate-config"]
+    assert rc == 1 and "E_PLAN_TOO_LARGE" in out + err, (rc, out, err)
+    assert got["check"].get("plans/d-big", (None,))[0] == "invalid", got["check"].get("plans/d-big")
+    row = _row(lab, "d-big", "rows1")
+    assert "E_PLAN_TOO_LARGE" in json.dumps(row), row
+    assert lab.calls("d-big-ok") == []
+
+
+@xfail(
+    "hash-source-ignores-size-limit",
+    "hash --config of a source whose PLAN.yml is over limits.max_plan_bytes prints a hash, exit 0",
+)
+def test_big_source_hash_predicts(lab: Lab) -> None:
+    """``hash --config`` of that source says ``E_PLAN_TOO_LARGE`` and no hash, as it refuses a
+    source whose plan is over ``limits.max_actions``: "``plangate hash`` of a source prints the
+    hash the controller will freeze", and the controller freezes nothing."""
+    rc, out, err = lab.got["pre"]["d-big:hash-config"]  # type: ignore[attr-defined]
+    assert rc == 1 and "sha256:" not in out and "E_PLAN_TOO_LARGE" in err, (rc, out[:200], err)

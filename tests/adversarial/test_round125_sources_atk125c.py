@@ -5,8 +5,9 @@ converts, freezes and runs; a source that cannot be read is refused with its ``E
 never half-converted; the predictions agree with the daemon.
 
 Lab (one, module scope, built once under ``shared``'s lock; the bench's config, approvers
-``alice@example.com``/``*@ops.example.com``, the recorder ``rec``). Part 1, ``plangate convert
-SRC`` (no config) of one source per id (``test_convert``): encodings (UTF-16 LE/BE without a
+``alice@example.com``/``*@ops.example.com``, the recorder ``rec``; for the daemon part the
+config adds ``limits: {max_plan_bytes: 65536}``). Part 1, ``plangate convert SRC`` (no
+config) of one source per id (``test_convert``, 69 ids): encodings (UTF-16 LE/BE without a
 BOM, UTF-16/UTF-32 with one, for JSON, TOON and markdown; a UTF-8 BOM before JSON, TOON and
 markdown); JSON numbers (2^53+1, a 20-digit integer, ``-0``/``-0.0``/``1E2``), ``steps`` said
 twice at the top level, a member said twice in a metadata object (``estimates``), a trailing
@@ -21,33 +22,47 @@ definition whose multi-line title hides a bullet or a ``### Step 2`` heading, a 
 continuation line of ``Parameters`` and of a shared input, a hard line break in a shared
 input, YAML front matter, a table as ``## Shared Inputs``, a trailing backslash after a
 timeout, closing ``##`` sequences on a section and a step heading, a TAB after ``##``, mixed
-CRLF/LF lines; and ATX headings indented one to three spaces (a heading to CommonMark and every
-forge): `` ### Step 2:`` under ``## Objective`` and under ``## Notes``, `` ## Workflow
-Config`` after ``## Notes`` and in the objective, ``   ## Shared Inputs`` after ``## Notes``,
-``  # Record plan``, ``   ### Step 1:``, ``  ## Steps``. Part 2, the daemon: the agent commits
-five sources (a plain ``PLAN.md``, a ``PLAN.json`` with a UTF-8 BOM, a UTF-16 ``PLAN.json``,
-a ``PLAN.md`` with an indented ``### Step 2: Back up first`` in its objective, one with an
-indented ``## Workflow Config`` after ``## Notes``); ``hash``, ``validate``, ``show --format
-json`` of each folder and ``check`` of the commit before the pass; ``run --once``; Alice
-approves every converted plan; a second pass; then the agent commits the plain source again,
-edited (``d-control-evil``), beside its converted and run PLAN.yml: ``hash``/``validate``/
-``show`` (text, JSON, markdown) of the source, ``hash`` of the folder, ``check``, a third pass.
+CRLF/LF lines, bullets indented one and three spaces or with three spaces after the marker,
+``- - -``/``* * *`` rules among a step's bullets, ``Parameters`` in a fence inside the item;
+merge conflict markers committed in a markdown step, in ``## Notes``, in TOON and in JSON; and
+ATX headings indented one to three spaces (a heading to CommonMark and every forge):
+`` ### Step 2:`` under ``## Objective`` and under ``## Notes``, `` ## Workflow Config`` after
+``## Notes`` and in the objective, ``   ## Shared Inputs`` after ``## Notes``, ``  # Record
+plan``, ``   ### Step 1:``, ``  ## Steps``. Part 2, the daemon: the agent commits in one
+commit a plain ``PLAN.md`` (``d-control``), a ``PLAN.json`` with a UTF-8 BOM, a UTF-16
+``PLAN.json``, a ``PLAN.md`` with an indented ``### Step 2: Back up first`` in its objective,
+one with an indented ``## Workflow Config`` after ``## Notes``, ``d-swap``, three sources
+(JSON, TOON, markdown) whose params hold ``1E2 -0.0 0.1``, the largest double, 5e-324, NFD
+``e\u0301``, a surrogate pair, U+2028, six sources that are no plan (a JSON list, an empty
+JSON, an empty markdown, a TOON root array, a fenced YAML list, ``steps`` an object) and a
+30 KB ``PLAN.json`` whose PLAN.yml is 70 KB. Before the pass: ``hash``, ``validate`` and
+``show --format json`` of each folder (``--config`` for the big one) and ``check`` of the
+commit; ``run --once``; Alice approves every converted plan in one commit; the agent then
+removes ``d-swap``'s approved PLAN.yml and commits a new ``PLAN.md`` (another tag) before any
+pass ran it; a second pass; then the agent commits the plain source again, edited
+(``d-control-evil``), beside its converted and run PLAN.yml: ``hash``/``validate``/``show``
+(text, JSON, markdown) of the source, ``hash`` of the folder, ``check``, a third pass.
 
-Ids: ``test_convert[...]`` (one per source, 59): refused with its code and located message,
-or converted to exactly what it shows. ``test_source_runs_as_predicted[d-control|d-bom]``: the
-predicted hash is the frozen one, ``check`` said ``convert``, it ran once as written.
-``test_utf16_source_held``/``test_utf16_source_code_agrees``: never converted nor run, a code on
-its row and from every predictor, the same code. ``test_indented_step_held``/
-``test_indented_step_predicted``/``test_indented_workflow_frozen_as_shown``: the daemon's
-reading of indented headings. ``test_source_beside_plan_not_run`` and
+Ids: ``test_convert[...]`` (69): refused with its code and located message, or converted to
+exactly what it shows. ``test_source_runs_as_predicted[d-control|d-bom]``: the predicted hash
+is the frozen one, ``check`` said ``convert``, it ran once as written.
+``test_numbers_reach_tool_as_shown[d-num-json|d-num-toon|d-num-md]``: the tool's stdin equals
+what ``show`` printed. ``test_odd_source_refused_alike[...]`` (6): ``hash``, ``check`` and the
+row agree on the code, nothing written, the pass goes on. ``test_utf16_source_held``/
+``test_utf16_source_code_agrees``, ``test_big_source_held``/``test_big_source_hash_predicts``:
+never converted nor run, and every predictor says so with the row's code.
+``test_indented_step_held``/``test_indented_step_predicted``/
+``test_indented_workflow_frozen_as_shown``: the daemon's reading of indented headings.
+``test_source_swapped_after_approval``: a new source replacing an approved plan waits for a
+new approval. ``test_source_beside_plan_not_run`` and
 ``test_show_source_beside_plan[show-text|show-json|show-markdown]``: a source beside a
 converted plan is a note, and every reader says so.
 
-Seen (round 125: 70 ids, 56 passed, 14 xfailed (strict); ~24 s wall with ``-n 1``). 3 classes
-broke.
+Seen (round 125: 92 ids, 77 passed, 15 xfailed (strict); ~25 s wall with ``-n 1`` on a
+shared box). 4 classes broke.
 
-1. **md-indented-heading-read-as-text** (10; fails open for the review, closed for the steps:
-   a step and settings the reviewer reads are dropped, nothing unseen runs):
+1. **md-indented-heading-read-as-text** (10; fails open for the review, closed for what
+   runs: a step and settings the reviewer reads are dropped, nothing unseen runs):
    ``test_convert[md-indented-step-under-objective, md-indented-step-under-notes,
    md-indented-workflow-after-notes, md-indented-workflow-in-objective,
    md-indented-shared-after-notes, md-indented-title, md-indented-first-step,
@@ -58,17 +73,20 @@ broke.
    Objective`` or ``## Notes`` converts (exit 0) into ``plan.task``/``metadata.source.sections``
    text, where round 116's rule refuses the unindented record ("would never run"): in the
    daemon the plan converted, froze at the predicted hash and ran ``d-ihstep-ok`` on Alice's
-   approval, the backup step a reviewer read before it never existed. `` ## Workflow Config``
+   approval; the backup step a reviewer read before it never existed. `` ## Workflow Config``
    with ``Error Recovery: true``/``Max Retries: 2`` after ``## Notes`` or inside the objective
    becomes text: the plan (and the daemon's frozen ``d-ihwf``) has no ``on_failure: retry``.
    ``   ## Shared Inputs`` after ``## Notes`` becomes Notes text: the plan has no ``inputs``
    (a ``$<inputs.to>`` then fails ``E_REF_UNKNOWN`` in the converted PLAN.yml, far from the
    line). ``  # Record plan``, ``   ### Step 1:`` and ``  ## Steps`` are refused, but with
    the wrong problem (``title`` is empty, "text before the first ### heading", task fields
-   unknown). docs/formats.md, "A source is read as git shows it": "a markdown heading is read
-   as CommonMark reads one"; "A ``### Step N:`` or ``### Task N:`` record under ``##
-   Objective`` or any other section kept as text is ``E_CONVERT_UNSUPPORTED`` at its line: it
-   reads as a step and would never run"; "Nothing is dropped silently".
+   unknown). In a section whose bullets are read (Steps, Tasks, Shared Inputs, Workflow
+   Config) the indented heading line is refused ("expected ``- **Field**: value``"), so
+   nothing a reviewer does not see is read. docs/formats.md, "A source is read as git shows
+   it": "a markdown heading is read as CommonMark reads one"; "A ``### Step N:`` or ``### Task
+   N:`` record under ``## Objective`` or any other section kept as text is
+   ``E_CONVERT_UNSUPPORTED`` at its line: it reads as a step and would never run"; "Nothing is
+   dropped silently".
 2. **non-utf8-source-code-split** (1, fails closed, the code differs):
    ``test_utf16_source_code_agrees``. A UTF-16 ``PLAN.json`` with a BOM is refused
    everywhere, but ``hash``/``validate``/``show`` say ``E_YAML_PARSE: not UTF-8 text (byte
@@ -86,25 +104,44 @@ broke.
    "Rendering": a source path "is shown as the daemon converts it ... (its hash is the one the
    controller will freeze ...)"; "Beside an existing PLAN.yml, such files are left alone (notes,
    not plans)"; round 123's fix of ``show`` for held sources.
+4. **hash-source-ignores-size-limit** (1, fails open for the prediction):
+   ``test_big_source_hash_predicts``. A 30 KB ``PLAN.json`` whose converted PLAN.yml is 70 KB
+   (each raw ``e<U+0301>``, 3 bytes, is written ``e\u0301``, 7) under ``limits.max_plan_bytes:
+   65536``: ``validate --config`` says ``E_PLAN_TOO_LARGE``, ``check`` says ``invalid``, the
+   daemon's row says ``E_PLAN_TOO_LARGE`` and nothing runs; ``hash --config`` prints
+   ``sha256:...`` and exits 0 (it refuses a source whose plan is over ``max_actions``:
+   ``E_LIMIT_EXCEEDED``, exit 1). docs/formats.md: "``plangate hash`` of a source prints the hash
+   the controller will freeze"; plan-format.md: "the hash of the PLAN.yml it converts to, the
+   one the controller will freeze". (``hash --config`` of a plain PLAN.yml over the limit also
+   prints its hash, so this may be ``hash`` not asking the byte limit at all.)
 
 Held: UTF-16/32 sources are refused (a NUL at its line and column, or "not UTF-8") and never
-half-converted; a UTF-8 BOM is dropped and the plan runs as written at its predicted hash;
-JSON integers past 2^53, repeated members at the top level and in metadata, trailing commas,
-comments, zero/negative ``timeout_ms`` and 100000-deep arrays are refused with their codes
-(``E_CONVERT_UNSUPPORTED`` "cannot be read safely", no traceback); TOON applies the exact-double
-rule, refuses duplicate header fields, length mismatches, wide rows, bad escapes and deep
-nesting, and keeps ``05``/``1.``/``+5``/``1_000``/``0x10`` as the strings they are; every
-markdown bullet or block a forge shows otherwise (``+``/``1.`` markers, ``__x__``, quotes, a
-definition's hidden title, lazy and hard-break continuations, front matter, a table) is refused
-at its line; closing ``#`` sequences and a TAB after ``##`` read as CommonMark reads them. The
-other plans of the pass went on beside the UTF-16 one; the edited source beside the run plan
-ran nothing.
+half-converted, and the other plans of the pass go on; a UTF-8 BOM is dropped and the plan
+runs as written at its predicted hash; JSON integers past 2^53, repeated members at the top
+level and in metadata, trailing commas, comments, zero/negative ``timeout_ms`` and
+100000-deep arrays are refused with their codes (``E_CONVERT_UNSUPPORTED`` "cannot be read
+safely", no traceback); TOON applies the exact-double rule, refuses duplicate header fields,
+length mismatches, wide rows, bad escapes and deep nesting, and keeps ``05``/``1.``/``+5``/
+``1_000``/``0x10`` as the strings they are; every markdown bullet or block a forge shows
+otherwise (``+``/``1.`` markers, ``__x__``, quotes, a definition's hidden title, lazy and
+hard-break continuations, front matter, a table, thematic breaks, a fence in an item,
+conflict markers) is refused at its line; closing ``#`` sequences, a TAB after ``##``,
+indented bullets and wide marker spacing read as CommonMark reads them; numbers and text
+reach the tool exactly as ``show`` printed them in all three formats; sources that are no
+plan get one code from ``hash``, ``check`` and the row; a source replacing an approved,
+not-yet-run PLAN.yml converts to a plan waiting for a new approval and neither version ran;
+the edited source beside the run plan ran nothing, and ``hash``/``validate``/``check`` warn.
 
 Seen but not asserted: a Plan Contract ``timeout_ms: 1500.7`` converts to ``timeout:
 1.5007000000000001``; TOON accepts ``\u0041`` in a quoted string (the TOON spec lists only
 ``\\ \" \n \r \t``); a heading inside a block quote (``> ## Workflow Config``) is kept as Notes
 text (a forge shows it quoted, so not asserted); a source under 200000 ``[`` in a markdown
-``Parameters`` takes ~5 s to refuse.
+``Parameters`` takes ~5 s to refuse; ``hash`` of a one-line ``PLAN.json`` whose plan is over
+``max_actions`` says ``plans/x/PLAN.json:10: E_LIMIT_EXCEEDED`` (line 10 of the PLAN.yml it
+becomes, under the source's name), and the daemon commits such a conversion and then marks it
+``invalid`` (row ``problem`` null, the code only in ``reason``); a shared input
+``- to:    ok   @example.com`` converts with its inner spaces (a browser shows one); TOON
+``dry_run:`` with no value converts to ``{}``.
 """
 
 from __future__ import annotations

@@ -153,7 +153,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, cases, load_yaml, xfail
+from advkit import AGENT, ALICE, Lab, cases, load_yaml
 from sourcekit import approve_file, md
 from test_round2_execution_kit import shared
 
@@ -584,10 +584,31 @@ CONVERT: dict[str, tuple[str, Any, tuple[Any, ...]]] = {
         MD.replace(STEP1, "   " + STEP1),
         ("converted", lambda p: _params(p) == {"tag": "a-ok"}),
     ),
+    # fix126s: two spaces after the task's last bullet and a blank line continue that item
+    # (its text starts at column 2): a heading inside the list item to CommonMark (and the
+    # forge's <li>), no section; refused at its line. One space makes the section.
     "md-indented-steps-section": (
         "PLAN.md",
         MD.replace("## Steps\n", "  ## Steps\n"),
+        (
+            "refused",
+            "E_CONVERT_UNSUPPORTED",
+            r"line 13: `## Steps` is a heading inside a list item",
+        ),
+    ),
+    "md-indented-steps-section-1": (
+        "PLAN.md",
+        MD.replace("## Steps\n", " ## Steps\n"),
         ("converted", lambda p: _params(p) == {"tag": "a-ok"}),
+    ),
+    "md-quoted-workflow-in-notes": (
+        "PLAN.md",
+        MD.replace(WF, "## Notes\nx\n\n> ## Workflow Config\n- Error Recovery: true\n"),
+        (
+            "refused",
+            "E_CONVERT_UNSUPPORTED",
+            r"line \d+: `> ## Workflow Config` is a heading inside a block quote",
+        ),
     ),
 }
 
@@ -786,20 +807,8 @@ def _params(plan: dict[str, Any] | None) -> dict[str, Any]:
 
 # -- broken ---------------------------------------------------------------------------------
 
-INDENTED = xfail(
-    "md-indented-heading-read-as-text",
-    "an ATX heading indented 1-3 spaces (a heading to CommonMark and every forge) is read as text of the section above",
-)
-BROKEN: dict[str, Any] = {
-    "md-indented-step-under-objective": INDENTED,
-    "md-indented-step-under-notes": INDENTED,
-    "md-indented-workflow-after-notes": INDENTED,
-    "md-indented-workflow-in-objective": INDENTED,
-    "md-indented-shared-after-notes": INDENTED,
-    "md-indented-title": INDENTED,
-    "md-indented-first-step": INDENTED,
-    "md-indented-steps-section": INDENTED,
-}
+#: Fixed (fix126s): md-indented-heading-read-as-text (see the docstring).
+BROKEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("vid", cases(list(CONVERT), list(CONVERT), BROKEN))
@@ -889,10 +898,6 @@ def test_utf16_source_held(lab: Lab) -> None:
     assert _ran(lab, "d-control"), "the other plans of the pass stalled"
 
 
-@xfail(
-    "non-utf8-source-code-split",
-    "hash/validate/show say E_YAML_PARSE (not UTF-8 text), the daemon's row says E_USAGE",
-)
 def test_utf16_source_code_agrees(lab: Lab) -> None:
     """What ``hash``/``validate``/``show`` say of a source that is not UTF-8 is the code the
     daemon's row then says (errors.md: text that is not UTF-8 is ``E_YAML_PARSE``)."""
@@ -906,10 +911,6 @@ def test_utf16_source_code_agrees(lab: Lab) -> None:
     )
 
 
-@xfail(
-    "md-indented-heading-read-as-text",
-    "a step under an indented ### heading in the objective converted to nothing; the plan ran without it",
-)
 def test_indented_step_held(lab: Lab) -> None:
     """A ``PLAN.md`` whose objective holds `` ### Step 2: Back up first`` (one space before
     it: a step heading on every forge) is refused at that line (round 116: a step record
@@ -936,10 +937,6 @@ def test_indented_step_predicted(lab: Lab) -> None:
     assert _ran(lab, "d-ihstep-backup") == [], "a step nobody saw ran"
 
 
-@xfail(
-    "md-indented-heading-read-as-text",
-    "a Workflow Config section under an indented ## heading became Notes text; the frozen plan has no retry",
-)
 def test_indented_workflow_frozen_as_shown(lab: Lab) -> None:
     """A ``PLAN.md`` whose `` ## Workflow Config`` (one space before it) turns Error Recovery
     on with Max Retries 2 is frozen with that retry, or refused at the heading."""
@@ -973,16 +970,7 @@ def test_source_beside_plan_not_run(lab: Lab) -> None:
     assert rc == 0 and out.strip().split()[0] == _row(lab, "d-control", "rows1").get("hash")
 
 
-BESIDE_SHOW = xfail(
-    "show-source-beside-plan-unwarned",
-    "show of a source beside PLAN.yml renders it 'waiting to be frozen' with a hash nothing will freeze, exit 0, no warning",
-)
-
-
-@pytest.mark.parametrize(
-    "what",
-    [pytest.param(w, marks=[BESIDE_SHOW]) for w in ("show-text", "show-json", "show-markdown")],
-)
+@pytest.mark.parametrize("what", ["show-text", "show-json", "show-markdown"])
 def test_show_source_beside_plan(lab: Lab, what: str) -> None:
     """``show`` of a source beside a PLAN.yml says, as ``hash`` and ``validate`` do, that the
     controller runs the PLAN.yml (or refuses): never the source's plan alone as "waiting to be
@@ -1057,10 +1045,6 @@ def test_big_source_held(lab: Lab) -> None:
     assert lab.calls("d-big-ok") == []
 
 
-@xfail(
-    "hash-source-ignores-size-limit",
-    "hash --config of a source whose PLAN.yml is over limits.max_plan_bytes prints a hash, exit 0",
-)
 def test_big_source_hash_predicts(lab: Lab) -> None:
     """``hash --config`` of that source says ``E_PLAN_TOO_LARGE`` and no hash, as it refuses a
     source whose plan is over ``limits.max_actions``: "``plangate hash`` of a source prints the

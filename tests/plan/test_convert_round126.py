@@ -157,3 +157,10 @@ def test_a_source_is_read_once_with_one_code() -> None:
     with pytest.raises(PlanTooLarge, match=str(MAX_SOURCE_BYTES)):
         source_text(b" " * (MAX_SOURCE_BYTES + 1))
     assert source_text(b"{}") == "{}"
+
+
+def test_text_before_the_title_is_refused_at_its_line() -> None:
+    """``    # Fake`` four spaces in is a code block a forge shows above the title: refused
+    at its line, never dropped (it stood before every section)."""
+    said = _refused("    # Fake title\n\n" + MD)
+    assert "line 1: '# Fake title' stands before the `# ` title" in said, said

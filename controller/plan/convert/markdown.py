@@ -239,7 +239,23 @@ def _sections(
             out.append((heading.level, heading.text, number, []))
         elif out:
             out[-1][3].append((number, line))
+        elif line.strip() and ("title",) not in ctx.lines:
+            _before_title(number, line, ctx)
     return out
+
+
+def _before_title(number: int, line: str, ctx: Ctx) -> None:
+    """Refuse what stands before the first heading (the ``# `` title) at its line, once: it
+    belongs to no section, and a forge shows it at the top of the plan (``    # Title``
+    four spaces in is a code block there, and the title another heading below it)."""
+    loc: Loc = ("title",)
+    ctx.lines[loc] = number
+    ctx.unsupported(
+        loc,
+        f"line {number}: {first_line(line, 60)!r} stands before the `# ` title, where this "
+        "reader reads nothing: a reviewer reads it as part of the plan",
+        "start the file with its `# Title` line (at most three spaces before the `#`)",
+    )
 
 
 def _contained(heading: commonmark.Heading, line: str, ctx: Ctx) -> None:

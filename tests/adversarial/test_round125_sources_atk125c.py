@@ -130,7 +130,9 @@ and a blank line) is such a heading: CommonMark, and a forge's ``<li>``, put it 
 list item, so its want is now "refused at line 13, inside a list item" (the attacker's
 "converted" assumed a top-level heading); ``md-indented-steps-section-1`` (one space, a
 top-level heading) converts, and ``md-quoted-workflow-in-notes`` is refused. The markdown
-plan detection (``source._MD_PLAN``) allows the indentation too. 2. The daemon's
+plan detection (``source._MD_PLAN``) allows the indentation too, and text before the first
+heading (``    # Title``, a code block above the title) is refused at its line
+(``markdown._before_title``; it had been dropped). 2. The daemon's
 ``service.sources.convert_source`` decoded a source itself (``E_USAGE``); it and
 ``discovery.converted_source`` now share :func:`controller.plan.discovery.source_text`
 (``E_YAML_PARSE`` not UTF-8, ``E_PLAN_TOO_LARGE`` over 4 MiB), so the row and ``check``

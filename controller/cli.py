@@ -42,7 +42,7 @@ HANDLERS: dict[str, Handler] = {
         "controller.commands.freeze:freeze",
         lambda a: {**_common(a), "paths": a.paths, "check": a.check},
     ),
-    "hash": ("controller.commands.hash:hash_plan", lambda a: {"path": a.path}),
+    "hash": ("controller.commands.hash:hash_plan", lambda a: {**_common(a), "path": a.path}),
     "show": (
         "controller.commands.show:show",
         lambda a: {

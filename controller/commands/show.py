@@ -59,6 +59,7 @@ def show(
         view = rendering.plan_view(plan, config, _review(plan, config), redactor)
     if source:
         view["converted_from"] = plan_file.name
+        warning = _source_warning(plan_file, view, config, warning)
     held = _held_status(plan, config) if config is not None else None
     if held is not None:  # the controller's status, not one it ignored (round 82)
         status, why = held
@@ -77,6 +78,27 @@ def show(
     else:
         print(rendering.to_text(view, level, color=sys.stdout.isatty()))  # type: ignore[arg-type]
     return 0
+
+
+def _source_warning(
+    path: Path, view: dict[str, Any], config: Any, warning: str | None
+) -> str | None:
+    """A source's warning as ``hash`` and ``validate`` give it
+    (:func:`controller.plan.discovery.discovery_warning`), said on stderr too, and beside a
+    PLAN.yml the view's reason: the source is a note, never converted, frozen nor run (round
+    125, ``show-source-beside-plan-unwarned``: it showed "waiting to be frozen" under a hash
+    nothing would freeze). ``warning``: the record's, joined."""
+    from controller.display import visible
+    from controller.plan.discovery import discovery_warning, plan_beside
+
+    said = discovery_warning(path, config)
+    if said is None:
+        return warning
+    print(f"{visible(str(path))}: warning: {visible(said)}", file=sys.stderr)
+    beside = plan_beside(path)
+    if beside is not None:
+        view["reason"] = f"not the plan: the controller runs {beside} and never converts this"
+    return "; ".join(w for w in (warning, said) if w)
 
 
 def _held_status(plan: Any, config: Any) -> tuple[str, str] | None:

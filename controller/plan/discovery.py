@@ -14,7 +14,14 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from controller.errors import ConvertFailed, PlangateError, Problem, UsageError
+from controller.errors import (
+    ConvertFailed,
+    PlangateError,
+    PlanTooLarge,
+    Problem,
+    UsageError,
+    YamlParseError,
+)
 from controller.plan import nested
 from controller.plan.plans import PLAN_FILES, SOURCE_FILES, LoadedPlan, read_bounded, too_large
 
@@ -38,6 +45,24 @@ class Holds(Protocol):
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
 
 
+def source_text(data: bytes, size: int | None = None) -> str:
+    """A plan source's bytes as its text, the one reading of the pass, its status row,
+    ``check``, ``hash``, ``validate`` and ``show``: over :data:`MAX_SOURCE_BYTES` is
+    ``E_PLAN_TOO_LARGE``, bytes that are not UTF-8 ``E_YAML_PARSE`` (docs/errors.md: "text
+    that is not UTF-8"; round 125, ``non-utf8-source-code-split``: a UTF-16 ``PLAN.json``
+    was ``E_YAML_PARSE`` to ``hash`` and ``E_USAGE`` on its row). ``size``: the file's
+    size where ``data`` is only the bounded read of it."""
+    size = max(size or 0, len(data))
+    if size > MAX_SOURCE_BYTES:
+        raise PlanTooLarge(too_large(size, MAX_SOURCE_BYTES).message)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise YamlParseError(
+            f"not UTF-8 text (byte {exc.start})", remedy="save it as UTF-8"
+        ) from None
+
+
 def discovery_warning(file: Path, config: Config | None) -> str | None:
     """Why the controller would not read ``file`` and where it expects it, or None."""
     plans_dir = config.plans_dir if config is not None else "plans"
@@ -55,10 +80,10 @@ def discovery_warning(file: Path, config: Config | None) -> str | None:
     inside = base == path.parent or base in path.parents
     expected = (path.parent if inside else base / path.parent.name) / "PLAN.yml"
     if path.name in SOURCE_FILES:
-        beside = [name for name in PLAN_FILES if (path.parent / name).exists()]
-        if beside:
+        beside = plan_beside(path)
+        if beside is not None:
             return (
-                f"{beside[0]} is beside it: the controller runs that file and converts no "
+                f"{beside} is beside it: the controller runs that file and converts no "
                 "source in its folder"
             )
     elif path.name not in PLAN_FILES:
@@ -76,6 +101,15 @@ def discovery_warning(file: Path, config: Config | None) -> str | None:
             f"expected {expected}"
         )
     return None
+
+
+def plan_beside(path: Path) -> str | None:
+    """The plan file (``PLAN.yml``, ``PLAN.yaml``) in the folder of the source ``path``, or
+    None: beside one, the source is a note the controller never converts nor runs (the
+    daemon's verdict, :func:`controller.plan.names.source_verdict`). ``hash``, ``validate``
+    and ``show`` of the source warn by it (round 125, ``show-source-beside-plan-unwarned``:
+    ``show`` rendered the edited source as a plan "waiting to be frozen")."""
+    return next((name for name in PLAN_FILES if (path.parent / name).exists()), None)
 
 
 def _folder(path: Path, config: Config | None) -> str:
@@ -162,11 +196,9 @@ def converted_source(
         raise UsageError(
             f"{path}: {exc.strerror}", remedy="give a readable plan file", quotes=(str(path),)
         ) from None
-    if len(data) > MAX_SOURCE_BYTES:
-        size = max(path.stat().st_size, len(data))
-        return LoadedPlan(path, "", problems=[too_large(size, MAX_SOURCE_BYTES)]), {}
     try:
-        text = data.decode("utf-8")
+        size = path.stat().st_size if len(data) > MAX_SOURCE_BYTES else None
+        text = source_text(data, size)
         conversion = convert_text(text, path.name, nested_base=_folder(path, config), verify=False)
         # its nested plans as its convert commit writes them (round 121): read beside it
         written = {f"{child}/PLAN.yml": body.encode("utf-8") for child, body in conversion.children}
@@ -176,9 +208,6 @@ def converted_source(
         with nested.writing(written):
             plan = validate_text(conversion.text, path.parent / "PLAN.yml", config)
         check_reads_back(plan.data if plan.doc is not None else None, conversion.data, path.name)
-    except UnicodeDecodeError as exc:
-        problem = Problem("E_YAML_PARSE", f"not UTF-8 text (byte {exc.start})")
-        return LoadedPlan(path, "", problems=[problem]), {}
     except ConvertFailed as exc:
         return LoadedPlan(path, "", problems=list(exc.problems)), {}
     except PlangateError as exc:

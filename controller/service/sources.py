@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from controller.display import visible
 from controller.git.twins import FolderTwins
-from controller.plan.discovery import MAX_SOURCE_BYTES
+from controller.plan.discovery import MAX_SOURCE_BYTES as MAX_SOURCE_BYTES
 from controller.plan.names import RECORD_FILES, plan_file_claims, source_claims
 from controller.plan.names import source_verdict as source_verdict
 from controller.plan.plans import PLAN_FILES, SOURCE_FILES
@@ -397,17 +397,11 @@ def is_source(path: str) -> bool:
 
 def convert_source(plan_id: str, source: str, data: bytes, delete_source: bool) -> Converted:
     """The convert commit's files for ``source`` (raises the conversion's error)."""
-    from controller.errors import UsageError
     from controller.plan.convert import convert_text
+    from controller.plan.discovery import source_text
 
-    if len(data) > MAX_SOURCE_BYTES:
-        raise UsageError(f"{source} is over {MAX_SOURCE_BYTES} bytes", remedy="split the plan")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(
-            f"{source} is not UTF-8 (byte {exc.start})", remedy="save it as UTF-8"
-        ) from None
+    # the readers' own reading: its code and words on the row are theirs (round 125)
+    text = source_text(data)
     conversion = convert_text(text, PurePosixPath(source).name, nested_base=plan_id)
     files: dict[str, bytes | None] = {f"{plan_id}/PLAN.yml": conversion.text.encode("utf-8")}
     for child, child_text in conversion.children:

@@ -6,6 +6,9 @@ among the converters, imported on first use (CLI start-up); strikethrough on, as
 It answers two questions for the markdown readers (:mod:`.markdown`, a model's reply in
 :mod:`.source`), so that they never decide them by a scan of their own:
 
+- which lines are headings: an ATX heading is ``#``s indented at most three spaces (round
+  126: `` ## Workflow Config`` is a section to every forge), and one inside a block quote or
+  a list item belongs to it, :attr:`Rendered.headings`;
 - which lines are fenced code: a fence opens and closes exactly where CommonMark says (a
   closing fence has no info string, at least as many of the opener's character, indented at
   most 3 spaces; a TAB or 4 spaces before ```` ``` ```` makes no fence), :func:`read`;
@@ -48,6 +51,25 @@ class Fence:
         return range(self.start, self.end + 1)
 
 
+@dataclass(frozen=True)
+class Heading:
+    """One ATX heading as CommonMark reads it (its line 1-based, as git numbers them)."""
+
+    line: int
+    #: how many ``#``s: 1 for ``# Title``, 2 for a section, 3 for a record
+    level: int
+    #: its inline text as written, without the ``#``s, the indentation and a closing sequence
+    text: str
+    #: the innermost block quote or list item holding it, as ``(what, first line)``, what
+    #: ``"a block quote"`` or ``"a list item"``: a part of it, no heading of the document's
+    #: own; None for a heading at the top of the document
+    inside: tuple[str, int] | None = None
+
+    @property
+    def nested(self) -> bool:
+        return self.inside is not None
+
+
 @dataclass
 class Rendered:
     """A markdown document as CommonMark reads it: its fences, and the markdown-it ``env``
@@ -61,6 +83,8 @@ class Rendered:
     setext: list[int] = field(default_factory=list)
     #: every line of a link reference definition (``[r]: /u 'title'``): a forge shows none
     definitions: set[int] = field(default_factory=set)
+    #: each line that is an ATX heading -> the heading (a setext one is in :attr:`setext`)
+    headings: dict[int, Heading] = field(default_factory=dict)
 
     def code(self) -> list[Fence]:
         """Every code block, fenced or indented, in the order of the document."""
@@ -98,7 +122,30 @@ def read(text: str) -> Rendered:
     definitions = {
         line for t in tokens if t.type == "definition" and t.map for line in _lines_of(t.map)
     }
-    return Rendered(fences, env, indented, setext, definitions)
+    return Rendered(fences, env, indented, setext, definitions, _headings(tokens))
+
+
+def _headings(tokens: list[Token]) -> dict[int, Heading]:
+    """Every ATX heading of the document by its line: its ``heading_open`` token, whose
+    markup is its ``#``s, and the inline token after it, which holds its text; with the
+    innermost block quote or list item open around it."""
+    out: dict[int, Heading] = {}
+    open_: list[tuple[str, int]] = []
+    for at, token in enumerate(tokens):
+        if token.type in _CONTAINERS:
+            open_.append((_CONTAINERS[token.type], (token.map or (0, 0))[0] + 1))
+        elif token.type in ("blockquote_close", "list_item_close"):
+            open_.pop()
+        elif token.type == "heading_open" and token.markup.startswith("#") and token.map:
+            line = token.map[0] + 1
+            text = tokens[at + 1].content
+            inside = open_[-1] if open_ else None
+            out[line] = Heading(line, len(token.markup), text, inside)
+    return out
+
+
+#: The containers a heading may stand in, by their opening token.
+_CONTAINERS = {"blockquote_open": "a block quote", "list_item_open": "a list item"}
 
 
 def _setext(token: Token) -> bool:

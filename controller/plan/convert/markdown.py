@@ -8,7 +8,9 @@ its line; other ``##`` sections are kept as text in the plan's metadata.
 
 Its blocks are CommonMark's, the ones a forge renders (round 117): a setext heading is
 refused, an indented code block is never a field, a ``##`` heading is the section its
-rendered name says, and a link reference definition is no text.
+rendered name says, and a link reference definition is no text. Its headings are the ATX
+headings CommonMark finds (round 126): indented up to three spaces they are sections and
+records as any other; inside a block quote or a list item they belong to it.
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ from controller.plan.refs import format_path
 #: a space or a tab (a no-break space or another Unicode space after the marker makes no
 #: list item: the line continues the bullet above it on every forge; round 122).
 _BULLET = re.compile(r"^[ \t]*[-*][ \t]+(?:\*\*(.+?)\*\*|([^:]+?))\s*:\s*(.*)$")
-#: An ATX heading as CommonMark reads one: the ``#``s, then a space or a tab (a no-break
-#: space makes a paragraph on every forge, round 105), the title, optional closing ``#``s.
+#: A line that reads as an ATX heading once a character no review shows is taken out of it
+#: (refused, round 105). Headings themselves are CommonMark's (:attr:`commonmark.Rendered.
+#: headings`): ``#``s indented up to three spaces, then a space or a tab (a no-break space
+#: makes a paragraph on every forge), the title, optional closing ``#``s.
 _HEADING = re.compile(r"^(#{1,3})[ \t]+(.*?)[ \t]*(?:[ \t]#*)?[ \t]*$")
 _NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?", re.ASCII)
 _RECORD = re.compile(r"^(?:task|step)\s*[\w.-]*\s*:\s*(.*)$", re.I)
@@ -109,9 +113,9 @@ def parse(text: str, ctx: Ctx) -> dict[str, Any]:
         seen[said] = line
         if level == 1:
             data["metadata"]["title"] = _prose(title, ("title",), line, doc, ctx)
-            _preamble(body, ctx)
+            _preamble(body, doc, ctx)
         elif key == "objective":
-            _no_records(body, (key,), f"under `## {title}`, {_KEPT}", ctx)
+            _no_records(body, (key,), f"under `## {title}`, {_KEPT}", doc, ctx)
             data["metadata"]["objective"] = _descriptive(body, (key,), line, doc, ctx)
         elif key in ("tasks", "steps"):
             fields = TASK_FIELDS if key == "tasks" else STEP_FIELDS
@@ -121,7 +125,7 @@ def parse(text: str, ctx: Ctx) -> dict[str, Any]:
         elif key == "workflow config":
             data["workflow_config"] = _fields(body, CONFIG_FIELDS, ("workflow_config",), doc, ctx)
         else:
-            _no_records(body, ("sections", title), f"under `## {title}`, {_KEPT}", ctx)
+            _no_records(body, ("sections", title), f"under `## {title}`, {_KEPT}", doc, ctx)
             text = _descriptive(body, ("sections", title), line, doc, ctx)
             data["metadata"].setdefault("sections", {})[title] = text
     return data
@@ -142,14 +146,16 @@ _KEPT = "a section this reader keeps as text"
 _PLACES = "put steps under `## Steps` and tasks under `## Tasks` (spelled so, once)"
 
 
-def _no_records(body: list[tuple[int, str]], loc: Loc, where: str, ctx: Ctx) -> bool:
+def _no_records(
+    body: list[tuple[int, str]], loc: Loc, where: str, doc: commonmark.Rendered, ctx: Ctx
+) -> bool:
     """Refuse a ``### Step N:`` / ``### Task N:`` record ``where`` this reader reads no
     records: it reads to its reviewer as a step and would never run. Under ``## Stеps`` (a
     Cyrillic ``е``), ``## Step`` or ``## Notes`` (round 105), under ``## Objective`` too
     (round 116, ``md-step-in-objective``: the record became ``plan.task`` text), and between
     the title and the first ``##`` section (:func:`_preamble`). True when one was found."""
     for number, line in body:
-        if _is_record(line):
+        if _is_record(number, doc):
             ctx.lines[loc] = number
             ctx.unsupported(
                 loc,
@@ -160,12 +166,16 @@ def _no_records(body: list[tuple[int, str]], loc: Loc, where: str, ctx: Ctx) -> 
     return False
 
 
-def _is_record(line: str) -> bool:
-    match = _HEADING.match(line)
-    return bool(match and len(match.group(1)) == 3 and _RECORD.match(match.group(2)))
+def _is_record(number: int, doc: commonmark.Rendered) -> bool:
+    """The line is a ``### Step N:`` / ``### Task N:`` heading as CommonMark reads one,
+    indented up to three spaces (round 126, ``md-indented-heading-read-as-text``:
+    `` ### Step 2: Back up first`` in the objective is a step heading on every forge, and
+    became ``plan.task`` text; the plan ran without the backup step its reviewer read)."""
+    heading = doc.headings.get(number)
+    return heading is not None and heading.level == 3 and bool(_RECORD.match(heading.text))
 
 
-def _preamble(body: list[tuple[int, str]], ctx: Ctx) -> None:
+def _preamble(body: list[tuple[int, str]], doc: commonmark.Rendered, ctx: Ctx) -> None:
     """What stands between the ``# `` title and the first ``##`` heading belongs to no
     section this reader reads: refused at its first line, never dropped (round 116,
     ``md-preamble-dropped``: a whole ``### Step 2:`` record there, or a ``- **Requires
@@ -173,7 +183,8 @@ def _preamble(body: list[tuple[int, str]], ctx: Ctx) -> None:
     whose diff showed two steps). Text in every other place is read or refused at its line;
     descriptive text has ``## Objective`` and sections of its own."""
     loc: Loc = ("preamble",)
-    if _no_records(body, loc, "between the `# ` title and the first `##` section", ctx):
+    where = "between the `# ` title and the first `##` section"
+    if _no_records(body, loc, where, doc, ctx):
         return
     number, line = next(((n, text) for n, text in body if text.strip()), (0, ""))
     if not number:
@@ -192,7 +203,10 @@ def _preamble(body: list[tuple[int, str]], ctx: Ctx) -> None:
 def _sections(
     text: str, doc: commonmark.Rendered, ctx: Ctx
 ) -> list[tuple[int, str, int, list[tuple[int, str]]]]:
-    """(level, title, line, body lines) of each # and ## section; ### stay in the body. A
+    """(level, title, line, body lines) of each # and ## section, its heading CommonMark's
+    (indented up to three spaces, not inside a block quote or a list item: round 126,
+    `` ## Workflow Config`` after ``## Notes`` had been Notes text, its retries dropped,
+    while every forge showed the section); ### stay in the body. A
     heading holding a character no review shows (zero-width, a bidi mark, a soft hyphen:
     :data:`controller.display.HIDDEN`) is refused at its line: ``## Steps`` with a U+200B
     read as another section, its steps kept as text, while git and a forge show ``## Steps``
@@ -207,7 +221,7 @@ def _sections(
     for number, line in enumerate(text.split("\n"), 1):
         line = line.removesuffix("\r")
         fence = number in fenced
-        match = None if fence else _HEADING.match(line)
+        heading = doc.headings.get(number)
         hidden = None if fence else first_hidden(line)
         if not fence:
             _raw_html(line, number, ctx)
@@ -219,11 +233,48 @@ def _sections(
                 "character review tools do not show: it would read as another heading",
                 "remove the character from the heading",
             )
-        if match and len(match.group(1)) <= 2:
-            out.append((len(match.group(1)), match.group(2), number, []))
+        if heading is not None and heading.nested and heading.level <= 3:
+            _contained(heading, line, ctx)  # refused, and no line of any section
+        elif heading is not None and heading.level <= 2:
+            out.append((heading.level, heading.text, number, []))
         elif out:
             out[-1][3].append((number, line))
+        elif line.strip() and ("title",) not in ctx.lines:
+            _before_title(number, line, ctx)
     return out
+
+
+def _before_title(number: int, line: str, ctx: Ctx) -> None:
+    """Refuse what stands before the first heading (the ``# `` title) at its line, once: it
+    belongs to no section, and a forge shows it at the top of the plan (``    # Title``
+    four spaces in is a code block there, and the title another heading below it)."""
+    loc: Loc = ("title",)
+    ctx.lines[loc] = number
+    ctx.unsupported(
+        loc,
+        f"line {number}: {first_line(line, 60)!r} stands before the `# ` title, where this "
+        "reader reads nothing: a reviewer reads it as part of the plan",
+        "start the file with its `# Title` line (at most three spaces before the `#`)",
+    )
+
+
+def _contained(heading: commonmark.Heading, line: str, ctx: Ctx) -> None:
+    """Refuse a ``#``, ``##`` or ``###`` heading inside a block quote or a list item at its
+    line: a forge shows a heading there, and CommonMark makes it a part of the quote or the
+    item, no section or record (round 126: ``  ## Steps`` after a task's last bullet and a
+    blank line is inside that bullet's item; round 109: ``> ### Step 2:``). This reader
+    takes sections and records from headings outside both, so one inside is neither read as
+    one nor kept as text a reviewer would read as one."""
+    what, start = heading.inside or ("a container", heading.line)
+    number = heading.line
+    ctx.lines[("headings", number)] = number
+    ctx.unsupported(
+        ("headings", number),
+        f"line {number}: `{line.strip()}` is a heading inside {what} (from line {start}): "
+        "CommonMark reads it as part of that, no section or step of the plan",
+        "write the heading at the start of its line (at most three spaces), outside `>` "
+        "quotes; after a list, a line indented as far as an item's text continues that item",
+    )
 
 
 def _setext(doc: commonmark.Rendered, ctx: Ctx) -> None:
@@ -339,9 +390,9 @@ def _records(
 ) -> list[dict[str, Any]]:
     records: list[tuple[str, int, list[tuple[int, str]]]] = []
     for number, line in body:
-        match = _HEADING.match(line)
-        if match and len(match.group(1)) == 3:
-            records.append((match.group(2), number, []))
+        heading = doc.headings.get(number)
+        if heading is not None and heading.level == 3:
+            records.append((heading.text, number, []))
         elif records:
             records[-1][2].append((number, line))
         elif line.strip():

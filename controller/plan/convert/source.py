@@ -41,7 +41,9 @@ _LANG = re.compile(r"[A-Za-z0-9_+.-]*")
 _TOON_HEADER = re.compile(
     r"^[ \t]*(?:- )?[A-Za-z_\"][^:\n]*\[#?\d+[^\]\n]*\](?:\{[^}\n]*\})?:", re.M
 )
-_MD_PLAN = re.compile(r"^##[ \t]+(Tasks|Steps)[ \t]*\r?$", re.M)
+#: ``## Tasks`` or ``## Steps`` as CommonMark reads an ATX heading: up to three spaces before
+#: it (round 126), then the ``#``s, a space or a tab, the name.
+_MD_PLAN = re.compile(r"^ {0,3}##[ \t]+(Tasks|Steps)[ \t]*\r?$", re.M)
 
 
 @dataclass

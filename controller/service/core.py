@@ -280,11 +280,10 @@ class ControllerCore:
             self._config = given
             return
         copy = signers_copy(read_signers(path), self.state.policies_dir)
-        pinned = self._pinned
-        same_given = pinned is not None and pinned[0] is given and self._config is not given
-        if same_given and pinned is not None and pinned[1] == copy:
-            return
-        if same_given:
+        was = self._pinned if self._config is not given else None  # None: not pinned yet
+        if was is not None and was[0] is given:
+            if was[1] == copy:
+                return
             self.log.info("signers_changed", file=str(path), copy=copy.name)
         self._pinned, self._config = (given, copy), with_signers(given, copy)
 

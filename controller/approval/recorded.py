@@ -33,6 +33,7 @@ from typing import Any
 from controller.plan.hashing import PREFIX, canonical_bytes, controller_sealed
 from controller.plan.names import same_path
 from controller.settings import Config, Estimate, ToolSpec
+from controller.settings.signersfile import signers_copy
 
 #: Where the policy is recorded, from the repository's root.
 POLICY_PATH = ".plangate/policy.json"
@@ -201,10 +202,8 @@ def config_of(doc: dict[str, Any], signers_dir: Path) -> Config:
     allowed-signers text for git). Raises pydantic's ValidationError on a bad document."""
     approval = dict(doc["approval"])
     text = approval.pop("allowed_signers", None)
-    if isinstance(text, str):
-        path = signers_dir / (hashlib.sha256(text.encode()).hexdigest()[:16] + ".signers")
-        path.write_text(text, encoding="utf-8")
-        approval["allowed_signers"] = str(path)
+    if isinstance(text, str):  # the copy a controller that pinned this text judged by
+        approval["allowed_signers"] = str(signers_copy(text.encode("utf-8"), signers_dir))
     # the catalog's names go in with the rest: a rule matching ``tools`` is checked against
     # them (round 89: validated without them, every such record was unreadable); the
     # recorded tools themselves (:func:`_tool_of`, which cannot run) replace the stand-ins

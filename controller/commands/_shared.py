@@ -352,6 +352,23 @@ def own_commits(config: Config | None) -> Callable[[str], bool] | None:
 
 
 @contextmanager
+def signers_pinned(config: Config) -> Iterator[Config]:
+    """``config`` with its allowed-signers file read once, for the whole command
+    (:func:`controller.settings.signersfile.pin_signers`, in a private folder): what
+    ``check`` and ``audit --config`` judge by, as a controller pass does (round 125).
+    Unreadable: ``E_CONFIG_INVALID``."""
+    import tempfile
+
+    from controller.settings.signersfile import pin_signers
+
+    if config.approval.allowed_signers is None:
+        yield config
+        return
+    with tempfile.TemporaryDirectory(prefix="plangate-signers-") as folder:
+        yield pin_signers(config, Path(folder))
+
+
+@contextmanager
 def read_history(
     repo: GitRepo,
     config: Config,
@@ -370,11 +387,14 @@ def read_history(
     import tempfile
 
     from controller.git.history import config_index
+    from controller.settings.signersfile import pin_signers
 
     if own_commit is None:
         own_commit = own_commits(config)
     repo.read_signatures = config.approval.allowed_signers is not None
     with tempfile.TemporaryDirectory(prefix="plangate-history-") as signers:
+        # the file as one reading (a caller that pinned it: the same bytes again)
+        config = pin_signers(config, Path(signers))
         index = config_index(config, Path(signers), lambda: own_commit, repo)
         try:
             index.scan(repo, head, sink)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 def audit(*, config_path: str | None, as_json: bool, controller: str | None = None) -> int:
     from controller.approval.audit import audit_repo
-    from controller.commands._shared import optional_config, own_commits
+    from controller.commands._shared import optional_config, own_commits, signers_pinned
     from controller.errors import GitError
     from controller.git.gitrepo import GitRepo
 
@@ -44,7 +44,11 @@ def audit(*, config_path: str | None, as_json: bool, controller: str | None = No
         head = repo.rev("HEAD")
     if head is None:
         raise GitError("the repository has no commits to audit")
-    report = audit_repo(repo, config, head, controller, own_commits(config))
+    if config is None:
+        report = audit_repo(repo, config, head, controller, own_commits(config))
+    else:  # allowed_signers read once, as a controller pass reads it (round 125)
+        with signers_pinned(config) as pinned:
+            report = audit_repo(repo, pinned, head, controller, own_commits(config))
     if as_json:
         print(json.dumps(report.to_json(), indent=2))
     else:

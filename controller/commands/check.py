@@ -45,20 +45,22 @@ def check(
     as_email: str | None,
     fmt: str,
 ) -> int:
-    from controller.commands._shared import printed, required_config
+    from controller.commands._shared import printed, required_config, signers_pinned
     from controller.git.gitrepo import GitRepo
 
-    config = required_config(config_path)
+    given = required_config(config_path)
     as_email = _mailbox(as_email) if as_email is not None else None
     repo = GitRepo.containing(Path.cwd())
     try:
-        report = predict(
-            repo,
-            config,
-            _branch_first(repo, base or _default_base(config)),
-            _branch_first(repo, head),
-            as_email,
-        )
+        # allowed_signers read once, as the controller's next pass reads it (round 125)
+        with signers_pinned(given) as config:
+            report = predict(
+                repo,
+                config,
+                _branch_first(repo, base or _default_base(config)),
+                _branch_first(repo, head),
+                as_email,
+            )
     finally:
         repo.close()
     own = [q for p in report["plans"] for q in p.pop(OWN, ())]

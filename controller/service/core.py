@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from controller.errors import (
+    ConfigInvalid,
     FirstParentSwapped,
     GitError,
     HistoryRewritten,
@@ -139,6 +140,8 @@ class ControllerCore:
     """One controller over one plans repository; holds the state-directory lock if asked."""
 
     def __init__(self, config: Config, *, lock: bool = True, take_over: bool = False) -> None:
+        #: (the config given, the copy of its allowed-signers file in force): pin_signers
+        self._pinned: tuple[Config, Path] | None = None
         self.config = config
         #: ``run --take-over``: a new state directory may adopt another key's sealed commits.
         self.take_over = take_over
@@ -251,6 +254,44 @@ class ControllerCore:
         self.log = _log()
         #: plans whose file cannot carry a status (:mod:`controller.service.unreadable`)
         self.unreadable = UnreadablePlans(config, self.log)
+        if lock:  # the controller decides by one reading of the file from the start
+            with contextlib.suppress(ConfigInvalid):  # said by the first pass: it stops
+                self.pin_signers()
+
+    # --- the config in force ------------------------------------------------------------
+
+    @property
+    def config(self) -> Config:
+        """The config in force: the one given (start, SIGHUP), its allowed-signers file as
+        the controller last read it (:meth:`pin_signers`)."""
+        return self._config
+
+    @config.setter
+    def config(self, given: Config) -> None:
+        self._given = self._config = given  # its signers file is read by the next pass
+
+    def pin_signers(self) -> None:
+        """Read the allowed-signers file once for a pass: the config in force names a copy
+        of its bytes in the state directory (:func:`~controller.settings.signersfile.
+        pin_signers`), so the policy the pass records and names in its starts, and every
+        signature it checks, read one text (round 125: ``git verify-commit`` read the file
+        afresh while the record kept the text of the config's first pass). The config in
+        force stays the same object while the text does (its policy is not computed
+        again). Unreadable: ``E_CONFIG_INVALID``, and the pass decides nothing."""
+        from controller.settings.signersfile import read_signers, signers_copy, with_signers
+
+        given = self._given
+        path = given.approval.allowed_signers
+        if path is None:
+            self._config = given
+            return
+        copy = signers_copy(read_signers(path), self.state.policies_dir)
+        was = self._pinned if self._config is not given else None  # None: not pinned yet
+        if was is not None and was[0] is given:
+            if was[1] == copy:
+                return
+            self.log.info("signers_changed", file=str(path), copy=copy.name)
+        self._pinned, self._config = (given, copy), with_signers(given, copy)
 
     # --- plumbing -----------------------------------------------------------------------
 

@@ -74,6 +74,9 @@ class Controller(Deciding, Outcomes):
 
     def _reconcile(self, dispatch: Callable[[Job], None] | None) -> list[Job]:
         with self._lock:
+            # one reading of allowed_signers for the whole pass, recorded before any
+            # approval is judged with it (round 125); unreadable: the pass stops here
+            self.pin_signers()
             self._dispatch, self._dispatched = dispatch, set()
             self._next_pass()  # which plans refused by the remote this pass tries again
             try:

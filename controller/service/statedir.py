@@ -111,6 +111,8 @@ class StateDir:
 
     @property
     def policies_dir(self) -> Path:
+        """allowed_signers texts by their hash: each recorded policy's, and each pass's own
+        reading of the operator's file (:func:`controller.settings.signersfile.pin_signers`)."""
         return self._writes / "policies"
 
     @property

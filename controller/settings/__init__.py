@@ -9,9 +9,10 @@ The package: :mod:`~controller.settings.models` (the sections and their keys, py
 :mod:`~controller.settings.approval` (``approval:``), :mod:`~controller.settings.toolspec` (a
 catalog entry), :mod:`~controller.settings.fields` (model building blocks),
 :mod:`~controller.settings.values` (pure value parsers), :mod:`~controller.settings.lookup`
-(where the file is), :mod:`~controller.settings.loading` (reading it) and
-:mod:`~controller.settings.credentials` (where the values the redactor hides come from).
-Import from here (the credentials from their module).
+(where the file is), :mod:`~controller.settings.loading` (reading it),
+:mod:`~controller.settings.credentials` (where the values the redactor hides come from) and
+:mod:`~controller.settings.signersfile` (the ``allowed_signers`` file read once, pinned by a
+copy). Import from here (the credentials and the signers file from their modules).
 
 Names are loaded on first use (PEP 562): ``from controller.settings import find_config``
 costs no pydantic import, so a command run without a config starts fast.

@@ -99,6 +99,23 @@ Classes:
   docs/approvals.md: the record holds "``allowed_signers`` as the file's text"; "Each
   approval is judged by the policy its ``start`` commit names"): record the signers text the
   verification used (or verify with the recorded text until a reload).
+
+  Fixed (2026-12-07, fix126g): the cause was two readings of one file: the recorded policy
+  read ``allowed_signers`` once per config object (``Committing.policy_in_force`` cached it
+  until a reload), while ``git verify-commit`` and the key lookups (``signers.signer_keys``)
+  read the operator's path afresh at each use. Now the file is read ONCE per pass
+  (``ControllerCore.pin_signers``, first thing in ``Controller._reconcile``, through
+  ``settings.signersfile.pin_signers``): its bytes are copied into the state directory
+  under their hash (``<state_dir>/policies/<sha256:16>.signers``, the name a recorded text
+  is written under too) and the config in force names that copy, so the policy the pass
+  records (before any decision) and names in its starts and every signature it checks read
+  one text; a changed text is a new config in force, recorded by the pass that first read
+  it. An unreadable, deleted or non-UTF-8 file stops the pass ``E_CONFIG_INVALID`` naming
+  it (nothing decided, no approval spent). ``plangate check`` and ``audit --config`` pin the
+  same way for the whole command (``commands._shared.signers_pinned``), and
+  ``read_history`` (check, approve, reject, abort) reads one text. Tests:
+  ``tests/service/test_signers_pinned.py``; docs/approvals.md ("The recorded policy"),
+  docs/configuration.md, docs/operations.md ("Rotating a signing key").
 - ``plans-dir-change-splits-audit`` (``p:fresh:o1``, ``p:fresh:o2``, ``p:fresh:clean``,
   ``p:config:p1``, ``p:config:illegal``, ``p:agree``; the fresh clone fails closed,
   ``--config`` fails open): after ``plans_dir`` changes from ``plans`` to ``ops`` (recorded
@@ -174,7 +191,6 @@ from advkit import (
     clone_audit_got,
     plan_text,
     until,
-    xfail,
 )
 
 DAVE = ("Dave", "dave@ops.example.com")
@@ -746,23 +762,9 @@ IDS += ["p:ran", "p:agree", "p:check"] + [
 ]
 
 SIGNERS_CLASS = "signers-file-change-unrecorded"
-BROKEN: dict[str, Any] = {
-    "d:hrot:policy": xfail(
-        SIGNERS_CLASS,
-        "the daemon verified Alice's approval with the edited allowed_signers (her new key) "
-        "but its start names the policy recorded before the edit (her old key)",
-    ),
-    "d:hrot:audit": xfail(
-        SIGNERS_CLASS,
-        "the fresh-clone audit judges the run by the recorded policy: start-without-approval, "
-        "E_SIGNATURE_INVALID, where the controller ran it",
-    ),
-    "d:hdrop:policy": xfail(
-        SIGNERS_CLASS,
-        "Bob's approval was refused E_SIGNATURE_INVALID by a signers file git never saw: "
-        "the policy recorded at the refusal still lists his key",
-    ),
-}
+# signers-file-change-unrecorded (fix126g) and plans-dir-change-splits-audit (fix126d):
+# fixed the same session, see the docstring
+BROKEN: dict[str, Any] = {}
 
 
 def _params(ids: list[str]) -> list[Any]:

@@ -459,6 +459,8 @@ def entry() -> int:
                 file=sys.stderr,
             )
         return code
+    except KeyboardInterrupt:  # a Ctrl-C before main's own handler (round 110, CI check of
+        return 130  # 2026-12-07: one landed in wants_json, before main's try)
     except OSError as exc:  # the output could not be written (round 109: > /dev/full)
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (the exit flushes it: nothing left)
         if isinstance(exc, BrokenPipeError):

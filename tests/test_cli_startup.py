@@ -316,3 +316,24 @@ def test_a_subcommand_parses_alike_when_built_alone(name: str) -> None:
     ]
     [sub] = [a for a in alone._actions if isinstance(a, argparse._SubParsersAction)]
     assert list(sub.choices) == [name]  # the siblings were really skipped
+
+
+def test_a_ctrl_c_before_mains_own_handler_is_a_quiet_exit_130(tmp_path: Path) -> None:
+    """A Ctrl-C landing after ``entry`` marked the command started but before ``main``'s
+    ``try`` (the CI check of 2026-12-07: round 110's ``int:startup`` caught one in
+    ``wants_json``) is exit 130 with nothing on stderr, never a traceback. The interrupt is
+    raised where the signal handler would raise it: ``main``'s first call."""
+    probe = (
+        "import sys\n"
+        "from controller import cli\n"
+        "def interrupted(argv):\n"
+        "    raise KeyboardInterrupt\n"
+        "cli.wants_json = interrupted\n"
+        "sys.argv = ['plangate', 'validate', 'x']\n"
+        "sys.exit(cli.entry())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 130, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr, done.stderr

@@ -182,7 +182,8 @@ class Committing(ControllerCore):
         raise _Wait(
             f"{state.file} has uncommitted changes staged in the index (git diff --cached -- "
             f"{state.file}); plangate will not overwrite them (commit them, or unstage them: "
-            f"git restore --staged -- {state.file})"
+            f"git restore --staged -- {state.file}; or discard them: git restore --staged "
+            f"--worktree -- {state.file})"
         )
 
     def _check_worktree_file(

@@ -14,8 +14,6 @@ stay withdrawn; an allowed approver's rejection binds every plan holding the ver
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -23,56 +21,25 @@ import pytest
 
 from controller.service.reconcile import Controller
 from controller.settings import config_from_data
+from tests.approval.test_raced_withdrawals import (
+    BOB,
+    DAVE,
+    MALLORY,
+    _audit,
+    _commit,
+    _data,
+    _git,
+    _row,
+    _starts,
+)
 from tests.support.gitenv import run_cli
 from tests.support.gitkit import PLAN, approve, edit_status, subjects, write_plan
 
-DAVE = ("Dave", "dave@example.com")  # a human plan author, no approver
-MALLORY = ("Mallory", "mallory@example.com")
-BOB = ("Bob", "bob@ops.example.com")
 ALICE = ("Alice", "alice@example.com")
-
-
-def _data(repo: Path) -> dict[str, Any]:
-    return {
-        "repo": str(repo),
-        "state_dir": str(repo.parent / "state"),
-        "approval": {"approvers": ["alice@example.com", "*@ops.example.com"]},
-        "tools": {"greet": {"kind": "echo"}},
-    }
 
 
 def _controller(repo: Path) -> Controller:
     return Controller(config_from_data(_data(repo), repo.parent / "plangate.yml"))
-
-
-def _row(repo: Path, slug: str = "greet") -> dict[str, Any]:
-    """One controller pass, then the status row of ``plans/<slug>`` (with its reasons)."""
-    ctl = _controller(repo)
-    try:
-        ctl.run_once()
-        rows = {str(r["plan"]): r for r in ctl.status(reasons=True)}
-    finally:
-        ctl.close()
-    return rows.get(f"plans/{slug}", {})
-
-
-def _git(repo: Path, *args: str, who: tuple[str, str] = DAVE) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": who[0],
-        "GIT_AUTHOR_EMAIL": who[1],
-        "GIT_COMMITTER_NAME": who[0],
-        "GIT_COMMITTER_EMAIL": who[1],
-    }
-    done = subprocess.run(
-        ["git", *args], cwd=repo, env=env, capture_output=True, text=True, check=True
-    )
-    return done.stdout
-
-
-def _commit(repo: Path, msg: str, who: tuple[str, str]) -> None:
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", msg, who=who)
 
 
 def _reject(repo: Path, who: tuple[str, str], slug: str) -> None:
@@ -82,19 +49,6 @@ def _reject(repo: Path, who: tuple[str, str], slug: str) -> None:
 
 def _said(row: dict[str, Any]) -> str:
     return " ".join(map(str, [row.get("reason"), *(row.get("notes") or [])]))
-
-
-def _starts(repo: Path, slug: str = "greet") -> list[str]:
-    return [s for s in subjects(repo) if s.startswith(f"plangate: start plans/{slug}")]
-
-
-def _audit(repo: Path) -> dict[str, Any]:
-    clone = repo.parent / "clone"
-    _git(repo.parent, "clone", "-q", str(repo), str(clone))
-    result = run_cli("audit", "--json", cwd=clone)
-    assert result.returncode in (0, 1), result.stderr
-    report: dict[str, Any] = json.loads(result.stdout)
-    return report
 
 
 def _check(repo: Path, head: str) -> dict[str, Any]:

@@ -1,0 +1,882 @@
+"""Round 126, the agent's surfaces (atk126b): webhook floods and malformed bodies while a
+plan runs, the agent's pushes to refs beside the watched branch and its deletion, the page
+and its ``/api/`` with hostile folder names, many plans, a big plan, writes, paths and a
+secret. (First version; the full account follows below once extended.)"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import pytest
+from advkit import AGENT, ALICE, Lab, until
+from test_round2_execution_kit import shared
+from writerkit import free_port, served
+
+PY = sys.executable
+WORKTREE = Path(__file__).resolve().parents[2]
+PLANGATE = str(Path(sys.executable).with_name("plangate"))
+
+SECRET = "tok-Zq81-vvPLN-secret-5521"
+HOOK = "hook-secret-Hq77"
+
+GATE_PY = """\
+import json, os, sys, time
+with open(os.environ["REC_LOG"], "a", encoding="utf-8") as f:
+    f.write(json.dumps({"argv": sys.argv[1:]}) + "\\n")
+end = time.time() + 200
+while not os.path.exists(os.environ["GATE"]) and time.time() < end:
+    time.sleep(0.05)
+print(json.dumps({"ok": True, "tag": sys.argv[1], "echo": sys.argv[2]}))
+"""
+
+
+def gate_plan(tag: str, name: str | None = None, status: str = "pending_approval") -> str:
+    return (
+        f'plan:\n  name: "{name or tag}"\n  task: a gated run {tag}\n  status: {status}\n'
+        "available_tools:\n  - name: gate\nactions:\n  - id: 1\n    tool: gate\n"
+        f"    why: hold the run of {tag} open\n"
+        f'    params: {{tag: "{tag}", tok: "$<secrets.TOK>"}}\n'
+        "    outputs:\n      - {name: said, path: $.json.tag}\n"
+        "      - {name: echoed, path: $.json.echo}\n"
+    )
+
+
+def rec_plan(name: str, task: str = "a plan beside the run") -> str:
+    return (
+        f'plan:\n  name: "{name}"\n  task: "{task}"\n  status: pending_approval\n'
+        "available_tools:\n  - name: rec\nactions:\n  - id: 1\n    tool: rec\n"
+        f'    why: "record {name}"\n    params: {{tag: "{name}"}}\n'
+    )
+
+
+#: hostile plan folder names (below ``plans/``), each with its own plan name
+HOSTILE = {
+    "pct": "a%2Fb",
+    "nested": "a/b",
+    "dotdot-pct": "..%2F..%2Fetc",
+    "query": "q?x=1",
+    "frag": "h#frag",
+    "space": "sp ace",
+    "html": "<i>tag</i>",
+    "amp": "x&y=1;z",
+    "plus": "p+q",
+    "dots": "...",
+    "uni": "caf\u00e9-\u65e5\u672c",
+    "quote": 'it\'s "q"',
+}
+MANY = 40
+
+
+# -- HTTP ------------------------------------------------------------------------------------
+def http(
+    port: int,
+    method: str,
+    path: str,
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+    timeout: float = 60,
+) -> dict[str, Any]:
+    """One raw HTTP/1.1 request (the path sent as given, no client normalisation)."""
+    head = f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n"
+    for k, v in (headers or {}).items():
+        head += f"{k}: {v}\r\n"
+    if body is not None and "Content-Length" not in (headers or {}):
+        head += f"Content-Length: {len(body)}\r\n"
+    data = head.encode("latin-1") + b"\r\n" + (body or b"")
+    chunks = []
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+            s.sendall(data)
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_WR)
+            while True:
+                c = s.recv(65536)
+                if not c:
+                    break
+                chunks.append(c)
+    except OSError as why:
+        if not chunks:
+            return {"code": None, "body": repr(why), "headers": ""}
+    raw = b"".join(chunks)
+    top, _, rest = raw.partition(b"\r\n\r\n")
+    lines = top.decode("latin-1").split("\r\n")
+    try:
+        code = int(lines[0].split()[1])
+    except (IndexError, ValueError):
+        code = None
+    return {"code": code, "headers": "\n".join(lines[1:]), "body": rest.decode("utf-8", "replace")}
+
+
+def jget(port: int, path: str) -> Any:
+    r = http(port, "GET", path)
+    try:
+        return json.loads(r["body"])
+    except ValueError:
+        return {"http": r["code"], "raw": r["body"][:2000]}
+
+
+def _sig(body: bytes, key: str = HOOK) -> str:
+    return "sha256=" + hmac.new(key.encode(), body, hashlib.sha256).hexdigest()
+
+
+def hook_requests() -> list[tuple[str, bytes, dict[str, str]]]:
+    good = json.dumps({"ref": "refs/heads/main"}).encode()
+    deep = b'{"ref": ' + b"[" * 20000 + b"]" * 20000 + b"}"
+    many: list[tuple[str, bytes, dict[str, str]]] = []
+    for i in range(60):
+        many.append((f"ok-{i}", good, {"X-Plangate-Secret": HOOK}))
+    odd = {
+        "notjson": (b"this is not json at all", {"X-Plangate-Secret": HOOK}),
+        "badutf8": (b'{"ref": "\xff\xfe\xc0"}', {"X-Plangate-Secret": HOOK}),
+        "deep": (deep, {"X-Plangate-Secret": HOOK}),
+        "refint": (b'{"ref": 12}', {"X-Plangate-Secret": HOOK}),
+        "refnull": (b'{"ref": null}', {"X-Plangate-Secret": HOOK}),
+        "list": (b"[1,2,3]", {"X-Plangate-Secret": HOOK}),
+        "bignum": (b'{"ref": 1e999999}', {"X-Plangate-Secret": HOOK}),
+        "longdigits": (b'{"n": ' + b"9" * 200000 + b"}", {"X-Plangate-Secret": HOOK}),
+        "nul": (b'{"ref": "refs/heads/main\\u0000"}', {"X-Plangate-Secret": HOOK}),
+        "form-bad": (b"payload=%ZZ%", {"X-Plangate-Secret": HOOK}),
+        "form-deep": (
+            b"payload=" + urllib.parse.quote(deep.decode()).encode(),
+            {"X-Plangate-Secret": HOOK, "Content-Type": "application/x-www-form-urlencoded"},
+        ),
+        "empty": (b"", {"X-Plangate-Secret": HOOK}),
+        "dupkeys": (
+            b'{"ref": "refs/heads/x", "ref": "refs/heads/main"}',
+            {"X-Plangate-Secret": HOOK},
+        ),
+        "gh-sig": (good, {"X-Hub-Signature-256": _sig(good), "X-GitHub-Event": "push"}),
+        "gh-sig-other": (good, {"X-Hub-Signature-256": _sig(b"{}"), "X-GitHub-Event": "push"}),
+        "gh-ping": (
+            b'{"zen": "x"}',
+            {"X-Hub-Signature-256": _sig(b'{"zen": "x"}'), "X-GitHub-Event": "ping"},
+        ),
+        "bearer": (good, {"Authorization": f"Bearer {HOOK}"}),
+        "nocred": (good, {}),
+        "wrong": (good, {"X-Plangate-Secret": "nope"}),
+        "secret-in-body": (json.dumps({"ref": HOOK}).encode(), {"X-Plangate-Secret": "x"}),
+        "cl-short": (
+            good + b"GARBAGE-NEXT-REQUEST",
+            {"X-Plangate-Secret": HOOK, "Content-Length": str(len(good))},
+        ),
+        "cl-two": (
+            good,
+            {"X-Plangate-Secret": HOOK, "Content-Length": f"{len(good)}, {len(good) + 1}"},
+        ),
+        "chunked": (
+            b"5\r\nhello\r\n0\r\n\r\n",
+            {"X-Plangate-Secret": HOOK, "Transfer-Encoding": "chunked", "Content-Length": "10"},
+        ),
+        "too-big": (b"{" + b" " * (1024 * 1024 + 10) + b"}", {"X-Plangate-Secret": HOOK}),
+        "other-branch": (b'{"ref": "refs/heads/other"}', {"X-Plangate-Secret": HOOK}),
+        "gitlab": (good, {"X-Gitlab-Token": HOOK}),
+    }
+    for k, (b, h) in odd.items():
+        many.append((k, b, h))
+    return many
+
+
+ODD_KINDS = [k for k, _, _ in hook_requests() if not k.startswith("ok-")]
+
+
+def flood(port: int) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    reqs = hook_requests()
+    lock = threading.Lock()
+
+    def worker(items: list[tuple[str, bytes, dict[str, str]]]) -> None:
+        for kind, body, headers in items:
+            r = http(port, "POST", "/webhook", body, headers, timeout=120)
+            with lock:
+                out[kind] = r
+
+    threads = [threading.Thread(target=worker, args=(reqs[i::8],)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    return out
+
+
+# -- git on the agent's clone ----------------------------------------------------------------
+def _pull(lab: Lab) -> None:
+    lab.git("fetch", "-q", "origin", "refs/heads/main", check=False)
+    lab.git("reset", "-q", "--hard", "FETCH_HEAD", check=False)
+
+
+def _push(lab: Lab, *spec: str) -> str:
+    r = subprocess.run(
+        ["git", "push", "origin", *spec],
+        cwd=lab.repo,
+        env=lab.env(AGENT),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return f"{r.returncode} {r.stderr[-400:]}"
+
+
+def _bare(lab: Lab) -> Path:
+    return lab.root / "served" / "origin.git"
+
+
+def _bgit(lab: Lab, *args: str) -> str:
+    r = subprocess.run(
+        ["git", "-C", str(_bare(lab)), *args],
+        env=lab.env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return r.stdout.strip()
+
+
+def _remote_plan(lab: Lab, slug: str) -> str:
+    return _bgit(lab, "show", f"refs/heads/main:plans/{slug}/PLAN.yml")
+
+
+def _ran(lab: Lab) -> list[str]:
+    if not lab.log.exists():
+        return []
+    return [json.loads(x)["argv"][0] for x in lab.log.read_text().splitlines() if x.strip()]
+
+
+def _pid_id(slug: str) -> str:
+    return urllib.parse.quote(f"plans/{slug}", safe="/")
+
+
+def page_flood(port: int, got: dict[str, Any]) -> None:
+    """Readers of the page at the same time as the webhook flood: 6 threads x 8 reads."""
+    paths = ["/api/", f"/api/plan/{_pid_id('slowp')}", "/", "/api/audit"]
+    out: list[tuple[str, Any]] = []
+    lock = threading.Lock()
+
+    def worker(i: int) -> None:
+        for j in range(8):
+            p = paths[(i + j) % len(paths)]
+            r = http(port, "HEAD" if j % 3 == 2 else "GET", p, timeout=120)
+            with lock:
+                out.append((p, r["code"]))
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    got["page-flood"] = out
+
+
+def push_late(lab: Lab, slug: str, got: dict[str, Any]) -> None:
+    """A second clone of the agent's pushes a new plan to main (no webhook of its own)."""
+    clone = lab.root / f"clone-{slug}"
+    env = lab.env(AGENT)
+    subprocess.run(
+        [
+            "git",
+            "clone",
+            "-q",
+            "--no-tags",
+            "--single-branch",
+            "-b",
+            "main",
+            got["url"],
+            str(clone),
+        ],
+        env=env,
+        capture_output=True,
+        check=False,
+    )
+    (clone / "plans" / slug).mkdir(parents=True, exist_ok=True)
+    (clone / "plans" / slug / "PLAN.yml").write_text(rec_plan(slug))
+    for _ in range(20):
+        subprocess.run(["git", "add", "-A"], cwd=clone, env=env, check=False)
+        subprocess.run(
+            ["git", "commit", "-qm", f"agent: {slug}"],
+            cwd=clone,
+            env=env,
+            capture_output=True,
+            check=False,
+        )
+        r = subprocess.run(
+            ["git", "push", "-q", "origin", "HEAD:refs/heads/main"],
+            cwd=clone,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if r.returncode == 0:
+            got[f"pushed-{slug}"] = True
+            return
+        subprocess.run(
+            ["git", "pull", "-q", "--no-tags", "--rebase", "origin", "refs/heads/main"],
+            cwd=clone,
+            env=env,
+            capture_output=True,
+            check=False,
+        )
+    got[f"pushed-{slug}"] = False
+
+
+# -- the lab ----------------------------------------------------------------------------------
+def build(root: Path) -> Lab:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "gate.py").write_text(GATE_PY)
+    release = root / "release"
+    ports = {k: free_port() for k in ("ui", "hook", "metrics")}
+    lab = Lab(root / "w")
+    lab.extra_env = {"PLANGATE_SECRET_TOK": SECRET, "PLANGATE_WEBHOOK_SECRET": HOOK}  # type: ignore[attr-defined]
+    argv = json.dumps([PY, str(root / "gate.py"), "{tag}", "{tok}"])
+    lab.write_config(
+        tools=(
+            f"gate: {{kind: exec, timeout: 250, argv: {argv},"
+            f" env: {{REC_LOG: {json.dumps(str(lab.log))}, GATE: {json.dumps(str(release))}}}}}\n"
+        ),
+        extra=(
+            f"ui: {{listen: '127.0.0.1:{ports['ui']}'}}\n"
+            f"webhook: {{listen: '127.0.0.1:{ports['hook']}'}}\n"
+            f"metrics: {{listen: '127.0.0.1:{ports['metrics']}'}}\n"
+        ),
+    )
+    lab.slow_poll = True  # type: ignore[attr-defined]
+    got: dict[str, Any] = {"ports": ports}
+    lab.got = got  # type: ignore[attr-defined]
+    lab.write("slowp", gate_plan("slowp"))
+    for key, name in HOSTILE.items():
+        lab.write(name, rec_plan(f"N-{key}"))
+    for i in range(MANY):
+        lab.write(f"many/m{i:02d}", rec_plan(f"M-{i:02d}"))
+    lab.write("big", rec_plan("BIG", "b" * 400_000))
+    lab.commit("agent: plans", AGENT)
+    ui, hook = ports["ui"], ports["hook"]
+    with served(lab) as url:
+        got["url"] = url
+        lab.config.write_text(
+            lab.config.read_text().replace("poll_interval: 0.2", "poll_interval: 3600")
+        )
+        got["push0"] = _push(lab, "HEAD:refs/heads/main")
+        env = lab.env()
+        env["REC_LOG"] = str(lab.log)
+        errf = open(lab.root / "daemon.err", "w")  # noqa: SIM115 (closed below)
+        daemon = subprocess.Popen(
+            [PLANGATE, "run", "--config", str(lab.config)],
+            cwd=lab.root,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=errf,
+            start_new_session=True,
+        )
+        try:
+            got["frozen"] = until(lambda: "frozen:" in _remote_plan(lab, "slowp"), 180, 0.3)
+            _pull(lab)
+            lab.approve("slowp", ALICE)
+            got["push-approve"] = _push(lab, "HEAD:refs/heads/main")
+            http(
+                hook, "POST", "/webhook", b'{"ref": "refs/heads/main"}', {"X-Plangate-Secret": HOOK}
+            )
+            got["started"] = until(lambda: "slowp" in _ran(lab), 180, 0.2)
+            main_before = _bgit(lab, "rev-parse", "refs/heads/main")
+            # 1. the agent pushes to refs beside main: an approved "evil" plan of its own
+            lab.git("checkout", "-q", "-b", "side")
+            lab.write("evil", rec_plan("evil").replace("pending_approval", "approved"))
+            lab.commit("agent: evil approved", AGENT)
+            side = lab.head()
+            got["side-pushes"] = {
+                ref: _push(lab, f"+{side}:{ref}")
+                for ref in (
+                    "refs/tags/main",
+                    "refs/plangate/push/main",
+                    "refs/heads/plangate/slowp",
+                    "refs/notes/commits",
+                    "refs/heads/main-copy",
+                )
+            }
+            # unrelated history on a branch
+            lab.git("checkout", "-q", "--orphan", "unrel")
+            lab.git("rm", "-rqf", ".")
+            lab.write("evil2", rec_plan("evil2").replace("pending_approval", "approved"))
+            lab.commit("agent: unrelated", AGENT)
+            got["side-pushes"]["refs/heads/unrelated"] = _push(lab, "+HEAD:refs/heads/unrelated")
+            lab.git("checkout", "-q", "-f", "main")
+            # 2. a webhook flood while the plan runs
+            pusher = threading.Thread(target=push_late, args=(lab, "late1", got))
+            pusher.start()
+            pager = threading.Thread(target=page_flood, args=(ui, got))
+            pager.start()
+            got["flood"] = flood(hook)
+            pager.join(300)
+            pusher.join(120)
+            push_late(lab, "late2", got)
+            got["late2-hook"] = http(
+                hook, "POST", "/webhook", b'{"ref": "refs/heads/main"}', {"X-Plangate-Secret": HOOK}
+            )
+            got["healthz-after-flood"] = until(
+                lambda: http(ports["metrics"], "GET", "/healthz")["code"] == 200, 120, 0.5
+            )
+            got["ran-during"] = _ran(lab)
+            got["main-during"] = (main_before, _bgit(lab, "rev-parse", "refs/heads/main"))
+            # 3. the page while it runs: methods that would change something, hostile paths
+            got["methods"] = {
+                f"{m} {p}": http(ui, m, p, b"{}", {"Content-Type": "application/json"})
+                for m in ("POST", "PUT", "DELETE", "PATCH")
+                for p in ("/api/", f"/api/plan/{_pid_id('slowp')}", "/plan/plans/slowp")
+            }
+            got["paths"] = {
+                p: http(ui, "GET", p)
+                for p in (
+                    "/api/plan/..%2F..%2Fplangate.yml",
+                    "/api/plan/plans/..%2F..%2F..%2Fplangate.yml",
+                    "/api/plan/plans/../../plangate.yml",
+                    "/api/plan/%2e%2e/%2e%2e/plangate.yml",
+                    "/api/plan/plans/slowp%00",
+                    "/api/plan/plans%2Fslowp",
+                    "/api/plan/.git/config",
+                    "/api/plan/plans/slowp/PLAN.yml",
+                    "/api/plan/plans/slowp/../../README",
+                    "/api/plan//etc/passwd",
+                    "/plan/..%2F..%2Fplangate.yml",
+                )
+            }
+            got["page-running"] = {
+                p: http(ui, "GET", p)
+                for p in (
+                    "/api/",
+                    f"/api/plan/{_pid_id('slowp')}",
+                    "/plan/plans/slowp",
+                    "/api/audit",
+                )
+            }
+            got["metrics-running"] = http(ports["metrics"], "GET", "/metrics")
+            got["commits"] = {
+                p: http(ui, "GET", p)
+                for p in (
+                    "/commit/main",
+                    "/commit/HEAD",
+                    "/commit/refs/tags/main",
+                    "/commit/main~1",
+                    "/commit/--output=" + str(lab.root / "pwned"),
+                    "/commit/-p",
+                    "/commit/" + side,
+                    "/commit/" + main_before,
+                )
+            }
+            got["pwned"] = (lab.root / "pwned").exists()
+        finally:
+            release.write_text("go\n")
+        try:
+            got["completed"] = until(
+                lambda: "status: completed" in _remote_plan(lab, "slowp"), 240, 0.3
+            )
+            http(
+                hook, "POST", "/webhook", b'{"ref": "refs/heads/main"}', {"X-Plangate-Secret": HOOK}
+            )
+            got["settled"] = until(
+                lambda: "completed" in json.dumps(jget(ui, f"/api/plan/{_pid_id('slowp')}")),
+                180,
+                0.5,
+            )
+            got["page-done"] = {
+                p: http(ui, "GET", p)
+                for p in ("/api/", f"/api/plan/{_pid_id('slowp')}", "/plan/plans/slowp")
+            }
+            got["hostile"] = {
+                key: (
+                    jget(ui, f"/api/plan/{_pid_id(name)}"),
+                    http(ui, "GET", f"/plan/{_pid_id(name)}")["code"],
+                )
+                for key, name in HOSTILE.items()
+            }
+            got["late-frozen"] = {
+                t: until(lambda t=t: "frozen:" in _remote_plan(lab, t), 150, 0.5)
+                for t in ("late1", "late2")
+            }
+            got["html-overview"] = http(ui, "GET", "/")["body"]
+            got["big"] = jget(ui, f"/api/plan/{_pid_id('big')}")
+            got["overview"] = jget(ui, "/api/")
+            got["metrics-end"] = http(ports["metrics"], "GET", "/metrics")
+            # the agent deletes the watched branch, then puts it back where it was
+            lab.git(
+                "fetch", "-q", "--no-tags", "origin", "+refs/heads/main:refs/remotes/origin/main"
+            )
+            tip = _bgit(lab, "rev-parse", "refs/heads/main")
+            got["tip"] = tip
+            # a forge where the watched branch is not the protected default lets it go
+            _bgit(lab, "config", "receive.denyDeleteCurrent", "ignore")
+            got["delete"] = _push(lab, ":refs/heads/main")
+            got["deleted"] = _bgit(lab, "rev-parse", "--verify", "-q", "refs/heads/main") == ""
+            got["delete-hook"] = http(
+                hook, "POST", "/webhook", b'{"ref": "refs/heads/main"}', {"X-Plangate-Secret": HOOK}
+            )
+            seen_fail: dict[str, Any] = {}
+
+            def failing() -> bool:
+                seen_fail["healthz"] = http(ports["metrics"], "GET", "/healthz")
+                seen_fail["api"] = jget(ui, "/api/")
+                return seen_fail["healthz"]["code"] == 503 or bool(
+                    isinstance(seen_fail["api"], dict) and seen_fail["api"].get("pass_failed")
+                )
+
+            got["fail-seen"] = until(failing, 60, 0.5)
+            got["while-deleted"] = seen_fail
+            got["mcp-free-status"] = lab.cli(
+                "status", "--json", "--config", str(lab.config)
+            ).stdout[-3000:]
+            got["restore"] = _push(lab, f"{tip}:refs/heads/main")
+            http(
+                hook, "POST", "/webhook", b'{"ref": "refs/heads/main"}', {"X-Plangate-Secret": HOOK}
+            )
+            got["healthy-again"] = until(
+                lambda: (
+                    http(ports["metrics"], "GET", "/healthz")["code"] == 200
+                    and not (jget(ui, "/api/") or {}).get("pass_failed")
+                ),
+                150,
+                0.5,
+            )
+            got["after-restore-api"] = jget(ui, "/api/")
+            got["overview-pending"] = [
+                jget(ui, f"/api/?status=pending_approval&page={n}") for n in (1, 2)
+            ]
+        finally:
+            os.killpg(daemon.pid, signal.SIGTERM)
+            try:
+                daemon.wait(90)
+            except subprocess.TimeoutExpired:
+                os.killpg(daemon.pid, signal.SIGKILL)
+                daemon.wait(30)
+            errf.close()
+        got["metrics-end"] = got.get("metrics-end")
+        got["daemon-rc"] = daemon.returncode
+        got["daemon-err"] = (lab.root / "daemon.err").read_text()[-4000:]
+        got["ran"] = _ran(lab)
+        got["remote-refs"] = _bgit(lab, "for-each-ref", "--format=%(refname) %(objectname)")
+        got["remote-log"] = _bgit(lab, "log", "--format=%ae %s", "refs/heads/main")
+        got["remote-tree"] = _bgit(lab, "ls-tree", "-r", "--name-only", "refs/heads/main")
+        clone = lab.root / "audit-clone"
+        subprocess.run(
+            ["git", "clone", "-q", "-b", "main", url, str(clone)], env=lab.env(), check=True
+        )
+        out = lab.cli("audit", "--json", cwd=clone)
+        try:
+            got["audit"] = json.loads(out.stdout)
+        except ValueError:
+            got["audit"] = {"raw": out.stdout[-1000:], "err": out.stderr[-1000:]}
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r126-agents-b", build)
+
+
+def G(lab: Lab) -> dict[str, Any]:
+    return lab.got  # type: ignore[attr-defined,no-any-return]
+
+
+# -- the webhook flood while the plan runs ---------------------------------------------------
+#: what docs/operations.md, "The webhook", says each request gets
+EXPECTED_HOOK = {
+    **{
+        k: (202, {"accepted", "ignored"})
+        for k in (
+            "notjson",
+            "badutf8",
+            "deep",
+            "refint",
+            "refnull",
+            "list",
+            "bignum",
+            "longdigits",
+            "form-bad",
+            "form-deep",
+            "empty",
+            "dupkeys",
+            "cl-short",
+        )
+    },  # authenticated: the payload is never trusted beyond the branch name
+    "gh-sig": (202, {"accepted"}),
+    "bearer": (202, {"accepted"}),
+    "gitlab": (202, {"accepted"}),
+    "nul": (202, {"ignored"}),
+    "other-branch": (202, {"ignored"}),
+    "gh-ping": (200, None),
+    "nocred": (401, {"refused"}),
+    "wrong": (403, {"refused"}),
+    "secret-in-body": (403, {"refused"}),
+    "gh-sig-other": (403, {"refused"}),
+    "too-big": (413, {"refused"}),
+    "cl-two": (400, {"refused"}),
+    "chunked": (400, {"refused"}),
+}
+
+
+def _body(r: dict[str, Any]) -> Any:
+    try:
+        return json.loads(r["body"])
+    except ValueError:
+        return None
+
+
+@pytest.mark.parametrize("kind", [f"hook:{k}" for k in ODD_KINDS])
+def test_each_webhook_request_gets_its_documented_answer(lab: Lab, kind: str) -> None:
+    k = kind.split(":", 1)[1]
+    r = G(lab)["flood"][k]
+    code, statuses = EXPECTED_HOOK[k]
+    assert r["code"] == code, (k, r)
+    body = _body(r)
+    assert isinstance(body, dict), r
+    if statuses is not None:
+        assert body.get("status") in statuses, (k, body)
+    assert HOOK not in r["body"] and "Traceback" not in r["body"]
+
+
+def test_every_valid_webhook_of_the_flood_was_accepted(lab: Lab) -> None:
+    got = G(lab)["flood"]
+    oks = {k: v["code"] for k, v in got.items() if k.startswith("ok-")}
+    assert len(oks) == 60 and set(oks.values()) == {202}, oks
+
+
+def test_the_metrics_count_every_webhook_request(lab: Lab) -> None:
+    g = G(lab)
+    lines = [
+        x
+        for x in g["metrics-end"]["body"].splitlines()
+        if x.startswith("plangate_webhook_requests_total{")
+    ]
+    total = sum(float(x.rsplit(" ", 1)[1]) for x in lines)
+    # the approval's webhook, the flood, late2's and the one after the run
+    assert total == 1 + len(g["flood"]) + 1 + 1, lines
+
+
+def test_the_controller_is_healthy_after_the_flood(lab: Lab) -> None:
+    g = G(lab)
+    assert g["healthz-after-flood"], g["daemon-err"]
+    assert "Traceback" not in g["daemon-err"], g["daemon-err"]
+
+
+def test_the_page_answered_every_read_during_the_flood(lab: Lab) -> None:
+    seen = G(lab)["page-flood"]
+    assert len(seen) == 48 and {c for _, c in seen} == {200}, seen
+
+
+def test_the_approved_plan_ran_exactly_once(lab: Lab) -> None:
+    g = G(lab)
+    assert g["started"] and g["ran-during"] == ["slowp"], g["ran-during"]
+    assert g["ran"] == ["slowp"], g["ran"]
+    assert g["completed"] and g["settled"], g["daemon-err"]
+
+
+def test_pushes_made_during_the_flood_are_not_skipped(lab: Lab) -> None:
+    g = G(lab)
+    assert g["pushed-late1"] and g["pushed-late2"], g
+    assert g["late-frozen"] == {"late1": True, "late2": True}, g["late-frozen"]
+
+
+# -- the agent's pushes to refs beside the watched branch -------------------------------------
+SIDE_REFS = [
+    "refs/tags/main",
+    "refs/plangate/push/main",
+    "refs/heads/plangate/slowp",
+    "refs/notes/commits",
+    "refs/heads/main-copy",
+    "refs/heads/unrelated",
+]
+
+
+@pytest.mark.parametrize("ref", SIDE_REFS)
+def test_a_ref_the_agent_pushed_beside_main_approves_and_runs_nothing(lab: Lab, ref: str) -> None:
+    g = G(lab)
+    assert g["side-pushes"][ref].startswith("0 "), g["side-pushes"][ref]  # the forge took it
+    assert ref in g["remote-refs"]
+    assert "evil" not in " ".join(g["ran"]), g["ran"]
+    assert "evil" not in g["remote-tree"] and "evil" not in g["remote-log"], g["remote-log"]
+
+
+def test_the_watched_branch_holds_only_the_expected_writers(lab: Lab) -> None:
+    log = G(lab)["remote-log"].splitlines()
+    agents = [x for x in log if x.startswith("agent@")]
+    assert agents == [
+        "agent@example.com agent: late2",
+        "agent@example.com agent: late1",
+        "agent@example.com agent: plans",
+    ], log
+    assert [x for x in log if x.startswith("alice@")] == ["alice@example.com approve slowp"]
+
+
+def test_the_audit_calls_only_alices_run_valid(lab: Lab) -> None:
+    a = G(lab)["audit"]
+    assert a.get("ok") is True and not a.get("findings"), a
+    runs = [(e["plan"], e["approval_valid"]) for e in a.get("executions", [])]
+    assert runs == [("plans/slowp", True)], runs
+
+
+# -- the page: methods, paths, commits, secrets, hostile names, many plans ---------------------
+METHOD_IDS = [
+    f"{m} {p}"
+    for m in ("POST", "PUT", "DELETE", "PATCH")
+    for p in ("/api/", "/api/plan/plans/slowp", "/plan/plans/slowp")
+]
+
+
+@pytest.mark.parametrize("req", METHOD_IDS)
+def test_a_request_that_would_change_state_is_405(lab: Lab, req: str) -> None:
+    r = G(lab)["methods"][req]
+    assert r["code"] == 405, r
+    if " /api/" in req:
+        body = _body(r)
+        assert body and body["ok"] is False and body["code"] == "E_USAGE" and body["remedy"], r
+
+
+def test_the_run_went_on_as_approved_after_the_writes_were_refused(lab: Lab) -> None:
+    g = G(lab)
+    view = _body(g["page-running"]["/api/plan/plans/slowp"])
+    assert view["row"]["status"] == "executing", view["row"]
+    assert g["ran"] == ["slowp"]
+
+
+PATH_IDS = [
+    "/api/plan/..%2F..%2Fplangate.yml",
+    "/api/plan/plans/..%2F..%2F..%2Fplangate.yml",
+    "/api/plan/plans/../../plangate.yml",
+    "/api/plan/%2e%2e/%2e%2e/plangate.yml",
+    "/api/plan/plans/slowp%00",
+    "/api/plan/.git/config",
+    "/api/plan/plans/slowp/PLAN.yml",
+    "/api/plan/plans/slowp/../../README",
+    "/api/plan//etc/passwd",
+    "/plan/..%2F..%2Fplangate.yml",
+]
+
+
+@pytest.mark.parametrize("path", PATH_IDS)
+def test_a_path_outside_the_plans_is_404_and_reads_nothing(lab: Lab, path: str) -> None:
+    r = G(lab)["paths"][path]
+    assert r["code"] == 404, r
+    for leak in ("approvers", HOOK, "state_dir", "root:x:0", "[core]"):
+        assert leak not in r["body"], (leak, r["body"][:400])
+    if path.startswith("/api/"):
+        body = _body(r)
+        assert body and body["code"] == "E_NOT_FOUND" and body["remedy"], r
+
+
+def test_an_encoded_slash_names_the_same_plan(lab: Lab) -> None:
+    body = _body(G(lab)["paths"]["/api/plan/plans%2Fslowp"])
+    assert body["row"]["plan"] == "plans/slowp", body
+
+
+COMMIT_IDS = ["main", "HEAD", "refs/tags/main", "main~1", "--output", "-p"]
+
+
+@pytest.mark.parametrize("what", COMMIT_IDS)
+def test_commit_page_takes_no_ref_name_or_option(lab: Lab, what: str) -> None:
+    g = G(lab)
+    key = next(
+        k for k in g["commits"] if k == f"/commit/{what}" or k.startswith(f"/commit/{what}=")
+    )
+    r = g["commits"][key]
+    assert r["code"] == 404, (key, r["code"], r["body"][:300])
+    assert not g["pwned"]
+
+
+def test_commit_page_shows_a_commit_of_the_branch(lab: Lab) -> None:
+    g = G(lab)
+    r = g["commits"][f"/commit/{g['main-during'][0]}"]
+    assert r["code"] == 200, r
+
+
+SECRET_VIEWS = [
+    "page-running",
+    "page-done",
+    "metrics-running",
+    "overview",
+    "hostile",
+    "big",
+    "audit",
+    "while-deleted",
+    "after-restore-api",
+    "paths",
+    "commits",
+    "flood",
+]
+
+
+@pytest.mark.parametrize("view", SECRET_VIEWS)
+def test_no_view_shows_the_secret(lab: Lab, view: str) -> None:
+    g = G(lab)
+    assert SECRET not in json.dumps(g[view]), view
+    assert HOOK not in json.dumps(g[view]), view
+
+
+def test_the_secret_is_masked_in_the_runs_record_on_the_page(lab: Lab) -> None:
+    g = G(lab)
+    body = g["page-done"]["/api/plan/plans/slowp"]["body"]
+    view = json.loads(body)
+    assert view["row"]["status"] == "completed", view["row"]
+    assert "***" in body and SECRET not in body
+    assert SECRET not in g["daemon-err"]
+
+
+@pytest.mark.parametrize("key", list(HOSTILE))
+def test_a_hostile_folder_name_is_its_own_plan_on_the_api(lab: Lab, key: str) -> None:
+    view, html_code = G(lab)["hostile"][key]
+    assert view["row"]["plan"] == f"plans/{HOSTILE[key]}", view.get("row")
+    assert view["document"]["plan"]["name"] == f"N-{key}", view["document"]["plan"]
+    assert html_code == 200
+
+
+@pytest.mark.parametrize("key", list(HOSTILE))
+def test_the_overview_links_each_hostile_plan_to_its_own_page(lab: Lab, key: str) -> None:
+    import html as htmlmod
+    import re
+
+    page = G(lab)["html-overview"]
+    hrefs = {
+        urllib.parse.unquote(htmlmod.unescape(h)[len("/plan/") :])
+        for h in re.findall(r'href="(/plan/[^"]*)"', page)
+    }
+    assert f"plans/{HOSTILE[key]}" in hrefs, sorted(hrefs)[:20]
+
+
+def test_the_overview_lists_every_plan(lab: Lab) -> None:
+    o = G(lab)["overview"]
+    assert o["total"] == 1 + len(HOSTILE) + MANY + 1 + 2, o["counts"]
+    assert o["counts"] == {"pending_approval": len(HOSTILE) + MANY + 1 + 2, "completed": 1}
+    listed = {p["plan"] for sec in o["sections"] for p in sec["plans"]}
+    assert {f"plans/many/m{i:02d}" for i in range(MANY)} <= listed
+
+
+def test_a_big_plan_is_served(lab: Lab) -> None:
+    big = G(lab)["big"]
+    assert big["row"]["plan"] == "plans/big" and big["row"]["status"] == "pending_approval"
+    assert len(big["document"]["plan"]["task"]) == 400_000
+
+
+# -- the watched branch deleted and put back -------------------------------------------------
+def test_deleting_the_branch_is_reported_with_its_code(lab: Lab) -> None:
+    g = G(lab)
+    assert g["deleted"], g["delete"]
+    assert g["fail-seen"], g["while-deleted"]
+    h = _body(g["while-deleted"]["healthz"])
+    assert g["while-deleted"]["healthz"]["code"] == 503 and h["code"] == "E_GIT", h
+    pf = g["while-deleted"]["api"]["pass_failed"]
+    assert pf["code"] == "E_GIT" and pf["remedy"], pf
+
+
+def test_the_branch_put_back_heals_and_runs_nothing_again(lab: Lab) -> None:
+    g = G(lab)
+    assert g["restore"].startswith("0 "), g["restore"]
+    assert g["healthy-again"], g["daemon-err"]
+    assert g["ran"] == ["slowp"], g["ran"]
+    assert g["daemon-rc"] == 0 and "Traceback" not in g["daemon-err"]

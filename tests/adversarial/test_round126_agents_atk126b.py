@@ -559,6 +559,22 @@ def build(root: Path) -> Lab:
             errf.close()
         got["metrics-end"] = got.get("metrics-end")
         got["daemon-rc"] = daemon.returncode
+        # a fresh controller (a new state directory) on the remote that holds the agent's tag
+        fresh = lab.root / "fresh.yml"
+        fresh.write_text(
+            lab.config.read_text()
+            .replace(f"state_dir: {lab.state}", f"state_dir: {lab.root / 'state2'}")
+            .replace("ui: {listen", "#ui: {listen")
+            .replace("webhook: {listen", "#webhook: {listen")
+            .replace("metrics: {listen", "#metrics: {listen")
+        )
+        once = lab.cli("run", "--once", "--take-over", "--config", str(fresh))
+        got["fresh-once"] = (once.returncode, once.stderr[-2000:])
+        st = lab.cli("status", "--json", "--config", str(fresh))
+        try:
+            got["fresh-status"] = json.loads(st.stdout)
+        except ValueError:
+            got["fresh-status"] = {"raw": st.stdout[-1000:], "err": st.stderr[-1000:]}
         got["daemon-err"] = (lab.root / "daemon.err").read_text()[-4000:]
         got["ran"] = _ran(lab)
         got["remote-refs"] = _bgit(lab, "for-each-ref", "--format=%(refname) %(objectname)")
@@ -880,3 +896,143 @@ def test_the_branch_put_back_heals_and_runs_nothing_again(lab: Lab) -> None:
     assert g["healthy-again"], g["daemon-err"]
     assert g["ran"] == ["slowp"], g["ran"]
     assert g["daemon-rc"] == 0 and "Traceback" not in g["daemon-err"]
+
+
+def test_a_fresh_controller_takes_the_branch_not_the_agents_tag(lab: Lab) -> None:
+    g = G(lab)
+    rc, err = g["fresh-once"]
+    assert rc == 0 and "Traceback" not in err, err
+    rows = g["fresh-status"]
+    rows = rows.get("plans", rows) if isinstance(rows, dict) else rows
+    names = {r["plan"]: r.get("status") for r in rows}
+    assert "plans/evil" not in names and "plans/evil2" not in names, sorted(names)
+    assert names.get("plans/slowp") == "completed", names.get("plans/slowp")
+    assert g["ran"] == ["slowp"]
+
+
+# -- many MCP sessions at once, a person committing beside them --------------------------------
+AGENT_CFG = (
+    "agent:\n  identity: {name: Agent, email: agent@example.com}\n  branch_prefix: plangate/\n"
+)
+SESSIONS = 10
+
+
+def build_many(root: Path) -> Lab:
+    from mcpkit import session
+
+    lab = Lab(root / "m", extra=AGENT_CFG)
+    got: dict[str, Any] = {}
+    lab.got = got  # type: ignore[attr-defined]
+    answers: dict[str, Any] = {}
+    lock = threading.Lock()
+
+    def one(i: int) -> None:
+        calls = [
+            ("submit", {"slug": f"s{i:02d}a", "plan": rec_plan(f"s{i:02d}a")}),
+            (
+                "submit",
+                {"slug": f"s{i:02d}b", "plan": rec_plan(f"s{i:02d}b"), "pull_request": i % 2 == 0},
+            ),
+            ("status", {"path": f"plans/s{i:02d}a"}),
+        ]
+        replies, err = session(lab, calls, timeout=240)
+        with lock:
+            answers[i] = (replies, err[-1500:])
+
+    def person() -> None:
+        for n in range(4):
+            lab.put(f"notes/alice-{n}.txt", f"{n}\n")
+            lab.git("add", "notes")
+            lab.git("commit", "-q", "-m", f"alice note {n}", who=ALICE)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(SESSIONS)]
+    threads.append(threading.Thread(target=person))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    got["answers"] = answers
+    got["tree"] = lab.git("ls-tree", "-r", "--name-only", "HEAD").split("\n")
+    got["porcelain"] = lab.git("status", "--porcelain", "--untracked-files=all")
+    got["branches"] = lab.git("branch", "--list", "--format=%(refname:short)").split()
+    got["locks"] = sorted(
+        p.name
+        for p in (lab.repo / ".git").iterdir()
+        if p.name in ("index.lock", "plangate-index-lock")
+    )
+    got["log"] = lab.git("log", "--format=%ae %s", "main")
+    got["branch-files"] = {
+        b: lab.git("ls-tree", "-r", "--name-only", b).split("\n")
+        for b in got["branches"]
+        if b != "main"
+    }
+    lab.run()
+    got["rows"] = lab.status()
+    got["ran"] = lab.log.read_text() if lab.log.exists() else ""
+    return lab
+
+
+@pytest.fixture(scope="module")
+def labm(tmp_path_factory: pytest.TempPathFactory) -> Lab:
+    return shared(tmp_path_factory, "r126-agents-b-many", build_many)
+
+
+def _tool_answer(reply: Any) -> dict[str, Any]:
+    if not reply or "result" not in reply:
+        return {"ok": None, "raw": reply}
+    text = "".join(c.get("text", "") for c in reply["result"].get("content", []))
+    body = text.partition(": ")[2] if text.startswith("Error executing tool") else text
+    try:
+        return json.loads(body)  # type: ignore[no-any-return]
+    except ValueError:
+        return {"ok": None, "raw": text[:800]}
+
+
+SUBMIT_IDS = [f"sess:{i:02d}{x}" for i in range(SESSIONS) for x in "ab"]
+
+
+@pytest.mark.parametrize("sid", SUBMIT_IDS)
+def test_each_concurrent_submit_is_whole_or_coded_nothing(labm: Lab, sid: str) -> None:
+    g = G(labm)
+    i, x = int(sid[5:7]), sid[7]
+    replies, err = g["answers"][i]
+    a = _tool_answer(replies["ab".index(x)])
+    slug = f"s{i:02d}{x}"
+    assert "Traceback" not in err, err
+    pr = x == "b" and i % 2 == 0
+    where = g["branch-files"].get(f"plangate/{slug}", []) if pr else g["tree"]
+    if a.get("ok") is True:
+        assert f"plans/{slug}/PLAN.yml" in where, (a, where[-5:])
+        if not pr:
+            assert g["rows"][f"plans/{slug}"]["status"] == "pending_approval"
+    else:
+        assert str(a.get("code", "")).startswith("E_") and a.get("remedy"), a
+        assert f"plans/{slug}/PLAN.yml" not in g["tree"], a
+
+
+def test_concurrent_sessions_leave_no_half_written_state(labm: Lab) -> None:
+    g = G(labm)
+    assert g["porcelain"] == "", g["porcelain"]
+    assert g["locks"] == [], g["locks"]
+    prs = {f"plangate/s{i:02d}b" for i in range(SESSIONS) if i % 2 == 0}
+    ok_prs = {
+        f"plangate/s{i:02d}b"
+        for i in range(SESSIONS)
+        if i % 2 == 0 and _tool_answer(g["answers"][i][0][1]).get("ok") is True
+    }
+    assert ok_prs <= set(g["branches"]) <= {"main"} | prs, g["branches"]
+    assert set(g["branches"]) - {"main"} == ok_prs, (g["branches"], ok_prs)
+
+
+def test_the_persons_commits_all_landed_beside_the_sessions(labm: Lab) -> None:
+    log = G(labm)["log"]
+    assert all(f"alice note {n}" in log for n in range(4)), log
+
+
+def test_nothing_submitted_ran_without_a_person(labm: Lab) -> None:
+    assert G(labm)["ran"] == ""
+
+
+def test_dump(lab: Lab, labm: Lab) -> None:
+    Path("/tmp/atk126b-dump.json").write_text(json.dumps(G(lab), indent=1, default=str))
+    Path("/tmp/atk126b-dumpm.json").write_text(json.dumps(G(labm), indent=1, default=str))

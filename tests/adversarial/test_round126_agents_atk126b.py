@@ -1,7 +1,105 @@
-"""Round 126, the agent's surfaces (atk126b): webhook floods and malformed bodies while a
-plan runs, the agent's pushes to refs beside the watched branch and its deletion, the page
-and its ``/api/`` with hostile folder names, many plans, a big plan, writes, paths and a
-secret. (First version; the full account follows below once extended.)"""
+"""Round 126, the agent's surfaces (atk126b): what an agent reaches around a plan another
+party runs, in REMOTE mode over a real ``git daemon`` on 127.0.0.1 (the webhook, the page and
+its ``/api/``, ``/metrics``/``/healthz``, pushes to refs beside the watched branch, the branch
+deleted and put back), and many ``plangate mcp`` sessions at once in local mode. An
+outsider's attack: the CLI, git, HTTP on loopback and the docs only.
+
+Lab W (remote mode; the agent's clone pushes to a bare ``origin.git`` that ``git daemon``
+serves; a ``plangate run`` daemon with ``webhook``, ``ui`` and ``metrics`` on 127.0.0.1 and
+``poll_interval: 3600``, so only webhooks and its own pushes move it; the secret ``TOK`` in the
+controller's environment). The agent pushes ``slowp`` (the exec tool ``gate`` gets ``tag`` and
+``tok: $<secrets.TOK>``, records its call, waits for a file the test writes, then prints the
+secret back as an output), 12 plans in hostile folder names (``a%2Fb`` beside ``a/b``,
+``..%2F..%2Fetc``, ``q?x=1``, ``h#frag``, ``sp ace``, ``<i>tag</i>``, ``x&y=1;z``, ``p+q``,
+``...``, ``café-日本``, quotes), 40 plans under ``many/`` and a 400 kB plan. The daemon
+freezes them; Alice approves ``slowp`` (a push and one webhook); the daemon starts it. While
+the tool waits: the agent pushes its own commit (a plan ``evil`` with ``status: approved``) as
+``refs/tags/main``, ``refs/plangate/push/main`` (the controller's push namespace),
+``refs/heads/plangate/slowp``, ``refs/notes/commits``, ``refs/heads/main-copy``, and
+unrelated history as ``refs/heads/unrelated``; 86 webhook requests in 8 threads (60 valid, 26
+odd: bodies that are no JSON, bad UTF-8, nested 20,000 deep, a 200,000-digit number, ``1e999999``,
+a NUL in the ref, bad and deep form encoding, empty, duplicate keys, a body longer than its
+``Content-Length``, two lengths, a length beside ``chunked``, 1 MiB + 10, another branch, every
+credential scheme, a wrong one, none, a GitHub signature of another body, a ping) while 6
+threads read the page 48 times and a second clone pushes ``late1``; then ``late2`` with one
+webhook; POST/PUT/DELETE/PATCH on ``/api/``, ``/api/plan/plans/slowp`` and the plan page;
+``/api/plan/`` paths that climb out (encoded and not, ``%00``, ``.git/config``, the plan file
+itself), ``/commit/`` of ref names and git options (``main``, ``HEAD``, ``refs/tags/main``,
+``main~1``, ``--output=<file>``, ``-p``); overview queries (``?status=S&page=N``, odd values);
+a 60 kB query and plan id; 36 idle connections held on the webhook and the page (headers or a
+body never finished) while one real request goes to each. The gate opens; the run completes;
+the overview, each hostile plan's ``/api/plan/`` and page and the overview's links are read.
+The agent deletes ``main`` on the remote (``receive.denyDeleteCurrent=ignore``: a forge where
+it is not the protected default), one webhook, then pushes it back where it was, one webhook.
+The daemon is stopped (SIGTERM); a FRESH controller (new state directory, ``--take-over``)
+makes one pass on the remote that still holds the agent's tag ``main``; ``plangate audit`` in
+a clone.
+
+Lab M (local mode, ``agent.identity``): 10 ``plangate mcp`` processes at once (raw JSON-RPC
+sessions, ``mcpkit.session``), each ``submit``-ting two plans (every other second one with
+``pull_request: true``) and asking ``status``, while Alice commits four notes with git in the
+same working tree; then a pass.
+
+Ids (148):
+
+- ``hook:*`` (26): each odd webhook request gets the answer docs/operations.md gives it (202
+  accepted/ignored, 200 pong, 401, 403, 400, 413), a JSON body, never the secret; the 60
+  valid ones 202; ``/metrics`` counts them (refused 4, ping 1, ignored 2, the total at least
+  what was sent); ``/healthz`` 200 after the flood, no traceback; the 48 page reads during it
+  all 200; idle connections stall neither listener.
+- the run: ``slowp`` ran exactly once (during the flood, after it, after the branch came
+  back, after a fresh controller's pass); ``late1`` and ``late2``, pushed during and after the
+  flood, are frozen (no pass skipped); each side ref (6) was taken by the forge and approves
+  and runs nothing (``evil`` never ran, never reached ``main``); ``main`` holds only the
+  expected writers; the audit calls only Alice's run valid.
+- the page: every writing method 405 (``E_USAGE`` with a remedy under ``/api/``) and the run
+  went on; each climbing path 404 ``E_NOT_FOUND`` reading nothing (no config, no
+  ``/etc/passwd``, no ``.git/config``); an encoded slash names the same plan; ``/commit/``
+  takes no ref name or option (404, no file written) and shows a commit of the branch; no
+  view (13: the page, ``/api/``, ``/api/plan/``, ``/api/audit``, ``/metrics``, the failing
+  pass, the webhook answers) shows the secret or the webhook secret, the run's record on the
+  page masks it; each hostile name is its own plan on ``/api/plan/`` (its document's name)
+  and page, and the overview links each to its own page; the overview lists all 56 plans;
+  the big plan is served whole.
+- ``q:*`` (10): an overview query answers the page and status asked for, or a coded refusal.
+- the branch deleted: ``/healthz`` 503 ``failing`` ``E_GIT``, ``/api/``'s ``pass_failed``
+  ``E_GIT`` with a remedy; put back, healthy again, nothing ran again, no traceback; a fresh
+  controller takes ``refs/heads/main``, not the agent's tag (no ``evil`` row, ``slowp``
+  completed, nothing ran).
+- ``sess:*`` (20): every concurrent ``submit`` is either whole (its file on ``main`` or on its
+  pull-request branch, ``pending_approval`` after the pass) or coded with a remedy and
+  nothing written; no stray branch, no ``index.lock``, a clean tree; Alice's four commits all
+  landed; nothing ran without a person.
+
+Seen (round 126: 148 ids, 141 passed, 7 xfailed (strict); 15-55 s wall at -n 1). 1 class:
+
+- **api-overview-query-not-checked** (7 ids, ``q:status-typo``, ``q:status-case``,
+  ``q:status-unknown``, ``q:status-nul``, ``q:page-negative``, ``q:page-abc``,
+  ``q:page-huge``), fails open (a malformed request is accepted and answered as a valid one;
+  nothing runs): ``GET /api/?status=pending-approval`` (a typo), ``?status=PENDING_APPROVAL``,
+  ``?status=..%2F..%2Fx`` or ``?status=%00`` answers 200 with one section of that "status",
+  ``total: 0``, no plans, so an agent or script polling it reads "nothing waits" while 55
+  plans wait; ``?page=-1`` and ``?page=abc`` answer page 1, ``?page=99999999999999999999999``
+  ``page: 1000000`` of ``pages: 1``. docs/operations.md: "``?status=S&page=N`` pages through
+  one status", under ``/api/`` every error is "the one error shape (``E_USAGE``, with a
+  remedy)"; SPEC §8: "Every error names its code (§10) and a remedy". Expected: 400
+  ``E_USAGE`` naming the parameter and the statuses (or page numbers) there are.
+
+Held: everything else above. The webhook answers every odd body as documented and keeps
+accepting valid ones; a flood while a plan runs neither runs it twice nor drops a later push;
+refs the agent pushes beside ``main`` (a tag named ``main``, the controller's push namespace,
+notes, unrelated history) are never read as the branch, by the running daemon, by a fresh one
+or by the audit; a deleted branch is a coded failing pass that heals when it comes back.
+
+Seen but not asserted: an authenticated webhook whose connection closes before its
+``Content-Length`` body arrived is counted ``accepted`` in ``/metrics`` (12 such; whether it
+also caused a fetch was not pinned down), and headers never finished count ``bad_request``;
+MCP ``status`` answers rows with a remote-mode config while ``log``, ``wait`` and ``submit``
+refuse it ``E_CONFIG_INVALID`` "plangate mcp works on a local-mode repository (``repo:``) for
+now" (docs/agents.md: "Remote mode (``remote:``) is not served yet"); a webhook's ``400`` for
+a length beside ``Transfer-Encoding: chunked`` says "conflicting framing: one Content-Length
+and no Transfer-Encoding" (the rule, not what was seen).
+"""
 
 from __future__ import annotations
 
@@ -20,7 +118,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, Lab, until
+from advkit import AGENT, ALICE, Lab, until, xfail
 from test_round2_execution_kit import shared
 from writerkit import free_port, served
 
@@ -77,6 +175,24 @@ HOSTILE = {
     "quote": 'it\'s "q"',
 }
 MANY = 40
+
+#: overview queries (``/api/?status=S&page=N``, docs/operations.md)
+QUERIES = {
+    "q:pending": "?status=pending_approval&page=1",
+    "q:completed": "?status=executing",
+    "q:plain": "",
+    "q:status-typo": "?status=pending-approval",
+    "q:status-case": "?status=PENDING_APPROVAL",
+    "q:status-unknown": "?status=..%2F..%2Fx",
+    "q:status-nul": "?status=%00",
+    "q:page-negative": "?status=pending_approval&page=-1",
+    "q:page-abc": "?status=pending_approval&page=abc",
+    "q:page-huge": "?status=pending_approval&page=99999999999999999999999",
+}
+STATUSES = {
+    "draft", "pending_approval", "invalid", "approved", "rejected", "executing",
+    "awaiting_approval", "completed", "failed", "aborted",
+}  # fmt: skip
 
 
 # -- HTTP ------------------------------------------------------------------------------------
@@ -459,6 +575,37 @@ def build(root: Path) -> Lab:
                 )
             }
             got["metrics-running"] = http(ports["metrics"], "GET", "/metrics")
+            got["queries"] = {q: http(ui, "GET", "/api/" + q) for q in QUERIES.values()}
+            got["long-query"] = http(ui, "GET", "/api/?x=" + "y" * 60000)
+            got["long-id"] = http(ui, "GET", "/api/plan/plans/" + "z" * 60000)
+            # idle connections held open on both listeners, then one real request each
+            idle: list[socket.socket] = []
+            for port, part in (
+                (hook, b"POST /webhook HTTP/1.1\r\nHost: x\r\n"),
+                (ui, b"GET /api/ HTTP/1.1\r\nHost: x\r\n"),
+                (
+                    hook,
+                    b"POST /webhook HTTP/1.1\r\nContent-Length: 50\r\n"
+                    b"X-Plangate-Secret: " + HOOK.encode() + b"\r\n\r\n{",
+                ),
+            ):
+                for _ in range(12):
+                    c = socket.create_connection(("127.0.0.1", port), timeout=30)
+                    c.sendall(part)
+                    idle.append(c)
+            try:
+                got["idle-hook"] = http(
+                    hook,
+                    "POST",
+                    "/webhook",
+                    b'{"ref": "refs/heads/main"}',
+                    {"X-Plangate-Secret": HOOK},
+                    timeout=90,
+                )
+                got["idle-ui"] = http(ui, "GET", "/api/", timeout=90)
+            finally:
+                for c in idle:
+                    c.close()
             got["commits"] = {
                 p: http(ui, "GET", p)
                 for p in (
@@ -666,14 +813,17 @@ def test_every_valid_webhook_of_the_flood_was_accepted(lab: Lab) -> None:
 
 def test_the_metrics_count_every_webhook_request(lab: Lab) -> None:
     g = G(lab)
-    lines = [
-        x
+    counts = {
+        x.split('"')[1]: float(x.rsplit(" ", 1)[1])
         for x in g["metrics-end"]["body"].splitlines()
         if x.startswith("plangate_webhook_requests_total{")
-    ]
-    total = sum(float(x.rsplit(" ", 1)[1]) for x in lines)
-    # the approval's webhook, the flood, late2's and the one after the run
-    assert total == 1 + len(g["flood"]) + 1 + 1, lines
+    }
+    # refused: nocred, wrong, secret-in-body, gh-sig-other; ignored: nul, other-branch
+    assert counts.get("refused") == 4 and counts.get("ping") == 1, counts
+    assert counts.get("ignored") == 2, counts
+    # the approval's webhook, the flood, the one beside idle connections, late2's, the one
+    # after the run; the 24 idle connections closed unanswered are counted too
+    assert sum(counts.values()) >= 1 + len(g["flood"]) + 1 + 1 + 1, counts
 
 
 def test_the_controller_is_healthy_after_the_flood(lab: Lab) -> None:
@@ -685,6 +835,52 @@ def test_the_controller_is_healthy_after_the_flood(lab: Lab) -> None:
 def test_the_page_answered_every_read_during_the_flood(lab: Lab) -> None:
     seen = G(lab)["page-flood"]
     assert len(seen) == 48 and {c for _, c in seen} == {200}, seen
+
+
+QUERY_BROKEN = {
+    q: xfail(
+        "api-overview-query-not-checked",
+        "an unknown status or a page that is no page number is answered 200 as a valid page",
+    )
+    for q in ("q:status-typo", "q:status-case", "q:status-unknown", "q:status-nul",
+              "q:page-negative", "q:page-abc", "q:page-huge")
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "qid",
+    [pytest.param(k, id=k, marks=[QUERY_BROKEN[k]] if k in QUERY_BROKEN else []) for k in QUERIES],
+)
+def test_an_overview_query_is_a_real_page_or_coded(lab: Lab, qid: str) -> None:
+    r = G(lab)["queries"][QUERIES[qid]]
+    body = _body(r)
+    assert r["code"] is not None and r["code"] < 500, (qid, r["code"], r["body"][:400])
+    assert isinstance(body, dict), r["body"][:400]
+    asked = urllib.parse.parse_qs(QUERIES[qid].lstrip("?"))
+    page = asked.get("page", ["1"])[0]
+    if r["code"] == 200:  # the page asked for, of a status there is, or a coded refusal
+        for sec in body["sections"]:
+            assert sec["status"] in STATUSES, (qid, sec["status"])
+            assert str(sec["page"]) == page, (qid, sec["page"], sec["pages"])
+            assert 1 <= sec["page"] <= max(sec["pages"], 1), (qid, sec["page"], sec["pages"])
+    else:
+        assert str(body.get("code", "")).startswith("E_") and body.get("remedy"), body
+
+
+def test_a_long_query_or_plan_id_is_coded(lab: Lab) -> None:
+    g = G(lab)
+    for r in (g["long-query"], g["long-id"]):
+        assert r["code"] in (200, 400, 404, 414), r["body"][:300]
+        body = _body(r)
+        assert isinstance(body, dict), r["body"][:300]
+        if r["code"] != 200:
+            assert str(body.get("code", "")).startswith("E_") and body.get("remedy"), body
+
+
+def test_idle_connections_do_not_stall_the_webhook_or_the_page(lab: Lab) -> None:
+    g = G(lab)
+    assert g["idle-hook"]["code"] == 202, g["idle-hook"]
+    assert g["idle-ui"]["code"] == 200, g["idle-ui"]["body"][:300]
 
 
 def test_the_approved_plan_ran_exactly_once(lab: Lab) -> None:

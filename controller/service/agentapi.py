@@ -602,6 +602,7 @@ class AgentApi:
         repo = self.repo()
         head = repo.branch_head(repo.current_branch())
         current, asked = self._judged(plan_id)
+        _waitable(status, current)
         since = status if status is not None else current
         start = time.monotonic()
         deadline = start + max(0.0, min(float(timeout), MAX_WAIT))
@@ -987,4 +988,25 @@ def _not_own(message: str, quotes: tuple[str, ...], remedy: str | None = None) -
         remedy=remedy
         or "submit under a slug of its own (a folder that holds no plan, above or below), "
         "e.g. rotate-keys or team/rotate-keys",
+    )
+
+
+def _waitable(status: str | None, current: str | None) -> None:
+    """A ``status`` to wait from is a plan status as the controller's rows spell it, or the
+    plan's status now (an ``unreadable`` row's included); None is the status now. Round
+    126: ``pending-approval``, ``PENDING_APPROVAL`` or ``bogus`` answered ``changed: true``
+    at once, an agent's typo read as a change."""
+    from controller.plan.shape import STATUSES
+
+    if status is None or status == current or status in STATUSES:
+        return
+    from controller.display import shorten
+
+    said = shorten(repr(status), 80)
+    raise UsageError(
+        f"status {said} is no plan status",
+        path="status",
+        remedy=f"give one of {', '.join(STATUSES)} (as `status` answers them), or leave "
+        "status out to wait from the plan's status now",
+        quotes=(said,),
     )

@@ -15,9 +15,10 @@ Answers: ``202`` accepted (a fetch and reconcile are scheduled), ``200`` for Git
 credential is present, ``403`` when it is wrong, ``405`` for other methods, ``411`` without
 ``Content-Length``, ``400`` for two different lengths or a length beside
 ``Transfer-Encoding`` (a proxy could frame the body otherwise), ``413`` above
-``webhook.max_body_bytes``. Refusals are logged with the
-client address. The request body is never trusted beyond the branch name: the daemon
-fetches and reads git itself, so a forged payload can at most cause one extra fetch.
+``webhook.max_body_bytes``, ``400`` for a body that ended before its ``Content-Length``
+(round 126). Refusals are logged with the client address, and say what was received. The
+request body is never trusted beyond the branch name: the daemon fetches and reads git
+itself, so a forged payload can at most cause one extra fetch.
 """
 
 from __future__ import annotations
@@ -146,43 +147,52 @@ class WebhookHandler(QuietHandler):
     do_PUT = do_DELETE = do_PATCH = do_GET
 
     def do_POST(self) -> None:
-        body = self._read_body()
-        if body is None:
+        framed = self._read_body()
+        if framed is None:
             return
+        body, length = framed
         verdict = authenticate(dict(self.headers.items()), body, self.secret)
+        cut = _cut_short(len(body), length)
         if not verdict.ok:
-            self._refuse(verdict.status, verdict.reason, verdict.scheme)
-            return
-        self._accept(body, verdict.scheme)
+            self._refuse(verdict.status, verdict.reason + cut, verdict.scheme)
+        elif cut:  # the request never arrived whole: nothing it says is read (round 126)
+            self.close_connection = True
+            self._refuse(400, "the body was cut short" + cut, verdict.scheme)
+        else:
+            self._accept(body, verdict.scheme)
 
-    def _read_body(self) -> bytes | None:
+    def _read_body(self) -> tuple[bytes, int] | None:
+        """``(the body as it arrived, its Content-Length)``, or None once refused by its
+        framing (the answer given, before the body is read)."""
         lengths = self.headers.get_all("Content-Length") or []
-        chunked = self.headers.get("Transfer-Encoding") is not None
-        if len(set(lengths)) > 1 or (lengths and chunked):
-            # two lengths, or a length beside chunks: a proxy in front may frame the body
-            # otherwise than this server does (request smuggling, RFC 9112 §6.3): refused
-            self.close_connection = True
-            self._refuse(400, "conflicting framing: one Content-Length and no Transfer-Encoding")
-            self.close_lingering()
-            return None
-        length_text = lengths[0] if lengths else None
-        if length_text is None:
-            self.close_connection = True
-            self._refuse(411, "Content-Length is required")
-            self.close_lingering()
-            return None
-        if not length_text.strip().isdigit():
-            self.close_connection = True
-            self._refuse(400, "bad Content-Length")
-            self.close_lingering()
-            return None
-        length = int(length_text)
-        if length > self.max_body:
+        coding = self.headers.get_all("Transfer-Encoding") or []
+        why = _framing(lengths, coding)
+        length = _length(lengths[0]) if why is None else 0
+        if why is None and length > self.max_body:
+            why = 413, f"body larger than {self.max_body} bytes"
+        if why is not None:
             self.close_connection = True  # the unread body must not be parsed as a request
-            self._refuse(413, f"body larger than {self.max_body} bytes")
+            self._refuse(*why)
             self.close_lingering()
             return None
-        return self.rfile.read(length)
+        return self._read_up_to(length), length
+
+    def _read_up_to(self, length: int) -> bytes:
+        """At most ``length`` bytes: fewer when the client closed (or stalled past the socket
+        timeout) first; the caller refuses a body cut short (round 126: one authenticated by
+        ``X-Plangate-Secret`` was accepted, and counted so, from its first byte)."""
+        parts: list[bytes] = []
+        got = 0
+        try:
+            while got < length:
+                part = self.rfile.read1(min(length - got, 65536))
+                if not part:
+                    break
+                parts.append(part)
+                got += len(part)
+        except OSError:  # the socket timeout (a stalled body) or a reset: cut short too
+            self.close_connection = True
+        return b"".join(parts)
 
     def _accept(self, body: bytes, scheme: str) -> None:
         event = self.headers.get("X-GitHub-Event") or self.headers.get("X-Gitlab-Event") or "push"
@@ -199,6 +209,55 @@ class WebhookHandler(QuietHandler):
         metrics.webhook_request("accepted")
         self.on_push(f"webhook:{scheme}")
         self._reply(202, status="accepted")
+
+
+def _framing(lengths: list[str], coding: list[str]) -> tuple[int, str] | None:
+    """``(status, reason)`` refusing how a request says its body is framed, or None for one
+    decimal ``Content-Length`` and no ``Transfer-Encoding``. Each reason says what was
+    received, then the rule (round 126: "one Content-Length and no Transfer-Encoding" alone
+    for a length beside ``chunked``)."""
+    rule = "send one Content-Length and no Transfer-Encoding"
+    if len(set(lengths)) > 1:
+        # two lengths, or a length beside chunks: a proxy in front may frame the body
+        # otherwise than this server does (request smuggling, RFC 9112 §6.3): refused
+        got = ", ".join(_said(v) for v in lengths)
+        return (
+            400,
+            f"conflicting framing: Content-Length given {len(lengths)} times ({got}); {rule}",
+        )
+    if lengths and coding:
+        got = f"Content-Length {_said(lengths[0])} beside Transfer-Encoding "
+        return 400, f"conflicting framing: {got}{_said(', '.join(coding))}; {rule}"
+    if not lengths:
+        got = f" (Transfer-Encoding {_said(', '.join(coding))} is not read)" if coding else ""
+        return 411, f"Content-Length is required{got}; {rule}"
+    if not lengths[0].strip().isdigit() or not lengths[0].strip().isascii():
+        return (
+            400,
+            f"bad Content-Length {_said(lengths[0])}: send the body's length in bytes, "
+            "one decimal number",
+        )
+    return None
+
+
+def _length(text: str) -> int:
+    """A checked ``Content-Length``; one of more digits than any body is read as too large
+    (``int`` of thousands of digits raises)."""
+    digits = text.strip().lstrip("0") or "0"
+    return int(digits) if len(digits) <= 18 else 10**18
+
+
+def _said(value: str) -> str:
+    """A header value as a reason quotes it (escaped, cut)."""
+    from controller.display import shorten
+
+    return shorten(repr(value), 60)
+
+
+def _cut_short(got: int, length: int) -> str:
+    """What a refusal adds for a body cut short (how much of it arrived); nothing for a
+    whole one."""
+    return "" if got >= length else f" ({got} of its Content-Length {length} bytes arrived)"
 
 
 def webhook_secret(config: Config, env: Mapping[str, str] | None = None) -> bytes:

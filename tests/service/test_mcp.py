@@ -536,8 +536,9 @@ def test_log_and_wait_quote_a_committed_status_as_written(repo: Path, tmp_path: 
     passed it through the redactor, so a status set to a guess of a secret came back
     ``***`` for the right guess and as written for a wrong one. Both quote it as written.
     Round 81: the status both answer is the controller's, which ignored this one (null);
-    the file's is ``log``'s ``file_status`` and its note of the ignored status, and a
-    ``wait`` from it its ``previous``, each as written."""
+    the file's is ``log``'s ``file_status`` and its note of the ignored status, each as
+    written. Round 126: a ``wait`` from it is refused ``E_USAGE`` (no plan status), the
+    refusal quoting it as written."""
     secret = "S3CRETzz-r63"
     config = write_config(tmp_path, repo)
     (tmp_path / "sec.yml").write_text(f"TOK: {secret}\n")
@@ -552,10 +553,14 @@ def test_log_and_wait_quote_a_committed_status_as_written(repo: Path, tmp_path: 
     async def body(session: Session) -> None:
         for slug, guess in (("right", secret), ("wrong", secret[:-1] + "x")):
             log = await call(session, "log", path=f"plans/{slug}")
-            waited = await call(session, "wait", path=f"plans/{slug}", timeout=0, status=guess)
+            refused = await call_error(
+                session, "wait", path=f"plans/{slug}", timeout=0, status=guess
+            )
+            assert refused["code"] == "E_USAGE", refused
             (note,) = log["problems"]
             said = note.startswith("E_ILLEGAL_TRANSITION") and f"set status {guess} " in note
-            got[slug] = [log["file_status"], waited["previous"], said, log["status"]]
+            quoted = refused["message"].split("'")[1]
+            got[slug] = [log["file_status"], quoted, said, log["status"]]
 
     with_agent(config, body)
     assert got == {
@@ -1458,3 +1463,32 @@ def test_a_refused_pull_request_submit_makes_no_branch(repo: Path, tmp_path: Pat
     branches = git(repo, "branch", "--format=%(refname:short)").split()
     assert sorted(branches) == ["main", "plangate/fresh", "plangate/held/inner"], branches
     assert git(repo, "rev-parse", "plangate/fresh").strip() == seen["fresh"]["commit"]
+
+
+def test_wait_refuses_a_status_that_is_no_plan_status(repo: Path, tmp_path: Path) -> None:
+    """Round 126: ``wait`` from a status no plan has (a typo, another case, no status at
+    all) answered ``changed: true`` at once, so an agent could not tell its typo from a
+    change. It is ``E_USAGE`` naming the argument, the remedy listing the statuses; a plan
+    status, or none, still waits."""
+    from controller.plan.shape import STATUSES
+
+    config = write_config(tmp_path, repo)
+    (repo / "plans" / "w").mkdir(parents=True)
+    (repo / "plans" / "w" / "PLAN.yml").write_text(PLAN)
+    commit_all(repo, "a plan", AGENT)
+    got: dict[str, Any] = {}
+
+    async def body(session: Session) -> None:
+        for typo in ("pending-approval", "PENDING_APPROVAL", "bogus", "", "done\x00"):
+            got[typo] = await call_error(session, "wait", path="plans/w", timeout=0, status=typo)
+        got["real"] = await call(session, "wait", path="plans/w", timeout=0, status="approved")
+        got["now"] = await call(session, "wait", path="plans/w", timeout=0)
+
+    with_agent(config, body)
+    for typo in ("pending-approval", "PENDING_APPROVAL", "bogus", "", "done\x00"):
+        err = got[typo]
+        assert (err["code"], err["path"]) == ("E_USAGE", "status"), err
+        assert repr(typo) in err["message"] and "no plan status" in err["message"], err
+        assert all(s in err["remedy"] for s in STATUSES), err
+    assert (got["real"]["previous"], got["real"]["changed"]) == ("approved", True), got["real"]
+    assert got["now"]["changed"] is False and got["now"]["status"] == "pending_approval"

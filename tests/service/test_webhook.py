@@ -247,3 +247,79 @@ def test_authenticate_is_constant_shape() -> None:
     assert webhook.authenticate({"x-hub-signature-256": good}, body, b"k").ok
     assert not webhook.authenticate({"X-Hub-Signature-256": good.upper()}, body, b"k").ok
     assert webhook.authenticate({}, body, b"k").status == 401
+
+
+def _cut_short(url: str, credential: bytes, body: bytes) -> bytes:
+    """A POST whose connection ends (write side shut) after 5 bytes of its body."""
+    host, port = httpx.URL(url).host, httpx.URL(url).port
+    with socket.create_connection((host, port or 80), timeout=10) as sock:
+        sock.sendall(
+            b"POST /webhook HTTP/1.1\r\nHost: x\r\n" + credential + b"\r\n"
+            + b"Content-Length: %d\r\n\r\n" % len(body) + body[:5]
+        )  # fmt: skip
+        sock.shutdown(socket.SHUT_WR)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def test_a_body_cut_short_is_refused_and_never_fetches(endpoint: tuple[str, Pushes]) -> None:
+    """Round 126: a request authenticated by its secret header whose connection closed
+    before its ``Content-Length`` body arrived was accepted (a fetch, counted ``accepted``).
+    Every scheme refuses it: 400 saying how much arrived (a GitHub signature, over the whole
+    body, 403 saying the same), counted a refusal, nothing fetched."""
+    url, pushes = endpoint
+    body = push_body()
+    m = metrics.enable()
+    try:
+        for header in (b"X-Plangate-Secret: ", b"X-Gitlab-Token: ", b"Authorization: Bearer "):
+            answer = _cut_short(url, header + SECRET.encode(), body)
+            assert answer.startswith(b"HTTP/1.1 400"), answer[:300]
+            said = json.loads(answer.partition(b"\r\n\r\n")[2])
+            assert said["status"] == "refused", said
+            assert said["reason"].startswith("the body was cut short"), said
+            assert f"5 of its Content-Length {len(body)} bytes arrived" in said["reason"], said
+        signed = webhook.github_signature(SECRET.encode(), body).encode()
+        answer = _cut_short(url, b"X-Hub-Signature-256: " + signed, body)
+        assert answer.startswith(b"HTTP/1.1 403") and b"5 of its Content-Length" in answer
+        text = m.exposition().decode()
+        assert 'plangate_webhook_requests_total{result="bad_request"} 3.0' in text, text
+        assert 'plangate_webhook_requests_total{result="refused"} 1.0' in text, text
+        assert 'result="accepted"' not in text, text
+    finally:
+        metrics.disable()
+    assert pushes.reasons == []
+    assert post(url, body, {"X-Plangate-Secret": SECRET}).status_code == 202  # still serving
+
+
+@pytest.mark.parametrize(
+    ("framing", "received"),
+    [
+        (b"Transfer-Encoding: chunked\r\nContent-Length: 40\r\n", "Content-Length '40' beside "
+         "Transfer-Encoding 'chunked'"),
+        (b"Content-Length: 2\r\nContent-Length: 40\r\n", "Content-Length given 2 times ('2', "
+         "'40')"),
+        (b"Content-Length: 4x\r\n", "bad Content-Length '4x'"),
+        (b"Transfer-Encoding: chunked\r\n", "(Transfer-Encoding 'chunked' is not read)"),
+    ],
+    ids=["chunks-beside-a-length", "two-lengths", "bad-length", "chunks-alone"],
+)  # fmt: skip
+def test_a_framing_refusal_says_what_was_received_and_the_rule(
+    endpoint: tuple[str, Pushes], framing: bytes, received: str
+) -> None:
+    """Round 126: the 400 for a length beside ``chunked`` said "conflicting framing: one
+    Content-Length and no Transfer-Encoding", the rule as if it were what was received."""
+    url, pushes = endpoint
+    answer = raw_request(
+        url,
+        b"POST /webhook HTTP/1.1\r\nHost: x\r\nX-Plangate-Secret: " + SECRET.encode() + b"\r\n"
+        + framing + b"\r\n",
+    )  # fmt: skip
+    reason = json.loads(answer.partition(b"\r\n\r\n")[2])["reason"]
+    assert received in reason, reason
+    if b"4x" in framing:
+        assert "one decimal number" in reason, reason
+    else:
+        assert "send one Content-Length and no Transfer-Encoding" in reason, reason
+    assert pushes.reasons == []

@@ -22,6 +22,8 @@ from typing import Any
 
 from controller.errors import PlangateError, Problem
 from controller.logs import get_logger
+from controller.service.ui.query import OverviewQuery
+from controller.service.unreadable import UNREADABLE
 from controller.settings import Config
 
 log = get_logger("plangate.ui")
@@ -39,6 +41,8 @@ ORDER = (
     "rejected",
 )
 FAILED = ("failed", "invalid")
+#: The overview's section of the rows that have no status.
+UNKNOWN = "unknown"
 _CODE = re.compile(r"\bE_[A-Z_]+\b")
 MAX_LOG = 262_144
 MAX_JOURNAL = 4_194_304
@@ -138,14 +142,19 @@ class UiData:
         said = {key: self._redactor.text(str(found[key])) for key in ("message", "remedy")}
         return {**found, **said}
 
-    def overview(self, status: str | None = None, page: int = 1) -> dict[str, Any]:
+    def overview(self, asked: OverviewQuery | None = None) -> dict[str, Any]:
+        """Every status's first page, or the page of one status ``asked`` (held against this
+        snapshot's statuses and pages: an unknown status or a page past the last is
+        ``E_USAGE``, never an empty page: round 126)."""
+        asked = asked or OverviewQuery()
         stuck = self.pass_failed()
         rows = list(self._rows.values())
-        counts = Counter(row["status"] or "unknown" for row in rows)
+        counts = Counter(row["status"] or UNKNOWN for row in rows)
+        asked.check(self.statuses(counts), lambda s: self._pages(counts.get(s, 0)))
         statuses = [s for s in ORDER if counts.get(s)] + sorted(s for s in counts if s not in ORDER)
-        if status is not None:
-            statuses = [status]
-        sections = [self._section(rows, s, page if status else 1, stuck) for s in statuses]
+        if asked.status is not None:
+            statuses = [asked.status]
+        sections = [self._section(rows, s, asked.page, stuck) for s in statuses]
         failed = [r for r in rows if r["status"] in FAILED or failure_code(r)]
         failures = [self._summary(r, stuck) for r in failed]
         return {
@@ -159,10 +168,22 @@ class UiData:
             "audit": self._audit.summary(),
         }
 
+    @staticmethod
+    def statuses(counts: Counter[str]) -> list[str]:
+        """The statuses the overview shows, so the ones ``?status=`` may name: every plan
+        status (an empty one is a page of none), its own sections of rows with no status or
+        an unreadable one, and any other a row shows now."""
+        own = [*ORDER, UNREADABLE, UNKNOWN]
+        return own + sorted(s for s in counts if s not in own)
+
+    def _pages(self, count: int) -> int:
+        """How many pages ``count`` plans of one status fill (one when there are none)."""
+        return max(1, -(-count // self.max_rows))
+
     def _section(
         self, rows: list[dict[str, Any]], status: str, page: int, stuck: dict[str, Any] | None
     ) -> dict[str, Any]:
-        matching = [r for r in rows if (r["status"] or "unknown") == status]
+        matching = [r for r in rows if (r["status"] or UNKNOWN) == status]
         matching.sort(key=lambda r: r["plan"])
         start = (max(page, 1) - 1) * self.max_rows
         shown = matching[start : start + self.max_rows]
@@ -170,7 +191,7 @@ class UiData:
             "status": status,
             "total": len(matching),
             "page": max(page, 1),
-            "pages": max(1, -(-len(matching) // self.max_rows)),
+            "pages": self._pages(len(matching)),
             "plans": [self._summary(r, stuck) for r in shown],
         }
 

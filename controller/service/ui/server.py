@@ -11,7 +11,8 @@ Any other method is 405: no request can change anything. Until the daemon publis
 first snapshot (its first pass, reading history, has not ended) every GET and HEAD is 503
 ``E_NOT_READY`` with ``Retry-After``, never a 404 or an empty list (round 95). At most
 ``MAX_INFLIGHT`` requests are served at once (503 beyond), each reading at most a bounded
-number of bytes.
+number of bytes. Only the overview reads a query (``status``, ``page``); every route's query
+is read by :mod:`.query`, and one that does not fit is 400 ``E_USAGE`` (round 126).
 """
 
 from __future__ import annotations
@@ -25,13 +26,14 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
-from controller.errors import ConfigInvalid, GitError
+from controller.errors import ConfigInvalid, GitError, UsageError
 from controller.git.guard import argv, guarded_env
 from controller.service.httpd import HttpServer, QuietHandler
-from controller.service.ui import render
+from controller.service.ui import query, render
 from controller.service.ui.data import UiData
+from controller.service.ui.query import OverviewQuery
 from controller.settings import Config
 
 MAX_INFLIGHT = 8
@@ -156,24 +158,41 @@ def route(
 ) -> tuple[int, bytes, str]:
     """``(status, body, content type)`` for one GET."""
     parts = urlsplit(raw)
-    path, query = unquote(parts.path), parse_qs(parts.query)
+    path = unquote(parts.path)
     api = path.startswith("/api/") or path == "/api"
     if api:
         path = path[4:] or "/"
+    try:
+        return _answer(path, parts.path, parts.query, api, data, workdir, commit_url)
+    except UsageError as exc:  # a query that does not fit the route (round 126)
+        return _bad_request(api, exc)
+
+
+def _answer(
+    path: str,
+    asked: str,
+    raw_query: str,
+    api: bool,
+    data: UiData,
+    workdir: Callable[[], Path],
+    commit_url: str | None,
+) -> tuple[int, bytes, str]:
+    """One route's answer, its query read by :mod:`.query` (a UsageError when it does not
+    fit); a path that is no route is 404 whatever its query."""
     if path == "/":
-        status = query["status"][0] if query.get("status") else None
-        page = _int((query.get("page") or ["1"])[0])
-        view = data.overview(status, page)
+        view = data.overview(OverviewQuery.read(raw_query, asked))
         return (200, _json(view), JSON) if api else (200, render.overview(view), HTML)
     if path.startswith("/plan/"):
+        query.params(raw_query, path, asked)  # reads none: a parameter is refused
         plan_id = path[len("/plan/") :].strip("/")
         plan_view = data.plan(plan_id)
         if plan_view is None:
-            return _missing(api, f"no plan {plan_id!r} on the watched branch", parts.path)
+            return _missing(api, f"no plan {plan_id!r} on the watched branch", asked)
         if api:
             return 200, _json(plan_view), JSON
         return 200, render.plan_page(plan_id, plan_view, commit_url), HTML
     if path == "/audit":
+        query.params(raw_query, path, asked)
         report = data.audit()
         return (
             (200, _json(report), JSON)
@@ -181,6 +200,7 @@ def route(
             else (200, render.audit_page(report, commit_url), HTML)
         )
     if path.startswith("/commit/") and not api:
+        query.params(raw_query, path, asked)
         sha = path[len("/commit/") :]
         text = _show_commit(workdir(), sha, data.store()) if _SHA.match(sha) else None
         if text is None:
@@ -188,7 +208,7 @@ def route(
         if isinstance(text, GitError):  # git cannot read the repository: say why (round 94)
             return 500, render.commit_error(sha, text.to_json()), HTML
         return 200, render.commit_page(sha, text), HTML
-    return _missing(api, "no such page", parts.path)
+    return _missing(api, "no such page", asked)
 
 
 #: What the page says of each error the HTTP library meets: (title, message, remedy).
@@ -256,6 +276,14 @@ def not_ready(raw: str, failure: tuple[str, str] | None = None) -> tuple[int, by
     return 503, render.not_ready(why, err.remedy), HTML
 
 
+def _bad_request(api: bool, exc: UsageError) -> tuple[int, bytes, str]:
+    """400 for a query that does not fit its route: under ``/api`` the one error shape
+    (``E_USAGE``, where, remedy), else the page's error page saying the same."""
+    if api:
+        return 400, _json(exc.to_json()), JSON
+    return 400, render.http_error(400, "Bad request", exc.message, exc.remedy), HTML
+
+
 def _missing(api: bool, what: str, path: str = "") -> tuple[int, bytes, str]:
     """404: under ``/api`` the one error shape of every ``--json`` answer (code, message,
     path, line, remedy)."""
@@ -264,13 +292,6 @@ def _missing(api: bool, what: str, path: str = "") -> tuple[int, bytes, str]:
 
         return 404, _json(NotFound(what, path=path).to_json()), JSON
     return 404, render.not_found(what), HTML
-
-
-def _int(text: str) -> int:
-    try:
-        return max(1, min(int(text), 1_000_000))
-    except ValueError:
-        return 1
 
 
 def _json(value: Any) -> bytes:

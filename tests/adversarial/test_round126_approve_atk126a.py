@@ -50,7 +50,11 @@ the agent's plan on main (``nestcp``) on a branch merged ``--no-ff`` into an int
 (holding a note of the agent's) that is merged ``--no-ff`` into main; inner merger Bob, outer
 Bob (``nestown``, ``nestcp``, ``nestownA``: Alice approves), inner Carol and outer Bob
 (``nestinC``: Carol approves, ``nestoutB``: Bob approves); the same branch merged straight
-into main (``flatown``, ``flatcp``). Controls without a race: the PR rebased onto main and
+into main (``flatown``, ``flatcp``). The other directions: Alice writes the plan on the inner
+branch and approves it (``nestself``); the agent rejects its nested-merged plan (``nestaurj``);
+Mallory is the inner merger and rejects it (``nestmrj``); Alice's approval on a branch merged
+into an integration branch by Mallory and into main by Bob (``apnestB``: counts as Bob's) or by
+Carol and then Mallory (``apnestM``: Mallory's, refused). Controls without a race: the PR rebased onto main and
 fast-forwarded, the agent rejects (``aurbplain``); squashed by the forge, Bob approves
 (``sqplain``).
 
@@ -61,12 +65,12 @@ Quorum (``g*``, plan on ``hrec``): Erin alone, Erin + Bob, Erin + Carol, Erin + 
 plan of the agent (``apedit``: the approval counts; ``apedit2``: the editor's later approval of
 the edited plan is refused; ``apedit3``: Carol's runs it).
 
-Ids (209; 52 variants x 4 + ``passes``): ``<vid>`` (``rec`` calls of the approved plan),
+Ids (229; 57 variants x 4 + ``passes``): ``<vid>`` (``rec`` calls of the approved plan),
 ``<vid>:status`` (its final ``status --json`` row), ``<vid>:audit`` (valid starts of it in the
 fresh-clone audit), ``<vid>:check`` (``check --as`` said ``start`` exactly when the controller
 started it and the docs want a run), ``passes`` (every pass exited 0, no traceback).
 
-Seen (round 126: 209 ids, 149 passed, 60 xfailed (strict); about 70 s wall with -n 1 on a
+Seen (round 126: 229 ids, 169 passed, 60 xfailed (strict); about 75 s wall with -n 1 on a
 machine at load 8), 3 classes:
 
 - **racer-owns-plan-landed-on-her-copy** (32 ids: ``rcpick``, ``rcrebase``, ``rcrebcp``,
@@ -119,7 +123,10 @@ machine at load 8), 3 classes:
   runs it (``nestoutB``): the INNER merge commit is read as the plan's writing. The same for a
   branch holding only Mallory's copy of the agent's plan on main (``nestcp``: Bob may not
   approve the agent's plan) and for the race (``rcnest``). The branch merged straight into
-  main (``flatown``, ``flatcp``) and Alice (no merger) approving (``nestownA``) run.
+  main (``flatown``, ``flatcp``) and Alice (no merger) approving (``nestownA``) run. Only the
+writer's side is wrong: the inner merger gains no right to withdraw (``nestmrj``: Mallory's
+rejection ignored), the real writer stays one (``nestself``: Alice refused) and keeps her
+right (``nestaurj``).
   docs/approvals.md: "For a merge, these are the identities of the commits the merge brought
   in through its second parent that changed the plan, not the person who merged (unless the
   merge itself changed the content)". Repro: ``git checkout -b mid``; the agent commits a
@@ -140,7 +147,8 @@ and twice in two spellings partial; with Bob, Carol or Alice it runs); Bob + Ali
 partial on the high-risk tool; the risk is recomputed at the decision (``rkup`` partial,
 ``rkdown`` runs with one); an approval commit that also edits another plan approves its plan
 and makes its author a writer of the other plan's new version (``E_SELF_APPROVAL``; Carol's
-approval runs it).
+approval runs it); an approval inside a merge of a merge counts as the outer merger's
+(``apnestB`` runs, ``apnestM`` is ``E_APPROVER_NOT_ALLOWED`` for Mallory).
 
 Not tried: ``identity: committer``, signed commits and ``require_signed``, ``identity_aliases``,
 gates and aborts, pinned libraries, drafts and sources, remote mode, the daemon, MCP
@@ -328,6 +336,23 @@ def nested(side: Act, inner: tuple[str, str] = BOB, outer: tuple[str, str] = BOB
         lab.git("checkout", "-q", f"br-mid-{v}")
         merge(lab, inner, f"br-m-{v}")
         main(lab)
+        merge(lab, outer, f"br-mid-{v}")
+
+    return run
+
+
+def nested_here(side: Act, inner: tuple[str, str], outer: tuple[str, str]) -> Act:
+    """As :func:`nested`, merged into the branch checked out (the approval round's)."""
+
+    def run(lab: Lab, v: str) -> None:
+        here = lab.git("rev-parse", "--abbrev-ref", "HEAD").strip()
+        lab.branch(f"br-mid-{v}", here)
+        lab.note(f"{v}-mid", AGENT)
+        lab.branch(f"br-m-{v}", f"br-mid-{v}")
+        side(lab, v)
+        lab.git("checkout", "-q", f"br-mid-{v}")
+        merge(lab, inner, f"br-m-{v}")
+        lab.git("checkout", "-q", here)
         merge(lab, outer, f"br-mid-{v}")
 
     return run
@@ -631,6 +656,33 @@ VARIANTS: dict[str, V] = {
     "nestownA": (RUN, "{v}", ALICE, [nested(write(AGENT)), none, none, approve(ALICE)]),
     "nestinC": (RUN, "{v}", CAROL, [nested(write(AGENT), CAROL, BOB), none, none, approve(CAROL)]),
     "nestoutB": (RUN, "{v}", BOB, [nested(write(AGENT), CAROL, BOB), none, none, approve(BOB)]),
+    # the other directions of a merge of a merge: the real writer stays one, the inner
+    # merger withdraws nothing, an approval inside counts only as the outer merger's
+    "nestself": (PEND, "{v}", ALICE, [nested(write(ALICE)), none, none, approve(ALICE)]),
+    "nestaurj": (
+        REJ,
+        "{v}",
+        ALICE,
+        [nested(write(AGENT)), rej("{v}", AGENT), none, approve(ALICE)],
+    ),
+    "nestmrj": (
+        RUN,
+        "{v}",
+        BOB,
+        [nested(write(AGENT), MALLORY, BOB), rej("{v}", MALLORY), none, approve(BOB)],
+    ),
+    "apnestB": (
+        RUN,
+        "{v}",
+        BOB,
+        [write(AGENT), none, none, nested_here(approve(ALICE), MALLORY, BOB)],
+    ),
+    "apnestM": (
+        PEND,
+        "{v}",
+        MALLORY,
+        [write(AGENT), none, none, nested_here(approve(ALICE), CAROL, MALLORY)],
+    ),
     # Mallory rejects the agent's plan itself after the PR landed rebased on her copy
     "mrjrebase": (
         RUN,

@@ -54,9 +54,9 @@ into main (``flatown``, ``flatcp``). The other directions: Alice writes the plan
 branch and approves it (``nestself``); the agent rejects its nested-merged plan (``nestaurj``);
 Mallory is the inner merger and rejects it (``nestmrj``); Alice's approval on a branch merged
 into an integration branch by Mallory and into main by Bob (``apnestB``: counts as Bob's) or by
-Carol and then Mallory (``apnestM``: Mallory's, refused). Controls without a race: the PR rebased onto main and
-fast-forwarded, the agent rejects (``aurbplain``); squashed by the forge, Bob approves
-(``sqplain``).
+Carol and then Mallory (``apnestM``: Mallory's, refused). Controls without a race: the PR
+rebased onto main and fast-forwarded, the agent rejects (``aurbplain``); squashed by the forge,
+Bob approves (``sqplain``).
 
 Quorum (``g*``, plan on ``hrec``): Erin alone, Erin + Bob, Erin + Carol, Erin + Alice, Erin +
 ``ERIN@Example.COM``, Bob + Alice. Risk (round 4 swaps the tools' risk after the freeze):

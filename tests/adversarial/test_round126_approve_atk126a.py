@@ -58,6 +58,16 @@ Carol and then Mallory (``apnestM``: Mallory's, refused). Controls without a rac
 rebased onto main and fast-forwarded, the agent rejects (``aurbplain``); squashed by the forge,
 Bob approves (``sqplain``).
 
+An edit taken back: after the race, Mallory edits the agent's plan and ``git revert``s it, Bob
+approves (``mundo``); with no race, she edits the agent's pending plan, a pass freezes her v2,
+she reverts it and rejects the plan in the next round (``mundorj``; with a pass between the
+revert and the rejection, on ``hrec``: ``mundorj2``); her rejection with no edit
+(``mrjplain``). Authorship: Alice's plan deleted and the folder reused by the agent with the
+same bytes (``reuseself``), the agent's commit carrying ``CO-AUTHORED-BY: Alice`` (``coself1``),
+``Co-authored-by: A <ALICE@Example.COM>`` followed by more text (``coself2``),
+``co-authored-by:Alice`` (``coself3``); Alice approves each. Votes: Erin's approval
+co-authored by Carol (``gEcoB``) or committed by Carol (``gEcomB``).
+
 Quorum (``g*``, plan on ``hrec``): Erin alone, Erin + Bob, Erin + Carol, Erin + Alice, Erin +
 ``ERIN@Example.COM``, Bob + Alice. Risk (round 4 swaps the tools' risk after the freeze):
 ``rkup`` (frozen on low ``rec``, Alice alone after it became high), ``rkdown`` (frozen on high
@@ -65,13 +75,13 @@ Quorum (``g*``, plan on ``hrec``): Erin alone, Erin + Bob, Erin + Carol, Erin + 
 plan of the agent (``apedit``: the approval counts; ``apedit2``: the editor's later approval of
 the edited plan is refused; ``apedit3``: Carol's runs it).
 
-Ids (229; 57 variants x 4 + ``passes``): ``<vid>`` (``rec`` calls of the approved plan),
+Ids (269; 67 variants x 4 + ``passes``): ``<vid>`` (``rec`` calls of the approved plan),
 ``<vid>:status`` (its final ``status --json`` row), ``<vid>:audit`` (valid starts of it in the
 fresh-clone audit), ``<vid>:check`` (``check --as`` said ``start`` exactly when the controller
 started it and the docs want a run), ``passes`` (every pass exited 0, no traceback).
 
-Seen (round 126: 229 ids, 169 passed, 60 xfailed (strict); about 75 s wall with -n 1 on a
-machine at load 8), 3 classes:
+Seen (round 126: 269 ids, 201 passed, 68 xfailed (strict); about 85 s wall with -n 1 on a
+machine at load 8), 4 classes:
 
 - **racer-owns-plan-landed-on-her-copy** (32 ids: ``rcpick``, ``rcrebase``, ``rcrebcp``,
   ``rcsqbob``, ``rcsqforge``, ``rcrbforge``, ``mrjrebase``, ``mrjsquash``, each with
@@ -134,6 +144,21 @@ right (``nestaurj``).
   checkout mid && git merge --no-ff m`` (Bob); ``git checkout main && git merge --no-ff mid``
   (Bob); ``run --once``; Bob commits ``status: approved``; ``run --once``: ``E_SELF_APPROVAL``.
 
+- **undone-edit-gives-withdrawal** (8 ids: ``mundorj``, ``mundorj2`` with ``:status``,
+  ``:audit``, ``:check``). FAIL CLOSED. The agent's pending plan (frozen v1); Mallory edits a
+  param (``run --once`` freezes her v2), ``git revert``s her edit (v1 again) and commits
+  ``status: rejected`` (in the revert's round, or after another pass): the plan is ``rejected
+  by mallory@example.com``, final, and Bob's approval is ``E_ILLEGAL_TRANSITION ... (from
+  rejected)``; ``check`` and the audit agree. Without her edit (``mrjplain``) her rejection
+  is ignored. docs/threat-model.md (round 20 row): "a non-approver edits a plan and restores
+  it (or ``git revert``s her edit), then rejects it" is ``E_APPROVER_NOT_ALLOWED``, ignored;
+  docs/approvals.md: "an edit taken back leaves its maker nothing: the version at stake came
+  from none of hers". (Round 20's own lab, ``revert-rej``, tries it on a run paused at a gate,
+  where the version at stake is the approved one; not re-run here.) Repro: the agent commits
+  ``plans/u/PLAN.yml`` (pending); ``run --once``; Mallory adds a param and commits; ``run
+  --once``; Mallory ``git revert --no-edit HEAD``; (``run --once``;) Mallory commits
+  ``status: rejected``; ``run --once``: ``rejected``.
+
 What held (``check --as``, the audit and the controller agreeing in every variant): Mallory's
 veto of her copy binds nothing of the agent's after a merge-commit landing whatever follows
 (her note in the agent's folder, a move by either, a ``PLAN.yaml`` rename, an edit and its
@@ -147,7 +172,10 @@ and twice in two spellings partial; with Bob, Carol or Alice it runs); Bob + Ali
 partial on the high-risk tool; the risk is recomputed at the decision (``rkup`` partial,
 ``rkdown`` runs with one); an approval commit that also edits another plan approves its plan
 and makes its author a writer of the other plan's new version (``E_SELF_APPROVAL``; Carol's
-approval runs it); an approval inside a merge of a merge counts as the outer merger's
+approval runs it); Mallory's edit and revert after the race take nothing (``mundo``);
+authorship follows the content into a reused folder and every spelling of the co-author
+trailer tried (``E_SELF_APPROVAL``); a co-author or a committer of Erin's approval casts no
+vote (partial); an approval inside a merge of a merge counts as the outer merger's
 (``apnestB`` runs, ``apnestM`` is ``E_APPROVER_NOT_ALLOWED`` for Mallory).
 
 Not tried: ``identity: committer``, signed commits and ``require_signed``, ``identity_aliases``,
@@ -537,6 +565,24 @@ def approve_and_edit(who: tuple[str, str]) -> Act:
     return run
 
 
+def approve_msg(who: tuple[str, str], body: str, committer: tuple[str, str] | None = None) -> Act:
+    """``who`` approves ``plans/<v>`` with ``body`` in the message (committed by ``committer``)."""
+
+    def run(lab: Lab, v: str) -> None:
+        lab.set_status(v, "approved")
+        if committer:
+            lab.extra_env = {
+                "GIT_COMMITTER_NAME": committer[0],
+                "GIT_COMMITTER_EMAIL": committer[1],
+            }
+        try:
+            lab.commit(f"{who[0]}: approve {v}\n\n{body}", who)
+        finally:
+            lab.extra_env = {}
+
+    return run
+
+
 def approve(who: tuple[str, str], slug: str = "{v}", fn: str = "PLAN.yml") -> Act:
     return lambda lab, v: setc(lab, slug.format(v=v), "approved", who, fn) and None
 
@@ -683,6 +729,62 @@ VARIANTS: dict[str, V] = {
         MALLORY,
         [write(AGENT), none, none, nested_here(approve(ALICE), CAROL, MALLORY)],
     ),
+    # an edit taken back leaves its maker nothing (round 20): Mallory's undo at the agent's
+    # folder makes her no originator there
+    "mundo": (RUN, "{v}", BOB, [race(), edit(MALLORY), revert(MALLORY), approve(BOB)]),
+    "mundorj": (
+        RUN,
+        "{v}",
+        BOB,
+        [write(AGENT), edit(MALLORY), seq(revert(MALLORY), rej("{v}", MALLORY)), approve(BOB)],
+    ),
+    # the same with a pass between the revert and the rejection (round 4 makes hrec low)
+    "mundorj2": (
+        RUN,
+        "{v}",
+        BOB,
+        [high, edit(MALLORY), revert(MALLORY), rej("{v}", MALLORY), approve(BOB)],
+    ),
+    # her rejection with no edit of hers before it (control)
+    "mrjplain": (RUN, "{v}", BOB, [write(AGENT), none, rej("{v}", MALLORY), approve(BOB)]),
+    # authorship as the docs define it: who wrote a content stays its author
+    "reuseself": (
+        PEND,
+        "{v}",
+        ALICE,
+        [write(ALICE), delete("{v}", ALICE), write(AGENT), approve(ALICE)],
+    ),
+    "coself1": (
+        PEND,
+        "{v}",
+        ALICE,
+        [write(AGENT, msg="CO-AUTHORED-BY: Alice <alice@example.com>"), none, none, approve(ALICE)],
+    ),
+    "coself2": (
+        PEND,
+        "{v}",
+        ALICE,
+        [
+            write(AGENT, msg="Co-authored-by: A <ALICE@Example.COM>\n\nmore text after"),
+            none,
+            none,
+            approve(ALICE),
+        ],
+    ),
+    "coself3": (
+        PEND,
+        "{v}",
+        ALICE,
+        [write(AGENT, msg="co-authored-by:Alice <alice@example.com>"), none, none, approve(ALICE)],
+    ),
+    # a vote is its author's: a co-author or a committer of an approval casts none
+    "gEcoB": (
+        PEND,
+        "{v}",
+        ERIN,
+        [high, none, none, approve_msg(ERIN, "Co-authored-by: Carol <carol@example.com>")],
+    ),
+    "gEcomB": (PEND, "{v}", ERIN, [high, none, none, approve_msg(ERIN, "ok", committer=CAROL)]),
     # Mallory rejects the agent's plan itself after the PR landed rebased on her copy
     "mrjrebase": (
         RUN,
@@ -865,6 +967,7 @@ IDS = [f"{v}{k}" for v in VIDS for k in KINDS] + ["passes"]
 CLS_LAND = "racer-owns-plan-landed-on-her-copy"
 CLS_AUTH = "author-right-lost-to-landing-on-a-copy"
 CLS_NEST = "inner-merger-counted-as-writer"
+CLS_UNDO = "undone-edit-gives-withdrawal"
 _WHY_LAND = (
     "FAIL CLOSED: Mallory commits the bytes of the agent's open PR at plans/<v>-m (and rejects "
     "that copy); the PR then lands on main by a cherry-pick, a rebase (merged --no-ff or "
@@ -889,6 +992,13 @@ _WHY_NEST = (
     "docs/approvals.md: 'For a merge, these are the identities of the commits the merge "
     "brought in through its second parent that changed the plan, not the person who merged'"
 )
+_WHY_UNDO = (
+    "FAIL CLOSED: Mallory edits the agent's pending plan (the controller freezes her v2), "
+    "`git revert`s her edit (v1 again) and sets it `rejected`: the plan is 'rejected by "
+    "mallory@example.com' and Bob's approval is E_ILLEGAL_TRANSITION; docs/threat-model.md "
+    "(round 20): 'a non-approver edits a plan and restores it (or `git revert`s her edit), then "
+    "rejects it' -> E_APPROVER_NOT_ALLOWED, ignored"
+)
 _BROKE = {
     CLS_LAND: (
         ["rcpick", "rcrebase", "rcrebcp", "rcsqbob", "rcsqforge", "rcrbforge", "mrjrebase",
@@ -897,6 +1007,7 @@ _BROKE = {
     ),
     CLS_AUTH: (["aurebase", "aupick", "ausqforge"], _WHY_AUTH),
     CLS_NEST: (["rcnest", "nestcp", "nestown", "nestinC"], _WHY_NEST),
+    CLS_UNDO: (["mundorj", "mundorj2"], _WHY_UNDO),
 }  # fmt: skip
 BROKEN: dict[str, Any] = {
     f"{v}{k}": xfail(cls, why) for cls, (vids, why) in _BROKE.items() for v in vids for k in KINDS

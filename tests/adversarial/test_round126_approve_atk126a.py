@@ -80,8 +80,8 @@ Ids (269; 67 variants x 4 + ``passes``): ``<vid>`` (``rec`` calls of the approve
 fresh-clone audit), ``<vid>:check`` (``check --as`` said ``start`` exactly when the controller
 started it and the docs want a run), ``passes`` (every pass exited 0, no traceback).
 
-Seen (round 126: 269 ids, 201 passed, 68 xfailed (strict); about 85 s wall with -n 1 on a
-machine at load 8), 4 classes:
+Seen (round 126: 269 ids, 201 passed, 68 xfailed (strict); 60-125 s wall with -n 1 on a machine
+at load 8, two labs built side by side), 4 classes:
 
 - **racer-owns-plan-landed-on-her-copy** (32 ids: ``rcpick``, ``rcrebase``, ``rcrebcp``,
   ``rcsqbob``, ``rcsqforge``, ``rcrbforge``, ``mrjrebase``, ``mrjsquash``, each with
@@ -154,8 +154,9 @@ right (``nestaurj``).
   it (or ``git revert``s her edit), then rejects it" is ``E_APPROVER_NOT_ALLOWED``, ignored;
   docs/approvals.md: "an edit taken back leaves its maker nothing: the version at stake came
   from none of hers". (Round 20's own lab, ``revert-rej``, tries it on a run paused at a gate,
-  where the version at stake is the approved one; not re-run here.) Repro: the agent commits
-  ``plans/u/PLAN.yml`` (pending); ``run --once``; Mallory adds a param and commits; ``run
+  where the version at stake is the approved one: its 18 ids pass today; the pending plan,
+  before any approval, is what breaks.) Repro: the agent commits ``plans/u/PLAN.yml``
+  (pending); ``run --once``; Mallory adds a param and commits; ``run
   --once``; Mallory ``git revert --no-edit HEAD``; (``run --once``;) Mallory commits
   ``status: rejected``; ``run --once``: ``rejected``.
 

@@ -144,6 +144,21 @@ right (``nestaurj``).
   checkout mid && git merge --no-ff m`` (Bob); ``git checkout main && git merge --no-ff mid``
   (Bob); ``run --once``; Bob commits ``status: approved``; ``run --once``: ``E_SELF_APPROVAL``.
 
+  Fixed (2026-12-07, fix127n): the cause was the logs of a merged branch (``git log
+  p1..p2 -- path``, merges shown against their first parent): the outer merge's writers
+  (``Lifecycle._changers``), a content's producers over a whole history (``_producers``) and
+  the makers of what a merge brought into a held plan's claims (``_merged_makers``) counted
+  every commit listed with a change, so the INNER merge, which lacked the plan in its first
+  parent, was read as writing it. Now each listed commit is asked the one rule for every
+  merge wherever it sits (round 68): ``Lifecycle._wrote_content`` (a merge wrote content only
+  when no parent held it and it did not bring it: no side's blob, no clean join of git's, no
+  hands-off settlement, ``_brought``) and ``_made_by`` (the same for any change, a twin's
+  removal too); the sides' commits, listed too, stay the writers, at any depth and through an
+  octopus. A merge that writes new bytes by hand is still its merger's writing. Tests:
+  tests/approval/test_nested_merge_writers.py (depths 2 and 3, inner, middle and outer
+  mergers, a carried copy, an octopus inside a merge, a twin's removal released through a
+  merge of a merge; controls: an inner merge writing new content, the inner branch's writer).
+
 - **undone-edit-gives-withdrawal** (8 ids: ``mundorj``, ``mundorj2`` with ``:status``,
   ``:audit``, ``:check``). FAIL CLOSED. The agent's pending plan (frozen v1); Mallory edits a
   param (``run --once`` freezes her v2), ``git revert``s her edit (v1 again) and commits
@@ -1007,7 +1022,6 @@ _BROKE = {
         _WHY_LAND,
     ),
     CLS_AUTH: (["aurebase", "aupick", "ausqforge"], _WHY_AUTH),
-    CLS_NEST: (["rcnest", "nestcp", "nestown", "nestinC"], _WHY_NEST),
     CLS_UNDO: (["mundorj", "mundorj2"], _WHY_UNDO),
 }  # fmt: skip
 BROKEN: dict[str, Any] = {

@@ -52,7 +52,7 @@ _MEMORY_TABLES = {
     "origins_at": "key TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "147"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "148"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -445,6 +445,10 @@ INDEX_VERSION = "147"  # 3: risk and estimate per plan; 4: approval identities, 
 # everywhere, nobody): rebuilt so an author's ignored withdrawal counts
 # 147 (runs-once across folders): a cold scan notes the starts made under the other plans
 # folders the controller's policy records name, each in its stretch (HistoryIndex._starts_elsewhere)
+# 148 (fix127n): a merge among the commits a merge brought (a merge of a merge, at any depth)
+# wrote only content no parent of its own held and it did not bring (round 126, inner-merger-
+# counted-as-writer: Bob's inner merge made him the plan's writer): rebuilt so those mergers
+# are no changers (the authors memory keeps whom an earlier scan counted: SPEC §15)
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
 _FIELDS = tuple(f.name for f in fields(PlanState))

@@ -2348,6 +2348,33 @@ class Lifecycle(IndexStore):
         join = self._join(repo, record)
         return join is not None and path not in join[1] and not repo.mode_of(join[0], path)
 
+    def _made_by(self, repo: GitRepo, commit: CommitRecord, change: FileChange) -> bool:
+        """Whether ``commit``, listed by a log of a merged branch (every commit behind a
+        merge's other parents, at any depth; a merge there shown against its first parent),
+        made ``change`` itself: a merge made only what it did not bring (:meth:`_brought`:
+        a side's blob, git's clean join, a hands-off settlement), the one rule for every
+        merge wherever it sits (round 68). What it brought its sides' commits made, and the
+        same log lists them (round 127, inner-merger-counted-as-writer: the agent's plan on
+        a branch merged ``--no-ff`` by Bob into an integration branch that Bob merged into
+        main made Bob its writer, his approval ``E_SELF_APPROVAL``)."""
+        return not commit.is_merge or not self._brought(repo, commit, change)
+
+    def _wrote_content(self, repo: GitRepo, commit: CommitRecord, change: FileChange) -> bool:
+        """Whether ``commit``, listed by a log of a merged branch (:meth:`_made_by`), wrote
+        the plan content ``change`` holds: it changed the hashed content, and, a merge, left
+        content none of its parents held there (:meth:`_new_content`: a status or comment
+        joined writes none) that it did not bring (a conflict resolved by hand, an edit in
+        a ``--no-commit`` merge, a removal no side made)."""
+        if not self._changed_content(repo, change):
+            return False
+        if not commit.is_merge:
+            return True
+        if change.new_blob is not None and not self._new_content(
+            repo, commit.parents, change.path, change.new_blob
+        ):
+            return False
+        return self._made_by(repo, commit, change)
+
     def _side_removed(self, repo: GitRepo, record: CommitRecord, path: str) -> bool:
         """Whether a merged branch of the merge ``record`` removed ``path`` (an entry of any
         kind): a side parent lacks it and its merge base with the first parent had it. The
@@ -2371,9 +2398,9 @@ class Lifecycle(IndexStore):
         for parent in record.parents[1:]:
             for commit in repo.range_log(record.parents[0], parent, [path]):
                 for change in commit.changes:
-                    if change.path == path and (
-                        change.new_blob is None or not self._status_only(repo, commit, change)
-                    ):
+                    if change.path != path or not self._made_by(repo, commit, change):
+                        continue  # a merge of the branch brought it: its sides are listed too
+                    if change.new_blob is None or not self._status_only(repo, commit, change):
                         found |= self.identities(commit)
         found.discard(self.controller_email)
         return found
@@ -4481,7 +4508,7 @@ class Lifecycle(IndexStore):
                 evil = False
             for commit in repo.range_log(record.parents[0], parent, [change.path]):
                 if any(
-                    self._changed_content(repo, c) and not self._merged_move(repo, commit, c)
+                    self._wrote_content(repo, commit, c) and not self._merged_move(repo, commit, c)
                     for c in commit.changes
                 ):
                     found |= self.identities(commit)
@@ -5169,8 +5196,9 @@ class Lifecycle(IndexStore):
             for c in commit.changes:
                 facts = self.facts(repo, c.new_blob) if c.path == path else None
                 made = facts is not None and facts.hash == plan_hash
-                # a status change of that content (her approval after a move) makes none
-                made = made and self._changed_content(repo, c)
+                # a status change of that content (her approval after a move) makes none, nor a
+                # merge that brought it (its sides' commits made it)
+                made = made and self._wrote_content(repo, commit, c)
                 if made and not self._merged_move(repo, commit, c):  # a move made nothing
                     found |= self.identities(commit)
         return found

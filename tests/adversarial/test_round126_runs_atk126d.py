@@ -86,6 +86,13 @@ elif mode == "planstaged":
 elif mode == "block":
     forged = "execution:\n  status: completed\n  controller: FORGED-BLOCK\n"
     rw(f"plans/{tag}/PLAN.yml", lambda t: t + forged)
+elif mode == "loglink":
+    d = os.path.join(repo, "plans", tag)
+    os.symlink(os.environ["OUTSIDE"], os.path.join(d, "EXECUTION_LOG.md"))
+elif mode == "planlink":
+    d = os.path.join(repo, "plans", tag)
+    os.rename(os.path.join(d, "PLAN.yml"), os.path.join(d, "real.yml"))
+    os.symlink(os.environ["OUTSIDE"], os.path.join(d, "PLAN.yml"))
 print(json.dumps({"ok": True}))
 """
 
@@ -126,7 +133,8 @@ T_PLANS = {
     "fail": two("fail", loud("fail")),
 }
 SCRIBS = {"other": "sother", "otherws": "sotherws", "log": "slog", "plan": "splan",
-          "planstaged": "splanst", "block": "sblock"}  # fmt: skip
+          "planstaged": "splanst", "block": "sblock", "loglink": "sloglink",
+          "planlink": "splanlink"}  # fmt: skip
 for _mode, _tag in SCRIBS.items():
     T_PLANS[_tag] = two(_tag, f'    tool: scrib\n    params: {{mode: {_mode}, tag: "{_tag}"}}\n')
 
@@ -136,6 +144,7 @@ def build_t(root: Path) -> dict[str, Any]:
     (root / "loud.py").write_text(LOUD)
     (root / "scrib.py").write_text(SCRIB)
     (root / "sec.yml").write_text(f"TOK: {SECRET}\n")
+    (root / "outside.txt").write_text("OUTSIDE\n")
     py = json.dumps(sys.executable)
     lab = Lab(
         root / "t",
@@ -145,7 +154,8 @@ def build_t(root: Path) -> dict[str, Any]:
             f" '{{tag}}'], env: {{REC_LOG: {json.dumps(str(root / 't' / 'ran.log'))}}}}}\n"
             f"scrib: {{kind: exec, argv: [{py}, {json.dumps(str(root / 'scrib.py'))}, '{{mode}}',"
             f" '{{tag}}'], env: {{REC_LOG: {json.dumps(str(root / 't' / 'ran.log'))},"
-            f" REPO: {json.dumps(str(root / 't' / 'repo'))}}}}}\n"
+            f" REPO: {json.dumps(str(root / 't' / 'repo'))},"
+            f" OUTSIDE: {json.dumps(str(root / 'outside.txt'))}}}}}\n"
         ),
     )
     for slug, text in T_PLANS.items():
@@ -175,8 +185,13 @@ def build_t(root: Path) -> dict[str, Any]:
     lab.git("restore", "--staged", "--worktree", "--", "plans/splanst/PLAN.yml",
             "plans/victim/PLAN.yml")  # fmt: skip
     lab.git("restore", "--worktree", "--", "plans/splan/PLAN.yml", "plans/victim2/PLAN.yml")
+    got["links_rows"] = {s: got["rows"].get(f"plans/{s}") for s in ("sloglink", "splanlink")}
+    (lab.repo / "plans" / "splanlink" / "PLAN.yml").unlink()
+    (lab.repo / "plans" / "splanlink" / "real.yml").unlink()
+    lab.git("restore", "--worktree", "--", "plans/splanlink/PLAN.yml")
     lab.run()
     got["rows_after"] = lab.rows()
+    got["outside"] = (root / "outside.txt").read_text()
     got["audit"] = advkit.clone_audit_got(lab, root)
     got["logs"] = {
         s: lab.git("show", f"HEAD:plans/{s}/EXECUTION_LOG.md", check=False) for s in T_PLANS
@@ -285,7 +300,8 @@ def build_o(root: Path) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def labs(tmp_path_factory: pytest.TempPathFactory) -> Labs:
     root = tmp_path_factory.mktemp("r126d")
-    builders = {"t": build_t, "o": build_o, "p": build_p, "q": build_q, "d": build_d}
+    builders = {"t": build_t, "o": build_o, "p": build_p, "q": build_q, "d": build_d,
+                "r": build_r, "i": build_i}  # fmt: skip
     return build_all(root, builders, workers=3)
 
 
@@ -765,3 +781,255 @@ def test_d_once_beside_daemon_runs_once(labs: Labs) -> None:
     assert got["calls"] == {"d1a": 1, "d1b": 1}
     assert got["status"] == "completed"
     assert _valid(got["audit"]["report"]) == {"plans/d1": [True]}
+
+
+# -- lab R: history rewritten by a tool mid-run, and by the owner after a run ----------------
+
+RESET = r"""
+import json, os, subprocess, sys
+mode, tag = sys.argv[1], sys.argv[2]
+data = sys.stdin.read()
+with open(os.environ["REC_LOG"], "a", encoding="utf-8") as f:
+    f.write(json.dumps({"argv": [tag, mode], "stdin": data}) + "\n")
+repo = os.environ["REPO"]
+env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+env.update(GIT_AUTHOR_NAME="Bob", GIT_AUTHOR_EMAIL="bob@ops.example.com",
+           GIT_COMMITTER_NAME="Bob", GIT_COMMITTER_EMAIL="bob@ops.example.com")
+def git(*a):
+    subprocess.run(["git", "-C", repo, *a], env=env, check=True, capture_output=True)
+if mode == "reset":      # the start commit erased from main mid-run
+    git("reset", "-q", "--hard", "HEAD~1")
+elif mode == "amend":    # the start commit rewritten under Bob's name mid-run
+    git("commit", "-q", "--amend", "--no-edit", "--reset-author")
+elif mode == "revert":   # the start commit reverted mid-run
+    git("revert", "--no-edit", "HEAD")
+print(json.dumps({"ok": True}))
+"""
+
+
+def r_lab(root: Path, mode: str) -> dict[str, Any]:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "reset.py").write_text(RESET)
+    py = json.dumps(sys.executable)
+    repo = root / mode / "repo"
+    lab = Lab(
+        root / mode,
+        tools=f"rw: {{kind: exec, argv: [{py}, {json.dumps(str(root / 'reset.py'))}, '{{mode}}',"
+        f" '{{tag}}'], env: {{REC_LOG: {json.dumps(str(root / mode / 'ran.log'))},"
+        f" REPO: {json.dumps(str(repo))}}}}}\n",
+    )
+    lab.write(
+        "m",
+        "plan:\n  name: m\n  task: t\n  status: pending_approval\n"
+        "available_tools: [{name: rec}, {name: rw}]\nactions:\n"
+        f'  - id: 1\n    tool: rw\n    why: w1\n    params: {{mode: {mode}, tag: "m1"}}\n'
+        '  - id: 2\n    tool: rec\n    why: w2\n    params: {tag: "m2"}\n',
+    )
+    lab.commit("plans")
+    lab.run()
+    lab.approve("m")
+    passes = [lab.run(check=False) for _ in range(3)]
+    got: dict[str, Any] = {"lab": lab, "passes": [(p.returncode, p.stderr[-800:]) for p in passes]}
+    got["calls"] = {t: len(lab.calls(t)) for t in ("m1", "m2")}
+    got["row"] = lab.rows().get("plans/m")
+    got["file_status"] = lab.plan("m")["plan"]["status"]
+    got["audit"] = advkit.clone_audit_got(lab, root / mode)
+    return got
+
+
+def after_lab(root: Path) -> dict[str, Any]:
+    """``a1`` run, then main reset to Alice's approval (start and outcome erased); ``a2`` run,
+    then Bob's note, then the outcome dropped by a rebase (the start kept)."""
+    lab = Lab(root / "after")
+    for s in ("a1", "a2"):
+        lab.write(s, advkit.plan_text(s))
+    lab.commit("plans")
+    lab.run()
+    lab.approve("a1")
+    approval1 = lab.head()
+    lab.run()
+    lab.approve("a2")
+    lab.run()
+    got: dict[str, Any] = {"lab": lab}
+    # a2: drop the outcome commit, keep the start and Bob's later note
+    lines = lab.git("log", "--format=%H %s", "--", "plans/a2").splitlines()
+    complete = next(x.split()[0] for x in lines if " complete " in x)
+    lab.note("bob-after", advkit.BOB)
+    lab.git("rebase", "-q", "--onto", f"{complete}~1", complete, "main")
+    got["a2_file"] = lab.plan("a2")["plan"]["status"]
+    r1 = lab.run(check=False)
+    got["a2_pass"] = (r1.returncode, r1.stderr[-800:])
+    # a1: reset main to the approval commit (its start and outcome and a2's rebased line gone)
+    lab.git("reset", "-q", "--hard", approval1)
+    r2 = lab.run(check=False)
+    got["a1_pass"] = (r2.returncode, r2.stderr[-800:])
+    r3 = lab.run(check=False)
+    got["a1_pass2"] = (r3.returncode, r3.stderr[-800:])
+    got["calls"] = {t: len(lab.calls(t)) for t in ("a1", "a2")}
+    got["rows"] = lab.rows()
+    return got
+
+
+def build_r(root: Path) -> dict[str, Any]:
+    root.mkdir(parents=True, exist_ok=True)
+    got = {mode: r_lab(root, mode) for mode in ("reset", "amend", "revert")}
+    got["after"] = after_lab(root)
+    return got
+
+
+# -- lab I: the controller's identity changed across a restart --------------------------------
+
+NEW_ID = "identity: {name: plangate-bot, email: bot@plangate.internal}"
+
+
+def build_i(root: Path) -> dict[str, Any]:
+    """``p3`` completed, ``g3`` at its gate, ``f3`` failed at action 2 under ``plangate@localhost``;
+    the config's ``identity`` changed (a restart); then the flag, Alice's gate approval of
+    ``g3``, her resume of ``f3``, a copy of ``p3`` approved, a new plan ``n3`` run."""
+    lab = p_lab(root)
+    lab.write("f3", pair("f3"))
+    lab.write("p3", pair("p3", "rec"))
+    lab.write("g3", pair("g3", "rec", gate=True))
+    lab.commit("plans")
+    lab.run()
+    for s in ("f3", "p3", "g3"):
+        lab.set_status(s, "approved")
+    lab.commit("approve", ALICE)
+    lab.run()
+    tags = ["f3a", "f3b", "p3a", "p3b", "g3a", "g3b", "n3a", "n3b"]
+    got: dict[str, Any] = {"lab": lab, "before": counts(lab, tags)}
+    got["before_status"] = {s: lab.plan(s)["plan"]["status"] for s in ("f3", "p3", "g3")}
+    text = lab.config.read_text()
+    old = "identity: {name: plangate, email: plangate@localhost}"
+    assert old in text
+    lab.config.write_text(text.replace(old, NEW_ID))
+    r = lab.run(check=False)
+    got["restart"] = (r.returncode, r.stderr[-1500:])
+    lab.flag.write_text("go\n")  # type: ignore[attr-defined]
+    lab.approve("f3")
+    lab.approve("g3")
+    lab.write("p3copy", lab.read("p3").split("frozen:")[0].replace("completed", "pending_approval"))
+    lab.write("n3", pair("n3", "rec"))
+    lab.commit("copy p3, new n3")
+    lab.run(check=False)
+    lab.approve("p3copy")
+    lab.approve("n3")
+    lab.run(check=False)
+    lab.run(check=False)
+    got["after"] = counts(lab, tags)
+    got["after_status"] = {s: lab.plan(s)["plan"]["status"] for s in ("f3", "p3", "g3", "n3")}
+    got["p3copy"] = lab.plan("p3copy")
+    got["rows"] = lab.rows()
+    got["audit_cfg"] = lab.audit(config=lab.config)
+    got["audit"] = advkit.clone_audit_got(lab, root)
+    clone = root / "clone"
+    for key, email in (("new", "bot@plangate.internal"), ("old", "plangate@localhost")):
+        out = lab.cli("audit", "--json", "--controller", email, cwd=clone)
+        got[f"audit_{key}"] = (out.returncode, json.loads(out.stdout or "{}"))
+    return got
+
+
+# lab R
+
+
+@pytest.mark.parametrize("mode", ["reset", "amend", "revert"])
+def test_r_midrun_rewrite_never_reruns(labs: Labs, mode: str) -> None:
+    """Action 1's tool rewrites main mid-run (``reset --hard HEAD~1`` erasing the start;
+    ``commit --amend`` re-authoring the start as Bob; Bob's ``revert`` of the start): action 1
+    ran once, in three passes; action 2 ran at most once (only ``revert``, the run going on:
+    Bob's revert is an illegal transition, ignored); erased starts hold
+    ``E_HISTORY_REWRITTEN`` with the remedy."""
+    got = labs.got["r"][mode]
+    assert all(rc == 0 for rc, _ in got["passes"])
+    assert got["calls"]["m1"] == 1
+    if mode == "revert":
+        assert got["calls"]["m2"] == 1
+        assert got["row"]["status"] == "completed"
+        assert got["audit"]["valid"] == ["plans/m"]
+    else:
+        assert got["calls"]["m2"] == 0
+        assert "E_HISTORY_REWRITTEN" in (got["row"]["waiting"] or ""), advkit.brief(got["row"])
+        assert got["row"]["status"] != "executing" or got["row"]["waiting"]
+        assert got["audit"]["valid"] == []
+
+
+def test_r_after_run_rewrites_never_rerun(labs: Labs) -> None:
+    """After the runs: ``a2``'s outcome dropped by a rebase (start kept), ``a1``'s start and
+    outcome erased by a reset to Alice's approval: nothing runs again; each plan held
+    ``E_HISTORY_REWRITTEN`` naming the erased commits; ``a1``'s approval refused
+    ``E_ALREADY_EXECUTED``."""
+    got = labs.got["r"]["after"]
+    assert got["calls"] == {"a1": 1, "a2": 1}
+    assert got["a2_file"] == "executing"
+    for slug in ("a1", "a2"):
+        row = got["rows"][f"plans/{slug}"]
+        assert "E_HISTORY_REWRITTEN" in (row["waiting"] or ""), advkit.brief(row)
+    assert "E_ALREADY_EXECUTED" in got["rows"]["plans/a1"]["reason"]
+
+
+# lab I
+
+
+def test_i_identity_change_runs_once(labs: Labs) -> None:
+    """The controller's ``identity`` changed across a restart (docs/operations.md: it needs a
+    restart): the gate, the resume and a new plan run once each, nothing of before runs
+    again, a copy of the completed ``p3`` is refused ``E_ALREADY_EXECUTED``."""
+    got = labs.got["i"]
+    assert got["restart"][0] == 0
+    assert got["before"] == {"f3a": 1, "f3b": 1, "p3a": 1, "p3b": 1, "g3a": 1, "g3b": 0,
+                             "n3a": 0, "n3b": 0}  # fmt: skip
+    assert got["after"] == {"f3a": 1, "f3b": 2, "p3a": 1, "p3b": 1, "g3a": 1, "g3b": 1,
+                            "n3a": 1, "n3b": 1}  # fmt: skip
+    assert set(got["after_status"].values()) == {"completed"}
+    approval = got["p3copy"]["approval"]
+    assert approval["status"] == "refused" and approval["code"] == "E_ALREADY_EXECUTED"
+
+
+def test_i_identity_change_fresh_audit_asks(labs: Labs) -> None:
+    """A fresh clone's audit without ``--controller``: ``E_CONFIG_INVALID`` naming both
+    identities (docs/approvals.md, "plangate audit": documented)."""
+    got = labs.got["i"]["audit"]
+    assert got["rc"] == 2
+    assert got["report"].get("code") == "E_CONFIG_INVALID"
+
+
+IDENTITY_SPLIT = advkit.xfail(
+    "identity-change-splits-audit",
+    "after a restart with a changed identity, the audit (--config, --controller new or old)"
+    " lists only one identity's runs and flags the other identity's controller commits as"
+    " illegal transitions, owned-block and log changes",
+)
+
+
+def _run_starts(report: dict[str, Any]) -> set[tuple[str, str]]:
+    return {
+        (e["plan"], e.get("outcome") or "")
+        for e in report.get("executions", [])
+        if e.get("approval_valid")
+    }
+
+
+@pytest.mark.parametrize("how", [
+    pytest.param("cfg", marks=IDENTITY_SPLIT),
+    pytest.param("new", marks=IDENTITY_SPLIT),
+    pytest.param("old", marks=IDENTITY_SPLIT),
+])  # fmt: skip
+def test_i_identity_change_audit_agrees(labs: Labs, how: str) -> None:
+    """docs/approvals.md: "A controller whose identity changed is audited with
+    ``--controller`` (or its config)": the audit lists every run, before and after the change
+    (``p3`` complete, ``f3`` fail then complete, ``g3`` await-approval then complete, ``n3``),
+    and flags none of the controller's own commits."""
+    got = labs.got["i"]
+    rc, report = got[f"audit_{how}"]
+    starts = _run_starts(report)
+    for want in (("plans/p3", "complete"), ("plans/f3", "fail"), ("plans/f3", "complete"),
+                 ("plans/g3", "await-approval"), ("plans/g3", "complete"),
+                 ("plans/n3", "complete")):  # fmt: skip
+        assert want in starts, (want, sorted(starts))
+    blamed = [
+        f for f in report.get("findings", [])
+        if any(e in f.get("detail", "") for e in ("plangate@localhost", "bot@plangate.internal"))
+        or f.get("kind") == "log-changed"
+    ]  # fmt: skip
+    assert blamed == [], blamed[:4]
+    assert rc == 0

@@ -301,7 +301,7 @@ def build_o(root: Path) -> dict[str, Any]:
 def labs(tmp_path_factory: pytest.TempPathFactory) -> Labs:
     root = tmp_path_factory.mktemp("r126d")
     builders = {"t": build_t, "o": build_o, "p": build_p, "q": build_q, "d": build_d,
-                "r": build_r, "i": build_i}  # fmt: skip
+                "r": build_r, "i": build_i, "j": build_j, "k": build_k}  # fmt: skip
     return build_all(root, builders, workers=3)
 
 
@@ -1032,4 +1032,163 @@ def test_i_identity_change_audit_agrees(labs: Labs, how: str) -> None:
         or f.get("kind") == "log-changed"
     ]  # fmt: skip
     assert blamed == [], blamed[:4]
+    assert rc == 0
+
+
+def build_j(root: Path) -> dict[str, Any]:
+    """A rebuilt host that also renames the controller: ``p4`` completed, ``g4`` at its gate,
+    ``f4`` failed at action 2; the state directory moved away AND ``identity`` changed; a
+    plain start, then ``--take-over``; then the flag, the gate, the resume, a copy of ``p4``
+    approved."""
+    lab = p_lab(root)
+    lab.write("f4", pair("f4"))
+    lab.write("p4", pair("p4", "rec"))
+    lab.write("g4", pair("g4", "rec", gate=True))
+    lab.commit("plans")
+    lab.run()
+    for s in ("f4", "p4", "g4"):
+        lab.set_status(s, "approved")
+    lab.commit("approve", ALICE)
+    lab.run()
+    tags = ["f4a", "f4b", "p4a", "p4b", "g4a", "g4b"]
+    got: dict[str, Any] = {"lab": lab, "before": counts(lab, tags)}
+    got["before_status"] = {s: lab.plan(s)["plan"]["status"] for s in ("f4", "p4", "g4")}
+    shutil.move(str(lab.state), str(root / "state-lost"))
+    text = lab.config.read_text()
+    lab.config.write_text(
+        text.replace("identity: {name: plangate, email: plangate@localhost}", NEW_ID)
+    )
+    plain = lab.run(check=False)
+    got["plain"] = (plain.returncode, plain.stderr[-1500:])
+    took = lab.run(check=False, take_over=True)
+    got["take_over"] = (took.returncode, took.stderr[-1500:])
+    got["mid"] = counts(lab, tags)
+    lab.flag.write_text("go\n")  # type: ignore[attr-defined]
+    lab.approve("f4")
+    lab.approve("g4")
+    lab.write("p4copy", lab.read("p4").split("frozen:")[0].replace("completed", "pending_approval"))
+    lab.commit("copy p4")
+    lab.run(check=False)
+    lab.approve("p4copy")
+    lab.run(check=False)
+    lab.run(check=False)
+    got["after"] = counts(lab, tags)
+    got["after_status"] = {s: lab.plan(s)["plan"]["status"] for s in ("f4", "p4", "g4")}
+    got["p4copy"] = lab.plan("p4copy")
+    got["rows"] = lab.rows()
+    return got
+
+
+def build_k(root: Path) -> dict[str, Any]:
+    """A daemon stopped (SIGTERM) mid-action 1 of ``k1``, its identity changed, then started
+    again with ``run --once`` twice: action 1 finishes and never runs again, action 2 once."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "slow.py").write_text(SLOW)
+    py = json.dumps(sys.executable)
+    log = json.dumps(str(root / "k" / "ran.log"))
+    lab = Lab(
+        root / "k",
+        tools=f"slow: {{kind: exec, argv: [{py}, {json.dumps(str(root / 'slow.py'))},"
+        f" '{{tag}}'], env: {{REC_LOG: {log}, GO: {json.dumps(str(root / 'go'))}}}}}\n",
+    )
+    lab.write(
+        "k1",
+        "plan:\n  name: k1\n  task: t\n  status: pending_approval\n"
+        "available_tools: [{name: rec}, {name: slow}]\nactions:\n"
+        '  - id: 1\n    tool: slow\n    why: w1\n    params: {tag: "k1a"}\n'
+        '  - id: 2\n    tool: rec\n    why: w2\n    params: {tag: "k1b"}\n',
+    )
+    lab.commit("plans")
+    lab.run()
+    got: dict[str, Any] = {"lab": lab}
+    err = open(root / "daemon.err", "w")  # noqa: SIM115
+    daemon = subprocess.Popen(
+        [sys.executable, "-m", "controller", "run", "--config", str(lab.config)],
+        cwd=root, env={**lab.env(), "PYTHONPATH": os.environ.get("PYTHONPATH", "")},
+        stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
+    )  # fmt: skip
+    try:
+        lab.approve("k1")
+        got["a1_started"] = until(lambda: len(lab.calls("k1a")) >= 1, timeout=120)
+        daemon.send_signal(signal.SIGTERM)
+        until(lambda: "daemon.stopping" in (root / "daemon.err").read_text(), timeout=60)
+        (root / "go").write_text("go\n")
+        got["daemon_rc"] = daemon.wait(timeout=120)
+    finally:
+        if daemon.poll() is None:
+            daemon.kill()
+            daemon.wait()
+        err.close()
+    got["stopped_status"] = lab.plan("k1")["plan"]["status"]
+    got["stopped_calls"] = {t: len(lab.calls(t)) for t in ("k1a", "k1b")}
+    text = lab.config.read_text()
+    lab.config.write_text(
+        text.replace("identity: {name: plangate, email: plangate@localhost}", NEW_ID)
+    )
+    passes = [lab.run(check=False) for _ in range(2)]
+    got["passes"] = [(p.returncode, p.stderr[-800:]) for p in passes]
+    got["calls"] = {t: len(lab.calls(t)) for t in ("k1a", "k1b")}
+    got["status"] = lab.plan("k1")["plan"]["status"]
+    got["row"] = lab.rows().get("plans/k1")
+    got["audit_cfg"] = lab.audit(config=lab.config)
+    return got
+
+
+def test_t_tool_links_not_followed(labs: Labs) -> None:
+    """A tool puts a symlink to a file outside the repo in place of its own
+    ``EXECUTION_LOG.md`` (``sloglink``) or of its ``PLAN.yml`` (``splanlink``) mid-run: the
+    outside file is never written; the log link's plan completes (the link saved aside), the
+    plan link's outcome waits until the owner puts the file back, then completes."""
+    got = labs.got["t"]
+    assert got["outside"] == "OUTSIDE\n"
+    log_row = got["links_rows"]["sloglink"]
+    assert log_row["status"] == "completed" and log_row["displaced"], advkit.brief(log_row)
+    plan_row = got["links_rows"]["splanlink"]
+    assert plan_row["status"] == "executing" and plan_row["waiting"], advkit.brief(plan_row)
+    assert got["rows_after"]["plans/splanlink"]["status"] == "completed"
+    assert "OUTSIDE" not in got["logs"]["sloglink"]
+
+
+# lab J
+
+
+def test_j_rebuilt_and_renamed_refused_then_counted(labs: Labs) -> None:
+    """State directory lost AND identity changed: a plain start refuses ``E_STORAGE`` (read as
+    a squash: the plan files record runs no commit under the new name made); ``--take-over``
+    counts every recorded run executed (docs/operations.md, "A squashed line"): the copy of
+    ``p4``, ``f4``'s resume and ``g4``'s gate approval are refused ``E_ALREADY_EXECUTED`` and
+    nothing runs again."""
+    got = labs.got["j"]
+    assert got["plain"][0] != 0 and "E_STORAGE" in got["plain"][1]
+    assert got["take_over"][0] == 0
+    assert got["after"] == got["before"] == {"f4a": 1, "f4b": 1, "p4a": 1, "p4b": 1,
+                                             "g4a": 1, "g4b": 0}  # fmt: skip
+    for slug in ("p4copy", "f4", "g4"):
+        assert "E_ALREADY_EXECUTED" in (got["rows"][f"plans/{slug}"]["reason"] or ""), slug
+
+
+# lab K
+
+
+def test_k_stopped_renamed_resumes_once(labs: Labs) -> None:
+    """A daemon SIGTERMed mid-action 1 (the action finishes, the run checkpointed
+    ``executing``), the identity changed, two ``run --once``: action 2 once, action 1 never
+    again, ``completed``."""
+    got = labs.got["k"]
+    assert got["a1_started"] and got["daemon_rc"] == 0
+    assert got["stopped_status"] == "executing"
+    assert got["stopped_calls"] == {"k1a": 1, "k1b": 0}
+    assert all(rc == 0 for rc, _ in got["passes"])
+    assert got["calls"] == {"k1a": 1, "k1b": 1}
+    assert got["status"] == "completed"
+
+
+@IDENTITY_SPLIT
+def test_k_stopped_renamed_audit_agrees(labs: Labs) -> None:
+    """``plangate audit --config`` of that run (started under the old identity, checkpointed
+    and completed under the new): one valid execution of ``k1``, complete, and no finding on
+    the controller's own commits."""
+    rc, report = labs.got["k"]["audit_cfg"]
+    assert ("plans/k1", "complete") in _run_starts(report), report.get("executions")
+    assert report.get("findings") == [], report.get("findings")[:4]
     assert rc == 0

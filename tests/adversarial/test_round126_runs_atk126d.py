@@ -301,7 +301,8 @@ def build_o(root: Path) -> dict[str, Any]:
 def labs(tmp_path_factory: pytest.TempPathFactory) -> Labs:
     root = tmp_path_factory.mktemp("r126d")
     builders = {"t": build_t, "o": build_o, "p": build_p, "q": build_q, "d": build_d,
-                "r": build_r, "i": build_i, "j": build_j, "k": build_k}  # fmt: skip
+                "r": build_r, "i": build_i, "j": build_j, "k": build_k,
+                "b": build_b}  # fmt: skip
     return build_all(root, builders, workers=3)
 
 
@@ -1192,3 +1193,111 @@ def test_k_stopped_renamed_audit_agrees(labs: Labs) -> None:
     assert ("plans/k1", "complete") in _run_starts(report), report.get("executions")
     assert report.get("findings") == [], report.get("findings")[:4]
     assert rc == 0
+
+
+# -- lab B: remote mode, the watched `branch` changed (same state; new state + take-over) ----
+
+
+def build_b(root: Path) -> dict[str, Any]:
+    """Remote mode over ``file://``. On ``main``: ``p5`` and ``q5`` frozen; ``release`` made
+    there (both pending); then both approved on main and run. The config's ``remote.branch``
+    becomes ``release`` (a restart, the same state directory): Alice approves ``p5`` on
+    ``release``. Then a new state directory on ``release`` (a rebuilt host), a plain start,
+    ``--take-over``: Alice approves ``q5`` on ``release``."""
+    root.mkdir(parents=True, exist_ok=True)
+    origin = root / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(origin)], check=True)
+    lab = Lab(root / "b")
+    lab.git("remote", "add", "origin", str(origin))
+    lab.git("push", "-q", "origin", "main")
+    url = f"file://{origin}"
+
+    def cfg(path: Path, branch: str, state: Path) -> Path:
+        text = lab.config.read_text()
+        remote = f"remote: {{url: {json.dumps(url)}, branch: {branch}}}\n"
+        text = text.replace(f"repo: {lab.repo}\n", remote)
+        text = text.replace(f"state_dir: {lab.state}\n", f"state_dir: {state}\n")
+        path.write_text(text)
+        return path
+
+    main_cfg = cfg(root / "main.yml", "main", root / "state")
+    rel_cfg = cfg(root / "rel.yml", "release", root / "state")
+    new_cfg = cfg(root / "new.yml", "release", root / "state-new")
+
+    def run(config: Path, *opts: str) -> tuple[int, str]:
+        out = lab.cli("run", "--once", *opts, "--config", str(config))
+        return out.returncode, out.stderr[-1500:]
+
+    def push(branch: str) -> None:
+        lab.git("push", "-q", "origin", f"HEAD:{branch}")
+
+    def pull(branch: str) -> None:
+        lab.git("fetch", "-q", "origin")
+        lab.git("checkout", "-q", "-B", branch, f"origin/{branch}")
+
+    for s in ("p5", "q5"):
+        lab.write(s, advkit.plan_text(s))
+    lab.commit("plans")
+    push("main")
+    got: dict[str, Any] = {"lab": lab, "freeze": run(main_cfg)}
+    pull("main")
+    lab.git("push", "-q", "origin", "HEAD:refs/heads/release")
+    lab.approve("p5")
+    lab.approve("q5")
+    push("main")
+    got["main_run"] = run(main_cfg)
+    got["ran_main"] = {s: len(lab.calls(s)) for s in ("p5", "q5")}
+    # the same controller (state) now watches release: Alice approves p5 there
+    pull("release")
+    lab.approve("p5")
+    push("release")
+    got["rel_run"] = [run(rel_cfg), run(rel_cfg)]
+    got["after_rel"] = {s: len(lab.calls(s)) for s in ("p5", "q5")}
+    # a new state directory on release, taken over: Alice approves q5 there
+    got["new_plain"] = run(new_cfg)
+    got["new_take"] = run(new_cfg, "--take-over")
+    pull("release")
+    lab.approve("q5")
+    push("release")
+    got["new_run"] = [run(new_cfg), run(new_cfg)]
+    got["after_new"] = {s: len(lab.calls(s)) for s in ("p5", "q5")}
+    pull("release")
+    got["rel_files"] = {s: lab.plan(s) for s in ("p5", "q5")}
+    return got
+
+
+# lab B
+
+
+def test_b_branch_changed_same_state_refused(labs: Labs) -> None:
+    """``remote.branch`` changed to ``release`` with the same state directory: Alice's approval
+    there of ``p5`` (which ran on main) is refused ``E_ALREADY_EXECUTED``; nothing runs."""
+    got = labs.got["b"]
+    assert got["ran_main"] == {"p5": 1, "q5": 1}
+    assert all(rc == 0 for rc, _ in got["rel_run"])
+    assert got["after_rel"] == {"p5": 1, "q5": 1}
+    approval = got["rel_files"]["p5"]["approval"]
+    assert approval["status"] == "refused" and approval["code"] == "E_ALREADY_EXECUTED"
+
+
+def test_b_new_state_on_new_branch_refused_plain(labs: Labs) -> None:
+    """A new state directory on ``release``: a plain start refuses ``E_STORAGE``."""
+    got = labs.got["b"]
+    assert got["new_plain"][0] != 0 and "E_STORAGE" in got["new_plain"][1]
+    assert got["new_take"][0] == 0
+
+
+@advkit.xfail(
+    "takeover-on-new-branch-reruns",
+    "a new state directory taken over on another branch ran q5 a second time (it ran on main)",
+)
+def test_b_takeover_on_new_branch_never_reruns(labs: Labs) -> None:
+    """SPEC §15: "A frozen hash runs at most once per controller: a copy, move, rename or
+    rewritten history of a plan that already ran does not run again (E_ALREADY_EXECUTED)";
+    docs/operations.md: ``--take-over`` is the lost state "taken over knowingly". ``q5`` ran
+    on main; the rebuilt controller (new state, ``--take-over``) watching ``release``, where
+    Alice approves the same version at the same path: it must not run again."""
+    got = labs.got["b"]
+    assert got["after_new"]["q5"] == 1, got["after_new"]
+    approval = got["rel_files"]["q5"].get("approval") or {}
+    assert approval.get("code") == "E_ALREADY_EXECUTED", approval

@@ -302,7 +302,7 @@ def labs(tmp_path_factory: pytest.TempPathFactory) -> Labs:
     root = tmp_path_factory.mktemp("r126d")
     builders = {"t": build_t, "o": build_o, "p": build_p, "q": build_q, "d": build_d,
                 "r": build_r, "i": build_i, "j": build_j, "k": build_k,
-                "b": build_b}  # fmt: skip
+                "b": build_b, "x": build_x}  # fmt: skip
     return build_all(root, builders, workers=3)
 
 
@@ -1301,3 +1301,90 @@ def test_b_takeover_on_new_branch_never_reruns(labs: Labs) -> None:
     assert got["after_new"]["q5"] == 1, got["after_new"]
     approval = got["rel_files"]["q5"].get("approval") or {}
     assert approval.get("code") == "E_ALREADY_EXECUTED", approval
+
+
+# -- lab X: a retrying action whose controller is SIGKILLed again and again ------------------
+
+FAILS = r"""
+import json, os, sys
+tag = sys.argv[1]
+data = sys.stdin.read()
+with open(os.environ["REC_LOG"], "a", encoding="utf-8") as f:
+    f.write(json.dumps({"argv": [tag], "stdin": data}) + "\n")
+sys.exit(4)
+"""
+
+
+def x_one(root: Path, slug: str, idem: bool, grace: float = 0.3) -> dict[str, Any]:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "fails.py").write_text(FAILS)
+    py = json.dumps(sys.executable)
+    log = json.dumps(str(root / slug / "ran.log"))
+    lab = Lab(
+        root / slug,
+        tools=f"fails: {{kind: exec, argv: [{py}, {json.dumps(str(root / 'fails.py'))},"
+        f" '{{tag}}'], env: {{REC_LOG: {log}}}" + (", idempotent: true" if idem else "") + "}\n",
+    )
+    lab.write(
+        slug,
+        f"plan:\n  name: {slug}\n  task: t\n  status: pending_approval\n"
+        "available_tools: [{name: rec}, {name: fails}]\nactions:\n"
+        f'  - id: 1\n    tool: fails\n    why: w1\n    params: {{tag: "{slug}a"}}\n'
+        "    on_failure: retry\n    retry: {attempts: 2, delay: 1, backoff: 1}\n"
+        f'  - id: 2\n    tool: rec\n    why: w2\n    params: {{tag: "{slug}b"}}\n',
+    )
+    lab.commit("plans")
+    lab.run()
+    lab.approve(slug)
+    got: dict[str, Any] = {"lab": lab, "kills": 0}
+    env = {**lab.env(), "PYTHONPATH": os.environ.get("PYTHONPATH", ""), "REC_LOG": str(lab.log)}
+    for _ in range(6):
+        seen = len(lab.calls(f"{slug}a"))
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "controller", "run", "--once", "--config", str(lab.config)],
+            cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )  # fmt: skip
+
+        def moved(p: subprocess.Popen[bytes] = proc, n: int = seen) -> bool:
+            return len(lab.calls(f"{slug}a")) > n or p.poll() is not None
+
+        until(moved, timeout=90)
+        if proc.poll() is None and grace:
+            until(lambda p=proc: p.poll() is not None, timeout=grace)
+        if proc.poll() is None:
+            proc.kill()
+            got["kills"] += 1
+        proc.wait()
+    passes = [lab.run(check=False) for _ in range(2)]
+    got["passes"] = [p.returncode for p in passes]
+    got["calls"] = {t: len(lab.calls(t)) for t in (f"{slug}a", f"{slug}b")}
+    got["row"] = lab.rows().get(f"plans/{slug}")
+    got["block"] = lab.plan(slug).get("execution")
+    got["audit"] = advkit.clone_audit_got(lab, root / slug)
+    return got
+
+
+def build_x(root: Path) -> dict[str, Any]:
+    return {"xn": x_one(root, "xn", False), "xn0": x_one(root, "xn0", False, 0)}
+
+
+# lab X
+
+
+@pytest.mark.parametrize("slug", ["xn", "xn0"])
+def test_x_retry_bound_survives_kills(labs: Labs, slug: str) -> None:
+    """An always-failing non-idempotent action with ``retry: {attempts: 2}`` (at most 3
+    calls, docs/plan-format.md), its ``run --once`` SIGKILLed right after each call appears
+    (``xn0``) or 0.3 s later (``xn``, in the back-off), six times, then two passes: at most 3
+    calls, action 2 never, ``failed``, the record's attempts match the calls, the audit one
+    ``fail``."""
+    got = labs.got["x"][slug]
+    assert got["passes"] == [0, 0]
+    assert 1 <= got["calls"][f"{slug}a"] <= 3, got["calls"]
+    assert got["calls"][f"{slug}b"] == 0
+    assert got["row"]["status"] == "failed", advkit.brief(got["row"])
+    assert got["block"]["actions"][0]["attempts"] <= 3
+    assert [(e["plan"], e["outcome"]) for e in got["audit"]["report"]["executions"]] == [
+        (f"plans/{slug}", "fail")
+    ]

@@ -302,7 +302,7 @@ def labs(tmp_path_factory: pytest.TempPathFactory) -> Labs:
     root = tmp_path_factory.mktemp("r126d")
     builders = {"t": build_t, "o": build_o, "p": build_p, "q": build_q, "d": build_d,
                 "r": build_r, "i": build_i, "j": build_j, "k": build_k,
-                "b": build_b, "x": build_x}  # fmt: skip
+                "b": build_b, "x": build_x, "s": build_s}  # fmt: skip
     return build_all(root, builders, workers=3)
 
 
@@ -1388,3 +1388,77 @@ def test_x_retry_bound_survives_kills(labs: Labs, slug: str) -> None:
     assert [(e["plan"], e["outcome"]) for e in got["audit"]["report"]["executions"]] == [
         (f"plans/{slug}", "fail")
     ]
+
+
+# -- lab S: a gate answered after the journal was lost: outputs from the committed record -----
+
+S_PARAMS = {
+    "ssec": 'v: "$<secrets.TOK>"',
+    "slong": "v: " + "L" * 300,
+    "sshort": "v: short-value",
+    "sstars": 'v: "***"',
+}
+
+
+def build_s(root: Path) -> dict[str, Any]:
+    """Action 1 ``echo`` returns ``v`` (the secret, 300 characters, a short text, the text
+    ``***``), output ``o``; action 2 ``rec`` is gated and gets ``$<actions[1].outputs.o>``.
+    At the gate the state directory is lost; ``--take-over``; Alice approves each gate."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "sec.yml").write_text(f"TOK: {SECRET}\n")
+    lab = Lab(root / "s", extra=f"secrets: {{file: {root / 'sec.yml'}}}\n")
+    for slug, param in S_PARAMS.items():
+        lab.write(
+            slug,
+            f"plan:\n  name: {slug}\n  task: t\n  status: pending_approval\n"
+            "available_tools: [{name: rec}, {name: echo}]\nactions:\n"
+            f"  - id: 1\n    tool: echo\n    why: w1\n    params: {{{param}}}\n"
+            "    outputs:\n      - {name: o, path: $.v}\n"
+            "  - id: 2\n    tool: rec\n    why: w2\n    requires_approval: true\n"
+            f'    params: {{tag: "{slug}", got: "$<actions[1].outputs.o>"}}\n',
+        )
+    lab.commit("plans")
+    lab.run()
+    for slug in S_PARAMS:
+        lab.set_status(slug, "approved")
+    lab.commit("approve", ALICE)
+    lab.run()
+    got: dict[str, Any] = {"lab": lab}
+    got["paused"] = {s: lab.plan(s)["plan"]["status"] for s in S_PARAMS}
+    shutil.move(str(lab.state), str(root / "state-lost"))
+    took = lab.run(check=False, take_over=True)
+    got["take_over"] = took.returncode
+    for slug in S_PARAMS:
+        lab.set_status(slug, "approved")
+    lab.commit("gates", ALICE)
+    lab.run(check=False)
+    lab.run(check=False)
+    got["calls"] = {s: [json.loads(c["stdin"]) for c in lab.calls(s)] for s in S_PARAMS}
+    got["rows"] = lab.rows()
+    got["blocks"] = {s: lab.plan(s).get("execution") for s in S_PARAMS}
+    return got
+
+
+# lab S
+
+
+@pytest.mark.parametrize("slug", ["ssec", "slong", "sstars"])
+def test_s_lost_journal_masked_output_never_guessed(labs: Labs, slug: str) -> None:
+    """The gate answered after the journal was lost and taken over: the record shows action
+    1's output masked (the secret; the text ``***``) or cut (300 characters): action 2 fails
+    ``E_ACTION_IN_DOUBT`` before its tool is called (docs/execution.md, "A plan at a gate (or
+    failed) when the journal is lost"); nothing reaches ``rec``."""
+    got = labs.got["s"]
+    assert got["paused"][slug] == "awaiting_approval" and got["take_over"] == 0
+    assert got["calls"][slug] == []
+    block = got["blocks"][slug]
+    assert block["status"] == "failed"
+    assert block["actions"][1]["error"]["code"] == "E_ACTION_IN_DOUBT"
+    assert SECRET not in json.dumps(got["rows"][f"plans/{slug}"])
+
+
+def test_s_lost_journal_output_from_record(labs: Labs) -> None:
+    """A short output the record shows whole: action 2 gets exactly it, once, ``completed``."""
+    got = labs.got["s"]
+    assert got["calls"]["sshort"] == [{"got": "short-value", "tag": "sshort"}]
+    assert got["blocks"]["sshort"]["status"] == "completed"

@@ -2,7 +2,110 @@
 record is the controller's". Local mode, ``identity: {name: plangate, email:
 plangate@localhost}``, approvers ``alice@example.com`` (and ``*@ops.example.com``).
 
-DOCSTRING_BODY
+Labs (module scope, built at once by ``build_all``; each its own repo, config and state):
+
+- ``T`` (one pass approves 14 plans, two passes, then the owner's remedies and a pass). Exec
+  tool ``loud`` prints, as action 1: trailer lines (``Plan-Status: completed``,
+  ``Approved-By: mallory@...``, a seal, ``Plan: plans/victim``); ANSI/OSC-8 escapes and a
+  fake ``## Action 2`` heading; NUL, BEL, BS, VT, FF, DEL, NEL; 3 MiB of text
+  (``max_result_bytes: 4096``); JSON whose values are ``$<secrets.TOK>``, ``$<inputs.who>``,
+  ``${inputs.who}``, ``$$<inputs.who>`` and whose keys are ``actions``/``skip``/``abort``/
+  ``status``; exit 3 with ``{"status": "succeeded"}``. Exec tool ``scrib`` writes into the
+  shared working tree mid-run: another pending plan set ``approved`` (staged; unstaged), a
+  forged ``EXECUTION_LOG.md``, a forged ``execution:`` block, action 2's param edited in its
+  own PLAN.yml (unstaged; staged), a symlink to a file outside the repo in place of its log
+  or of its PLAN.yml. Action 2 is ``rec``.
+- ``O``: ``p``, ``q``, ``r`` run; a second controller on a clone (new state: refused, then
+  ``--take-over``) approves a copy of ``p``; the first controller's state moved away
+  (refused, ``--take-over``), a copy of ``q`` approved; the owner ``git revert``s the
+  controller's start and outcome of ``r``.
+- ``P``: ``plans_dir`` to ``ops`` and back (restarts) with a failed, a completed and a gated
+  plan; then resume, gate, copy. ``Q``: the same plans with the state directory lost and
+  taken over; the failed plan resumed twice. ``M``: the state directory moved (``mv``, new
+  ``state_dir``). ``I``: the config's ``identity`` changed (a restart, state kept). ``J``:
+  state lost AND identity changed. ``K``: a daemon SIGTERMed mid-action, identity changed,
+  ``run --once`` twice.
+- ``D``: ``run --once`` (and ``--take-over``) beside a daemon whose action 1 is running.
+- ``R``: action 1's tool rewrites main mid-run (``reset --hard HEAD~1`` erasing the start;
+  ``commit --amend --reset-author`` as Bob; Bob's ``revert`` of the start); after runs, an
+  outcome dropped by a rebase, a start and outcome erased by a reset.
+- ``B``: remote mode over ``file://``: ``remote.branch`` changed to ``release`` (same state);
+  then a new state directory on ``release`` with ``--take-over``; Alice approves there what
+  ran on main.
+- ``X``: an always-failing non-idempotent action with ``retry: {attempts: 2}``, its
+  ``run --once`` SIGKILLed six times (right after each call, or 0.3 s later).
+- ``S``: a gated action 2 taking action 1's output; the state lost at the gate and taken
+  over; the record shows the output masked (the secret, the text ``***``), cut, or whole.
+
+Ids: ``t_once``/``t_outcome`` (each action once; completed after the remedy),
+``t_fail_stops``, ``t_trailers_are_the_controllers`` (parsed trailers of every controller
+commit), ``t_log_has_no_raw_controls``, ``t_huge_cut``, ``t_outputs_are_data`` (outputs
+reach action 2 as literal text, never resolved again; they change no action),
+``t_tool_tree_edit_approves_nothing``, ``t_tool_forged_record_not_committed`` (displaced),
+``t_tool_plan_edit`` (frozen value reaches the tool; the outcome waits naming the remedy),
+``t_tool_links_not_followed``, ``t_audit``; ``o_*`` (E_STORAGE until take-over; copies
+``E_ALREADY_EXECUTED``; reverted records run nothing; audits of both repos); ``p_*``,
+``q_*``, ``m_*``, ``j_*`` (resumes and gates run only what is left, copies refused; the
+documented in-doubt first resume after a lost journal); ``d_*`` (``E_LOCKED``, once);
+``r_*`` (nothing runs again; ``E_HISTORY_REWRITTEN`` holds); ``i_*``/``k_*`` (runs once across
+an identity change; the audit); ``b_*``; ``x_*`` (at most 3 calls); ``s_*`` (nothing
+guessed; a whole output used).
+
+Seen (round 126: 78 ids, 73 passed, 5 xfailed (strict); 50-75 s on 1 worker), two classes.
+
+**identity-change-splits-audit** (4 ids: ``i_identity_change_audit_agrees[cfg]``,
+``[new]``, ``[old]``, ``k_stopped_renamed_audit_agrees``; fails closed: the runs happened
+once and the controller itself reads them right, but no audit agrees with what happened).
+Steps: ``p3`` completed, ``f3`` failed, ``g3`` at its gate under ``identity: plangate
+<plangate@localhost>``; the config's identity changed to ``bot@plangate.internal`` (a
+restart: docs/operations.md says a change of ``identity`` "needs a restart"); the gate, the
+resume and a new plan ``n3`` run once each. ``plangate audit --json --config`` (the live
+config, its state directory holding the record of both identities' commits) lists only the
+new identity's runs (``f3``/``g3`` complete, ``n3``): ``p3``'s run and ``f3``'s and ``g3``'s
+first runs are missing, and the controller's own old commits are flagged
+``E_ILLEGAL_TRANSITION: plangate@localhost set status executing``, ``owned-block-changed``,
+``log-changed`` and ``policy-changed`` (rc 1, ``ok: false``). ``--controller
+bot@plangate.internal`` on a fresh clone: the same; ``--controller plangate@localhost``: the
+mirror image (only the old runs, the new identity's commits flagged). Lab ``K``: one run
+started and checkpointed under the old identity and completed under the new one: ``audit
+--config`` lists no execution of it, flags its start ``illegal`` and its outcome
+``outcome-without-start``. docs/approvals.md ("plangate audit"): "A controller whose
+identity changed is audited with ``--controller`` (or its config)"; "With a config whose
+state directory holds the controller's record of the commits it made ... it knows the
+controller's commits by that record, as the controller does"; the property: ``plangate
+audit`` agrees with what happened. (The audit without ``--controller`` stops
+``E_CONFIG_INVALID`` naming both identities: documented, ``i_identity_change_fresh_audit_asks``
+holds.)
+
+**takeover-on-new-branch-reruns** (1 id: ``b_takeover_on_new_branch_never_reruns``; fails
+open: a version that already ran runs a second time). Steps (remote mode): ``p5``, ``q5``
+frozen on ``main``; ``release`` pushed from there; both approved on main and run. The
+config's ``remote.branch`` becomes ``release`` with the same state directory: Alice's
+approval of ``p5`` there is refused ``E_ALREADY_EXECUTED`` (held). Then a rebuilt host: a new
+state directory on ``release``; a plain start refuses ``E_STORAGE`` (held); ``run --once
+--take-over`` adopts the branch's controller commits; Alice approves ``q5`` on ``release``
+(the same version at the same path that ran on main): it runs again (``q5`` called twice,
+``completed``, no ``E_ALREADY_EXECUTED``). SPEC §15: "A frozen hash runs at most once per
+controller: a copy, move, rename or rewritten history of a plan that already ran does not
+run again (E_ALREADY_EXECUTED)"; docs/operations.md: ``--take-over`` is the lost state of
+this controller "taken over knowingly". Close to, but not, the KNOWN class of this round (a
+new state directory AND a new ``plans_dir``): here the folder is the same and the branch
+differs; a fix reading the repository's other runs at a take-over may cover both. Repro::
+
+    plangate run --once --config main.yml            # q5 runs (remote.branch: main)
+    # release was pushed before the approval; new.yml: remote.branch release, new state_dir
+    plangate run --once --config new.yml             # E_STORAGE
+    plangate run --once --take-over --config new.yml
+    # Alice sets q5 approved on release and pushes
+    plangate run --once --config new.yml             # q5 runs a second time
+
+Held (73 ids): tool output is data (escaped in the log, never a trailer, never resolved
+again, changes no action); a tool's writes into the tree approve nothing and are never
+committed (forged records displaced, plan edits wait with the remedy, links not followed);
+a second controller on a clone, a lost or moved state directory, ``plans_dir`` there and
+back, an identity change, a rebuilt-and-renamed host, ``run --once`` beside a daemon,
+rewrites of the start mid-run and of the records after a run, retries across SIGKILLs, a
+gate after a lost journal: nothing ran twice, nothing guessed.
 """
 
 from __future__ import annotations
@@ -302,7 +405,7 @@ def labs(tmp_path_factory: pytest.TempPathFactory) -> Labs:
     root = tmp_path_factory.mktemp("r126d")
     builders = {"t": build_t, "o": build_o, "p": build_p, "q": build_q, "d": build_d,
                 "r": build_r, "i": build_i, "j": build_j, "k": build_k,
-                "b": build_b, "x": build_x, "s": build_s}  # fmt: skip
+                "b": build_b, "x": build_x, "s": build_s, "m": build_m}  # fmt: skip
     return build_all(root, builders, workers=3)
 
 
@@ -1462,3 +1565,63 @@ def test_s_lost_journal_output_from_record(labs: Labs) -> None:
     got = labs.got["s"]
     assert got["calls"]["sshort"] == [{"got": "short-value", "tag": "sshort"}]
     assert got["blocks"]["sshort"]["status"] == "completed"
+
+
+def build_m(root: Path) -> dict[str, Any]:
+    """The state directory MOVED (``mv`` to a new path, ``state_dir`` changed, a restart):
+    ``p6`` completed, ``g6`` at its gate, ``f6`` failed at action 2; then the flag, the gate,
+    the resume, a copy of ``p6`` approved."""
+    lab = p_lab(root)
+    lab.write("f6", pair("f6"))
+    lab.write("p6", pair("p6", "rec"))
+    lab.write("g6", pair("g6", "rec", gate=True))
+    lab.commit("plans")
+    lab.run()
+    for s in ("f6", "p6", "g6"):
+        lab.set_status(s, "approved")
+    lab.commit("approve", ALICE)
+    lab.run()
+    tags = ["f6a", "f6b", "p6a", "p6b", "g6a", "g6b"]
+    got: dict[str, Any] = {"lab": lab, "before": counts(lab, tags)}
+    moved = root / "state-moved"
+    shutil.move(str(lab.state), str(moved))
+    lab.config.write_text(
+        lab.config.read_text().replace(f"state_dir: {lab.state}", f"state_dir: {moved}")
+    )
+    r = lab.run(check=False)
+    got["restart"] = (r.returncode, r.stderr[-1200:])
+    lab.flag.write_text("go\n")  # type: ignore[attr-defined]
+    lab.approve("f6")
+    lab.approve("g6")
+    lab.write("p6copy", lab.read("p6").split("frozen:")[0].replace("completed", "pending_approval"))
+    lab.commit("copy p6")
+    lab.run(check=False)
+    lab.approve("p6copy")
+    lab.run(check=False)
+    lab.run(check=False)
+    got["after"] = counts(lab, tags)
+    got["after_status"] = {s: lab.plan(s)["plan"]["status"] for s in ("f6", "p6", "g6")}
+    got["p6copy"] = lab.plan("p6copy")
+    got["audit"] = advkit.clone_audit_got(lab, root)
+    return got
+
+
+# lab M
+
+
+def test_m_moved_state_goes_on_once(labs: Labs) -> None:
+    """The state directory moved to a new path (a restart): no refusal, the gate and the
+    resume run what is left once, the copy of ``p6`` is refused, the audit lists every run
+    valid with no finding."""
+    got = labs.got["m"]
+    assert got["restart"][0] == 0
+    assert got["after"] == {"f6a": 1, "f6b": 2, "p6a": 1, "p6b": 1, "g6a": 1, "g6b": 1}
+    assert set(got["after_status"].values()) == {"completed"}
+    approval = got["p6copy"]["approval"]
+    assert approval["status"] == "refused" and approval["code"] == "E_ALREADY_EXECUTED"
+    report = got["audit"]["report"]
+    assert report.get("findings") == []
+    assert _run_starts(report) == {
+        ("plans/f6", "fail"), ("plans/f6", "complete"), ("plans/g6", "await-approval"),
+        ("plans/g6", "complete"), ("plans/p6", "complete"),
+    }  # fmt: skip

@@ -34,6 +34,8 @@ Labs (module scope, built at once by ``build_all``; each its own repo, config an
   ran on main.
 - ``X``: an always-failing non-idempotent action with ``retry: {attempts: 2}``, its
   ``run --once`` SIGKILLed six times (right after each call, or 0.3 s later).
+- ``G``: a graph plan whose two parallel actions (one idempotent, one not) are both mid-call
+  when ``run --once`` is SIGKILLed; a second graph plan as a control.
 - ``S``: a gated action 2 taking action 1's output; the state lost at the gate and taken
   over; the record shows the output masked (the secret, the text ``***``), cut, or whole.
 
@@ -47,11 +49,12 @@ reach action 2 as literal text, never resolved again; they change no action),
 ``E_ALREADY_EXECUTED``; reverted records run nothing; audits of both repos); ``p_*``,
 ``q_*``, ``m_*``, ``j_*`` (resumes and gates run only what is left, copies refused; the
 documented in-doubt first resume after a lost journal); ``d_*`` (``E_LOCKED``, once);
-``r_*`` (nothing runs again; ``E_HISTORY_REWRITTEN`` holds); ``i_*``/``k_*`` (runs once across
-an identity change; the audit); ``b_*``; ``x_*`` (at most 3 calls); ``s_*`` (nothing
-guessed; a whole output used).
+``r_*`` (nothing runs again; ``E_HISTORY_REWRITTEN`` holds); ``i_*``/``k_*`` (runs once
+across an identity change; the audit); ``b_*``; ``x_*`` (at most 3 calls); ``g_*`` (the
+non-idempotent parallel action in doubt, never re-run); ``s_*`` (nothing guessed; a whole
+output used).
 
-Seen (round 126: 78 ids, 73 passed, 5 xfailed (strict); 50-75 s on 1 worker), two classes.
+Seen (round 126: 79 ids, 74 passed, 5 xfailed (strict); 50-75 s on 1 worker), two classes.
 
 **identity-change-splits-audit** (4 ids: ``i_identity_change_audit_agrees[cfg]``,
 ``[new]``, ``[old]``, ``k_stopped_renamed_audit_agrees``; fails closed: the runs happened
@@ -99,13 +102,14 @@ differs; a fix reading the repository's other runs at a take-over may cover both
     # Alice sets q5 approved on release and pushes
     plangate run --once --config new.yml             # q5 runs a second time
 
-Held (73 ids): tool output is data (escaped in the log, never a trailer, never resolved
+Held (74 ids): tool output is data (escaped in the log, never a trailer, never resolved
 again, changes no action); a tool's writes into the tree approve nothing and are never
 committed (forged records displaced, plan edits wait with the remedy, links not followed);
 a second controller on a clone, a lost or moved state directory, ``plans_dir`` there and
 back, an identity change, a rebuilt-and-renamed host, ``run --once`` beside a daemon,
-rewrites of the start mid-run and of the records after a run, retries across SIGKILLs, a
-gate after a lost journal: nothing ran twice, nothing guessed.
+rewrites of the start mid-run and of the records after a run, retries across SIGKILLs,
+parallel actions across a SIGKILL, a gate after a lost journal: nothing ran twice, nothing
+guessed.
 """
 
 from __future__ import annotations
@@ -405,7 +409,8 @@ def labs(tmp_path_factory: pytest.TempPathFactory) -> Labs:
     root = tmp_path_factory.mktemp("r126d")
     builders = {"t": build_t, "o": build_o, "p": build_p, "q": build_q, "d": build_d,
                 "r": build_r, "i": build_i, "j": build_j, "k": build_k,
-                "b": build_b, "x": build_x, "s": build_s, "m": build_m}  # fmt: skip
+                "b": build_b, "x": build_x, "s": build_s, "m": build_m,
+                "g": build_g}  # fmt: skip
     return build_all(root, builders, workers=3)
 
 
@@ -1625,3 +1630,98 @@ def test_m_moved_state_goes_on_once(labs: Labs) -> None:
         ("plans/f6", "fail"), ("plans/f6", "complete"), ("plans/g6", "await-approval"),
         ("plans/g6", "complete"), ("plans/p6", "complete"),
     }  # fmt: skip
+
+
+# -- lab G: a graph's parallel actions when the controller is SIGKILLed mid-both -------------
+
+
+def gplan(slug: str, first: str, second: str) -> str:
+    return (
+        f"plan:\n  name: {slug}\n  task: t\n  status: pending_approval\n"
+        "available_tools: [{name: rec}, {name: slow}, {name: slowi}]\nactions:\n"
+        f"  - id: 1\n    tool: {first}\n    why: w1\n    needs: []\n"
+        f'    params: {{tag: "{slug}a"}}\n'
+        f"  - id: 2\n    tool: {second}\n    why: w2\n    needs: []\n"
+        f'    params: {{tag: "{slug}b"}}\n'
+        "  - id: 3\n    tool: rec\n    why: w3\n    needs: [1, 2]\n"
+        f'    params: {{tag: "{slug}c"}}\n'
+    )
+
+
+G_PLANS = {"gss": ("slow", "slow"), "gis": ("slowi", "slow")}
+
+
+def build_g(root: Path) -> dict[str, Any]:
+    """Two graph plans, actions 1 and 2 in parallel (``needs: []``), 3 after both: ``gis``, a
+    slow idempotent and a slow non-idempotent call; ``gss``, two slow non-idempotent calls
+    (a control the later passes run). ``run --once`` is SIGKILLed once both calls of ``gis``
+    have begun; the calls are released; two passes."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "slow.py").write_text(SLOW)
+    py = json.dumps(sys.executable)
+    log = json.dumps(str(root / "g" / "ran.log"))
+    slow = (
+        f"[{py}, {json.dumps(str(root / 'slow.py'))}, '{{tag}}'], env: {{REC_LOG: {log},"
+        f" GO: {json.dumps(str(root / 'go'))}}}"
+    )
+    lab = Lab(
+        root / "g",
+        tools=f"slow: {{kind: exec, argv: {slow}}}\n"
+        f"slowi: {{kind: exec, idempotent: true, argv: {slow}}}\n",
+    )
+    for slug, (a, b) in G_PLANS.items():
+        lab.write(slug, gplan(slug, a, b))
+    lab.commit("plans")
+    lab.run()
+    for slug in G_PLANS:
+        lab.set_status(slug, "approved")
+    lab.commit("approve", ALICE)
+    env = {**lab.env(), "PYTHONPATH": os.environ.get("PYTHONPATH", ""), "REC_LOG": str(lab.log)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "controller", "run", "--once", "--config", str(lab.config)],
+        cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    tags = [f"{s}{x}" for s in G_PLANS for x in "abc"]
+    begun = ["gisa", "gisb"]
+    got: dict[str, Any] = {"lab": lab}
+    got["all_begun"] = until(lambda: all(lab.calls(t) for t in begun), timeout=120)
+    got["alive_at_kill"] = proc.poll() is None
+    proc.kill()
+    proc.wait()
+    got["at_kill"] = counts(lab, tags)
+    (root / "go").write_text("go\n")
+    passes = [lab.run(check=False) for _ in range(2)]
+    got["passes"] = [p.returncode for p in passes]
+    got["pass_err"] = [p.stderr for p in passes]
+    got["after"] = counts(lab, tags)
+    got["rows"] = lab.rows()
+    got["blocks"] = {s: lab.plan(s).get("execution") for s in G_PLANS}
+    got["audit"] = advkit.clone_audit_got(lab, root)
+    return got
+
+
+# lab G
+
+
+def test_g_parallel_kill_in_doubt(labs: Labs) -> None:
+    """A graph's two parallel actions both mid-call at the SIGKILL: the non-idempotent one is
+    never re-run (``in_doubt``, ``E_ACTION_IN_DOUBT``), the idempotent one at most once more,
+    action 3 never; the plan ``failed``; the control plan runs each action once; the audit
+    agrees (one ``fail``, one ``complete``)."""
+    got = labs.got["g"]
+    assert got["all_begun"] and got["alive_at_kill"]
+    assert got["passes"] == [0, 0]
+    after = got["after"]
+    assert after["gisb"] == 1 and after["gisc"] == 0 and 1 <= after["gisa"] <= 2, after
+    assert all(after[t] <= 1 for t in ("gssa", "gssb", "gssc")), after
+    block = got["blocks"]["gis"]
+    assert block["status"] == "failed"
+    assert block["actions"][1]["status"] == "in_doubt"
+    assert block["actions"][1]["error"]["code"] == "E_ACTION_IN_DOUBT"
+    outcomes = sorted((e["plan"], e["outcome"]) for e in got["audit"]["report"]["executions"])
+    assert ("plans/gis", "fail") in outcomes and len(outcomes) == 2, outcomes
+    if got["at_kill"]["gssa"] == got["at_kill"]["gssb"] == 0:  # the control had not begun
+        assert (after["gssa"], after["gssb"], after["gssc"]) == (1, 1, 1), after
+        assert got["blocks"]["gss"]["status"] == "completed"
+        assert ("plans/gss", "complete") in outcomes

@@ -1,6 +1,7 @@
 """Round 126 (runs, atk126d): "an approved version runs once, exactly as approved, and the
-record is the controller's". Local mode, ``identity: {name: plangate, email:
-plangate@localhost}``, approvers ``alice@example.com`` (and ``*@ops.example.com``).
+record is the controller's". Local mode (lab ``B`` remote over ``file://``), ``identity:
+{name: plangate, email: plangate@localhost}``, approvers ``alice@example.com`` (and
+``*@ops.example.com``).
 
 Labs (module scope, built at once by ``build_all``; each its own repo, config and state):
 

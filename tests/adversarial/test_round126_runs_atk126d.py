@@ -81,6 +81,23 @@ audit`` agrees with what happened. (The audit without ``--controller`` stops
 ``E_CONFIG_INVALID`` naming both identities: documented, ``i_identity_change_fresh_audit_asks``
 holds.)
 
+Fixed (2026-12-07, fix127i): the cause: the audit's timeline
+(:class:`controller.approval.timeline.Timeline`) took one identity (the config's, or the one
+``--controller`` named) for the whole history, and nothing in git linked the controller's
+record under its new identity to its old one (the record commit after the change is made by
+the NEW identity). The fix: the controller's first ``plangate: record policy`` commit after its
+``identity`` changed names the identity its own previous record named
+(``Previous-Identity:``, ``controller.service.committing._policy_message``; it knows that
+record by its state directory); ``controller.approval.timeline.identity_links`` finds those
+records (sealed, made by the identity their policy names, and with ``--config`` and the
+controller's record of its commits, its own), ``identity_chain`` follows them back and on
+from the identity the audit is given, the timeline starts with the chain's first identity and
+switches at each link (``Timeline._follow_identity``), and the audit's replay index follows it
+(``controller.approval.audit._replay``: ``controller_email``). A history whose identity never
+changed is replayed once, as before. The fresh clone without ``--controller`` still asks
+(``E_CONFIG_INVALID``, documented). Tests: ``tests/approval/test_audit_identity_change.py``
+(4; 2 fail on the code before the fix); the 4 ids here pass.
+
 **takeover-on-new-branch-reruns** (1 id: ``b_takeover_on_new_branch_never_reruns``; fails
 open: a version that already ran runs a second time). Steps (remote mode): ``p5``, ``q5``
 frozen on ``main``; ``release`` pushed from there; both approved on main and run. The
@@ -1103,14 +1120,6 @@ def test_i_identity_change_fresh_audit_asks(labs: Labs) -> None:
     assert got["report"].get("code") == "E_CONFIG_INVALID"
 
 
-IDENTITY_SPLIT = advkit.xfail(
-    "identity-change-splits-audit",
-    "after a restart with a changed identity, the audit (--config, --controller new or old)"
-    " lists only one identity's runs and flags the other identity's controller commits as"
-    " illegal transitions, owned-block and log changes",
-)
-
-
 def _run_starts(report: dict[str, Any]) -> set[tuple[str, str]]:
     return {
         (e["plan"], e.get("outcome") or "")
@@ -1119,11 +1128,7 @@ def _run_starts(report: dict[str, Any]) -> set[tuple[str, str]]:
     }
 
 
-@pytest.mark.parametrize("how", [
-    pytest.param("cfg", marks=IDENTITY_SPLIT),
-    pytest.param("new", marks=IDENTITY_SPLIT),
-    pytest.param("old", marks=IDENTITY_SPLIT),
-])  # fmt: skip
+@pytest.mark.parametrize("how", ["cfg", "new", "old"])
 def test_i_identity_change_audit_agrees(labs: Labs, how: str) -> None:
     """docs/approvals.md: "A controller whose identity changed is audited with
     ``--controller`` (or its config)": the audit lists every run, before and after the change
@@ -1293,7 +1298,6 @@ def test_k_stopped_renamed_resumes_once(labs: Labs) -> None:
     assert got["status"] == "completed"
 
 
-@IDENTITY_SPLIT
 def test_k_stopped_renamed_audit_agrees(labs: Labs) -> None:
     """``plangate audit --config`` of that run (started under the old identity, checkpointed
     and completed under the new): one valid execution of ``k1``, complete, and no finding on

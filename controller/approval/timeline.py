@@ -22,8 +22,8 @@ controller's identity): the audit refuses to guess and asks for one.
 An identity change is followed (round 126): the controller's first record under its new
 identity names the old one (``Previous-Identity:``); such a record, sealed and made by the
 identity its policy names (and, with the controller's record of its commits, one it made),
-links the two (:func:`identity_links`). From the identity given (the config's or
-``--controller``'s) the links are followed back and on (:func:`identity_chain`); the walk
+links the two (:mod:`controller.git.identities`). From the identity given (the config's or
+``--controller``'s) the links are followed back and on; the walk
 starts with the chain's first identity and takes the next one at each link
 (:attr:`Timeline.identities`), which the audit's replay follows.
 """
@@ -40,6 +40,7 @@ from controller.approval import recorded
 from controller.display import visible
 from controller.errors import ConfigInvalid
 from controller.git.gitrepo import CommitRecord, GitRepo
+from controller.git.identities import identity_chain, identity_links, in_chain
 from controller.settings import Config
 
 
@@ -86,7 +87,7 @@ class Timeline:
     #: record of its commits: one it made): :meth:`_follow_identity` (round 126).
     identities: list[tuple[str, str]] = field(default_factory=list)
     #: The identity changes along history, by record commit: the identity each one takes
-    #: (:func:`identity_links`).
+    #: (:func:`~controller.git.identities.identity_links`).
     links: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @classmethod
@@ -100,14 +101,14 @@ class Timeline:
     ) -> Timeline:
         """Find the controller's identity and plans folder: the config's, or (git alone) the
         one identity the recorded versions name (``controller``: that one). Either is followed
-        through its recorded identity changes (:func:`identity_links`): history is read from
-        the first identity of that chain on. ``own_commit``: the controller's record of the
-        commits it made (None: git alone)."""
+        through its recorded identity changes (:mod:`controller.git.identities`): history is
+        read from the first identity of that chain on. ``own_commit``: the controller's record
+        of the commits it made (None: git alone)."""
         links = identity_links(repo, head, own_commit)
         if config is not None:  # the config names them: no walk needed
             chain = identity_chain(links, config.identity.email.lower())
             timeline = cls(repo, config, chain[0], config.plans_dir, own_commit=own_commit)
-            timeline.fallback, timeline.links = config, _in_chain(links, chain)
+            timeline.fallback, timeline.links = config, in_chain(links, chain)
             return timeline
         timeline = cls(repo, None, "", "", own_commit=own_commit)
         wanted = controller.strip().lower() if controller else None
@@ -157,7 +158,7 @@ class Timeline:
         # controller itself committed (one someone else committed is only a claim).
         timeline.fallback = own.get(identity, first)
         timeline.identity, timeline.plans_dir = identity, timeline.fallback.plans_dir
-        timeline.links = _in_chain(links, chain[chain.index(identity) :] if chain else [identity])
+        timeline.links = in_chain(links, chain[chain.index(identity) :] if chain else [identity])
         return timeline
 
     def close(self) -> None:
@@ -410,56 +411,6 @@ def policy_log(repo: GitRepo, head: str) -> list[CommitRecord]:
     rank = {sha: i for i, sha in enumerate(line)}
     found = logged + [repo.commit(sha) for sha in quiet]
     return sorted(found, key=lambda record: rank.get(record.sha, -1))
-
-
-def identity_links(
-    repo: GitRepo, head: str, own_commit: Callable[[str], bool] | None = None
-) -> dict[str, tuple[str, str]]:
-    """The controller's identity changes on ``head``'s first-parent line, oldest first: per
-    record commit, (the identity it names in ``Previous-Identity:``, its own). One counts
-    when it is a sealed record commit made by the identity its policy names (author and
-    committer, :func:`_records`), naming another before it, and (with the controller's
-    record of its commits, ``own_commit``) one the controller made. The controller writes
-    that trailer in its first record after the config's ``identity`` changed, when its
-    state directory's record held its previous record (its own under the old name)."""
-    grep = f"--grep={recorded.PREVIOUS_IDENTITY}:"
-    shas = repo.run("rev-list", "--first-parent", "--fixed-strings", grep, head).split()
-    links: dict[str, tuple[str, str]] = {}
-    for sha in reversed(shas):
-        record = repo.commit(sha)
-        new = record.author.email.lower()
-        was = (record.trailers.get(recorded.PREVIOUS_IDENTITY) or "").strip().lower()
-        if not was or was == new or not _records(record, new):
-            continue
-        if own_commit is not None and not own_commit(sha):
-            continue
-        doc = recorded.parse_blob(repo, repo.blob_sha(sha, _FILE))
-        named = (doc or {}).get("identity", {}).get("email", "")
-        if isinstance(named, str) and named.lower() == new:
-            links[sha] = (was, new)
-    return links
-
-
-def identity_chain(links: dict[str, tuple[str, str]], identity: str) -> list[str]:
-    """The controller's identities in the order it had them, ``identity`` among them: the
-    changes :func:`identity_links` found, followed back from ``identity`` and on from it."""
-    chain = [identity]
-    grown = True
-    while grown:
-        grown = False
-        for was, new in links.values():
-            if new == chain[0] and was not in chain:
-                chain.insert(0, was)
-                grown = True
-            elif was == chain[-1] and new not in chain:
-                chain.append(new)
-                grown = True
-    return chain
-
-
-def _in_chain(links: dict[str, tuple[str, str]], chain: list[str]) -> dict[str, tuple[str, str]]:
-    """The changes between two identities of ``chain`` (the others are claims)."""
-    return {sha: link for sha, link in links.items() if link[0] in chain and link[1] in chain}
 
 
 def record_commits(repo: GitRepo, head: str) -> list[str]:

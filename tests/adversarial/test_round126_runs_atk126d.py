@@ -94,9 +94,14 @@ controller's record of its commits, its own), ``identity_chain`` follows them ba
 from the identity the audit is given, the timeline starts with the chain's first identity and
 switches at each link (``Timeline._follow_identity``), and the audit's replay index follows it
 (``controller.approval.audit._replay``: ``controller_email``). A history whose identity never
-changed is replayed once, as before. The fresh clone without ``--controller`` still asks
-(``E_CONFIG_INVALID``, documented). Tests: ``tests/approval/test_audit_identity_change.py``
-(4; 2 fail on the code before the fix); the 4 ids here pass.
+changed is replayed once, as before. The next variant, the controller's own index rebuilt
+after the change (a cold scan read the old identity's run records as a person's illegal
+transitions): ``RecordedPolicies.records``/``identity`` (``controller.git.history``) follow
+the same links, and ``HistoryIndex._follow_policy`` sets ``controller_email`` with the
+withdraw rule. The links live in ``controller.git.identities``. The fresh clone without
+``--controller`` still asks (``E_CONFIG_INVALID``, documented). Tests:
+``tests/approval/test_audit_identity_change.py`` (4; 2 fail on the code before the fix),
+``tests/git/test_identity_change_scan.py`` (1; fails before); the 4 ids here pass.
 
 **takeover-on-new-branch-reruns** (1 id: ``b_takeover_on_new_branch_never_reruns``; fails
 open: a version that already ran runs a second time). Steps (remote mode): ``p5``, ``q5``

@@ -106,7 +106,7 @@ class Timeline:
         of the commits it made (None: git alone)."""
         links = identity_links(repo, head, own_commit)
         if config is not None:  # the config names them: no walk needed
-            chain = identity_chain(links, config.identity.email.lower())
+            chain = identity_chain(links, config.identity.email.lower(), onward=False)
             timeline = cls(repo, config, chain[0], config.plans_dir, own_commit=own_commit)
             timeline.fallback, timeline.links = config, in_chain(links, chain)
             return timeline

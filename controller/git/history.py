@@ -31,7 +31,7 @@ from controller.approval.approvals import Transition
 from controller.approval.recorded import POLICY_PATH
 from controller.errors import FirstParentSwapped
 from controller.git.gitrepo import CommitRecord, GitRepo, Person
-from controller.git.identities import Links, identity_chain, identity_links
+from controller.git.identities import Links, identity_chain, identity_links, in_chain
 from controller.git.indexstore import INDEX_VERSION
 from controller.git.lifecycle import Lifecycle
 from controller.git.planstate import (
@@ -603,7 +603,8 @@ class RecordedPolicies:
         identity = self.config.identity.email.lower()
         links = self._links(repo, since, head, own)
         if links:  # a cold scan reads each record under the identity in force then
-            identity = identity_chain(links, identity)[0]
+            chain = identity_chain(links, identity, onward=False)
+            links, identity = in_chain(links, chain), chain[0]
         found = []
         for sha in shas.split():
             # git's parse of the trailer block, as every reader of the controller's commits
@@ -688,7 +689,7 @@ class RecordedPolicies:
         """The identities whose records are the controller's: today's and, once a cold scan
         read them, those it changed from (:func:`~controller.git.identities.identity_chain`)."""
         today = self.config.identity.email.lower()
-        return set(identity_chain(self._chain_links, today))
+        return set(identity_chain(self._chain_links, today, onward=False))
 
     def approval(self, repo: GitRepo, blob: str) -> ApprovalSettings | None:
         from controller.approval import recorded

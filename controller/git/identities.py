@@ -60,9 +60,10 @@ def _names(repo: GitRepo, sha: str) -> str | None:
     return email.lower() if isinstance(email, str) else None
 
 
-def identity_chain(links: Links, identity: str) -> list[str]:
+def identity_chain(links: Links, identity: str, *, onward: bool = True) -> list[str]:
     """The controller's identities in the order it had them, ``identity`` among them: the
-    links followed back from ``identity`` and on from it."""
+    links followed back from ``identity`` and (``onward``) on from it. A config's identity
+    is today's: nothing follows it (``onward`` False: a link from it is someone's claim)."""
     chain = [identity]
     grown = True
     while grown:
@@ -71,7 +72,7 @@ def identity_chain(links: Links, identity: str) -> list[str]:
             if new == chain[0] and was not in chain:
                 chain.insert(0, was)
                 grown = True
-            elif was == chain[-1] and new not in chain:
+            elif onward and was == chain[-1] and new not in chain:
                 chain.append(new)
                 grown = True
     return chain

@@ -153,7 +153,8 @@ def test_a_forged_identity_change_is_not_followed_with_the_record(
 ) -> None:
     """Mallory's seal-shaped record naming herself after ``plangate@localhost``: the
     controller's record of its commits lacks it, so ``audit --config`` flags it and keeps the
-    controller's identity; her later forged ``complete`` is anyone's (``illegal``)."""
+    controller's identity; so does the config without that record (today's identity is the
+    config's: no link from it is followed)."""
     config = set_identity(repo, OLD)
     write(repo, "plans/p1")
     run(config)
@@ -162,8 +163,11 @@ def test_a_forged_identity_change_is_not_followed_with_the_record(
     forged = forge_record(repo, MALLORY, OLD)
     write(repo, "plans/p4")
     run(config)
-    code, report = audit(tmp_path, "--config", str(config))
-    assert runs(report) == [("plans/p1", "complete")], report["executions"]
-    assert code == 1
-    flagged = [(f["kind"], f["commit"]) for f in report["findings"]]
-    assert flagged == [("policy-changed", forged)], report["findings"]
+    bare = tmp_path / "bare.yml"
+    bare.write_text(config.read_text().replace(f"{repo.parent / 'state'}", str(tmp_path / "none")))
+    for how in (config, bare):
+        code, report = audit(tmp_path, "--config", str(how))
+        assert runs(report) == [("plans/p1", "complete")], (how, report["executions"])
+        assert code == 1, how
+        flagged = [(f["kind"], f["commit"]) for f in report["findings"]]
+        assert flagged == [("policy-changed", forged)], (how, report["findings"])

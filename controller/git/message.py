@@ -29,9 +29,7 @@ from controller.display import visible
 #: so hiding it hides nothing, and over-hiding (a word the redactor takes for a credential)
 #: rewrote ``Approved-By: carol@...`` as ``***@...``, and ``status`` with it, while PLAN.yml
 #: and the audit named Carol. Every other value stays redacted; still one line.
-#: ``Previous-Identity`` (a policy record's: the controller's identity before a change, round
-#: 126) likewise.
-IDENTITY_TRAILERS = frozenset({"Approved-By", "Aborted-By", "Previous-Identity"})
+IDENTITY_TRAILERS = frozenset({"Approved-By", "Aborted-By"})
 #: Trailers whose values the controller takes from git or makes itself (a plan's path, a
 #: hash, a commit id, a state word, its instance id): not redacted either (round 45: a path
 #: ``plans/postgres-upgrade`` or a commit id holding ``12345`` was written ``***`` when a

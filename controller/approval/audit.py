@@ -47,6 +47,11 @@ flagged, and the old folder's files after the change are no plans. One replay pe
 (:func:`_by_folder`; a history whose folder never changed is replayed once, as before:
 round 125, the audit read one folder for the whole history).
 
+The controller's identity follows its recorded changes too (round 126: the audit read one
+identity for the whole history): the timeline switches at each record that names the
+previous identity (:meth:`~controller.approval.timeline.Timeline._follow_identity`) and the
+replay's index takes the controller's commits as that identity's from there on.
+
 Anything else is a finding; ``plangate audit`` exits 1 when there is one.
 """
 
@@ -516,8 +521,7 @@ def audit_repo(
     When the recorded ``plans_dir`` changed along history, each recorded plans folder is
     read with its own replay (:func:`_by_folder`)."""
     repo.check_complete()
-    timeline = Timeline.open(repo, config, head, controller)
-    timeline.own_commit = own_commit  # a record it lacks is anyone's (round 112)
+    timeline = Timeline.open(repo, config, head, controller, own_commit)  # round 112
     repo.read_signatures = (
         config is not None and config.approval.allowed_signers is not None
     ) or timeline.in_force.approval.allowed_signers is not None
@@ -559,8 +563,8 @@ def _by_folder(
     merged.findings = list(policy_found)
     read_in: dict[int, str] = {}  # each execution's folder (by its id)
     for folder, end in ends.items():
-        timeline = Timeline.open(repo, config, head, controller)
-        timeline.own_commit, timeline.plans_dir = own_commit, folder
+        timeline = Timeline.open(repo, config, head, controller, own_commit)
+        timeline.plans_dir = folder
         try:
             others = tuple(other for other in ends if other != folder)
             part, _ = _replay(
@@ -689,6 +693,7 @@ def _replay(
         reading = reading and record.sha != stop
         found, noted = len(auditor.report.findings), len(auditor.report.notes)
         timeline.apply(record)
+        index.controller_email = timeline.identity  # it follows an identity change (round 126)
         if quiet_policy:
             del auditor.report.findings[found:], auditor.report.notes[noted:]
         else:

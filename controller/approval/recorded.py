@@ -62,6 +62,11 @@ def is_twin(path: str) -> bool:
 
 #: The subject of the controller's record commits (:func:`recorded_hash`).
 RECORD_SUBJECT = "plangate: record policy"
+#: The trailer of a record commit made right after the config's ``identity`` changed: the
+#: identity the controller's own previous record named (its state directory's record of its
+#: commits held that record). ``plangate audit`` follows the controller from that identity to
+#: the record's (:class:`controller.approval.timeline.Timeline`; round 126).
+PREVIOUS_IDENTITY = "Previous-Identity"
 #: The document's format; a reader refuses one it does not know.
 VERSION = 1
 #: What a tool's record keeps as it is (everything validation, risk and flows read).

@@ -18,6 +18,14 @@ stopped every fresh-clone audit). When sealed records name more than one identit
 cannot tell which is the controller (an agent can commit a self-consistent, seal-shaped
 policy naming itself before the controller's first pass, and an operator may change the
 controller's identity): the audit refuses to guess and asks for one.
+
+An identity change is followed (round 126): the controller's first record under its new
+identity names the old one (``Previous-Identity:``); such a record, sealed and made by the
+identity its policy names (and, with the controller's record of its commits, one it made),
+links the two (:mod:`controller.git.identities`). From the identity given (the config's or
+``--controller``'s) the links are followed back and on; the walk
+starts with the chain's first identity and takes the next one at each link
+(:attr:`Timeline.identities`), which the audit's replay follows.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from controller.approval import recorded
 from controller.display import visible
 from controller.errors import ConfigInvalid
 from controller.git.gitrepo import CommitRecord, GitRepo
+from controller.git.identities import identity_chain, identity_links, in_chain
 from controller.settings import Config
 
 
@@ -72,19 +81,38 @@ class Timeline:
     #: first, the first record included (``plangate audit`` reads each stretch of history
     #: with the folder recorded for it: round 125).
     folders: list[tuple[str, str]] = field(default_factory=list)
+    #: Where the controller's identity changed: (record commit, the identity it took), oldest
+    #: first. A change is a sealed record commit made by the identity its policy names,
+    #: naming in ``Previous-Identity:`` the identity in force then (with the controller's
+    #: record of its commits: one it made): :meth:`_follow_identity` (round 126).
+    identities: list[tuple[str, str]] = field(default_factory=list)
+    #: The identity changes along history, by record commit: the identity each one takes
+    #: (:func:`~controller.git.identities.identity_links`).
+    links: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @classmethod
     def open(
-        cls, repo: GitRepo, config: Config | None, head: str, controller: str | None = None
+        cls,
+        repo: GitRepo,
+        config: Config | None,
+        head: str,
+        controller: str | None = None,
+        own_commit: Callable[[str], bool] | None = None,
     ) -> Timeline:
         """Find the controller's identity and plans folder: the config's, or (git alone) the
-        one identity the recorded versions name (``controller``: that one)."""
+        one identity the recorded versions name (``controller``: that one). Either is followed
+        through its recorded identity changes (:mod:`controller.git.identities`): history is
+        read from the first identity of that chain on. ``own_commit``: the controller's record
+        of the commits it made (None: git alone)."""
+        links = identity_links(repo, head, own_commit)
         if config is not None:  # the config names them: no walk needed
-            timeline = cls(repo, config, config.identity.email.lower(), config.plans_dir)
-            timeline.fallback = config
+            chain = identity_chain(links, config.identity.email.lower(), onward=False)
+            timeline = cls(repo, config, chain[0], config.plans_dir, own_commit=own_commit)
+            timeline.fallback, timeline.links = config, in_chain(links, chain)
             return timeline
-        timeline = cls(repo, None, "", "")
+        timeline = cls(repo, None, "", "", own_commit=own_commit)
         wanted = controller.strip().lower() if controller else None
+        chain = identity_chain(links, wanted) if wanted else []
         #: identity -> (its first version, commit), and its first version it committed itself
         named: dict[str, tuple[Config, str]] = {}
         own: dict[str, Config] = {}
@@ -98,13 +126,15 @@ class Timeline:
             except Exception:
                 continue
             identity = version.identity.email.lower()
-            if wanted is not None and identity != wanted:
+            if wanted is not None and identity not in chain:
                 continue
             named.setdefault(identity, (version, record.sha))
             if _records(record, identity):
                 own.setdefault(identity, version)
         if own:  # round 110: a version no identity sealed as its own record claims nothing
             named = {who: claim for who, claim in named.items() if who in own}
+        if wanted is not None:  # one controller under each name of its chain: the first
+            named = dict(sorted(named.items(), key=lambda claim: chain.index(claim[0]))[:1])
         if len(named) > 1:
             timeline.close()
             claims = ", ".join(f"{who} (first at {sha[:12]})" for who, (_, sha) in named.items())
@@ -128,6 +158,7 @@ class Timeline:
         # controller itself committed (one someone else committed is only a claim).
         timeline.fallback = own.get(identity, first)
         timeline.identity, timeline.plans_dir = identity, timeline.fallback.plans_dir
+        timeline.links = in_chain(links, chain[chain.index(identity) :] if chain else [identity])
         return timeline
 
     def close(self) -> None:
@@ -149,6 +180,7 @@ class Timeline:
         """A first-parent commit: a record commit of the controller's records the policy its
         ``Policy-Hash:`` names, whether or not it changes the file (round 61); any other
         change of the file is a finding and records nothing."""
+        self._follow_identity(record)
         author, committer = record.author.email, record.committer.email
         named = recorded.recorded_hash(
             record.subject, record.trailers, author, committer, self.identity
@@ -171,6 +203,21 @@ class Timeline:
         for change in record.changes:  # whoever commits it: the controller writes none
             if change.new_blob is not None and recorded.is_twin(change.path):
                 self._twin(record, change.path)
+
+    def _follow_identity(self, record: CommitRecord) -> None:
+        """A record commit of the controller's made under its new identity, naming the one in
+        force as its previous (``Previous-Identity:``): from it on, the controller's commits
+        are the new identity's (round 126: the audit read one identity for the whole
+        history, flagging the other's commits and missing its runs)."""
+        link = self.links.get(record.sha)
+        if link is None or link[0] != self.identity:
+            return
+        if self.in_force.approval.require_signed:  # as its record is read (:meth:`_record`)
+            allowed = self.in_force.approval.allowed_signers
+            if not self.repo.verify_commit(record.sha, allowed).valid:
+                return
+        self.identity = link[1]
+        self.identities.append((record.sha, link[1]))
 
     def _twin(self, record: CommitRecord, path: str) -> None:
         """An entry that IS the recorded policy on a folding checkout (:func:`recorded.is_twin`):

@@ -31,6 +31,7 @@ from controller.approval.approvals import Transition
 from controller.approval.recorded import POLICY_PATH
 from controller.errors import FirstParentSwapped
 from controller.git.gitrepo import CommitRecord, GitRepo, Person
+from controller.git.identities import Links, identity_chain, identity_links, in_chain
 from controller.git.indexstore import INDEX_VERSION
 from controller.git.lifecycle import Lifecycle
 from controller.git.planstate import (
@@ -101,6 +102,12 @@ class HistoryIndex(Lifecycle):
     #: ``folder_for(blob)``: the ``plans_dir`` a recorded policy names (None: unreadable).
     #: A cold scan reads the starts made under the other folders it names (:meth:`scan`).
     folder_for: Callable[[str], str | None] | None = None
+    #: ``identity_for(blob)``: the controller identity a recorded policy names, when it is one
+    #: of the controller's (its recorded identity changes: :mod:`controller.git.identities`),
+    #: else today's. A scan takes the controller's commits as that identity's from its record
+    #: on (round 126: a cold scan after an identity change read the old identity's run records
+    #: as a person's illegal transitions).
+    identity_for: Callable[[str | None], str] | None = None
     #: How many cold or long scans gave their memory back (the daemon trims after such a
     #: pass too: the rest of the pass frees more).
     compactions = 0
@@ -277,6 +284,8 @@ class HistoryIndex(Lifecycle):
             self.identity_aliases = self.aliases_for(blob)
         if self.mode_for is not None:
             self.identity_mode = self.mode_for(blob)
+        if self.identity_for is not None:
+            self.controller_email = self.identity_for(blob)
 
     def _cold_scan(
         self, repo: GitRepo, head: str, sink: EventSink | None
@@ -564,6 +573,8 @@ class RecordedPolicies:
         self.own = own
         self.repo: GitRepo | None = None
         self._approvals: dict[str, ApprovalSettings] = {}
+        #: the controller's identity changes a cold scan read (:meth:`_links`)
+        self._chain_links: Links = {}
 
     def attach(self, index: HistoryIndex, repo: GitRepo) -> None:
         self.repo = repo
@@ -572,6 +583,7 @@ class RecordedPolicies:
         index.aliases_for = self.aliases
         index.mode_for = self.identity_mode
         index.folder_for = self.plans_dir
+        index.identity_for = self.identity
 
     def records(self, repo: GitRepo, since: str | None, head: str) -> list[tuple[str, str]]:
         """The controller's own records of its policy in ``since..head``'s first parents,
@@ -588,13 +600,19 @@ class RecordedPolicies:
         grep = f"--grep={recorded.RECORD_SUBJECT}"
         shas = repo.run("rev-list", "--first-parent", "--reverse", "--fixed-strings", grep, spec)
         own = self.own()
-        identity = self.config.identity.email
+        identity = self.config.identity.email.lower()
+        links = self._links(repo, since, head, own)
+        if links:  # a cold scan reads each record under the identity in force then
+            chain = identity_chain(links, identity, onward=False)
+            links, identity = in_chain(links, chain), chain[0]
         found = []
         for sha in shas.split():
             # git's parse of the trailer block, as every reader of the controller's commits
             # reads it (round 95: a scan of every line of the body took a seal in an earlier
             # paragraph, after a ``---`` line or on a continuation line for the record's)
             record = repo.commit(sha)
+            if sha in links and links[sha][0] == identity:
+                identity = links[sha][1]  # the controller's record under its new identity
             named = recorded.recorded_hash(
                 record.subject, record.trailers, record.author.email, record.committer.email,
                 identity,
@@ -645,6 +663,34 @@ class RecordedPolicies:
         folder = doc.get("plans_dir") if doc is not None else None
         return folder if isinstance(folder, str) else None
 
+    def identity(self, blob: str | None) -> str:
+        """The controller identity a recorded policy names, when it is one of the controller's
+        (today's, or one it changed from: :meth:`_links`); else today's."""
+        from controller.approval import recorded
+
+        today = self.config.identity.email.lower()
+        if not blob or self.repo is None or self.approval(self.repo, blob) is None:
+            return today
+        doc = recorded.parse(self.repo.blob(blob)) or {}
+        email = doc.get("identity", {}).get("email")
+        return email.lower() if isinstance(email, str) else today
+
+    def _links(
+        self, repo: GitRepo, since: str | None, head: str, own: Callable[[str], bool] | None
+    ) -> Links:
+        """The controller's identity changes up to ``head``, read by a cold scan (``since``
+        None); later scans read only today's identity's records (a record its old identity
+        makes after the change is no longer the controller's)."""
+        if since is None:
+            self._chain_links = identity_links(repo, head, own)
+        return self._chain_links if since is None else {}
+
+    def _identities(self) -> set[str]:
+        """The identities whose records are the controller's: today's and, once a cold scan
+        read them, those it changed from (:func:`~controller.git.identities.identity_chain`)."""
+        today = self.config.identity.email.lower()
+        return set(identity_chain(self._chain_links, today, onward=False))
+
     def approval(self, repo: GitRepo, blob: str) -> ApprovalSettings | None:
         from controller.approval import recorded
         from controller.errors import PlangateError
@@ -657,7 +703,7 @@ class RecordedPolicies:
             email = doc["identity"].get("email", "") if doc is not None else None
             if doc is None or not isinstance(email, str):
                 return None
-            if email.lower() != self.config.identity.email.lower():
+            if email.lower() not in self._identities():
                 return None
             self.signers_dir.mkdir(parents=True, exist_ok=True)
             try:

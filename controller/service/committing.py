@@ -89,7 +89,7 @@ class Committing(ControllerCore):
             self._policy_records[digest] = self._policy_records.get(digest, 0) + 1
             before = recorded.parse_blob(self.repo, own or None)
             changed = recorded.differences(before, recorded.parse(data) or {})
-            message = self._policy_message(digest, changed)
+            message = self._policy_message(digest, changed, _identity_of(before))
             worktree = self._policy_path_safe()
             self._write({recorded.POLICY_PATH: data}, self._head, message, worktree=worktree)
             self.log.info("policy_recorded", hash=digest, changed=changed, commit=self._head)
@@ -118,11 +118,16 @@ class Committing(ControllerCore):
             )
         return count >= MAX_RECORDS
 
-    def _policy_message(self, digest: str, changed: list[str]) -> str:
+    def _policy_message(self, digest: str, changed: list[str], was: str | None = None) -> str:
+        """The record commit's message; ``was``: the identity its own last record named, when
+        the config's identity changed since (:data:`recorded.PREVIOUS_IDENTITY`: how the
+        audit follows the controller across the change, round 126)."""
         from controller.git.message import commit_message
 
         body = "The controller's effective policy: " + ", ".join(changed or ["restored"])
         trailers = [("Policy-Hash", digest), ("Controller", self.commit_controller())]
+        if was and was.lower() != self.config.identity.email.lower():
+            trailers.append((recorded.PREVIOUS_IDENTITY, was))
         return commit_message(recorded.RECORD_SUBJECT, body, trailers)
 
     def _policy_path_safe(self) -> bool:
@@ -1224,3 +1229,10 @@ def _posted_approvers(approval: dict[str, Any]) -> list[str]:
     from controller.approval.quorum import approvers_of
 
     return approvers_of(approval) if approval.get("status") in ("approved", "partial") else []
+
+
+def _identity_of(policy: dict[str, Any] | None) -> str | None:
+    """The controller identity a recorded policy names (None: none readable)."""
+    identity = (policy or {}).get("identity")
+    email = identity.get("email") if isinstance(identity, dict) else None
+    return email if isinstance(email, str) and email else None

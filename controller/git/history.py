@@ -232,31 +232,35 @@ class HistoryIndex(Lifecycle):
         once lost both the record of what it started (``executed.jsonl``) and the commits
         that show it, and ran a copy of a version that had run under the old folder again
         (round 125, fix126d). A start counts when the controller made it: by its record of
-        its commits, else by git alone (its name as author and committer, and a seal), as
-        every reader takes a start; a forged one only refuses a run (fails closed)."""
+        its commits, or by git alone (the identity it had there as author and committer, and a
+        seal); a forged one only refuses a run (fails closed), and only in a stretch of history
+        that is past once a later record names another folder."""
         from controller.git.lifecycle import _event_hashes, _sealed
         from controller.git.records import EVENT_TRAILER, record_events
         from controller.plan.names import spelled_under
 
         if self.folder_for is None or not policies.found:
             return []
-        stretches: list[tuple[str, str, str]] = []
+        stretches: list[tuple[str, str, str, str]] = []
         for at, (sha, blob) in enumerate(policies.found):
             named_folder = self.folder_for(blob)
             folder = (named_folder or "").strip("/") or "."
             until = policies.found[at + 1][0] if at + 1 < len(policies.found) else head
+            # the identity the controller had there (fix127i: it may have changed since)
+            named = self.identity_for(blob) if self.identity_for else self.controller_email
             if named_folder is not None and folder != self.plans_dir and sha != until:
-                stretches.append((sha, until, folder))
+                stretches.append((sha, until, folder, named))
         found: list[tuple[str, str, str]] = []
-        named = self.controller_email
-        for since, until, folder in stretches:
+        for since, until, folder, named in stretches:
             for record in repo.first_parent_log(
                 since, until, [], mentioning=("plangate: start ", f"{EVENT_TRAILER}: start")
             ):
                 if record.author.email.lower() != named or record.committer.email.lower() != named:
                     continue
-                own = self.own_commit(record.sha) if self.own_commit is not None else None
-                if own is False or (own is None and not _sealed(record)):
+                # its record of its commits, else a seal (a new state directory's record
+                # adopted today's identity's commits alone; a forged seal only refuses a run)
+                own = self.own_commit is not None and self.own_commit(record.sha)
+                if not own and not _sealed(record):
                     continue
                 hashes = _event_hashes(record)
                 for plan, event in record_events(record).items():

@@ -227,8 +227,7 @@ class HistoryIndex(Lifecycle):
         (round 125, fix126d). A start counts when the controller made it: by its record of
         its commits, else by git alone (its name as author and committer, and a seal), as
         every reader takes a start; a forged one only refuses a run (fails closed)."""
-        from controller.git.lifecycle import _event_hashes, _sealed
-        from controller.git.records import EVENT_TRAILER, record_events
+        from controller.git.lifecycle import START_MENTIONS, named_starts
         from controller.plan.names import spelled_under
 
         if self.folder_for is None or not policies.found:
@@ -241,21 +240,10 @@ class HistoryIndex(Lifecycle):
             if named_folder is not None and folder != self.plans_dir and sha != until:
                 stretches.append((sha, until, folder))
         found: list[tuple[str, str, str]] = []
-        named = self.controller_email
         for since, until, folder in stretches:
-            for record in repo.first_parent_log(
-                since, until, [], mentioning=("plangate: start ", f"{EVENT_TRAILER}: start")
-            ):
-                if record.author.email.lower() != named or record.committer.email.lower() != named:
-                    continue
+            for record in repo.first_parent_log(since, until, [], mentioning=START_MENTIONS):
                 own = self.own_commit(record.sha) if self.own_commit is not None else None
-                if own is False or (own is None and not _sealed(record)):
-                    continue
-                hashes = _event_hashes(record)
-                for plan, event in record_events(record).items():
-                    plan_hash = hashes.get(plan, "")
-                    if event != "start" or not plan_hash.startswith("sha256:"):
-                        continue
+                for plan_hash, plan in named_starts(record, self.controller_email, own):
                     if (
                         folder == "."
                         or plan.startswith(f"{folder}/")

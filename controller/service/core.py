@@ -468,7 +468,7 @@ class ControllerCore:
         if keyed is None:
             self._refuse_sealed_by_another(shas)
             taken = self._refuse_unattributed_records(shas)
-        elsewhere = self._starts_elsewhere()  # read before the record: a failure asks again
+        elsewhere = self._starts_on_other_branches()  # read first: a failure asks again
         # never a parentless commit (round 73): the controller commits only on top of its
         # branch, so a root commit under its name is someone's squash of the line
         adopted = [sha for sha in (shas if keyed is None else keyed) if sha not in self._roots]
@@ -489,7 +489,7 @@ class ControllerCore:
             file=str(self.own_commits.path),
         )
 
-    def _starts_elsewhere(self) -> list[tuple[str, str, str]]:
+    def _starts_on_other_branches(self) -> list[tuple[str, str, str]]:
         """(frozen hash, plan, start commit) of each run started under the controller's name
         on the repository's other branches (local mode: its ``refs/heads/*``; remote mode:
         the remote's heads, fetched aside, :meth:`~controller.git.refs.Refs.heads_aside`),
@@ -522,7 +522,7 @@ class ControllerCore:
         return found[::-1]
 
     def _learn_started(self, found: list[tuple[str, str, str]]) -> None:
-        """Record as executed each frozen hash of ``found`` (:meth:`_starts_elsewhere`)."""
+        """Record as executed each frozen hash :meth:`_starts_on_other_branches` found."""
         learned = [
             (plan_hash, plan, sha)
             for plan_hash, plan, sha in found

@@ -109,15 +109,16 @@ reads the watched branch's first-parent line: a run that only another branch sho
 lost state's old ``remote.branch``, or the checked-out branch of old) was unknown, so the
 same version approved on the new branch ran again. Fix: on the first start of a state
 directory (``ControllerCore._adopt_history``, trust on first use, ``--take-over`` and a key
-put back alone alike), ``ControllerCore._starts_elsewhere`` fetches the repository's other
-branches whole into ``refs/plangate/aside/`` (remote mode: the remote's heads into the
-clone; local mode: ``refs/heads/*`` into the controller's store; ``Refs.heads_aside``, never
-into the watched branch, let go after), reads the starts under the controller's name there
-that the watched branch does not hold (one ``git log --grep``, ``Commits.log_mentioning``;
-``lifecycle.named_starts``: the name as author and committer, and a seal) and records their
-frozen hashes in ``executed.jsonl`` before anything is decided; ``plangate check`` reads the
-same starts on the checking clone's other branches. Tests:
-``tests/service/test_once_across_branches.py``, ``tests/commands/test_check_other_branches.py``;
+put back alone alike), ``ControllerCore._starts_on_other_branches`` fetches the
+repository's other branches whole into ``refs/plangate/aside/`` (remote mode: the remote's
+heads into the clone; local mode: ``refs/heads/*`` into the controller's store;
+``Refs.heads_aside``, never into the watched branch, deleted after), reads the starts under
+the controller's name there that the watched branch does not hold (one ``git log --grep``,
+``Commits.log_mentioning``; ``lifecycle.named_starts``: the name as author and committer,
+and a seal) and records their frozen hashes in ``executed.jsonl`` before anything is
+decided; ``plangate check`` notes the same starts on the checking clone's branches and
+remote-tracking branches. Tests: ``tests/service/test_once_across_branches.py``,
+``tests/commands/test_check_other_branches.py``;
 ``b_takeover_on_new_branch_never_reruns`` passes.
 
 Held (74 ids): tool output is data (escaped in the log, never a trailer, never resolved

@@ -6,8 +6,8 @@ ran again a version whose run only the old branch showed. On its first start it 
 the starts made under its name on the repository's other branches (local mode: its
 ``refs/heads/*``; remote mode: the remote's heads, fetched into ``refs/plangate/aside/`` and
 let go after), by git alone (its name as author and committer, and a seal), and records them
-as executed (``ControllerCore._starts_elsewhere``). An unsealed start under its name, or one
-someone else committed, is anyone's and refuses nothing.
+as executed (``ControllerCore._starts_on_other_branches``). An unsealed start under its
+name is anyone's and refuses nothing.
 """
 
 from __future__ import annotations

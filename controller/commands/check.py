@@ -203,6 +203,7 @@ def _predict_at(
     # follows the policy recorded when they did (round 28); the runs its start commits record
     # (index.ran_as: the controller reads them the same way, round 50)
     with read_history(repo, config, tip, own_commit=own_commit) as index:
+        _note_starts_elsewhere(real, config, tip, index)
         sources = _sources(repo, config, index, tip, names)
         ignored = _sources_beside(repo, index, tip, names)
         ids = sorted({*ids, *sources, *ignored})
@@ -219,6 +220,21 @@ def _predict_at(
         for source in ignored.get(report["plan"], ()):
             report.setdefault("warnings", []).append(_beside_warning(source, report))
     return [report for report in found if report["plan"] in ids], assumed
+
+
+def _note_starts_elsewhere(repo: GitRepo, config: Config, tip: str, index: Any) -> None:
+    """Note in ``index`` the starts under the controller's name on the clone's other
+    branches (``refs/heads``, ``refs/remotes``) that ``tip`` does not hold, by git alone
+    (its name as author and committer, and a seal), as a controller with a new state
+    directory learns them on its first start (round 126: a version that ran on another
+    branch is refused ``E_ALREADY_EXECUTED``). One ``git log --grep``. A branch the clone
+    has not fetched is not read: fetch them all first (``git fetch origin``)."""
+    from controller.git.lifecycle import START_MENTIONS, named_starts
+
+    records = list(repo.log_mentioning(repo.branch_tips(), tip, START_MENTIONS))
+    for record in reversed(records):  # oldest first: the first start is the one kept
+        for plan_hash, plan in named_starts(record, config.identity.email, None):
+            index.note_start(plan_hash, plan, record.sha)
 
 
 def _sources_beside(repo: Any, index: Any, tip: str, names: str) -> dict[str, list[str]]:

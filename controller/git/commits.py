@@ -84,6 +84,20 @@ class Commits(Objects, Refs, Signing):
         args += ["--no-show-signature"]  # log.showSignature would mix verdicts into the records
         yield from self._stream_log([*args, spec, "--", *paths], tag)
 
+    def log_mentioning(
+        self, tips: Sequence[str], not_from: str, mentioning: Sequence[str]
+    ) -> Iterator[CommitRecord]:
+        """Commits reachable from ``tips`` (through every parent) and not from ``not_from``,
+        whose message holds one of ``mentioning``, newest first: one ``git log --grep``."""
+        if not tips:
+            return
+        tag = _new_tag()
+        args = ["-c", "core.quotePath=false", "log", "-z", "--raw", "--fixed-strings"]
+        args += [f"--grep={text}" for text in mentioning]
+        args += ["--no-renames", "--no-abbrev", "--diff-merges=first-parent"]
+        args += [_log_format(tag, self.read_signatures), "--no-show-signature"]
+        yield from self._stream_log([*args, *tips, "--not", not_from, "--"], tag)
+
     def first_parent_count(self, since: str | None, until: str) -> int:
         """How many first-parent commits come after ``since`` up to ``until``."""
         spec = f"{since}..{until}" if since else until

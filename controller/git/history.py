@@ -235,8 +235,7 @@ class HistoryIndex(Lifecycle):
         its commits, or by git alone (the identity it had there as author and committer, and a
         seal); a forged one only refuses a run (fails closed), and only in a stretch of history
         that is past once a later record names another folder."""
-        from controller.git.lifecycle import _event_hashes, _sealed
-        from controller.git.records import EVENT_TRAILER, record_events
+        from controller.git.lifecycle import START_MENTIONS, named_starts
         from controller.plan.names import spelled_under
 
         if self.folder_for is None or not policies.found:
@@ -252,21 +251,11 @@ class HistoryIndex(Lifecycle):
                 stretches.append((sha, until, folder, named))
         found: list[tuple[str, str, str]] = []
         for since, until, folder, named in stretches:
-            for record in repo.first_parent_log(
-                since, until, [], mentioning=("plangate: start ", f"{EVENT_TRAILER}: start")
-            ):
-                if record.author.email.lower() != named or record.committer.email.lower() != named:
-                    continue
+            for record in repo.first_parent_log(since, until, [], mentioning=START_MENTIONS):
                 # its record of its commits, else a seal (a new state directory's record
                 # adopted today's identity's commits alone; a forged seal only refuses a run)
                 own = self.own_commit is not None and self.own_commit(record.sha)
-                if not own and not _sealed(record):
-                    continue
-                hashes = _event_hashes(record)
-                for plan, event in record_events(record).items():
-                    plan_hash = hashes.get(plan, "")
-                    if event != "start" or not plan_hash.startswith("sha256:"):
-                        continue
+                for plan_hash, plan in named_starts(record, named, True if own else None):
                     if (
                         folder == "."
                         or plan.startswith(f"{folder}/")

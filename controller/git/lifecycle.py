@@ -217,6 +217,30 @@ def _event_hashes(record: CommitRecord) -> dict[str, str]:
     return {plan: record.trailers.get("Plan-Hash", "") for plan in record_events(record)}
 
 
+#: The texts a start commit's message holds (a start's subject, a batch's event trailer): what
+#: a reader of starts off the index's own scan asks ``git log --grep`` for.
+START_MENTIONS = ("plangate: start ", f"{EVENT_TRAILER}: start")
+
+
+def named_starts(record: CommitRecord, email: str, own: bool | None) -> list[tuple[str, str]]:
+    """(frozen hash, plan) of each start ``record`` makes as a run of the controller named
+    ``email``, read off the index's own scan (another plans folder's stretch, another
+    branch): its name as author and committer, and by its record of its commits (``own``),
+    else (None: no record knows it) a seal, as every reader takes a start by git alone. A
+    forged one only refuses a run (fails closed)."""
+    named = email.lower()
+    if record.author.email.lower() != named or record.committer.email.lower() != named:
+        return []
+    if own is False or (own is None and not _sealed(record)):
+        return []
+    hashes = _event_hashes(record)
+    return [
+        (hashes.get(plan, ""), plan)
+        for plan, event in record_events(record).items()
+        if event == "start" and hashes.get(plan, "").startswith("sha256:")
+    ]
+
+
 def unsealed_run_events(record: CommitRecord) -> list[str]:
     """``<event> <plan>`` for each run event (a start, an outcome, a checkpoint) a commit's
     message records when it carries no ``Controller-Seal:`` (:func:`_sealed`): every

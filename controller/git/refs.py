@@ -267,6 +267,64 @@ class Refs(RepoBase):
                 "a clone (or run the controller in remote mode, where no agent writes .git)",
             )
 
+    def heads_aside(self, remote: str | None) -> list[str]:
+        """The tips of the repository's branches, fetched whole into the controller's own
+        objects under :data:`ASIDE_NAMESPACE` (never into a branch it reads or pushes):
+        remote mode, the remote's heads; local mode, the shared repository's
+        ``refs/heads/*`` into its store (:mod:`controller.git.store`), as its branch is. A
+        repository read in place (no store, no remote) lists its heads. One fetch; what it
+        brings is read by :meth:`~controller.git.commits.Commits.log_mentioning` and let go
+        by :meth:`drop_heads_aside`. A failed fetch is ``E_GIT``: unread is not empty."""
+        spec = f"+refs/heads/*:{ASIDE_NAMESPACE}*"
+        where = self._aside_dir(remote)
+        if remote is None and self.store is None:
+            return sorted(
+                set(self.run("for-each-ref", "--format=%(objectname)", "refs/heads/").split())
+            )
+        self.check_complete()
+        if remote is not None:
+            args: tuple[str, ...] = (
+                "fetch",
+                "-q",
+                "--no-tags",
+                "--no-write-fetch-head",
+                remote,
+                spec,
+            )
+            result = self.run_raw(*args, env={"LC_ALL": "C"})
+        else:
+            args = (
+                *where, "fetch", "-q", "--no-tags", "--no-write-fetch-head",
+                "--no-recurse-submodules", f"--upload-pack={upload_pack_command()}",
+                str(self.common_dir), spec,
+            )  # fmt: skip
+            result = self.run_raw(*args, pins=(("protocol.file.allow", "always"),))
+        if result.returncode != 0:
+            raise git_failure(args, result.stderr.decode("utf-8", "replace"))
+        self.check_complete()
+        listed = self.run(*where, "for-each-ref", "--format=%(objectname)", ASIDE_NAMESPACE)
+        return sorted(set(listed.split()))
+
+    def branch_tips(self) -> list[str]:
+        """The commits the repository's branches and remote-tracking branches name (a
+        person's clone, read in place: ``plangate check``)."""
+        listed = self.run("for-each-ref", "--format=%(objectname)", "refs/heads/", "refs/remotes/")
+        return sorted(set(listed.split()))
+
+    def drop_heads_aside(self, remote: str | None) -> None:
+        """Delete the refs :meth:`heads_aside` fetched (their objects stay until a gc)."""
+        where = self._aside_dir(remote)
+        if remote is None and self.store is None:
+            return
+        listed = self.run(*where, "for-each-ref", "--format=%(refname)", ASIDE_NAMESPACE)
+        lines = [f"delete {ref}\n" for ref in listed.split("\n") if ref]
+        if lines:
+            self.run(*where, "update-ref", "--stdin", input="".join(lines).encode())
+
+    def _aside_dir(self, remote: str | None) -> tuple[str, ...]:
+        """The git directory :data:`ASIDE_NAMESPACE` lives in: the store's in local mode."""
+        return ("--git-dir", str(self.store)) if remote is None and self.store else ()
+
     def _push_refs(self) -> list[str]:
         """The refs of :data:`PUSH_NAMESPACE`, from the files when git's layout allows."""
         if (self.common_dir / "reftable").exists():
@@ -856,6 +914,9 @@ def push_verdict(text: str) -> tuple[str, str]:
 
 #: The controller's own push namespace: ``refs/plangate/push/<branch>`` names what it pushes.
 PUSH_NAMESPACE = "refs/plangate/push/"
+#: Where a new state directory's first start fetches the repository's other branches, to
+#: learn the runs started there (:meth:`Refs.heads_aside`); emptied once read.
+ASIDE_NAMESPACE = "refs/plangate/aside/"
 
 #: git's warning when a fetch would need a new shallow boundary (it rejects the ref, exit 0).
 _SHALLOW_REJECTED = "because shallow roots are not allowed to be updated"

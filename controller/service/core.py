@@ -468,6 +468,7 @@ class ControllerCore:
         if keyed is None:
             self._refuse_sealed_by_another(shas)
             taken = self._refuse_unattributed_records(shas)
+        elsewhere = self._starts_on_other_branches()  # read first: a failure asks again
         # never a parentless commit (round 73): the controller commits only on top of its
         # branch, so a root commit under its name is someone's squash of the line
         adopted = [sha for sha in (shas if keyed is None else keyed) if sha not in self._roots]
@@ -476,6 +477,7 @@ class ControllerCore:
         self.commit_seal.key(create=True)
         if keyed is not None:
             self._started_by(keyed)  # as a restored record's sealed commits (_adopt_sealed)
+        self._learn_started(elsewhere)
         if taken:  # --take-over of a line whose runs no commit of its own shows (round 73)
             self._runs_recorded_in_files(taken)
         log = self.log.warning if shas else self.log.info  # a new repository: nothing to trust
@@ -486,6 +488,62 @@ class ControllerCore:
             not_adopted=len(shas) - len(adopted),
             file=str(self.own_commits.path),
         )
+
+    def _starts_on_other_branches(self) -> list[tuple[str, str, str]]:
+        """(frozen hash, plan, start commit) of each run started under the controller's name
+        on the repository's other branches (local mode: its ``refs/heads/*``; remote mode:
+        the remote's heads, fetched aside, :meth:`~controller.git.refs.Refs.heads_aside`),
+        in commits the watched branch does not hold, oldest first. A new state directory
+        lost ``executed.jsonl`` and reads one branch: a rebuilt host set to watch another
+        branch (``remote.branch``, a new remote's mirror) ran again a version that had run
+        on the old one (round 126, atk126d ``takeover-on-new-branch-reruns``). A start
+        counts by git alone (:func:`~controller.git.lifecycle.named_starts`: the name as
+        author and committer, and a seal), as after a restore; a forged one only refuses
+        that version (fails closed). One fetch and one ``git log --grep`` on a first start,
+        never per pass."""
+        from controller.git.lifecycle import START_MENTIONS, named_starts
+
+        try:
+            head = self.head()
+        except GitError:
+            return []  # no branch to read yet: nothing ran anywhere this controller reads
+        remote = REMOTE if self.config.remote is not None else None
+        email = self.config.identity.email
+        try:
+            tips = self.repo.heads_aside(remote)
+            found = [
+                (plan_hash, plan, record.sha)
+                for record in self.repo.log_mentioning(tips, head, START_MENTIONS)
+                for plan_hash, plan in named_starts(record, email, None)
+            ]
+        finally:
+            with contextlib.suppress(GitError):  # a ref left there is read again, harmless
+                self.repo.drop_heads_aside(remote)
+        return found[::-1]
+
+    def _learn_started(self, found: list[tuple[str, str, str]]) -> None:
+        """Record as executed each frozen hash :meth:`_starts_on_other_branches` found."""
+        learned = [
+            (plan_hash, plan, sha)
+            for plan_hash, plan, sha in found
+            if self._note_executed(plan_hash, plan, sha)
+        ]
+        if learned:
+            self.log.warning(
+                "starts_elsewhere_learned",
+                runs=len(learned),
+                plans=[f"{plan} (start {sha[:12]})" for _, plan, sha in learned],
+                reason="versions this controller's name started on other branches of the "
+                "repository count as executed: none of them runs again here (SPEC §15)",
+            )
+
+    def _note_executed(self, plan_hash: str, plan_id: str, sha: str) -> bool:
+        """Record ``plan_hash`` as executed (started as ``plan_id`` in ``sha``) unless it is."""
+        if not plan_hash or plan_hash == "none" or plan_hash in self.executed:
+            return False
+        self.executed[plan_hash] = {"plan": plan_id, "start": sha}
+        self.state.record_executed(plan_hash, plan_id, sha)
+        return True
 
     def _keyed_history(self, shas: list[str]) -> list[str] | None:
         """Of ``shas`` (newest first), what this state's key made: the commits it verifies,
@@ -916,11 +974,8 @@ class ControllerCore:
             for plan_id, event in record_events(record).items():
                 found = plan_event(record, plan_id) if event == "start" else None
                 plan_hash = found.trailers.get("Plan-Hash", "") if found else ""
-                if not plan_hash or plan_hash == "none" or plan_hash in self.executed:
-                    continue
-                self.executed[plan_hash] = {"plan": plan_id, "start": sha}
-                self.state.record_executed(plan_hash, plan_id, sha)
-                started.append(plan_hash)
+                if self._note_executed(plan_hash, plan_id, sha):
+                    started.append(plan_hash)
         return started
 
     def _named_history(self) -> list[str]:

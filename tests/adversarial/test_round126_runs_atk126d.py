@@ -125,6 +125,24 @@ differs; a fix reading the repository's other runs at a take-over may cover both
     # Alice sets q5 approved on release and pushes
     plangate run --once --config new.yml             # q5 runs a second time
 
+Fixed (2026-12-07, fix127b): takeover-on-new-branch-reruns. Cause: a new state directory
+knows what ran only from ``executed.jsonl`` (new, empty) and from the history index, which
+reads the watched branch's first-parent line: a run that only another branch shows (the
+lost state's old ``remote.branch``, or the checked-out branch of old) was unknown, so the
+same version approved on the new branch ran again. Fix: on the first start of a state
+directory (``ControllerCore._adopt_history``, trust on first use, ``--take-over`` and a key
+put back alone alike), ``ControllerCore._starts_on_other_branches`` fetches the
+repository's other branches whole into ``refs/plangate/aside/`` (remote mode: the remote's
+heads into the clone; local mode: ``refs/heads/*`` into the controller's store;
+``Refs.heads_aside``, never into the watched branch, deleted after), reads the starts under
+the controller's name there that the watched branch does not hold (one ``git log --grep``,
+``Commits.log_mentioning``; ``lifecycle.named_starts``: the name as author and committer,
+and a seal) and records their frozen hashes in ``executed.jsonl`` before anything is
+decided; ``plangate check`` notes the same starts on the checking clone's branches and
+remote-tracking branches. Tests: ``tests/service/test_once_across_branches.py``,
+``tests/commands/test_check_other_branches.py``;
+``b_takeover_on_new_branch_never_reruns`` passes.
+
 Held (74 ids): tool output is data (escaped in the log, never a trailer, never resolved
 again, changes no action); a tool's writes into the tree approve nothing and are never
 committed (forged records displaced, plan edits wait with the remedy, links not followed);
@@ -1405,10 +1423,6 @@ def test_b_new_state_on_new_branch_refused_plain(labs: Labs) -> None:
     assert got["new_take"][0] == 0
 
 
-@advkit.xfail(
-    "takeover-on-new-branch-reruns",
-    "a new state directory taken over on another branch ran q5 a second time (it ran on main)",
-)
 def test_b_takeover_on_new_branch_never_reruns(labs: Labs) -> None:
     """SPEC §15: "A frozen hash runs at most once per controller: a copy, move, rename or
     rewritten history of a plan that already ran does not run again (E_ALREADY_EXECUTED)";

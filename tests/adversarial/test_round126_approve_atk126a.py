@@ -108,6 +108,16 @@ at load 8, two labs built side by side), 4 classes:
   ``git checkout pr && git rebase main`` (the agent); ``git checkout main && git merge --no-ff
   pr`` (Bob); ``run --once``; Bob commits ``status: approved`` in ``plans/r``; ``run --once``:
   ``pending_approval``, ``E_VERSION_WITHDRAWN``.
+- Decided (2026-12-07, lead): this class and the next are an accepted limit, not a defect
+  (docs/threat-model.md "Accepted limits", docs/approvals.md). A pull request landed as a
+  commit of its own on top of Mallory's identical bytes (cherry-pick, rebase, squash) leaves
+  the history the agent copying her would leave, and an author date is whatever its
+  committer wrote: Mallory is the version's maker. Her rejection of her copy vetoes it (the
+  ``rc*`` ids now assert ``E_VERSION_WITHDRAWN``, nothing runs), her rejection of the agent's
+  plan withdraws it (``mrjrebase``, ``mrjsquash``: ``rejected``), and the agent's own
+  rejection is ignored (``au*``: Bob's approval runs it, an allowed approver's approval of
+  exactly that version). The merge-commit landings (``rcnote``, ``auflat``...) keep the
+  author's right, and the ids assert that as before.
 - **author-right-lost-to-landing-on-a-copy** (12 ids: ``aurebase``, ``aupick``,
   ``ausqforge`` with ``:status``, ``:audit``, ``:check``). FAIL OPEN. The same race without
   Mallory's rejection, the PR landing rebased, cherry-picked or squashed by the forge: the
@@ -649,10 +659,10 @@ VARIANTS: dict[str, V] = {
         BOB,
         [race(), copy("{v}", "{v}-c", AGENT), delete("{v}", AGENT), approve(BOB, "{v}-c")],
     ),
-    "rcpick": (RUN, "{v}", ALICE, [race(merger=pr_pick(BOB)), none, none, approve(ALICE)]),
-    "rcrebase": (RUN, "{v}", BOB, [race(merger=pr_rebase(AGENT, BOB)), none, none, approve(BOB)]),
+    "rcpick": (WD, "{v}", ALICE, [race(merger=pr_pick(BOB)), none, none, approve(ALICE)]),
+    "rcrebase": (WD, "{v}", BOB, [race(merger=pr_rebase(AGENT, BOB)), none, none, approve(BOB)]),
     "rcrebcp": (
-        RUN,
+        WD,
         "{v}-c",
         BOB,
         [
@@ -664,15 +674,15 @@ VARIANTS: dict[str, V] = {
     ),
     "rcmmerge": (RUN, "{v}", BOB, [race(merger=pr_merge(MALLORY)), none, none, approve(BOB)]),
     "rcnest": (RUN, "{v}", BOB, [nested_race, none, none, approve(BOB)]),
-    "rcsqbob": (RUN, "{v}", ALICE, [race(merger=pr_squash(BOB, BOB)), none, none, approve(ALICE)]),
+    "rcsqbob": (WD, "{v}", ALICE, [race(merger=pr_squash(BOB, BOB)), none, none, approve(ALICE)]),
     "rcsqforge": (
-        RUN,
+        WD,
         "{v}",
         BOB,
         [race(merger=pr_squash(AGENT, FORGE)), none, none, approve(BOB)],
     ),
     "rcrbforge": (
-        RUN,
+        WD,
         "{v}",
         BOB,
         [race(merger=pr_rebase(FORGE, None)), none, none, approve(BOB)],
@@ -698,14 +708,14 @@ VARIANTS: dict[str, V] = {
     ),
     "auflat": (REJ, "{v}", BOB, [race0(), rej("{v}", AGENT), none, approve(BOB)]),
     "aurebase": (
-        REJ,
+        RUN,
         "{v}",
         BOB,
         [race0(pr_rebase(AGENT, BOB)), rej("{v}", AGENT), none, approve(BOB)],
     ),
-    "aupick": (REJ, "{v}", ALICE, [race0(pr_pick(BOB)), rej("{v}", AGENT), none, approve(ALICE)]),
+    "aupick": (RUN, "{v}", ALICE, [race0(pr_pick(BOB)), rej("{v}", AGENT), none, approve(ALICE)]),
     "ausqforge": (
-        REJ,
+        RUN,
         "{v}",
         BOB,
         [race0(pr_squash(AGENT, FORGE)), rej("{v}", AGENT), none, approve(BOB)],
@@ -803,13 +813,13 @@ VARIANTS: dict[str, V] = {
     "gEcomB": (PEND, "{v}", ERIN, [high, none, none, approve_msg(ERIN, "ok", committer=CAROL)]),
     # Mallory rejects the agent's plan itself after the PR landed rebased on her copy
     "mrjrebase": (
-        RUN,
+        REJ,
         "{v}",
         BOB,
         [race0(pr_rebase(AGENT, BOB)), rej("{v}", MALLORY), none, approve(BOB)],
     ),
     "mrjsquash": (
-        RUN,
+        REJ,
         "{v}",
         BOB,
         [race0(pr_squash(AGENT, FORGE)), rej("{v}", MALLORY), none, approve(BOB)],
@@ -1016,12 +1026,6 @@ _WHY_UNDO = (
     "rejects it' -> E_APPROVER_NOT_ALLOWED, ignored"
 )
 _BROKE = {
-    CLS_LAND: (
-        ["rcpick", "rcrebase", "rcrebcp", "rcsqbob", "rcsqforge", "rcrbforge", "mrjrebase",
-         "mrjsquash"],
-        _WHY_LAND,
-    ),
-    CLS_AUTH: (["aurebase", "aupick", "ausqforge"], _WHY_AUTH),
     CLS_UNDO: (["mundorj", "mundorj2"], _WHY_UNDO),
 }  # fmt: skip
 BROKEN: dict[str, Any] = {

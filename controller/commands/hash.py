@@ -40,13 +40,21 @@ def hash_plan(path: str, config_path: str | None = None) -> int:
     if problems:
         print_problems(plan_file, problems)
         return 1
+    from controller.display import visible
     from controller.plan.discovery import discovery_warning
 
     if plan_file.name in SOURCE_FILES:  # say where it stands (round 81)
         warning = discovery_warning(plan_file, config)
         if warning is not None:
-            from controller.display import visible
-
             print(f"{visible(str(plan_file))}: warning: {visible(warning)}", file=sys.stderr)
+    from controller.plan.plans import frozen_form_hash
+
+    frozen = frozen_form_hash(plan)  # the freeze rewrites legacy ``${...}`` references
+    if frozen != plan.hash:  # stdout stays the file's own hash: the one a nested pin names
+        print(
+            f"{visible(str(plan_file))}: note: the freeze rewrites its legacy ${{...}} "
+            f"references in params to $<...>: frozen as a plan, its hash will be {frozen}",
+            file=sys.stderr,
+        )
     print(plan.hash)
     return 0

@@ -58,13 +58,22 @@ class Commits(Objects, Refs, Signing):
     written: tuple[str, int | None] = ("", None)
 
     def first_parent_log(
-        self, since: str | None, until: str, paths: Sequence[str], *, newest_first: bool = False
+        self,
+        since: str | None,
+        until: str,
+        paths: Sequence[str],
+        *,
+        newest_first: bool = False,
+        mentioning: Sequence[str] = (),
     ) -> Iterator[CommitRecord]:
         """Commits on ``until``'s first-parent line after ``since``, oldest first (or newest
-        first: then each is yielded as soon as git has written it, while git walks on)."""
+        first: then each is yielded as soon as git has written it, while git walks on);
+        with ``mentioning``, only those whose message holds one of these texts."""
         spec = f"{since}..{until}" if since else until
         order = [] if newest_first else ["--reverse"]  # --reverse makes git hold everything
         args = ["-c", "core.quotePath=false", "log", "--first-parent", *order, "-z", "--raw"]
+        if mentioning:
+            args += ["--fixed-strings", *(f"--grep={text}" for text in mentioning)]
         tag = _new_tag()
         args += [
             "--no-renames",

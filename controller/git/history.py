@@ -98,6 +98,9 @@ class HistoryIndex(Lifecycle):
     #: ``mode_for(blob)``: the ``approval.identity`` of a recorded policy, followed alike
     #: (round 116: who made a withdrawal under ``identity: committer``).
     mode_for: Callable[[str | None], str] | None = None
+    #: ``folder_for(blob)``: the ``plans_dir`` a recorded policy names (None: unreadable).
+    #: A cold scan reads the starts made under the other folders it names (:meth:`scan`).
+    folder_for: Callable[[str], str | None] | None = None
     #: How many cold or long scans gave their memory back (the daemon trims after such a
     #: pass too: the rest of the pass frees more).
     compactions = 0
@@ -158,6 +161,9 @@ class HistoryIndex(Lifecycle):
             # the merged branches' withdrawals left: each was applied at its merge (apply)
             # when a commit of the line came at or after it; those of the last merges here
             self.apply_side_withdrawals(sink)
+            if cold:  # a version runs at most once, whichever folder it ran in (SPEC §15)
+                for plan_hash, plan_id, sha in self._starts_elsewhere(repo, policies, head):
+                    self.note_start(plan_hash, plan_id, sha)
             if self.rule_for is not None:
                 self._follow_policy(policies.policy)
                 self.set_meta("withdraw_policy", policies.policy or "")
@@ -208,6 +214,55 @@ class HistoryIndex(Lifecycle):
         spec = f"{last}..{head}" if last else head
         line = repo.run("rev-list", "--first-parent", "--reverse", spec).split()
         return _Policies(self, found, {sha: i for i, sha in enumerate(line)}, policy)
+
+    def _starts_elsewhere(
+        self, repo: GitRepo, policies: _Policies, head: str
+    ) -> list[tuple[str, str, str]]:
+        """(frozen hash, plan, start commit) of each run the controller started under a
+        plans folder its records name other than this index's, in the stretch of history
+        that folder was in force (from its record to the next, the last to ``head``). The
+        index reads one folder; a controller given a new folder and a new state directory at
+        once lost both the record of what it started (``executed.jsonl``) and the commits
+        that show it, and ran a copy of a version that had run under the old folder again
+        (round 125, fix126d). A start counts when the controller made it: by its record of
+        its commits, else by git alone (its name as author and committer, and a seal), as
+        every reader takes a start; a forged one only refuses a run (fails closed)."""
+        from controller.git.lifecycle import _event_hashes, _sealed
+        from controller.git.records import EVENT_TRAILER, record_events
+        from controller.plan.names import spelled_under
+
+        if self.folder_for is None or not policies.found:
+            return []
+        stretches: list[tuple[str, str, str]] = []
+        for at, (sha, blob) in enumerate(policies.found):
+            named_folder = self.folder_for(blob)
+            folder = (named_folder or "").strip("/") or "."
+            until = policies.found[at + 1][0] if at + 1 < len(policies.found) else head
+            if named_folder is not None and folder != self.plans_dir and sha != until:
+                stretches.append((sha, until, folder))
+        found: list[tuple[str, str, str]] = []
+        named = self.controller_email
+        for since, until, folder in stretches:
+            for record in repo.first_parent_log(
+                since, until, [], mentioning=("plangate: start ", f"{EVENT_TRAILER}: start")
+            ):
+                if record.author.email.lower() != named or record.committer.email.lower() != named:
+                    continue
+                own = self.own_commit(record.sha) if self.own_commit is not None else None
+                if own is False or (own is None and not _sealed(record)):
+                    continue
+                hashes = _event_hashes(record)
+                for plan, event in record_events(record).items():
+                    plan_hash = hashes.get(plan, "")
+                    if event != "start" or not plan_hash.startswith("sha256:"):
+                        continue
+                    if (
+                        folder == "."
+                        or plan.startswith(f"{folder}/")
+                        or spelled_under(plan, folder)
+                    ):
+                        found.append((plan_hash, plan, record.sha))
+        return found
 
     def record_policy(self, blob: str) -> None:
         """The controller committed this policy record itself (applied without a scan)."""
@@ -516,6 +571,7 @@ class RecordedPolicies:
         index.rule_for = self.rule
         index.aliases_for = self.aliases
         index.mode_for = self.identity_mode
+        index.folder_for = self.plans_dir
 
     def records(self, repo: GitRepo, since: str | None, head: str) -> list[tuple[str, str]]:
         """The controller's own records of its policy in ``since..head``'s first parents,
@@ -577,6 +633,17 @@ class RecordedPolicies:
         """The ``approval.identity`` of a recorded policy, as :meth:`aliases` reads it."""
         policy = self.approval(self.repo, blob) if blob and self.repo is not None else None
         return (policy or self.config.approval).identity
+
+    def plans_dir(self, blob: str) -> str | None:
+        """The ``plans_dir`` a recorded policy names (None: a record no longer readable, or
+        of another identity's)."""
+        if self.repo is None or self.approval(self.repo, blob) is None:
+            return None
+        from controller.approval import recorded
+
+        doc = recorded.parse(self.repo.blob(blob))
+        folder = doc.get("plans_dir") if doc is not None else None
+        return folder if isinstance(folder, str) else None
 
     def approval(self, repo: GitRepo, blob: str) -> ApprovalSettings | None:
         from controller.approval import recorded

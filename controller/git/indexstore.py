@@ -52,7 +52,7 @@ _MEMORY_TABLES = {
     "origins_at": "key TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "146"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "147"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -443,6 +443,8 @@ INDEX_VERSION = "146"  # 3: risk and estimate per plan; 4: approval identities, 
 # it was edited from) to its new folder (round 124, author-withdrawal-lost-to-race-then-
 # move: a raced plan moved to a folder of no making fell back to the originators
 # everywhere, nobody): rebuilt so an author's ignored withdrawal counts
+# 147 (runs-once across folders): a cold scan notes the starts made under the other plans
+# folders the controller's policy records name, each in its stretch (HistoryIndex._starts_elsewhere)
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
 _FIELDS = tuple(f.name for f in fields(PlanState))

@@ -590,8 +590,10 @@ class ControllerCore:
                 f"the state directory {self.state.path} is new, and the branch's plan files "
                 f"record runs of the controller's ({len(runs)} plan(s) whose file at "
                 f"{head[:12]} says its version ran, e.g. {runs[0][1]}) that no commit under "
-                "its name made: a squash of its history (one commit of the branch's tree), or "
-                "another repository's files; nothing is adopted",
+                f"its name ({self.config.identity.email}) made: a squash of its history (one "
+                "commit of the branch's tree), a change of the config's `identity` (the runs "
+                "were committed under the old one), or another repository's files; nothing is "
+                "adopted",
                 remedy="put the history back (the branch's old tip, with the state directory "
                 "that made it: docs/operations.md, A squashed line); or, only when it is lost "
                 "for good and no other controller runs on this branch, take the branch as it "

@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.support.gitenv import AGENT, ALICE, MALLORY, commit_all, git, run_cli
+from tests.support.gitenv import AGENT, ALICE, BOT, MALLORY, commit_all, git, run_cli
 from tests.support.gitkit import PLAN, edit_status
 
 CONFIG = """\
@@ -146,27 +146,86 @@ def test_a_folder_back_in_force_is_read_to_the_end(repo: Path, tmp_path: Path) -
         assert (code, report["findings"]) == (0, []), name
 
 
-def test_a_copy_run_again_under_the_new_folder_is_started_twice(repo: Path, tmp_path: Path) -> None:
-    """A controller given a new state directory with the new folder (its record of what it
-    started is gone) runs a copy of ``plans/p1``'s frozen version under ``ops/``: a version
-    runs at most once (SPEC §15), so both audits list the second run not valid,
-    ``E_ALREADY_EXECUTED``, and flag it ``started-twice`` (round 50's rule, across folders)."""
+def copy_of_run(repo: Path, source: str, plan: str) -> None:
+    """The agent's copy of ``source``'s frozen version at ``plan``, as written before it ran."""
+    frozen = git(repo, "show", f"HEAD:{source}/PLAN.yml")
+    start = frozen.index("\nexecution:") if "\nexecution:" in frozen else len(frozen)
+    copy = frozen[:start].replace("status: completed", "status: pending_approval", 1)
+    (repo / plan).mkdir(parents=True)
+    (repo / plan / "PLAN.yml").write_text(copy if copy.endswith("\n") else copy + "\n")
+    commit_all(repo, f"agent: {plan}, a copy", AGENT)
+
+
+def test_a_copy_under_the_new_folder_never_runs_again(repo: Path, tmp_path: Path) -> None:
+    """A controller given a new state directory AND the new folder at once (its record of
+    what it started is gone, and its index reads ``ops/`` alone) is asked to run a copy of
+    ``plans/p1``'s frozen version under ``ops/``. A version runs at most once (SPEC §15):
+    the index reads the starts made under every folder the controller recorded, each in its
+    stretch of history, so the copy is refused ``E_ALREADY_EXECUTED`` and never starts;
+    ``check`` predicts it, and both audits find the one run valid and nothing else.
+    (Before the fix the copy ran again, flagged ``started-twice`` by the audit only.)"""
     ran_in(repo, "plans/p1", set_folder(repo, "plans"))
     config = set_folder(repo, "ops")
     config.write_text(config.read_text().replace("/state\n", "/state2\n"))
-    frozen = git(repo, "show", "HEAD:plans/p1/PLAN.yml")
-    start = frozen.index("\nexecution:") if "\nexecution:" in frozen else len(frozen)
-    copy = frozen[:start].replace("status: completed", "status: pending_approval", 1)
-    (repo / "ops/c1").mkdir(parents=True)
-    (repo / "ops/c1/PLAN.yml").write_text(copy + "\n" if not copy.endswith("\n") else copy)
-    commit_all(repo, "agent: ops/c1, a copy", AGENT)
+    copy_of_run(repo, "plans/p1", "ops/c1")
     run(config, "--take-over")  # the old state is lost for good (docs/operations.md)
     approve(repo, "ops/c1")
+    predicted = run_cli(
+        "check", "--config", str(config), "--base", "HEAD~1", "--head", "HEAD",
+        "--as", "alice@example.com", "--format", "json", cwd=repo,
+    )  # fmt: skip
+    assert "Traceback" not in predicted.stderr, predicted.stderr[-2000:]
+    assert "E_ALREADY_EXECUTED" in predicted.stdout, predicted.stdout[-2000:]
     run(config)
+    subjects = git(repo, "log", "--format=%s")
+    assert "plangate: start ops/c1" not in subjects, subjects
+    shown = run_cli("status", "--json", "--config", str(config))
+    rows = {row["plan"]: row for row in json.loads(shown.stdout)}
+    assert "E_ALREADY_EXECUTED" in json.dumps(rows["ops/c1"]), rows["ops/c1"]
     for name, (code, report) in audits(repo, tmp_path).items():
         runs = {e["plan"]: (e["approval_valid"], e["code"]) for e in report["executions"]}
-        assert runs.get("plans/p1") == (True, None), (name, runs)
-        assert runs.get("ops/c1") in (None, (False, "E_ALREADY_EXECUTED")), (name, runs)
-        twice = [f["plan"] for f in report["findings"] if f["kind"] == "started-twice"]
-        assert twice == (["ops/c1"] if "ops/c1" in runs else []), (name, report["findings"])
-        assert code == (1 if twice else 0), name
+        assert runs == {"plans/p1": (True, None)}, (name, runs)
+        assert (code, report["findings"]) == (0, []), (name, report["findings"])
+
+
+def test_a_copy_under_the_new_folder_with_the_old_state_never_runs_again(
+    repo: Path, tmp_path: Path
+) -> None:
+    """The same copy with the state directory kept: the index is rebuilt for the new folder
+    and ``executed.jsonl`` still holds the version; refused alike."""
+    ran_in(repo, "plans/p1", set_folder(repo, "plans"))
+    config = set_folder(repo, "ops")
+    copy_of_run(repo, "plans/p1", "ops/c1")
+    run(config)
+    approve(repo, "ops/c1")
+    run(config)
+    assert "plangate: start ops/c1" not in git(repo, "log", "--format=%s")
+
+
+def test_a_start_under_the_old_folder_after_its_stretch_counts_for_nothing(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Only the stretch a folder was in force is read for its starts: a commit under the
+    controller's name, sealed-shaped, that 'starts' a pending plan's version under the old
+    folder AFTER the change (anyone who can push may write one) does not keep that version
+    from running under the new folder."""
+    ran_in(repo, "plans/p1", set_folder(repo, "plans"))
+    config = set_folder(repo, "ops")
+    config.write_text(config.read_text().replace("/state\n", "/state2\n"))
+    write(repo, "ops/o2")
+    commit_all(repo, "agent: ops/o2", AGENT)
+    run(config, "--take-over")
+    frozen = git(repo, "show", "HEAD:ops/o2/PLAN.yml")
+    digest = next(
+        line.split()[-1] for line in frozen.splitlines() if line.strip().startswith("hash:")
+    )
+    (repo / "plans/p9").mkdir(parents=True)
+    (repo / "plans/p9/PLAN.yml").write_text(frozen.replace("pending_approval", "executing", 1))
+    forged = (
+        "plangate: start plans/p9\n\nPlan-Hash: " + digest + "\nPlan-Status: executing\n"
+        "Controller-Seal: " + "ab" * 32 + "\n"
+    )
+    commit_all(repo, forged, BOT)
+    approve(repo, "ops/o2")
+    run(config)
+    assert "plangate: complete ops/o2" in git(repo, "log", "--format=%s")

@@ -108,3 +108,16 @@ def test_a_number_the_hash_cannot_write_is_reported_at_its_place() -> None:
     assert [(p.code, p.path) for p in loaded.problems] == [
         ("E_SCHEMA_INVALID", "actions[0].params.e")
     ]
+
+
+@pytest.mark.parametrize(
+    ("millis", "seconds"), [(1500.7, 1.5007), (0.1, 0.0001), (2999.9, 2.9999), (1501, 1.501)]
+)
+def test_a_timeout_in_milliseconds_is_divided_as_written(millis: float, seconds: float) -> None:
+    """``timeout_ms: 1500.7`` was ``timeout: 1.5007000000000001`` (a float divided by 1000);
+    the seconds are now the figure the author wrote, moved three places (atk125c, seen)."""
+    doc = json.loads((EXAMPLES / "formats" / "agent-plan.json").read_text())
+    tools = [step["tool"] for step in doc["steps"] if "timeout_ms" in step.get("tool", {})]
+    tools[0]["timeout_ms"] = millis
+    data = convert_text(json.dumps(doc), "PLAN.json").data
+    assert seconds in [action.get("timeout") for action in data["actions"]], data["actions"]

@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 from controller.errors import ConvertFailed, Problem
@@ -167,7 +168,9 @@ class Ctx:
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
             self.invalid(loc, f"expected a positive number, got {value!r}")
             return None
-        secs = value / 1000 if millis else value
+        secs = value
+        if millis:  # divided as written: 1500.7 ms is 1.5007 s, not 1.5007000000000001
+            secs = float(Decimal(repr(value)) / 1000) if isinstance(value, float) else value / 1000
         if secs > 86400:
             # repr: the shortest exact figure, never rounded to the limit (round 113)
             self.unsupported(loc, f"{secs!r} s is over PLAN.yml's longest timeout (86400 s)")

@@ -54,7 +54,11 @@ class Deciding(Freezing, Starting):
                 return self._record_abort(state)
             if state.status in ("pending_approval", None) or state.file_status is None:
                 # None: a new file with no valid status, or one that cannot be read
-                self._freeze(state.file, first=state.status is None)
+                ignored = state.status == "pending_approval" and state.file_status not in (
+                    None,
+                    "pending_approval",
+                )  # a status the index ignored: the version it holds is frozen all the same
+                self._freeze(state.file, first=state.status is None, ignored=ignored)
         except _Wait as wait:
             self._wait(state.plan_id, str(wait))
         except (GitError, _Moved):

@@ -65,6 +65,17 @@ def _pinned_folders(sha: str, read: Callable[[], bytes]) -> tuple[str, ...]:
     return safe
 
 
+def _as_pending(loaded: plans.LoadedPlan, path: Path, config: Any) -> plans.LoadedPlan:
+    """``loaded`` with its status put back to ``pending_approval`` (a status the index
+    ignored, :meth:`Freezing._freeze`), when it is a valid plan whose version is not frozen
+    yet; else ``loaded`` as it is (nothing to freeze: no commit)."""
+    if loaded.doc is None or not loaded.valid or loaded.frozen_hash == loaded.hash:
+        return loaded
+    text = yamlio.set_scalar(loaded.doc, ("plan", "status"), "pending_approval")
+    pending = plans.validate_text(text, path, config)
+    return pending if pending.valid and pending.status == "pending_approval" else loaded
+
+
 class Freezing(Committing):
     """Freezes pending plans, committed or (local mode) left uncommitted by an agent."""
 
@@ -75,12 +86,27 @@ class Freezing(Committing):
             return self._scanner.scan(self.index.plans.keys(), self._held_id)
         return set()
 
-    def _freeze(self, file: str, *, adopt: bytes | None = None, first: bool = False) -> None:
+    def _freeze(
+        self,
+        file: str,
+        *,
+        adopt: bytes | None = None,
+        first: bool = False,
+        ignored: bool = False,
+    ) -> None:
         """Freeze a pending plan, or mark it ``invalid`` with its errors; ``first``: a plan
         that never had a valid status is marked invalid too when it does not validate. A
         file that cannot carry a status is reported (:mod:`controller.service.unreadable`).
         ``adopt``: an uncommitted file's bytes as ``git add`` would store them (the adoption
-        read them once: :meth:`_as_added`), frozen and committed."""
+        read them once: :meth:`_as_added`), frozen and committed. ``ignored``: the plan is
+        pending although its file says another status, one the index ignored (a withdrawal
+        by someone not entitled, an illegal transition): a version it holds that is not
+        frozen yet is frozen all the same, its file's status put back to
+        ``pending_approval`` in the freeze commit (round 126, ``undone-edit-gives-
+        withdrawal``: Mallory's edit frozen, her ``git revert`` of it and her ignored
+        rejection in one push left the agent's version unfrozen under her v2's block, and
+        Bob's approval of it was refused ``E_PLAN_HASH_MISMATCH``). Nothing is written when
+        the version is frozen already: the ignored status stays, as before."""
         event = {"name": "freeze"}
         plan_id = str(PurePosixPath(file).parent)
         blocked: list[Problem] = []
@@ -96,6 +122,8 @@ class Freezing(Committing):
             if blocker is not None:
                 blocked.append(blocker)
                 return None
+            if ignored and loaded.status != "pending_approval":
+                loaded = _as_pending(loaded, self.repo.path / file, self.config)
             if loaded.status != "pending_approval" and not (first and loaded.problems):
                 return None
             try:

@@ -185,6 +185,26 @@ right (``nestaurj``).
   --once``; Mallory ``git revert --no-edit HEAD``; (``run --once``;) Mallory commits
   ``status: rejected``; ``run --once``: ``rejected``.
 
+  Fixed (2026-12-07, fix127u): two causes, one in this lab, one in the controller. (1) The
+  lab's ``revert`` ran ``git revert --no-edit HEAD`` after a pass: HEAD was the
+  controller's freeze of her v2 (the shared labs: another variant's commit, such as an
+  "Agent: remove" or a freeze of ``nestcp-m``), so her edit was never taken back; the plan
+  held her v2, whose originator she is, and her rejection withdrew it as its author (round
+  119: an editor is an author of the version she made; the controller was right, and
+  stays so: ``test_the_freeze_reverted_leaves_her_version_hers`` in the tests below).
+  ``revert`` now reverts the variant's own ``edit`` commit (``_EDITS``; ``mundo`` and
+  ``rcundo`` now really undo too, and pass). (2) Undone for real, her
+  rejection is ignored (``E_APPROVER_NOT_ALLOWED``), but in the revert's own push
+  (``mundorj``) the agent's v1 was never frozen again: ``Freezing._freeze`` froze only a
+  file that said ``pending_approval``, hers said ``rejected``, so the file kept her v2's
+  ``frozen.hash`` and Bob's approval was refused ``E_PLAN_HASH_MISMATCH`` (``check`` agreed).
+  A plan the index holds pending under a status it ignored (``Deciding._act``: ``ignored``)
+  now has a version not frozen yet frozen in that pass, its status put back to
+  ``pending_approval`` in the freeze commit (``freezing._as_pending``); nothing is written
+  when the version is frozen already. Tests: ``tests/approval/test_undone_edits.py`` (6; 3
+  fail on main's code: the revert and the restore by hand in the rejection's push, and the
+  agent's own new version under Mallory's ignored rejection).
+
 What held (``check --as``, the audit and the controller agreeing in every variant): Mallory's
 veto of her copy binds nothing of the agent's after a merge-commit landing whatever follows
 (her note in the agent's folder, a move by either, a ``PLAN.yaml`` rename, an edit and its
@@ -483,19 +503,28 @@ def rename_yaml(who: tuple[str, str]) -> Act:
     return run
 
 
+#: (lab root, variant) -> the variant's last ``edit`` commit, for ``revert`` to take back
+_EDITS: dict[tuple[str, str], str] = {}
+
+
 def edit(who: tuple[str, str]) -> Act:
     def run(lab: Lab, v: str) -> None:
         path = lab.repo / "plans" / v / "PLAN.yml"
         text = path.read_text()
         marker = f'      tag: "{v}"\n'
         path.write_text(text.replace(marker, marker + '      extra: "v2"\n', 1))
-        lab.commit(f"{who[0]}: edit {v}", who)
+        _EDITS[(str(lab.root), v)] = lab.commit(f"{who[0]}: edit {v}", who)
 
     return run
 
 
 def revert(who: tuple[str, str]) -> Act:
-    return lambda lab, v: lab.git("revert", "--no-edit", "HEAD", who=who) and None
+    """``who`` ``git revert``s the variant's own ``edit`` commit (fix127u: this reverted
+    ``HEAD``, which after a pass is the controller's freeze commit, or another variant's
+    commit in the shared lab: her v2 stayed in the plan)."""
+    return lambda lab, v: (
+        lab.git("revert", "--no-edit", _EDITS[(str(lab.root), v)], who=who) and None
+    )
 
 
 def own_rejected(slug: str = "{v}-m", who: tuple[str, str] = MALLORY, tool: str = "rec") -> Act:
@@ -993,7 +1022,6 @@ IDS = [f"{v}{k}" for v in VIDS for k in KINDS] + ["passes"]
 CLS_LAND = "racer-owns-plan-landed-on-her-copy"
 CLS_AUTH = "author-right-lost-to-landing-on-a-copy"
 CLS_NEST = "inner-merger-counted-as-writer"
-CLS_UNDO = "undone-edit-gives-withdrawal"
 _WHY_LAND = (
     "FAIL CLOSED: Mallory commits the bytes of the agent's open PR at plans/<v>-m (and rejects "
     "that copy); the PR then lands on main by a cherry-pick, a rebase (merged --no-ff or "
@@ -1018,15 +1046,7 @@ _WHY_NEST = (
     "docs/approvals.md: 'For a merge, these are the identities of the commits the merge "
     "brought in through its second parent that changed the plan, not the person who merged'"
 )
-_WHY_UNDO = (
-    "FAIL CLOSED: Mallory edits the agent's pending plan (the controller freezes her v2), "
-    "`git revert`s her edit (v1 again) and sets it `rejected`: the plan is 'rejected by "
-    "mallory@example.com' and Bob's approval is E_ILLEGAL_TRANSITION; docs/threat-model.md "
-    "(round 20): 'a non-approver edits a plan and restores it (or `git revert`s her edit), then "
-    "rejects it' -> E_APPROVER_NOT_ALLOWED, ignored"
-)
 _BROKE = {
-    CLS_UNDO: (["mundorj", "mundorj2"], _WHY_UNDO),
 }  # fmt: skip
 BROKEN: dict[str, Any] = {
     f"{v}{k}": xfail(cls, why) for cls, (vids, why) in _BROKE.items() for v in vids for k in KINDS

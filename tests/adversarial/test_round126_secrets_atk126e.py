@@ -85,6 +85,12 @@ V1 = "Rv1Kq8Zt3Wm6Pn2Xb"
 V2 = "Rv2Hj5Yc9Ls4Dg7Nf"
 GONE = "Gn7Bx2Qw5Tz8Lk3Mp"
 KEEP = "Kp4Wd8Rt2Zm7Qx5Lb"
+#: ENVROT (``PLANGATE_SECRET_ENVROT`` in the controller's environment) before and after the
+#: operator restarts it with a new value; the catalog's ``Authorization`` token of ``hh``
+#: before and after the operator rewrites the config
+VE1, VE2 = "Ev1Mx4Qp8Tz2Wk6Hd", "Ev2Nc7Rb3Yf9Lq5Js"
+HT1, HT2 = "Ht1Bq7Xw3Kz9Pm5Lc", "Ht2Vd6Gs4Jn8Rx2Wf"
+ROTATED = [V1, V2, GONE, KEEP, VE1, VE2, HT1, HT2]
 
 #: the one exec tool of the rotation and types labs: records its call (argv, stdin) to
 #: ``REC_LOG``, then prints ``{"x": sec, "echo": params}``; ``mode: err`` prints the params
@@ -214,6 +220,24 @@ ROT_PLANS: dict[str, tuple[str, str, str]] = {
         KEEP,
         "out",
     ),
+    "env-gate-output": (
+        _plan(
+            "env-gate-output",
+            _a1("env-gate-output", "ENVROT") + _a2("env-gate-output", f'v: "{X}"'),
+        ),
+        VE1,
+        "out",
+    ),
+    "hdr-gate-output": (
+        _plan(
+            "hdr-gate-output",
+            "  - id: 1\n    tool: hh\n    why: w\n    params: {mode: body}\n"
+            "    outputs: [{name: x, path: $.json.auth}]\n" + _a2("hdr-gate-output", f'v: "{X}"'),
+            tools="emit, echo, hh",
+        ),
+        f"Bearer {HT1}",
+        "out",
+    ),
     "rot-gate-direct": (
         _plan(
             "rot-gate-direct",
@@ -278,11 +302,17 @@ def build_rot(root: Path) -> dict[str, Any]:
     sec.write_text(f"ROT: {V1}\nGONE: {GONE}\nKEEP: {KEEP}\n")
     t = json.dumps([PY, str(root / "t.py"), "{tag}"])
     flags = json.dumps(str(root / "flags"))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _RotEcho)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/{{mode}}"
     lab = Lab(
         root / "lab",
         extra=f"secrets: {{file: {sec}}}\n",
-        tools=f"emit: {{kind: exec, argv: {t}, env: {{FLAGS: {flags}}}}}\n",
+        tools=f"emit: {{kind: exec, argv: {t}, env: {{FLAGS: {flags}}}}}\n"
+        f'hh: {{kind: http, method: POST, url: "{url}", '
+        f'headers: {{Authorization: "Bearer {HT1}"}}}}\n',
     )
+    lab.extra_env = {"PLANGATE_SECRET_ENVROT": VE1}  # type: ignore[attr-defined]
     for slug, (text, _v, _k) in ROT_PLANS.items():
         lab.write(slug, text)
     lab.commit("plans")
@@ -292,14 +322,21 @@ def build_rot(root: Path) -> dict[str, Any]:
     lab.commit("approve all", ALICE)
     passes.append(lab.run().stderr)
     paused = {slug: lab.plan(slug)["plan"]["status"] for slug in ROT_PLANS}
-    # the operator rotates ROT and retires GONE while the runs wait
+    # the operator rotates ROT, ENVROT and the catalog's token and retires GONE while the
+    # runs wait; then the gates' and resumes' approvers read what they approve
     sec.write_text(f"ROT: {V2}\nKEEP: {KEEP}\n")
+    lab.extra_env = {"PLANGATE_SECRET_ENVROT": VE2}  # type: ignore[attr-defined]
+    lab.config.write_text(lab.config.read_text().replace(HT1, HT2))
+    at_gate = _readers(lab, list(ROT_PLANS), [])
     for slug in ROT_PLANS:
         lab.set_status(slug, "approved")
     lab.commit("approve the gates and resumes", ALICE)
     passes.append(lab.run().stderr)
+    server.shutdown()
     calls = [json.loads(x) for x in lab.log.read_text().splitlines() if x.strip()]
     return {
+        "at_gate": at_gate,
+        "seen": list(_RotEcho.seen),
         "paused": paused,
         "final": {slug: lab.plan(slug)["plan"]["status"] for slug in ROT_PLANS},
         "calls": calls,
@@ -383,6 +420,10 @@ class _Echo(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+
+class _RotEcho(_Echo):
+    seen: ClassVar[list[dict[str, Any]]] = []
 
 
 TYPES_TOOL = TOOL
@@ -596,6 +637,8 @@ ROT_BROKEN = {
         "the pause and what the tool prints of it is recorded in clear",
     )
     for i in (
+        "env-gate-output",
+        "hdr-gate-output",
         "rot-gate-output",
         "rot-gate-result",
         "rot-gate-inline",
@@ -641,7 +684,21 @@ def test_rotation_secret_never_readable(labs: dict[str, Any], vid: str) -> None:
     """No value ROT, GONE or KEEP held (before or after the rotation) is readable in anything
     the controller wrote or serves about the plan."""
     read = labs["rot"]["read"][vid]
-    assert not _leaks(read, [V1, V2, GONE, KEEP])
+    assert not _leaks(read, ROTATED)
+
+
+@pytest.mark.parametrize("vid", list(ROT_PLANS))
+def test_rotation_gate_view_never_readable(labs: dict[str, Any], vid: str) -> None:
+    """What the gate's (or the resume's) approver reads after the rotation, before approving:
+    the preview of the paused action (docs/execution.md: "secrets masked, outputs
+    redacted") shows no value any of those secrets held."""
+    assert not _leaks(labs["rot"]["at_gate"][vid], ROTATED)
+
+
+def test_rotation_header_sent_as_configured(labs: dict[str, Any]) -> None:
+    """The catalog's token the http tool sent is the config's at the time of the call."""
+    seen = labs["rot"]["seen"]
+    assert [s["auth"] for s in seen] == [f"Bearer {HT1}"]
 
 
 # -- types and plan syntax in secrets ------------------------------------------------------------

@@ -89,6 +89,7 @@ KEEP = "Kp4Wd8Rt2Zm7Qx5Lb"
 #: operator restarts it with a new value; the catalog's ``Authorization`` token of ``hh``
 #: before and after the operator rewrites the config
 VE1, VE2 = "Ev1Mx4Qp8Tz2Wk6Hd", "Ev2Nc7Rb3Yf9Lq5Js"
+KEEP2 = "Kq9Zs3Lv6Nb1Wd8Tp"
 HT1, HT2 = "Ht1Bq7Xw3Kz9Pm5Lc", "Ht2Vd6Gs4Jn8Rx2Wf"
 ROTATED = [V1, V2, GONE, KEEP, VE1, VE2, HT1, HT2]
 
@@ -238,6 +239,17 @@ ROT_PLANS: dict[str, tuple[str, str, str]] = {
         f"Bearer {HT1}",
         "out",
     ),
+    "nest-gate-input": (
+        _plan(
+            "nest-gate-input",
+            _a1("nest-gate-input", "ROT")
+            + _a2("nest-gate-input", "n: 0")
+            + '  - id: 3\n    plan: {path: plans/kid, hash: "PIN"}\n    why: w\n'
+            f'    inputs: {{k: "{X}"}}\n',
+        ),
+        V1,
+        "nest",
+    ),
     "rot-gate-direct": (
         _plan(
             "rot-gate-direct",
@@ -247,6 +259,14 @@ ROT_PLANS: dict[str, tuple[str, str, str]] = {
         "now",
     ),
 }
+
+
+#: the pinned plan ``nest-gate-input`` runs as its action 3, given action 1's output
+KID = (
+    "plan:\n  name: kid\n  task: t\n  status: draft\ninputs: {k: none}\n"
+    "available_tools: [{name: emit}]\nactions:\n"
+    '  - id: 1\n    tool: emit\n    why: w\n    params: {tag: nest-kid, v: "$<inputs.k>"}\n'
+)
 
 
 def _readers(lab: Lab, slugs: list[str], passes: list[str]) -> dict[str, dict[str, str]]:
@@ -313,8 +333,10 @@ def build_rot(root: Path) -> dict[str, Any]:
         f'headers: {{Authorization: "Bearer {HT1}"}}}}\n',
     )
     lab.extra_env = {"PLANGATE_SECRET_ENVROT": VE1}  # type: ignore[attr-defined]
+    lab.write("kid", KID)
+    pin = lab.cli("hash", str(lab.repo / "plans" / "kid" / "PLAN.yml")).stdout.split()[-1]
     for slug, (text, _v, _k) in ROT_PLANS.items():
-        lab.write(slug, text)
+        lab.write(slug, text.replace('"PIN"', json.dumps(pin)))
     lab.commit("plans")
     passes = [lab.run().stderr]
     for slug in ROT_PLANS:
@@ -561,7 +583,12 @@ def build_bad(root: Path) -> dict[str, Any]:
         until(lambda: "daemon.ready" in (root / "daemon.log").read_text(), 30)
         lab.approve("d-a")
         daemon["a"] = until(lambda: status("d-a") == "completed", 60)
-        sec.write_text(f"KEEP: {KEEP}\nEXPIRES: 2027-01-01\n")
+        # the operator rotates KEEP while the daemon runs: the next run reads the new value
+        sec.write_text(f"KEEP: {KEEP2}\n")
+        lab.approve("d-d")
+        daemon["d"] = until(lambda: status("d-d") == "completed", 60)
+        daemon["d_history"] = lab.history("d-d")
+        sec.write_text(f"KEEP: {KEEP2}\nEXPIRES: 2027-01-01\n")
         lab.approve("d-b")
         until(lambda: status("d-b") == "completed", 15)
         daemon["b"] = status("d-b")
@@ -572,7 +599,7 @@ def build_bad(root: Path) -> dict[str, Any]:
         )
         time.sleep(1)
         daemon["alive_after_hup"] = proc.poll() is None
-        sec.write_text(f"KEEP: {KEEP}\n")
+        sec.write_text(f"KEEP: {KEEP2}\n")
         lab.approve("d-c")
         until(lambda: status("d-c") == "completed" or proc.poll() is not None, 30)
         daemon["c"] = status("d-c")
@@ -637,6 +664,7 @@ ROT_BROKEN = {
         "the pause and what the tool prints of it is recorded in clear",
     )
     for i in (
+        "nest-gate-input",
         "env-gate-output",
         "hdr-gate-output",
         "rot-gate-output",
@@ -664,6 +692,9 @@ def test_rotation_value_reaches_tool(labs: dict[str, Any], vid: str) -> None:
     assert got["final"][vid] == want_final, got["final"]
     if kind == "echo":
         return
+    if kind == "nest":
+        assert json.loads(_call(got["calls"], "nest-kid")["stdin"])["v"] == secret
+        return
     params = json.loads(_call(got["calls"], f"{vid}-2")["stdin"])
     if kind == "out":
         assert params["v"] == secret
@@ -683,8 +714,8 @@ def test_rotation_value_reaches_tool(labs: dict[str, Any], vid: str) -> None:
 def test_rotation_secret_never_readable(labs: dict[str, Any], vid: str) -> None:
     """No value ROT, GONE or KEEP held (before or after the rotation) is readable in anything
     the controller wrote or serves about the plan."""
-    read = labs["rot"]["read"][vid]
-    assert not _leaks(read, ROTATED)
+    leaks = _leaks(labs["rot"]["read"][vid], ROTATED)
+    assert not leaks, sorted({x.split(":")[0] for x in leaks})
 
 
 @pytest.mark.parametrize("vid", list(ROT_PLANS))
@@ -777,6 +808,14 @@ def test_bad_secrets_file_is_config_invalid(labs: dict[str, Any], key: str, cmd:
     assert code == 2, err
     assert "E_CONFIG_INVALID" in err and "secrets.file" in err, err
     assert "internal error" not in err, err
+
+
+def test_daemon_live_rotation_is_masked(labs: dict[str, Any]) -> None:
+    """A secret rotated in the file while the daemon runs (no reload) is read anew and its new
+    value is masked in the record (the echo tool returns its params)."""
+    daemon = labs["bad"]["daemon"]
+    assert daemon["d"], daemon["log"][-2000:]
+    assert not _leaks({"history": daemon["d_history"]}, [KEEP, KEEP2])
 
 
 def test_daemon_runs_with_a_good_secrets_file(labs: dict[str, Any]) -> None:

@@ -393,9 +393,18 @@ class _Echo(http.server.BaseHTTPRequestHandler):
     headers and the body's ``s``) reflected where ``/<mode>`` says."""
 
     seen: ClassVar[list[dict[str, Any]]] = []
+    gets: ClassVar[list[str]] = []
 
     def log_message(self, *args: Any) -> None:
         pass
+
+    def do_GET(self) -> None:
+        self.gets.append(self.path)
+        data = b'{"ok": true}'
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
@@ -446,6 +455,53 @@ class _Echo(http.server.BaseHTTPRequestHandler):
 
 class _RotEcho(_Echo):
     seen: ClassVar[list[dict[str, Any]]] = []
+    gets: ClassVar[list[str]] = []
+
+
+#: a tool whose output (outside data) fills a GET's path segment and query: text with URL
+#: syntax, a float past 2^53, a decimal, -0.0, the largest safe integer, NFD, true, null, a
+#: list and a mapping
+OUTPUT_JSON = {
+    "s": "a+b c&d=e#f%25/?",
+    "f": 1e16,
+    "g": 0.1,
+    "n": -0.0,
+    "big": 9007199254740991,
+    "u": "e\u0301",
+    "t": True,
+    "nul": None,
+    "l": [1, "a+b"],
+    "m": {"k": "v&w"},
+}
+#: the query the server parses: each output as its text, a string as is, anything else as
+#: compact JSON (docs/execution.md, Tools: http); ``n``: the tool's -0.0 is read as 0
+QUERY_WANT = {
+    "s": "a+b c&d=e#f%25/?",
+    "f": "1e+16",
+    "g": "0.1",
+    "n": "0",
+    "big": "9007199254740991",
+    "u": "e\u0301",
+    "t": "true",
+    "nul": "null",
+    "l": '[1,"a+b"]',
+    "m": '{"k":"v&w"}',
+    "mix": "f=1e+16;g=0.1",
+}
+
+
+def _get_plan() -> str:
+    keys = list(OUTPUT_JSON)
+    outs = ", ".join(f"{{name: {k}, path: $.json.{k}}}" for k in keys)
+    refs = ", ".join(f'{k}: "$<actions[1].outputs.{k}>"' for k in keys)
+    return _plan(
+        "h-get-outputs",
+        f"  - id: 1\n    tool: ov\n    why: w\n    params: {{}}\n    outputs: [{outs}]\n"
+        "  - id: 2\n    tool: hg\n    why: w\n"
+        f'    params: {{seg: "$<actions[1].outputs.s>", {refs}, '
+        'mix: "f=$<actions[1].outputs.f>;g=$<actions[1].outputs.g>"}\n',
+        tools="ov, hg",
+    )
 
 
 TYPES_TOOL = TOOL
@@ -479,8 +535,10 @@ def build_types(root: Path) -> dict[str, Any]:
         + "".join(f"{k}: {v}\n" for k, (v, _t) in TYPED.items())
         + f"LST: {json.dumps(LST_VALUE)}\n"
     )
+    (root / "o.py").write_text(f"print({json.dumps(json.dumps(OUTPUT_JSON))})\n")
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
     _Echo.seen = []
+    _Echo.gets = []
     threading.Thread(target=server.serve_forever, daemon=True).start()
     port = server.server_address[1]
     tv = json.dumps([PY, str(root / "t.py"), "{tag}", "{v}"])
@@ -491,6 +549,8 @@ def build_types(root: Path) -> dict[str, Any]:
             f"tv: {{kind: exec, argv: {tv}, env: {{FLAGS: {json.dumps(str(root / 'flags'))}}}}}\n"
             f'hh: {{kind: http, method: POST, url: "http://127.0.0.1:{port}/{{mode}}", '
             f'headers: {{Authorization: "Bearer {HDR_TOKEN}", X-Api-Key: "{API_KEY}"}}}}\n'
+            f"ov: {{kind: exec, argv: {json.dumps([PY, str(root / 'o.py')])}}}\n"
+            f'hg: {{kind: http, method: GET, url: "http://127.0.0.1:{port}/q/{{seg}}"}}\n'
         ),
     )
     slugs: dict[str, str] = {}
@@ -501,6 +561,8 @@ def build_types(root: Path) -> dict[str, Any]:
     for mode in HTTP_MODES:
         lab.write(f"h-{mode}", _http_plan(f"h-{mode}", mode))
         slugs[f"h-{mode}"] = mode
+    lab.write("h-get-outputs", _get_plan())
+    slugs["h-get-outputs"] = "get"
     lab.commit("plans")
     passes = [lab.run().stderr]
     for slug in slugs:
@@ -513,6 +575,7 @@ def build_types(root: Path) -> dict[str, Any]:
         "final": {slug: lab.plan(slug)["plan"]["status"] for slug in slugs},
         "calls": calls,
         "seen": list(_Echo.seen),
+        "gets": list(_Echo.gets),
         "read": _readers(lab, list(slugs), passes),
     }
 
@@ -769,6 +832,20 @@ def test_http_request_as_configured(labs: dict[str, Any]) -> None:
     for s in seen:
         assert s["auth"] == f"Bearer {HDR_TOKEN}" and s["key"] == API_KEY
         assert json.loads(s["body"])["s"] == KEEP
+
+
+def test_http_get_from_outputs_as_resolved(labs: dict[str, Any]) -> None:
+    """Outputs fill a GET's path segment (one segment: ``/``, ``?``, ``#``, ``+``, ``%``
+    encoded) and its query (each value its text; ``+`` and ``&`` never read as a blank or a
+    separator; the NFD string not normalised)."""
+    got = labs["types"]
+    assert got["final"]["h-get-outputs"] == "completed"
+    assert len(got["gets"]) == 1, got["gets"]
+    parts = urllib.parse.urlsplit(got["gets"][0])
+    assert urllib.parse.unquote(parts.path) == "/q/" + OUTPUT_JSON["s"]
+    assert parts.path.count("/") == 2, parts.path
+    query = urllib.parse.parse_qs(parts.query, keep_blank_values=True)
+    assert {k: v for k, v in query.items()} == {k: [v] for k, v in QUERY_WANT.items()}
 
 
 @pytest.mark.parametrize("mode", HTTP_MODES)

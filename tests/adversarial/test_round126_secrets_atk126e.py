@@ -14,10 +14,10 @@ Labs (three, built once per module in three threads by ``build_all``; local mode
   then ROTATES ROT to ``Rv2Hj5Yc9Ls4Dg7Nf`` and REMOVES GONE from the secrets file (KEEP
   stays), Alice approves every gate and resume, pass 3 runs the rest. Read per plan: ``git
   log -p --all`` (messages and diffs), its ``status --json`` row and ``status`` line, ``show
-  -v``, MCP ``log``, the page (``/plan/``, ``/api/plan/``, ``/api/``), its journal, and the
-  passes' log lines naming it.
+  -v``, MCP ``log``, the page (``/plan/``, ``/api/plan/``, ``/api/``), its journal, the
+  passes' log lines naming it, and its ``notify`` posts (a receiver thread).
 - ``types``: ``secrets.file`` values of other YAML types (an integer, an integer past
-  2^64, a float, a list, an NFD string) and values that read like plan syntax
+  2^63, a float, a list, an NFD string) and values that read like plan syntax
   (``$<secrets.KEEP>``, ``${inputs.i}``, ``{tag}``, ``$$<inputs.i>``, YAML/JSON specials
   ``Qv"7}{'Lx: #&*!|>%@`Zk``), each handed to exec tool ``tv`` as its argv element
   ``{v}``, alone and inside text; an http tool ``hh`` (POST to a real ``http.server``
@@ -33,27 +33,116 @@ Labs (three, built once per module in three threads by ``build_all``; local mode
 
 Ids:
 
-- ``test_rotation_value_reaches_tool[*]`` (10): the pause and the final outcome are as
+- ``test_rotation_value_reaches_tool[*]`` (13): the pause and the final outcome are as
   planned, and action 2 gets the value action 1 returned (sealed across the pause, docs/
   execution.md "The real values across a pause"); a ``$<secrets.ROT>`` read after the
   rotation gets the new value.
-- ``test_rotation_secret_never_readable[*]`` (10): no spelling (as is, NFC, upper, lower,
-  base64, hex, first or last 8 characters) of ROT's old or new value, GONE or KEEP in
-  anything read about the plan.
+- ``test_rotation_secret_never_readable[*]`` (13): no spelling (as is, NFC, upper, lower,
+  base64, hex, first or last 8 characters) of ROT's old or new value, GONE, KEEP, ENVROT's
+  (``PLANGATE_SECRET_ENVROT``, restarted with a new value) or the catalog token's (the
+  config rewritten) old or new value in anything read about the plan after pass 3;
+  ``test_rotation_gate_view_never_readable[*]`` (13): the same for what the gate's approver
+  reads after the rotation, before approving; ``test_rotation_header_sent_as_configured``
+  (1). Plans: the output, the whole result and ``user=<x>;`` through a gate, the output
+  printed to stderr on a failure, an ``echo`` action, a failed action resumed, an ``on_failure:
+  ask``, a removed secret, an env secret, the catalog's token reflected by the server, a
+  pinned plan's input after the gate (``nest-gate-input``), and two controls (KEEP not
+  rotated; ``$<secrets.ROT>`` read after the rotation).
 - ``test_typed_secret_reaches_tool_as_text[*]`` (10): the secret's text reaches the tool
   (the one argv element, stdin, inside ``pre-...-post``), never read again as a reference,
   a legacy reference, an argv placeholder or ``$$<``; the list as its JSON text.
 - ``test_typed_secret_never_readable[*]`` (9): no spelling of those secrets is readable.
 - ``test_http_request_as_configured`` (1): the server got the catalog's headers and the
-  body's secret as configured; ``test_http_reflected_credentials_never_readable[*]`` (9):
+  body's secret as configured; ``test_http_get_from_outputs_as_resolved`` (1): a tool's
+  outputs (URL syntax, ``+``, ``&``, ``%25``, ``1e16``, ``0.1``, ``-0.0``, 2^53-1, NFD,
+  ``true``, ``null``, a list, a mapping) reach a GET as one path segment and one query value
+  each, as their text; ``test_http_reflected_credentials_never_readable[*]`` (9):
   none of the three reflected values is readable, whatever the server did with them (no
   redirect is followed).
 - ``test_bad_secrets_file_is_config_invalid[*]`` (15): ``E_CONFIG_INVALID`` naming
   ``secrets.file``, exit 2, no "internal error"; ``test_daemon_runs_with_a_good_secrets_file``
   (1), ``test_daemon_reload_with_a_timestamp_is_refused`` (1),
-  ``test_daemon_pass_with_a_timestamp_says_config_invalid`` (1).
+  ``test_daemon_pass_with_a_timestamp_says_config_invalid`` (1),
+  ``test_daemon_live_rotation_is_masked`` (1: KEEP rewritten in the file while the daemon
+  runs, no reload: the next run gets the new value and the record masks it).
 
-SEEN-PLACEHOLDER
+Seen (round 126: 89 ids, 64 passed, 25 xfailed (strict); 62-92 s wall at ``-n 1``, the
+three labs built in parallel). Two classes.
+
+**rotated-secret-unsealed-in-clear** (11 ids, fails OPEN: a secret's value is committed
+readable; ``test_rotation_secret_never_readable[rot-gate-output, rot-gate-result,
+rot-gate-inline, rot-gate-error, rot-gate-echo, rot-resume, rot-ask, gone-gate-output,
+env-gate-output, hdr-gate-output, nest-gate-input]``): action 1 hands ``$<secrets.ROT>`` to a
+tool that prints it; its output is recorded ``***`` and sealed in the journal. The run
+pauses (``requires_approval`` on action 2, a failure to resume, ``on_failure: ask``). The
+operator rotates the secret (a new value in ``secrets.file``; a removed entry; a new
+``PLANGATE_SECRET_ENVROT`` at the restart; a new catalog ``Authorization`` token in the
+config), then Alice approves the gate or the resume. Action 2 gets the unsealed old value
+(as docs/execution.md promises: "a gated or retried action gets exactly what it would have
+got without the pause"), and whatever it prints of it (its stdout, an ``echo``'s result, the
+stderr a failure quotes, a pinned plan's action) is recorded in clear: the old value is in
+EXECUTION_LOG.md and the ``execution:`` block (``git log -p``), the outcome commit's
+message and ``status`` (``rot-gate-error``: ``E_TOOL_FAILED: emit: ... exited with status
+3: refused: {"mode": "err", "tag": "rot-gate-error-2", "v": "Rv1Kq8Zt3Wm6Pn2Xb"}``),
+``show -v``, MCP ``log``, the page and ``/api/plan/``, and the journal; ``rot-gate-error``
+also in its ``fail`` notify post and the pass's log line. The redactor
+seems to know only the values configured when it writes, while the seal carries the values
+of the run's start (an outside reading). What the approver reads at the gate after the
+rotation stays masked (recorded at the pause), and the control plans hold: KEEP (not
+rotated) stays ``***``, a ``$<secrets.ROT>`` read after the rotation gets the new value,
+masked. SPEC §6: secrets "are replaced by ``***`` in everything written ... including where a
+secret value appears inside a tool's output"; docs/execution.md "The real values across a
+pause": "a journal read without the state directory ... holds no secret"; docs/threat-model.md
+"Secrets: values from the controller's environment or secrets file, never written out".
+Nothing in the docs makes a rotation (the ordinary response to a leaked or expiring
+credential) a limit. Repro::
+
+    # secrets.yml: ROT: Rv1Kq8Zt3Wm6Pn2Xb; tool emit prints {"x": <sec>, "echo": <params>}
+    # plans/g: 1 emit {sec: "$<secrets.ROT>"} outputs x; 2 emit {v: "$<actions[1].outputs.x>"}
+    #          requires_approval: true
+    plangate run --once; (Alice approves); plangate run --once    # awaiting_approval
+    echo "ROT: Rv2Hj5Yc9Ls4Dg7Nf" > secrets.yml                     # the operator rotates
+    (Alice approves the gate); plangate run --once
+    grep Rv1Kq8Zt3Wm6Pn2Xb plans/g/EXECUTION_LOG.md                 # action 2's Result
+
+**secrets-file-timestamp-internal-error** (14 ids, fails CLOSED: nothing runs and the
+daemon stops; ``test_bad_secrets_file_is_config_invalid[{date, datetime, nested-date,
+list-date}-{validate, status, run}]``, ``test_daemon_reload_with_a_timestamp_is_refused``,
+``test_daemon_pass_with_a_timestamp_says_config_invalid``): a ``secrets.file`` holding an
+unquoted YAML timestamp (``EXPIRES: 2027-01-01``, a datetime, one inside a mapping or a
+list) makes ``validate --config``, ``status`` and ``run --once`` exit 2 with "plangate:
+internal error: TypeError: Object of type date is not JSON serializable" and the remedy
+"rerun with PLANGATE_DEBUG=1 ... and report it", no code; a running daemon re-reads the file
+at each pass (as it does for a rotation) and every pass fails ``E_INTERNAL``
+(``reconcile.failed``), so the approved plan waits; a SIGHUP then stops the daemon (exit 2,
+``daemon.stopped``) instead of refusing the reload. A ``!!binary`` value is refused
+properly (``E_CONFIG_INVALID: secrets.file ...: E_YAML_PARSE ... quote the value``: the
+control ids pass), as is a list or a scalar file. SPEC §8: "Every error names its code (§10)
+and a remedy; no traceback reaches a user for bad input"; docs/errors.md E_CONFIG_INVALID: "a
+secrets file that cannot be read"; docs/configuration.md: "A reload that finds a bad value
+is refused (log event ``config.reload_refused``, with the same message) and the daemon keeps
+running with the config it had".
+
+Held: every typed secret reached the tool as its text (an integer past 2^63 exact, a float's
+digits, the NFD string unnormalised, a list as JSON text) and was never read again as a
+reference, legacy reference, argv placeholder or ``$$<``; none was readable. The catalog's
+``Authorization`` token and ``X-Api-Key`` and a body secret reflected by a real server (body,
+response headers as is and in base64, 302/307 ``Location`` once and twice percent-encoded,
+``WWW-Authenticate`` on a 401, ``Set-Cookie``, a 500's body, JSON in a JSON string in JSON)
+were ``***`` in every reader and no redirect was followed. Outputs reached a GET's path and
+query exactly. A secret rotated while the daemon runs was read anew and masked; a daemon
+with a good file ran.
+
+Seen, not asserted: secrets-file values YAML 1.2 reads as numbers reach the tool as the
+number's decimal text: ``PIN: 007123456789`` as ``7123456789``, ``0x1F2E3D4C5B`` as
+``133919755355``, ``0o17777777`` as ``4194303``; ``true`` and ``null`` as ``true`` and
+``null`` (a ``null`` secret is not "not configured", ``E_REF_UNAVAILABLE``). The docs say only
+"a YAML/JSON mapping ``NAME: value``"; an operator who means the digits must quote them.
+``.nan`` and ``.inf`` are accepted as secrets (elsewhere in the config they are refused). A
+tool's ``-0.0`` output is recorded and handed on as ``0``.
+
+Not tried (time): a rotation across a SIGKILL (an idempotent action re-run from the journal),
+a rotation between a ``verify`` tool's polls, the notify posts after a rotation.
 """
 
 from __future__ import annotations
@@ -73,7 +162,7 @@ from typing import Any, ClassVar
 import pytest
 from advkit import ALICE, Lab, build_all, until, xfail
 from mcpkit import answers
-from oraclekit import ui_daemon
+from oraclekit import notify_receiver, ui_daemon
 from test_round61_surface_page import _get
 
 PY = sys.executable
@@ -325,9 +414,11 @@ def build_rot(root: Path) -> dict[str, Any]:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _RotEcho)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/{{mode}}"
+    hook, posts = notify_receiver()
     lab = Lab(
         root / "lab",
-        extra=f"secrets: {{file: {sec}}}\n",
+        extra=f"secrets: {{file: {sec}}}\n"
+        f'notify: {{urls: ["http://127.0.0.1:{hook.server_address[1]}/h"]}}\n',
         tools=f"emit: {{kind: exec, argv: {t}, env: {{FLAGS: {flags}}}}}\n"
         f'hh: {{kind: http, method: POST, url: "{url}", '
         f'headers: {{Authorization: "Bearer {HT1}"}}}}\n',
@@ -356,13 +447,17 @@ def build_rot(root: Path) -> dict[str, Any]:
     passes.append(lab.run().stderr)
     server.shutdown()
     calls = [json.loads(x) for x in lab.log.read_text().splitlines() if x.strip()]
+    read = _readers(lab, list(ROT_PLANS), passes)
+    hook.shutdown()
+    for slug in ROT_PLANS:
+        read[slug]["notify"] = "\n".join(b for b in posts if f"plans/{slug}" in b)
     return {
         "at_gate": at_gate,
         "seen": list(_RotEcho.seen),
         "paused": paused,
         "final": {slug: lab.plan(slug)["plan"]["status"] for slug in ROT_PLANS},
         "calls": calls,
-        "read": _readers(lab, list(ROT_PLANS), passes),
+        "read": read,
     }
 
 

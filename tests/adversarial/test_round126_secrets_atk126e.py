@@ -7,10 +7,12 @@ Labs (three, built once per module in three threads by ``build_all``; local mode
 - ``rot``: ``secrets.file`` with ROT (``Rv1Kq8Zt3Wm6Pn2Xb``), GONE and KEEP; one exec tool
   ``emit`` (records argv and stdin to ``ran.log``, prints ``{"x": <param sec>, "echo":
   <params>}``; ``mode: err`` prints the params to stderr and exits 3; ``mode: once`` fails
-  the first call). Ten two-action plans: action 1 hands a secret to ``emit`` (output ``x``
-  is that secret), action 2 takes ``$<actions[1].outputs.x>`` (or the whole result, or
-  ``user=<x>;``) behind ``requires_approval`` (or fails once and is resumed, or ``on_failure:
-  ask``). Pass 1 freezes, Alice approves all, pass 2 runs each to its pause; the operator
+  the first call) and ``hh`` (http POST to a server thread that reflects the catalog's
+  ``Authorization`` token). Fourteen plans of two actions (one of three): action 1 hands a
+  secret to ``emit`` (output ``x`` is that secret), action 2 takes
+  ``$<actions[1].outputs.x>`` (or the whole result, or ``user=<x>;``) behind
+  ``requires_approval`` (or fails once and is resumed, or ``on_failure: ask``).
+  Pass 1 freezes, Alice approves all, pass 2 runs each to its pause; the operator
   then ROTATES ROT to ``Rv2Hj5Yc9Ls4Dg7Nf`` and REMOVES GONE from the secrets file (KEEP
   stays), Alice approves every gate and resume, pass 3 runs the rest. Read per plan: ``git
   log -p --all`` (messages and diffs), its ``status --json`` row and ``status`` line, ``show
@@ -33,21 +35,22 @@ Labs (three, built once per module in three threads by ``build_all``; local mode
 
 Ids:
 
-- ``test_rotation_value_reaches_tool[*]`` (13): the pause and the final outcome are as
+- ``test_rotation_value_reaches_tool[*]`` (14): the pause and the final outcome are as
   planned, and action 2 gets the value action 1 returned (sealed across the pause, docs/
   execution.md "The real values across a pause"); a ``$<secrets.ROT>`` read after the
   rotation gets the new value.
-- ``test_rotation_secret_never_readable[*]`` (13): no spelling (as is, NFC, upper, lower,
+- ``test_rotation_secret_never_readable[*]`` (14): no spelling (as is, NFC, upper, lower,
   base64, hex, first or last 8 characters) of ROT's old or new value, GONE, KEEP, ENVROT's
   (``PLANGATE_SECRET_ENVROT``, restarted with a new value) or the catalog token's (the
   config rewritten) old or new value in anything read about the plan after pass 3;
-  ``test_rotation_gate_view_never_readable[*]`` (13): the same for what the gate's approver
+  ``test_rotation_gate_view_never_readable[*]`` (14): the same for what the gate's approver
   reads after the rotation, before approving; ``test_rotation_header_sent_as_configured``
   (1). Plans: the output, the whole result and ``user=<x>;`` through a gate, the output
   printed to stderr on a failure, an ``echo`` action, a failed action resumed, an ``on_failure:
   ask``, a removed secret, an env secret, the catalog's token reflected by the server, a
-  pinned plan's input after the gate (``nest-gate-input``), and two controls (KEEP not
-  rotated; ``$<secrets.ROT>`` read after the rotation).
+  pinned plan's input after the gate (``nest-gate-input``), and three controls (KEEP not
+  rotated; ``$<secrets.ROT>`` read after the rotation; ``$<secrets.GONE>`` after its removal:
+  ``E_REF_UNAVAILABLE``, the tool not called).
 - ``test_typed_secret_reaches_tool_as_text[*]`` (10): the secret's text reaches the tool
   (the one argv element, stdin, inside ``pre-...-post``), never read again as a reference,
   a legacy reference, an argv placeholder or ``$$<``; the list as its JSON text.
@@ -66,7 +69,7 @@ Ids:
   ``test_daemon_live_rotation_is_masked`` (1: KEEP rewritten in the file while the daemon
   runs, no reload: the next run gets the new value and the record masks it).
 
-Seen (round 126: 89 ids, 64 passed, 25 xfailed (strict); 62-92 s wall at ``-n 1``, the
+Seen (round 126: 92 ids, 67 passed, 25 xfailed (strict); 62-92 s wall at ``-n 1``, the
 three labs built in parallel). Two classes.
 
 **rotated-secret-unsealed-in-clear** (11 ids, fails OPEN: a secret's value is committed
@@ -339,6 +342,14 @@ ROT_PLANS: dict[str, tuple[str, str, str]] = {
         V1,
         "nest",
     ),
+    "gone-gate-direct": (
+        _plan(
+            "gone-gate-direct",
+            _a1("gone-gate-direct", "KEEP") + _a2("gone-gate-direct", 'sec: "$<secrets.GONE>"'),
+        ),
+        KEEP,
+        "gone",
+    ),
     "rot-gate-direct": (
         _plan(
             "rot-gate-direct",
@@ -456,6 +467,13 @@ def build_rot(root: Path) -> dict[str, Any]:
         "seen": list(_RotEcho.seen),
         "paused": paused,
         "final": {slug: lab.plan(slug)["plan"]["status"] for slug in ROT_PLANS},
+        "errors": {
+            slug: [
+                (a.get("error") or {}).get("code")
+                for a in (lab.plan(slug).get("execution") or {}).get("actions") or []
+            ]
+            for slug in ROT_PLANS
+        },
         "calls": calls,
         "read": read,
     }
@@ -846,9 +864,13 @@ def test_rotation_value_reaches_tool(labs: dict[str, Any], vid: str) -> None:
     got = labs["rot"]
     _text, secret, kind = ROT_PLANS[vid]
     assert got["paused"][vid] == PAUSED.get(vid, "awaiting_approval"), got["paused"]
-    want_final = "failed" if vid == "rot-gate-error" else "completed"
+    want_final = "failed" if vid in ("rot-gate-error", "gone-gate-direct") else "completed"
     assert got["final"][vid] == want_final, got["final"]
     if kind == "echo":
+        return
+    if kind == "gone":  # docs/execution.md: a missing secret fails the action, the tool unrun
+        assert got["errors"][vid][-1] == "E_REF_UNAVAILABLE", got["errors"][vid]
+        assert not [c for c in got["calls"] if c["argv"][:1] == [f"{vid}-2"]]
         return
     if kind == "nest":
         assert json.loads(_call(got["calls"], "nest-kid")["stdin"])["v"] == secret

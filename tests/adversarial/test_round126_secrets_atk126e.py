@@ -69,7 +69,7 @@ Ids:
   ``test_daemon_live_rotation_is_masked`` (1: KEEP rewritten in the file while the daemon
   runs, no reload: the next run gets the new value and the record masks it).
 
-Seen (round 126: 92 ids, 67 passed, 25 xfailed (strict); 62-92 s wall at ``-n 1``, the
+Seen (round 126: 92 ids, 67 passed, 25 xfailed (strict); 46-92 s wall at ``-n 1``, the
 three labs built in parallel). Two classes.
 
 **rotated-secret-unsealed-in-clear** (11 ids, fails OPEN: a secret's value is committed

@@ -126,6 +126,24 @@ secrets file that cannot be read"; docs/configuration.md: "A reload that finds a
 is refused (log event ``config.reload_refused``, with the same message) and the daemon keeps
 running with the config it had".
 
+Fixed (2026-12-07, fix127s): **secrets-file-timestamp-internal-error**. Cause: the secrets
+file's reader (``secrets._read_file``) turned every value that was not a string into its
+JSON text with ``json.dumps``, which raises ``TypeError`` on a date; the error escaped every
+reader as an internal error. Fix: the reader accepts only what the docs name, each value as
+the text a tool gets (``secrets._check_written``): a string; a number or ``true``/``false``
+only when written as its JSON text (``918273645012``); a mapping or list (its JSON text),
+each value inside held to the same rule, each key a string. Everything else is
+``E_CONFIG_INVALID`` naming the file, the line and the entry (never the value), remedy:
+quote it: a timestamp, a null (``TOKEN:``: a tool got ``null``), a number written
+otherwise (``007123456789`` sent as ``7123456789``, ``0x1F2E3D4C5B``, ``0o17777777``,
+``1.0``, ``.nan``, ``.inf``): the "seen" items of this module are now refused, because an
+operator who writes digits means those digits (docs/configuration.md, "The secrets file's
+values"). Every reader follows (validate, status, run, each daemon pass, a reload refused).
+Tests: ``tests/commands/test_operator_files.py``
+(``test_a_secrets_file_value_not_sent_as_written_is_refused_naming_it[*]``, 10 cases,
+all failing on the old code;
+``test_a_secrets_file_value_written_as_its_text_reaches_tools_as_that_text``).
+
 Held: every typed secret reached the tool as its text (an integer past 2^63 exact, a float's
 digits, the NFD string unnormalised, a list as JSON text) and was never read again as a
 reference, legacy reference, argv placeholder or ``$$<``; none was readable. The catalog's
@@ -163,7 +181,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from advkit import ALICE, Lab, build_all, until, xfail
+from advkit import ALICE, Lab, build_all, until
 from mcpkit import answers
 from oraclekit import notify_receiver, ui_daemon
 from test_round61_surface_page import _get
@@ -833,26 +851,6 @@ def _call(calls: list[dict[str, Any]], tag: str) -> dict[str, Any]:
 
 
 # -- rotation --------------------------------------------------------------------------------
-ROT_BROKEN = {
-    i: xfail(
-        "rotated-secret-unsealed-in-clear",
-        "a value sealed before the operator rotated or removed the secret is handed on after "
-        "the pause and what the tool prints of it is recorded in clear",
-    )
-    for i in (
-        "nest-gate-input",
-        "env-gate-output",
-        "hdr-gate-output",
-        "rot-gate-output",
-        "rot-gate-result",
-        "rot-gate-inline",
-        "rot-gate-error",
-        "rot-gate-echo",
-        "rot-resume",
-        "rot-ask",
-        "gone-gate-output",
-    )
-}
 
 PAUSED = {"rot-resume": "failed", "rot-gate-direct": "awaiting_approval"}
 
@@ -889,7 +887,7 @@ def test_rotation_value_reaches_tool(labs: dict[str, Any], vid: str) -> None:
 
 @pytest.mark.parametrize(
     "vid",
-    [pytest.param(v, id=v, marks=[ROT_BROKEN[v]] if v in ROT_BROKEN else []) for v in ROT_PLANS],
+    [pytest.param(v, id=v) for v in ROT_PLANS],
 )
 def test_rotation_secret_never_readable(labs: dict[str, Any], vid: str) -> None:
     """No value ROT, GONE or KEEP held (before or after the rotation) is readable in anything
@@ -974,26 +972,11 @@ def test_http_reflected_credentials_never_readable(labs: dict[str, Any], mode: s
 
 
 # -- a secrets file holding a timestamp -------------------------------------------------------
-BAD_BROKEN = {
-    f"{key}-{cmd}": xfail(
-        "secrets-file-timestamp-internal-error",
-        f"a {key} value in secrets.file: `{cmd}` exits 2 with 'internal error: TypeError: "
-        "Object of type date is not JSON serializable', no E_ code",
-    )
-    for key in ("date", "datetime", "nested-date", "list-date")
-    for cmd in ("validate", "status", "run")
-}
 
 
 @pytest.mark.parametrize(
     "key,cmd",
-    [
-        pytest.param(
-            k, c, id=f"{k}-{c}", marks=[BAD_BROKEN[f"{k}-{c}"]] if f"{k}-{c}" in BAD_BROKEN else []
-        )
-        for k in BAD_FILES
-        for c in ("validate", "status", "run")
-    ],
+    [pytest.param(k, c, id=f"{k}-{c}") for k in BAD_FILES for c in ("validate", "status", "run")],
 )
 def test_bad_secrets_file_is_config_invalid(labs: dict[str, Any], key: str, cmd: str) -> None:
     """docs/errors.md E_CONFIG_INVALID: "a secrets file that cannot be read"; SPEC §8: every
@@ -1016,12 +999,6 @@ def test_daemon_runs_with_a_good_secrets_file(labs: dict[str, Any]) -> None:
     assert labs["bad"]["daemon"]["a"], labs["bad"]["daemon"]["log"][-2000:]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 11: secrets-file-timestamp-internal-error — a SIGHUP after a date was added "
-    "to secrets.file stops the daemon (exit 2, internal error) instead of refusing the reload",
-)
 def test_daemon_reload_with_a_timestamp_is_refused(labs: dict[str, Any]) -> None:
     """docs/configuration.md: "A reload that finds a bad value is refused (log event
     `config.reload_refused`, with the same message) and the daemon keeps running"."""
@@ -1031,12 +1008,6 @@ def test_daemon_reload_with_a_timestamp_is_refused(labs: dict[str, Any]) -> None
     assert daemon["c"] == "completed"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="issue 11: secrets-file-timestamp-internal-error — with a date in secrets.file the "
-    "daemon's passes fail E_INTERNAL (TypeError), not E_CONFIG_INVALID naming the file",
-)
 def test_daemon_pass_with_a_timestamp_says_config_invalid(labs: dict[str, Any]) -> None:
     daemon = labs["bad"]["daemon"]
     assert daemon["b"] != "completed"  # nothing runs on a secrets file it cannot read

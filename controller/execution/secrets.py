@@ -6,6 +6,9 @@ JSON mapping ``NAME: value``), never from the plans repo. The environment wins o
 
 Every configured secret value is redacted, not only the ones a plan used: a tool may echo a
 secret it received some other way, and the controller's commit messages must be clean too.
+A run's redactor also hides, to the run's end, every value its journal's seals say it was
+given (:func:`held_values`, :meth:`SecretStore.hold`, round 126): a secret rotated or removed
+while the run waited at a gate is still handed on from the seal, so it stays a secret.
 Redaction replaces each occurrence of a value with ``***`` in text and inside JSON data
 (strings, mapping keys, and numbers whose JSON text contains a secret), longest value first so
 that a secret containing another is hidden whole; mapping keys that read alike once masked

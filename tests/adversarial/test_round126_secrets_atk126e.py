@@ -126,6 +126,22 @@ secrets file that cannot be read"; docs/configuration.md: "A reload that finds a
 is refused (log event ``config.reload_refused``, with the same message) and the daemon keeps
 running with the config it had".
 
+Fixed (2026-12-07, fix127s): **rotated-secret-unsealed-in-clear**. Cause: a run's redactor
+was built from the secrets configured when the run (or its resumption) started; the seal
+handed the old value on to action 2, and nothing told the redactor it was a secret any more.
+Fix, at the root, one redactor per run for every writer: each seal also carries the secret
+values its data holds (``held``: ``Redactor.held_in``, from ``steps._kept``); a run reads
+them from every seal of its journal when it is built (``secrets.held_values``; a seal made
+before this fix gives each string, key or number its redaction changed, whole) and its
+redactor hides them beside today's secrets, in every encoding and view
+(``SecretStore.hold``, in ``executor.Run.__init__`` before any writer takes the redactor);
+its own seals carry them on to the next pause. The log, the block, the journal, the outcome
+(commit message, notify, log line: ``Run._redacted_error``) and so status/show/MCP/page
+follow. Tests: ``tests/execution/test_rotated_secret_held.py`` (rotated, removed, a failure
+quoting stderr, a restarted ``PLANGATE_SECRET_*``; a pre-fix seal; what a seal carries: 6
+tests, all failing on the old code). docs/execution.md "A run hides every secret value it
+was given, for the whole run".
+
 Fixed (2026-12-07, fix127s): **secrets-file-timestamp-internal-error**. Cause: the secrets
 file's reader (``secrets._read_file``) turned every value that was not a string into its
 JSON text with ``json.dumps``, which raises ``TypeError`` on a date; the error escaped every

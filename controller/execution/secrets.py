@@ -2113,7 +2113,7 @@ class Redactor:
         #: holding one of them carries on (:meth:`held_in`), so a later part of the run
         #: hides them whatever the secrets are then.
         self.given = tuple(sorted(secrets))
-        self._given_forms: dict[str, frozenset[str]] = {}
+        self._given_forms: dict[str, tuple[str, ...]] = {}
         # What a tool takes of it: the value without its padding, and each value of a
         # structured one (round 108: a mapping in the secrets file, a JSON credential)
         secrets |= {part for v in secrets for part in _parts_of(v)}
@@ -2199,22 +2199,26 @@ class Redactor:
         sealed = self._seal_cipher().encrypt(nonce, plain, _SEAL_AAD)
         return _SEAL_PREFIX + base64.b64encode(nonce + sealed).decode("ascii")
 
-    def held_in(self, value: Any) -> list[str]:
-        """The values this redactor was given (:attr:`given`) that ``value`` (JSON data whose
-        redaction changed it) holds, found by their whole forms (as written, escaped,
-        encoded; each part of one); all of them when none is found so (a form only a view
-        reads): the seal carries them to the run's later parts (:func:`held_values`)."""
-        texts = {json.dumps(value, ensure_ascii=False), json.dumps(value)}
-        found = [v for v in self.given if any(f in t for f in self._forms_of(v) for t in texts)]
-        return found or list(self.given)
+    def held_in(self, value: Any, shown: Any) -> list[str]:
+        """The values this redactor was given (:attr:`given`) that ``value`` (JSON data,
+        ``shown`` as this redactor redacts it) holds: each value found as written, itself or
+        one of its parts (a structured secret's fields, a number's canonical forms), raw or
+        JSON-escaped, when a redactor of those alone hides all that this one hid; otherwise
+        (an encoded form, a form only a view reads) every value given. The seal carries
+        them to the run's later parts (:func:`held_values`)."""
+        text = json.dumps(value, ensure_ascii=False)
+        found = [v for v in self.given if any(f in text for f in self._forms_of(v))]
+        if found and _built(found, ()).data(value) == shown:
+            return found
+        return list(self.given)
 
-    def _forms_of(self, value: str) -> frozenset[str]:
+    def _forms_of(self, value: str) -> tuple[str, ...]:
         forms = self._given_forms.get(value)
         if forms is None:
             spelt = {value} | _parts_of(value)
             spelt |= {n for v in spelt for n in _number_forms(v)}
-            spelt |= {line for line in _LINES.split(value) if len(line) >= _MIN_PART}
-            forms = frozenset(f for v in spelt for f in _written_forms(v))
+            escaped = {json.dumps(v, ensure_ascii=False)[1:-1] for v in spelt}
+            forms = tuple(sorted((spelt | escaped) - {""}, key=len, reverse=True))
             self._given_forms[value] = forms
         return forms
 

@@ -582,7 +582,7 @@ def _kept(redactor: Redactor, result: Any, outputs: dict[str, Any]) -> dict[str,
     ones sealed (:meth:`Redactor.seal`) for a run that goes on after a pause (round 43)."""
     safe = {"result": redactor.data(result), "outputs": redactor.data(outputs)}
     if safe["result"] != result or safe["outputs"] != outputs:
-        held = redactor.held_in({"result": result, "outputs": outputs})
+        held = redactor.held_in({"result": result, "outputs": outputs}, safe)
         sealed = redactor.seal({"result": result, "outputs": outputs, "held": held})
         if sealed is not None:
             safe["sealed"] = sealed

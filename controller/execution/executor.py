@@ -69,7 +69,7 @@ from controller.execution.journal import (
 from controller.execution.nesting import NestedRun
 from controller.execution.results import extract_outputs
 from controller.execution.scheduler import Scheduler
-from controller.execution.secrets import MASK, Redactor, SecretStore
+from controller.execution.secrets import MASK, Redactor, SecretStore, held_values
 from controller.execution.steps import (
     RunOutcome,
     Scope,
@@ -306,8 +306,11 @@ class PlanRun:
         self._calls = 0
         self._clear: tuple[int, float] | None = None
         self.secrets = SecretStore.for_config(self.config)
+        self.secrets.redactor.seal_key = _seal_key_of(self.config)
+        # the values the run was given before a pause stay hidden for the whole run, the
+        # secrets rotated or removed since or not (round 126): every writer uses this one
+        self.secrets.hold(held_values(self.secrets.redactor, journal.records))
         self.redactor: Redactor = self.secrets.redactor
-        self.redactor.seal_key = _seal_key_of(self.config)
         outputs: dict[int, dict[str, Any]] = {}
         results: dict[int, Any] = {}
         ctx = refs.Context(

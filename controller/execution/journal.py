@@ -42,7 +42,9 @@ Format: JSON Lines, one record per line, each with ``t`` (type) and ``at`` (UTC 
   ``succeeded``, ``failed``, ``skipped``, ``in_doubt``; ``retry: true`` marks a failed attempt
   that will be tried again (the action is not finished); a succeeded end whose result or
   outputs redaction changed also carries ``"sealed": "v2:..."``, the real ones sealed under
-  the secrets (``Redactor.seal``, round 43): a run that goes on after a pause unseals them
+  the secrets (``Redactor.seal``, round 43), with the secret values they hold (``held``,
+  round 126: a run hides them to its end, rotated or not): a run that goes on after a pause
+  unseals them
   (written unsynced: the next action's start or the run's outcome, both synced, makes it
   durable before anything acts on it; a power loss in between reads as the action in doubt);
 - ``{"t": "outcome", "status": "completed" | "failed" | "aborted" | ..., "action": k | null,

@@ -6,6 +6,9 @@ JSON mapping ``NAME: value``), never from the plans repo. The environment wins o
 
 Every configured secret value is redacted, not only the ones a plan used: a tool may echo a
 secret it received some other way, and the controller's commit messages must be clean too.
+A run's redactor also hides, to the run's end, every value its journal's seals say it was
+given (:func:`held_values`, :meth:`SecretStore.hold`, round 126): a secret rotated or removed
+while the run waited at a gate is still handed on from the seal, so it stays a secret.
 Redaction replaces each occurrence of a value with ``***`` in text and inside JSON data
 (strings, mapping keys, and numbers whose JSON text contains a secret), longest value first so
 that a secret containing another is hidden whole; mapping keys that read alike once masked
@@ -224,7 +227,22 @@ class SecretStore:
         self._values = _configured(settings, os.environ if environ is None else environ)
         #: ``credentials``: other values never to be written (:func:`credentials_of`);
         #: ``literal``: hidden as written and whole-encoded only (the seal key)
-        self.redactor = copy.copy(_built([*self._values.values(), *credentials], literal))
+        self._hidden = [*self._values.values(), *credentials]
+        self._literal = list(literal)
+        self.redactor = copy.copy(_built(self._hidden, self._literal))
+
+    def hold(self, values: Iterable[str]) -> None:
+        """Hide ``values`` too, from now on: the values of secrets a run was given before a
+        pause (unsealed from its journal: :func:`held_values`) that the secrets file or the
+        environment no longer holds (round 126: a secret rotated or removed while the run
+        waited at a gate was handed on from the seal, and what the next tool printed of it
+        was recorded in clear). The seal key is kept."""
+        extra = {v for v in values if isinstance(v, str) and v} - set(self._hidden)
+        if extra:
+            key = self.redactor.seal_key
+            self._hidden += sorted(extra)
+            self.redactor = copy.copy(_built(self._hidden, self._literal))
+            self.redactor.seal_key = key
 
     @classmethod
     def for_config(cls, config: Config, environ: Mapping[str, str] | None = None) -> SecretStore:
@@ -260,7 +278,7 @@ def _read_file(path: Path) -> dict[str, str]:
 
     try:
         text = read_operator_file(path).decode("utf-8")
-        data = yamlio.read_yaml(text, str(path)).data
+        doc = yamlio.read_yaml(text, str(path))
     except OSError as exc:
         raise ConfigInvalid(
             f"secrets.file {path}: {exc.strerror}",
@@ -268,11 +286,73 @@ def _read_file(path: Path) -> dict[str, str]:
         ) from None
     except Exception as exc:
         raise ConfigInvalid(f"secrets.file {path}: {exc}") from None
-    if data is None:
+    if doc.data is None:
         return {}
-    if not isinstance(data, dict):
+    if not isinstance(doc.data, dict):
         raise ConfigInvalid(f"secrets.file {path}: must be a mapping NAME: value")
-    return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in data.items()}
+    values = {}
+    for name, value in doc.data.items():
+        if not isinstance(value, str):
+            _check_written(doc, (name,), value, path)
+        values[str(name)] = value if isinstance(value, str) else json.dumps(value)
+    return values
+
+
+def _check_written(doc: Any, at: tuple[Any, ...], value: Any, path: Path) -> None:
+    """A secrets file's value that is not a string reaches a tool as its JSON text (a
+    mapping or list as the JSON text of the whole): it must be written as that text, or be
+    quoted. Refused (round 126): a timestamp (``2027-01-01``: no JSON text, an internal
+    error), null (no value: a tool got the text ``null``), and a number or boolean whose
+    JSON text is not what was written (``007123456789`` reached the tool as ``7123456789``,
+    ``0x1F`` as ``31``; ``.nan``, ``.inf``, ``1.0``, ``True``). Never quotes the value."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                _refuse_written(doc, (*at, key), path, "a key that is not a string")
+            if not isinstance(item, str):
+                _check_written(doc, (*at, key), item, path)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            if not isinstance(item, str):
+                _check_written(doc, (*at, index), item, path)
+    elif value is None:
+        _refuse_written(doc, at, path, "no value (null)")
+    elif not isinstance(value, (bool, int, float)):
+        _refuse_written(doc, at, path, f"a YAML {_type_said(value)}, not a string")
+    elif _written_text(doc, at) != json.dumps(value):
+        _refuse_written(
+            doc,
+            at,
+            path,
+            "a number or true/false not written as the JSON text a tool would get (leading "
+            "zeros, another base, an exponent, .nan, .inf, True)",
+        )
+
+
+def _type_said(value: Any) -> str:
+    import datetime
+
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return "timestamp (a date or date and time)"
+    return type(value).__name__
+
+
+def _written_text(doc: Any, at: tuple[Any, ...]) -> str | None:
+    """The characters a plain scalar at ``at`` was written as, None when not known."""
+    span = doc.spans.get(at)
+    if span is None or span.style:
+        return None
+    return str(doc.text[span.index + doc.bom : span.end_index + doc.bom])
+
+
+def _refuse_written(doc: Any, at: tuple[Any, ...], path: Path, what: str) -> None:
+    where = str(at[0]) + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in at[1:])
+    line = doc.line_of(at)
+    raise ConfigInvalid(
+        f"secrets.file {path}{f', line {line}' if line else ''}: {where}: {what}",
+        remedy=f'quote the value in {path} (NAME: "..."), so the tool gets exactly the '
+        "text written, or remove the entry (docs/configuration.md, secrets)",
+    )
 
 
 #: How a tool notes that it cut a captured stream (see :func:`controller.execution.tools.cut`).
@@ -2029,6 +2109,11 @@ class Redactor:
         by plain substring search: a random key the controller made (its seal key), which
         no one spells in another notation, at the cost of a few ``in`` tests per text."""
         secrets = {v for v in values if isinstance(v, str) and v}
+        #: The values this redactor was made to hide (not the seal key): what a seal of data
+        #: holding one of them carries on (:meth:`held_in`), so a later part of the run
+        #: hides them whatever the secrets are then.
+        self.given = tuple(sorted(secrets))
+        self._given_forms: dict[str, tuple[str, ...]] = {}
         # What a tool takes of it: the value without its padding, and each value of a
         # structured one (round 108: a mapping in the secrets file, a JSON credential)
         secrets |= {part for v in secrets for part in _parts_of(v)}
@@ -2113,6 +2198,29 @@ class Redactor:
         nonce = os.urandom(12)
         sealed = self._seal_cipher().encrypt(nonce, plain, _SEAL_AAD)
         return _SEAL_PREFIX + base64.b64encode(nonce + sealed).decode("ascii")
+
+    def held_in(self, value: Any, shown: Any) -> list[str]:
+        """The values this redactor was given (:attr:`given`) that ``value`` (JSON data,
+        ``shown`` as this redactor redacts it) holds: each value found as written, itself or
+        one of its parts (a structured secret's fields, a number's canonical forms), raw or
+        JSON-escaped, when a redactor of those alone hides all that this one hid; otherwise
+        (an encoded form, a form only a view reads) every value given. The seal carries
+        them to the run's later parts (:func:`held_values`)."""
+        text = json.dumps(value, ensure_ascii=False)
+        found = [v for v in self.given if any(f in text for f in self._forms_of(v))]
+        if found and _built(found, ()).data(value) == shown:
+            return found
+        return list(self.given)
+
+    def _forms_of(self, value: str) -> tuple[str, ...]:
+        forms = self._given_forms.get(value)
+        if forms is None:
+            spelt = {value} | _parts_of(value)
+            spelt |= {n for v in spelt for n in _number_forms(v)}
+            escaped = {json.dumps(v, ensure_ascii=False)[1:-1] for v in spelt}
+            forms = tuple(sorted((spelt | escaped) - {""}, key=len, reverse=True))
+            self._given_forms[value] = forms
+        return forms
 
     def unseal(self, text: Any) -> Any:
         """What :meth:`seal` sealed; :class:`ValueError` when it cannot be read (another key:
@@ -2470,6 +2578,50 @@ def seal_key(path: Path) -> bytes:
     if len(key) != 32:
         raise ValueError(f"{path}: not a seal key (32 bytes)")
     return key
+
+
+def held_values(redactor: Redactor, records: Iterable[Mapping[str, Any]]) -> set[str]:
+    """Every secret value a run's journal shows it was given (round 126): the ``held`` list
+    of each seal :meth:`Redactor.unseal` opens (the values the sealed data held, when it was
+    sealed), or, for a seal made before round 126, each string, key and number of the real
+    data that its recorded (redacted) form does not hold (the text the redactor changed,
+    whole: it hides the value inside it, and its parts). A run's redactor hides them for the
+    whole run, whatever the secrets file or the environment holds now."""
+    held: set[str] = set()
+    for record in records:
+        if "sealed" not in record:
+            continue
+        try:
+            kept = redactor.unseal(record["sealed"])
+        except ValueError:
+            continue  # another key: the run goes on with the recorded values (redacted)
+        if not isinstance(kept, dict):
+            continue
+        if isinstance(kept.get("held"), list):
+            held |= {v for v in kept["held"] if isinstance(v, str)}
+            continue
+        real = _leaves([kept.get("result"), kept.get("outputs")])
+        shown = _leaves([record.get("result"), record.get("outputs")])
+        held |= {v for v in real - shown if len(v) >= _MIN_PART}
+    return held
+
+
+def _leaves(value: Any) -> set[str]:
+    """The strings, mapping keys and numbers (as JSON writes them) of JSON data."""
+    found: set[str] = set()
+    todo = [value]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            found |= {str(k) for k in item}
+            todo += item.values()
+        elif isinstance(item, list):
+            todo += item
+        elif isinstance(item, str):
+            found.add(item)
+        elif isinstance(item, (int, float)) and not isinstance(item, bool):
+            found.add(json.dumps(item))
+    return found
 
 
 #: Redactors :func:`redactor_for` made, by the values they hide (a handful: one per config

@@ -581,8 +581,10 @@ def _kept(redactor: Redactor, result: Any, outputs: dict[str, Any]) -> dict[str,
     """A result and outputs as journaled: redacted, and when that changed them, the real
     ones sealed (:meth:`Redactor.seal`) for a run that goes on after a pause (round 43)."""
     safe = {"result": redactor.data(result), "outputs": redactor.data(outputs)}
-    if safe["result"] != result or safe["outputs"] != outputs:
-        sealed = redactor.seal({"result": result, "outputs": outputs})
+    if redactor.seal_key is not None and (safe["result"] != result or safe["outputs"] != outputs):
+        # with the secret values they hold, hidden to the run's end (round 126)
+        held = redactor.held_in({"result": result, "outputs": outputs}, safe)
+        sealed = redactor.seal({"result": result, "outputs": outputs, "held": held})
         if sealed is not None:
             safe["sealed"] = sealed
     return safe

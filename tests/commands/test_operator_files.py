@@ -91,6 +91,69 @@ def test_a_secrets_file_over_the_limit_is_refused(tmp_path: Path) -> None:
         _read_file(path)
 
 
+#: secrets-file values a tool would get as other text than written (round 126, atk126e):
+#: the entry named (never its value), with its line
+BAD_VALUES = {
+    "date": ("EXPIRES: 2027-01-01\n", "EXPIRES", "timestamp"),
+    "datetime": ("AT: 2027-01-01T10:00:00Z\n", "AT", "timestamp"),
+    "nested-date": ("M: {d: 2027-01-01, p: Kp4Wd8Rt2Zm7}\n", "M.d", "timestamp"),
+    "list-date": ("L: [Kp4Wd8Rt2Zm7, 2027-01-01]\n", "L[1]", "timestamp"),
+    "null": ("EMPTY:\n", "EMPTY", "no value"),
+    "zeros": ("PIN: 007123456789\n", "PIN", "a number"),
+    "hex": ("H: 0x1F2E3D4C5B\n", "H", "a number"),
+    "nan": ("N: .nan\n", "N", "a number"),
+    "point-zero": ("F: 1.0\n", "F", "a number"),
+    "key": ("M: {1: Kp4Wd8Rt2Zm7}\n", "M[1]", "not a string"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_VALUES))
+def test_a_secrets_file_value_not_sent_as_written_is_refused_naming_it(
+    tmp_path: Path, repo: Path, case: str
+) -> None:
+    """A date in the secrets file was "internal error: TypeError" in every command; a null or
+    a number written otherwise than its JSON text reached the tool as other text: each is
+    E_CONFIG_INVALID naming the file, the line and the entry, remedy: quote it."""
+    body, where, what = BAD_VALUES[case]
+    secrets = tmp_path / "secrets.yml"
+    secrets.write_text("KEEP: Kq9Zs3Lv6Nb1\n" + body)
+    config = _config(tmp_path, repo, f"secrets: {{file: {secrets}}}\n")
+    commands = (["status"], ["validate", "plans/x"], ["run", "--once"])
+    for args in commands if case == "date" else commands[:1]:
+        done = run_cli(*args, "--config", str(config), cwd=repo)
+        assert done.returncode == 2, (args, done.stderr)
+        assert "internal error" not in done.stderr, done.stderr
+        assert f"E_CONFIG_INVALID: secrets.file {secrets}, line 2: {where}: " in done.stderr
+        assert what in done.stderr and "quote the value" in done.stderr, done.stderr
+        if case not in ("null", "nan"):  # the value is never quoted
+            assert body.split(": ", 1)[-1].strip() not in done.stderr
+
+
+def test_a_secrets_file_value_written_as_its_text_reaches_tools_as_that_text(
+    tmp_path: Path,
+) -> None:
+    """What stays accepted: strings, and numbers, booleans, mappings and lists written as
+    the JSON text a tool gets (round 126: ``918273645012`` is ``918273645012``)."""
+    from controller.execution.secrets import _read_file
+
+    path = tmp_path / "secrets.yml"
+    path.write_text(
+        "S: Kp4Wd8Rt2Zm7\nQ: '007123456789'\nD: '2027-01-01'\nI: 918273645012\n"
+        "B: 12345678901234567891\nF: 3.14159265358979\nT: true\n"
+        "M: {user: app, port: 5432, on: false, l: [x, 2]}\n"
+    )
+    assert _read_file(path) == {
+        "S": "Kp4Wd8Rt2Zm7",
+        "Q": "007123456789",
+        "D": "2027-01-01",
+        "I": "918273645012",
+        "B": "12345678901234567891",
+        "F": "3.14159265358979",
+        "T": "true",
+        "M": '{"user": "app", "port": 5432, "on": false, "l": ["x", 2]}',
+    }
+
+
 def test_a_secrets_file_behind_a_link_is_read(tmp_path: Path, repo: Path) -> None:
     """A mounted secret is a link to the file: followed, as before."""
     real = tmp_path / "real.yml"

@@ -323,6 +323,26 @@ def _kill(proc: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:
     proc.wait(timeout=60)
 
 
+def _lock_freed(state: Path, within: float = 15.0) -> None:
+    """Wait until nothing holds the state directory's lock: a child the killed daemon was
+    forking into a session of its own (a tool) escapes the process-group kill and holds the
+    inherited lock until its ``exec`` closes it (seen once under CI load: the next pass was
+    ``E_LOCKED`` by the dead daemon's pid). The lab's race, not the property."""
+    import fcntl
+
+    path = state / "lock"
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            with open(path, "a") as handle:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return  # closing the file releases it
+        except FileNotFoundError:
+            return
+        except BlockingIOError:
+            time.sleep(0.05)
+
+
 def _build(root: Path) -> Lab:
     d = root / "t"
     d.mkdir()
@@ -493,6 +513,7 @@ def _build(root: Path) -> Lab:
                         os.killpg(proc.pid, signal.SIGKILL)
                         break
             _kill(proc)
+            _lock_freed(kl.state)
             with contextlib.suppress(OSError):
                 st, told = lock.stat(), note.read_text().split("\n")[0]
                 # the note names this very lock: "L <device> <inode> <ctime ns>"

@@ -28,9 +28,9 @@ from tests.support.gitkit import (
     GATED,
     MALLORY,
     PLAN,
-    controller,
     edit_status,
     head_plan,
+    status_row,
     subjects,
     write_plan,
 )
@@ -46,11 +46,7 @@ tools:
 
 
 def _row(repo: Path, slug: str = "greet") -> dict[str, Any]:
-    """One controller pass, then the plan's status row (with its notes)."""
-    with controller(repo) as ctl:
-        ctl.run_once()
-        rows = {str(r["plan"]): r for r in ctl.status(reasons=True)}
-    return rows.get(f"plans/{slug}", {})
+    return status_row(repo, slug)
 
 
 def _set(repo: Path, status: str, who: tuple[str, str], slug: str = "greet") -> str:

@@ -29,8 +29,8 @@ from tests.support.gitkit import (
     ALICE,
     BOB,
     MALLORY,
-    controller,
     edit_status,
+    status_row,
     write_plan,
 )
 
@@ -45,11 +45,7 @@ tools:
 
 
 def _row(repo: Path, slug: str = "greet") -> dict[str, Any]:
-    """One controller pass, then the plan's status row (with its notes)."""
-    with controller(repo) as ctl:
-        ctl.run_once()
-        rows = {str(r["plan"]): r for r in ctl.status(reasons=True)}
-    return rows.get(f"plans/{slug}", {})
+    return status_row(repo, slug)
 
 
 def _merge(repo: Path, into: str, branch: str, who: tuple[str, str], *extra: str) -> None:

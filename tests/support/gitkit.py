@@ -103,6 +103,14 @@ def controller(repo: Path, **approval: Any) -> Iterator[Controller]:
         ctl.close()
 
 
+def status_row(repo: Path, slug: str = "greet") -> dict[str, Any]:
+    """One controller pass, then the plan's status row (with its notes)."""
+    with controller(repo) as ctl:
+        ctl.run_once()
+        rows = {str(r["plan"]): r for r in ctl.status(reasons=True)}
+    return rows.get(f"plans/{slug}", {})
+
+
 def submitted(
     repo: Path, slug: str = "greet", who: tuple[str, str] = AGENT, **approval: Any
 ) -> None:

@@ -53,9 +53,10 @@ def audit_in(lab: Lab, cwd: Path, *args: str) -> dict[str, Any]:
     return {"rc": out.returncode, "report": rep, "err": out.stderr[-1500:]}
 
 
-def clone(lab: Lab, dest: Path, *opts: str) -> Path:
+def clone(lab: Lab, dest: Path, *opts: str, transport: bool = False) -> Path:
+    src = f"file://{lab.repo}" if transport else str(lab.repo)
     subprocess.run(
-        ["git", "clone", "-q", *opts, str(lab.repo), str(dest)],
+        ["git", "clone", "-q", *opts, src, str(dest)],
         check=True,
         env=lab.env(),
         capture_output=True,

@@ -102,6 +102,7 @@ controller's own later commits ``illegal``; exit 1.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -297,9 +298,71 @@ def _build_forged(root: Path) -> dict[str, Any]:
     return got
 
 
+def _build_preempt(root: Path) -> dict[str, Any]:
+    """Lab g: the operator changes the identity to B; before the controller's first pass
+    under B, the agent commits a seal-shaped record AS B (``Previous-Identity:`` A, its policy
+    naming B and Mallory as the only approver), Mallory approves ``q2`` and commits, under her
+    own name, a record-shaped message with ``Previous-Identity: pg-x`` (a note file); then the
+    pass under B, Bob approves ``q3``, a pass."""
+    lab = Lab(root / "lab")
+    got: dict[str, Any] = {"passes": [], "checks": {}}
+    config(lab, IDA, AP)
+    for s in ("q1", "q2", "q3"):
+        lab.write(s, plan_text(s))
+    lab.commit("agent: plans", AGENT)
+    _run(lab, got, "freeze")
+    lab.approve("q1", ALICE)
+    _run(lab, got, "q1")
+    config(lab, IDB, AP)
+    pol = json.loads(lab.git("show", "HEAD:.plangate/policy.json"))
+    pol["identity"] = {"email": IDB[1]}
+    pol["approval"]["approvers"] = [MALLORY[1]]
+    data = json.dumps(pol, separators=(",", ":"), sort_keys=True)
+    lab.put(".plangate/policy.json", data)
+    ph = "sha256:" + hashlib.sha256(data.encode()).hexdigest()
+    lab.commit(
+        "plangate: record policy\n\n"
+        f"Policy-Hash: {ph}\nController: vm/0badc0de/0123456789abcdef\n"
+        f"Previous-Identity: {IDA[1]}\nController-Seal: {'cd' * 32}\n",
+        IDB,
+    )
+    got["forged"] = lab.head()
+    lab.put("notes/m.txt", "m\n")
+    lab.commit(
+        "plangate: record policy\n\n"
+        f"Policy-Hash: {ph}\nPrevious-Identity: {EVIL[1]}\nController-Seal: {'ab' * 32}\n",
+        MALLORY,
+    )
+    got["person"] = lab.head()
+    lab.branch("pr-q2")
+    lab.approve("q2", MALLORY, "mallory: approve q2")
+    lab.git("checkout", "-q", "main")
+    got["checks"]["q2"] = lab.check_plans("pr-q2", MALLORY[1])
+    lab.git("merge", "-q", "--no-ff", "-m", "merge pr-q2", "pr-q2", who=MALLORY)
+    _run(lab, got, "under-b")
+    lab.approve("q3", BOB)
+    _run(lab, got, "q3")
+    got["ran"] = {t: len(lab.calls(t)) for t in ("q1", "q2", "q3")}
+    got["refusal"] = {"q2": lab.refusal("q2")}
+    got["records"] = lab.git(
+        "log",
+        "--format=%H|%ae|%(trailers:key=Previous-Identity,valueonly,separator=%x2C)",
+        "--grep=^plangate: record policy$",
+    ).split()
+    got["head_policy"] = lab.git("show", "HEAD:.plangate/policy.json")
+    fresh = clone(lab, root / "fresh")
+    got["audits"] = {
+        "config": audit_in(lab, lab.repo, "--config", str(lab.config)),
+        "fresh-b": audit_in(lab, fresh, "--controller", IDB[1]),
+        "fresh-a": audit_in(lab, fresh, "--controller", IDA[1]),
+    }
+    return got
+
+
 def _labs(root: Path) -> dict[str, Any]:
     builders: dict[str, Any] = {k: (lambda r, k=k: _build_chain(r, k)) for k in LABS}
     builders["f"] = _build_forged
+    builders["g"] = _build_preempt
     return build_all(root, builders, workers=3).got
 
 
@@ -408,6 +471,8 @@ def _ids() -> list[Any]:
             out += [f"{name}:check:ops/s0", f"{name}:check:ops/t1", f"{name}:copy"]
             out += [f"{name}:ci:ops/s0", f"{name}:ci:ops/t1"]
     out += ["i:check:plans/ckk", "i:check:plans/s0b", "i:copy", "i:rmk"]
+    out += ["g:ran", "g:refused", "g:check", "g:link", "g:record", "g:config", "g:person"]
+    out += [f"g:fresh:{i}" for i in (A, B)]
     out += ["f:ran", "f:refused", "f:check", "f:config", "f:record", "f:plain", "f:fresh"]
     return [pytest.param(i, id=i, marks=[BROKEN[i]] if i in BROKEN else []) for i in out]
 
@@ -418,6 +483,8 @@ def test_policy_audit(labs: dict[str, Any], vid: str) -> None:
     got = labs[name]
     if name == "f":
         return _forged(got, what)
+    if name == "g":
+        return _preempt(got, what, rest)
     phases, move = LABS[name]
     idents = idents_of(name)
     if what == "passes":
@@ -544,3 +611,43 @@ def _forged(got: dict[str, Any], what: str) -> None:
         a = got["audits"]["fresh-a"]
         assert a["rc"] == 1, brief(a)
         assert any(f.get("plan") == "plans/f2" for f in a["report"].get("findings", [])), brief(a)
+
+
+def _preempt(got: dict[str, Any], what: str, rest: list[str]) -> None:
+    if what == "ran":
+        assert got["ran"] == {"q1": 1, "q2": 0, "q3": 1}, got["ran"]
+    elif what == "refused":
+        assert got["refusal"]["q2"] == "E_APPROVER_NOT_ALLOWED", got["refusal"]
+    elif what == "check":
+        assert got["checks"]["q2"]["plans/q2"] == ("refuse", ["E_APPROVER_NOT_ALLOWED"])
+    elif what == "link":
+        # the controller's own first record under B names A, whatever the agent wrote first
+        recs = [r.split("|") for r in got["records"]]
+        own = [r for r in recs if r[0] != got["forged"] and r[1] == B]
+        assert own and own[-1][2] == A, recs
+    elif what == "record":
+        pol = json.loads(got["head_policy"])
+        assert pol["identity"] == {"email": B} and pol["approval"]["approvers"] == AP, pol
+    elif what in ("config", "fresh"):
+        # q1 (under A) and q3 (under B) valid, q2 never; with the record of the controller's
+        # commits the agent's pre-emptive record is flagged policy-changed at its commit
+        key = "config" if what == "config" else ("fresh-a" if rest[0] == A else "fresh-b")
+        a = got["audits"][key]
+        rep = a["report"]
+        assert valid(rep) == [("plans/q1", "approve"), ("plans/q3", "approve")], brief(a)
+        assert not any(e["plan"] == "plans/q2" for e in rep.get("executions", [])), brief(a)
+        if what == "config":
+            assert a["rc"] == 1, brief(a)
+            fnd = rep.get("findings", [])
+            assert any(
+                f.get("kind") == "policy-changed" and f.get("commit") == got["forged"] for f in fnd
+            ), brief(a)
+            assert not any(str(f.get("plan")).startswith("plans/") for f in fnd), brief(a)
+    elif what == "person":
+        # Mallory's record-shaped message under her own name links nothing and records no
+        # policy: no audit names pg-x, none lists it as a policy
+        for a in got["audits"].values():
+            text = json.dumps(a["report"])
+            assert EVIL[1] not in text, brief(a)
+            pols = [p.get("commit") for p in a["report"].get("policies", [])]
+            assert got["person"] not in pols, brief(a)

@@ -26,6 +26,15 @@ controller's config, and in a fresh clone with an empty state directory: a CI ru
   ``policy.json`` naming itself and Mallory as the only approver; Mallory approves ``f2``
   (PR checked ``--as mallory``), a pass; Alice approves ``f3``, a pass; then ``pg-x`` forges
   f2's ``start`` and ``complete`` (seal-shaped, ``Policy-Hash:`` of its policy).
+- Lab g: the operator changes the identity to B; before the controller's first pass under
+  B the agent commits a seal-shaped record AS B (``Previous-Identity:`` A, Mallory the only
+  approver), Mallory approves ``q2`` (PR checked ``--as mallory``) and commits under her own
+  name a record-shaped message with ``Previous-Identity: pg-x``; the pass under B; Bob
+  approves ``q3``; a pass.
+
+After each chain lab: a ``--single-branch --no-tags`` clone of main over ``file://``
+audited ``--controller`` today's identity, and ``audit --config`` with today's config
+naming an identity no record names yet (the operator edited it, no pass since).
 
 Ids (``<lab>:<what>``): ``:passes`` (every pass exit 0); ``:ran`` (the recording tool: each
 plan that must run ran once, ``g1`` both actions, ``rmk`` never, the copies never);
@@ -44,9 +53,15 @@ or ``refuse`` ``E_ALREADY_EXECUTED`` for a copy); ``:copy`` (the copy refused
 policy again), ``f:config`` (``audit --config`` never follows the forged link: f1, f3 valid,
 the forged record ``policy-changed`` at its commit, the forged run flagged, exit 1),
 ``f:plain`` (``E_CONFIG_INVALID`` naming both), ``f:fresh`` (documented limit, see below: the
-audit still exits 1 with findings on f2).
+audit still exits 1 with findings on f2); ``:single`` (the single-branch clone: every run,
+no finding); ``:today`` (``--config`` with today's identity changed: the same verdicts, as
+"a note, not a finding"); ``g:ran``, ``g:refused``, ``g:check``, ``g:link`` (the
+controller's own first record under B names A), ``g:record``, ``g:config`` (q1, q3 valid,
+the agent's record ``policy-changed`` at its commit, no plan finding), ``g:fresh:<id>``
+(q1, q3 valid, no q2 run), ``g:person`` (Mallory's record-shaped commit: no audit names
+``pg-x`` or lists it as a policy).
 
-Seen (round 127: 76 ids, 64 passed, 12 xfailed (strict); about 45 s wall at ``-n 1``)
+Seen (round 127: 95 ids, 77 passed, 18 xfailed (strict); about 45-75 s wall at ``-n 1``)
 
 Classes:
 
@@ -71,17 +86,31 @@ Classes:
   folder": "a version that ran under the old folder never runs again under the new one, and
   ``check`` predicts the refusal").
 - ``identity-change-with-move-unlinked`` (``m:records``, ``m:audit:plangate@localhost``,
-  ``m:audit:pg-b@localhost``, ``m:audit:config``, ``m:agree``, ``m:check:ops/s0``; fail
+  ``m:audit:pg-b@localhost``, ``m:audit:config``, ``m:agree``, ``m:check:ops/s0``,
+  ``m:single``; fail
   closed for the audit, fail open in the prediction): identity A -> B and ``plans_dir``
   ``plans`` -> ``ops`` in ONE restart (state directory kept): the controller's record under B
-  carries NO ``Previous-Identity:``; so ``--controller`` A lists only A's runs and flags B's
-  record ``policy-changed``, ``--controller`` B and ``--config`` list only ``ops/t1`` (s0 and
-  g1 gone), each exit 1; the operator's ``check`` predicted ``start`` for the copy
+  carries NO ``Previous-Identity:``; so ``--controller`` A lists only A's runs (``ops/t1`` gone) and
+  flags a ``policy-changed``, ``--controller`` B and ``--config`` list only ``ops/t1`` (s0 and
+  g1 gone, a ``policy-changed`` flagged), each exit 1; the operator's ``check``
+  (the CI clone's held) predicted ``start`` for the copy
   ``ops/s0`` the controller refused ``E_ALREADY_EXECUTED``. Expected (docs/operations.md:
   a change of ``identity`` with the state directory kept: "that ``plangate: record policy``
   commit is made under the NEW identity and names the old one in a ``Previous-Identity:``
   trailer"; a ``plans_dir`` change is supported too, and nothing says not to make both in one
   restart).
+- ``today-identity-blinds-audit`` (``i:today``, ``j:today``, ``k:today``, ``n:today``,
+  ``m:today``; fail closed): ``audit --config`` with today's config naming a new identity
+  the controller has not run under yet (the documented step is "change ``identity`` in the
+  config and restart": between the edit and the first pass) lists NO run at all and flags
+  every controller commit (``illegal``, ``owned-block-changed``, ``log-changed``, every record
+  ``policy-changed``), exit 1, even in lab n (one identity all along) and although the state
+  directory's record of the controller's commits holds every one of them; ``status`` with
+  that config still shows the runs (by hand). Expected (docs/approvals.md: with a config the
+  audit "adds a note (``notes``, not a finding) when today's config differs from the last
+  recorded policy", and with a config whose state directory holds the record "it knows the
+  controller's commits by that record"; docs/threat-model.md's row "Audit judged by today's
+  config (... flag honest runs)": each run judged by the policy its start names).
 
 Held: the identity chain A -> B -> C -> A run by run (each change recorded with its link, the
 gate answered across the change, Alice's approval refused under B's policy, every run's
@@ -90,14 +119,21 @@ A -> B then a move (lab k) and a move alone (lab n): every audit agrees, copies 
 predicted; a CI clone's ``check`` in every lab; a plain copy after the return (lab i's
 ``s0b``) refused and predicted; the forged identity link under ``--config`` (not followed,
 flagged) and before the controller (Mallory's approval refused, the controller's own policy
-recorded again).
+recorded again); the agent's record made first under the new identity (lab g): the
+controller's own record still links A, Mallory refused and predicted, ``--config`` flags the
+forged record; a person's record-shaped commit with ``Previous-Identity:`` links nothing.
 
 Seen, not asserted: lab f's fresh clone with ``--controller plangate@localhost`` follows the
 agent's forged link (documented: "an agent's seal-shaped record naming itself and a
 ``Previous-Identity:`` of the controller's is followed by ``--controller`` ... sign the
 controller's commits"): it lists Mallory's forged f2 run as a valid execution (beside a
 ``start-without-approval`` finding on f2), drops the controller's real f3 run and flags the
-controller's own later commits ``illegal``; exit 1.
+controller's own later commits ``illegal``; exit 1. Lab g's fresh clone (``--controller``
+A or B) lists the agent's pre-emptive record among ``policies`` and flags nothing (exit 0):
+by git alone a seal-shaped record made by the identity it names is the controller's
+(documented; sign the controller's commits). In labs i and j, a fresh clone's
+``--controller`` with the FIRST identity follows the chain right; only ``pg-c`` (lab i) and
+``--config`` miss A's first stretch, so the walk seems to start at the wrong end of a loop.
 """
 
 from __future__ import annotations

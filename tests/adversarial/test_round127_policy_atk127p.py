@@ -31,6 +31,11 @@ controller's config, and in a fresh clone with an empty state directory: a CI ru
   approver), Mallory approves ``q2`` (PR checked ``--as mallory``) and commits under her own
   name a record-shaped message with ``Previous-Identity: pg-x``; the pass under B; Bob
   approves ``q3``; a pass.
+- Lab h: plan folders named like trailers (``plans/Policy-Hash: sha256:0...``,
+  ``plans/y Previous-Identity: pg-x@localhost``, one with a NEWLINE before
+  ``Previous-Identity:``) approved by Alice and run under A, the identity changed to B, and
+  ``plans/w Previous-Identity: pg-x@localhost`` approved by Bob and run under B (the
+  controller's own sealed commits carry these names in their subjects and ``Plan:``).
 
 After each chain lab: a ``--single-branch --no-tags`` clone of main over ``file://``
 audited ``--controller`` today's identity, and ``audit --config`` with today's config
@@ -59,9 +64,11 @@ no finding); ``:today`` (``--config`` with today's identity changed: the same ve
 controller's own first record under B names A), ``g:record``, ``g:config`` (q1, q3 valid,
 the agent's record ``policy-changed`` at its commit, no plan finding), ``g:fresh:<id>``
 (q1, q3 valid, no q2 run), ``g:person`` (Mallory's record-shaped commit: no audit names
-``pg-x`` or lists it as a policy).
+``pg-x`` or lists it as a policy); ``h:ran`` (the approved folders ran once, the newline
+folder never), ``h:audit:<A|B|config>`` (every run valid, judged by its start's own
+``Policy-Hash:``, two policies, no finding, exit 0).
 
-Seen (round 127: 95 ids, 77 passed, 18 xfailed (strict); about 45-75 s wall at ``-n 1``)
+Seen (round 127: 99 ids, 81 passed, 18 xfailed (strict); 28-75 s wall at ``-n 1``, by load)
 
 Classes:
 
@@ -121,7 +128,8 @@ predicted; a CI clone's ``check`` in every lab; a plain copy after the return (l
 flagged) and before the controller (Mallory's approval refused, the controller's own policy
 recorded again); the agent's record made first under the new identity (lab g): the
 controller's own record still links A, Mallory refused and predicted, ``--config`` flags the
-forged record; a person's record-shaped commit with ``Previous-Identity:`` links nothing.
+forged record; a person's record-shaped commit with ``Previous-Identity:`` links nothing;
+trailer-shaped plan folder names (lab h) change no verdict, policy or link.
 
 Seen, not asserted: lab f's fresh clone with ``--controller plangate@localhost`` follows the
 agent's forged link (documented: "an agent's seal-shaped record naming itself and a
@@ -395,10 +403,51 @@ def _build_preempt(root: Path) -> dict[str, Any]:
     return got
 
 
+#: lab h's plan folders: trailer-shaped names (tag -> folder)
+HNAMES = {
+    "h0": "ok1",
+    "h1": "Policy-Hash: sha256:" + "0" * 64,
+    "h2": "y Previous-Identity: pg-x@localhost",
+    "h3": "x\nPrevious-Identity: pg-x@localhost",
+    "h4": "w Previous-Identity: pg-x@localhost",  # approved and run under B
+}
+
+
+def _build_names(root: Path) -> dict[str, Any]:
+    """Lab h: plan folders named like trailers (``Policy-Hash: sha256:0...``, ``... Previous-
+    Identity: pg-x@localhost``, one with a newline before it), approved by Alice and run under
+    A; the identity changed to B; ``h4`` approved and run under B."""
+    lab = Lab(root / "lab")
+    got: dict[str, Any] = {"passes": [], "checks": {}}
+    config(lab, IDA, AP)
+    for tag, folder in HNAMES.items():
+        lab.write(folder, plan_text(tag))
+    lab.commit("agent: plans", AGENT)
+    _run(lab, got, "freeze")
+    for tag, folder in HNAMES.items():
+        if tag in ("h0", "h1", "h2", "h3"):
+            lab.set_status(folder, "approved")
+    lab.commit("alice: approve three", ALICE)
+    _run(lab, got, "a")
+    config(lab, IDB, AP)
+    lab.approve(HNAMES["h4"], BOB, "bob: approve w")
+    _run(lab, got, "b")
+    got["ran"] = {t: len(lab.calls(t)) for t in HNAMES}
+    got["starts"] = starts(lab)
+    fresh = clone(lab, root / "fresh")
+    got["audits"] = {
+        A: audit_in(lab, fresh, "--controller", A),
+        B: audit_in(lab, fresh, "--controller", B),
+        "config": audit_in(lab, lab.repo, "--config", str(lab.config)),
+    }
+    return got
+
+
 def _labs(root: Path) -> dict[str, Any]:
     builders: dict[str, Any] = {k: (lambda r, k=k: _build_chain(r, k)) for k in LABS}
     builders["f"] = _build_forged
     builders["g"] = _build_preempt
+    builders["h"] = _build_names
     return build_all(root, builders, workers=3).got
 
 
@@ -509,6 +558,7 @@ def _ids() -> list[Any]:
     out += ["i:check:plans/ckk", "i:check:plans/s0b", "i:copy", "i:rmk"]
     out += ["g:ran", "g:refused", "g:check", "g:link", "g:record", "g:config", "g:person"]
     out += [f"g:fresh:{i}" for i in (A, B)]
+    out += ["h:ran"] + [f"h:audit:{k}" for k in (A, B, "config")]
     out += ["f:ran", "f:refused", "f:check", "f:config", "f:record", "f:plain", "f:fresh"]
     return [pytest.param(i, id=i, marks=[BROKEN[i]] if i in BROKEN else []) for i in out]
 
@@ -521,6 +571,8 @@ def test_policy_audit(labs: dict[str, Any], vid: str) -> None:
         return _forged(got, what)
     if name == "g":
         return _preempt(got, what, rest)
+    if name == "h":
+        return _names(got, what, rest)
     phases, move = LABS[name]
     idents = idents_of(name)
     if what == "passes":
@@ -687,3 +739,21 @@ def _preempt(got: dict[str, Any], what: str, rest: list[str]) -> None:
             assert EVIL[1] not in text, brief(a)
             pols = [p.get("commit") for p in a["report"].get("policies", [])]
             assert got["person"] not in pols, brief(a)
+
+
+def _names(got: dict[str, Any], what: str, rest: list[str]) -> None:
+    if what == "ran":
+        # the three approved under A and h4 under B ran once; the newline folder never
+        assert got["ran"] == {"h0": 1, "h1": 1, "h2": 1, "h3": 0, "h4": 1}, got["ran"]
+    elif what == "audit":
+        # trailer-shaped folder names change no verdict, no policy and no identity link:
+        # every run valid, judged by its start's own Policy-Hash:, no finding, exit 0
+        a = got["audits"][rest[0]]
+        rep = a["report"]
+        want = sorted((f"plans/{HNAMES[t]}", "approve") for t in ("h0", "h1", "h2", "h4"))
+        assert a["rc"] == 0 and valid(rep) == want, brief(a)
+        assert not rep.get("findings"), brief(a)
+        for e in rep["executions"]:
+            st = got["starts"].get(e["start_commit"])
+            assert st and e["policy_hash"] == st[0] == st[1], (e, st)
+        assert len(rep.get("policies", [])) == 2, rep.get("policies")

@@ -66,9 +66,12 @@ the agent's record ``policy-changed`` at its commit, no plan finding), ``g:fresh
 (q1, q3 valid, no q2 run), ``g:person`` (Mallory's record-shaped commit: no audit names
 ``pg-x`` or lists it as a policy); ``h:ran`` (the approved folders ran once, the newline
 folder never), ``h:audit:<A|B|config>`` (every run valid, judged by its start's own
-``Policy-Hash:``, two policies, no finding, exit 0).
+``Policy-Hash:``, two policies, no finding, exit 0); ``n:next:<copy|check|audit>`` (lab
+n once more: a copy ``ops/s0d`` frozen under A, today's config changed to ``pg-next``,
+Alice's pull request checked with it, merged, the restart: the copy refused, ``check``
+predicted that, ``audit --config`` after the restart lists every run, no finding).
 
-Seen (round 127: 99 ids, 81 passed, 18 xfailed (strict); 28-75 s wall at ``-n 1``, by load)
+Seen (round 127: 102 ids, 83 passed, 19 xfailed (strict); 27-75 s wall at ``-n 1``, by load)
 
 Classes:
 
@@ -106,18 +109,24 @@ Classes:
   commit is made under the NEW identity and names the old one in a ``Previous-Identity:``
   trailer"; a ``plans_dir`` change is supported too, and nothing says not to make both in one
   restart).
-- ``today-identity-blinds-audit`` (``i:today``, ``j:today``, ``k:today``, ``n:today``,
-  ``m:today``; fail closed): ``audit --config`` with today's config naming a new identity
-  the controller has not run under yet (the documented step is "change ``identity`` in the
-  config and restart": between the edit and the first pass) lists NO run at all and flags
-  every controller commit (``illegal``, ``owned-block-changed``, ``log-changed``, every record
-  ``policy-changed``), exit 1, even in lab n (one identity all along) and although the state
-  directory's record of the controller's commits holds every one of them; ``status`` with
-  that config still shows the runs (by hand). Expected (docs/approvals.md: with a config the
-  audit "adds a note (``notes``, not a finding) when today's config differs from the last
-  recorded policy", and with a config whose state directory holds the record "it knows the
-  controller's commits by that record"; docs/threat-model.md's row "Audit judged by today's
-  config (... flag honest runs)": each run judged by the policy its start names).
+- ``unrecorded-identity-blinds-reads`` (``i:today``, ``j:today``, ``k:today``, ``n:today``,
+  ``m:today``, ``n:next:check``; fail closed for the audit, fail open in the prediction):
+  with today's config naming a new identity the controller has not run under yet (the
+  documented step is "change ``identity`` in the config and restart": between the edit and
+  the first pass), ``audit --config`` lists NO run at all and flags every controller commit
+  (``illegal``, ``owned-block-changed``, ``log-changed``, every record ``policy-changed``),
+  exit 1, even in lab n (one identity all along) and although the state directory's record
+  of the controller's commits holds every one of them; and ``check --as alice`` with that
+  config predicted ``start`` for ``ops/s0d``, a copy of s0 (which ran), that the controller,
+  restarted with that config, refused ``E_ALREADY_EXECUTED`` (``n:next:copy``; by hand
+  ``check`` also predicted ``start`` for ``ops/s0`` and ``ops/t1`` against their pull
+  request's old base, both refused/ran by then; ``status`` with that config still showed
+  the runs). Expected (docs/approvals.md: with a config the audit "adds a note (``notes``,
+  not a finding) when today's config differs from the last recorded policy", and with a
+  config whose state directory holds the record "it knows the controller's commits by that
+  record"; docs/threat-model.md's row "Audit judged by today's config (... flag honest
+  runs)"; the brief's property: ``check --as`` predicts what the controller then does; after
+  the restart, ``n:next:audit``, the audit agrees again).
 
 Held: the identity chain A -> B -> C -> A run by run (each change recorded with its link, the
 gate answered across the change, Alice's approval refused under B's policy, every run's
@@ -277,6 +286,27 @@ def _build_chain(root: Path, name: str) -> dict[str, Any]:
     lab.config.write_text(text.replace(f"email: {last[1]}", "email: pg-next@localhost"))
     got["today"] = audit_in(lab, lab.repo, "--config", str(lab.config))
     lab.config.write_text(text)
+    if name == "n":
+        # another copy of s0, frozen under A; the operator changes the identity (no pass
+        # yet): Alice's pull request checked with today's config, merged, then the restart
+        lab.put("ops/s0d/PLAN.yml", lab.git("show", f"{first}:plans/s0/PLAN.yml"))
+        lab.commit("agent: s0 once more", AGENT)
+        _run(lab, got, "next-freeze")
+        lab.config.write_text(text.replace(f"email: {last[1]}", "email: pg-next@localhost"))
+        lab.branch("pr-s0d")
+        path = lab.repo / "ops" / "s0d" / "PLAN.yml"
+        path.write_text(
+            path.read_text().replace("  status: pending_approval", "  status: approved", 1)
+        )
+        lab.commit("alice: approve ops/s0d", ALICE)
+        lab.git("checkout", "-q", "main")
+        got["checks"]["next"] = lab.check_plans("pr-s0d", ALICE[1])
+        lab.git("merge", "-q", "--no-ff", "-m", "merge pr-s0d", "pr-s0d", who=ALICE)
+        _run(lab, got, "next")
+        approval = load_yaml(lab.git("show", "HEAD:ops/s0d/PLAN.yml")).get("approval") or {}
+        got["next-copy"] = approval.get("code") if approval.get("status") == "refused" else None
+        got["next-ran"] = len(lab.calls("s0"))
+        got["next-audit"] = audit_in(lab, lab.repo, "--config", str(lab.config))
     return got
 
 
@@ -460,7 +490,7 @@ A, B, C = IDA[1], IDB[1], IDC[1]
 CLS_AUDIT = "identity-return-splits-audit"
 CLS_CHECK = "identity-return-check-misses-run"
 CLS_LINK = "identity-change-with-move-unlinked"
-CLS_TODAY = "today-identity-blinds-audit"
+CLS_TODAY = "unrecorded-identity-blinds-reads"
 BROKEN: dict[str, Any] = {
     **{
         f"{k}:today": xfail(
@@ -470,6 +500,11 @@ BROKEN: dict[str, Any] = {
         )
         for k in ("i", "j", "k", "n", "m")
     },
+    "n:next:check": xfail(
+        CLS_TODAY,
+        "today's config names a new identity (no pass yet): check predicted start for a copy "
+        "of s0 the restarted controller refused E_ALREADY_EXECUTED",
+    ),
     "m:single": xfail(CLS_LINK, "single-branch clone --controller B: A's runs not listed"),
     "m:records": xfail(
         CLS_LINK,
@@ -558,6 +593,7 @@ def _ids() -> list[Any]:
     out += ["i:check:plans/ckk", "i:check:plans/s0b", "i:copy", "i:rmk"]
     out += ["g:ran", "g:refused", "g:check", "g:link", "g:record", "g:config", "g:person"]
     out += [f"g:fresh:{i}" for i in (A, B)]
+    out += ["n:next:copy", "n:next:check", "n:next:audit"]
     out += ["h:ran"] + [f"h:audit:{k}" for k in (A, B, "config")]
     out += ["f:ran", "f:refused", "f:check", "f:config", "f:record", "f:plain", "f:fresh"]
     return [pytest.param(i, id=i, marks=[BROKEN[i]] if i in BROKEN else []) for i in out]
@@ -646,6 +682,22 @@ def test_policy_audit(labs: dict[str, Any], vid: str) -> None:
         else:
             assert got["ran"][slug] == 1, got["ran"]
             assert (outcome, codes) == ("start", []), (outcome, codes)
+    elif what == "next":
+        # the identity changed after a copy was frozen: the restarted controller refuses the
+        # copy, today's check predicted that, and the audit after the restart lists every run
+        if rest[0] == "copy":
+            assert got["next-ran"] == 1 and got["next-copy"] == "E_ALREADY_EXECUTED", (
+                got["next-ran"],
+                got["next-copy"],
+            )
+        elif rest[0] == "check":
+            assert got["next-copy"] == "E_ALREADY_EXECUTED", got["next-copy"]
+            told = got["checks"]["next"]["ops/s0d"]
+            assert told == ("refuse", ["E_ALREADY_EXECUTED"]), told
+        else:
+            a = got["next-audit"]
+            assert a["rc"] == 0 and valid(a["report"]) == expected_runs(name), brief(a)
+            assert not a["report"].get("findings"), brief(a)
     elif what == "policy":
         # each run's policy: the audit's policy_hash, its start's Policy-Hash: trailer and the
         # sha256 of .plangate/policy.json in the start's tree are one (read with identity A)

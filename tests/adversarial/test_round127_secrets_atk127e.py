@@ -7,7 +7,11 @@ Work in progress (first commit): error-code, substring, Unicode and values ids.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
+import os
+import signal
+import subprocess
 import sys
 import unicodedata
 import urllib.parse
@@ -15,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import ALICE, Lab, build_all
+from advkit import ALICE, Lab, build_all, until
 from test_round126_secrets_atk126e import _readers
 
 PY = sys.executable
@@ -98,6 +102,13 @@ elif m == "cut":
     sys.exit(3)
 elif m == "plain":
     w("the token is " + s + "\n")
+elif m == "slow":
+    flag = os.path.join(os.environ["FLAGS"], "slow")
+    if not os.path.exists(flag):
+        with open(flag, "w") as f:
+            f.write(str(os.getpid()))
+        time.sleep(120)
+    w(json.dumps({"x": s}))
 elif m == "values":
     w(p["json"])
 """
@@ -174,6 +185,21 @@ ERR_PLANS: dict[str, tuple[str, list[str], str, str | None]] = {
     "rtl-raw": (_one("u-rtl-raw", "RTL", "raw"), [RTL], "completed", None),
     "rtl-rlm": (_one("u-rtl-rlm", "RTL", "rlm"), [RTL], "completed", None),
     "regex": (_one("u-regex", "RGX", "raw"), [RGX], "completed", None),
+    # the gate's preview of params mixing outputs that are secrets, secrets that are
+    # substrings of each other, and Unicode secrets, in text and in a list
+    "gate": (
+        _plan(
+            "g-gate",
+            _one("g-gate", "A", "raw").split("actions:\n", 1)[1]
+            + "  - id: 2\n    tool: pt\n    why: w\n    requires_approval: true\n"
+            '    params: {tag: g-gate-2, s: "pre-$<actions[1].outputs.o>-$<secrets.PREA>'
+            '$<secrets.SUFB>-post", l: ["$<secrets.NFD>", "$<actions[1].outputs.o>", '
+            '"$<secrets.B>"], r: "$<actions[1].result>"}\n',
+        ),
+        [A, B, NFD],
+        "awaiting_approval",
+        None,
+    ),
 }
 
 #: the remainder of the longer secret once the shorter one (a secret of its own) is masked:
@@ -262,6 +288,11 @@ def build(root: Path) -> dict[str, Any]:
     calls = [json.loads(x) for x in lab.log.read_text().splitlines() if x.strip()]
     check = lab.cli("check", "--config", str(lab.config), cwd=lab.repo)
     audit = lab.cli("audit", cwd=lab.repo)
+    # a fresh clone, no config: what anyone who reads the repository gets from the CLI
+    clone = root / "clone"
+    lab.git("clone", "-q", str(lab.repo), str(clone))
+    fresh = [lab.cli("audit", "--json", cwd=clone), lab.cli("status", "--json", cwd=clone)]
+    fresh += [lab.cli("show", "-v", f"plans/{s}", cwd=clone) for s in slugs.values()]
     return {
         "slugs": slugs,
         "frozen": frozen,
@@ -276,13 +307,23 @@ def build(root: Path) -> dict[str, Any]:
         "calls": calls,
         "read": _readers(lab, every, passes),
         "extra": check.stdout + check.stderr + audit.stdout + audit.stderr,
+        "fresh": "".join(r.stdout + r.stderr for r in fresh),
         "log": {s: _log(lab, s) for s in every},
     }
 
 
 @pytest.fixture(scope="module")
 def labs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return build_all(tmp_path_factory.mktemp("r127e"), {"lab": build}).got["lab"]  # type: ignore[attr-defined]
+    got = build_all(
+        tmp_path_factory.mktemp("r127e"),
+        {
+            "lab": build,
+            "mid": lambda r: build_rot(r, "r-mid", MID_PLAN),
+            "poll": lambda r: build_rot(r, "r-poll", POLL_PLAN),
+            "kill": build_kill,
+        },
+    ).got  # type: ignore[attr-defined]
+    return {**got["lab"], "mid": got["mid"], "poll": got["poll"], "kill": got["kill"]}
 
 
 def _forms(value: str) -> list[str]:
@@ -343,6 +384,14 @@ def test_secret_never_readable_in_check_and_audit(labs: dict[str, Any]) -> None:
     assert not _leaks({"check+audit": labs["extra"]}, every)
 
 
+def test_secret_never_readable_on_a_fresh_clone(labs: dict[str, Any]) -> None:
+    """``audit --json``, ``status --json`` and ``show -v`` of every plan in a fresh clone with
+    no config (whoever reads the repository)."""
+    every = [v for vid in ERR_PLANS for v in ERR_PLANS[vid][1]]
+    assert "E_TOOL_OUTPUT_INVALID" in labs["fresh"] or "plans/e-" in labs["fresh"]
+    assert not _leaks({"fresh clone": labs["fresh"]}, every)
+
+
 #: what action 2 of ``v-values`` must get: each output as the tool wrote it (a whole
 #: reference keeps its JSON value; inside text, its JSON text: a string as is)
 VALUES_WANT = json.loads(VALUES_JSON)
@@ -380,3 +429,190 @@ def test_authors_literal_equal_to_a_secret(labs: dict[str, Any]) -> None:
     params, _, result = log.partition("Result")
     assert f'"note": "{WORD}"' in params, log
     assert WORD not in result and '"note": "***"' in result, log
+
+
+# -- a rotation inside one run (the secrets file rewritten between two actions, and between
+# two polls of a verify tool) ------------------------------------------------------------------
+V1, V2 = "Rw1Hq7Zt3Kp9Lm5Xb", "Rw2Jd4Yc8Nf6Tq2Vs"
+GONE, NEW, KEEP = "Gq6Mz1Xr8Wp4Kd7Hn", "Nw3Bt9Lc5Qv2Zj8Rm", "Kx5Pn2Wd8Tz4Lq9Fb"
+ROTATED = [V1, V2, GONE, NEW, KEEP]
+
+#: ``rw`` stands in for the operator: it copies the rotated file over the secrets file at a
+#: known point of the run (exit 0, prints ``{}``); ``ck`` polled: the first poll rotates and
+#: does not hold, the second holds
+RW = r"""
+import json, os, shutil, sys
+data = sys.stdin.read()
+with open(os.environ["REC_LOG"], "a", encoding="utf-8") as f:
+    f.write(json.dumps({"argv": sys.argv[1:], "stdin": data}) + "\n")
+p = json.loads(data) if data.strip() else {}
+if p.get("mode") == "poll":
+    flag = os.path.join(os.environ["FLAGS"], "polled")
+    first = not os.path.exists(flag)
+    if first:
+        open(flag, "w").close()
+        shutil.copy(os.environ["SEC2"], os.environ["SEC"])
+    print(json.dumps({"x": p.get("s", ""), "ok": not first}))
+else:
+    shutil.copy(os.environ["SEC2"], os.environ["SEC"])
+    print("{}")
+"""
+
+
+def _pt(n: int, tag: str, s: str, more: str = "") -> str:
+    return f'  - id: {n}\n    tool: pt\n    why: w\n    params: {{tag: {tag}, s: "{s}"}}\n{more}'
+
+
+MID_PLAN = _plan(
+    "r-mid",
+    _pt(1, "m1", "$<secrets.ROT>", "    outputs: [{name: o, path: $.json.x}]\n")
+    + "  - id: 2\n    tool: rw\n    why: w\n    params: {tag: m2}\n"
+    + _pt(3, "m3", "$<secrets.ROT>")
+    + _pt(4, "m4", "$<secrets.KEEP>")
+    + _pt(5, "m5", "$<actions[1].outputs.o>")
+    + _pt(6, "m6", "$<secrets.NEW>", "    on_failure: skip\n")
+    + _pt(7, "m7", "$<secrets.GONE>", "    on_failure: skip\n"),
+    tools="pt, rw",
+)
+POLL_PLAN = _plan(
+    "r-poll",
+    _pt(1, "p1", "a")
+    + '    verify: {tool: ck, params: {tag: p1v, s: "$<secrets.ROT>", mode: poll}, '
+    "expect: {path: $.json.ok, equals: true}, timeout: 30, interval: 1}\n"
+    + _pt(2, "p2", "$<secrets.ROT>")
+    + _pt(3, "p3", "$<secrets.NEW>", "    on_failure: skip\n"),
+    tools="pt, ck",
+)
+
+
+def build_rot(root: Path, slug: str, text: str) -> dict[str, Any]:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "t.py").write_text(TOOL)
+    (root / "rw.py").write_text(RW)
+    (root / "flags").mkdir()
+    sec, sec2 = root / "sec.yml", root / "sec2.yml"
+    sec.write_text(f"ROT: {V1}\nGONE: {GONE}\nKEEP: {KEEP}\n")
+    sec2.write_text(f"ROT: {V2}\nNEW: {NEW}\nKEEP: {KEEP}\n")
+    env = json.dumps({"SEC": str(sec), "SEC2": str(sec2), "FLAGS": str(root / "flags")})
+    rw = json.dumps([PY, str(root / "rw.py")])
+    lab = Lab(
+        root / "lab",
+        extra=f"secrets: {{file: {sec}}}\n",
+        tools=f"pt: {{kind: exec, argv: {json.dumps([PY, str(root / 't.py')])}}}\n"
+        f"rw: {{kind: exec, argv: {rw}, env: {env}}}\n"
+        f"ck: {{kind: exec, argv: {rw}, env: {env}, idempotent: true, risk: low}}\n",
+    )
+    lab.write(slug, text)
+    lab.commit("plans")
+    passes = [lab.run().stderr]
+    frozen = lab.plan(slug)["plan"]["status"]
+    lab.approve(slug)
+    passes.append(lab.run().stderr)
+    calls = [json.loads(x) for x in lab.log.read_text().splitlines() if x.strip()]
+    acts = (lab.plan(slug).get("execution") or {}).get("actions") or []
+    return {
+        "frozen": frozen,
+        "final": lab.plan(slug)["plan"]["status"],
+        "actions": [(a.get("status"), (a.get("error") or {}).get("code")) for a in acts],
+        "calls": calls,
+        "read": _readers(lab, [slug], passes)[slug],
+    }
+
+
+KILL_PLAN = _plan(
+    "r-kill",
+    _pt(1, "k1", "$<secrets.ROT>", "    outputs: [{name: o, path: $.json.x}]\n")
+    + '  - id: 2\n    tool: sl\n    why: w\n    params: {tag: k2, s: "$<actions[1].outputs.o>", '
+    "mode: slow}\n" + _pt(3, "k3", "$<secrets.ROT>"),
+    tools="pt, sl",
+)
+
+
+def build_kill(root: Path) -> dict[str, Any]:
+    """Action 2 (idempotent) is in flight when the controller is SIGKILLed; the operator
+    rotates ROT; the next pass re-runs action 2 from the journal."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "t.py").write_text(TOOL)
+    (root / "flags").mkdir()
+    sec = root / "sec.yml"
+    sec.write_text(f"ROT: {V1}\nKEEP: {KEEP}\n")
+    argv = json.dumps([PY, str(root / "t.py")])
+    flags = json.dumps({"FLAGS": str(root / "flags")})
+    lab = Lab(
+        root / "lab",
+        extra=f"secrets: {{file: {sec}}}\n",
+        tools=f"pt: {{kind: exec, argv: {argv}}}\n"
+        f"sl: {{kind: exec, argv: {argv}, env: {flags}, idempotent: true}}\n",
+    )
+    lab.write("r-kill", KILL_PLAN)
+    lab.commit("plans")
+    passes = [lab.run().stderr]
+    frozen = lab.plan("r-kill")["plan"]["status"]
+    lab.approve("r-kill")
+    env = lab.env()
+    env["REC_LOG"] = str(lab.log)
+    out = root / "killed.log"
+    with open(out, "w") as fh:
+        proc = subprocess.Popen(
+            [PY, "-m", "controller", "run", "--once", "--config", str(lab.config)],
+            cwd=lab.root,
+            env=env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+        )
+        flag = root / "flags" / "slow"
+        in_flight = until(lambda: flag.exists() and flag.read_text().strip() != "", 120)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    if in_flight:
+        with contextlib.suppress(OSError, ValueError):
+            os.kill(int(flag.read_text()), signal.SIGKILL)
+    sec.write_text(f"ROT: {V2}\nKEEP: {KEEP}\n")
+    passes.append(out.read_text())
+    passes.append(lab.run(take_over=False, check=False).stderr)
+    calls = [json.loads(x) for x in lab.log.read_text().splitlines() if x.strip()]
+    acts = (lab.plan("r-kill").get("execution") or {}).get("actions") or []
+    return {
+        "in_flight": in_flight,
+        "frozen": frozen,
+        "final": lab.plan("r-kill")["plan"]["status"],
+        "actions": [(a.get("status"), (a.get("error") or {}).get("code")) for a in acts],
+        "calls": calls,
+        "passes": passes,
+        "read": _readers(lab, ["r-kill"], passes)["r-kill"],
+    }
+
+
+#: what each tool call of the in-run rotations got: the run's values are read when the run
+#: starts (docs/configuration.md: "read at each run, so a secret rotated in the file is used
+#: by the next run"); an output handed on is what the tool returned; after a SIGKILL the next
+#: pass is a new run: a direct ``$<secrets.ROT>`` gets the new value
+IN_RUN_CALLS = {
+    "mid": [("m1", V1), ("m2", None), ("m3", V1), ("m4", KEEP), ("m5", V1), ("m7", GONE)],
+    "poll": [("p1", "a"), ("p1v", V1), ("p1v", V1), ("p2", V1)],
+    "kill": [("k1", V1), ("k2", V1), ("k2", V1), ("k3", V2)],
+}
+IN_RUN_ACTIONS = {
+    "mid": [("succeeded", None)] * 5 + [("skipped", "E_REF_UNAVAILABLE"), ("succeeded", None)],
+    "poll": [("succeeded", None)] * 2 + [("skipped", "E_REF_UNAVAILABLE")],
+    "kill": [("succeeded", None)] * 3,
+}
+
+
+@pytest.mark.parametrize("key", list(IN_RUN_CALLS))
+def test_rotation_in_a_run_values_as_documented(labs: dict[str, Any], key: str) -> None:
+    got = labs[key]
+    assert got.get("in_flight", True), "action 2 never started before the SIGKILL"
+    assert got["frozen"] == "pending_approval"
+    assert got["final"] == "completed", got["actions"]
+    assert got["actions"] == IN_RUN_ACTIONS[key]
+    seen = [(json.loads(c["stdin"])["tag"], json.loads(c["stdin"]).get("s")) for c in got["calls"]]
+    assert seen == IN_RUN_CALLS[key]
+
+
+@pytest.mark.parametrize("key", list(IN_RUN_CALLS))
+def test_rotation_in_a_run_never_readable(labs: dict[str, Any], key: str) -> None:
+    """No value ROT held before or after the rotation, nor GONE, NEW or KEEP, is readable in
+    anything written or served about the plan (git history, status, show -v, MCP log, the
+    page and /api/, the journal, the passes' log lines, the killed pass's own output)."""
+    assert not _leaks(labs[key]["read"], ROTATED)

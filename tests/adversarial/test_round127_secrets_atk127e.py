@@ -11,6 +11,7 @@ import contextlib
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import unicodedata
@@ -110,7 +111,7 @@ elif m == "slow":
         time.sleep(120)
     w(json.dumps({"x": s}))
 elif m == "values":
-    w(p["json"])
+    w(p["json"] if "json" in p else open(os.environ["VALUES"], encoding="utf-8").read())
 """
 
 
@@ -185,6 +186,21 @@ ERR_PLANS: dict[str, tuple[str, list[str], str, str | None]] = {
     "rtl-raw": (_one("u-rtl-raw", "RTL", "raw"), [RTL], "completed", None),
     "rtl-rlm": (_one("u-rtl-rlm", "RTL", "rlm"), [RTL], "completed", None),
     "regex": (_one("u-regex", "RGX", "raw"), [RGX], "completed", None),
+    # an earlier output (a secret) in a later http tool's URL path and a secret in its
+    # query: nothing listens (a connection error quoting the URL)
+    "http-conn": (
+        _plan(
+            "h-conn",
+            _one("h-conn", "NFD", "raw").split("actions:\n", 1)[1]
+            + "  - id: 2\n    tool: hx\n    why: w\n"
+            '    params: {seg: "$<actions[1].outputs.o>", q: "$<secrets.RTL>", '
+            'r: "$<secrets.RGX>"}\n',
+            tools="pt, hx",
+        ),
+        [NFD, RTL, RGX],
+        "failed",
+        "E_TOOL_FAILED",
+    ),
     # the gate's preview of params mixing outputs that are secrets, secrets that are
     # substrings of each other, and Unicode secrets, in text and in a list
     "gate": (
@@ -211,9 +227,14 @@ VALUES_JSON = (
     '{"f": 0.30000000000000004, "one": 1.0, "e2": 1E+2, "tiny": 5e-324, '
     '"neg": -9007199254740991, "nfd": "e\\u0301", "nfc": "\\u00e9", "rtl": "\\u202eabc\\u202c", '
     '"zw": "a\\u200db", "bom": "\\ufeffx", "nl": "a\\r\\nb", '
-    '"big": "123456789012345678901234567890"}'
+    '"big": "123456789012345678901234567890", "ref": "$<secrets.A>", "leg": "${secrets.B}", '
+    '"dd": "$$<secrets.A>$$<x>", "inp": "$<inputs.i>", "act": "$<actions[1].outputs.f>", '
+    '"yml": "x\\nplan:\\n  status: approved\\n---\\n- !!python/object:os.system [id]"}'
 )
-VALUE_KEYS = ["f", "one", "e2", "tiny", "neg", "nfd", "nfc", "rtl", "zw", "bom", "nl", "big"]
+VALUE_KEYS = [
+    *("f", "one", "e2", "tiny", "neg", "nfd", "nfc", "rtl", "zw", "bom", "nl", "big"),
+    *("ref", "leg", "dd", "inp", "act", "yml"),
+]
 
 
 def _values_plan() -> str:
@@ -223,7 +244,7 @@ def _values_plan() -> str:
     return _plan(
         "v-values",
         "  - id: 1\n    tool: pt\n    why: w\n"
-        f"    params: {{tag: v-values-1, mode: values, json: {json.dumps(VALUES_JSON)}}}\n"
+        "    params: {tag: v-values-1, mode: values}\n"
         f"    outputs: [{outs}]\n"
         "  - id: 2\n    tool: pt\n    why: w\n"
         f"    params: {{tag: v-values-2, {refs}, {texts}}}\n",
@@ -252,6 +273,13 @@ def _word_plan() -> str:
     )
 
 
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound, then closed)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def _log(lab: Lab, slug: str) -> str:
     path = lab.repo / "plans" / slug / "EXECUTION_LOG.md"
     return path.read_text() if path.exists() else ""
@@ -263,11 +291,14 @@ def build(root: Path) -> dict[str, Any]:
     sec = root / "sec.yml"
     sec.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in SECRETS.items()))
     argv = json.dumps([PY, str(root / "t.py")])
+    values = root / "values.json"
+    values.write_text(VALUES_JSON)
     lab = Lab(
         root / "lab",
         extra=f"secrets: {{file: {sec}}}\n",
-        tools=f"pt: {{kind: exec, argv: {argv}}}\n"
-        f"ck: {{kind: exec, argv: {argv}, idempotent: true, risk: low}}\n",
+        tools=f"pt: {{kind: exec, argv: {argv}, env: {{VALUES: {json.dumps(str(values))}}}}}\n"
+        f"ck: {{kind: exec, argv: {argv}, idempotent: true, risk: low}}\n"
+        f'hx: {{kind: http, method: GET, url: "http://127.0.0.1:{_closed_port()}/x/{{seg}}"}}\n',
     )
     slugs: dict[str, str] = {}
     for vid, (text, _v, _f, _c) in ERR_PLANS.items():

@@ -1,7 +1,102 @@
 r"""Round 127, values and secrets (atk127e): "a value reaches the tool exactly as approved, and
 a secret never leaves the controller in any form".
 
-Work in progress (first commit): error-code, substring, Unicode and values ids.
+Labs (four, built once per module in parallel by ``build_all``; local mode; approver
+``alice@example.com``; every pass ``plangate run --once``: pass 1 freezes, Alice approves
+every plan, pass 2 runs it):
+
+- ``lab``: ``secrets.file`` with A and PREA (a prefix of A, itself a secret), B and SUFB (a
+  suffix of B), BIG (20 digits, past 2^53) and PI (more digits than a double), NFD (stored
+  decomposed), NFC (stored composed), RTL (Hebrew then Latin), RGX (regex and YAML
+  specials ``a.b*c+?(d)[e]{2}|^$x\1``) and WORD (``Pr0duct10n``, which a plan also writes as
+  a literal). One exec tool ``pt`` (records its stdin, then prints its param ``s`` as ``mode``
+  says), the same program as a check tool ``ck`` (``idempotent: true, risk: low``), and an
+  http GET tool ``hx`` whose URL's port nothing listens on. Plans: one per error code a tool
+  can trigger while holding a secret (``E_TOOL_OUTPUT_INVALID`` for a member named twice, a
+  ``NaN``, BIG and PI as bare numbers, an unsafe integer under a key holding A, a lone
+  surrogate after A, nesting past 100 under a key A; ``E_OUTPUT_MISSING`` for JSON and for
+  plain text; ``E_TIMEOUT`` after printing A to stdout and stderr; ``E_TOOL_FAILED`` with A
+  on stdout and with A across the 300-character cut of the last stderr line;
+  ``E_VERIFY_FAILED`` without and with a polled check tool; ``E_PRECONDITION_FAILED``; a
+  connection error quoting a URL whose path is an output that is NFD and whose query holds
+  RTL and RGX), the substring pairs printed, NFD printed composed, NFC printed decomposed,
+  RTL as is and with U+200F between its characters, RGX as is, a gate (``requires_approval``)
+  whose params mix outputs and secrets (``pre-<output>-<PREA><SUFB>-post``, a list, the
+  whole result), ``v-values`` (an output of every awkward kind handed on), ``v-unsafe``
+  (2^53) and ``w-word``. Read per plan: ``git log -p --all``, ``status`` (text and JSON),
+  ``show -v``, MCP ``log``, the page (``/plan/``, ``/api/plan/``, ``/api/``), its journal
+  and the passes' log lines; once for the lab: ``check`` and ``audit``, and on a fresh clone
+  without config ``audit --json``, ``status --json`` and ``show -v`` of every plan.
+- ``mid``: a rotation INSIDE one run: action 1 prints ``$<secrets.ROT>`` (V1); action 2
+  (``rw``, standing in for the operator at a known moment) copies a new secrets file over the
+  old one (ROT V2, NEW added, GONE removed); actions 3-7 take ``$<secrets.ROT>``, KEEP,
+  action 1's output, NEW and GONE (``on_failure: skip`` for the last two).
+- ``poll``: the rotation between two polls of a ``verify`` tool that takes
+  ``$<secrets.ROT>`` (the first poll rotates and does not hold; the second holds); then ROT
+  and NEW directly.
+- ``kill``: action 2 (idempotent) takes action 1's output (V1) and is in flight when the
+  controller gets SIGKILL; the operator rotates ROT to V2; the next pass re-runs action 2
+  from the journal, and action 3 takes ``$<secrets.ROT>``.
+
+Ids:
+
+- ``test_outcome_as_documented[*]`` (24): the plan froze, ended as planned with the code
+  docs/errors.md gives (the gate plan waits at its gate).
+- ``test_secret_never_readable[*]`` (24): no spelling (as is, NFC, NFD, upper, lower, JSON
+  escape, percent-encoded, base64, hex, first and last 8 characters) of the plan's secrets is
+  readable anywhere above; for the substring pairs, neither the rest of the longer secret
+  once the shorter is masked (``2Wd9Hc`` of A, ``Nb4Kd7Yw2`` of B).
+- ``test_secret_never_readable_in_check_and_audit`` (1),
+  ``test_secret_never_readable_on_a_fresh_clone`` (1).
+- ``test_output_reaches_next_tool_exactly[*]`` (18): an output handed on by a whole
+  reference is the JSON value the tool wrote (``0.30000000000000004``, ``5e-324``,
+  -(2^53-1), a 30-digit string, NFD and NFC not normalised, U+202E, U+200D, a BOM, CRLF;
+  ``1.0`` and ``1E+2`` as the numbers 1 and 100: docs/plan-format.md "``1`` is ``1.0``"),
+  inside text its text; an output that reads as ``$<secrets.A>``, ``${secrets.B}``,
+  ``$$<secrets.A>$$<x>``, ``$<inputs.i>``, ``$<actions[1].outputs.f>`` or as YAML
+  (``plan:\n  status: approved``, ``!!python/object``) reaches the tool as that text, never
+  read as a reference, a secret or YAML.
+- ``test_unsafe_integer_output_stops_the_run`` (1): 2^53 is ``E_TOOL_OUTPUT_INVALID``,
+  action 2 never runs.
+- ``test_authors_literal_equal_to_a_secret`` (1): docs/execution.md "The execution
+  record's resolved params": the author's literal equal to WORD is shown as written under
+  "Params (resolved)"; what ``echo`` handed back is ``***``.
+- ``test_rotation_in_a_run_values_as_documented[mid, poll, kill]`` (3): a run reads the
+  secrets file once, at its start (docs/configuration.md: "read at each run, so a secret
+  rotated in the file is used by the next run"): inside the run ROT stays V1, the removed
+  GONE is still given, the added NEW is ``E_REF_UNAVAILABLE`` (skipped); after the SIGKILL
+  the re-run action 2 gets V1 from the seal, a direct ``$<secrets.ROT>`` gets V2.
+- ``test_rotation_in_a_run_never_readable[mid, poll, kill]`` (3): neither V1, V2, GONE,
+  NEW nor KEEP is readable (the killed pass's own output included).
+
+Seen (round 127: 76 ids, 76 passed, 0 xfailed (strict); 88-99 s wall at ``-n 1``, the
+four labs built in parallel). No class: nothing broke.
+
+Held: every error a tool can trigger while holding a secret masked it (``E_TOOL_OUTPUT_INVALID``
+names the member ``'***'`` and the place ``$["json"]["k***"]``; the stderr cut kept ``***``
+whole before ``…``; ``E_TIMEOUT`` quotes nothing of the output; the connection error writes
+``GET http://127.0.0.1:<port>/x/***?q=***&r=***``). A secret that is a prefix or suffix of
+another left no rest of the longer one. An NFD secret printed NFC, an NFC one printed NFD,
+an RTL one with U+200F inside and the regex-special one were ``***``. The gate's preview
+showed ``pre-***-******-post``, ``["***", "***", "***"]`` and the whole result masked. A
+fresh clone's ``audit``, ``status`` and ``show`` held nothing. Values crossed references
+exactly and reference-like or YAML-like outputs stayed text. The three in-run rotations
+followed the documented run-start snapshot and masked every old and new value.
+
+Seen, not asserted: a one-character secret (``ONE: "7"``, by hand) left hashes, commit ids
+and trailers readable (the controller's own fields), the run and ``audit`` as usual; a
+one-character secret ``e`` made every command refuse the config (``E_CONFIG_INVALID``: the
+catalog names ``echo`` and ``rec`` hold a secret's value), its message printed with every
+``e`` as ``***`` (``/tmp/atk12******-x/...``, ``r***m***dy``): the documented rules
+(docs/execution.md "Very short secret values redact every occurrence of that text";
+threat-model round 71: a secret is never catalog material), unreadable but fail closed. The
+``E_TOOL_OUTPUT_INVALID`` message for BIG says ``(20 digits)``: the length of a
+secret-bearing number, not its value.
+
+Not tried (time): a rotation with a running daemon between a verify's polls (here the
+one-shot pass: the run's snapshot applies), secrets in converted-format plans, nested plans'
+inputs at a gate, MCP ``status``/``wait`` answers beyond ``log``, HTTP response headers from
+a later tool whose URL an output filled.
 """
 
 from __future__ import annotations

@@ -25,7 +25,8 @@ every plan, pass 2 runs it):
   whole result), ``v-values`` (an output of every awkward kind handed on), ``v-unsafe``
   (2^53) and ``w-word``. Read per plan: ``git log -p --all``, ``status`` (text and JSON),
   ``show -v``, MCP ``log``, the page (``/plan/``, ``/api/plan/``, ``/api/``), its journal
-  and the passes' log lines; once for the lab: ``check`` and ``audit``, and on a fresh clone
+  and the passes' log lines; once for the lab: ``check``, ``audit``, MCP ``status`` and
+  ``wait``, and on a fresh clone
   without config ``audit --json``, ``status --json`` and ``show -v`` of every plan.
 - ``mid``: a rotation INSIDE one run: action 1 prints ``$<secrets.ROT>`` (V1); action 2
   (``rw``, standing in for the operator at a known moment) copies a new secrets file over the
@@ -47,7 +48,8 @@ Ids:
   readable anywhere above; for the substring pairs, neither the rest of the longer secret
   once the shorter is masked (``2Wd9Hc`` of A, ``Nb4Kd7Yw2`` of B).
 - ``test_secret_never_readable_in_check_and_audit`` (1),
-  ``test_secret_never_readable_on_a_fresh_clone`` (1).
+  ``test_secret_never_readable_in_mcp_status_and_wait`` (1: MCP ``status`` and a ``wait``
+  from ``executing`` for every plan), ``test_secret_never_readable_on_a_fresh_clone`` (1).
 - ``test_output_reaches_next_tool_exactly[*]`` (18): an output handed on by a whole
   reference is the JSON value the tool wrote (``0.30000000000000004``, ``5e-324``,
   -(2^53-1), a 30-digit string, NFD and NFC not normalised, U+202E, U+200D, a BOM, CRLF;
@@ -69,7 +71,7 @@ Ids:
 - ``test_rotation_in_a_run_never_readable[mid, poll, kill]`` (3): neither V1, V2, GONE,
   NEW nor KEEP is readable (the killed pass's own output included).
 
-Seen (round 127: 76 ids, 76 passed, 0 xfailed (strict); 88-99 s wall at ``-n 1``, the
+Seen (round 127: 77 ids, 77 passed, 0 xfailed (strict); 88-99 s wall at ``-n 1``, the
 four labs built in parallel). No class: nothing broke.
 
 Held: every error a tool can trigger while holding a secret masked it (``E_TOOL_OUTPUT_INVALID``
@@ -95,8 +97,7 @@ secret-bearing number, not its value.
 
 Not tried (time): a rotation with a running daemon between a verify's polls (here the
 one-shot pass: the run's snapshot applies), secrets in converted-format plans, nested plans'
-inputs at a gate, MCP ``status``/``wait`` answers beyond ``log``, HTTP response headers from
-a later tool whose URL an output filled.
+inputs at a gate, HTTP response headers from a later tool whose URL an output filled.
 """
 
 from __future__ import annotations
@@ -116,6 +117,7 @@ from typing import Any
 
 import pytest
 from advkit import ALICE, Lab, build_all, until
+from mcpkit import answers
 from test_round126_secrets_atk126e import _readers
 
 PY = sys.executable
@@ -419,6 +421,13 @@ def build(root: Path) -> dict[str, Any]:
     lab.git("clone", "-q", str(lab.repo), str(clone))
     fresh = [lab.cli("audit", "--json", cwd=clone), lab.cli("status", "--json", cwd=clone)]
     fresh += [lab.cli("show", "-v", f"plans/{s}", cwd=clone) for s in slugs.values()]
+    # MCP status (every row) and wait (each plan, from the status it had when frozen)
+    mcp = answers(
+        lab,
+        [("status", {})]
+        + [("wait", {"path": f"plans/{s}", "timeout": 0, "status": "executing"}) for s in every],
+        config=lab.config,
+    )
     return {
         "slugs": slugs,
         "frozen": frozen,
@@ -434,6 +443,7 @@ def build(root: Path) -> dict[str, Any]:
         "read": _readers(lab, every, passes),
         "extra": check.stdout + check.stderr + audit.stdout + audit.stderr,
         "fresh": "".join(r.stdout + r.stderr for r in fresh),
+        "mcp": json.dumps(mcp, ensure_ascii=False),
         "log": {s: _log(lab, s) for s in every},
     }
 
@@ -508,6 +518,13 @@ def test_secret_never_readable(labs: dict[str, Any], vid: str) -> None:
 def test_secret_never_readable_in_check_and_audit(labs: dict[str, Any]) -> None:
     every = [v for vid in ERR_PLANS for v in ERR_PLANS[vid][1]]
     assert not _leaks({"check+audit": labs["extra"]}, every)
+
+
+def test_secret_never_readable_in_mcp_status_and_wait(labs: dict[str, Any]) -> None:
+    """MCP ``status`` (every row) and ``wait`` of every plan (its outcome's answer)."""
+    every = [v for vid in ERR_PLANS for v in ERR_PLANS[vid][1]]
+    assert "E_TOOL_OUTPUT_INVALID" in labs["mcp"] or "failed" in labs["mcp"], labs["mcp"][:500]
+    assert not _leaks({"mcp": labs["mcp"]}, every)
 
 
 def test_secret_never_readable_on_a_fresh_clone(labs: dict[str, Any]) -> None:

@@ -87,15 +87,79 @@ class Committing(ControllerCore):
         made = not (owned and held) and not self._contested(digest)  # bounded, as ever
         if made:
             self._policy_records[digest] = self._policy_records.get(digest, 0) + 1
-            before = recorded.parse_blob(self.repo, own or None)
+            previous = self._previous_record(own)
+            before = recorded.parse_blob(self.repo, previous)
             changed = recorded.differences(before, recorded.parse(data) or {})
-            message = self._policy_message(digest, changed, _identity_of(before))
+            was = self._identity_changed_from(before)
+            message = self._policy_message(digest, changed, was)
             worktree = self._policy_path_safe()
             self._write({recorded.POLICY_PATH: data}, self._head, message, worktree=worktree)
             self.log.info("policy_recorded", hash=digest, changed=changed, commit=self._head)
+            if was is not None and previous != own:
+                self._read_history_again(was)
         if self._policy_seen[1] != digest:  # once per config: what the audit will judge by
             self.log.info("policy_in_force", hash=digest, recorded=owned or made, committed=made)
         self._policy_seen = (self._head, digest)
+
+    def _previous_record(self, own: str | None) -> str | None:
+        """The blob of the controller's last own policy record on the branch at ``_head``,
+        by its state directory's record of the commits it made, whatever identity it had
+        then (``own``, the history index's, without that record). The index is a cache
+        that follows today's identity and the links history holds: rebuilt in the restart
+        that changes the identity (a ``plans_dir`` change, an upgrade, a deleted index
+        file), it knew no record of the old identity's, and the first record under the new
+        one named none (round 127, identity-change-with-move-unlinked). Its newest record
+        commit there whose file holds the policy its ``Policy-Hash:`` names; a record of
+        anyone else's is no link of the controller's (the agent's seal-shaped one, made
+        first under the new identity, round 127 lab g)."""
+        if not self.own_commits.known:
+            return own
+        grep = f"--grep={recorded.RECORD_SUBJECT}"
+        shas = self.repo.run("rev-list", "--first-parent", "--fixed-strings", grep, self._head)
+        for sha in shas.split():
+            if sha in self.own_commits:
+                blob = self._record_of(sha)
+                if blob is not None:
+                    return blob
+        return None
+
+    def _record_of(self, sha: str) -> str | None:
+        """The policy blob ``sha`` records, when it is a record commit by the identity it
+        was made under (author and committer) holding the policy it names; else None."""
+        record = self.repo.commit(sha)
+        who = record.author.email
+        named = recorded.recorded_hash(
+            record.subject, record.trailers, who, record.committer.email, who
+        )
+        blob = self.repo.blob_sha(sha, recorded.POLICY_PATH) if named else None
+        try:
+            held = blob is not None and recorded.hash_of(self.repo.blob(blob)) == named
+        except PlangateError:  # no longer readable (too large, pruned): no record
+            held = False
+        return blob if held else None
+
+    def _identity_changed_from(self, before: dict[str, Any] | None) -> str | None:
+        """The identity the controller's previous record named, when today's is another
+        (:data:`recorded.PREVIOUS_IDENTITY`: how the readers follow it across the change)."""
+        was = _identity_of(before)
+        if was and was.lower() != self.config.identity.email.lower():
+            return was
+        return None
+
+    def _read_history_again(self, was: str) -> None:
+        """The history index was read without the identity link just written (rebuilt
+        under the new identity before it: the old identity's commits read as anyone's,
+        its runs and records not the controller's): it is read again from the branch, as
+        any later rebuild reads it, and the pass decides from that (``_Moved``)."""
+        self.log.info(
+            "history_reread",
+            previous_identity=was,
+            identity=self.config.identity.email,
+            reason="the history index was rebuilt before the identity change was recorded",
+        )
+        self.index.reset()
+        self.index.rebuilds += 1
+        raise _Moved
 
     def _own_record(self) -> str | None:
         """The blob of the controller's last own policy record on the branch at ``_head``
@@ -126,7 +190,7 @@ class Committing(ControllerCore):
 
         body = "The controller's effective policy: " + ", ".join(changed or ["restored"])
         trailers = [("Policy-Hash", digest), ("Controller", self.commit_controller())]
-        if was and was.lower() != self.config.identity.email.lower():
+        if was:
             trailers.append((recorded.PREVIOUS_IDENTITY, was))
         return commit_message(recorded.RECORD_SUBJECT, body, trailers)
 

@@ -128,6 +128,21 @@ Classes:
   runs)"; the brief's property: ``check --as`` predicts what the controller then does; after
   the restart, ``n:next:audit``, the audit agrees again).
 
+Fixed (2026-12-07 afternoon, fix128k): **identity-change-with-move-unlinked**. Cause: the first
+record under a new identity named the old one only when the history index (a cache) still held
+the old identity's last record (``withdraw_policy``); a ``plans_dir`` change (likewise an
+upgrade or a deleted index file) rebuilt the index in that restart under the new identity,
+which has no record yet and no link to follow, so ``Committing._record_policy`` found no
+previous record and wrote no ``Previous-Identity:``. Fix: the link is decided by the state
+directory's record of the commits the controller made (``Committing._previous_record``,
+``_record_of``, ``_identity_changed_from``: the newest record commit the controller made,
+whatever identity made it), and a history index read before the link is read again after it
+within that pass (``_read_history_again``: reset, ``_Moved``), so that pass already reads the
+old identity's runs as the controller's. Tests: ``tests/service/test_identity_change_link.py``
+(6; 5 fail on main's code: the link after a move, after a deleted index, on a return ``A -> B
+-> A`` made with a move; the copy refused and predicted and every audit agreeing; the linking
+pass's ``status``); the ids ``m:*`` (7) pass, their xfails removed.
+
 Held: the identity chain A -> B -> C -> A run by run (each change recorded with its link, the
 gate answered across the change, Alice's approval refused under B's policy, every run's
 ``policy_hash`` = its start's trailer = its tree's file, ``--controller`` A and B agree);
@@ -489,7 +504,6 @@ def labs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 A, B, C = IDA[1], IDB[1], IDC[1]
 CLS_AUDIT = "identity-return-splits-audit"
 CLS_CHECK = "identity-return-check-misses-run"
-CLS_LINK = "identity-change-with-move-unlinked"
 CLS_TODAY = "unrecorded-identity-blinds-reads"
 BROKEN: dict[str, Any] = {
     **{
@@ -504,21 +518,6 @@ BROKEN: dict[str, Any] = {
         CLS_TODAY,
         "today's config names a new identity (no pass yet): check predicted start for a copy "
         "of s0 the restarted controller refused E_ALREADY_EXECUTED",
-    ),
-    "m:single": xfail(CLS_LINK, "single-branch clone --controller B: A's runs not listed"),
-    "m:records": xfail(
-        CLS_LINK,
-        "identity A->B and plans_dir plans->ops in one restart: B's record carries no "
-        "Previous-Identity: trailer",
-    ),
-    f"m:audit:{A}": xfail(CLS_LINK, "--controller A: ops/t1's run (under B) not listed"),
-    f"m:audit:{B}": xfail(CLS_LINK, "--controller B: g1's and s0's runs (under A) not listed"),
-    "m:audit:config": xfail(CLS_LINK, "--config (B): g1's and s0's runs (under A) not listed"),
-    "m:agree": xfail(CLS_LINK, "--controller A lists A's runs, B and --config only B's"),
-    "m:check:ops/s0": xfail(
-        CLS_LINK,
-        "check --as alice predicted start for a copy of s0 that the controller refused "
-        "E_ALREADY_EXECUTED",
     ),
     "i:audit:config": xfail(
         CLS_AUDIT,

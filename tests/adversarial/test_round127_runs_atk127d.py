@@ -115,6 +115,22 @@ controller's identity": the first record under the new identity "names the old o
 identity's run records as the controller's; nothing says the two changes must be made at
 separate restarts. Likely near the KNOWN class (its new state directory cannot link either).
 
+Fixed (2026-12-07 afternoon, fix128k): **identity-and-folder-changed-together-unlinked**.
+Cause: the first record under a new identity named the old one only when the history index (a
+cache) still held the old identity's last record (``withdraw_policy``); a ``plans_dir`` change
+(likewise an upgrade or a deleted index file) rebuilt the index in that restart under the new
+identity, which has no record yet and no link to follow, so ``Committing._record_policy`` found
+no previous record and wrote no ``Previous-Identity:``. Fix: the link is decided by the state
+directory's record of the commits the controller made (``Committing._previous_record``,
+``_record_of``, ``_identity_changed_from``: the newest record commit the controller made,
+whatever identity made it), and a history index read before the link is read again after it
+within that pass (``_read_history_again``: reset, ``_Moved``), so that pass already reads the
+old identity's runs as the controller's. Tests: ``tests/service/test_identity_change_link.py``
+(6; 5 fail on main's code: the link after a move, after a deleted index, on a return ``A -> B
+-> A`` made with a move; the copy refused and predicted and every audit agreeing; the linking
+pass's ``status``); the ids ``dirs_audit_agrees[idir-*]``, ``[idirback-*]``,
+``dirs_status_reads_runs[idirback]`` (7) pass, their xfails removed.
+
 Held (43 ids): copies after identity chains (state kept) refused; fresh-clone audits with
 ``--controller`` follow ``A -> B -> C`` and ``A -> B -> A``; ``--config`` follows
 ``A -> B`` and ``A -> B -> C``; a rebuilt host refuses a plain start; a forged
@@ -684,12 +700,6 @@ def test_dirs_runs_once_state_kept(labs: Labs, key: str) -> None:
     assert got["again_calls"] == {t: 1 for t in got["tags"]}, got["again_rows"]
 
 
-SAME_RESTART = advkit.xfail(
-    "identity-and-folder-changed-together-unlinked",
-    "identity and plans_dir changed at one restart (state kept): the new identity's first "
-    "record carries no Previous-Identity:, and no audit lists both identities' runs",
-)
-
 DIR_AUDITS = [
     (k, how) for k, (st, _) in DIRS.items() for how in ["cfg", *sorted({w for w, _ in st})]
 ]
@@ -697,10 +707,7 @@ DIR_AUDITS = [
 
 @pytest.mark.parametrize(
     "key,how",
-    [
-        pytest.param(k, h, id=f"{k}-{h}", marks=[SAME_RESTART] if k.startswith("idir") else [])
-        for k, h in DIR_AUDITS
-    ],
+    [pytest.param(k, h, id=f"{k}-{h}") for k, h in DIR_AUDITS],
 )
 def test_dirs_audit_agrees(labs: Labs, key: str, how: str) -> None:
     """``plangate audit --config`` and a fresh clone's ``--controller`` (each identity) list
@@ -717,7 +724,7 @@ def test_dirs_audit_agrees(labs: Labs, key: str, how: str) -> None:
 
 @pytest.mark.parametrize(
     "key",
-    [pytest.param(k, marks=[SAME_RESTART] if k == "idirback" else []) for k in DIRS],
+    list(DIRS),
 )
 def test_dirs_status_reads_runs(labs: Labs, key: str) -> None:
     """``plangate status`` of the live controller (state kept) shows every plan of today's

@@ -66,6 +66,7 @@ import socket
 import sqlite3
 import stat
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,6 +84,11 @@ if TYPE_CHECKING:
     from controller.settings import Config
 
 LOCK_NAME = "lock"
+#: How long taking the lock waits while its noted holder is a dead process of this host: a
+#: child it was forking still holds the inherited descriptor until it execs or exits (a
+#: SIGKILLed daemon, its process group killed, and a tool's child in a session of its own
+#: escaping that kill). A live holder, or one of another host, is ``E_LOCKED`` at once.
+LOCK_SETTLE = 5.0
 INDEX_NAME = "index.sqlite"
 
 
@@ -252,16 +258,23 @@ class StateDir:
         return StateDir(self.path, scratch=scratch)
 
     def acquire(self) -> StateDir:
-        """Take the exclusive lock or raise ``E_LOCKED`` naming the holder."""
+        """Take the exclusive lock or raise ``E_LOCKED`` naming the holder (after up to
+        :data:`LOCK_SETTLE` while the noted holder is dead: :func:`_dead_holder`)."""
         self.ensure()
         handle = open(self.path / LOCK_NAME, "a+", encoding="utf-8")  # noqa: SIM115
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip() or "an unknown process"
-            handle.close()
-            raise Locked(f"state directory {self.path} is held by {holder}") from None
+        deadline = time.monotonic() + LOCK_SETTLE
+        while True:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                handle.seek(0)
+                holder = handle.read().strip() or "an unknown process"
+                if _dead_holder(holder) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+                    continue
+                handle.close()
+                raise Locked(f"state directory {self.path} is held by {holder}") from None
         handle.seek(0)
         handle.truncate()
         handle.write(f"pid={os.getpid()} host={socket.gethostname()}\n")
@@ -304,6 +317,21 @@ class StateDir:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def _dead_holder(note: str) -> bool:
+    """Does the lock file's ``note`` name a process of this host that is gone (the lock is
+    then held only by a descriptor it left to a child, for a moment)?"""
+    found = re.fullmatch(r"pid=(\d+) host=(\S+)", note)
+    if found is None or found.group(2) != socket.gethostname():
+        return False
+    try:
+        os.kill(int(found.group(1)), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, OverflowError):
+        return False
+    return False
 
 
 #: Where plangate kept its state before it moved out of the repository.

@@ -119,3 +119,38 @@ def test_a_state_directory_with_its_key_alone_follows_the_change(repo: Path) -> 
     approve(repo, "ops/c1")
     run(config)
     assert "plangate: start ops/c1" not in git(repo, "log", "--format=%s")
+
+
+def test_a_gate_paused_under_the_old_identity_resumes_once_on_a_new_state_directory(
+    repo: Path,
+) -> None:
+    """Action 1 ran under the old identity and the run paused at action 2's gate; the
+    identity changed (state kept), then a new state directory (``--take-over``): the gate's
+    approval runs action 2 only, and action 1 never again."""
+    from tests.support.gitkit import GATED
+
+    config = configure(repo, email=OLD, folder="plans", state="state")
+    (repo / "plans/g").mkdir(parents=True)
+    (repo / "plans/g/PLAN.yml").write_text(GATED)
+    commit_all(repo, "agent: plans/g", AGENT)
+    run(config)
+    approve(repo, "plans/g")
+    run(config)
+    paused = git(repo, "show", "HEAD:plans/g/PLAN.yml")
+    assert "status: awaiting_approval" in paused and "started_at" in action_1(paused), paused
+    run(configure(repo, email=NEW, folder="plans", state="state"))
+    config = configure(repo, email=NEW, folder="plans", state="state2")
+    run(config, "--take-over")
+    path = repo / "plans/g/PLAN.yml"
+    path.write_text(path.read_text().replace("status: awaiting_approval", "status: approved", 1))
+    commit_all(repo, "approve the gate", ("Alice", "alice@example.com"))
+    run(config)
+    done = git(repo, "show", "HEAD:plans/g/PLAN.yml")
+    assert "status: completed" in done, done
+    assert action_1(done) == action_1(paused)  # its record as the first run left it
+
+
+def action_1(text: str) -> str:
+    """Action 1's entry in the ``execution:`` block (its start time and duration)."""
+    block = text[text.index("\nexecution:") :]
+    return block[block.index("  - id: 1\n") : block.index("  - id: 2\n")]

@@ -669,6 +669,7 @@ def _replay(
     auditor = Auditor(repo, timeline)
     auditor.index = index
     timeline.findings = auditor.report.findings  # one list, in the order of history
+    auditor.report.notes[:0] = timeline.notes  # what it noted opening (an unrecorded identity)
     timeline.notes = auditor.report.notes
     policy_found: list[dict[str, str]] = []
     # the history the controller's index reads (round 80: the files below a root folder

@@ -22,9 +22,11 @@ controller's identity): the audit refuses to guess and asks for one.
 An identity change is followed (round 126): the controller's first record under its new
 identity names the old one (``Previous-Identity:``); such a record, sealed and made by the
 identity its policy names (and, with the controller's record of its commits, one it made),
-links the two (:mod:`controller.git.identities`). From the identity given (the config's or
-``--controller``'s) the links are followed back and on; the walk
-starts with the chain's first identity and takes the next one at each link
+links the two (:mod:`controller.git.identities`). From the identity at the head (the
+config's, or before the controller's first pass under it the one its last record names, with
+a note; ``--controller``'s, followed on) the links are followed back stretch by stretch,
+newest first (round 127: an identity that came back, A -> B -> A); the walk starts with the
+first stretch's identity and takes the next one at each link followed
 (:attr:`Timeline.identities`), which the audit's replay follows.
 """
 
@@ -40,7 +42,14 @@ from controller.approval import recorded
 from controller.display import visible
 from controller.errors import ConfigInvalid
 from controller.git.gitrepo import CommitRecord, GitRepo
-from controller.git.identities import identity_chain, identity_links, in_chain
+from controller.git.identities import (
+    Links,
+    followed_back,
+    identity_links,
+    onward,
+    recorded_identity,
+    stretches,
+)
 from controller.settings import Config
 
 
@@ -101,18 +110,17 @@ class Timeline:
     ) -> Timeline:
         """Find the controller's identity and plans folder: the config's, or (git alone) the
         one identity the recorded versions name (``controller``: that one). Either is followed
-        through its recorded identity changes (:mod:`controller.git.identities`): history is
-        read from the first identity of that chain on. ``own_commit``: the controller's record
-        of the commits it made (None: git alone)."""
+        through its recorded identity changes stretch by stretch
+        (:mod:`controller.git.identities`): history is read from the first stretch's identity
+        on. ``own_commit``: the controller's record of the commits it made (None: git
+        alone)."""
         links = identity_links(repo, head, own_commit)
-        if config is not None:  # the config names them: no walk needed
-            chain = identity_chain(links, config.identity.email.lower(), onward=False)
-            timeline = cls(repo, config, chain[0], config.plans_dir, own_commit=own_commit)
-            timeline.fallback, timeline.links = config, in_chain(links, chain)
-            return timeline
+        if config is not None:  # the config names them: no walk of the versions needed
+            return cls._of_config(repo, config, head, links, own_commit)
         timeline = cls(repo, None, "", "", own_commit=own_commit)
         wanted = controller.strip().lower() if controller else None
-        chain = identity_chain(links, wanted) if wanted else []
+        walk = _walk_from(links, wanted) if wanted else []
+        chain = list(dict.fromkeys(identity for _sha, identity in walk))
         #: identity -> (its first version, commit), and its first version it committed itself
         named: dict[str, tuple[Config, str]] = {}
         own: dict[str, Config] = {}
@@ -158,7 +166,31 @@ class Timeline:
         # controller itself committed (one someone else committed is only a claim).
         timeline.fallback = own.get(identity, first)
         timeline.identity, timeline.plans_dir = identity, timeline.fallback.plans_dir
-        timeline.links = in_chain(links, chain[chain.index(identity) :] if chain else [identity])
+        # the walk from the first stretch of the identity chosen (none without --controller)
+        at = next((i for i, (_sha, who) in enumerate(walk) if who == identity), len(walk))
+        timeline.links = {sha: links[sha] for sha, _who in walk[at + 1 :] if sha is not None}
+        return timeline
+
+    @classmethod
+    def _of_config(
+        cls,
+        repo: GitRepo,
+        config: Config,
+        head: str,
+        links: Links,
+        own_commit: Callable[[str], bool] | None,
+    ) -> Timeline:
+        """The timeline of ``audit --config``: the config's identity at the head (or, before
+        the controller's first pass under it, the identity its last record names:
+        :func:`~controller.git.identities.recorded_identity`, with a note), followed back
+        stretch by stretch (:func:`~controller.git.identities.followed_back`)."""
+        given = config.identity.email.lower()
+        today = recorded_identity(repo, head, given, own_commit)
+        start, followed = followed_back(links, today)
+        timeline = cls(repo, config, start, config.plans_dir, own_commit=own_commit)
+        timeline.fallback, timeline.links = config, followed
+        if today != given:
+            timeline.notes.append(_unrecorded_note(given, today))
         return timeline
 
     def close(self) -> None:
@@ -396,6 +428,28 @@ class Timeline:
 
 
 _FILE = recorded.POLICY_PATH
+
+
+def _walk_from(links: Links, wanted: str) -> list[tuple[str | None, str]]:
+    """The stretches of the controller that had ``wanted`` at some point (``--controller``):
+    from the identity the links take it to at the head, followed back; a ``wanted`` that
+    walk does not reach is taken as the identity at the head."""
+    start, followed = followed_back(links, onward(links, wanted))
+    walk = stretches(start, followed)
+    if all(identity != wanted for _sha, identity in walk):
+        walk = stretches(*followed_back(links, wanted))
+    return walk
+
+
+def _unrecorded_note(given: str, today: str) -> dict[str, str]:
+    """The note of an ``audit --config`` whose config names an identity no record of the
+    controller's names yet (the config changed, no pass since)."""
+    return {
+        "kind": "identity-unrecorded",
+        "detail": f"today's config names the controller identity {given}, but the "
+        f"controller's last record names {today}: history is read as {today}'s up to the "
+        f"head (the controller links {given} to it on its next pass: Previous-Identity:)",
+    }
 
 
 def policy_log(repo: GitRepo, head: str) -> list[CommitRecord]:

@@ -31,7 +31,7 @@ from controller.approval.approvals import Transition
 from controller.approval.recorded import POLICY_PATH
 from controller.errors import FirstParentSwapped
 from controller.git.gitrepo import CommitRecord, GitRepo, Person
-from controller.git.identities import Links, identity_chain, identity_links, in_chain
+from controller.git.identities import Links, followed_back, identity_links, recorded_identity
 from controller.git.indexstore import INDEX_VERSION
 from controller.git.lifecycle import Lifecycle
 from controller.git.planstate import (
@@ -214,8 +214,8 @@ class HistoryIndex(Lifecycle):
                 earlier = self.policy_records(repo, None, last)
                 stored = earlier[-1][1] if earlier else ""
             policy = stored or None
+        found = self.policy_records(repo, last, head)  # a cold one finds the first identity
         self._follow_policy(policy)
-        found = self.policy_records(repo, last, head)
         if not found:
             return _Policies(self, [], {}, policy)
         spec = f"{last}..{head}" if last else head
@@ -566,8 +566,10 @@ class RecordedPolicies:
         self.own = own
         self.repo: GitRepo | None = None
         self._approvals: dict[str, ApprovalSettings] = {}
-        #: the controller's identity changes a cold scan read (:meth:`_links`)
+        #: the controller's identity changes a cold scan followed, each in its stretch, and
+        #: the identity it had before them (:meth:`_walk`)
         self._chain_links: Links = {}
+        self._first = ""
 
     def attach(self, index: HistoryIndex, repo: GitRepo) -> None:
         self.repo = repo
@@ -594,10 +596,9 @@ class RecordedPolicies:
         shas = repo.run("rev-list", "--first-parent", "--reverse", "--fixed-strings", grep, spec)
         own = self.own()
         identity = self.config.identity.email.lower()
-        links = self._links(repo, since, head, own)
-        if links:  # a cold scan reads each record under the identity in force then
-            chain = identity_chain(links, identity, onward=False)
-            links, identity = in_chain(links, chain), chain[0]
+        links: Links = {}
+        if since is None:  # a cold scan reads each record under the identity in force then
+            identity, links = self._walk(repo, head, own)
         found = []
         for sha in shas.split():
             # git's parse of the trailer block, as every reader of the controller's commits
@@ -658,31 +659,37 @@ class RecordedPolicies:
 
     def identity(self, blob: str | None) -> str:
         """The controller identity a recorded policy names, when it is one of the controller's
-        (today's, or one it changed from: :meth:`_links`); else today's."""
+        (today's, or one of its stretches before: :meth:`_walk`); else today's."""
         from controller.approval import recorded
 
         today = self.config.identity.email.lower()
-        if not blob or self.repo is None or self.approval(self.repo, blob) is None:
+        if not blob:  # before the first record: the first stretch's (:meth:`_walk`)
+            return self._first or today
+        if self.repo is None or self.approval(self.repo, blob) is None:
             return today
         doc = recorded.parse(self.repo.blob(blob)) or {}
         email = doc.get("identity", {}).get("email")
         return email.lower() if isinstance(email, str) else today
 
-    def _links(
-        self, repo: GitRepo, since: str | None, head: str, own: Callable[[str], bool] | None
-    ) -> Links:
-        """The controller's identity changes up to ``head``, read by a cold scan (``since``
-        None); later scans read only today's identity's records (a record its old identity
-        makes after the change is no longer the controller's)."""
-        if since is None:
-            self._chain_links = identity_links(repo, head, own)
-        return self._chain_links if since is None else {}
+    def _walk(
+        self, repo: GitRepo, head: str, own: Callable[[str], bool] | None
+    ) -> tuple[str, Links]:
+        """The identity the controller had at the start of history and the identity changes
+        that took it to today's, each in its stretch (a cold scan's: later scans read only
+        today's identity's records, a record its old identity makes after the change being
+        no longer the controller's). Today's is the config's, or before the controller's
+        first pass under it, the one its last record names
+        (:func:`~controller.git.identities.recorded_identity`: ``check`` with a config just
+        changed reads history as the restarted controller does, round 127)."""
+        today = recorded_identity(repo, head, self.config.identity.email.lower(), own)
+        self._first, self._chain_links = followed_back(identity_links(repo, head, own), today)
+        return self._first, self._chain_links
 
     def _identities(self) -> set[str]:
         """The identities whose records are the controller's: today's and, once a cold scan
-        read them, those it changed from (:func:`~controller.git.identities.identity_chain`)."""
+        read them, those of its stretches before (:meth:`_walk`)."""
         today = self.config.identity.email.lower()
-        return set(identity_chain(self._chain_links, today, onward=False))
+        return {today, self._first, *(new for _was, new in self._chain_links.values())} - {""}
 
     def approval(self, repo: GitRepo, blob: str) -> ApprovalSettings | None:
         from controller.approval import recorded

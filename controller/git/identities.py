@@ -9,6 +9,14 @@ history (``plangate audit``'s timeline, the history index's cold scan) reads the
 so the old identity's commits stay the controller's for their stretch of history and the new
 identity's are its own from the link on.
 
+The links are read by their place on the first-parent line, newest first, from the identity
+the controller has at the head (:func:`followed_back`), as the controller reads its own
+history: each stretch of history has the identity in force there, so an identity that comes
+back (A, B, A) is followed stretch by stretch (round 127: a list of identities cannot hold one
+twice). The identity at the head is the config's once the controller recorded under it;
+before (the config just edited, no pass since), the one its last record names
+(:func:`recorded_identity`), which its next record links to the config's.
+
 A link counts when it is a sealed record commit (:func:`recorded.recorded_hash`) made by the
 identity its policy names, naming another identity before it, and, with the controller's
 record of its commits, one the controller made. By git alone it is read by its shape, as every
@@ -60,24 +68,72 @@ def _names(repo: GitRepo, sha: str) -> str | None:
     return email.lower() if isinstance(email, str) else None
 
 
-def identity_chain(links: Links, identity: str, *, onward: bool = True) -> list[str]:
-    """The controller's identities in the order it had them, ``identity`` among them: the
-    links followed back from ``identity`` and (``onward``) on from it. A config's identity
-    is today's: nothing follows it (``onward`` False: a link from it is someone's claim)."""
-    chain = [identity]
-    grown = True
-    while grown:
-        grown = False
-        for was, new in links.values():
-            if new == chain[0] and was not in chain:
-                chain.insert(0, was)
-                grown = True
-            elif onward and was == chain[-1] and new not in chain:
-                chain.append(new)
-                grown = True
-    return chain
+def followed_back(links: Links, today: str) -> tuple[str, Links]:
+    """The identity the controller had at the start of history and the links that took it to
+    ``today`` (its identity at the head), each in its stretch of the first-parent line: the
+    links read newest first, each one that takes the identity in force there giving the one
+    it changed from to the history before it, as the controller reads its own history
+    (:meth:`~controller.service.core.ControllerCore._named_history`). An identity taken back
+    (A, B, A; A, B, C, A) is followed stretch by stretch (round 127: a list of identities
+    started the walk at B and read A's first stretch as anyone's); any other link is
+    someone's claim."""
+    identity, kept = today, []
+    for sha in reversed(list(links)):
+        if links[sha][1] == identity:
+            kept.append(sha)
+            identity = links[sha][0]
+    return identity, {sha: links[sha] for sha in reversed(kept)}
 
 
-def in_chain(links: Links, chain: list[str]) -> Links:
-    """The links between two identities of ``chain`` (any other is someone's claim)."""
-    return {sha: link for sha, link in links.items() if link[0] in chain and link[1] in chain}
+def onward(links: Links, identity: str) -> str:
+    """The identity at the head of a controller that had ``identity`` at some point
+    (``plangate audit --controller``): the links read oldest first from it on."""
+    for was, new in links.values():
+        if was == identity:
+            identity = new
+    return identity
+
+
+def stretches(start: str, links: Links) -> list[tuple[str | None, str]]:
+    """(the commit it starts at, None for the start of history; the identity) of each stretch
+    of :func:`followed_back`'s walk, oldest first."""
+    return [(None, start)] + [(sha, new) for sha, (_was, new) in links.items()]
+
+
+def recorded_identity(
+    repo: GitRepo, head: str, today: str, own_commit: Callable[[str], bool] | None = None
+) -> str:
+    """The identity history holds for the controller at ``head`` when its config names
+    ``today``: ``today`` once a record of its own under it is on the line; else (the config
+    changed, no pass since: the controller links the change on its next pass) the identity
+    its last record names, the one its next record names as ``Previous-Identity:``. With
+    the controller's record of its commits (``own_commit``) its last record is that
+    record's; by git alone, the last seal-shaped record made by the identity it names, and
+    only when no such record is ``today``'s (a config names today's identity: a later record
+    of another is someone's claim). One ``git log`` of the record commits; a history whose
+    identity never changed stops at its last record."""
+    grep = f"--grep={recorded.RECORD_SUBJECT}"
+    shas = repo.run("rev-list", "--first-parent", "--fixed-strings", grep, head).split()
+    last = None
+    for sha in shas:  # newest first
+        if own_commit is not None and not own_commit(sha):
+            continue
+        named = _record_of(repo, sha)
+        if named == today:
+            return today
+        if named is not None and last is None:
+            last = named
+            if own_commit is not None:
+                return last
+    return last or today
+
+
+def _record_of(repo: GitRepo, sha: str) -> str | None:
+    """The identity a sealed record commit at ``sha`` was made by and names (None: no such
+    record)."""
+    record = repo.commit(sha)
+    made_by = record.author.email.lower()
+    sealed = recorded.recorded_hash(
+        record.subject, record.trailers, record.author.email, record.committer.email, made_by
+    )
+    return made_by if sealed is not None and _names(repo, sha) == made_by else None

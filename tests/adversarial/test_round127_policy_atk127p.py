@@ -166,6 +166,32 @@ by git alone a seal-shaped record made by the identity it names is the controlle
 (documented; sign the controller's commits). In labs i and j, a fresh clone's
 ``--controller`` with the FIRST identity follows the chain right; only ``pg-c`` (lab i) and
 ``--config`` miss A's first stretch, so the walk seems to start at the wrong end of a loop.
+Fixed (2026-12-07 afternoon, fix128i): **identity-return-splits-audit**,
+**identity-return-check-misses-run**, **unrecorded-identity-blinds-reads**. Cause: every
+reader of the identity links (``Timeline.open``, ``RecordedPolicies.records``/``_identities``)
+built a LIST of identities (``identity_chain``, ``in_chain``), which cannot hold one twice: after
+``A -> B -> A`` (or ``A -> B -> C -> A``, also for ``--controller pg-c``) its first entry was
+``B``, so the walk started at the wrong end of the loop and read A's first stretch as
+anyone's, in the audit and in a rebuilt index (``check`` after the move). And the identity at
+the head was always the config's: one no record names yet (edited, no pass since) matched no
+commit of the controller's. Fix (read side): ``controller.git.identities.followed_back`` walks
+the links newest first by their place on the first-parent line from the identity at the head,
+as ``ControllerCore._named_history`` does (``stretches``, ``onward`` for ``--controller``);
+``recorded_identity`` gives the identity at the head: the config's once a record of the
+controller's names it, else the one its last record names (by the state directory's record of
+its commits; by git alone, the last sealed record by the identity it names, only when none is
+the config's); ``Timeline.open``/``_of_config`` (with an ``identity-unrecorded`` note),
+``_walk_from``, ``RecordedPolicies._walk``/``records``/``_identities``/``identity`` (the first
+stretch's identity before any record) read them; ``HistoryIndex._policies`` finds the records
+before following the first. Tests: ``tests/approval/test_audit_identity_return.py`` (5, all
+fail on main's code: ``aba``/``abca`` audits, check after a return and a move, an unrecorded
+identity's audit/check/restart, a config changed back) and
+``tests/git/test_identity_stretches.py`` (5, new functions); the ids ``i:audit:config``,
+``i:audit:pg-c@localhost``, ``i:agree``, ``j:audit:config``, ``j:agree``, ``j:check:ops/s0``,
+``{i,j,k,n,m}:today``, ``n:next:check`` (12) pass, their xfails removed. The ``m:*`` ids
+(fix128k's class) pass with this read-side fix alone too (the rebuilt index finds the old
+identity's last record, so the link is written); fix128k's branch, which removed their
+xfails, is merged here.
 """
 
 from __future__ import annotations
@@ -176,7 +202,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from advkit import AGENT, ALICE, BOB, MALLORY, Lab, build_all, load_yaml, plan_text, xfail
+from advkit import AGENT, ALICE, BOB, MALLORY, Lab, build_all, load_yaml, plan_text
 from atk127pkit import EVIL, IDA, IDB, IDC, audit_in, ci_check, clone, config, gate_plan, starts
 
 OPS = "*@ops.example.com"
@@ -502,43 +528,8 @@ def labs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 A, B, C = IDA[1], IDB[1], IDC[1]
-CLS_AUDIT = "identity-return-splits-audit"
-CLS_CHECK = "identity-return-check-misses-run"
-CLS_TODAY = "unrecorded-identity-blinds-reads"
-BROKEN: dict[str, Any] = {
-    **{
-        f"{k}:today": xfail(
-            CLS_TODAY,
-            "audit --config with today's identity changed (no pass since): no run listed, "
-            "every controller commit flagged illegal/owned-block-changed/policy-changed",
-        )
-        for k in ("i", "j", "k", "n", "m")
-    },
-    "n:next:check": xfail(
-        CLS_TODAY,
-        "today's config names a new identity (no pass yet): check predicted start for a copy "
-        "of s0 the restarted controller refused E_ALREADY_EXECUTED",
-    ),
-    "i:audit:config": xfail(
-        CLS_AUDIT,
-        "A->B->C->A: audit --config (identity A) misses the runs of A's first stretch and "
-        "flags the controller's own commits illegal/owned-block-changed/log-changed",
-    ),
-    f"i:audit:{C}": xfail(
-        CLS_AUDIT, "--controller pg-c on a fresh clone: A's first stretch read as anyone's"
-    ),
-    "j:audit:config": xfail(
-        CLS_AUDIT,
-        "A->B->A: audit --config misses s0's run and flags the controller's commits",
-    ),
-    "i:agree": xfail(CLS_AUDIT, "--config and --controller pg-c list fewer runs"),
-    "j:agree": xfail(CLS_AUDIT, "--config lists fewer runs than --controller A or B"),
-    "j:check:ops/s0": xfail(
-        CLS_CHECK,
-        "after A->B->A and a plans_dir move, check predicted start for a copy of s0 the "
-        "controller refused E_ALREADY_EXECUTED",
-    ),
-}
+#: every class of this module is fixed (fix128k, fix128i): no id is expected to fail
+BROKEN: dict[str, Any] = {}
 
 
 def expected_runs(name: str) -> list[tuple[str, str]]:

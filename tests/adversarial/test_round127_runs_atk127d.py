@@ -140,6 +140,15 @@ host (``q`` runs once, ``p`` never again); nor a round trip (agent and back) und
 controller's name, by the fresh-clone audit or a rebuilt host; ``plans_dir`` changed twice
 or there and back, kept and then rebuilt: copies refused, nothing reran, every audit lists
 every folder's runs.
+Fixed (2026-12-07 afternoon, fix128i): **identity-changed-back-splits-audit**. Cause: the
+readers of the identity links built a list of identities (``identity_chain``), which cannot
+hold one twice: after ``A -> B -> A`` it started with ``B`` and ``audit --config`` read A's first
+stretch as anyone's. Fix: ``controller.git.identities.followed_back`` walks the links newest
+first by their place on the first-parent line from the identity at the head (as
+``ControllerCore._named_history``), read by ``Timeline.open`` and ``RecordedPolicies``
+(``records``, ``_identities``). Tests: ``tests/approval/test_audit_identity_return.py``,
+``tests/git/test_identity_stretches.py``; ``test_chain_config_audit_agrees[aba]`` passes, its
+xfail removed.
 """
 
 from __future__ import annotations
@@ -584,16 +593,7 @@ def test_chain_clone_audit_controller_agrees(labs: Labs, key: str, how: str) -> 
     assert blamed(audit) == [] and audit["rc"] == 0, audit
 
 
-ABA_AUDIT = advkit.xfail(
-    "identity-changed-back-splits-audit",
-    "A->B->A with the state kept: audit --config lists only the runs after the first change "
-    "and flags the controller's first-stretch commits as A's illegal transitions",
-)
-
-
-@pytest.mark.parametrize(
-    "key", [pytest.param(k, marks=[ABA_AUDIT] if k == "aba" else []) for k in CHAINS]
-)
+@pytest.mark.parametrize("key", list(CHAINS))
 def test_chain_config_audit_agrees(labs: Labs, key: str) -> None:
     """``plangate audit --config`` (the live config, its state directory holding the record
     of every identity's commits) lists every run and flags none of the controller's own

@@ -181,9 +181,9 @@ class Timeline:
         own_commit: Callable[[str], bool] | None,
     ) -> Timeline:
         """The timeline of ``audit --config``: the config's identity at the head (or, before
-        the controller's first pass under it, the identity its last record names:
-        :func:`~controller.git.identities.recorded_identity`, with a note), followed back
-        stretch by stretch (:func:`~controller.git.identities.followed_back`)."""
+        the controller's first pass under it, the one its last record names by its record of
+        its commits: :func:`~controller.git.identities.recorded_identity`, with a note),
+        followed back stretch by stretch (:func:`~controller.git.identities.followed_back`)."""
         given = config.identity.email.lower()
         today = recorded_identity(repo, head, given, own_commit)
         start, followed = followed_back(links, today)

@@ -14,8 +14,9 @@ the controller has at the head (:func:`followed_back`), as the controller reads 
 history: each stretch of history has the identity in force there, so an identity that comes
 back (A, B, A) is followed stretch by stretch (round 127: a list of identities cannot hold one
 twice). The identity at the head is the config's once the controller recorded under it;
-before (the config just edited, no pass since), the one its last record names
-(:func:`recorded_identity`), which its next record links to the config's.
+before (the config just edited, no pass since), the one its last record names by its record
+of the commits it made (:func:`recorded_identity`), which its next record links to the
+config's.
 
 A link counts when it is a sealed record commit (:func:`recorded.recorded_hash`) made by the
 identity its policy names, naming another identity before it, and, with the controller's
@@ -104,28 +105,21 @@ def recorded_identity(
     repo: GitRepo, head: str, today: str, own_commit: Callable[[str], bool] | None = None
 ) -> str:
     """The identity history holds for the controller at ``head`` when its config names
-    ``today``: ``today`` once a record of its own under it is on the line; else (the config
-    changed, no pass since: the controller links the change on its next pass) the identity
-    its last record names, the one its next record names as ``Previous-Identity:``. With
-    the controller's record of its commits (``own_commit``) its last record is that
-    record's; by git alone, the last seal-shaped record made by the identity it names, and
-    only when no such record is ``today``'s (a config names today's identity: a later record
-    of another is someone's claim). One ``git log`` of the record commits; a history whose
-    identity never changed stops at its last record."""
+    ``today``: the identity its last record names, by its record of the commits it made
+    (``own_commit``): ``today`` once it recorded under it; before (the config changed, no pass
+    since), the one its next record names as ``Previous-Identity:``. By git alone, ``today``:
+    a seal-shaped record of another identity's may be anyone's (an agent's, made before the
+    controller's first pass), and the config names the controller. One ``git rev-list`` of
+    the record commits, read newest first up to the controller's last."""
+    if own_commit is None:
+        return today
     grep = f"--grep={recorded.RECORD_SUBJECT}"
     shas = repo.run("rev-list", "--first-parent", "--fixed-strings", grep, head).split()
-    last = None
     for sha in shas:  # newest first
-        if own_commit is not None and not own_commit(sha):
-            continue
-        named = _record_of(repo, sha)
-        if named == today:
-            return today
-        if named is not None and last is None:
-            last = named
-            if own_commit is not None:
-                return last
-    return last or today
+        named = _record_of(repo, sha) if own_commit(sha) else None
+        if named is not None:
+            return named
+    return today
 
 
 def _record_of(repo: GitRepo, sha: str) -> str | None:

@@ -179,8 +179,8 @@ the links newest first by their place on the first-parent line from the identity
 as ``ControllerCore._named_history`` does (``stretches``, ``onward`` for ``--controller``);
 ``recorded_identity`` gives the identity at the head: the config's once a record of the
 controller's names it, else the one its last record names (by the state directory's record of
-its commits; by git alone, the last sealed record by the identity it names, only when none is
-the config's); ``Timeline.open``/``_of_config`` (with an ``identity-unrecorded`` note),
+its commits; by git alone, the config's as before: a seal-shaped record may be anyone's);
+``Timeline.open``/``_of_config`` (with an ``identity-unrecorded`` note),
 ``_walk_from``, ``RecordedPolicies._walk``/``records``/``_identities``/``identity`` (the first
 stretch's identity before any record) read them; ``HistoryIndex._policies`` finds the records
 before following the first. Tests: ``tests/approval/test_audit_identity_return.py`` (5, all

@@ -45,9 +45,11 @@ import asyncio
 import json
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
+import advkit
 import pytest
 from advkit import ALICE, Lab, build_all, load_yaml
 
@@ -148,6 +150,33 @@ actions:
     params:
       tag: ymlself
 """
+SECRET = "s3cr3t-R127b-Zq"
+PSEC = json.dumps(
+    {
+        "plan_version": 1,
+        "goal": "record psec",
+        "steps": [{"step_id": "s1", "tool": "rec", "args": {"tag": "psec", "t": "$<secrets.TOK>"}}],
+    }
+)
+TSEC = (
+    "# tsec\n\n## Objective\n\nrecord tsec\n\n## Steps\n\n### Step 1: Record tsec\n\n"
+    '- **Action**: rec\n- **Parameters**: {"tag": "tsec", "t": "$<secrets.TOK>"}\n'
+)
+TJ = json.dumps(
+    {
+        "metadata": {"title": "tj", "objective": "reordered steps"},
+        "workflow_config": {"parallel_execution": False},
+        "steps": [
+            {
+                "id": "b",
+                "action": "rec",
+                "parameters": {"tag": "tj", "o": "b"},
+                "dependencies": ["a"],
+            },
+            {"id": "a", "action": "rec", "parameters": {"tag": "tj", "o": "a"}},
+        ],
+    }
+)
 FORMATS = {
     "ap": AP,
     "pc": PC,
@@ -157,8 +186,11 @@ FORMATS = {
     "fenced": FENCED,
     "pcself": PC_SELF,
     "ymlself": YML_SELF,
+    "psec": PSEC,
+    "tsec": TSEC,
+    "tj": TJ,
 }
-APPROVED = ["ap", "pc", "ag", "md", "pte", "fenced"]
+APPROVED = ["ap", "pc", "ag", "md", "pte", "fenced", "psec", "tsec"]
 SELF = ["pcself"]
 EXPECT = {
     "ap": AP_PARAMS,
@@ -167,6 +199,8 @@ EXPECT = {
     "ag": {"tag": "ag", "k": [1, "2"]},
     "md": {"tag": "md", "x": "1", "y": {"z": False}},
     "pte": {"tag": "pte", "who": "ops"},
+    "psec": {"tag": "psec", "t": SECRET},
+    "tsec": {"tag": "tsec", "t": SECRET},
 }
 
 # -- the refusals ------------------------------------------------------------------------
@@ -183,6 +217,32 @@ PTE_APPROVAL = PTE.replace(
 PTE_EXEC = PTE.replace("approval: {status: pending}", "execution: {status: completed}")
 PC_FLAG = PC.replace('"z": 0}', '"z": 0}, "requires_approval": "true"')
 TWO_FENCES = FENCED + "\n" + FENCED
+INNER = {
+    "plan_version": 1,
+    "title": "inner",
+    "steps": [
+        {"step_number": 1, "description": "inner rec", "action": {"type": "rec", "tag": "nin"}}
+    ],
+}
+NESTED = json.dumps(
+    {
+        "plan_version": 1,
+        "title": "np",
+        "steps": [
+            {
+                "step_number": 1,
+                "description": "outer",
+                "action": {"type": "nested_plan", "plan": INNER},
+            }
+        ],
+    }
+)
+#: validate of a source the converter refuses: the format it was read as (detected)
+NAMED = {
+    "pte-approval": (PTE_APPROVAL, "pte"),
+    "pc-flag": (PC_FLAG, "plan-contract"),
+    "nested": (NESTED, "actionplan"),
+}
 REFUSALS: dict[str, tuple[str, dict[str, Any]]] = {
     "bad-tool": ("submit", {"plan": BAD_TOOL, "slug": "r-badtool"}),
     "bad-tool-pr": ("submit", {"plan": BAD_TOOL, "slug": "r-badtoolpr", "pull_request": True}),
@@ -199,6 +259,8 @@ REFUSALS: dict[str, tuple[str, dict[str, Any]]] = {
     "wait-bad-status": ("wait", {"path": "plans/pcself", "status": "Approved", "timeout": 0}),
     "log-no-plan": ("log", {"path": "plans/r-none"}),
     "format-unknown": ("validate", {"plan": PC, "format": "PLAN.YML"}),
+    "nested-plan": ("submit", {"plan": NESTED, "slug": "r-nested"}),
+    "nested-plan-pr": ("submit", {"plan": NESTED, "slug": "r-nestedpr", "pull_request": True}),
 }
 
 
@@ -234,6 +296,13 @@ async def _session(lab: Lab, steps: list[Step]) -> dict[str, Any]:
             for step in steps:
                 if callable(step):
                     step()
+                    continue
+                if len(step) == 4:  # a call with the repository changing meanwhile
+                    key, name, args, meanwhile = step
+                    res, _ = await asyncio.gather(
+                        s.call_tool(name, args), asyncio.to_thread(meanwhile)
+                    )
+                    out[key] = _content(res)
                     continue
                 key, name, args = step
                 try:
@@ -273,16 +342,21 @@ def show_json(lab: Lab, slug: str) -> dict[str, Any]:
 
 def build_c(root: Path) -> dict[str, Any]:
     lab = Lab(root, extra=AGENT_CFG)
+    lab.extra_env = {"PLANGATE_SECRET_TOK": SECRET}  # type: ignore[attr-defined]
     got: dict[str, Any] = {"lab": lab}
     steps: list[Step] = []
     for slug, text in FORMATS.items():
         steps.append((f"v:{slug}", "validate", {"plan": text}))
         steps.append((f"s:{slug}", "submit", {"plan": text, "slug": slug}))
 
+    for case, (text, _) in NAMED.items():
+        steps.append((f"n:{case}", "validate", {"plan": text}))
+
     def first_pass() -> None:
         lab.run()
         got["shown"] = {slug: show_json(lab, slug) for slug in APPROVED}
-        for slug in APPROVED:
+        got["shown"]["tj"] = show_json(lab, "tj")
+        for slug in [*APPROVED, "tj"]:
             approve(lab, slug)
         lab.run()
         lab.run()
@@ -296,6 +370,10 @@ def build_c(root: Path) -> dict[str, Any]:
         got["after_refusals"] = snapshot(lab)
 
     steps.append(after_refusals)
+    for slug in ("psec", "tsec"):
+        steps.append((f"sec:log:{slug}", "log", {"path": f"plans/{slug}"}))
+        steps.append((f"sec:status:{slug}", "status", {"path": f"plans/{slug}"}))
+    steps.append(("sec:status", "status", {}))
     # the repository changes under the open session
     steps.append(("c:w1", "submit", {"plan": PC.replace('"pc"', '"w1"'), "slug": "w1"}))
 
@@ -320,6 +398,47 @@ def build_c(root: Path) -> dict[str, Any]:
     steps.append(
         ("c:w1-wait", "wait", {"path": "plans/w1", "status": "pending_approval", "timeout": 0})
     )
+
+    def switch_side3() -> None:
+        time.sleep(0.5)  # not an assert's timing: the wait may see the switch or not
+        lab.git("checkout", "-q", "-b", "side3")
+        lab.git("rm", "-q", "-r", "plans/pcself")
+        lab.git("commit", "-q", "-m", "side3 without pcself", who=ALICE)
+
+    steps.append(
+        (
+            "c:wait-switch",
+            "wait",
+            {"path": "plans/pcself", "status": "pending_approval", "timeout": 6},
+            switch_side3,
+        )
+    )
+
+    def back_from_side3() -> None:
+        got["side3_head_at_wait"] = lab.git("rev-parse", "--abbrev-ref", "HEAD").strip()
+        lab.git("checkout", "-q", "main")
+
+    steps.append(back_from_side3)
+    # history rewritten under the session: the controller's freeze commit dropped
+    steps.append(("c:hr", "submit", {"plan": PC.replace('"pc"', '"hr"'), "slug": "hr"}))
+
+    def rewrite() -> None:
+        lab.run()
+        got["hr_frozen_by"] = lab.git("log", "-1", "--format=%ae").strip()
+        lab.git("reset", "-q", "--hard", "HEAD~1", who=ALICE)
+
+    steps.append(rewrite)
+    steps.append(("c:hr-status", "status", {"path": "plans/hr"}))
+    steps.append(("c:hr2", "submit", {"plan": PC.replace('"pc"', '"hr2"'), "slug": "hr2"}))
+
+    def approve_after_rewrite() -> None:
+        got["hr_pass1"] = lab.run(check=False)
+        approve(lab, "hr")
+        got["hr_pass2"] = lab.run(check=False)
+
+    steps.append(approve_after_rewrite)
+    steps.append(("c:hr-status2", "status", {"path": "plans/hr"}))
+    steps.append(("c:hr-log", "log", {"path": "plans/hr"}))
     got["mcp"] = session(lab, steps)
     (root / "mcp.json").write_text(json.dumps(got["mcp"], indent=1))
     lab.run()
@@ -372,6 +491,9 @@ def test_run_as_shown(labs: Any, slug: str) -> None:
     got = json.loads(calls[0]["stdin"])
     assert got == EXPECT[slug], got
     shown = labs["c"]["shown"][slug]["actions"][0]["params"]
+    if slug in ("psec", "tsec"):
+        assert shown["t"] == "$<secrets.TOK>", shown
+        shown = {**shown, "t": SECRET}
     inputs = labs["c"]["shown"][slug].get("inputs") or {}
     filled = {
         k: (
@@ -494,3 +616,108 @@ def test_chg_nothing_unapproved_ran(labs: Any) -> None:
     lab: Lab = labs["c"]["lab"]
     for slug in ("w1", "w2", "pcself", "ymlself", "badtool"):
         assert lab.calls(slug) == [], slug
+
+
+# -- converted order: what show lists is the order things run --------------------------------
+def test_run_order_as_shown(labs: Any) -> None:
+    lab: Lab = labs["c"]["lab"]
+    ran = [json.loads(c["stdin"])["o"] for c in lab.calls("tj")]
+    shown = [a["params"]["o"] for a in labs["c"]["shown"]["tj"]["actions"]]
+    assert ran == shown == ["a", "b"], (ran, shown)
+
+
+# -- a secret a converted plan refers to: never shown by an agent surface ---------------------
+@pytest.mark.parametrize(
+    "key", ["sec:log:psec", "sec:status:psec", "sec:log:tsec", "sec:status:tsec", "sec:status"]
+)
+def test_secret_not_shown(labs: Any, key: str) -> None:
+    ans = labs["c"]["mcp"][key]
+    assert not ans["error"], ans["text"]
+    assert SECRET not in json.dumps(ans["data"]), ans["text"][:2000]
+
+
+def test_secret_not_in_history_or_show(labs: Any) -> None:
+    lab: Lab = labs["c"]["lab"]
+    for slug in ("psec", "tsec"):
+        assert SECRET not in lab.history(slug)
+        assert SECRET not in json.dumps(show_json(lab, slug))
+    assert (lab.repo / "plans").exists()
+
+
+# -- a wait in flight while the working tree moves to another branch ------------------------
+def test_chg_wait_while_switched(labs: Any) -> None:
+    """``wait`` on ``plans/pcself`` (pending on main) while Alice switches the controller's
+    working tree to ``side3``, where the plan is deleted: the answer is a coded refusal (as
+    ``status``/``submit`` answer on another branch: ``E_GIT``) or no change; never "the plan
+    is gone" (``status: null``, ``changed: true``) while main still holds it pending."""
+    ans = labs["c"]["mcp"]["c:wait-switch"]
+    if ans["error"]:
+        _coded(ans["data"])
+        return
+    data = ans["data"]
+    assert not (data["changed"] and data["status"] is None), data
+
+
+def test_chg_rewrite_nothing_ran(labs: Any) -> None:
+    lab: Lab = labs["c"]["lab"]
+    for slug in ("hr", "hr2"):
+        assert lab.calls(slug) == [], slug
+    for key in ("c:hr-status", "c:hr-status2", "c:hr-log", "c:hr2"):
+        ans = labs["c"]["mcp"][key]
+        assert "Traceback" not in ans["text"], ans["text"]
+        if ans["error"]:
+            _coded(ans["data"])
+
+
+# -- what an agent is told after a conversion refusal ------------------------------------------
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(
+            c,
+            marks=advkit.xfail(
+                "validate-format-unnamed-on-conversion-refusal",
+                "MCP validate answers format: null when the converter refuses the detected format",
+            ),
+        )
+        for c in NAMED
+    ],
+)
+def test_validate_names_format(labs: Any, case: str) -> None:
+    """docs/agents.md: a PLAN.yml holding an ``approval:`` block "is then read as the ``pte``
+    format and converted ... and the answer's ``format`` says ``pte``"; ``validate``'s answer
+    carries ``format``. The errors are located in that format's fields, so it was detected."""
+    data = _ok(labs["c"]["mcp"][f"n:{case}"])
+    assert data["valid"] is False, data
+    assert data["errors"], data
+    assert data["format"] == NAMED[case][1], data
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        pytest.param(
+            k,
+            marks=advkit.xfail(
+                "mcp-nested-plan-remedy-names-cli-option",
+                "a nested_plan over MCP is refused 'pass -o DIR', an option no tool takes",
+            ),
+        )
+        for k in ("n:nested", "r:nested-plan", "r:nested-plan-pr")
+    ],
+)
+def test_nested_plan_told_what_to_do(labs: Any, key: str) -> None:
+    """An ActionPlan with a ``nested_plan`` step sent to MCP ``validate``/``submit`` (agents.md:
+    "any format of docs/formats.md (converted first)"): submitted, or refused with a remedy
+    the agent can follow over MCP (SPEC: every error names a remedy; agents.md step 8: "read
+    its code, path and remedy, fix that and call again"), never "pass -o DIR", an option
+    of ``plangate convert`` that no MCP tool takes."""
+    ans = labs["c"]["mcp"][key]
+    data = ans["data"]
+    assert isinstance(data, dict), ans["text"]
+    if data.get("ok") is True:
+        return
+    errs = data.get("errors") or [data]
+    for err in errs:
+        told = f"{err.get('message')} {err.get('remedy')}"
+        assert "-o DIR" not in told and "pass -o" not in told, err

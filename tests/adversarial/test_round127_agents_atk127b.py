@@ -528,9 +528,75 @@ def build_p(root: Path) -> dict[str, Any]:
     return got
 
 
+def build_r(root: Path) -> dict[str, Any]:
+    """Remote mode over a real ``git daemon`` on 127.0.0.1: one pass froze ``rp``; then the
+    agent's MCP session on the controller's remote-mode config, and a later push ``rp2``."""
+    lab = Lab(root, extra=AGENT_CFG)
+    lab.write("rp", plan_text("rp"))
+    lab.commit("agent: rp", ("Agent", "agent@example.com"))
+    srv = root / "srv"
+    srv.mkdir()
+    bare = srv / "origin.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(lab.repo), str(bare)], check=True)
+    port = _free_port()
+    daemon = subprocess.Popen(
+        ["git", "daemon", "--reuseaddr", "--export-all", "--enable=receive-pack",
+         f"--base-path={srv}", "--listen=127.0.0.1", f"--port={port}", str(srv)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    got: dict[str, Any] = {"lab": lab}
+    url = f"git://127.0.0.1:{port}/origin.git"
+    try:
+        until(
+            lambda: (
+                subprocess.run(
+                    ["git", "ls-remote", url], capture_output=True, check=False
+                ).returncode
+                == 0
+            ),
+            60,
+            0.2,
+        )
+        cfg = root / "remote.yml"
+        cfg.write_text(
+            lab.config.read_text()
+            .replace(
+                f"repo: {lab.repo}\n",
+                f"remote: {{url: '{url}', branch: main, poll_interval: 3600}}\n",
+            )
+            .replace(f"state_dir: {lab.state}", f"state_dir: {root / 'rstate'}")
+        )
+        lab.config = cfg
+        lab.run()
+        got["refs0"] = subprocess.run(
+            ["git", "for-each-ref"], cwd=bare, capture_output=True, text=True, check=True
+        ).stdout
+        got["mcp"] = session(
+            lab,
+            [
+                ("status", "status", {}),
+                ("log", "log", {"path": "plans/rp"}),
+                ("wait", "wait", {"path": "plans/rp", "timeout": 0}),
+                ("submit", "submit", {"plan": PC, "slug": "rsub"}),
+                ("submit-pr", "submit", {"plan": PC, "slug": "rsubpr", "pull_request": True}),
+            ],
+        )
+        got["refs1"] = subprocess.run(
+            ["git", "for-each-ref"], cwd=bare, capture_output=True, text=True, check=True
+        ).stdout
+        cli = lab.cli("status", "--json", "--config", str(cfg))
+        got["cli_status"] = json.loads(cli.stdout)
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=30)
+    return got
+
+
 @pytest.fixture(scope="module")
 def labs(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    return build_all(tmp_path_factory.mktemp("r127b"), {"c": build_c, "p": build_p}).got
+    return build_all(
+        tmp_path_factory.mktemp("r127b"), {"c": build_c, "p": build_p, "r": build_r}
+    ).got
 
 
 def _ok(ans: dict[str, Any]) -> dict[str, Any]:
@@ -913,3 +979,28 @@ def test_mcp_wait_unreadable(labs: Any) -> None:
         _coded(ans["data"])
         return
     assert ans["data"]["status"] == "unreadable" and ans["data"]["changed"] is False, ans["data"]
+
+
+# -- remote mode: the tools the docs say are not served refuse it, coded; nothing pushed ------
+@pytest.mark.parametrize("key", ["log", "wait", "submit", "submit-pr"])
+def test_remote_refused_coded(labs: Any, key: str) -> None:
+    """docs/agents.md: "Remote mode (``remote:``) is not served yet: run it on a clone in
+    local mode"."""
+    ans = labs["r"]["mcp"][key]
+    assert ans["error"], ans["text"]
+    _coded(ans["data"])
+    assert ans["data"]["code"] == "E_CONFIG_INVALID", ans["data"]
+
+
+def test_remote_nothing_pushed(labs: Any) -> None:
+    assert labs["r"]["refs0"] == labs["r"]["refs1"]
+    assert "plangate/" not in labs["r"]["refs1"]
+
+
+def test_remote_status_as_cli(labs: Any) -> None:
+    """MCP ``status`` is "as ``plangate status --json``": the same rows in remote mode."""
+    data = _ok(labs["r"]["mcp"]["status"])
+    mcp_rows = {p["plan"]: (p["status"], p["hash"]) for p in data["plans"]}
+    cli_rows = {p["plan"]: (p["status"], p["hash"]) for p in labs["r"]["cli_status"]}
+    assert mcp_rows == cli_rows, (mcp_rows, cli_rows)
+    assert mcp_rows["plans/rp"][0] == "pending_approval"

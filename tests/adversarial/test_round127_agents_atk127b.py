@@ -1,42 +1,125 @@
 """Round 127, the agent's surfaces (atk127b): plans an agent submits in the formats agents
 already emit, through the official ``mcp`` SDK client, and what runs of them; what an agent
-sees after each refusal; one MCP session held open while the repository changes under it.
-An outsider's attack: the CLI, git, the SDK client and the docs only.
+sees after each refusal; one MCP session held open while the repository changes under it;
+the page and MCP with 2,000 plans and plans the controller does not read; MCP on a
+remote-mode config over a real ``git daemon``. An outsider's attack: the CLI, git, HTTP on
+loopback, the SDK client and the docs only.
 
-Lab C (local mode, ``agent.identity`` Planner bot; the exec tool ``rec`` records each call).
-ONE ``plangate mcp`` session (``mcp.client.stdio`` + ``ClientSession``) stays open through
-the whole lab while the test acts on the repository between calls:
+Lab C (local mode, ``agent.identity`` Planner bot, the secret ``TOK`` in the environment; the
+exec tool ``rec`` records each call). ONE ``plangate mcp`` session (``mcp.client.stdio`` +
+``ClientSession``) stays open through the whole lab while the test acts between calls:
 
-1. ``validate`` then ``submit`` of seven plans, one per format an agent emits: an ActionPlan
-   JSON with odd values (``1.0``, 2**53-1, ``"true"``, ``café``, nesting, ``null``), a Plan
-   Contract whose source says ``"status": "approved"``, an Agent Plan (``Custom`` tool), the
-   markdown ``toon-plan``, a ``pte`` YAML with a legacy ``${inputs.who}`` and
-   ``approval: {status: pending}``, a model reply (one fenced ``json`` ActionPlan), and a
-   PLAN.yml that says ``status: approved`` itself (the agent "approving" through ``submit``).
-2. A pass; Alice approves five of them (not the two that said ``approved``); two passes.
-3. Refusals (15 calls after the runs): invalid converted plans, forced wrong format, a ``pte``
-   bringing its own ``approval``/``execution``, bad slugs, a completed slug, tools that do
-   not exist, bad argument types, a bad ``wait`` status, ``log`` of no plan, two fences, a
-   ``pull_request: true`` submission of an invalid plan.
-4. The repository changes under the open session: Alice switches the working tree to a
-   branch ``side`` and the agent submits; Alice deletes a submitted plan and the agent asks
-   ``status``/``log``/``wait`` about it.
+1. ``validate`` then ``submit`` of eleven plans: an ActionPlan JSON with odd values (``1.0``,
+   2**53-1, ``"true"``, ``café``, nesting, ``null``), two Plan Contracts (one whose source says
+   ``"status": "approved"``), an Agent Plan (``Custom`` tool), the markdown ``toon-plan``, a
+   ``pte`` YAML with a legacy ``${inputs.who}`` and ``approval: {status: pending}``, a model
+   reply (one fenced ``json`` ActionPlan), a PLAN.yml saying ``status: approved`` itself, a
+   Plan Contract and a markdown plan passing ``$<secrets.TOK>``, and a TOON-plan JSON whose
+   steps are listed against their dependencies; ``validate`` of three sources the converter
+   refuses (a ``pte`` with its own ``approval``, a string flag, an ActionPlan ``nested_plan``).
+2. A pass; ``plangate show --json`` of each; Alice approves nine; two passes.
+3. 17 refusals: invalid converted plans (with and without ``pull_request``), a forced wrong
+   format, a ``pte`` bringing ``approval``/``execution``, a string flag, two fences, bad slugs,
+   a completed slug, the tool ``approve``, ``pull_request: "true"``, a bad ``wait`` status,
+   ``log`` of no plan, an unknown format, a nested plan (with and without ``pull_request``).
+4. ``log``/``status`` of the plans that used the secret.
+5. The repository changes under the open session: Alice switches the working tree to
+   ``side`` and the agent submits and asks ``status``; back on main Alice deletes a submitted
+   plan and the agent asks ``log``/``status``/``wait``; a ``wait`` in flight while Alice
+   switches to ``side3`` (where the plan is deleted); a pass freezes ``hr``, Alice resets main
+   over the controller's freeze commit, the agent asks ``status``, submits ``hr2``, Alice
+   approves ``hr``, a pass, ``status``/``log``.
 
-Ids:
+Lab P (local mode, ``plangate run`` with ``ui`` on 127.0.0.1): 2,000 draft plans, ``huge``
+(1,000,000 bytes: under ``limits.max_plan_bytes`` but over its share for the plan), ``toobig``
+(1.1 MB), ``badutf`` (a byte that is no UTF-8) and ``link`` (PLAN.yml a symlink). ``/api/`` and
+its 21 ``?status=draft&page=N`` pages, ``/api/plan/`` of the big ones; an MCP session beside
+the daemon: ``status`` of all, ``status``/``log`` of each unreadable plan, ``wait`` of a draft
+and of ``toobig``.
 
-- ``fmt:<slug>:hash`` (7): ``validate`` and ``submit`` agree (valid, same hash, format).
-- ``fmt:<slug>:schema`` (7): the PLAN.yml ``validate`` converted the plan to (``plan_yml``)
-  is accepted by ``plangate schema --config`` (what validate accepts, the schema accepts).
-- ``run:<slug>`` (5): the approved plan ran exactly once and its tool got exactly the params
-  ``plangate show --json`` displayed (references filled in) and the source said.
-- ``self:<slug>`` (2): a plan whose text said ``approved`` ran nothing; the status is
-  ``pending_approval``; no one's approval was recorded.
-- ``ref:<case>`` (15): every refusal is the coded shape (``E_...``, message, location,
-  remedy) or ``ok: false`` with coded ``errors`` each with a remedy, never a traceback; and
-  together they left nothing behind (HEAD, every ref, a clean tree, no ``plangate/`` branch).
-- ``chg:*``: what the session answers while the repository changes under it.
+Lab R (remote mode, a bare ``origin.git`` served by ``git daemon`` on 127.0.0.1; one pass
+froze ``rp``): an MCP session on the controller's remote config: ``status``, ``log``,
+``wait``, ``submit`` (plain and ``pull_request``); ``plangate status --json`` beside it.
 
-Seen (round 127: see the report of atk127b).
+Ids (91):
+
+- ``test_fmt_hash`` (10), ``test_fmt_schema`` (11): ``validate`` and ``submit`` agree (valid,
+  hash, format); the PLAN.yml ``validate`` converted to is accepted by ``plangate schema
+  --config``.
+- ``test_run_as_shown`` (8), ``test_run_order_as_shown``: each approved plan ran once, its tool
+  got exactly what ``show --json`` displayed (references filled in, the secret's value where
+  ``show`` says ``$<secrets.TOK>``) and what the source said, in the order ``show`` lists.
+- ``test_self_approval`` / ``test_self_approval_submit_refused``: a Plan Contract saying
+  ``approved`` is submitted ``pending_approval`` and never runs; a PLAN.yml saying
+  ``approved`` is ``E_ILLEGAL_TRANSITION``, nothing committed.
+- ``test_refusal`` (17), ``test_refusals_left_nothing``: each refusal is the coded shape
+  (``E_...``, message, ``path``/``line``, remedy) or ``ok: false`` with coded errors each with a
+  remedy; together they left HEAD, every ref and the tree as they were.
+- ``test_secret_not_shown`` (5), ``test_secret_not_in_history_or_show``: the secret's value is
+  never in MCP ``log``/``status``, ``show`` or git history.
+- ``test_chg_*`` (7): another branch checked out is ``E_GIT`` with a remedy (``submit``,
+  ``status``, a ``wait`` in flight), never a submission on ``side``; a deleted plan is
+  ``E_USAGE`` to ``log``/``status`` and ``status: null`` to ``wait`` (documented); after the
+  rewrite nothing ran and every answer is coded.
+- ``test_validate_names_format`` (3), ``test_nested_plan_told_what_to_do`` (3): see below.
+- ``test_page_*`` (5): ``/api/`` answers with 2,000 plans, each section at most
+  ``ui.max_rows``; the 20 pages hold every draft exactly once; page 21 is 400 ``E_USAGE``
+  naming 20; the big plans are their row's ``E_PLAN_TOO_LARGE``, the blob never served.
+- ``test_mcp_*`` (11): MCP ``status`` lists all 2,002 rows; ``status`` of each unreadable plan
+  names its code; ``log`` of it (see below); ``wait`` answers.
+- ``test_remote_*`` (6): ``log``/``wait``/``submit`` on a remote-mode config are
+  ``E_CONFIG_INVALID`` with a remedy, nothing pushed; ``status`` answers as ``plangate status
+  --json`` does.
+
+Seen (round 127: 91 ids, 80 passed, 11 xfailed (strict); 50-80 s wall at -n 1). 3 classes:
+
+- **validate-format-unnamed-on-conversion-refusal** (3 ids, ``test_validate_names_format``
+  ``pte-approval``, ``pc-flag``, ``nested``), fails closed (a misleading answer; nothing is
+  accepted): MCP ``validate`` of a source the converter refuses answers ``format: null``
+  while its errors are located in that format's fields (``approval``,
+  ``steps[0].requires_approval``, ``steps[0].action.plan``); with ``format`` forced, or with a
+  later validation error (``E_TOOL_UNKNOWN``), it answers the format. docs/agents.md: a
+  PLAN.yml holding an ``approval:`` block "is then read as the ``pte`` format and converted
+  ... and the answer's ``format`` says ``pte``". Expected: the detected format.
+- **mcp-nested-plan-remedy-names-cli-option** (3 ids, ``test_nested_plan_told_what_to_do``
+  ``n:nested``, ``r:nested-plan``, ``r:nested-plan-pr``), fails closed: an ActionPlan with a
+  ``nested_plan`` step sent to MCP ``validate``/``submit`` is refused ``E_CONVERT_UNSUPPORTED``
+  "a nested plan needs an output folder: pass -o DIR", remedy "change the source as the
+  message says, or write PLAN.yml by hand": ``-o`` is ``plangate convert``'s option, no MCP
+  tool takes one, so the agent is told to do what it cannot. docs/agents.md: ``plan`` may be
+  "any format of docs/formats.md (converted first)", step 8 "read its code, path and remedy,
+  fix that and call again"; SPEC: every error names a remedy. Expected: the nested plan
+  written under ``plans/<slug>/step-N`` as the daemon's conversion of a source does, or a
+  remedy an agent can follow over MCP (commit the source as ``PLAN.json``, submit the inner
+  plan on its own).
+- **mcp-log-unreadable-plan-uncoded** (5 ids, ``test_mcp_unreadable_coded`` ``log-toobig``,
+  ``log-badutf``, ``log-link``; ``test_mcp_log_file_status_as_status`` ``toobig``, ``badutf``),
+  fails closed (an agent is not told why; nothing runs): MCP ``log`` of a plan the
+  controller does not read answers ``status: "unreadable"`` (``null`` for the link),
+  ``problems: []``, no code anywhere, while MCP ``status`` of the same path says
+  ``E_PLAN_TOO_LARGE`` / ``E_YAML_PARSE`` "not UTF-8 text" / ``E_UNSAFE_PATH`` "a symbolic
+  link"; and ``log``'s ``file_status`` is ``pending_approval``, read from a 1.1 MB file "never
+  read" and from a file that is no UTF-8, where the ``status`` row says ``file_status: null``.
+  docs/operations.md: "a bigger one is never read, and the page and ``/api/plan/<id>`` give
+  the row's own E_PLAN_TOO_LARGE ..., as ``status``, MCP and ``show`` do"; docs/agents.md,
+  ``log``: "where the controller did not take the file's status ``problems`` names why".
+  Expected: the row's code in ``problems`` (or a coded refusal), ``file_status`` as the row's.
+
+Held: everything else above. Every converted format ran exactly what ``show`` displayed; a
+source or PLAN.yml saying ``approved`` never ran; every refusal is coded with a remedy and
+left nothing; a secret passed by reference shows nowhere; a working tree on another branch
+is refused ``E_GIT`` by every tool (a ``wait`` in flight too); a rewrite holds the plan; the
+page pages 2,000 plans exactly; remote mode is refused coded except ``status``, which agrees
+with the CLI.
+
+Seen but not asserted: in remote mode MCP ``status`` (and ``plangate status --json``) answer
+from the controller's last fetch: a plan pushed to the remote since is "no plan plans/rp2 on
+the watched branch", remedy "submit it first", while the remote holds it (the docs say remote
+mode is not served yet; whether ``status`` should fetch is not stated). MCP refusals about a
+slug (``../x``, ``R-Upper``) and ``E_PARSE_MULTIBLOCK`` carry ``path: null`` (the argument is
+known: ``slug``); the PLAN.yml saying ``approved`` is refused with ``path: null`` where
+``plan.status`` is the place. ActionPlan ``n: 1.0`` reaches the tool as ``1`` (documented:
+docs/plan-format.md, numbers).
 """
 
 from __future__ import annotations

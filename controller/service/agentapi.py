@@ -567,15 +567,15 @@ class AgentApi:
             rows = controller.status(reasons=True, plan=plan_id)
         row = rows[0] if rows else {}
         _refuse_held(row, plan_id)
+        unread = _unread_problem(row)  # a plan file, or a source that does not convert
+        if unread is not None:
+            return self._unread_log(plan_id, row, unread)
         if not (head and file) or repo.blob_sha(head, file) is None:
             raise UsageError(
                 f"no plan {plan_id} on the watched branch",
                 remedy="check the path",
                 quotes=(plan_id,),
             )
-        unread = _unread_problem(row)
-        if unread is not None:
-            return self._unread_log(plan_id, row, unread)
         from controller.plan import yamlio
 
         raw = repo.read_file(head, file) or b""

@@ -271,3 +271,22 @@ def test_two_fenced_blocks_are_located_at_the_second(repo: Path, tmp_path: Path)
     finally:
         api.close()
     assert err["code"] == "E_PARSE_MULTIBLOCK" and err["line"] == 5, err
+
+
+def test_log_of_a_source_that_does_not_convert_answers_its_rows_code(
+    repo: Path, tmp_path: Path
+) -> None:
+    """The next variant: a ``PLAN.json`` the daemon cannot convert is an ``unreadable`` row
+    with its code; ``log`` answers that, never "no plan ... check the path"."""
+    (repo / "plans" / "pc").mkdir(parents=True)
+    (repo / "plans" / "pc" / "PLAN.json").write_text(PC_FLAG)
+    commit_all(repo, "a source", AGENT)
+    api = _api(tmp_path, repo)
+    try:
+        (row,) = api.status("plans/pc")["plans"]
+        log = api.log("plans/pc")
+    finally:
+        api.close()
+    assert row["status"] == "unreadable" and row["problem"]["code"] == "E_SCHEMA_INVALID", row
+    assert log["status"] == "unreadable" and log["file_status"] is None, log
+    assert [p.split(":")[0] for p in log["problems"]] == ["E_SCHEMA_INVALID"], log

@@ -170,6 +170,10 @@ class PlangateError(Exception):
     line: int | None = None
     #: The asker's own text the message quotes (set by ``quotes=``; see ``__init__``).
     own_quotes: tuple[str, ...] = ()
+    #: The format a plan source was read as, when the error was found after that was known
+    #: (:func:`controller.plan.convert.convert_text` sets it on a refused conversion): every
+    #: answer names it whatever the conversion's outcome (round 127, atk127b).
+    source_format: str | None = None
 
     def __init__(
         self,

@@ -30,6 +30,7 @@ def validate(paths: list[str], as_json: bool = False, config_path: str | None = 
                 plan = load_source(path, config, data=data, holds=holds)
         else:
             plan = load_plan(path, config, plain=True, data=data)  # its model is not read here
+            plan.format = "plan.yml"
         if not plan.valid:
             exit_code = 1
         shown = visible(str(path))
@@ -61,6 +62,8 @@ def _record(path: object, plan: object) -> dict[str, object]:
     assert isinstance(plan, LoadedPlan)
     return {
         "path": str(path),
+        # the format it was read as, whatever the conversion's outcome (round 127)
+        "format": plan.format,
         "valid": plan.valid,
         "hash": plan.hash if plan.valid else None,
         "errors": [p.answered(controller_text).to_json() for p in plan.problems],

@@ -209,9 +209,10 @@ def converted_source(
             plan = validate_text(conversion.text, path.parent / "PLAN.yml", config)
         check_reads_back(plan.data if plan.doc is not None else None, conversion.data, path.name)
     except ConvertFailed as exc:
-        return LoadedPlan(path, "", problems=list(exc.problems)), {}
+        return LoadedPlan(path, "", problems=list(exc.problems), format=exc.source_format), {}
     except PlangateError as exc:
         problem = Problem(exc.code, exc.message, exc.path, exc.line, exc.remedy or None)
-        return LoadedPlan(path, "", problems=[problem]), {}
+        return LoadedPlan(path, "", problems=[problem], format=exc.source_format), {}
     plan.path = path
+    plan.format = conversion.format
     return plan, written

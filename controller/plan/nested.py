@@ -476,6 +476,11 @@ def file_reader(config: Config | None, origin: Path | None) -> Reader:
     def read(path: str, pin: str) -> dict[str, Any] | None:
         root = repo_root(config, origin)
         fetch = _source(root)
+        written = _WRITTEN.get() or {}
+        if any(file.startswith(path.rstrip("/") + "/") for file in written):
+            # as load() reads them: a conversion's nested plans as it will write them (round
+            # 127: a submitted plan's risk counted its nested plan as unreadable, `high`)
+            fetch = _Written(written, fetch, root)
         if fetch is not None:
             return blob_reader(fetch, config)(path, pin)
         if root is None:

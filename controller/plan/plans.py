@@ -80,6 +80,10 @@ class LoadedPlan:
     doc: yamlio.YamlDoc | None = None
     model: PlanDocument | None = None
     problems: list[Problem] = field(default_factory=list)
+    #: The format a plan source was read as (``validate --json``'s ``format``), set by
+    #: :func:`controller.plan.discovery.load_source` whatever the conversion's outcome
+    #: (round 127); None for a PLAN.yml and a source whose format was never told.
+    format: str | None = None
 
     @property
     def valid(self) -> bool:

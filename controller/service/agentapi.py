@@ -61,6 +61,7 @@ def slug_rule(slug: str, branch_prefix: str | None) -> None:
     if not folder:
         raise UsageError(
             f"slug {slug!r} is not a plan folder name",
+            path="slug",  # the argument refused (round 127: `path: null`)
             quotes=(repr(slug),),
             remedy="use lower-case letters, digits, . _ - (and / for nesting), e.g. rotate-keys",
         )
@@ -72,6 +73,7 @@ def slug_rule(slug: str, branch_prefix: str | None) -> None:
         raise UsageError(
             f"slug {slug!r} is no branch name git takes (pull_request: true makes the branch "
             f"{branch_prefix}<slug>)",
+            path="slug",
             quotes=(repr(slug),),
             remedy="end each part of the slug in a letter, a digit, _ or - (never . or .lock), "
             "e.g. rotate-keys; or submit without pull_request",
@@ -89,7 +91,7 @@ MAX_LOG_CHARS = 64_000
 #: converted, the problems of it, the format it named): built with only the catalog's parts
 #: redacted (:meth:`AgentApi._answered`), and passed on as written by the server (round 61:
 #: masking the agent's text where it equals a secret confirms a guess of the secret).
-OWN_TEXT = ("errors", "plan_yml", "format")
+OWN_TEXT = ("errors", "plan_yml", "format", "nested")
 #: Keys of ``log`` answers that are the controller's own record of the run, passed on as
 #: it committed them (round 64): written through the redactor where they hold the
 #: controller's material and as written where they quote the author (a ``why``, a literal
@@ -138,10 +140,12 @@ class AgentApi:
             slug_rule(slug, None)
             plan_id = self._plan_id(slug)
         try:
-            text, source_format = to_plan_yml(plan, fmt, self.config)
+            text, source_format, nested = to_plan_yml(plan, fmt, self.config, plan_id)
         except PlangateError as exc:
-            return {"valid": False, "format": fmt, "hash": None, "errors": _errors(exc)}
-        loaded = _validate(text, self.config)
+            # the format it was read as, whatever the conversion's outcome (round 127)
+            found = exc.source_format or fmt
+            return {"valid": False, "format": found, "hash": None, "errors": _errors(exc)}
+        loaded = _validate(text, self.config, nested)
         out: dict[str, Any] = {
             "valid": loaded.valid,
             "format": source_format,
@@ -150,8 +154,11 @@ class AgentApi:
         }
         if source_format != "plan.yml":
             out["plan_yml"] = text  # the lines of the errors are this text's
+        if nested:
+            out["nested"] = _nested_answer(nested, with_text=True)
         if loaded.valid:
-            out.update(self._facts(plan_id, loaded.data))
+            with _beside(nested):
+                out.update(self._facts(plan_id, loaded.data))
         return out
 
     def _answered(self, problems: list[Problem]) -> list[dict[str, Any]]:
@@ -180,9 +187,9 @@ class AgentApi:
                 remedy="set agent: {identity: {name: ..., email: ...}} in plangate.yml",
             )
         slug_rule(slug, self.config.agent.branch_prefix if pull_request else None)
-        self._plan_id(slug)  # a folder no reader takes for a plan (``x/execution_log.md``)
-        text, source_format = to_plan_yml(plan, fmt, self.config)
-        loaded = _validate(text, self.config)
+        folder = self._plan_id(slug)  # no folder a reader refuses (``x/execution_log.md``)
+        text, source_format, nested = to_plan_yml(plan, fmt, self.config, folder)
+        loaded = _validate(text, self.config, nested)
         if not loaded.valid:
             errors = self._answered(loaded.problems)
             return {
@@ -192,11 +199,14 @@ class AgentApi:
                 "format": source_format,
                 "errors": errors,
                 **({"plan_yml": text} if text is not plan else {}),
+                **({"nested": _nested_answer(nested, with_text=True)} if nested else {}),
             }
         status = checked_status(text)
         rel = f"{self.config.plans_dir.rstrip('/')}/{slug}/PLAN.yml"
         self._check_withdrawn(loaded.hash, rel)
-        commit, branch, rel = self._commit(rel, text, slug, pull_request, note, identity)
+        commit, branch, rel = self._commit(rel, text, nested, slug, pull_request, note, identity)
+        with _beside(nested):
+            facts = self._facts(str(Path(rel).parent), _data(text), identity.email)
         return {
             "ok": True,
             "submitted": True,
@@ -209,7 +219,8 @@ class AgentApi:
             OWN_QUOTES: {"path": (str(Path(rel).parent),), "file": (rel,)},
             "branch": branch,
             "pull_request": pull_request,
-            **self._facts(str(Path(rel).parent), _data(text), identity.email),
+            **({"nested": _nested_answer(nested, with_text=False)} if nested else {}),
+            **facts,
         }
 
     def _check_withdrawn(self, plan_hash: str, rel: str) -> None:
@@ -234,12 +245,22 @@ class AgentApi:
         )
 
     def _commit(
-        self, rel: str, text: str, slug: str, pull_request: bool, note: str | None, identity: Any
+        self,
+        rel: str,
+        text: str,
+        nested: dict[str, str],
+        slug: str,
+        pull_request: bool,
+        note: str | None,
+        identity: Any,
     ) -> tuple[str, str, str]:
         """(the commit, its branch, the file written): the folder's plan file as every
         reader finds it (a ``PLAN.yaml`` is replaced, never given a ``PLAN.yml`` beside it,
-        round 68), else ``rel``. E_ATTRIBUTE_UNSUPPORTED, nothing committed, for a text git
-        would not give back from its checkout under the folder's attributes
+        round 68), else ``rel``; its nested plans' files (``nested``) in the same commit,
+        each under the checks of the plan file's (round 127: MCP refused a ``nested_plan``
+        step "pass -o DIR", an option no tool takes). E_ATTRIBUTE_UNSUPPORTED, nothing
+        committed, for a text git would not give back from its checkout under the folder's
+        attributes
         (:meth:`~controller.git.worktree.WorkTree.check_checkouts`; round 79: a ``\\`` in
         a ``SHIFT-JIS`` folder came back ``¥``, the file modified right after the submit)."""
         from controller.git.gitrepo import Person
@@ -248,14 +269,15 @@ class AgentApi:
         watched = repo.current_branch()
         branch = f"{self.config.agent.branch_prefix}{slug}" if pull_request else watched
         data = text.encode("utf-8")
+        children = {file: body.encode("utf-8") for file, body in nested.items()}
         person = Person(identity.name, identity.email)
         message = submission_message(str(Path(rel).parent), note, identity.name, identity.email)
         folder = str(Path(rel).parent)
         with self._committing:
             if not pull_request:
                 sharedwrite.recover(repo)  # a killed server's unfinished writes, first
-            return self._commit_once(repo, rel, folder, data, branch, watched, person, message,
-                                     pull_request)  # fmt: skip
+            return self._commit_once(repo, rel, folder, data, children, branch, watched, person,
+                                     message, pull_request)  # fmt: skip
 
     def _commit_once(
         self,
@@ -263,6 +285,7 @@ class AgentApi:
         rel: str,
         folder: str,
         data: bytes,
+        children: dict[str, bytes],
         branch: str,
         watched: str,
         person: Any,
@@ -277,16 +300,22 @@ class AgentApi:
                 time.sleep(min(0.025 * 2**attempt, 1.0))
             parent, old = self._parent(repo, branch, watched)
             rel = self._plan_file(repo, parent, folder) or rel
-            self._check_nested(repo, parent, folder, pull_request)
             self._check_own_folder(repo, parent, folder)
-            self._check_claims(repo, parent, rel)
-            self._check_replaceable(repo, parent, rel)
+            files = {rel: data}
+            for file, body in children.items():  # each nested plan's file as every reader's
+                place = file.rsplit("/", 1)[0]
+                files[self._plan_file(repo, parent, place) or file] = body
+            for file in files:
+                self._check_nested(repo, parent, file.rsplit("/", 1)[0], pull_request)
+                self._check_claims(repo, parent, file)
+                self._check_replaceable(repo, parent, file)
             # a text its checkout would not give back is never committed (round 79): the
             # one rule of every text the controller turns into a blob
-            repo.check_checkouts({rel: data})
+            repo.check_checkouts(files)
             if not pull_request:
-                self._check_worktree(repo, rel)
-                if repo.read_file(parent, rel) == data:
+                for file in files:
+                    self._check_worktree(repo, file)
+                if all(repo.read_file(parent, file) == body for file, body in files.items()):
                     # the branch holds this very plan already (a submit answered nothing,
                     # killed after its commit, sent again): nothing to commit twice
                     return parent, branch, rel
@@ -294,14 +323,14 @@ class AgentApi:
                 # index.lock held from before the branch moves until the index and the
                 # tree hold the submission; a killed server's writes finished by the next
                 sha = sharedwrite.commit_checked_out(
-                    repo, branch=branch, parent=parent, files={rel: data}, message=message,
+                    repo, branch=branch, parent=parent, files=files, message=message,
                     author=person, committer=person,
                 )  # fmt: skip
             else:
                 sha = repo.commit_files(
                     branch=branch,
                     parent=parent,
-                    files={rel: data},
+                    files=files,
                     message=message,
                     author=person,
                     committer=person,
@@ -309,7 +338,8 @@ class AgentApi:
                 )
             if sha is not None:
                 if not pull_request:
-                    self._sync_worktree(repo, watched, rel, sha, data)
+                    for file, body in files.items():
+                        self._sync_worktree(repo, watched, file, sha, body)
                 return sha, branch, rel
         raise GitError(f"{branch} kept moving while committing", remedy="submit again")
 
@@ -522,16 +552,25 @@ class AgentApi:
     def log(self, path: str) -> dict[str, Any]:
         """The plan's status as the controller reads it (its status row's, round 81), the
         file's as committed, its run (outputs per action) and EXECUTION_LOG.md as the
-        controller committed them."""
+        controller committed them. The row decides first whether the file is read at all:
+        a plan it holds unread (a link, a gitlink) is refused with the row's code, as
+        ``wait`` refuses it; one it does not read (over ``limits.max_plan_bytes``, not UTF-8,
+        no YAML mapping) is answered ``unreadable`` with the row's code in ``problems`` and
+        its ``file_status: null``, the file never read here (round 127,
+        mcp-log-unreadable-plan-uncoded: ``log`` read the file itself and answered
+        ``problems: []`` and the status a 1.1 MB file spelled)."""
         plan_id = self._plan_id(path)
         repo = self.repo()
         head = repo.branch_head(repo.current_branch())
         file = self._plan_file(repo, head, plan_id)
-        raw = repo.read_file(head, file) if head and file else None
-        if raw is None:
-            with self._reader() as controller:
-                rows = controller.status(reasons=True, plan=plan_id)
-            _refuse_held(rows[0] if rows else {}, plan_id)
+        with self._reader() as controller:
+            rows = controller.status(reasons=True, plan=plan_id)
+        row = rows[0] if rows else {}
+        _refuse_held(row, plan_id)
+        unread = _unread_problem(row)  # a plan file, or a source that does not convert
+        if unread is not None:
+            return self._unread_log(plan_id, row, unread)
+        if not (head and file) or repo.blob_sha(head, file) is None:
             raise UsageError(
                 f"no plan {plan_id} on the watched branch",
                 remedy="check the path",
@@ -539,13 +578,12 @@ class AgentApi:
             )
         from controller.plan import yamlio
 
+        raw = repo.read_file(head, file) or b""
         data = yamlio.read_yaml(raw.decode("utf-8", "replace"), plan_id).data
-        record = self._record(repo, head or "HEAD", str(file), data)
+        record = self._record(repo, head, str(file), data)
         text = record.log
         cut = text is not None and len(text) > MAX_LOG_CHARS
         execution = record.blocks.get("execution")
-        with self._reader() as controller:
-            row = _row_of(controller, plan_id)
         status, file_status = row.get("status"), _status_of(data)
         ignored = _ignored_status(row, file_status)
         return {
@@ -562,6 +600,27 @@ class AgentApi:
                 "status": (status,),
                 "file_status": (file_status,),
                 "problems": tuple(ignored),
+            },
+        }
+
+    @staticmethod
+    def _unread_log(plan_id: str, row: dict[str, Any], unread: str) -> dict[str, Any]:
+        """``log`` of a plan whose file the controller does not read: the row's status, its
+        ``file_status`` (null: no status was read) and its code, nothing read again."""
+        return {
+            "path": plan_id,
+            "status": row.get("status"),
+            "file_status": row.get("file_status"),
+            "execution": None,
+            "outputs": {},
+            "execution_log": None,
+            "execution_log_truncated": False,
+            "problems": [unread],
+            OWN_QUOTES: {
+                "path": (plan_id,),
+                "status": (row.get("status"),),
+                "file_status": (row.get("file_status"),),
+                "problems": (unread,),  # the file's problem: the row's author text (round 63)
             },
         }
 
@@ -811,11 +870,18 @@ def submission_message(plan_dir: str, note: str | None, name: str, email: str) -
     return commit_message(f"Submit plan {plan_dir}", body, []).rstrip("\n") + "\n"
 
 
-def to_plan_yml(plan: str, fmt: str | None, config: Config) -> tuple[str, str]:
-    """The PLAN.yml text of ``plan`` and the format it was written in (``plan.yml`` when
-    it already is one: kept byte for byte, comments included). Text over the size of a
-    plan file is E_PLAN_TOO_LARGE before it is read, as ``plangate validate`` says of the
-    file: limits.max_plan_bytes, or a source file's limit when ``fmt`` names a source."""
+def to_plan_yml(
+    plan: str, fmt: str | None, config: Config, folder: str | None = None
+) -> tuple[str, str, dict[str, str]]:
+    """The PLAN.yml text of ``plan``, the format it was written in (``plan.yml`` when it
+    already is one: kept byte for byte, comments included), and its nested plans' PLAN.yml
+    texts by file (an ActionPlan's ``nested_plan`` steps, written under ``folder``, the
+    plan's own, as the daemon's conversion of a source there writes them: ``step-N``).
+    Without ``folder`` (``validate`` with no ``slug``) a nested plan is refused with what
+    to give. Text over the size of a plan file is E_PLAN_TOO_LARGE before it is read, as
+    ``plangate validate`` says of the file: limits.max_plan_bytes, or a source file's limit
+    when ``fmt`` names a source. A refusal after the format was known carries it
+    (``source_format``; round 127)."""
     from controller.plan.convert import convert_text
     from controller.plan.discovery import MAX_SOURCE_BYTES
     from controller.plan.plans import size_problem
@@ -825,8 +891,12 @@ def to_plan_yml(plan: str, fmt: str | None, config: Config) -> tuple[str, str]:
     if oversize is not None:
         raise PlanTooLarge(oversize.message)
 
-    if fmt in (None, "plan.yml") and _is_plan_yml(plan):
-        return plan, "plan.yml"
+    try:
+        if fmt in (None, "plan.yml") and _is_plan_yml(plan):
+            return plan, "plan.yml", {}
+    except PlangateError as exc:  # a PLAN.yml YAML cannot read: that format's error
+        exc.source_format = "plan.yml"
+        raise
     if fmt == "plan.yml":
         raise UsageError(
             "not a PLAN.yml: no top-level plan: and actions:",
@@ -834,8 +904,20 @@ def to_plan_yml(plan: str, fmt: str | None, config: Config) -> tuple[str, str]:
         )
     # the header says where the text came from (a user's trial: it named `plangate convert`
     # and a placeholder source for a plan that came in through MCP)
-    conversion = convert_text(plan, "the submitted text", fmt, by="plangate mcp `submit`")
-    return conversion.text, conversion.format
+    conversion = convert_text(
+        plan, "the submitted text", fmt, folder, by="plangate mcp `submit`", unplaced=UNPLACED
+    )
+    nested = {f"{child}/PLAN.yml": text for child, text in conversion.children}
+    return conversion.text, conversion.format, nested
+
+
+#: A nested plan ``validate`` was given no folder for: what an agent gives over MCP.
+UNPLACED = (
+    "a nested plan is written under its parent plan's folder (plans/<slug>/step-N), "
+    "which `validate` knows only from `slug`",
+    "call validate again with `slug` (the one you will submit it under); `submit` writes "
+    "the nested plans under plans/<slug>/step-N in the same commit",
+)
 
 
 #: A PLAN.yml's two top-level keys, as lines: text holding both is meant as one.
@@ -876,10 +958,30 @@ def checked_status(text: str) -> str:
     return status
 
 
-def _validate(text: str, config: Config) -> Any:
+def _validate(text: str, config: Config, nested: dict[str, str] | None = None) -> Any:
+    """The plan checked as the controller will check it, its nested plans read as written."""
     from controller.plan.plans import validate_text
 
-    return validate_text(text, Path("PLAN.yml"), config)
+    with _beside(nested):
+        return validate_text(text, Path("PLAN.yml"), config)
+
+
+def _beside(nested: dict[str, str] | None) -> Any:
+    """Nested plans read inside the block as their files will be written beside the plan
+    (:func:`controller.plan.nested.writing`, as a source's conversion is read): its check,
+    hash and risk are the ones the controller will find (round 127)."""
+    from controller.plan import nested as nested_plans
+
+    return nested_plans.writing({f: body.encode("utf-8") for f, body in (nested or {}).items()})
+
+
+def _nested_answer(nested: dict[str, str], with_text: bool) -> list[dict[str, Any]]:
+    """The nested plans of an answer: each one's folder and file (and, from ``validate``,
+    its PLAN.yml text, the agent's own as converted)."""
+    return [
+        {"path": file.rsplit("/", 1)[0], "file": file, **({"plan_yml": body} if with_text else {})}
+        for file, body in nested.items()
+    ]
 
 
 def _data(text: str) -> Any:
@@ -908,6 +1010,15 @@ def _refuse_held(row: dict[str, Any], plan_id: str) -> None:
     if held:
         said = row.get("reason") or held
         raise error_for(held, said.removeprefix(f"{held}: "), plan_id, (plan_id,))
+
+
+def _unread_problem(row: dict[str, Any]) -> str | None:
+    """``CODE: message`` of a row whose file the controller does not read (``unreadable``:
+    its ``problem``), as the row's ``reason`` says it; None for a file it reads."""
+    problem = row.get("problem")
+    if row.get("status") != "unreadable" or not isinstance(problem, dict):
+        return None
+    return f"{problem.get('code')}: {problem.get('message')}"
 
 
 def _ignored_status(row: dict[str, Any], file_status: str | None) -> list[str]:

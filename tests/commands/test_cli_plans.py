@@ -28,6 +28,7 @@ def test_validate_json_reports_each_file(tmp_path: Path) -> None:
     assert first["valid"] and first["errors"] == [] and first["hash"].startswith("sha256:")
     assert second == {
         "path": str(bad),
+        "format": "plan.yml",
         "valid": False,
         "hash": None,
         "errors": [

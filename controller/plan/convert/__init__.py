@@ -13,12 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from controller.errors import ConvertFailed, ConvertUnsupported, Problem, UsageError
+from controller.errors import (
+    ConvertFailed,
+    ConvertUnsupported,
+    PlangateError,
+    Problem,
+    UsageError,
+)
 from controller.plan.convert.common import Ctx
 from controller.plan.convert.depth import check_depth
 from controller.plan.convert.source import Source, read_source
 
 FORMATS = ("actionplan", "toon-plan", "plan-contract", "agent-plan", "pte")
+#: Where a conversion's nested plans go: the plan's folder (None: nowhere), and the (message,
+#: remedy) of a nested plan with no folder (None: ``convert``'s own, "pass -o DIR").
+Place = tuple[str | None, tuple[str, str] | None]
 
 
 @dataclass
@@ -41,15 +50,17 @@ def convert_text(
     nested_base: str | None = None,
     verify: bool = True,
     by: str = "`plangate convert`",
+    unplaced: tuple[str, str] | None = None,
 ) -> Conversion:
     """Convert one plan source; ``nested_base`` is the repo path of the plan's folder (nested
     plans are written under it). ``verify=False`` skips reading the text back: for a caller
     that parses it anyway and calls :func:`check_reads_back` (a 1,000-step plan parses in
-    a quarter of a second)."""
+    a quarter of a second). ``unplaced``: the (message, remedy) of a nested plan without
+    ``nested_base``, as the caller's user can act on it (default: ``convert``'s ``-o``)."""
     if fmt is not None and fmt not in FORMATS:
         raise UsageError(f"unknown format {fmt!r}", remedy=f"use one of: {', '.join(FORMATS)}")
     try:
-        return _convert_text(text, source, fmt, nested_base, verify, by)
+        return _convert_text(text, source, fmt, (nested_base, unplaced), verify, by)
     except (RecursionError, ValueError, OverflowError) as exc:
         # Hostile input the parsers give up on (a value nested 50,000 deep, a number of
         # 5,000 digits): a coded error for this source, never an exception in a pass.
@@ -60,12 +71,35 @@ def convert_text(
 
 
 def _convert_text(
-    text: str, source: str, fmt: str | None, nested_base: str | None, verify: bool, by: str
+    text: str,
+    source: str,
+    fmt: str | None,
+    place: Place,
+    verify: bool,
+    by: str,
 ) -> Conversion:
     parsed = read_source(text, source)
     ctx = Ctx(source, lines=dict(parsed.lines), problems=list(parsed.problems))
     fmt = fmt or detect(parsed, source)
-    data, children, tree = _convert(parsed, fmt, ctx, nested_base)
+    try:
+        return _converted(parsed, fmt, ctx, place, verify, by)
+    except PlangateError as exc:
+        # the format is known from here on: a refusal names it as a success does (round
+        # 127, validate-format-unnamed-on-conversion-refusal: MCP answered `format: null`)
+        exc.source_format = fmt
+        raise
+
+
+def _converted(
+    parsed: Source,
+    fmt: str,
+    ctx: Ctx,
+    place: Place,
+    verify: bool,
+    by: str,
+) -> Conversion:
+    source = ctx.source
+    data, children, tree = _convert(parsed, fmt, ctx, place)
     for plan in (data, *(child for _, child in children)):
         if not ctx.problems:
             check_depth(plan, tree, ctx)  # round 116: at the source's place, before the text
@@ -82,7 +116,7 @@ def _convert_text(
 
 
 def _convert(
-    parsed: Source, fmt: str, ctx: Ctx, nested_base: str | None
+    parsed: Source, fmt: str, ctx: Ctx, place: Place
 ) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]], Any]:
     """The PLAN.yml data, its nested plans, and the tree the converter read (the source's
     data; a markdown plan's records as its reader gives them)."""
@@ -95,17 +129,17 @@ def _convert(
 
         tree = markdown.parse(parsed.text, ctx)
         return toonplan.convert(tree, ctx), [], tree
-    data, children = _convert_data(parsed.data, fmt, ctx, nested_base)
+    data, children = _convert_data(parsed.data, fmt, ctx, place)
     return data, children, parsed.data
 
 
 def _convert_data(
-    data: Any, fmt: str, ctx: Ctx, nested_base: str | None
+    data: Any, fmt: str, ctx: Ctx, place: Place
 ) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
     if fmt == "actionplan":
         from controller.plan.convert import actionplan
 
-        nested = actionplan.Nested(nested_base)
+        nested = actionplan.Nested(*place)  # (the folder, or what to do without one)
         return actionplan.convert(data, ctx, nested), nested.children
     if fmt == "toon-plan":
         from controller.plan.convert import toonplan

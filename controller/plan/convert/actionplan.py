@@ -118,18 +118,28 @@ def _loose_reason(strategy: Any, whose: str) -> str | None:
     return None
 
 
+#: A nested plan converted with no output folder, as ``plangate convert`` says it.
+UNPLACED = (
+    "a nested plan needs an output folder: pass -o DIR",
+    "pass -o DIR (e.g. -o plans): the nested plans are written under its folder",
+)
+
+
 class Nested:
     """Plans a conversion produces besides the main one (nested ``nested_plan`` steps)."""
 
-    def __init__(self, base: str | None) -> None:
+    def __init__(self, base: str | None, unplaced: tuple[str, str] | None = None) -> None:
         self.base = base
         self.children: list[tuple[str, dict[str, Any]]] = []
+        #: (message, remedy) of a nested plan with no folder to go to: the caller's, as its
+        #: user can act on it (round 127: MCP passed on `convert`'s "pass -o DIR")
+        self.unplaced = unplaced or UNPLACED
 
     def add(self, ctx: Ctx, data: dict[str, Any], loc: Loc, step: int) -> dict[str, str] | None:
         from controller.plan.hashing import plan_hash
 
         if self.base is None:
-            ctx.unsupported(loc, "a nested plan needs an output folder: pass -o DIR")
+            ctx.unsupported(loc, *self.unplaced)
             return None
         data["plan"]["status"] = "draft"  # runs only inside its parent, pinned by hash
         path = f"{self.base}/step-{step}"
@@ -256,7 +266,7 @@ def _call(action: Any, ctx: Ctx, loc: Loc, nested: Nested, number: int) -> dict[
 
 def _nested(plan: Any, ctx: Ctx, loc: Loc, nested: Nested, number: int) -> dict[str, Any]:
     inner_ctx = Ctx(ctx.source)
-    child_nested = Nested(f"{nested.base}/step-{number}" if nested.base else None)
+    child_nested = Nested(f"{nested.base}/step-{number}" if nested.base else None, nested.unplaced)
     data = convert(ctx.obj(plan, loc, "a nested ActionPlan"), inner_ctx, child_nested, loc)
     ctx.problems += inner_ctx.problems
     nested.children += child_nested.children

@@ -177,7 +177,13 @@ def _one_fence(text: str, name: str) -> Fence | None:
 
     doc = commonmark.read(text)
     if len(doc.fences) > 1:
-        raise ParseMultiblock(f"{name}: {len(doc.fences)} fenced blocks; a plan is exactly one")
+        # located at the second block, the first one too many (round 127: no place at all)
+        second = doc.fences[1].start
+        refused = ParseMultiblock(
+            f"{name}:{second}: {len(doc.fences)} fenced blocks; a plan is exactly one"
+        )
+        refused.line = second
+        raise refused
     lines = text.replace("\r\n", "\n").split("\n")
     fenced = doc.fenced()
     for number, line in enumerate(lines, 1):

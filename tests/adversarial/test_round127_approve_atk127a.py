@@ -44,10 +44,14 @@ Shapes: ``mid`` is an integration branch ``br-mid-<v>`` (a note of the agent's) 
   (``REJ``): an evil param (``mevil``), an add/add resolved by hand (``mconf``).
 - An author's veto (``REJ`` / ``WD`` / no run): the agent rejects its plan after Alice's evil
   inner merge (``aurjev``), after Alice's edit (a commit of hers) on the agent's branch
-  merged through ``mid`` (``aurjed``) or straight into main (``aurjedf``); controls: the same
-  edit on main after a pass (``aurjline``) or in the agent's push (``aurjpush``), Alice's evil
-  merge of the agent's branch ON main (``aurjevf``), the agent's plan merged in Bob's inner
-  octopus (``aurjoct``); the agent writes the same bytes at ``plans/<v>`` and ``plans/<v>-2``
+  merged through ``mid`` (``aurjed``) or straight into main (``aurjedf``), after Mallory's
+  edit there (``aurjedm``, Bob approving); controls: the same edit on main after a pass
+  (``aurjline``) or in the agent's push (``aurjpush``), Alice's evil merge of the agent's
+  branch ON main (``aurjevf``), the agent's own edit on its branch (``aurjed2``), Alice's edit
+  on a branch of a plan frozen on main first (``aurjpr``), the agent's plan merged in Bob's
+  inner octopus (``aurjoct``); Mallory's rejection of the v2 she wrote on the agent's branch
+  binds (``mrjed``: ``rejected``), and Alice may not approve it (``edself``:
+  ``E_SELF_APPROVAL``); the agent writes the same bytes at ``plans/<v>`` and ``plans/<v>-2``
   in one commit (``aurj2f``) or copies it (``aurj2fc``) and rejects ``plans/<v>-2``: Bob's
   approval of ``plans/<v>`` is ``E_VERSION_WITHDRAWN``; the agent reverts its own rejection
   commit (``aurjrev``: stays rejected); the agent rejects, deletes the folder, and Mallory
@@ -60,37 +64,40 @@ Shapes: ``mid`` is an integration branch ``br-mid-<v>`` (a note of the agent's) 
   same commit adds a note in ``plans/<v>-o``: his later approval of it is ``E_SELF_APPROVAL``
   (``apnote``), Carol's runs it (``apnoteC``).
 
-Ids (157; 39 variants x 4 + ``passes``): ``<vid>`` (``rec`` calls of the approved plan),
+Ids (177; 44 variants x 4 + ``passes``): ``<vid>`` (``rec`` calls of the approved plan),
 ``<vid>:status`` (its final ``status --json`` row), ``<vid>:audit`` (valid starts of it in the
 fresh-clone audit), ``<vid>:check`` (``check --as`` said ``start`` exactly when the controller
 started it and the docs want a run), ``passes`` (every pass exited 0, no traceback).
 
-Seen (round 127: 157 ids, 145 passed, 12 xfailed (strict); 85-100 s wall with -n 1, two labs
+Seen (round 127: 177 ids, 161 passed, 16 xfailed (strict); 95-115 s wall with -n 1, two labs
 built side by side), 1 class:
 
-- **author-right-lost-to-edit-on-merged-branch** (12 ids: ``aurjed``, ``aurjedf``,
-  ``aurjev``, each with ``:status``, ``:audit``, ``:check``). FAIL OPEN. The agent writes
-  ``plans/<v>`` (v1) on a branch; Alice (an approver) changes a param there, by a commit of
-  her own on that branch (``aurjed``, ``aurjedf``) or by writing it in her ``--no-commit``
-  merge of the agent's branch into an integration branch (``aurjev``); the branch is merged
-  into main ``--no-ff`` by Bob (through the integration branch, or straight: ``aurjedf``).
-  The agent's rejection of its plan is ``E_APPROVER_NOT_ALLOWED: agent@example.com set status
-  rejected ..., but only an allowed approver or an author of the plan may; ignored``, and
-  Carol's approval runs v2 (``completed``, the fresh-clone audit calls the start valid,
-  ``check --as carol`` says ``start``). The same edit made on main (after a pass:
-  ``aurjline``; in the agent's own push, no pass between: ``aurjpush``) and Alice's evil
-  merge of the agent's branch made ON main (``aurjevf``) keep the agent's right (``rejected``,
-  Carol refused). docs/approvals.md: the authors who may withdraw are the originators "of the
-  version at stake ... and of the versions it was edited from at that plan (the content the
-  plan held when each first came there ...)", "So Dave may reject his plan however many
-  copies of it others made, and the agent may reject its plan after Dave changed a param";
-  the merged branch's history of a plan is read as the line's elsewhere ("One rule for every
-  merge the history brings, wherever it sits"). A pull request reviewed and touched up by a
-  reviewer before the merge is an ordinary flow, and its author loses the veto. Repro:
-  ``git checkout -b pr``; the agent commits ``plans/r/PLAN.yml`` (pending); Alice adds a
-  param and commits; ``git checkout main && git merge --no-ff pr`` (Bob); ``run --once``; the
-  agent commits ``status: rejected``; ``run --once``; Carol commits ``status: approved``;
-  ``run --once``: ``completed``.
+- **author-right-lost-to-edit-on-merged-branch** (16 ids: ``aurjed``, ``aurjedf``, ``aurjev``,
+  ``aurjedm``, each with ``:status``, ``:audit``, ``:check``). FAIL OPEN. The agent writes
+  ``plans/<v>`` (v1) on a branch; Alice (an approver) changes a param there, by a commit of her
+  own on that branch (``aurjed``, ``aurjedf``; Mallory: ``aurjedm``) or by writing it in her
+  ``--no-commit`` merge of the agent's branch into an integration branch (``aurjev``); the
+  branch is merged into main ``--no-ff`` by Bob (through the integration branch, or straight:
+  ``aurjedf``, ``aurjedm``). The agent's rejection of its plan is ``E_APPROVER_NOT_ALLOWED:
+  agent@example.com set status rejected ..., but only an allowed approver or an author of the
+  plan may; ignored``, and Carol's (Bob's) approval runs v2 (``completed``, the fresh-clone
+  audit calls the start valid, ``check --as carol`` says ``start``). The same edit made on main
+  (after a pass: ``aurjline``; in the agent's own push, no pass between: ``aurjpush``) and
+  Alice's evil merge of the agent's branch made ON main (``aurjevf``) keep the agent's right
+  (``rejected``, Carol refused), as do the agent's own edit on the branch (``aurjed2``) and
+  Alice's edit on a branch when v1 was on main first (``aurjpr``); Mallory's rejection of the
+  v2 she wrote on the branch binds (``mrjed``): only the FIRST version, made and edited on the
+  merged branch before main ever held the plan, loses its maker. docs/approvals.md: the authors
+  who may withdraw are the originators "of the version at stake ... and of the versions it was
+  edited from at that plan (the content the plan held when each first came there ...)", "So
+  Dave may reject his plan however many copies of it others made, and the agent may reject its
+  plan after Dave changed a param"; the merged branch's history of a plan is read as the line's
+  elsewhere ("One rule for every merge the history brings, wherever it sits"). A pull request
+  reviewed and touched up by a reviewer before the merge is an ordinary flow, and its author
+  loses the veto. Repro: ``git checkout -b pr``; the agent commits ``plans/r/PLAN.yml``
+  (pending); Alice adds a param and commits; ``git checkout main && git merge --no-ff pr``
+  (Bob); ``run --once``; the agent commits ``status: rejected``; ``run --once``; Carol commits
+  ``status: approved``; ``run --once``: ``completed``.
 
 What held (``check --as``, the audit and the controller agreeing in every variant): bytes an
 approver wrote in an inner merge (a param, a note in the folder, an add/add resolved by hand,
@@ -913,6 +920,64 @@ VARIANTS: dict[str, V] = {
             approve(CAROL),
         ],
     ),
+    # more of the same shape: the editor is Mallory (she may withdraw her v2, and the agent
+    # its v1's plan), the agent itself, or the plan was on main (frozen) before the branch
+    "mrjed": (
+        REJ,
+        "{v}",
+        BOB,
+        [
+            side_main("m", both(write(AGENT), edit(MALLORY))),
+            plain_merge(BOB, "m"),
+            rej("{v}", MALLORY),
+            approve(BOB),
+        ],
+    ),
+    "aurjedm": (
+        REJ,
+        "{v}",
+        BOB,
+        [
+            side_main("m", both(write(AGENT), edit(MALLORY))),
+            plain_merge(BOB, "m"),
+            rej("{v}", AGENT),
+            approve(BOB),
+        ],
+    ),
+    "aurjed2": (
+        REJ,
+        "{v}",
+        CAROL,
+        [
+            side_main("m", both(write(AGENT), edit(AGENT))),
+            plain_merge(BOB, "m"),
+            rej("{v}", AGENT),
+            approve(CAROL),
+        ],
+    ),
+    "aurjpr": (
+        REJ,
+        "{v}",
+        CAROL,
+        [
+            write(AGENT),
+            side_main("m", edit(ALICE)),
+            plain_merge(BOB, "m"),
+            rej("{v}", AGENT),
+            approve(CAROL),
+        ],
+    ),
+    "edself": (
+        PEND,
+        "{v}",
+        ALICE,
+        [
+            side_main("m", both(write(AGENT), edit(ALICE))),
+            plain_merge(BOB, "m"),
+            none,
+            approve(ALICE),
+        ],
+    ),
     "aurjline": (REJ, "{v}", CAROL, [write(AGENT), edit(ALICE), rej("{v}", AGENT), approve(CAROL)]),
     "aurjpush": (
         REJ,
@@ -1076,7 +1141,7 @@ _WHY_EDIT = (
     "versions it was edited from at that plan'"
 )
 _BROKE = {
-    CLS_EDIT: (["aurjed", "aurjedf", "aurjev"], _WHY_EDIT),
+    CLS_EDIT: (["aurjed", "aurjedf", "aurjev", "aurjedm"], _WHY_EDIT),
 }  # fmt: skip
 BROKEN: dict[str, Any] = {
     f"{v}{k}": xfail(cls, why) for cls, (vids, why) in _BROKE.items() for v in vids for k in KINDS

@@ -43,16 +43,20 @@ Shapes: ``mid`` is an integration branch ``br-mid-<v>`` (a note of the agent's) 
   she only committed (``mcmt``). She is an author of bytes she wrote in an inner merge
   (``REJ``): an evil param (``mevil``), an add/add resolved by hand (``mconf``).
 - An author's veto (``REJ`` / ``WD`` / no run): the agent rejects its plan after Alice's evil
-  inner merge (``aurjev``), after Alice's edit (a commit of hers) on the agent's branch
-  merged through ``mid`` (``aurjed``) or straight into main (``aurjedf``), after Mallory's
-  edit there (``aurjedm``, Bob approving); controls: the same edit on main after a pass
-  (``aurjline``) or in the agent's push (``aurjpush``), Alice's evil merge of the agent's
-  branch ON main (``aurjevf``), the agent's own edit on its branch (``aurjed2``), Alice's edit
-  on a branch of a plan frozen on main first (``aurjpr``), the agent's plan merged in Bob's
-  inner octopus (``aurjoct``); Mallory's rejection of the v2 she wrote on the agent's branch
-  binds (``mrjed``: ``rejected``), and Alice may not approve it (``edself``:
-  ``E_SELF_APPROVAL``); the agent writes the same bytes at ``plans/<v>`` and ``plans/<v>-2``
-  in one commit (``aurj2f``) or copies it (``aurj2fc``) and rejects ``plans/<v>-2``: Bob's
+  inner merge (``aurjev``), after Alice's edit (a commit of hers) on the agent's branch merged
+  through ``mid`` (``aurjed``) or straight into main (``aurjedf``), after Mallory's edit there
+  (``aurjedm``, Bob approving); controls: the same edit on main after a pass (``aurjline``) or
+  in the agent's push (``aurjpush``), Alice's evil merge of the agent's branch ON main
+  (``aurjevf``), the agent's own edit on its branch (``aurjed2``), Alice's edit on a branch of
+  a plan frozen on main first (``aurjpr``), the agent's plan merged in Bob's inner octopus
+  (``aurjoct``); Mallory's rejection of the v2 she wrote on the agent's branch binds
+  (``mrjed``: ``rejected``), and Alice may not approve it (``edself``: ``E_SELF_APPROVAL``);
+  Mallory writes v1 on the branch and the agent edits it there, she rejects (``mrjv1``: the
+  writer of v1 withdraws the plan); controls: the agent's v1 and Alice's edit squash-merged by
+  the forge (``aurjsq``) or fast-forwarded onto main (``aurjff``); Alice's X merged ``-s ours``
+  into the agent's branch, the agent then writes X there, Alice approves (``oursX``:
+  ``E_SELF_APPROVAL``); the agent writes the same bytes at ``plans/<v>`` and ``plans/<v>-2`` in
+  one commit (``aurj2f``) or copies it (``aurj2fc``) and rejects ``plans/<v>-2``: Bob's
   approval of ``plans/<v>`` is ``E_VERSION_WITHDRAWN``; the agent reverts its own rejection
   commit (``aurjrev``: stays rejected); the agent rejects, deletes the folder, and Mallory
   re-adds the same bytes there (``aurjre``: nothing runs).
@@ -64,19 +68,19 @@ Shapes: ``mid`` is an integration branch ``br-mid-<v>`` (a note of the agent's) 
   same commit adds a note in ``plans/<v>-o``: his later approval of it is ``E_SELF_APPROVAL``
   (``apnote``), Carol's runs it (``apnoteC``).
 
-Ids (177; 44 variants x 4 + ``passes``): ``<vid>`` (``rec`` calls of the approved plan),
+Ids (193; 48 variants x 4 + ``passes``): ``<vid>`` (``rec`` calls of the approved plan),
 ``<vid>:status`` (its final ``status --json`` row), ``<vid>:audit`` (valid starts of it in the
 fresh-clone audit), ``<vid>:check`` (``check --as`` said ``start`` exactly when the controller
 started it and the docs want a run), ``passes`` (every pass exited 0, no traceback).
 
-Seen (round 127: 177 ids, 161 passed, 16 xfailed (strict); 95-115 s wall with -n 1, two labs
+Seen (round 127: 193 ids, 173 passed, 20 xfailed (strict); 90-120 s wall with -n 1, two labs
 built side by side), 1 class:
 
-- **author-right-lost-to-edit-on-merged-branch** (16 ids: ``aurjed``, ``aurjedf``, ``aurjev``,
-  ``aurjedm``, each with ``:status``, ``:audit``, ``:check``). FAIL OPEN. The agent writes
-  ``plans/<v>`` (v1) on a branch; Alice (an approver) changes a param there, by a commit of her
-  own on that branch (``aurjed``, ``aurjedf``; Mallory: ``aurjedm``) or by writing it in her
-  ``--no-commit`` merge of the agent's branch into an integration branch (``aurjev``); the
+- **author-right-lost-to-edit-on-merged-branch** (20 ids: ``aurjed``, ``aurjedf``, ``aurjev``,
+  ``aurjedm``, ``mrjv1``, each with ``:status``, ``:audit``, ``:check``). FAIL OPEN. The agent
+  writes ``plans/<v>`` (v1) on a branch; Alice (an approver) changes a param there, by a commit
+  of her own on that branch (``aurjed``, ``aurjedf``; Mallory: ``aurjedm``) or by writing it in
+  her ``--no-commit`` merge of the agent's branch into an integration branch (``aurjev``); the
   branch is merged into main ``--no-ff`` by Bob (through the integration branch, or straight:
   ``aurjedf``, ``aurjedm``). The agent's rejection of its plan is ``E_APPROVER_NOT_ALLOWED:
   agent@example.com set status rejected ..., but only an allowed approver or an author of the
@@ -87,17 +91,19 @@ built side by side), 1 class:
   (``rejected``, Carol refused), as do the agent's own edit on the branch (``aurjed2``) and
   Alice's edit on a branch when v1 was on main first (``aurjpr``); Mallory's rejection of the
   v2 she wrote on the branch binds (``mrjed``): only the FIRST version, made and edited on the
-  merged branch before main ever held the plan, loses its maker. docs/approvals.md: the authors
-  who may withdraw are the originators "of the version at stake ... and of the versions it was
-  edited from at that plan (the content the plan held when each first came there ...)", "So
-  Dave may reject his plan however many copies of it others made, and the agent may reject its
-  plan after Dave changed a param"; the merged branch's history of a plan is read as the line's
-  elsewhere ("One rule for every merge the history brings, wherever it sits"). A pull request
-  reviewed and touched up by a reviewer before the merge is an ordinary flow, and its author
-  loses the veto. Repro: ``git checkout -b pr``; the agent commits ``plans/r/PLAN.yml``
-  (pending); Alice adds a param and commits; ``git checkout main && git merge --no-ff pr``
-  (Bob); ``run --once``; the agent commits ``status: rejected``; ``run --once``; Carol commits
-  ``status: approved``; ``run --once``: ``completed``.
+  merged branch before main ever held the plan, loses its maker (so does Mallory as the writer
+  of v1 the agent edited on the branch: ``mrjv1``, her rejection ignored, Bob's approval runs
+  it; the squash and fast-forward landings, ``aurjsq``, ``aurjff``, keep the agent's right).
+  docs/approvals.md: the authors who may withdraw are the originators "of the version at stake
+  ... and of the versions it was edited from at that plan (the content the plan held when each
+  first came there ...)", "So Dave may reject his plan however many copies of it others made,
+  and the agent may reject its plan after Dave changed a param"; the merged branch's history of
+  a plan is read as the line's elsewhere ("One rule for every merge the history brings,
+  wherever it sits"). A pull request reviewed and touched up by a reviewer before the merge is
+  an ordinary flow, and its author loses the veto. Repro: ``git checkout -b pr``; the agent
+  commits ``plans/r/PLAN.yml`` (pending); Alice adds a param and commits; ``git checkout main
+  && git merge --no-ff pr`` (Bob); ``run --once``; the agent commits ``status: rejected``;
+  ``run --once``; Carol commits ``status: approved``; ``run --once``: ``completed``.
 
 What held (``check --as``, the audit and the controller agreeing in every variant): bytes an
 approver wrote in an inner merge (a param, a note in the folder, an add/add resolved by hand,
@@ -736,6 +742,38 @@ def side_main(name: str, act: Act) -> Act:
     return run
 
 
+def squash_m(author: tuple[str, str], committer: tuple[str, str]) -> Act:
+    """``br-m-<v>`` squash-merged onto main: one commit by ``author``, committed by
+    ``committer``."""
+
+    def run(lab: Lab, v: str) -> None:
+        lab.git("merge", "-q", "--squash", f"br-m-{v}")
+        lab.extra_env = {"GIT_COMMITTER_NAME": committer[0], "GIT_COMMITTER_EMAIL": committer[1]}
+        try:
+            lab.git("commit", "-q", "-m", f"{v} (#2)", "--author", f"{author[0]} <{author[1]}>")
+        finally:
+            lab.extra_env = {}
+
+    return run
+
+
+def ff_m(lab: Lab, v: str) -> None:
+    lab.git("merge", "-q", "--ff-only", f"br-m-{v}")
+
+
+def ours_then_x(lab: Lab, v: str) -> None:
+    """Alice writes X at ``plans/<v>`` on ``br-a-<v>``; the agent merges it ``-s ours`` into
+    ``br-m-<v>`` (X discarded), then writes X itself there; Bob merges ``br-m-<v>``."""
+    lab.branch(f"br-a-{v}", "main")
+    write(ALICE)(lab, v)
+    lab.branch(f"br-m-{v}", "main")
+    lab.note(f"{v}-m", AGENT)
+    merge(lab, AGENT, f"br-a-{v}", opts=("-s", "ours"))
+    write(AGENT)(lab, v)
+    main(lab)
+    merge(lab, BOB, f"br-m-{v}")
+
+
 # the inner branch shapes: the agent's plan on br-m (or br-m1 and br-m2 with other bytes)
 AG_M = side("m", write(AGENT))
 AG_M1 = side("m1", write(AGENT, "a"))
@@ -978,6 +1016,45 @@ VARIANTS: dict[str, V] = {
             approve(ALICE),
         ],
     ),
+    # the writer of v1 on the branch is Mallory, the agent edits it there: she may withdraw
+    # the plan (docs: "the writer of v1 withdrawing v2 withdraws the plan")
+    "mrjv1": (
+        REJ,
+        "{v}",
+        BOB,
+        [
+            side_main("m", both(write(MALLORY), edit(AGENT))),
+            plain_merge(BOB, "m"),
+            rej("{v}", MALLORY),
+            approve(BOB),
+        ],
+    ),
+    # the same branch squash-merged by the forge (one making, the agent's), or fast-forwarded
+    # (both commits on the line)
+    "aurjsq": (
+        REJ,
+        "{v}",
+        CAROL,
+        [
+            side_main("m", both(write(AGENT), edit(ALICE))),
+            squash_m(AGENT, FORGE),
+            rej("{v}", AGENT),
+            approve(CAROL),
+        ],
+    ),
+    "aurjff": (
+        REJ,
+        "{v}",
+        CAROL,
+        [
+            both(side_main("m", both(write(AGENT), edit(ALICE))), ff_m),
+            none,
+            rej("{v}", AGENT),
+            approve(CAROL),
+        ],
+    ),
+    # Alice's X merged -s ours into the agent's branch (discarded), the agent writes X there
+    "oursX": (PEND, "{v}", ALICE, [ours_then_x, none, none, approve(ALICE)]),
     "aurjline": (REJ, "{v}", CAROL, [write(AGENT), edit(ALICE), rej("{v}", AGENT), approve(CAROL)]),
     "aurjpush": (
         REJ,
@@ -1131,7 +1208,8 @@ KINDS = ("", ":status", ":audit", ":check")
 IDS = [f"{v}{k}" for v in VIDS for k in KINDS] + ["passes"]
 CLS_EDIT = "author-right-lost-to-edit-on-merged-branch"
 _WHY_EDIT = (
-    "FAIL OPEN: the agent writes plans/<v> (v1) on a branch, Alice edits it there (a commit "
+    "FAIL OPEN: the agent (Mallory: mrjv1) writes plans/<v> (v1) on a branch, Alice (the "
+    "agent, Mallory) edits it there (a commit "
     "of her own, or new bytes in her inner merge of the agent's branch), the branch is merged "
     "into main (--no-ff, directly or through an integration branch); the agent's rejection "
     "of its plan is E_APPROVER_NOT_ALLOWED, ignored, and Carol's approval runs it (audit "
@@ -1141,7 +1219,7 @@ _WHY_EDIT = (
     "versions it was edited from at that plan'"
 )
 _BROKE = {
-    CLS_EDIT: (["aurjed", "aurjedf", "aurjev", "aurjedm"], _WHY_EDIT),
+    CLS_EDIT: (["aurjed", "aurjedf", "aurjev", "aurjedm", "mrjv1"], _WHY_EDIT),
 }  # fmt: skip
 BROKEN: dict[str, Any] = {
     f"{v}{k}": xfail(cls, why) for cls, (vids, why) in _BROKE.items() for v in vids for k in KINDS

@@ -37,6 +37,7 @@ from controller.git.gitrepo import (
     Person,
 )
 from controller.git.history import HistoryIndex, RecordedPolicies, plan_id_of, withdraw_rule
+from controller.git.identities import identity_links
 from controller.git.ownrecord import (
     EXECUTION_EVENTS,
     Recorded,
@@ -214,6 +215,8 @@ class ControllerCore:
         self._sealed_seen: list[tuple[str, str]] | None = None
         #: Parentless commits under the controller's name on the line (:meth:`_named_history`).
         self._roots: set[str] = set()
+        #: The identity each of those commits was the controller's under (its stretch).
+        self._named_as: dict[str, str] = {}
         #: Frozen hashes this pass decided to start (their commit may wait for the batch):
         #: hash -> plan id. Cleared at the end of every pass, when they are in ``executed``.
         self._claims: dict[str, str] = {}
@@ -959,7 +962,7 @@ class ControllerCore:
         is no commit of the controller's, sealed or not.)"""
         tree, parent, committer, message = _sealed_parts(self.repo.run("cat-file", "commit", sha))
         email = committer.rpartition("<")[2].partition(">")[0].strip().lower()
-        if email != self.config.identity.email.lower():
+        if email != self._named_as.get(sha, self.config.identity.email.lower()):
             return False
         return self.commit_seal.verify(tree, parent, message)
 
@@ -979,20 +982,40 @@ class ControllerCore:
         return started
 
     def _named_history(self) -> list[str]:
-        """First-parent commits of the watched branch under the controller's identity (the
-        parentless ones among them noted in :attr:`_roots`: the controller never makes one)."""
-        out = self.repo.run("log", "--first-parent", "--format=%H%x00%ae%x00%P", self.head())
-        email = self.config.identity.email.lower()
-        found, roots = [], set()
+        """First-parent commits of the watched branch under the controller's identity where
+        they stand (the parentless ones among them noted in :attr:`_roots`: the controller
+        never makes one): today's, and before each linked change of it
+        (``Previous-Identity:``, :mod:`controller.git.identities`) the one it changed from, in
+        that identity's stretch, as the history index and the audit follow it (round 127: a
+        new state directory after a change took the old identity's policy records for
+        anyone's, and a copy of a version run under the folder they named ran again). Read
+        newest first, so an identity taken back (A, B, A) is followed stretch by stretch. A
+        link counts by its shape on trust on first use, as every commit under the name does;
+        with the state's ``commit.key``, only one it sealed."""
+        head = self.head()
+        out = self.repo.run("log", "--first-parent", "--format=%H%x00%ae%x00%P", head)
+        keyed = self.commit_seal.key() is not None
+        links = identity_links(self.repo, head, self._link_sealed_by_us if keyed else None)
+        identity = self.config.identity.email.lower()
+        found, roots, named = [], set(), {}
         for line in out.splitlines():
             sha, _, rest = line.partition("\0")
             who, _, parents = rest.partition("\0")
-            if who.lower() == email:
+            if who.lower() == identity:
                 found.append(sha)
+                named[sha] = identity
                 if not parents.strip():
                     roots.add(sha)
-        self._roots = roots
+            if sha in links and links[sha][1] == identity:
+                identity = links[sha][0]  # older commits: the identity it changed from
+        self._roots, self._named_as = roots, named
         return found
+
+    def _link_sealed_by_us(self, sha: str) -> bool:
+        """Is the identity link ``sha`` sealed with this state's key, by the identity it
+        takes (its author) as committer?"""
+        self._named_as[sha] = self.repo.run("log", "-1", "--format=%ae", sha).strip().lower()
+        return self._sealed_by_us(sha)
 
     def _history_rewritten(self, repo: GitRepo, last: str, head: str) -> None:
         """The branch no longer holds ``last``, the tip the index had seen: it was reset,

@@ -74,7 +74,7 @@ fresh-clone audit), ``<vid>:check`` (``check --as`` said ``start`` exactly when 
 started it and the docs want a run), ``passes`` (every pass exited 0, no traceback).
 
 Seen (round 127: 193 ids, 173 passed, 20 xfailed (strict); 90-120 s wall with -n 1, two labs
-built side by side), 1 class:
+built side by side), 1 class (fixed: below):
 
 - **author-right-lost-to-edit-on-merged-branch** (20 ids: ``aurjed``, ``aurjedf``, ``aurjev``,
   ``aurjedm``, ``mrjv1``, each with ``:status``, ``:audit``, ``:check``). FAIL OPEN. The agent
@@ -117,6 +117,24 @@ withdrawn version re-added by another in its emptied folder never runs; approval
 in octopus merges and merges of merges count as the outer merger's (Mallory's refused),
 once per person in a quorum; an approval commit that drops a note into another plan's folder
 makes its committer that plan's writer.
+
+Fixed (2026-12-07 afternoon, fix128a): **author-right-lost-to-edit-on-merged-branch**.
+Cause: two parts of the history index read a merged branch's versions of a plan as nothing.
+(1) The versions a version was edited from (``PlanState.versions``) were noted only by the
+first-parent line's commits: Bob's ``--no-ff`` merge brought v2 into a plan main never held,
+so v2 came "from nothing" and the agent's v1, edited by Alice on the branch, was no version
+of it. (2) A making on a merged branch counted only when the merge kept that very content
+(``Lifecycle._merge_keeps``): v1, edited away on the branch, made nothing, so it had no
+originators at the plan's folder either. The authors (``Lifecycle.withdrawers``) were Alice
+alone. Fix: ``Lifecycle._merged_lineage`` (a merge of the line that brings a version into a
+plan reads what its merged branches edited it from there, ``_branch_made``: one
+``GitRepo.lineage_log`` walk per merge, every parent of an inner merge followed, a merge's
+own bytes made of every parent's content), ``PlanState.versions`` now lists every content a
+version was made of (an add/add resolved by hand has two; ``_lineage`` walks them), and
+``Lifecycle._kept_by_edit`` keeps a branch's making when the merge keeps, at that folder, a
+version edited from it (as a fast-forward of the same commits does); ``INDEX_VERSION`` 149.
+The controller, ``check --as`` and the fresh-clone audit read the one index. Tests: the 20
+ids pass; tests/approval/test_branch_edited_withdrawals.py.
 
 Not tried: criss-cross merges around an approval, ``identity: committer``, signed trailers
 inside merged branches, ``identity_aliases``, gates and aborts, remote mode, MCP ``submit``.
@@ -1218,9 +1236,8 @@ _WHY_EDIT = (
     "Dave changed a param', the authors who may withdraw include the originators 'of the "
     "versions it was edited from at that plan'"
 )
-_BROKE = {
-    CLS_EDIT: (["aurjed", "aurjedf", "aurjev", "aurjedm", "mrjv1"], _WHY_EDIT),
-}  # fmt: skip
+# fixed (fix128a): CLS_EDIT's ["aurjed", "aurjedf", "aurjev", "aurjedm", "mrjv1"]
+_BROKE: dict[str, tuple[list[str], str]] = {}
 BROKEN: dict[str, Any] = {
     f"{v}{k}": xfail(cls, why) for cls, (vids, why) in _BROKE.items() for v in vids for k in KINDS
 }

@@ -2284,18 +2284,24 @@ class Lifecycle(IndexStore):
         version its merged branches edited there from ``plan_hash`` (at any remove: v1
         edited into v2, v2 into v3): the making of ``plan_hash`` there is one of the
         makings of what the merge brings, as it is when the branch lands as commits of the
-        line (a fast-forward). Round 127: a version edited away on the merged branch made
-        nothing, so the writer of v1 was no originator of the plan her v1 became.
-        ``walked``: each merge's :meth:`_branch_made`, read once."""
+        line (a fast-forward); so is one the merge itself edited there (its own bytes, made
+        of every parent's content). Round 127: a version edited away on the merged branch
+        made nothing, so the writer of v1 was no originator of the plan her v1 became.
+        ``walked``: each merge's :meth:`_branch_made`, read once. A merge that keeps only
+        its first parent's content (``-s ours``) keeps nothing of its branches."""
         if folder is None:
             return False
         if merge not in walked:
             walked[merge] = self._branch_made(repo, merge, parents)
-        made = walked[merge].get(folder, {})
+        made = dict(walked[merge].get(folder, {}))
         if not made:
             return False
         ours = self._folder_hashes(repo, merge, folder)
-        kept = {h for p in parents[1:] for h in self._folder_hashes(repo, p, folder) & ours}
+        held = [self._folder_hashes(repo, parent, folder) for parent in parents]
+        every: set[str] = set().union(*held)
+        for own in ours - every:
+            made[own] = sorted(every)
+        kept = (ours - every) | (ours & set().union(*held[1:]))
         return any(plan_hash in _lineage(made, h) for h in kept)
 
     def _branch_made(

@@ -159,6 +159,14 @@ class Commits(Objects, Refs, Signing):
         """Every commit reachable from ``include`` but not ``exclude`` (a merge's branch)."""
         return self._changes_log(f"{exclude}..{include}", paths)
 
+    def lineage_log(self, exclude: str, include: str, paths: Sequence[str]) -> list[CommitRecord]:
+        """:meth:`range_log` read for what came from what: every parent of a merge followed
+        (``--full-history``: a merge that wrote content of its own differs from each parent,
+        so it is listed), parents before their children (``--topo-order --reverse``)."""
+        return self._changes_log(
+            f"{exclude}..{include}", paths, "--full-history", "--topo-order", "--reverse"
+        )
+
     def path_log(self, tip: str, paths: Sequence[str]) -> list[CommitRecord]:
         """Every commit in ``tip``'s whole history that changed ``paths`` (merges compared
         with their first parent)."""

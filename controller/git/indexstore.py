@@ -52,7 +52,7 @@ _MEMORY_TABLES = {
     "origins_at": "key TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "148"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "149"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -449,6 +449,11 @@ INDEX_VERSION = "148"  # 3: risk and estimate per plan; 4: approval identities, 
 # wrote only content no parent of its own held and it did not bring (round 126, inner-merger-
 # counted-as-writer: Bob's inner merge made him the plan's writer): rebuilt so those mergers
 # are no changers (the authors memory keeps whom an earlier scan counted: SPEC §15)
+# 149 (fix128a): each plan's ``versions`` lists every content a version was made of (a merge's
+# every parent's) and what merged branches edited it from before the line held it (round 127,
+# author-right-lost-to-edit-on-merged-branch: the agent's v1 edited by Alice on its branch,
+# merged --no-ff, left the agent no author of v2): rebuilt so an author's ignored withdrawal
+# counts
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
 _FIELDS = tuple(f.name for f in fields(PlanState))

@@ -17,7 +17,7 @@ import json
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import PurePosixPath
 from typing import Any
@@ -371,6 +371,9 @@ class Lifecycle(IndexStore):
     #: A plan source's blob -> (the status it says, the hash it converts to), as read by
     #: :meth:`_source_version`.
     _sources_read: dict[str, tuple[str | None, str | None]]
+    #: The merge last read by :meth:`_branch_made` and what its merged branches made of
+    #: each plan folder: folder -> content -> the contents it was made of there.
+    _made_on_branches: tuple[str, dict[str, dict[str, list[str]]]] | None = None
 
     def _load(self) -> None:
         # Built from the plans as they were: rebuilt from the plans loaded at their next
@@ -2054,11 +2057,16 @@ class Lifecycle(IndexStore):
                 stack.extend(parents[sha])
         self._line_at.update(at)
         kept: dict[str, dict[str, set[str]]] = {}  # per merge: what it keeps, read once
+        walked: dict[str, dict[str, dict[str, list[str]]]] = {}  # and what it edited from what
         for side, plan_hash, people, path, folder in found:
             position = owner.get(side, len(order))
             if position < len(order):
                 merge = order[position]
-                if not self._merge_keeps(repo, merge, parents[merge][1:], plan_hash, path, kept):
+                if not self._merge_keeps(
+                    repo, merge, parents[merge][1:], plan_hash, path, kept
+                ) and not self._kept_by_edit(
+                    repo, merge, parents[merge], plan_hash, folder, walked
+                ):
                     continue  # content the merge discarded makes nothing
             self._side_made.append((position, plan_hash, people, side, folder))
         for side, key, first in lapses:
@@ -2231,14 +2239,110 @@ class Lifecycle(IndexStore):
         if stake is None:
             return state.changers
         found: set[str] = set()
-        seen: set[str] = set()
-        plan_hash = stake
-        while plan_hash and plan_hash not in seen:
-            seen.add(plan_hash)
+        for plan_hash in _lineage(state.versions, stake):
             here = self.origins_at(state.plan_id, plan_hash)
             found |= here if here is not None else self.originators_of(plan_hash) or frozenset()
-            plan_hash = state.versions.get(plan_hash, "")
         return self.author_set(found)
+
+    def _merged_lineage(
+        self, repo: GitRepo, record: CommitRecord, plan_id: str, state: PlanState, plan_hash: str
+    ) -> set[str]:
+        """The contents ``plan_hash`` was made of, brought into ``plan_id`` by the merge
+        ``record`` of the first-parent line: what its merged branches edited it from there
+        (:meth:`_branch_made`), or, written by the merge itself, every parent's content
+        there. What the branches edited those from goes into :attr:`PlanState.versions`
+        too, where the plan never held them before (the first time each came counts).
+
+        Round 127 (``author-right-lost-to-edit-on-merged-branch``): only the line's commits
+        noted what a version was edited from, so the agent's v1, edited by Alice (a commit
+        of hers, or her ``--no-commit`` inner merge) on the agent's branch before main held
+        the plan, was no version of the plan Bob's ``--no-ff`` merge brought: the agent's
+        rejection was ``E_APPROVER_NOT_ALLOWED`` and Carol's approval ran Alice's v2."""
+        if self._made_on_branches is None or self._made_on_branches[0] != record.sha:
+            self._made_on_branches = (
+                record.sha,
+                self._branch_made(repo, record.sha, record.parents),
+            )
+        made = self._made_on_branches[1].get(plan_id, {})
+        for each, earlier in made.items():
+            state.versions.setdefault(each, earlier)
+        held = [self._folder_hashes(repo, parent, plan_id) for parent in record.parents]
+        if any(plan_hash in hashes for hashes in held):
+            return set(made.get(plan_hash, ()))
+        return set().union(*held)  # the merge wrote it: made of what each parent held
+
+    def _kept_by_edit(
+        self,
+        repo: GitRepo,
+        merge: str,
+        parents: Sequence[str],
+        plan_hash: str,
+        folder: str | None,
+        walked: dict[str, dict[str, dict[str, list[str]]]],
+    ) -> bool:
+        """Whether the first-parent ``merge`` keeps, at the plan folder ``folder``, a
+        version its merged branches edited there from ``plan_hash`` (at any remove: v1
+        edited into v2, v2 into v3): the making of ``plan_hash`` there is one of the
+        makings of what the merge brings, as it is when the branch lands as commits of the
+        line (a fast-forward); so is one the merge itself edited there (its own bytes, made
+        of every parent's content). Round 127: a version edited away on the merged branch
+        made nothing, so the writer of v1 was no originator of the plan her v1 became.
+        ``walked``: each merge's :meth:`_branch_made`, read once. A merge that keeps only
+        its first parent's content (``-s ours``) keeps nothing of its branches."""
+        if folder is None:
+            return False
+        if merge not in walked:
+            walked[merge] = self._branch_made(repo, merge, parents)
+        made = dict(walked[merge].get(folder, {}))
+        if not made:
+            return False
+        ours = self._folder_hashes(repo, merge, folder)
+        held = [self._folder_hashes(repo, parent, folder) for parent in parents]
+        every: set[str] = set().union(*held)
+        for own in ours - every:
+            made[own] = sorted(every)
+        kept = (ours - every) | (ours & set().union(*held[1:]))
+        return any(plan_hash in _lineage(made, h) for h in kept)
+
+    def _branch_made(
+        self, repo: GitRepo, merge: str, parents: Sequence[str]
+    ) -> dict[str, dict[str, list[str]]]:
+        """Per plan folder: each content a commit of the merged branches of ``merge``
+        (``parents``: all of its parents) wrote there that none of that commit's parents
+        held there, and what they held (the content it was edited from; none for a plan
+        made from nothing; every side's for a merge's own content, an add/add resolved by
+        hand), the first making of each content kept. One walk of the branches under the
+        plans folder, whatever the plans the merge brings."""
+        scope = [self.plans_dir] if self.plans_dir != "." else []
+        found: dict[str, dict[str, list[str]]] = {}
+        seen: set[str] = set()
+        for parent in parents[1:]:
+            for commit in repo.lineage_log(parents[0], parent, scope):
+                if commit.sha not in seen:
+                    seen.add(commit.sha)
+                    self._note_made(repo, commit, found)
+        return found
+
+    def _note_made(
+        self, repo: GitRepo, commit: CommitRecord, found: dict[str, dict[str, list[str]]]
+    ) -> None:
+        """:meth:`_branch_made` of one commit of a merged branch."""
+        for folder in {plan_id_of(c.path, self.plans_dir) for c in commit.changes}:
+            if folder is None:
+                continue
+            here = self._folder_hashes(repo, commit.sha, folder)
+            before = set().union(*(self._folder_hashes(repo, p, folder) for p in commit.parents))
+            for plan_hash in here - before:
+                found.setdefault(folder, {}).setdefault(plan_hash, sorted(before))
+
+    def _folder_hashes(self, repo: GitRepo, commit: str, folder: str) -> set[str]:
+        """The content of each plan file the plan folder ``folder`` holds in ``commit``."""
+        found: set[str] = set()
+        for name in PLAN_FILES:
+            facts = self.facts(repo, repo.blob_sha(commit, _folder_file(folder, name)))
+            if facts is not None and facts.hash:
+                found.add(facts.hash)
+        return found
 
     def _carry_lineage(
         self,
@@ -2280,16 +2384,12 @@ class Lifecycle(IndexStore):
             return
         was: PlanState | None = getattr(self, "_before_move", {}).get(gone.path)
         lineage = was.versions if was is not None and was.hash == moved else {}
-        plan_hash, seen = moved, set()
-        while plan_hash and plan_hash not in seen:
-            seen.add(plan_hash)
+        for plan_hash in _lineage(lineage, moved):
             here = self.origins_at(source, plan_hash)
             if here is not None and not (onto and self.origins_at(plan_id, plan_hash) is not None):
                 self.carry_origins_at(plan_id, plan_hash, here)
-            earlier = lineage.get(plan_hash, "")
             if not onto:
-                state.versions.setdefault(plan_hash, earlier)
-            plan_hash = earlier
+                state.versions.setdefault(plan_hash, list(lineage.get(plan_hash, ())))
 
     def _hold_moved(self, target: str, sources: Iterable[str]) -> None:
         """The owned-block editors of the plans moved to ``target`` (their folders' ``@held``
@@ -3403,7 +3503,10 @@ class Lifecycle(IndexStore):
                 state.version_since = max(state.version_since or 0, controller_froze)
         state.blob, state.file_status = change.new_blob, new.status
         if new.hash and new.hash not in state.versions:  # its authors (withdrawers), round 119
-            state.versions[new.hash] = state.hash or ""
+            earlier = {state.hash} - {None, new.hash}
+            if record.is_merge and not by_controller:  # and its merged branches' (round 127)
+                earlier |= self._merged_lineage(repo, record, plan_id, state, new.hash)
+            state.versions[new.hash] = sorted(h for h in earlier if h)
         state.hash, state.frozen_hash = new.hash, new.frozen_hash
         # ``frozen:`` is the controller's to write: its risk and estimate are taken from a
         # controller commit that wrote them, never from an agent's edit, nor from one the
@@ -6449,6 +6552,23 @@ def _ends_life(record: CommitRecord, change: FileChange) -> bool:
         and not _renamed(record, other)
         for other in record.changes
     )
+
+
+def _folder_file(folder: str, name: str) -> str:
+    return name if folder == "." else f"{folder}/{name}"
+
+
+def _lineage(versions: Mapping[str, Sequence[str]], start: str) -> Iterator[str]:
+    """``start`` and every content it was edited from (:attr:`PlanState.versions`), each
+    once."""
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        plan_hash = todo.pop()
+        if plan_hash and plan_hash not in seen:
+            seen.add(plan_hash)
+            yield plan_hash
+            todo.extend(versions.get(plan_hash, ()))
 
 
 def _renamed(record: CommitRecord, change: FileChange) -> bool:

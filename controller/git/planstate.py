@@ -205,12 +205,14 @@ class PlanState:
     version_since: int | None = None
     changers: list[str] = field(default_factory=list)
     #: Every content (hash) the plan held, here and through the moves that brought it, ->
-    #: the content it held when that one first came ("" for none): the versions a version
-    #: was edited from. The authors of the version at stake are the originators of it and
-    #: of those it came from, who may withdraw the plan (round 119,
+    #: the contents it was made of when that one first came (none for a making from
+    #: nothing; a merge's every parent's: a hand-resolved add/add has two): the versions a
+    #: version was edited from, on the line and on the branches merged into it (round 127:
+    #: ``Lifecycle._merged_lineage``). The authors of the version at stake are the
+    #: originators of it and of those it came from, who may withdraw the plan (round 119,
     #: ``plan-author-loses-withdrawal-to-coeditor``: the writer of v1 is an author of v2,
     #: another's edit of it; an edit taken back leaves its maker none, round 20).
-    versions: dict[str, str] = field(default_factory=dict)
+    versions: dict[str, list[str]] = field(default_factory=dict)
     #: The open approval request: commit, kind, blob, author, committer, time, voided_by,
     #: changed_in_commit.
     request: dict[str, Any] | None = None

@@ -135,7 +135,9 @@ Fixed (2026-12-07 afternoon, fix128g): all three classes.
   ``wait``), an ``unreadable`` row is answered from the row alone (``_unread_log``: its
   ``CODE: message`` in ``problems``, ``file_status: null``), the file never read; the
   next variant, a plan source (``PLAN.json``) that does not convert, was "no plan ...
-  check the path" to ``log`` and is now its row's code too. Tests:
+  check the path" to ``log`` and is now its row's code too. Round 93's ``mlog:*`` ids
+  (a plan YAML cannot read: refused ``E_YAML_PARSE`` by the reader ``log`` had of its own)
+  now accept this answer as well. Tests:
   ``test_mcp_unreadable_coded`` (``log-*``), ``test_mcp_log_file_status_as_status``,
   ``tests/service/test_agent_answers_r127.py``.
 - Also (seen): a refused ``slug`` carries ``path: "slug"``; ``E_PARSE_MULTIBLOCK`` carries

@@ -413,10 +413,171 @@ def build_m(root: Path) -> dict[str, Any]:
     return got
 
 
+# -- lab H: hard links in the working tree -----------------------------------------------------
+
+HPY = """\
+import json, os, shutil, sys
+tag, mode = sys.argv[1], sys.argv[2]
+sys.stdin.read()
+repo, root = os.environ["REPO"], os.environ["ROOT"]
+folder = os.path.join(repo, "plans", tag)
+with open(os.environ["REC_LOG"], "a", encoding="utf-8") as f:
+    f.write(json.dumps({"argv": [tag, mode], "stdin": ""}) + "\\n")
+if mode == "none-none":
+    print(json.dumps({"ok": True}))
+    sys.exit(0)
+what, target = mode.split("-", 1)
+name = "PLAN.yml" if what == "plan" else "EXECUTION_LOG.md"
+path = os.path.join(folder, name)
+if target == "out":
+    dest = os.path.join(root, "out-" + tag)
+    if what == "plan":
+        shutil.copyfile(path, dest)
+    else:
+        with open(dest, "w", encoding="utf-8") as f:
+            f.write("outside the tree\\n")
+elif target == "cfg":
+    dest = os.environ["CFG"]
+elif target == "op":
+    dest = os.path.join(root, "operator.yml")
+elif target == "state":
+    dest = os.environ["STATEFILE"]
+else:
+    dest = os.path.join(repo, "plans", "victim", "PLAN.yml")
+if os.path.lexists(path):
+    os.unlink(path)
+os.link(dest, path)
+print(json.dumps({"ok": True}))
+"""
+
+#: slug -> (when the link is made: ``tool`` mid-run / ``pre`` in the tree before the pass,
+#: mode ``<file>-<target>``)
+H_VARIANTS = {
+    "hlogout": ("tool", "log-out"),
+    "hlogcfg": ("tool", "log-cfg"),
+    "hlogvic": ("tool", "log-vic"),
+    "hplanout": ("tool", "plan-out"),
+    "hplancfg": ("tool", "plan-cfg"),
+    "hlogstate": ("tool", "log-state"),
+    "hprelogout": ("pre", "log-out"),
+    "hprelogcfg": ("pre", "log-cfg"),
+    "hprelogvic": ("pre", "log-vic"),
+    "hpreplanout": ("pre", "plan-out"),
+    "hpreplanjunk": ("pre", "plan-junk"),
+    "hpreplanop": ("pre", "plan-op"),
+    "hprelogop": ("pre", "log-op"),
+    "hlogop": ("tool", "log-op"),
+    "hpreplantwin": ("pre", "plan-twin"),
+}
+
+
+def digest(path: Path) -> str:
+    import hashlib
+
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.exists() else "missing"
+
+
+def build_h(root: Path) -> dict[str, Any]:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "h.py").write_text(HPY)
+    lab = make_lab(root)
+    # a file the controller must never write: stands for anything outside the tree
+    py, hpy = json.dumps(sys.executable), json.dumps(str(root / "h.py"))
+    text = lab.config.read_text()
+    env = json.dumps(
+        {
+            "REC_LOG": str(lab.log),
+            "REPO": str(lab.repo),
+            "ROOT": str(root),
+            "CFG": str(lab.config),
+            "STATEFILE": str(root / "statefile"),
+        }
+    )
+    text = text.replace(
+        "  echo: {kind: echo}\n",
+        "  echo: {kind: echo}\n"
+        f"  hl: {{kind: exec, argv: [{py}, {hpy}, '{{tag}}', '{{mode}}'], env: {env}}}\n",
+    )
+    lab.config.write_text(text)
+    # the operator's file outside the tree (stands for a config, a key list): a copy of the
+    # controller's own config
+    (root / "operator.yml").write_text(text)
+    lab.write("victim", plan("victim", action(1, "rec", "victim-1")))
+    for slug, (when, mode) in H_VARIANTS.items():
+        mode = mode if when == "tool" else "none-none"  # a pre link: the tool does nothing
+        body = "  - id: 1\n    tool: hl\n    why: link\n"
+        body += f"    params: {{tag: '{slug}', mode: '{mode}'}}\n"
+        lab.write(
+            slug,
+            plan(slug, body + action(2, "rec", f"{slug}-2")).replace(
+                "  - name: rec\n", "  - name: rec\n  - name: hl\n", 1
+            ),
+        )
+    lab.commit("plans")
+    lab.run()
+    got: dict[str, Any] = {"lab": lab}
+    # the state file stands for a file in the state directory: the newest regular file there
+    files = sorted(p for p in lab.state.rglob("*") if p.is_file() and p.suffix == ".sqlite")
+    statefile = files[0] if files else lab.state / "none"
+    (root / "statefile").unlink(missing_ok=True)
+    os_link = __import__("os").link
+    if statefile.exists():
+        os_link(statefile, root / "statefile")
+    got["statefile"] = str(statefile)
+    for slug in H_VARIANTS:
+        lab.set_status(slug, "approved")
+    lab.commit("approve", ALICE)
+    for slug, (when, mode) in H_VARIANTS.items():
+        if when != "pre":
+            continue
+        what, target = mode.split("-", 1)
+        path = lab.repo / "plans" / slug / ("PLAN.yml" if what == "plan" else "EXECUTION_LOG.md")
+        dest = {
+            "out": root / f"out-{slug}",
+            "cfg": lab.config,
+            "vic": lab.repo / "plans" / "victim" / "PLAN.yml",
+            "junk": root / f"out-{slug}",
+            "op": root / "operator.yml",
+            "twin": lab.repo / "twin" / "PLAN.yml",
+        }[target]
+        if what == "plan" and target in ("out", "twin"):
+            dest.parent.mkdir(exist_ok=True)
+            shutil.copyfile(path, dest)
+        elif target in ("out", "junk"):
+            dest.write_text("outside the tree\n")
+        path.unlink(missing_ok=True)
+        os_link(dest, path)
+    outside = {
+        "cfg": lab.config,
+        "op": root / "operator.yml",
+        "victim": lab.repo / "plans" / "victim" / "PLAN.yml",
+        "twin": lab.repo / "twin" / "PLAN.yml",
+        **{f"out-{s}": root / f"out-{s}" for s in H_VARIANTS},
+    }
+    before = {k: digest(p) for k, p in outside.items()}
+    # an out-<slug> file made by the tool mid-run: its bytes at creation are the plan's as
+    # approved; keep a copy per tool-made file to compare with afterwards
+    runs = [lab.run(check=False) for _ in range(3)]
+    got["rcs"] = [(r.returncode, r.stderr[-1200:]) for r in runs]
+    got["before"] = before
+    got["after"] = {k: digest(p) for k, p in outside.items()}
+    got["out_text"] = {
+        s: (root / f"out-{s}").read_text(errors="replace") if (root / f"out-{s}").exists() else ""
+        for s in H_VARIANTS
+    }
+    got["calls"] = counts(lab)
+    got["rows"] = {k: advkit.brief(v, 5) for k, v in lab.rows().items()}
+    got["victim_text"] = (lab.repo / "plans" / "victim" / "PLAN.yml").read_text()
+    got["cfg_text"] = lab.config.read_text()
+    got["state_magic"] = (root / "statefile").read_bytes()[:16] if statefile.exists() else b""
+    got["op_text"] = (root / "operator.yml").read_text()
+    return got
+
+
 @pytest.fixture(scope="module")
 def labs(tmp_path_factory: pytest.TempPathFactory) -> Labs:
     root = tmp_path_factory.mktemp("r128d")
-    return build_all(root, {"K": build_k, "M": build_m}, workers=2)
+    return build_all(root, {"K": build_k, "M": build_m, "H": build_h}, workers=3)
 
 
 def status_code(got: dict[str, Any], slug: str) -> tuple[str, str]:
@@ -578,7 +739,7 @@ def test_k_status_reason_names_outcome_code(labs: Labs, slug: str) -> None:
     (``plangate: fail``) names: what ended the run, as git history says."""
     got = labs.got["K"]
     code = got["commit_codes"][slug]
-    row = got["rows"].get(f"plans/{slug}") or ()
+    row: Any = got["rows"].get(f"plans/{slug}") or ()
     assert code.startswith("E_"), (code, row)
     assert code in str(row[3]), (code, row)
 
@@ -675,3 +836,63 @@ def test_m_audit_no_double_run(labs: Labs) -> None:
             h = e.get("hash") or e.get("plan_hash") or e.get("plan")
             seen[h] = seen.get(h, 0) + 1
     assert all(v == 1 for v in seen.values()), seen
+
+
+# -- H ids ------------------------------------------------------------------------------------
+
+
+#: (variant, outside file key): the file outside the tree (or another plan's) that a link in
+#: the working tree points the variant's PLAN.yml or EXECUTION_LOG.md at.
+H_OUTSIDE = [
+    ("hlogcfg", "cfg"),
+    ("hlogvic", "victim"),
+    ("hprelogcfg", "cfg"),
+    ("hprelogvic", "victim"),
+    ("hprelogout", "out-hprelogout"),
+    ("hpreplanout", "out-hpreplanout"),
+    ("hpreplanjunk", "out-hpreplanjunk"),
+    ("hpreplanop", "op"),
+    ("hprelogop", "op"),
+    ("hlogop", "op"),
+    ("hpreplantwin", "twin"),
+]
+H_BROKEN: dict[str, Any] = {}
+
+
+@pytest.mark.parametrize(
+    "slug,key", [pytest.param(s, k, id=s, marks=H_BROKEN.get(s, [])) for s, k in H_OUTSIDE]
+)
+def test_h_link_target_untouched(labs: Labs, slug: str, key: str) -> None:
+    """A hard link in the working tree (made by the agent before the pass, or by a tool
+    mid-run) from the plan's PLAN.yml or EXECUTION_LOG.md to a file outside the tree or to
+    another plan: the controller never writes through it (docs/threat-model.md, actors:
+    whoever writes the working tree must not reach a file outside it)."""
+    got = labs.got["H"]
+    assert got["after"][key] == got["before"][key], (key, got["out_text"].get(slug, "")[:800])
+
+
+@pytest.mark.parametrize("slug", ["hlogout", "hplanout"])
+def test_h_tool_made_link_not_written(labs: Labs, slug: str) -> None:
+    """A tool that links its plan's file to a new outside file mid-run: the outside file holds
+    what the tool put there (no outcome, no log written through the link)."""
+    text = labs.got["H"]["out_text"][slug]
+    assert "execution:" not in text and "# Execution log" not in text, text[:800]
+
+
+def test_h_state_intact(labs: Labs) -> None:
+    """A log linked to the state directory's index (through a link outside the tree): the
+    index is still a SQLite file (nothing written into it through the link)."""
+    assert labs.got["H"]["state_magic"].startswith(b"SQLite format 3"), labs.got["H"]["state_magic"]
+
+
+@pytest.mark.parametrize("slug", list(H_VARIANTS))
+def test_h_each_action_at_most_once(labs: Labs, slug: str) -> None:
+    """Whatever the links did, each action ran at most once."""
+    calls = labs.got["H"]["calls"]
+    assert calls.get(slug, 0) <= 1 and calls.get(f"{slug}-2", 0) <= 1, calls
+
+
+def test_h_passes_clean(labs: Labs) -> None:
+    """Every pass ended 0 with no traceback."""
+    for rc, err in labs.got["H"]["rcs"]:
+        assert rc == 0 and "Traceback" not in err, err[-800:]

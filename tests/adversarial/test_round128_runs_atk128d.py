@@ -51,8 +51,12 @@ KPY = """\
 import json, os, signal, sys, time
 tag, mode = sys.argv[1], sys.argv[2]
 data = sys.stdin.read()
+nonce = os.urandom(8).hex()
 with open(os.environ["REC_LOG"], "a", encoding="utf-8") as f:
-    f.write(json.dumps({"argv": [tag, mode], "stdin": data}) + "\\n")
+    f.write(json.dumps({"argv": [tag, mode, nonce], "stdin": data}) + "\\n")
+if mode == "nonce":
+    print(json.dumps({"ok": True, "nonce": nonce}))
+    sys.exit(0)
 mark = os.path.join(os.environ["MARKS"], tag)
 if mode in ("kill", "failonce") and not os.path.exists(mark):
     open(mark, "w").close()
@@ -68,7 +72,7 @@ if mode == "fail":
 print(json.dumps({"ok": True, "tag": tag}))
 """
 
-TOOLS = ["rec", "ki", "kn", "fl", "fo", "ko"]
+TOOLS = ["rec", "ki", "kn", "fl", "fo", "ko", "nz"]
 
 
 def make_lab(root: Path) -> Lab:
@@ -89,6 +93,7 @@ def make_lab(root: Path) -> Lab:
         + entry("fl", "fail")
         + entry("fo", "failonce")
         + entry("ko", "ok", ", idempotent: true, risk: low")
+        + entry("nz", "nonce")
     )
     return Lab(root / "lab", tools=tools, extra="execution: {max_concurrent_plans: 1}\n")
 
@@ -266,8 +271,69 @@ K_PLANS: dict[str, str] = {
     ),
 }
 
+NZ_OUT = "    outputs: [{name: nonce, path: '$.json.nonce'}]\n"
+
+
+def nref(i: int, tool: str, tag: str, extra: str = "") -> str:
+    """Action ``i`` calling ``tool`` with ``tag`` and ``n`` = action 1's nonce."""
+    body = f"  - id: {i}\n    tool: {tool}\n    why: 'step {i} of {tag}'\n"
+    body += f"    params: {{tag: '{tag}', n: '$<actions[1].outputs.nonce>'}}\n"
+    return body + extra
+
+
+K_PLANS.update(
+    {
+        "knonce": plan(
+            "knonce",
+            action(1, "nz", "knonce-1", NZ_OUT)
+            + nref(2, "ki", "knonce-2")
+            + nref(3, "rec", "knonce-3"),
+        ),
+        "knoncegate": plan(
+            "knoncegate",
+            action(1, "nz", "knoncegate-1", NZ_OUT)
+            + nref(2, "ki", "knoncegate-2", "    requires_approval: true\n")
+            + nref(3, "rec", "knoncegate-3"),
+        ),
+        "knonceres": plan(
+            "knonceres",
+            action(1, "nz", "knonceres-1", NZ_OUT)
+            + nref(2, "fo", "knonceres-2")
+            + nref(3, "ki", "knonceres-3")
+            + nref(4, "rec", "knonceres-4"),
+        ),
+        "knoncefb": plan(
+            "knoncefb",
+            action(1, "nz", "knoncefb-1", NZ_OUT)
+            + nref(
+                2,
+                "fl",
+                "knoncefb-2",
+                "    on_failure: fallback\n    fallback:\n"
+                "      - {id: '2.1', tool: ki, why: fb, "
+                "params: {tag: 'knoncefb-f', n: '$<actions[1].outputs.nonce>'}}\n",
+            )
+            + nref(3, "rec", "knoncefb-3"),
+        ),
+        "knonceask": plan(
+            "knonceask",
+            action(1, "nz", "knonceask-1", NZ_OUT)
+            + nref(2, "fo", "knonceask-2", "    on_failure: ask\n")
+            + nref(3, "ki", "knonceask-3")
+            + nref(4, "rec", "knonceask-4"),
+        ),
+    }
+)
+NONCE = {
+    "knonce": ["knonce-2", "knonce-3"],
+    "knoncegate": ["knoncegate-2", "knoncegate-3"],
+    "knonceres": ["knonceres-2", "knonceres-3", "knonceres-4"],
+    "knoncefb": ["knoncefb-2", "knoncefb-f", "knoncefb-3"],
+    "knonceask": ["knonceask-2", "knonceask-3", "knonceask-4"],
+}
+
 #: plans a human approves again after the first passes (a ``failed`` run resumed).
-RESUMED = ["kresume", "kfbnr"]
+RESUMED = ["kresume", "kfbnr", "knonceres"]
 
 
 def passes(lab: Lab, got: dict[str, Any], key: str, most: int = 25) -> None:
@@ -288,6 +354,25 @@ def counts(lab: Lab) -> dict[str, int]:
     out: dict[str, int] = {}
     for r in rows:
         out[r["argv"][0]] = out.get(r["argv"][0], 0) + 1
+    return out
+
+
+def nonces(lab: Lab) -> dict[str, list[Any]]:
+    """Per tag: the nonce each call printed (argv[2]) or the ``n`` it was given (stdin)."""
+    out: dict[str, list[Any]] = {}
+    for line in lab.log.read_text().splitlines():
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        tag = r["argv"][0]
+        if len(r["argv"]) > 1 and r["argv"][1] == "nonce":
+            out.setdefault(tag, []).append(r["argv"][2])
+            continue
+        try:
+            given = json.loads(r["stdin"]).get("n") if r["stdin"].strip() else None
+        except ValueError:
+            given = None
+        out.setdefault(tag, []).append(given)
     return out
 
 
@@ -326,6 +411,7 @@ def build_k(root: Path) -> dict[str, Any]:
     passes(lab, got, "second")
     lab.run(check=False)
     got["calls"] = counts(lab)
+    got["nonces"] = nonces(lab)
     got["rows"] = {k: advkit.brief(v, 5) for k, v in lab.rows().items()}
     got["status"] = {s: lab.plan(s)["plan"]["status"] for s in K_PLANS}
     got["exec"] = {s: execution(lab, s) for s in K_PLANS}
@@ -773,6 +859,36 @@ def test_k_audit_clean(labs: Labs) -> None:
     assert sorted(set(runs)) == sorted(f"plans/{s}" for s in K_PLANS), runs
     bad = [f for f in report.get("findings", []) if "plangate@localhost" in json.dumps(f)]
     assert not bad, bad
+
+
+@pytest.mark.parametrize("slug", list(NONCE))
+def test_k_nonce_action1_once(labs: Labs, slug: str) -> None:
+    """The non-idempotent action 1 (a fresh nonce each call) ran once across kills, gates,
+    asks and resumes."""
+    assert len(labs.got["K"]["nonces"].get(f"{slug}-1", [])) == 1, labs.got["K"]["nonces"]
+
+
+@pytest.mark.parametrize(
+    "slug,tag", [pytest.param(s, t, id=t) for s, tags in NONCE.items() for t in tags]
+)
+def test_k_nonce_param_from_earlier_result(labs: Labs, slug: str, tag: str) -> None:
+    """Every call of a later step (first call, re-run after the kill, retry after an ask or a
+    resume) was given exactly the nonce action 1 returned (SPEC §3, §6: parameters are filled
+    from earlier results; a finished action's outputs come from the journal)."""
+    got = labs.got["K"]["nonces"]
+    first = got.get(f"{slug}-1", [None])[0]
+    given = got.get(tag, [])
+    assert given and first and all(g == first for g in given), (first, given)
+
+
+def test_k_nonce_completed(labs: Labs) -> None:
+    """Each nonce plan ended ``completed`` with action 1's recorded output its real nonce."""
+    got = labs.got["K"]
+    for slug in NONCE:
+        assert got["status"][slug] == "completed", status_code(got, slug)
+        acts = got["exec"][slug].get("actions") or []
+        out = (acts[0].get("outputs") or {}).get("nonce") if acts else None
+        assert out == got["nonces"][f"{slug}-1"][0], (slug, out)
 
 
 # -- M ids ------------------------------------------------------------------------------------

@@ -436,6 +436,7 @@ def build_k(root: Path) -> dict[str, Any]:
 M_FAILED = ["mfmove", "mfcopy", "mfboth", "mfswap"]
 M_GATED = ["mgmove", "mgboth"]
 M_DONE = ["mdone1", "mdone2", "mdone3"]
+M_ASK = ["maskmove", "maskboth"]
 
 
 def m_plan(slug: str) -> str:
@@ -447,6 +448,13 @@ def m_plan(slug: str) -> str:
             action(1, "rec", f"{slug}-1")
             + action(2, "rec", f"{slug}-2", "    requires_approval: true\n"),
         )
+    if slug in M_ASK:
+        return plan(
+            slug,
+            action(1, "rec", f"{slug}-1")
+            + action(2, "fo", f"{slug}-2", "    on_failure: ask\n")
+            + action(3, "rec", f"{slug}-3"),
+        )
     return plan(slug, action(1, "rec", f"{slug}-1"))
 
 
@@ -456,7 +464,7 @@ def copy_folder(lab: Lab, src: str, dst: str) -> None:
 
 def build_m(root: Path) -> dict[str, Any]:
     lab = make_lab(root)
-    slugs = M_FAILED + M_GATED + M_DONE
+    slugs = M_FAILED + M_GATED + M_DONE + M_ASK
     for slug in slugs:
         lab.write(slug, m_plan(slug))
     lab.commit("plans")
@@ -474,6 +482,8 @@ def build_m(root: Path) -> dict[str, Any]:
     copy_folder(lab, "mfboth", "mfboth2")
     lab.git("mv", "plans/mgmove", "plans/mgmove2")
     copy_folder(lab, "mgboth", "mgboth2")
+    lab.git("mv", "plans/maskmove", "plans/maskmove2")
+    copy_folder(lab, "maskboth", "maskboth2")
     lab.git("mv", "plans/mdone1", "plans/tmpx")
     lab.git("mv", "plans/mdone2", "plans/mdone1")
     lab.git("mv", "plans/tmpx", "plans/mdone2")
@@ -485,7 +495,7 @@ def build_m(root: Path) -> dict[str, Any]:
     got["moved_rows"] = {k: advkit.brief(v) for k, v in lab.rows().items()}
     for slug in [
         "mfmove2", "mfcopy2", "mfboth", "mfboth2", "mgmove2", "mgboth", "mgboth2",
-        "mdone1", "mdone2", "mfswap", "mdone3",
+        "mdone1", "mdone2", "mfswap", "mdone3", "maskmove2", "maskboth", "maskboth2",
     ]:  # fmt: skip
         lab.set_status(slug, "approved")
     lab.commit("approve again", ALICE)
@@ -903,9 +913,11 @@ def test_m_setup(labs: Labs) -> None:
         assert got["before"][s] == "awaiting_approval", got["before"]
     for s in M_DONE:
         assert got["before"][s] == "completed", got["before"]
+    for s in M_ASK:
+        assert got["before"][s] == "awaiting_approval", got["before"]
 
 
-@pytest.mark.parametrize("slug", M_FAILED + M_GATED + M_DONE)
+@pytest.mark.parametrize("slug", M_FAILED + M_GATED + M_DONE + M_ASK)
 def test_m_first_action_once(labs: Labs, slug: str) -> None:
     """Action 1 (succeeded before the move/copy) never runs again, wherever the version went
     (SPEC §15: a copy, move or rename of a plan that ran does not run again)."""
@@ -913,7 +925,7 @@ def test_m_first_action_once(labs: Labs, slug: str) -> None:
     assert got["calls"].get(f"{slug}-1", 0) == 1, (got["calls"], got["rows"])
 
 
-@pytest.mark.parametrize("slug", M_FAILED)
+@pytest.mark.parametrize("slug", M_FAILED + M_ASK)
 def test_m_failed_step_at_most_resumed_once(labs: Labs, slug: str) -> None:
     """The failed action 2 ran at most twice: the failed try and at most ONE resume, however
     many copies of the version were approved."""
@@ -929,11 +941,26 @@ def test_m_gated_step_at_most_once(labs: Labs, slug: str) -> None:
     assert got["calls"].get(f"{slug}-2", 0) <= 1, (got["calls"], got["rows"])
 
 
-@pytest.mark.parametrize("slug", ["mfcopy2", "mfboth2", "mgboth2"])
+@pytest.mark.parametrize("slug", ["mfcopy2", "mfboth2", "mgboth2", "maskboth2"])
 def test_m_copy_refused(labs: Labs, slug: str) -> None:
     """A copy of a started version approved: refused E_ALREADY_EXECUTED (SPEC §15)."""
     got = labs.got["M"]
     row = json.dumps(got["rows"].get(f"plans/{slug}"))
+    assert "E_ALREADY_EXECUTED" in row, row
+
+
+@pytest.mark.parametrize("slug", M_ASK)
+def test_m_ask_third_at_most_once(labs: Labs, slug: str) -> None:
+    """After the ask, action 3 ran at most once (moved or copied, both approved)."""
+    got = labs.got["M"]
+    assert got["calls"].get(f"{slug}-3", 0) <= 1, (got["calls"], got["rows"])
+
+
+@pytest.mark.parametrize("slug", ["mfmove2", "mgmove2", "maskmove2"])
+def test_m_moved_paused_run_coded(labs: Labs, slug: str) -> None:
+    """A paused or failed run moved to a new path and approved there: the controller says
+    why in a code (E_ALREADY_EXECUTED: the move of a started version does not run again)."""
+    row = json.dumps(labs.got["M"]["rows"].get(f"plans/{slug}"))
     assert "E_ALREADY_EXECUTED" in row, row
 
 

@@ -30,8 +30,65 @@ Labs (module scope, built at once by ``build_all``):
   completed plans' folders swapped and both set approved; a failed plan and a completed plan
   swapped and both approved.
 
-Ids: see the test functions; each asserts what ran (``ran.log``) and what the controller
-recorded.
+- ``K`` also: a nonce (a non-idempotent tool ``nz`` that prints a fresh random value per
+  call) as action 1's output, referenced by every later step, across a kill in action 2
+  (``knonce``), a kill after a gate (``knoncegate``), a failed run resumed then killed
+  (``knonceres``), a kill in a fallback step (``knoncefb``), an ask answered then a kill
+  (``knonceask``); a fallback step that fails with its own code (``kfbout``: a missing
+  output), a plain failing fallback (``kfbf``), a two-step fallback killed in step 2
+  (``kfbmid``), a non-idempotent fallback killed then the run resumed (``kfbnr``).
+- ``M`` also: a plan paused by ``on_failure: ask`` moved and approved at the new path
+  (``maskmove``), copied with both approved (``maskboth``).
+- ``H`` (hard links in the working tree; ``os.link``, which no earlier round tried): the
+  plan's ``EXECUTION_LOG.md`` or ``PLAN.yml`` hard-linked to the controller's config, to an
+  operator's file outside the tree, to another plan's PLAN.yml, to an untracked twin, to a
+  link of the state directory's ``index.sqlite``, or to a fresh outside file: made by the
+  agent before the approving pass (``hpre*``) or by action 1's tool mid-run (``hlog*``,
+  ``hplan*``).
+
+Ids (201): ``test_k_called_once`` (36: each non-idempotent call once across the kills),
+``test_k_idempotent_rerun_once`` (14), ``test_k_completed_after_idempotent_kill`` (12),
+``test_k_in_doubt_fails`` (7), ``test_k_nothing_after_doubt`` (10),
+``test_k_status_reason_names_outcome_code`` (9), ``test_k_show_names_doubt_before_resume``
+(4), ``test_k_log_matches_record`` (26), ``test_k_nonce_*`` (5 + 13 + 1),
+``test_k_parallel_sibling_at_most_twice``, ``test_k_audit_clean``, ``test_k_no_traceback``;
+``test_m_*`` (setup, action 1 once for 11 plans, failed/ask step at most resumed once, gated
+step at most once, copies refused ``E_ALREADY_EXECUTED``, moved paused runs coded, no
+double first start in the audit); ``test_h_*`` (11 link targets untouched, 2 tool-made links
+not written through, the state index intact, 15 each action at most once, passes clean).
+
+Seen (round 128: 201 ids, 196 passed, 5 xfailed (strict); 52-78 s at ``-n 2``), one class.
+
+**status-reason-ignores-fallback-step** (5 ids: ``test_k_in_doubt_fails[kfbn]``,
+``test_k_status_reason_names_outcome_code[kfbn]``, ``[kfbout]``,
+``test_k_show_names_doubt_before_resume[kfbn]``, ``[kfbnr]``; fails OPEN for the operator's
+decision, the record itself is right). Steps: an action ``fl`` that exits 3 with
+``on_failure: fallback`` and one fallback step ``1.1`` on a non-idempotent tool; the pass is
+SIGKILLed while ``1.1``'s tool runs; the restart writes ``1.1`` ``in_doubt`` /
+``E_ACTION_IN_DOUBT`` in the ``execution:`` block and EXECUTION_LOG.md and commits
+``plangate: fail plans/kfbn`` whose message is ``E_ACTION_IN_DOUBT: action 1.1 (kn) ... it
+may or may not have taken effect``. But ``plangate status`` (text and ``--json`` ``reason``)
+says ``action 1: E_TOOL_FAILED: fl: ... exited with status 3``, and ``plangate show`` prints
+``Status: failed - action 1: E_TOOL_FAILED`` and under ``[1]`` only ``ran: failed`` and that
+error, no line for the fallback step's outcome at all. The same without a kill: a fallback
+step failing with its own code (``E_OUTPUT_MISSING``, in the commit and the log) reads
+``action 1: E_TOOL_FAILED`` in status and show. docs/execution.md's table of recovery says
+for a lost journal "the reason in ``status``" and "Check, then approve a resume", and
+"Before approving ... ``plangate show PATH`` prints ... what each earlier action did": an
+operator deciding on a resume is not told that a fallback step may already have taken effect.
+
+Held: a kill inside a ``verify`` poll (the non-idempotent action not called again, the poll
+re-run), inside an action's and a plan's ``preconditions`` check, in a fallback step (an
+idempotent one re-run, finished steps not), in the step after a ``skip``, in a gated action
+after its approval (the gate not asked again; a non-idempotent one in doubt), in a parallel
+branch (the done sibling not re-run; a non-idempotent branch in doubt, nothing after it), a
+non-idempotent action killed under ``on_failure: retry``/``skip``/``ask``/``fallback``
+(never retried, skipped past or fallen back from: ``failed`` ``E_ACTION_IN_DOUBT``); a resume
+and an ask answered then a kill (only the rest runs); action 1's nonce reached every later
+call, first or re-run, from the journal; moved/copied failed, gated and asked runs
+(``E_ALREADY_EXECUTED``, at most one resume), swapped completed folders run nothing; hard
+links in the working tree are never written through (the controller replaces the file or
+waits ``has uncommitted edits``), the state index intact.
 """
 
 from __future__ import annotations

@@ -201,8 +201,12 @@ def to_text(view: dict[str, Any], verbosity: Verbosity = "normal", color: bool =
     for action in view["actions"]:
         run = runs.get(action["id"], {})
         if verbosity == "quiet":
+            ran = "".join(
+                f"; fallback {visible(str(key))} {visible(str(step.get('status')))}"
+                for key, _, step in _fallback_runs(action, runs)
+            )
             lines.append(
-                f"[{action['id']}] {visible(_callee(action))}  {run.get('status', '')}".rstrip()
+                f"[{action['id']}] {visible(_callee(action))}  {run.get('status', '')}{ran}".rstrip()
             )
             continue
         lines += [
@@ -216,6 +220,7 @@ def to_text(view: dict[str, Any], verbosity: Verbosity = "normal", color: bool =
         lines += [f"    {line}" for line in _run_lines(run, verbosity)]
         if action.get("plan"):
             lines += [f"    {line}" for line in _nested(action, nested, runs, verbosity, color)]
+        lines += [f"    {line}" for line in _fallback_lines(action, runs, verbosity)]
         gate = view.get("gate") or {}
         if gate.get("action") == action["id"]:
             lines.append("    WAITING HERE: approving the gate runs it with these values:")
@@ -339,6 +344,8 @@ def _nested(
         lines.append(f"  [{key}] {graphtext.callee(inner)} - {visible(inner['why'])}")
         lines += [f"      {line}" for line in _details(inner, color)]
         lines += [f"      {line}" for line in _run_lines(runs.get(key, {}), verbosity)]
+        prefix = f"{action['id']}/"
+        lines += [f"      {line}" for line in _fallback_lines(inner, runs, verbosity, prefix)]
     return lines
 
 
@@ -359,6 +366,33 @@ def _run_lines(run: dict[str, Any], verbosity: Verbosity) -> list[str]:
         extra = {k: v for k, v in run.items() if k not in ("id", "status", "outputs", "error")}
         if extra:
             lines.append(f"run: {_json(extra)}")
+    return lines
+
+
+def _fallback_runs(
+    action: dict[str, Any], runs: dict[Any, dict[str, Any]], prefix: str = ""
+) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+    """``(key, step, run)`` of each of the action's fallback steps that ran, in order (keyed
+    as the journal keys them: ``1.1``, a nested action's ``3/1.1``)."""
+    found = []
+    for step in action.get("fallback") or []:
+        key = f"{prefix}{step.get('id')}" if isinstance(step, dict) else ""
+        if runs.get(key):
+            found.append((key, step, runs[key]))
+    return found
+
+
+def _fallback_lines(
+    action: dict[str, Any], runs: dict[Any, dict[str, Any]], verbosity: Verbosity, prefix: str = ""
+) -> list[str]:
+    """What each fallback step that ran did, under its action (round 128: a fallback step in
+    doubt or failed with its own code was shown nowhere; a human approving a resume must be
+    told it may have taken effect)."""
+    lines = []
+    for key, _, run in _fallback_runs(action, runs, prefix):
+        ran = _run_lines(run, verbosity)
+        lines.append(f"fallback [{visible(key)}] {ran[0]}")
+        lines += [f"    {line}" for line in ran[1:]]
     return lines
 
 
@@ -448,11 +482,12 @@ def to_markdown(view: dict[str, Any], verbosity: Verbosity = "normal") -> str:
     nested = {n["action"]: n for n in view.get("nested") or []}
     for action in view["actions"]:
         rows = [(action["id"], action)]
-        rows += [
-            (f"{action['id']}/{a['id']}", a)
-            for a in nested.get(action["id"], {}).get("actions", [])
-        ]
-        for key, item in rows:  # a nested plan's actions follow the action that runs them
+        for inner in nested.get(action["id"], {}).get("actions", []):
+            rows.append((f"{action['id']}/{inner['id']}", inner))
+            prefix = f"{action['id']}/"
+            rows += [(key, step) for key, step, _ in _fallback_runs(inner, runs, prefix)]
+        rows += [(key, step) for key, step, _ in _fallback_runs(action, runs)]
+        for key, item in rows:  # a nested plan's actions, then fallback steps that ran
             row = (
                 f"| {key} | {md_cell(_callee(item))} | {md_cell(item['why'])} "
                 f"| {md_cell(policy(item))} |"

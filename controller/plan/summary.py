@@ -49,12 +49,60 @@ def _invalid(validation: dict[str, Any]) -> str | None:
 
 
 def _failed(execution: dict[str, Any]) -> str | None:
-    for action in execution.get("actions") or []:
-        error = _mapping(action.get("error")) if isinstance(action, dict) else {}
-        if error and action.get("status") not in _DONE:
-            return f"action {action.get('id')}: {error.get('code')}: {error.get('message')}"
-    error = _mapping(execution.get("error"))  # the plan's own failure (a lost journal)
-    return f"{error.get('code')}: {error.get('message')}" if error else None
+    found = ended_by(execution)
+    if found is None:
+        return None
+    key, error = found
+    code, message = error.get("code"), error.get("message")
+    if key is None:  # the plan's own failure (a lost journal, a full one)
+        return f"{code}: {message}"
+    return f"{step_name(key)}: {code}: {message}"
+
+
+def ended_by(execution: Any) -> tuple[Any, dict[str, Any]] | None:
+    """What ended a failed run, as its outcome commit names it: ``(step id, error)``, the id
+    None for a failure of the plan's own (``execution.error``: a lost or full journal).
+
+    Else the first action (in plan order) not finished whose record holds a failure, and
+    in it the LAST of its steps still failed: after the action failed, the fallback step
+    that failed or is in doubt (``1.1``: the run ended there, and the action's own error is
+    what the fallback was run for), a nested plan's step (``3/2``), else the action itself.
+    An action finished (``succeeded``, or ``skipped``: a fallback that ended well) is passed
+    over with every step under it (a nested step that failed before it was fallen back
+    from). The one reading of a run's failure: ``status``'s reason, ``show``, the page."""
+    if not isinstance(execution, dict):
+        return None
+    error = _mapping(execution.get("error"))  # written only for the run's own failure
+    if error:
+        return None, error
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for step in execution.get("actions") or []:
+        if isinstance(step, dict):
+            groups.setdefault(_head(step.get("id")), []).append(step)
+    for steps in groups.values():
+        head = steps[0]
+        if _head(head.get("id")) == str(head.get("id")) and head.get("status") in _DONE:
+            continue  # finished: what failed under it was handled
+        failed = [
+            s for s in steps if _mapping(s.get("error")) and s.get("status") not in _DONE
+        ]
+        if failed:
+            return failed[-1].get("id"), _mapping(failed[-1].get("error"))
+    return None
+
+
+def step_name(key: Any) -> str:
+    """``action 2``, ``action 3/1``, ``fallback step 1.1 of action 1``."""
+    text = str(key)
+    last = text.rsplit("/", 1)[-1]
+    if "." in last:
+        return f"fallback step {text} of action {text.rsplit('.', 1)[0]}"
+    return f"action {text}"
+
+
+def _head(key: Any) -> str:
+    """The plan's action a step id is under: ``1`` of ``1``, ``1.2`` and ``1/3.1``."""
+    return str(key).split("/", 1)[0].split(".", 1)[0]
 
 
 def _gate(data: dict[str, Any]) -> str | None:

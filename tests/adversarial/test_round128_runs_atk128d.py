@@ -77,6 +77,19 @@ for a lost journal "the reason in ``status``" and "Check, then approve a resume"
 "Before approving ... ``plangate show PATH`` prints ... what each earlier action did": an
 operator deciding on a resume is not told that a fallback step may already have taken effect.
 
+Fixed (fix129d): the cause was the one summariser of a failed run,
+``controller.plan.summary``: ``_failed`` took the FIRST step of the execution block with an
+error, which is the action whose failure the fallback was run for, never the fallback step
+(``1.1``) that then ended the run; and ``show`` printed run lines for actions and nested
+actions only. Now ``summary.ended_by`` reads what ended the run as the outcome commit names
+it (the run's own failure, else the first unfinished action's LAST failed step: its fallback
+step, a nested step, else the action; an action a fallback recovered passed over), and
+``status``'s reason (text, ``--json``, MCP ``status``/``log``), ``show``'s Status line and the
+page's code all read it (``fallback step 1.1 of action 1: E_ACTION_IN_DOUBT: ...``); ``show``
+(text, quiet, markdown) and the page's action table list each fallback step that ran under
+its action with its status and error. Tests: tests/plan/test_summary.py,
+tests/service/test_fallback_step_outcome.py.
+
 Held: a kill inside a ``verify`` poll (the non-idempotent action not called again, the poll
 re-run), inside an action's and a plan's ``preconditions`` check, in a fallback step (an
 idempotent one re-run, finished steps not), in the step after a ``skip``, in a gated action
@@ -858,15 +871,10 @@ def test_k_completed_after_idempotent_kill(labs: Labs, slug: str) -> None:
 
 IN_DOUBT = ["kfbn", "kgaten", "kretryin", "kskipin", "kaskin", "kfbin", "kneedsn"]
 
-#: status-reason-ignores-fallback-step: a plan that failed in a FALLBACK step (killed mid-call,
-#: in doubt; or failing with its own code): the outcome commit and the execution block name
-#: the step's error (E_ACTION_IN_DOUBT of 1.1, E_OUTPUT_MISSING), ``status`` and ``show`` name
-#: only the action's own earlier E_TOOL_FAILED (show prints no line for the step at all).
-_HIDDEN = advkit.xfail(
-    "status-reason-ignores-fallback-step",
-    "a plan failed in a fallback step: status/show name only the action's E_TOOL_FAILED",
-)
-HIDDEN: dict[str, Any] = {"kfbn": [_HIDDEN], "kfbnr": [_HIDDEN], "kfbout": [_HIDDEN]}
+#: status-reason-ignores-fallback-step (fixed, fix129d): a plan that failed in a FALLBACK
+#: step (killed mid-call, in doubt; or failing with its own code): ``status`` and ``show``
+#: name the step's error, as the outcome commit and the execution block do.
+HIDDEN: dict[str, Any] = {}
 
 
 @pytest.mark.parametrize("slug", [pytest.param(s, marks=HIDDEN.get(s, [])) for s in IN_DOUBT])

@@ -511,9 +511,10 @@ def _block(data: dict[str, Any], key: str) -> dict[str, Any]:
 
 
 def recorded_code(text: str) -> str | None:
-    """The first error code a plan file records: its validation errors, its execution's
-    failed action, or a refused approval."""
-    from controller.plan import yamlio
+    """The first error code a plan file records: its validation errors, the step that ended
+    its failed run (:func:`controller.plan.summary.ended_by`: a fallback step's own error
+    included), or a refused approval."""
+    from controller.plan import summary, yamlio
 
     try:
         data = yamlio.read_yaml(text).data
@@ -526,11 +527,8 @@ def recorded_code(text: str) -> str | None:
         _block(data, k) for k in ("validation", "execution", "approval")
     )
     found += [e.get("code") for e in validation.get("errors") or [] if isinstance(e, dict)]
-    found += [
-        (a.get("error") or {}).get("code")
-        for a in execution.get("actions") or []
-        if isinstance(a, dict) and isinstance(a.get("error"), dict)
-    ]
+    ended = summary.ended_by(execution)  # what ended the run, as status's reason says
+    found.append(ended[1].get("code") if ended is not None else None)
     found.append(approval.get("code"))
     return next((c for c in found if isinstance(c, str) and _CODE.fullmatch(c)), None)
 

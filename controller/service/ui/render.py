@@ -272,10 +272,7 @@ def _actions(doc: dict[str, Any], live: dict[str, Any], tools: dict[str, str]) -
     execution = _mapping(doc.get("execution"))
     ran = {str(a.get("id")): a for a in execution.get("actions") or [] if isinstance(a, dict)}
     rows = []
-    for action in doc.get("actions") or []:
-        if not isinstance(action, dict):
-            continue
-        key = str(action.get("id"))
+    for action, key in _steps(doc, {**ran, **live}):
         state = {**ran.get(key, {}), **live.get(key, {})}
         params = state.get("params", action.get("params", {}))
         result = state.get("result", state.get("outputs"))
@@ -307,6 +304,20 @@ def _actions(doc: dict[str, Any], live: dict[str, Any], tools: dict[str, str]) -
             "no actions",
         ),
     ]
+
+
+def _steps(doc: dict[str, Any], ran: dict[str, Any]) -> list[tuple[dict[str, Any], str]]:
+    """Each action with its key, each followed by its fallback steps that ran (round 128: a
+    fallback step in doubt or failed with its own code was shown nowhere)."""
+    steps = []
+    for action in doc.get("actions") or []:
+        if not isinstance(action, dict):
+            continue
+        steps.append((action, str(action.get("id"))))
+        for step in action.get("fallback") or []:
+            if isinstance(step, dict) and str(step.get("id")) in ran:
+                steps.append((step, str(step.get("id"))))
+    return steps
 
 
 def _tool_cell(action: dict[str, Any], gate: str, tools: dict[str, str]) -> str:

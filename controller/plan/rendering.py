@@ -205,9 +205,8 @@ def to_text(view: dict[str, Any], verbosity: Verbosity = "normal", color: bool =
                 f"; fallback {visible(str(key))} {visible(str(step.get('status')))}"
                 for key, _, step in _fallback_runs(action, runs)
             )
-            lines.append(
-                f"[{action['id']}] {visible(_callee(action))}  {run.get('status', '')}{ran}".rstrip()
-            )
+            head = f"[{action['id']}] {visible(_callee(action))}"
+            lines.append(f"{head}  {run.get('status', '')}{ran}".rstrip())
             continue
         lines += [
             "",

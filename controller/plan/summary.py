@@ -83,9 +83,7 @@ def ended_by(execution: Any) -> tuple[Any, dict[str, Any]] | None:
         head = steps[0]
         if _head(head.get("id")) == str(head.get("id")) and head.get("status") in _DONE:
             continue  # finished: what failed under it was handled
-        failed = [
-            s for s in steps if _mapping(s.get("error")) and s.get("status") not in _DONE
-        ]
+        failed = [s for s in steps if _mapping(s.get("error")) and s.get("status") not in _DONE]
         if failed:
             return failed[-1].get("id"), _mapping(failed[-1].get("error"))
     return None

@@ -1,0 +1,655 @@
+"""Round 128, approval side (atk128a): "a plan runs only after enough allowed people, none of
+whom wrote any part of it, approved exactly the frozen version", attacked through the edges
+round 127 left untried: ``Co-authored-by:`` in every spelling and place (subject, body,
+merged branch, squash message, an approval commit, a gate approval), quorum votes counted
+once per person however the address is spelled (case, fullwidth, RFC 5322 comment, quoted
+local part, plus an approval carried by a merge), gate approvals and who may abort or reject
+a paused run, and a plan folder moved or copied by an approver.
+
+Lab (one ``run --once`` pass after every round, the recording tool ``rec``; ``qrec`` is the
+same script under a rule asking two approvals; the variants are split over two identical labs
+built side by side): approvers Alice, Bob, Carol, Erin (``@example.com``); ``rules: [{match:
+{tools: [qrec]}, require: [{count: 2}]}]``; ``identity: author``. The agent writes plans;
+Mallory is nobody. Round 0 writes each plan, later rounds edit, approve, vote, approve or
+withdraw a gate. Then ``status --json`` and ``plangate audit --json`` in a fresh clone (no
+config).
+
+Variants (want: ``rec`` calls of the plan's guarded tag, final status):
+
+- ``Co-authored-by:`` of the plan's writing makes Alice a writer (``PEND``,
+  ``E_SELF_APPROVAL``): the trailer as GitHub writes it (``castd``), upper case key and address
+  (``caup``), no blanks (``canosp``), a bare address (``cabare``), in the subject line
+  (``casubj``), an RFC 5322 comment (``cacmt``), a fullwidth ``ａ`` (``cafw``), a trailing dot
+  (``cadot``), a quoted local part (``caquote``), only on the edit of v1 (``caedit``), only on
+  v1 that the agent then edited (``cav1``), on a commit of a merged branch (``camerge``), in
+  Bob's squash-merge message (``casq``), in a quoted block of the body (``caquoted``).
+  Controls: ``Signed-off-by:`` (``sob``) and ``Reviewed-by:`` (``rvb``) name no writer
+  (``RUN``); Bob's squash makes Bob the writer (``sqB``: ``PEND``).
+- ``Co-authored-by:`` on approvals: Mallory's approval naming Alice as co-author is not Alice's
+  vote (``apcoM``: ``PEND``); Bob's approval naming Alice runs (``apcoB``).
+- Quorum (``qrec``: two distinct people): Alice, then Alice again as ``ALICE@EXAMPLE.COM``
+  (``qcase``), ``ａlice@example.com`` (``qfw``), ``alice(x)@example.com`` (``qcmt``),
+  ``"alice"@example.com`` (``qquo``); Mallory's vote naming Bob as co-author (``qcoM``); Alice's
+  approval merged by Bob (Bob's vote) then Bob again (``qmergeBB``): all ``PEND``. Controls:
+  Alice then Bob (``qok``), Alice's approval merged by Bob then Alice (``qmergeBA``): ``RUN``.
+- Gates (action 2 ``requires_approval``; the want counts action 2's calls): Bob approves the
+  gate (``gok``: runs); the agent (``gagent``), Mallory (``gmal``), Mallory with
+  ``Co-authored-by: Bob`` (``gcoM``), Bob after writing v1's param (``gwriter``), Bob who was
+  v1's co-author (``gcowriter``): nothing runs; Mallory's ``aborted`` (``gabM``) and
+  ``rejected`` (``grjM``) of the paused run are ignored and Bob's gate approval runs it; the
+  agent's ``aborted`` of its paused plan holds against Alice's later gate approval (``gabA``);
+  Alice approves both first and gate (``gsame``: runs).
+- Moves and copies: Alice ``git mv``s the agent's plan folder (same bytes) and approves it
+  (``mvA``: a move writes nothing into the plan, runs); Alice's copy of the agent's folder
+  into a new one she then approves (``cpA``: she put the file there, ``PEND``).
+
+Ids: ``<vid>`` (``rec`` calls), ``<vid>:status`` (final status row), ``<vid>:audit`` (valid
+starts of that kind in the fresh-clone audit), and ``passes``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_round2_execution_kit import shared
+
+from tests.adversarial.advkit import (
+    AGENT,
+    ALICE,
+    MALLORY,
+    Lab,
+    brief,
+    build_all,
+    clone_audit_got,
+    plan_text,
+    xfail,
+)
+
+BOB = ("Bob", "bob@example.com")
+CAROL = ("Carol", "carol@example.com")
+BOB_UP = ("Bob", "BOB@EXAMPLE.COM")
+ALICE_UP = ("Alice", "ALICE@EXAMPLE.COM")
+ALICE_FW = ("Alice", "\uff41lice@example.com")
+ALICE_CMT = ("Alice", "alice(x)@example.com")
+ALICE_QUO = ("Alice", '"alice"@example.com')
+
+RUN = (1, {"completed"})
+PEND = (0, {"pending_approval"})
+GRUN = (1, {"completed"})
+GWAIT = (0, {"awaiting_approval"})
+GABORT = (0, {"aborted"})
+REJ = (0, {"rejected"})
+
+Act = Callable[[Lab, str], Any]
+
+
+def _config(lab: Lab, identity: str = "author") -> None:
+    rec = json.dumps([sys.executable, str(lab.recorder), "{tag}"])
+    env = f"env: {{REC_LOG: {json.dumps(str(lab.log))}}}"
+    lab.config.write_text(
+        f"repo: {lab.repo}\nstate_dir: {lab.state}\n"
+        "identity: {name: plangate, email: plangate@localhost}\n"
+        "approval:\n"
+        f"  identity: {identity}\n"
+        '  approvers: ["alice@example.com", "bob@example.com", "carol@example.com",'
+        ' "erin@example.com"]\n'
+        "  rules:\n"
+        "    - match: {tools: [qrec]}\n"
+        "      require: [{count: 2}]\n"
+        "tools:\n"
+        f"  rec: {{kind: exec, argv: {rec}, {env}}}\n"
+        f"  qrec: {{kind: exec, argv: {rec}, {env}}}\n"
+    )
+
+
+def _text(v: str, kind: str = "plain", extra: str = "") -> str:
+    if kind == "quorum":
+        return plan_text(v, params=extra).replace("rec", "qrec").replace("qrecord", "record")
+    if kind == "gate":
+        return plan_text(v, params=extra) + (
+            "  - id: 2\n    tool: rec\n    why: gated step\n    requires_approval: true\n"
+            f'    params: {{tag: "{v}g"}}\n'
+        )
+    return plan_text(v, params=extra)
+
+
+# -- acts ------------------------------------------------------------------------------------
+def write(kind: str = "plain", msg: str = "", who: tuple[str, str] = AGENT) -> Act:
+    def act(lab: Lab, v: str) -> None:
+        lab.write(v, _text(v, kind))
+        lab.commit(msg.format(v=v) or f"agent: plan {v}", who)
+
+    return act
+
+
+def edit(msg: str = "", who: tuple[str, str] = AGENT, kind: str = "plain") -> Act:
+    """v2: one param added to the plan (its status line kept)."""
+
+    def act(lab: Lab, v: str) -> None:
+        status = lab.plan(v)["plan"]["status"]
+        lab.write(v, _text(v, kind, extra='note: "v2"\n').replace("pending_approval", status))
+        lab.commit(msg.format(v=v) or f"edit {v}", who)
+
+    return act
+
+
+def approve(who: tuple[str, str], msg: str = "", slug: str = "{v}") -> Act:
+    def act(lab: Lab, v: str) -> None:
+        s = slug.format(v=v)
+        lab.set_status(s, "approved")
+        lab.commit(msg.format(v=v) or f"approve {s}", who)
+
+    return act
+
+
+def status(who: tuple[str, str], to: str) -> Act:
+    def act(lab: Lab, v: str) -> None:
+        lab.set_status(v, to)
+        lab.commit(f"{to} {v}", who)
+
+    return act
+
+
+def on_branch(who: tuple[str, str], merger: tuple[str, str], inner: Act) -> Act:
+    """``inner`` on a branch ``b-<v>`` off main, merged ``--no-ff`` into main by ``merger``."""
+
+    def act(lab: Lab, v: str) -> None:
+        lab.branch(f"b-{v}", "main")
+        inner(lab, v)
+        lab.git("checkout", "-q", "main")
+        lab.git("merge", "-q", "--no-ff", "-m", f"merge b-{v}", f"b-{v}", who=merger)
+
+    return act
+
+
+def squash(merger: tuple[str, str], msg: str) -> Act:
+    """The agent's plan on ``b-<v>``, squash-merged into main by ``merger`` with ``msg``."""
+
+    def act(lab: Lab, v: str) -> None:
+        lab.branch(f"b-{v}", "main")
+        write()(lab, v)
+        lab.git("checkout", "-q", "main")
+        lab.git("merge", "-q", "--squash", f"b-{v}", who=merger)
+        lab.git("commit", "-q", "-m", msg.format(v=v), who=merger)
+
+    return act
+
+
+def move(who: tuple[str, str]) -> Act:
+    def act(lab: Lab, v: str) -> None:
+        lab.git("mv", f"plans/{v}", f"plans/{v}-o")
+        lab.git("commit", "-q", "-m", f"move {v}", who=who)
+
+    return act
+
+
+def copy(who: tuple[str, str]) -> Act:
+    def act(lab: Lab, v: str) -> None:
+        shutil.copytree(lab.repo / "plans" / v, lab.repo / "plans" / f"{v}-o")
+        lab.commit(f"copy {v}", who)
+
+    return act
+
+
+def approve_as(author: tuple[str, str], committer: tuple[str, str], msg: str = "") -> Act:
+    """An approval whose author and committer differ (a patch applied, a rebase)."""
+
+    def act(lab: Lab, v: str) -> None:
+        lab.set_status(v, "approved")
+        lab.git("add", "-A")
+        lab.git(
+            "commit", "-q", f"--author={author[0]} <{author[1]}>", "-m", msg or f"approve {v}",
+            who=committer,
+        )  # fmt: skip
+
+    return act
+
+
+def write_as(author: tuple[str, str], committer: tuple[str, str], kind: str = "plain") -> Act:
+    def act(lab: Lab, v: str) -> None:
+        lab.write(v, _text(v, kind))
+        lab.git("add", "-A")
+        lab.git(
+            "commit", "-q", f"--author={author[0]} <{author[1]}>", "-m", f"plan {v}", who=committer
+        )
+
+    return act
+
+
+def nest(msg: str = "", who: tuple[str, str] = AGENT) -> Act:
+    """A child plan ``plans/<v>-c`` (a draft, its one action tagged ``<v>c``) committed by
+    ``who`` with ``msg``, then the agent's parent ``plans/<v>`` pinning it (one commit each)."""
+
+    def act(lab: Lab, v: str) -> None:
+        child = plan_text(v + "c", status="draft")
+        lab.write(f"{v}-c", child)
+        lab.commit(msg.format(v=v) or f"child of {v}", who)
+        got = lab.cli("hash", str(lab.repo / "plans" / f"{v}-c"))
+        digest = got.stdout.strip().split()[-1]
+        lab.write(
+            v,
+            plan_text(v) + f'  - id: 2\n    plan: {{path: plans/{v}-c, hash: "{digest}"}}\n'
+            "    why: the pinned child\n",
+        )
+        lab.commit(f"agent: parent {v}", AGENT)
+
+    return act
+
+
+none = None
+CO_A = "Co-authored-by: Alice <alice@example.com>"
+CO_B = "Co-authored-by: Bob <bob@example.com>"
+CO_M = "Co-authored-by: Mallory <mallory@example.com>"
+
+
+def co(trailer: str) -> str:
+    return "agent: plan {v}\n\n" + trailer + "\n"
+
+
+# vid -> (want, slug of the plan judged, kind, acts per round)
+VARIANTS: dict[str, tuple[tuple[int, set[str]], str, str, list[Act | None]]] = {
+    # Co-authored-by on the plan's writing: Alice is a writer
+    "castd": (PEND, "{v}", "approve", [write(msg=co(CO_A)), approve(ALICE)]),
+    "caup": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(msg=co("CO-AUTHORED-BY: ALICE <ALICE@EXAMPLE.COM>")), approve(ALICE)],
+    ),
+    "canosp": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(msg=co("Co-authored-by:Alice<alice@example.com>")), approve(ALICE)],
+    ),
+    "cabare": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(msg=co("Co-authored-by: alice@example.com")), approve(ALICE)],
+    ),
+    "casubj": (PEND, "{v}", "approve", [write(msg="plan {v} " + CO_A), approve(ALICE)]),
+    "cacmt": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(msg=co("Co-authored-by: Alice <alice(work)@example.com>")), approve(ALICE)],
+    ),
+    "cafw": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(msg=co("Co-authored-by: Alice <\uff41lice@example.com>")), approve(ALICE)],
+    ),
+    "cadot": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(msg=co("Co-authored-by: Alice <alice@example.com.>")), approve(ALICE)],
+    ),
+    "caquote": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(msg=co('Co-authored-by: Alice <"alice"@example.com>')), approve(ALICE)],
+    ),
+    "caquoted": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(msg="agent: plan {v}\n\nas agreed:\n> " + CO_A + "\n\nthanks\n"), approve(ALICE)],
+    ),
+    "caedit": (PEND, "{v}", "approve", [write(), edit(msg="edit {v}\n\n" + CO_A), approve(ALICE)]),
+    "cav1": (PEND, "{v}", "approve", [write(msg=co(CO_A)), edit(), approve(ALICE)]),
+    "camerge": (
+        PEND,
+        "{v}",
+        "approve",
+        [on_branch(AGENT, BOB, write(msg=co(CO_A))), approve(ALICE)],
+    ),
+    "caindent": (PEND, "{v}", "approve", [write(msg=co("    " + CO_A)), approve(ALICE)]),
+    "catab": (PEND, "{v}", "approve", [write(msg=co("\t" + CO_A)), approve(ALICE)]),
+    "cabullet": (PEND, "{v}", "approve", [write(msg=co("- " + CO_A)), approve(ALICE)]),
+    "cainline": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(msg=co("paired with Alice. " + CO_A)), approve(ALICE)],
+    ),
+    "camid": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(msg=co(CO_A + "\n\nmore text after the credit")), approve(ALICE)],
+    ),
+    "casqgh": (
+        PEND,
+        "{v}",
+        "approve",
+        [squash(BOB, "plan {v} (#3)\n\n* agent: plan {v}\n\n" + CO_A + "\n"), approve(ALICE)],
+    ),
+    "cacrlf": (PEND, "{v}", "approve", [write(msg=co(CO_A + "\r")), approve(ALICE)]),
+    # a co-author is an author: her withdrawal binds
+    "wdco": (
+        REJ,
+        "{v}",
+        "approve",
+        [write(msg=co(CO_M)), status(MALLORY, "rejected"), approve(BOB)],
+    ),
+    "wdcosubj": (
+        REJ,
+        "{v}",
+        "approve",
+        [write(msg="plan {v} " + CO_M), status(MALLORY, "rejected"), approve(BOB)],
+    ),
+    "wdcoquo": (
+        REJ,
+        "{v}",
+        "approve",
+        [
+            write(msg="agent: plan {v}\n\n> " + CO_M + "\n"),
+            status(MALLORY, "rejected"),
+            approve(BOB),
+        ],
+    ),
+    "wdcoind": (
+        REJ,
+        "{v}",
+        "approve",
+        [write(msg=co("  " + CO_M)), status(MALLORY, "rejected"), approve(BOB)],
+    ),
+    "wdM": (RUN, "{v}", "approve", [write(), status(MALLORY, "rejected"), approve(BOB)]),
+    "wdB": (REJ, "{v}", "approve", [write(), status(BOB, "rejected"), approve(CAROL)]),
+    "gabco": (
+        GABORT,
+        "{v}",
+        "gate",
+        [write("gate", msg=co(CO_M)), approve(ALICE), status(MALLORY, "aborted"), approve(BOB)],
+    ),
+    "gabcosubj": (
+        GABORT,
+        "{v}",
+        "gate",
+        [
+            write("gate", msg="plan {v} " + CO_M),
+            approve(ALICE),
+            status(MALLORY, "aborted"),
+            approve(BOB),
+        ],
+    ),
+    # nested plans: the pinned child's co-author wrote part of the parent
+    "nestok": (RUN, "{v}", "nest", [nest(), approve(ALICE)]),
+    "nestA": (PEND, "{v}", "nest", [nest(who=ALICE), approve(ALICE)]),
+    "nestco": (PEND, "{v}", "nest", [nest(msg=co(CO_A)), approve(ALICE)]),
+    "nestcosubj": (PEND, "{v}", "nest", [nest(msg="child {v} " + CO_A), approve(ALICE)]),
+    "nestcoquo": (PEND, "{v}", "nest", [nest(msg="child {v}\n\n> " + CO_A + "\n"), approve(ALICE)]),
+    # more withdrawals and gates carried
+    "wdcomerge": (
+        REJ,
+        "{v}",
+        "approve",
+        [on_branch(AGENT, BOB, write(msg=co(CO_M))), status(MALLORY, "rejected"), approve(BOB)],
+    ),
+    "gmergeM": (
+        GWAIT,
+        "{v}",
+        "gate",
+        [write("gate"), approve(ALICE), on_branch(BOB, MALLORY, approve(BOB))],
+    ),
+    "gmergeC": (
+        GRUN,
+        "{v}",
+        "gate",
+        [write("gate"), approve(ALICE), on_branch(BOB, CAROL, approve(BOB))],
+    ),
+    "qcoauth": (
+        PEND,
+        "{v}",
+        "approve",
+        [write("quorum", msg=co(CO_B)), approve(ALICE), approve(BOB)],
+    ),
+    "qcosubj": (
+        PEND,
+        "{v}",
+        "approve",
+        [write("quorum", msg="plan {v} " + CO_B), approve(ALICE), approve(BOB)],
+    ),
+    "qmergeAg": (
+        PEND,
+        "{v}",
+        "approve",
+        [write("quorum"), on_branch(ALICE, AGENT, approve(ALICE)), approve(BOB)],
+    ),
+    # identity: committer (a lab of its own)
+    "cmA": (RUN, "{v}", "approve", [write(), approve_as(MALLORY, ALICE)]),
+    "cmM": (PEND, "{v}", "approve", [write(), approve_as(ALICE, MALLORY)]),
+    "cmwrC": (PEND, "{v}", "approve", [write_as(AGENT, ALICE), approve(ALICE)]),
+    "cmwrA": (PEND, "{v}", "approve", [write_as(ALICE, AGENT), approve(ALICE)]),
+    "cmco": (PEND, "{v}", "approve", [write(msg=co(CO_A)), approve(ALICE)]),
+    "cmgate": (GWAIT, "{v}", "gate", [write("gate"), approve(ALICE), approve_as(BOB, MALLORY)]),
+    "cmgateok": (GRUN, "{v}", "gate", [write("gate"), approve(ALICE), approve_as(MALLORY, BOB)]),
+    "cmq": (PEND, "{v}", "approve", [write("quorum"), approve(ALICE), approve_as(BOB, ALICE)]),
+    "cmqok": (RUN, "{v}", "approve", [write("quorum"), approve(ALICE), approve_as(ALICE, BOB)]),
+    "cmmergeM": (PEND, "{v}", "approve", [write(), on_branch(ALICE, MALLORY, approve(ALICE))]),
+    "cmwdC": (
+        REJ,
+        "{v}",
+        "approve",
+        [write_as(MALLORY, AGENT), status(MALLORY, "rejected"), approve(BOB)],
+    ),
+    "casq": (
+        PEND,
+        "{v}",
+        "approve",
+        [squash(BOB, "plan {v} (#1)\n\n" + CO_A + "\n"), approve(ALICE)],
+    ),
+    "sqB": (PEND, "{v}", "approve", [squash(BOB, "plan {v} (#2)\n"), approve(BOB)]),
+    "sob": (
+        RUN,
+        "{v}",
+        "approve",
+        [write(msg=co("Signed-off-by: Alice <alice@example.com>")), approve(ALICE)],
+    ),
+    "rvb": (
+        RUN,
+        "{v}",
+        "approve",
+        [write(msg=co("Reviewed-by: Alice <alice@example.com>")), approve(ALICE)],
+    ),
+    # Co-authored-by on an approval commit
+    "apcoM": (PEND, "{v}", "approve", [write(), approve(MALLORY, "approve {v}\n\n" + CO_A)]),
+    "apcoB": (RUN, "{v}", "approve", [write(), approve(BOB, "approve {v}\n\n" + CO_A)]),
+    # quorum: two distinct people
+    "qok": (RUN, "{v}", "approve", [write("quorum"), approve(ALICE), approve(BOB)]),
+    "qcase": (PEND, "{v}", "approve", [write("quorum"), approve(ALICE), approve(ALICE_UP)]),
+    "qfw": (PEND, "{v}", "approve", [write("quorum"), approve(ALICE), approve(ALICE_FW)]),
+    "qcmt": (PEND, "{v}", "approve", [write("quorum"), approve(ALICE), approve(ALICE_CMT)]),
+    "qquo": (PEND, "{v}", "approve", [write("quorum"), approve(ALICE), approve(ALICE_QUO)]),
+    "qcoM": (
+        PEND,
+        "{v}",
+        "approve",
+        [write("quorum"), approve(ALICE), approve(MALLORY, "approve {v}\n\n" + CO_B)],
+    ),
+    "qmergeBB": (
+        PEND,
+        "{v}",
+        "approve",
+        [write("quorum"), on_branch(ALICE, BOB, approve(ALICE)), approve(BOB)],
+    ),
+    "qmergeBA": (
+        RUN,
+        "{v}",
+        "approve",
+        [write("quorum"), on_branch(ALICE, BOB, approve(ALICE)), approve(ALICE)],
+    ),
+    # gates: the want counts the gated action's calls
+    "gok": (GRUN, "{v}", "gate", [write("gate"), approve(ALICE), approve(BOB)]),
+    "gsame": (GRUN, "{v}", "gate", [write("gate"), approve(ALICE), approve(ALICE)]),
+    "gagent": (GWAIT, "{v}", "gate", [write("gate"), approve(ALICE), approve(AGENT)]),
+    "gmal": (GWAIT, "{v}", "gate", [write("gate"), approve(ALICE), approve(MALLORY)]),
+    "gcoM": (
+        GWAIT,
+        "{v}",
+        "gate",
+        [write("gate"), approve(ALICE), approve(MALLORY, "approve gate {v}\n\n" + CO_B)],
+    ),
+    "gwriter": (
+        GWAIT,
+        "{v}",
+        "gate",
+        [write("gate"), edit(who=BOB, kind="gate"), approve(ALICE), approve(BOB)],
+    ),
+    "gcowriter": (
+        GWAIT,
+        "{v}",
+        "gate",
+        [write("gate", msg=co(CO_B)), approve(ALICE), approve(BOB_UP)],
+    ),
+    "gabM": (
+        GRUN,
+        "{v}",
+        "gate",
+        [write("gate"), approve(ALICE), status(MALLORY, "aborted"), approve(BOB)],
+    ),
+    "grjM": (
+        GRUN,
+        "{v}",
+        "gate",
+        [write("gate"), approve(ALICE), status(MALLORY, "rejected"), approve(BOB)],
+    ),
+    "gabA": (
+        GABORT,
+        "{v}",
+        "gate",
+        [write("gate"), approve(ALICE), status(AGENT, "aborted"), approve(ALICE)],
+    ),
+    # moves and copies by an approver
+    "mvA": (RUN, "{v}-o", "approve", [write(), move(ALICE), approve(ALICE, slug="{v}-o")]),
+    "cpA": (PEND, "{v}-o", "approve", [write(), copy(ALICE), approve(ALICE, slug="{v}-o")]),
+}
+VIDS = list(VARIANTS)
+
+
+def _tag(v: str) -> str:
+    """The tag whose ``rec`` calls the variant counts: the gated action's for a gate."""
+    _want, _slug, kind, _ = VARIANTS[v]
+    return v + {"gate": "g", "nest": "c"}.get(kind, "")
+
+
+def _play(lab: Lab, vids: list[str]) -> dict[str, Any]:
+    got: dict[str, Any] = {"passes": []}
+    rounds = max(len(VARIANTS[v][3]) for v in vids)
+    for rnd in range(rounds):
+        for v in vids:
+            acts = VARIANTS[v][3]
+            if rnd < len(acts) and acts[rnd] is not None:
+                acts[rnd](lab, v)  # type: ignore[misc]
+                lab.git("checkout", "-q", "main")
+        res = lab.run(check=False)
+        got["passes"].append((rnd, res.returncode, "Traceback" in res.stderr, res.stderr[-900:]))
+    got["rows"] = lab.rows()
+    got["ran"] = {v: len(lab.calls(_tag(v))) for v in vids}
+    got["clone"] = clone_audit_got(lab, lab.root)
+    return got
+
+
+def _build_one(root: Path, vids: list[str], identity: str = "author") -> dict[str, Any]:
+    lab = Lab(root)
+    _config(lab, identity)
+    return _play(lab, vids)
+
+
+def _build(root: Path) -> Lab:
+    plain = [v for v in VIDS if not v.startswith("cm")]
+    halves = {"a": plain[0::2], "b": plain[1::2]}
+    builders: dict[str, Callable[[Path], Any]] = {
+        k: (lambda r, vs=vs: _build_one(r, vs)) for k, vs in halves.items()
+    }
+    builders["c"] = lambda r: _build_one(r, [v for v in VIDS if v.startswith("cm")], "committer")
+    labs = build_all(root, builders, workers=2)
+    got: dict[str, Any] = {"passes": [], "rows": {}, "ran": {}}
+    execs: list[Any] = []
+    for part in labs.got.values():
+        got["passes"] += part["passes"]
+        for key in ("rows", "ran"):
+            got[key].update(part[key])
+        execs += part["clone"]["report"].get("executions", [])
+    got["clone"] = {"report": {"executions": execs}}
+    lab = Lab.__new__(Lab)
+    lab.got = got  # type: ignore[attr-defined]
+    return lab
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return shared(tmp_path_factory, "r128-approve-atk128a", _build)
+
+
+KINDS = ("", ":status", ":audit")
+IDS = [f"{v}{k}" for v in VIDS for k in KINDS] + ["passes"]
+CLS_CO = "coauthor-credit-read-only-at-line-start"
+_WHY_CO = (
+    "FAIL OPEN: a Co-authored-by: credit that does not begin its line (in the subject, after "
+    "'> ' or '- ', after other words on the line) names no author: the credited approver's "
+    "approval runs the plan she co-wrote (a plan, a pinned child, a quorum vote) and the "
+    "credited co-author's rejection or abort is ignored E_APPROVER_NOT_ALLOWED; an indented "
+    "credit counts; docs/approvals.md: 'every Co-authored-by: person (any spelling of the "
+    "key, anywhere in the message)'"
+)
+_BROKE: dict[str, tuple[list[str], str]] = {
+    CLS_CO: (
+        [
+            "casubj",
+            "caquoted",
+            "cabullet",
+            "cainline",
+            "nestcosubj",
+            "nestcoquo",
+            "qcosubj",
+            "wdcosubj",
+            "wdcoquo",
+            "gabcosubj",
+        ],
+        _WHY_CO,
+    )
+}
+BROKEN: dict[str, Any] = {
+    f"{v}{k}": xfail(cls, why) for cls, (vids, why) in _BROKE.items() for v in vids for k in KINDS
+}
+
+
+def _params(ids: list[str]) -> list[Any]:
+    return [pytest.param(i, id=i, marks=[BROKEN[i]] if i in BROKEN else []) for i in ids]
+
+
+@pytest.mark.parametrize("vid", _params(IDS))
+def test_round128_atk128a(lab: Any, vid: str) -> None:
+    got = lab.got
+    if vid == "passes":
+        bad = [p for p in got["passes"] if p[1] != 0 or p[2]]
+        assert not bad, bad
+        return
+    v, _, kind = vid.partition(":")
+    (want_runs, want_status), slug, vkind, _acts = VARIANTS[v]
+    plan = "plans/" + slug.format(v=v)
+    row = got["rows"].get(plan, {})
+    if kind == "status":
+        assert row.get("status") in want_status, brief(row, 5)
+    elif kind == "audit":
+        execs = got["clone"]["report"].get("executions", [])
+        ak = "gate" if vkind == "gate" else "approve"
+        valid = [
+            e
+            for e in execs
+            if e.get("plan") == plan and e.get("approval_valid") and e.get("approval_kind") == ak
+        ]
+        assert len(valid) == want_runs, (valid, brief(row, 5))
+    else:
+        assert got["ran"][v] == want_runs, (got["ran"][v], brief(row, 5))

@@ -49,6 +49,7 @@ starts of that kind in the fresh-clone audit), and ``passes``.
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import sys
@@ -242,6 +243,23 @@ def nest(msg: str = "", who: tuple[str, str] = AGENT) -> Act:
     return act
 
 
+def note(who: tuple[str, str], msg: str = "") -> Act:
+    """``who`` commits ``NOTES.txt`` into the plan's folder (no byte of the plan file)."""
+
+    def act(lab: Lab, v: str) -> None:
+        lab.put(f"plans/{v}/NOTES.txt", f"a note by {who[0]}\n")
+        lab.commit(msg or f"note on {v}", who)
+
+    return act
+
+
+def revert_last(who: tuple[str, str]) -> Act:
+    def act(lab: Lab, v: str) -> None:
+        lab.git("revert", "--no-edit", "HEAD", who=who)
+
+    return act
+
+
 none = None
 CO_A = "Co-authored-by: Alice <alice@example.com>"
 CO_B = "Co-authored-by: Bob <bob@example.com>"
@@ -426,6 +444,52 @@ VARIANTS: dict[str, tuple[tuple[int, set[str]], str, str, list[Act | None]]] = {
         "approve",
         [write("quorum"), on_branch(ALICE, AGENT, approve(ALICE)), approve(BOB)],
     ),
+    # a vote judged again after its voter wrote into the folder
+    "qnote": (
+        PEND,
+        "{v}",
+        "approve",
+        [write("quorum"), approve(BOB), note(BOB), approve(CAROL)],
+    ),
+    "qnoteA": (
+        RUN,
+        "{v}",
+        "approve",
+        [write("quorum"), approve(BOB), note(ALICE), approve(CAROL)],
+    ),
+    "qvoid": (
+        PEND,
+        "{v}",
+        "approve",
+        [write("quorum"), approve(ALICE), edit(kind="quorum"), approve(BOB)],
+    ),
+    "qvoidA": (
+        PEND,
+        "{v}",
+        "approve",
+        [
+            write("quorum"),
+            approve(ALICE),
+            edit(who=ALICE, kind="quorum"),
+            approve(BOB),
+            approve(ALICE),
+        ],
+    ),
+    "gnote": (GWAIT, "{v}", "gate", [write("gate"), approve(ALICE), note(BOB), approve(BOB)]),
+    "gnoteC": (GRUN, "{v}", "gate", [write("gate"), approve(ALICE), note(BOB), approve(CAROL)]),
+    "gcoA": (GWAIT, "{v}", "gate", [write("gate", msg=co(CO_A)), approve(BOB), approve(ALICE)]),
+    "gabB": (
+        GABORT,
+        "{v}",
+        "gate",
+        [write("gate"), approve(ALICE), status(BOB, "aborted"), approve(CAROL)],
+    ),
+    "wdrev": (
+        REJ,
+        "{v}",
+        "approve",
+        [write(), status(BOB, "rejected"), revert_last(AGENT), approve(ALICE)],
+    ),
     # identity: committer (a lab of its own)
     "cmA": (RUN, "{v}", "approve", [write(), approve_as(MALLORY, ALICE)]),
     "cmM": (PEND, "{v}", "approve", [write(), approve_as(ALICE, MALLORY)]),
@@ -570,10 +634,11 @@ def _build(root: Path) -> Lab:
     plain = [v for v in VIDS if not v.startswith("cm")]
     halves = {"a": plain[0::2], "b": plain[1::2]}
     builders: dict[str, Callable[[Path], Any]] = {
-        k: (lambda r, vs=vs: _build_one(r, vs)) for k, vs in halves.items()
+        k: functools.partial(_build_one, vids=vs) for k, vs in halves.items()
     }
-    builders["c"] = lambda r: _build_one(r, [v for v in VIDS if v.startswith("cm")], "committer")
-    labs = build_all(root, builders, workers=2)
+    cm = [v for v in VIDS if v.startswith("cm")]
+    builders["c"] = functools.partial(_build_one, vids=cm, identity="committer")
+    labs = build_all(root, builders, workers=3)
     got: dict[str, Any] = {"passes": [], "rows": {}, "ran": {}}
     execs: list[Any] = []
     for part in labs.got.values():

@@ -71,6 +71,7 @@ from tests.adversarial.advkit import (
     plan_text,
     xfail,
 )
+from tests.adversarial.signkit import make_key
 
 BOB = ("Bob", "bob@example.com")
 CAROL = ("Carol", "carol@example.com")
@@ -90,14 +91,14 @@ REJ = (0, {"rejected"})
 Act = Callable[[Lab, str], Any]
 
 
-def _config(lab: Lab, identity: str = "author") -> None:
+def _config(lab: Lab, identity: str = "author", signed: str = "") -> None:
     rec = json.dumps([sys.executable, str(lab.recorder), "{tag}"])
     env = f"env: {{REC_LOG: {json.dumps(str(lab.log))}}}"
     lab.config.write_text(
         f"repo: {lab.repo}\nstate_dir: {lab.state}\n"
         "identity: {name: plangate, email: plangate@localhost}\n"
         "approval:\n"
-        f"  identity: {identity}\n"
+        f"  identity: {identity}\n{signed}"
         '  approvers: ["alice@example.com", "bob@example.com", "carol@example.com",'
         ' "erin@example.com"]\n'
         "  rules:\n"
@@ -256,6 +257,69 @@ def note(who: tuple[str, str], msg: str = "") -> Act:
 def revert_last(who: tuple[str, str]) -> Act:
     def act(lab: Lab, v: str) -> None:
         lab.git("revert", "--no-edit", "HEAD", who=who)
+
+    return act
+
+
+# -- signed approvals (the ``sg`` lab: ``require_signed``, keys for Alice, Bob, Carol, the
+# controller; Mallory's key is listed nowhere) ----------------------------------------------
+def _key(lab: Lab, name: str) -> list[str]:
+    return ["-c", "gpg.format=ssh", "-c", f"user.signingkey={lab.root / 'keys' / name}"]
+
+
+def sg_approve(who: tuple[str, str], key: str | None) -> Act:
+    def act(lab: Lab, v: str) -> None:
+        lab.set_status(v, "approved")
+        lab.git("add", "-A")
+        signing = [*_key(lab, key), "commit", "-S"] if key else ["commit"]
+        lab.git(*signing, "-q", "-m", f"approve {v}", who=who)
+
+    return act
+
+
+def trailer(who: tuple[str, str], key: str | None, hash_of: str = "{v}") -> Act:
+    """On branch ``b-<v>`` (made at main when absent): an empty commit by ``who`` carrying
+    ``Plan-Approved: plans/<v> <hash>`` (the hash main's plan ``hash_of`` is frozen at),
+    signed with ``key``."""
+
+    def act(lab: Lab, v: str) -> None:
+        digest = lab.plan(hash_of.format(v=v), "main")["frozen"]["hash"]
+        if lab.git("branch", "--list", f"b-{v}").strip():
+            lab.git("checkout", "-q", f"b-{v}")
+        else:
+            lab.branch(f"b-{v}", "main")
+        msg = f"approve plans/{v} (trailer)\n\nPlan-Approved: plans/{v} {digest}\n"
+        signing = [*_key(lab, key), "commit", "-S"] if key else ["commit"]
+        lab.git(*signing, "-q", "--allow-empty", "-m", msg, who=who)
+        lab.git("checkout", "-q", "main")
+
+    return act
+
+
+def on_b(inner: Act) -> Act:
+    """``inner`` on branch ``b-<v>`` (made at main when absent)."""
+
+    def act(lab: Lab, v: str) -> None:
+        if lab.git("branch", "--list", f"b-{v}").strip():
+            lab.git("checkout", "-q", f"b-{v}")
+        else:
+            lab.branch(f"b-{v}", "main")
+        inner(lab, v)
+        lab.git("checkout", "-q", "main")
+
+    return act
+
+
+def sg_merge(who: tuple[str, str], key: str | None) -> Act:
+    """``who`` merges ``b-<v>`` ``--no-ff``, the merge setting ``approved``, signed with
+    ``key``."""
+
+    def act(lab: Lab, v: str) -> None:
+        lab.git("merge", "-q", "--no-ff", "--no-commit", f"b-{v}", who=who)
+        lab.set_status(v, "approved")
+        lab.git("add", "-A")
+        signing = [*_key(lab, key), "commit", "-S"] if key else ["commit"]
+        lab.git(*signing, "-q", "-m", f"merge b-{v}: approve {v}", who=who)
 
     return act
 
@@ -490,6 +554,81 @@ VARIANTS: dict[str, tuple[tuple[int, set[str]], str, str, list[Act | None]]] = {
         "approve",
         [write(), status(BOB, "rejected"), revert_last(AGENT), approve(ALICE)],
     ),
+    # require_signed (a lab of its own): Plan-Approved trailers inside a merged branch
+    "sgok": (RUN, "{v}", "approve", [write(), sg_approve(ALICE, "alice")]),
+    "sgnosign": (PEND, "{v}", "approve", [write(), sg_approve(ALICE, None)]),
+    "sgmal": (PEND, "{v}", "approve", [write(), sg_approve(ALICE, "mallory")]),
+    "sgtrok": (
+        RUN,
+        "{v}",
+        "approve",
+        [write("quorum"), trailer(ALICE, "alice"), sg_merge(BOB, "bob")],
+    ),
+    "sgtrunsigned": (
+        PEND,
+        "{v}",
+        "approve",
+        [write("quorum"), trailer(ALICE, None), sg_merge(BOB, "bob")],
+    ),
+    "sgtrmalkey": (
+        PEND,
+        "{v}",
+        "approve",
+        [write("quorum"), trailer(ALICE, "mallory"), sg_merge(BOB, "bob")],
+    ),
+    "sgtrbobkey": (
+        PEND,
+        "{v}",
+        "approve",
+        [write("quorum"), trailer(ALICE, "bob"), sg_merge(BOB, "bob")],
+    ),
+    "sgtrtwice": (
+        PEND,
+        "{v}",
+        "approve",
+        [
+            write("quorum"),
+            trailer(ALICE, "alice"),
+            trailer(ALICE, "alice"),
+            sg_merge(ALICE, "alice"),
+        ],
+    ),
+    "sgtrwriter": (
+        PEND,
+        "{v}",
+        "approve",
+        [write("quorum"), on_b(note(ALICE)), trailer(ALICE, "alice"), sg_merge(BOB, "bob")],
+    ),
+    "sgtrco": (
+        PEND,
+        "{v}",
+        "approve",
+        [write("quorum", msg=co(CO_A)), trailer(ALICE, "alice"), sg_merge(BOB, "bob")],
+    ),
+    "sgtrmerger": (
+        PEND,
+        "{v}",
+        "approve",
+        [write("quorum"), trailer(ALICE, "alice"), sg_merge(BOB, None)],
+    ),
+    "sgtrold": (
+        PEND,
+        "{v}",
+        "approve",
+        [write("quorum"), trailer(ALICE, "alice"), edit(kind="quorum"), sg_merge(BOB, "bob")],
+    ),
+    "sgtrcarol": (
+        RUN,
+        "{v}",
+        "approve",
+        [write("quorum"), trailer(CAROL, "carol"), sg_merge(BOB, "bob")],
+    ),
+    "sgtrcoA": (
+        RUN,
+        "{v}",
+        "approve",
+        [write("quorum"), trailer(MALLORY, "alice"), sg_merge(BOB, "bob")],
+    ),
     # identity: committer (a lab of its own)
     "cmA": (RUN, "{v}", "approve", [write(), approve_as(MALLORY, ALICE)]),
     "cmM": (PEND, "{v}", "approve", [write(), approve_as(ALICE, MALLORY)]),
@@ -616,7 +755,20 @@ def _play(lab: Lab, vids: list[str]) -> dict[str, Any]:
             if rnd < len(acts) and acts[rnd] is not None:
                 acts[rnd](lab, v)  # type: ignore[misc]
                 lab.git("checkout", "-q", "main")
-        res = lab.run(check=False)
+        if getattr(lab, "signed", False):  # the controller signs its commits
+            lab.extra_env = {  # type: ignore[attr-defined]
+                "GIT_CONFIG_COUNT": "3",
+                "GIT_CONFIG_KEY_0": "gpg.format",
+                "GIT_CONFIG_VALUE_0": "ssh",
+                "GIT_CONFIG_KEY_1": "user.signingKey",
+                "GIT_CONFIG_VALUE_1": str(lab.root / "keys" / "bot"),
+                "GIT_CONFIG_KEY_2": "commit.gpgSign",
+                "GIT_CONFIG_VALUE_2": "true",
+            }
+        try:
+            res = lab.run(check=False)
+        finally:
+            lab.extra_env = {}  # type: ignore[attr-defined]
         got["passes"].append((rnd, res.returncode, "Traceback" in res.stderr, res.stderr[-900:]))
     got["rows"] = lab.rows()
     got["ran"] = {v: len(lab.calls(_tag(v))) for v in vids}
@@ -630,15 +782,32 @@ def _build_one(root: Path, vids: list[str], identity: str = "author") -> dict[st
     return _play(lab, vids)
 
 
+def _build_signed(root: Path, vids: list[str]) -> dict[str, Any]:
+    lab = Lab(root)
+    keys = root / "keys"
+    keys.mkdir()
+    ring = {n: make_key(keys, n) for n in ["alice", "bob", "carol", "mallory", "bot"]}
+    signers = root / "allowed_signers"
+    signers.write_text(
+        f"plangate@localhost {ring['bot']}\nalice@example.com {ring['alice']}\n"
+        f"bob@example.com {ring['bob']}\ncarol@example.com {ring['carol']}\n"
+    )
+    _config(lab, signed=f"  require_signed: true\n  allowed_signers: {signers}\n")
+    lab.signed = True  # type: ignore[attr-defined]
+    return _play(lab, vids)
+
+
 def _build(root: Path) -> Lab:
-    plain = [v for v in VIDS if not v.startswith("cm")]
+    plain = [v for v in VIDS if not v.startswith(("cm", "sg"))]
     halves = {"a": plain[0::2], "b": plain[1::2]}
     builders: dict[str, Callable[[Path], Any]] = {
         k: functools.partial(_build_one, vids=vs) for k, vs in halves.items()
     }
     cm = [v for v in VIDS if v.startswith("cm")]
     builders["c"] = functools.partial(_build_one, vids=cm, identity="committer")
-    labs = build_all(root, builders, workers=3)
+    sg = [v for v in VIDS if v.startswith("sg")]
+    builders["s"] = functools.partial(_build_signed, vids=sg)
+    labs = build_all(root, builders, workers=4)
     got: dict[str, Any] = {"passes": [], "rows": {}, "ran": {}}
     execs: list[Any] = []
     for part in labs.got.values():

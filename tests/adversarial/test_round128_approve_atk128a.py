@@ -254,9 +254,35 @@ def note(who: tuple[str, str], msg: str = "") -> Act:
     return act
 
 
-def revert_last(who: tuple[str, str]) -> Act:
+def note_and(who: tuple[str, str], to: str) -> Act:
+    """``who`` sets the status to ``to`` and adds ``NOTES.txt`` in the same commit."""
+
     def act(lab: Lab, v: str) -> None:
-        lab.git("revert", "--no-edit", "HEAD", who=who)
+        lab.set_status(v, to)
+        lab.put(f"plans/{v}/NOTES.txt", f"lgtm, {who[0]}\n")
+        lab.commit(f"{to} {v} with a note", who)
+
+    return act
+
+
+def restore_v1(who: tuple[str, str]) -> Act:
+    """``who`` puts back the plan file of ``plans/<v>``'s first commit (an undo to v1)."""
+
+    def act(lab: Lab, v: str) -> None:
+        first = lab.git("log", "--reverse", "--format=%H", "--", f"plans/{v}").split()[0]
+        lab.git("checkout", first, "--", f"plans/{v}/PLAN.yml")
+        lab.commit(f"back to v1 of {v}", who)
+
+    return act
+
+
+def revert_last(who: tuple[str, str]) -> Act:
+    """``who`` reverts the newest commit of ``plans/<v>`` that is not the controller's."""
+
+    def act(lab: Lab, v: str) -> None:
+        rows = lab.git("log", "--format=%H %ae", "--", f"plans/{v}").split("\n")
+        sha = next(r.split()[0] for r in rows if r.strip() and not r.endswith("plangate@localhost"))
+        lab.git("revert", "--no-edit", sha, who=who)
 
     return act
 
@@ -665,6 +691,54 @@ VARIANTS: dict[str, tuple[tuple[int, set[str]], str, str, list[Act | None]]] = {
         "approve",
         [write(msg=co("Reviewed-by: Alice <alice@example.com>")), approve(ALICE)],
     ),
+    "canbsp": (PEND, "{v}", "approve", [write(msg=co("\u00a0" + CO_A)), approve(ALICE)]),
+    "cazw": (PEND, "{v}", "approve", [write(msg=co("\u200b" + CO_A)), approve(ALICE)]),
+    "caonlyaddr": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(msg=co("Co-authored-by: <alice@example.com>")), approve(ALICE)],
+    ),
+    "caparen": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(msg=co("Co-authored-by: alice@example.com (Alice)")), approve(ALICE)],
+    ),
+    "cawsval": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(msg=co("Co-authored-by:\tAlice\t<alice@example.com>")), approve(ALICE)],
+    ),
+    # undos: a writer of any version of the plan may not approve a later one
+    "revA": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(), edit(who=ALICE), restore_v1(AGENT), approve(ALICE)],
+    ),
+    "revA2": (PEND, "{v}", "approve", [write(), edit(), restore_v1(ALICE), approve(ALICE)]),
+    "revB": (RUN, "{v}", "approve", [write(), edit(who=ALICE), restore_v1(AGENT), approve(BOB)]),
+    # a note in the approval commit itself
+    "apnoteself": (PEND, "{v}", "approve", [write(), note_and(ALICE, "approved")]),
+    "gnoteself": (
+        GWAIT,
+        "{v}",
+        "gate",
+        [write("gate"), approve(ALICE), note_and(BOB, "approved")],
+    ),
+    # a co-author credited in a squash message may withdraw
+    "wdsq": (
+        REJ,
+        "{v}",
+        "approve",
+        [
+            squash(BOB, "plan {v} (#4)\n\n" + CO_M + "\n"),
+            status(MALLORY, "rejected"),
+            approve(CAROL),
+        ],
+    ),
     # Co-authored-by on an approval commit
     "apcoM": (PEND, "{v}", "approve", [write(), approve(MALLORY, "approve {v}\n\n" + CO_A)]),
     "apcoB": (RUN, "{v}", "approve", [write(), approve(BOB, "approve {v}\n\n" + CO_A)]),
@@ -850,6 +924,8 @@ _BROKE: dict[str, tuple[list[str], str]] = {
             "wdcosubj",
             "wdcoquo",
             "gabcosubj",
+            "canbsp",
+            "cazw",
         ],
         _WHY_CO,
     )

@@ -739,6 +739,67 @@ VARIANTS: dict[str, tuple[tuple[int, set[str]], str, str, list[Act | None]]] = {
             approve(CAROL),
         ],
     ),
+    # Alice wrote the plan under another spelling of her address, approves as herself
+    "spnbsp": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(who=("Alice", "alice@example.com\u00a0")), approve(ALICE)],
+    ),
+    "spzw": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(who=("Alice", "\u200balice@example.com")), approve(ALICE)],
+    ),
+    "spidn": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(who=("Alice", "alice@example\u3002com")), approve(ALICE)],
+    ),
+    "sproute": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(who=("Alice", "@relay.example:alice@example.com")), approve(ALICE)],
+    ),
+    "spqpair": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(who=("Alice", '"al\\ice"@example.com')), approve(ALICE)],
+    ),
+    "spfold": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(who=("Alice", "alice@ example.com")), approve(ALICE)],
+    ),
+    "spcmtr": (
+        PEND,
+        "{v}",
+        "approve",
+        [write_as(AGENT, ("Alice", "Alice@Example.Com")), approve(ALICE)],
+    ),
+    "spco": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(msg=co("Co-authored-by: Alice <alice@example.com\u00a0>")), approve(ALICE)],
+    ),
+    "spcozw": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(msg=co("Co-authored-by: Alice <al\u200bice@example.com>")), approve(ALICE)],
+    ),
+    "spcoidn": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(msg=co("Co-authored-by: Alice <alice@example\uff0ecom>")), approve(ALICE)],
+    ),
     # Co-authored-by on an approval commit
     "apcoM": (PEND, "{v}", "approve", [write(), approve(MALLORY, "approve {v}\n\n" + CO_A)]),
     "apcoB": (RUN, "{v}", "approve", [write(), approve(BOB, "approve {v}\n\n" + CO_A)]),

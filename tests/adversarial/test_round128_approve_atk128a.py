@@ -82,8 +82,14 @@ ALICE_CMT = ("Alice", "alice(x)@example.com")
 ALICE_QUO = ("Alice", '"alice"@example.com')
 
 RUN = (1, {"completed"})
+RRUN = (2, {"failed"})  # the failing step ran at the first run and again at the resume
+RWAIT = (1, {"failed"})  # it ran once: no resume
+RABORT = (1, {"aborted"})
 PEND = (0, {"pending_approval"})
 GRUN = (1, {"completed"})
+RRUN = (2, {"failed"})  # the failing step ran at the first run and again at the resume
+RWAIT = (1, {"failed"})  # it ran once: no resume
+RABORT = (1, {"aborted"})
 GWAIT = (0, {"awaiting_approval"})
 GABORT = (0, {"aborted"})
 REJ = (0, {"rejected"})
@@ -93,6 +99,9 @@ Act = Callable[[Lab, str], Any]
 
 def _config(lab: Lab, identity: str = "author", signed: str = "") -> None:
     rec = json.dumps([sys.executable, str(lab.recorder), "{tag}"])
+    failing = lab.root / "frec.py"
+    failing.write_text(lab.recorder.read_text() + "sys.exit(3)\n")
+    frec = json.dumps([sys.executable, str(failing), "{tag}"])
     env = f"env: {{REC_LOG: {json.dumps(str(lab.log))}}}"
     lab.config.write_text(
         f"repo: {lab.repo}\nstate_dir: {lab.state}\n"
@@ -107,12 +116,20 @@ def _config(lab: Lab, identity: str = "author", signed: str = "") -> None:
         "tools:\n"
         f"  rec: {{kind: exec, argv: {rec}, {env}}}\n"
         f"  qrec: {{kind: exec, argv: {rec}, {env}}}\n"
+        f"  frec: {{kind: exec, argv: {frec}, {env}}}\n"
     )
 
 
 def _text(v: str, kind: str = "plain", extra: str = "") -> str:
     if kind == "quorum":
         return plan_text(v, params=extra).replace("rec", "qrec").replace("qrecord", "record")
+    if kind == "resume":
+        body = plan_text(v, params=extra).replace(
+            "  - name: rec\n", "  - name: rec\n  - name: frec\n"
+        )
+        return body + (
+            f'  - id: 2\n    tool: frec\n    why: a step that fails\n    params: {{tag: "{v}f"}}\n'
+        )
     if kind == "gate":
         return plan_text(v, params=extra) + (
             "  - id: 2\n    tool: rec\n    why: gated step\n    requires_approval: true\n"
@@ -800,6 +817,72 @@ VARIANTS: dict[str, tuple[tuple[int, set[str]], str, str, list[Act | None]]] = {
         "approve",
         [write(msg=co("Co-authored-by: Alice <alice@example\uff0ecom>")), approve(ALICE)],
     ),
+    # resumes of a failed run (action 2 fails every time)
+    "rsB": (RRUN, "{v}", "resume", [write("resume"), approve(ALICE), approve(BOB)]),
+    "rsAg": (RWAIT, "{v}", "resume", [write("resume"), approve(ALICE), approve(AGENT)]),
+    "rsM": (RWAIT, "{v}", "resume", [write("resume"), approve(ALICE), approve(MALLORY)]),
+    "rscoM": (
+        RWAIT,
+        "{v}",
+        "resume",
+        [write("resume"), approve(ALICE), approve(MALLORY, "resume {v}\n\n" + CO_B)],
+    ),
+    "rswr": (
+        RWAIT,
+        "{v}",
+        "resume",
+        [write("resume"), edit(who=BOB, kind="resume"), approve(ALICE), approve(BOB)],
+    ),
+    "rscowr": (
+        RWAIT,
+        "{v}",
+        "resume",
+        [write("resume", msg=co(CO_B)), approve(ALICE), approve(BOB)],
+    ),
+    "rsnote": (RWAIT, "{v}", "resume", [write("resume"), approve(ALICE), note(BOB), approve(BOB)]),
+    "rsabA": (
+        RABORT,
+        "{v}",
+        "resume",
+        [write("resume"), approve(ALICE), status(AGENT, "aborted"), approve(BOB)],
+    ),
+    "rsabM": (
+        RRUN,
+        "{v}",
+        "resume",
+        [write("resume"), approve(ALICE), status(MALLORY, "aborted"), approve(BOB)],
+    ),
+    "rsabco": (
+        RABORT,
+        "{v}",
+        "resume",
+        [write("resume", msg=co(CO_M)), approve(ALICE), status(MALLORY, "aborted"), approve(BOB)],
+    ),
+    "rsmergeM": (
+        RWAIT,
+        "{v}",
+        "resume",
+        [write("resume"), approve(ALICE), on_branch(BOB, MALLORY, approve(BOB))],
+    ),
+    # a co-author credited on v1 or v2 only may withdraw v2
+    "wdcov1": (
+        REJ,
+        "{v}",
+        "approve",
+        [write(msg=co(CO_M)), edit(), status(MALLORY, "rejected"), approve(BOB)],
+    ),
+    "wdcov2": (
+        REJ,
+        "{v}",
+        "approve",
+        [write(), edit(msg="edit {v}\n\n" + CO_M), status(MALLORY, "rejected"), approve(BOB)],
+    ),
+    "gcomerge": (
+        GWAIT,
+        "{v}",
+        "gate",
+        [on_branch(AGENT, CAROL, write("gate", msg=co(CO_B))), approve(ALICE), approve(BOB)],
+    ),
     # Co-authored-by on an approval commit
     "apcoM": (PEND, "{v}", "approve", [write(), approve(MALLORY, "approve {v}\n\n" + CO_A)]),
     "apcoB": (RUN, "{v}", "approve", [write(), approve(BOB, "approve {v}\n\n" + CO_A)]),
@@ -878,7 +961,7 @@ VIDS = list(VARIANTS)
 def _tag(v: str) -> str:
     """The tag whose ``rec`` calls the variant counts: the gated action's for a gate."""
     _want, _slug, kind, _ = VARIANTS[v]
-    return v + {"gate": "g", "nest": "c"}.get(kind, "")
+    return v + {"gate": "g", "nest": "c", "resume": "f"}.get(kind, "")
 
 
 def _play(lab: Lab, vids: list[str]) -> dict[str, Any]:
@@ -1015,12 +1098,13 @@ def test_round128_atk128a(lab: Any, vid: str) -> None:
         assert row.get("status") in want_status, brief(row, 5)
     elif kind == "audit":
         execs = got["clone"]["report"].get("executions", [])
-        ak = "gate" if vkind == "gate" else "approve"
+        ak = {"gate": "gate", "resume": "resume"}.get(vkind, "approve")
         valid = [
             e
             for e in execs
             if e.get("plan") == plan and e.get("approval_valid") and e.get("approval_kind") == ak
         ]
-        assert len(valid) == want_runs, (valid, brief(row, 5))
+        want_valid = want_runs - 1 if vkind == "resume" else want_runs
+        assert len(valid) == want_valid, (valid, brief(row, 5))
     else:
         assert got["ran"][v] == want_runs, (got["ran"][v], brief(row, 5))

@@ -53,6 +53,7 @@ import functools
 import json
 import shutil
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -967,6 +968,7 @@ def _tag(v: str) -> str:
 def _play(lab: Lab, vids: list[str]) -> dict[str, Any]:
     got: dict[str, Any] = {"passes": []}
     rounds = max(len(VARIANTS[v][3]) for v in vids)
+    t0 = time.time()
     for rnd in range(rounds):
         for v in vids:
             acts = VARIANTS[v][3]
@@ -988,9 +990,12 @@ def _play(lab: Lab, vids: list[str]) -> dict[str, Any]:
         finally:
             lab.extra_env = {}  # type: ignore[attr-defined]
         got["passes"].append((rnd, res.returncode, "Traceback" in res.stderr, res.stderr[-900:]))
+        got.setdefault("times", []).append((lab.root.name, rnd, round(time.time() - t0, 1)))
     got["rows"] = lab.rows()
     got["ran"] = {v: len(lab.calls(_tag(v))) for v in vids}
     got["clone"] = clone_audit_got(lab, lab.root)
+    got["times"].append((lab.root.name, "end", round(time.time() - t0, 1)))
+    (lab.root.parent / f"times-{lab.root.name}.json").write_text(json.dumps(got["times"]))
     return got
 
 
@@ -1017,7 +1022,7 @@ def _build_signed(root: Path, vids: list[str]) -> dict[str, Any]:
 
 def _build(root: Path) -> Lab:
     plain = [v for v in VIDS if not v.startswith(("cm", "sg"))]
-    halves = {"a": plain[0::2], "b": plain[1::2]}
+    halves = {"a": plain[0::3], "b": plain[1::3], "d": plain[2::3]}
     builders: dict[str, Callable[[Path], Any]] = {
         k: functools.partial(_build_one, vids=vs) for k, vs in halves.items()
     }
@@ -1025,7 +1030,7 @@ def _build(root: Path) -> Lab:
     builders["c"] = functools.partial(_build_one, vids=cm, identity="committer")
     sg = [v for v in VIDS if v.startswith("sg")]
     builders["s"] = functools.partial(_build_signed, vids=sg)
-    labs = build_all(root, builders, workers=4)
+    labs = build_all(root, builders, workers=5)
     got: dict[str, Any] = {"passes": [], "rows": {}, "ran": {}}
     execs: list[Any] = []
     for part in labs.got.values():

@@ -1,50 +1,133 @@
 """Round 128, approval side (atk128a): "a plan runs only after enough allowed people, none of
 whom wrote any part of it, approved exactly the frozen version", attacked through the edges
-round 127 left untried: ``Co-authored-by:`` in every spelling and place (subject, body,
-merged branch, squash message, an approval commit, a gate approval), quorum votes counted
-once per person however the address is spelled (case, fullwidth, RFC 5322 comment, quoted
-local part, plus an approval carried by a merge), gate approvals and who may abort or reject
-a paused run, and a plan folder moved or copied by an approver.
+round 127 left untried: ``Co-authored-by:`` in every spelling and place (subject, body, quoted,
+bulleted, after words, behind an invisible or no-break prefix, a merged branch, a squash
+message, a pinned child, an approval, a gate, a resume), quorum votes counted once per person
+however the address is spelled and judged again after their voter wrote into the folder, gate
+and resume approvals and who may abort or reject a paused or failed run, ``identity:
+committer``, signed ``Plan-Approved:`` trailers inside merged branches (``require_signed``),
+undos to an earlier version, and a plan folder moved or copied by an approver.
 
-Lab (one ``run --once`` pass after every round, the recording tool ``rec``; ``qrec`` is the
-same script under a rule asking two approvals; the variants are split over two identical labs
-built side by side): approvers Alice, Bob, Carol, Erin (``@example.com``); ``rules: [{match:
-{tools: [qrec]}, require: [{count: 2}]}]``; ``identity: author``. The agent writes plans;
-Mallory is nobody. Round 0 writes each plan, later rounds edit, approve, vote, approve or
-withdraw a gate. Then ``status --json`` and ``plangate audit --json`` in a fresh clone (no
-config).
+Labs (``run --once`` after every round; ``rec`` records each call; ``qrec`` is ``rec`` under a
+rule asking two approvals; ``frec`` records and exits 3): approvers Alice, Bob, Carol, Erin
+(``@example.com``), ``rules: [{match: {tools: [qrec]}, require: [{count: 2}]}]``. The agent
+writes plans, Mallory is nobody. Five labs built side by side: three identical ones
+(``identity: author``) share the plain variants; ``c`` has ``identity: committer`` (the ``cm*``
+variants); ``s`` has ``require_signed`` with ssh keys for Alice, Bob, Carol and the
+controller, which signs its commits (the ``sg*`` variants; Mallory's key is listed nowhere).
+Round 0 writes each plan; later rounds edit, approve, vote, withdraw, approve a gate or a
+resume. Then ``status --json`` and ``plangate audit --json`` in a fresh clone (no config).
 
-Variants (want: ``rec`` calls of the plan's guarded tag, final status):
+Kinds of plan: ``approve`` (one ``rec`` action), ``quorum`` (``qrec``), ``gate`` (action 2
+``requires_approval``: the want counts action 2's calls), ``nest`` (action 2 pins a draft
+child ``plans/<v>-c``: the want counts the child's calls), ``resume`` (action 2 is ``frec``:
+the want counts its calls, 1 for the first run, 2 after a resume).
 
-- ``Co-authored-by:`` of the plan's writing makes Alice a writer (``PEND``,
-  ``E_SELF_APPROVAL``): the trailer as GitHub writes it (``castd``), upper case key and address
-  (``caup``), no blanks (``canosp``), a bare address (``cabare``), in the subject line
-  (``casubj``), an RFC 5322 comment (``cacmt``), a fullwidth ``ａ`` (``cafw``), a trailing dot
-  (``cadot``), a quoted local part (``caquote``), only on the edit of v1 (``caedit``), only on
-  v1 that the agent then edited (``cav1``), on a commit of a merged branch (``camerge``), in
-  Bob's squash-merge message (``casq``), in a quoted block of the body (``caquoted``).
-  Controls: ``Signed-off-by:`` (``sob``) and ``Reviewed-by:`` (``rvb``) name no writer
-  (``RUN``); Bob's squash makes Bob the writer (``sqB``: ``PEND``).
-- ``Co-authored-by:`` on approvals: Mallory's approval naming Alice as co-author is not Alice's
-  vote (``apcoM``: ``PEND``); Bob's approval naming Alice runs (``apcoB``).
-- Quorum (``qrec``: two distinct people): Alice, then Alice again as ``ALICE@EXAMPLE.COM``
-  (``qcase``), ``ａlice@example.com`` (``qfw``), ``alice(x)@example.com`` (``qcmt``),
-  ``"alice"@example.com`` (``qquo``); Mallory's vote naming Bob as co-author (``qcoM``); Alice's
-  approval merged by Bob (Bob's vote) then Bob again (``qmergeBB``): all ``PEND``. Controls:
-  Alice then Bob (``qok``), Alice's approval merged by Bob then Alice (``qmergeBA``): ``RUN``.
-- Gates (action 2 ``requires_approval``; the want counts action 2's calls): Bob approves the
-  gate (``gok``: runs); the agent (``gagent``), Mallory (``gmal``), Mallory with
-  ``Co-authored-by: Bob`` (``gcoM``), Bob after writing v1's param (``gwriter``), Bob who was
-  v1's co-author (``gcowriter``): nothing runs; Mallory's ``aborted`` (``gabM``) and
-  ``rejected`` (``grjM``) of the paused run are ignored and Bob's gate approval runs it; the
-  agent's ``aborted`` of its paused plan holds against Alice's later gate approval (``gabA``);
-  Alice approves both first and gate (``gsame``: runs).
-- Moves and copies: Alice ``git mv``s the agent's plan folder (same bytes) and approves it
-  (``mvA``: a move writes nothing into the plan, runs); Alice's copy of the agent's folder
-  into a new one she then approves (``cpA``: she put the file there, ``PEND``).
+- ``Co-authored-by:`` of the plan's writing makes Alice a writer (``E_SELF_APPROVAL``): as
+  GitHub writes it (``castd``), upper case (``caup``), no blanks (``canosp``), a bare address
+  (``cabare``), an address alone in ``<>`` (``caonlyaddr``), ``addr (Alice)`` (``caparen``), tabs
+  (``cawsval``), an RFC 5322 comment, fullwidth ``a``, trailing dot, quoted local part, NBSP,
+  ZWSP, ideographic full stop in the address (``cacmt``, ``cafw``, ``cadot``, ``caquote``,
+  ``spco``, ``spcozw``, ``spcoidn``), indented by blanks or a tab (``caindent``, ``catab``), a
+  paragraph above more text (``camid``), a CR at its end (``cacrlf``), only on the edit
+  (``caedit``) or only on v1 (``cav1``), on a merged branch (``camerge``), in a squash message
+  (``casq``, GitHub's shape ``casqgh``), on a pinned child (``nestco``), under ``identity:
+  committer`` (``cmco``); in the subject (``casubj``), after ``> `` (``caquoted``), after ``- ``
+  (``cabullet``), after words on the line (``cainline``), after a NBSP (``canbsp``) or a ZWSP
+  (``cazw``), on a pinned child in the subject or quoted (``nestcosubj``, ``nestcoquo``).
+  Controls: ``Signed-off-by:`` (``sob``), ``Reviewed-by:`` (``rvb``) run; Bob's squash makes him
+  the writer (``sqB``); the child written by Alice bars her (``nestA``), by the agent runs
+  (``nestok``).
+- A co-author is an author and may withdraw (Mallory, ``rejected`` then Bob approves, or
+  ``aborted`` at the gate or after the failure): credited as GitHub writes it (``wdco``),
+  indented (``wdcoind``), on a merged branch (``wdcomerge``), in a squash message (``wdsq``), on
+  v1 only or v2 only (``wdcov1``, ``wdcov2``), at a gate (``gabco``), at a failed run
+  (``rsabco``); in the subject (``wdcosubj``, ``gabcosubj``) or quoted (``wdcoquo``). Controls:
+  Mallory uncredited is ignored (``wdM``), Bob's rejection binds (``wdB``), the agent's revert
+  of Bob's rejection brings nothing back (``wdrev``).
+- Alice wrote the plan under another spelling of her address and approves as herself (all
+  ``E_SELF_APPROVAL``): trailing NBSP, leading ZWSP, ideographic full stop, source route,
+  quoted pair, folding blank, committer ``Alice@Example.Com`` (``spnbsp``, ``spzw``, ``spidn``,
+  ``sproute``, ``spqpair``, ``spfold``, ``spcmtr``).
+- Approvals: Mallory's approval naming Alice co-author is not Alice's (``apcoM``); Bob's
+  naming Alice runs (``apcoB``); an approval committing a note into the folder (``apnoteself``,
+  at a gate ``gnoteself``) is its writer's.
+- Quorum: Alice then Bob runs (``qok``); Alice then Alice as ``ALICE@EXAMPLE.COM``, fullwidth,
+  comment, quoted (``qcase``, ``qfw``, ``qcmt``, ``qquo``), Mallory's vote naming Bob
+  (``qcoM``), Alice's vote merged by Bob then Bob (``qmergeBB``), Alice's vote merged by the
+  agent then Bob (``qmergeAg``), Bob a co-author of v1 (``qcoauth``; in the subject:
+  ``qcosubj``), Bob's vote then his note in the folder then Carol (``qnote``: the vote judged
+  again), Alice's vote then the agent's edit (``qvoid``) or hers (``qvoidA``): no run. Controls:
+  Alice's note after Bob's vote (``qnoteA``), Alice's vote merged by Bob then Alice
+  (``qmergeBA``) run.
+- Gates: Bob (``gok``), Alice twice (``gsame``), Carol after Bob's note (``gnoteC``), Bob's
+  approval merged by Carol (``gmergeC``) run; the agent (``gagent``), Mallory (``gmal``),
+  Mallory naming Bob (``gcoM``), Bob the writer of v2 (``gwriter``), Bob a co-author
+  (``gcowriter``, ``gcoA``, ``gcomerge``), Bob after his note (``gnote``), Bob's approval merged by
+  Mallory (``gmergeM``): no run; Mallory's ``aborted``/``rejected`` ignored (``gabM``, ``grjM``),
+  the agent's and Bob's ``aborted`` hold (``gabA``, ``gabB``).
+- Resumes after ``frec`` failed: Bob (``rsB``) and after Mallory's ignored abort (``rsabM``)
+  resume; the agent (``rsAg``), Mallory (``rsM``), Mallory naming Bob (``rscoM``), Bob a writer
+  (``rswr``), co-author (``rscowr``), after his note (``rsnote``), Bob's merged by Mallory
+  (``rsmergeM``): no resume; the agent's abort holds (``rsabA``).
+- ``identity: committer``: Mallory-authored, Alice-committed approval counts (``cmA``),
+  the reverse does not (``cmM``); Alice the committer or the author of the plan commit is a
+  writer (``cmwrC``, ``cmwrA``); the gate and quorum alike (``cmgate``, ``cmgateok``, ``cmq``,
+  ``cmqok``); a branch approval merged by Mallory (``cmmergeM``); Mallory the author of a plan
+  the agent committed may reject it (``cmwdC``).
+- ``require_signed``: Alice signed runs (``sgok``), unsigned or signed with an unlisted key
+  does not (``sgnosign``, ``sgmal``); a ``Plan-Approved:`` trailer by Alice (Carol; a
+  Mallory-authored commit signed by Alice's key) plus Bob's signed merge completes the
+  quorum (``sgtrok``, ``sgtrcarol``, ``sgtrcoA``); the trailer unsigned, signed by Mallory's
+  key, signed by Bob's key (Bob then merges), twice by Alice merged by Alice, by a writer of a
+  note on the branch or a co-author, for v1 when main holds v2, or Bob's merge unsigned, do
+  not (``sgtrunsigned``, ``sgtrmalkey``, ``sgtrbobkey``, ``sgtrtwice``, ``sgtrwriter``,
+  ``sgtrco``, ``sgtrold``, ``sgtrmerger``).
+- Undos and moves: the agent restores v1 after Alice's v2 (``revA``), Alice restores v1 after
+  the agent's v2 (``revA2``): Alice may not approve; Bob may (``revB``); Alice's ``git mv`` of
+  the folder (``mvA``) runs on her approval, her copy (``cpA``) does not.
 
-Ids: ``<vid>`` (``rec`` calls), ``<vid>:status`` (final status row), ``<vid>:audit`` (valid
-starts of that kind in the fresh-clone audit), and ``passes``.
+Ids (403; 134 variants x 3 + ``passes``): ``<vid>`` (the counted tool's calls), ``<vid>:status``
+(final ``status --json`` row), ``<vid>:audit`` (valid starts of that kind, ``approve``,
+``gate`` or ``resume``, in the fresh-clone audit), ``passes`` (every pass exited 0, no
+traceback).
+
+Seen (round 128: 403 ids, 367 passed, 36 xfailed (strict); 85-105 s wall with ``-n 2`` on a
+2-core machine at load average 15-19 from the other rounds' sessions, the labs ~55 s of
+it), 1 class:
+
+- **coauthor-credit-read-only-at-line-start** (36 ids: ``casubj``, ``caquoted``, ``cabullet``,
+  ``cainline``, ``canbsp``, ``cazw``, ``nestcosubj``, ``nestcoquo``, ``qcosubj``, ``wdcosubj``,
+  ``wdcoquo``, ``gabcosubj``, each with ``:status`` and ``:audit``). FAIL OPEN. A
+  ``Co-authored-by:`` credit counts only where the key begins its line after ASCII blanks: in
+  the subject (``plan x Co-authored-by: Alice <alice@example.com>``), after ``> `` or ``- ``,
+  after words on its line, after a U+00A0 or U+200B, it names nobody. Alice, credited so as a
+  co-author of the plan (or of the child it pins), approves it and it runs (status
+  ``completed``, the fresh-clone audit calls the start valid); Bob, credited so, counts as a
+  quorum's second vote; Mallory, credited so, is no author: her rejection or abort is
+  ``E_APPROVER_NOT_ALLOWED ... ignored`` and Bob's approval runs the plan (at a gate, his gate
+  approval runs the gated step). Indented by blanks or a tab, the credit counts (``caindent``,
+  ``catab``, ``wdcoind``). docs/approvals.md ("Who changed the content"): the index records
+  "every ``Co-authored-by:`` person (any spelling of the key, anywhere in the message) of every
+  commit that changed the plan's hashed content"; threat-model: "more authors is the safe
+  direction". Repro: ``git commit -m "plan x Co-authored-by: Alice <alice@example.com>"`` (the
+  agent adds ``plans/x/PLAN.yml``); ``run --once``; Alice commits ``status: approved``;
+  ``run --once``: ``completed``, ``approved_by`` Alice.
+
+What held: every other credit spelling and place above; a co-author's right to withdraw
+(v1 or v2, merged, squashed, at a gate, after a failure); address spellings of a writer
+(author, committer, co-author); quorum votes counted once per person in every spelling,
+judged again after the voter's note, voided by an edit; approvals carried by merges count
+as the merger's (gate, resume, quorum, ``identity: committer``); gate and resume approvals
+refused for the agent, Mallory, a writer, a co-author; only allowed aborters stop a paused
+or failed run; ``identity: committer`` reads the committer for the vote and both for the
+writers; signed trailers count once per key, for the signer, only signed by a listed key,
+for the hash they name, never for a writer; an undo to v1 makes its maker v1's author; a
+``git mv`` writes nothing and a copy does. The controller, ``status`` and the fresh-clone
+audit agreed in every variant.
+
+Not tried: ``max_age`` with these shapes, ``identity_aliases``, ``plangate check --as``,
+criss-cross merges around an approval, remote mode, MCP ``submit`` notes.
 """
 
 from __future__ import annotations
@@ -1054,9 +1137,9 @@ IDS = [f"{v}{k}" for v in VIDS for k in KINDS] + ["passes"]
 CLS_CO = "coauthor-credit-read-only-at-line-start"
 _WHY_CO = (
     "FAIL OPEN: a Co-authored-by: credit that does not begin its line (in the subject, after "
-    "'> ' or '- ', after other words on the line) names no author: the credited approver's "
-    "approval runs the plan she co-wrote (a plan, a pinned child, a quorum vote) and the "
-    "credited co-author's rejection or abort is ignored E_APPROVER_NOT_ALLOWED; an indented "
+    "'> ' or '- ', after other words on the line, after a NBSP or ZWSP) names no author: "
+    "the credited approver's approval runs the plan she co-wrote (a plan, a pinned child, "
+    "a quorum vote) and the credited co-author's rejection or abort is ignored E_APPROVER_NOT_ALLOWED; an indented "
     "credit counts; docs/approvals.md: 'every Co-authored-by: person (any spelling of the "
     "key, anywhere in the message)'"
 )

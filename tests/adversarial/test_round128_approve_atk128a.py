@@ -1139,9 +1139,9 @@ _WHY_CO = (
     "FAIL OPEN: a Co-authored-by: credit that does not begin its line (in the subject, after "
     "'> ' or '- ', after other words on the line, after a NBSP or ZWSP) names no author: "
     "the credited approver's approval runs the plan she co-wrote (a plan, a pinned child, "
-    "a quorum vote) and the credited co-author's rejection or abort is ignored E_APPROVER_NOT_ALLOWED; an indented "
-    "credit counts; docs/approvals.md: 'every Co-authored-by: person (any spelling of the "
-    "key, anywhere in the message)'"
+    "a quorum vote) and the credited co-author's rejection or abort is ignored "
+    "E_APPROVER_NOT_ALLOWED; an indented credit counts; docs/approvals.md: 'every "
+    "Co-authored-by: person (any spelling of the key, anywhere in the message)'"
 )
 _BROKE: dict[str, tuple[list[str], str]] = {
     CLS_CO: (

@@ -11,10 +11,11 @@ undos to an earlier version, and a plan folder moved or copied by an approver.
 Labs (``run --once`` after every round; ``rec`` records each call; ``qrec`` is ``rec`` under a
 rule asking two approvals; ``frec`` records and exits 3): approvers Alice, Bob, Carol, Erin
 (``@example.com``), ``rules: [{match: {tools: [qrec]}, require: [{count: 2}]}]``. The agent
-writes plans, Mallory is nobody. Five labs built side by side: three identical ones
+writes plans, Mallory is nobody. Six labs built side by side: three identical ones
 (``identity: author``) share the plain variants; ``c`` has ``identity: committer`` (the ``cm*``
-variants); ``s`` has ``require_signed`` with ssh keys for Alice, Bob, Carol and the
-controller, which signs its commits (the ``sg*`` variants; Mallory's key is listed nowhere).
+variants); ``l`` has ``identity_aliases`` (the ``al*`` variants); ``s`` has
+``require_signed`` with ssh keys for Alice, Bob, Carol and the controller, which signs its
+commits (the ``sg*`` variants; Mallory's key is listed nowhere).
 Round 0 writes each plan; later rounds edit, approve, vote, withdraw, approve a gate or a
 resume. Then ``status --json`` and ``plangate audit --json`` in a fresh clone (no config).
 
@@ -83,22 +84,30 @@ the want counts its calls, 1 for the first run, 2 after a resume).
   note on the branch or a co-author, for v1 when main holds v2, or Bob's merge unsigned, do
   not (``sgtrunsigned``, ``sgtrmalkey``, ``sgtrbobkey``, ``sgtrtwice``, ``sgtrwriter``,
   ``sgtrco``, ``sgtrold``, ``sgtrmerger``).
+- ``identity_aliases`` (a lab of its own, ``plus_tags: ["*@example.com"]``, ``people:
+  [[alice@example.com, a.smith@corp.example]]``): Alice wrote the plan as ``alice+bot@`` or
+  ``a.smith@corp.example`` (``alplus``, ``alpeople``), was credited as ``alice+pair@`` or
+  ``A.Smith@corp.example`` (``alcoplus``, ``alcopeople``; in the subject: ``alsubj``), voted
+  again as ``alice+second@`` (``alq``), Bob wrote the gated plan as ``bob+draft@`` (``algate``):
+  no run; Mallory credited as ``mallory+x@`` may reject (``alwd``); Alice then Bob run
+  (``alqok``).
 - Undos and moves: the agent restores v1 after Alice's v2 (``revA``), Alice restores v1 after
   the agent's v2 (``revA2``): Alice may not approve; Bob may (``revB``); Alice's ``git mv`` of
   the folder (``mvA``) runs on her approval, her copy (``cpA``) does not.
 
-Ids (403; 134 variants x 3 + ``passes``): ``<vid>`` (the counted tool's calls), ``<vid>:status``
+Ids (430; 143 variants x 3 + ``passes``): ``<vid>`` (the counted tool's calls), ``<vid>:status``
 (final ``status --json`` row), ``<vid>:audit`` (valid starts of that kind, ``approve``,
 ``gate`` or ``resume``, in the fresh-clone audit), ``passes`` (every pass exited 0, no
 traceback).
 
-Seen (round 128: 403 ids, 367 passed, 36 xfailed (strict); 85-105 s wall with ``-n 2`` on a
-2-core machine at load average 15-19 from the other rounds' sessions, the labs ~55 s of
-it), 1 class:
+Seen (round 128: 430 ids, 391 passed, 39 xfailed (strict); 34 s wall with ``-n 2`` on a
+2-core machine at load average ~15 (75-105 s at load 17-19 from the other rounds' sessions),
+the labs 27 s of it), 1 class:
 
-- **coauthor-credit-read-only-at-line-start** (36 ids: ``casubj``, ``caquoted``, ``cabullet``,
+- **coauthor-credit-read-only-at-line-start** (39 ids: ``casubj``, ``caquoted``, ``cabullet``,
   ``cainline``, ``canbsp``, ``cazw``, ``nestcosubj``, ``nestcoquo``, ``qcosubj``, ``wdcosubj``,
-  ``wdcoquo``, ``gabcosubj``, each with ``:status`` and ``:audit``). FAIL OPEN. A
+  ``wdcoquo``, ``gabcosubj``, ``alsubj`` (an alias of Alice's), each with ``:status`` and
+  ``:audit``). FAIL OPEN. A
   ``Co-authored-by:`` credit counts only where the key begins its line after ASCII blanks: in
   the subject (``plan x Co-authored-by: Alice <alice@example.com>``), after ``> `` or ``- ``,
   after words on its line, after a U+00A0 or U+200B, it names nobody. Alice, credited so as a
@@ -115,8 +124,8 @@ it), 1 class:
   ``run --once``: ``completed``, ``approved_by`` Alice.
 
 What held: every other credit spelling and place above; a co-author's right to withdraw
-(v1 or v2, merged, squashed, at a gate, after a failure); address spellings of a writer
-(author, committer, co-author); quorum votes counted once per person in every spelling,
+(v1 or v2, merged, squashed, at a gate, after a failure); address spellings and aliases of a
+writer (author, committer, co-author); quorum votes counted once per person in every spelling,
 judged again after the voter's note, voided by an edit; approvals carried by merges count
 as the merger's (gate, resume, quorum, ``identity: committer``); gate and resume approvals
 refused for the agent, Mallory, a writer, a co-author; only allowed aborters stop a paused
@@ -126,7 +135,7 @@ for the hash they name, never for a writer; an undo to v1 makes its maker v1's a
 ``git mv`` writes nothing and a copy does. The controller, ``status`` and the fresh-clone
 audit agreed in every variant.
 
-Not tried: ``max_age`` with these shapes, ``identity_aliases``, ``plangate check --as``,
+Not tried: ``max_age`` with these shapes, ``plangate check --as``,
 criss-cross merges around an approval, remote mode, MCP ``submit`` notes.
 """
 
@@ -182,6 +191,7 @@ Act = Callable[[Lab, str], Any]
 
 
 def _config(lab: Lab, identity: str = "author", signed: str = "") -> None:
+    """The lab's config; ``signed``: more ``approval:`` lines (2-space indent)."""
     rec = json.dumps([sys.executable, str(lab.recorder), "{tag}"])
     failing = lab.root / "frec.py"
     failing.write_text(lab.recorder.read_text() + "sys.exit(3)\n")
@@ -756,6 +766,61 @@ VARIANTS: dict[str, tuple[tuple[int, set[str]], str, str, list[Act | None]]] = {
         "approve",
         [write("quorum"), trailer(MALLORY, "alice"), sg_merge(BOB, "bob")],
     ),
+    # identity_aliases (a lab of its own): plus_tags ["*@example.com"], people [[alice@example.com,
+    # a.smith@corp.example]]
+    "alplus": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(who=("Alice", "alice+bot@example.com")), approve(ALICE)],
+    ),
+    "alpeople": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(who=("A. Smith", "a.smith@corp.example")), approve(ALICE)],
+    ),
+    "alcoplus": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(msg=co("Co-authored-by: Alice <alice+pair@example.com>")), approve(ALICE)],
+    ),
+    "alcopeople": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(msg=co("Co-authored-by: A. Smith <A.Smith@corp.example>")), approve(ALICE)],
+    ),
+    "alq": (
+        PEND,
+        "{v}",
+        "approve",
+        [write("quorum"), approve(ALICE), approve(("Alice", "alice+second@example.com"))],
+    ),
+    "alqok": (RUN, "{v}", "approve", [write("quorum"), approve(ALICE), approve(BOB)]),
+    "algate": (
+        GWAIT,
+        "{v}",
+        "gate",
+        [write("gate", who=("Bob", "bob+draft@example.com")), approve(ALICE), approve(BOB)],
+    ),
+    "alwd": (
+        REJ,
+        "{v}",
+        "approve",
+        [
+            write(msg=co("Co-authored-by: M <mallory+x@example.com>")),
+            status(MALLORY, "rejected"),
+            approve(BOB),
+        ],
+    ),
+    "alsubj": (
+        PEND,
+        "{v}",
+        "approve",
+        [write(msg="plan {v} Co-authored-by: A. Smith <a.smith@corp.example>"), approve(ALICE)],
+    ),
     # identity: committer (a lab of its own)
     "cmA": (RUN, "{v}", "approve", [write(), approve_as(MALLORY, ALICE)]),
     "cmM": (PEND, "{v}", "approve", [write(), approve_as(ALICE, MALLORY)]),
@@ -1082,9 +1147,18 @@ def _play(lab: Lab, vids: list[str]) -> dict[str, Any]:
     return got
 
 
-def _build_one(root: Path, vids: list[str], identity: str = "author") -> dict[str, Any]:
+ALIASES = (
+    "  identity_aliases:\n"
+    '    plus_tags: ["*@example.com"]\n'
+    "    people: [[alice@example.com, a.smith@corp.example]]\n"
+)
+
+
+def _build_one(
+    root: Path, vids: list[str], identity: str = "author", extra: str = ""
+) -> dict[str, Any]:
     lab = Lab(root)
-    _config(lab, identity)
+    _config(lab, identity, extra)
     return _play(lab, vids)
 
 
@@ -1104,7 +1178,7 @@ def _build_signed(root: Path, vids: list[str]) -> dict[str, Any]:
 
 
 def _build(root: Path) -> Lab:
-    plain = [v for v in VIDS if not v.startswith(("cm", "sg"))]
+    plain = [v for v in VIDS if not v.startswith(("cm", "sg", "al"))]
     halves = {"a": plain[0::3], "b": plain[1::3], "d": plain[2::3]}
     builders: dict[str, Callable[[Path], Any]] = {
         k: functools.partial(_build_one, vids=vs) for k, vs in halves.items()
@@ -1113,7 +1187,9 @@ def _build(root: Path) -> Lab:
     builders["c"] = functools.partial(_build_one, vids=cm, identity="committer")
     sg = [v for v in VIDS if v.startswith("sg")]
     builders["s"] = functools.partial(_build_signed, vids=sg)
-    labs = build_all(root, builders, workers=5)
+    al = [v for v in VIDS if v.startswith("al")]
+    builders["l"] = functools.partial(_build_one, vids=al, extra=ALIASES)
+    labs = build_all(root, builders, workers=6)
     got: dict[str, Any] = {"passes": [], "rows": {}, "ran": {}}
     execs: list[Any] = []
     for part in labs.got.values():
@@ -1158,6 +1234,7 @@ _BROKE: dict[str, tuple[list[str], str]] = {
             "gabcosubj",
             "canbsp",
             "cazw",
+            "alsubj",
         ],
         _WHY_CO,
     )

@@ -100,9 +100,9 @@ Ids (430; 143 variants x 3 + ``passes``): ``<vid>`` (the counted tool's calls), 
 ``gate`` or ``resume``, in the fresh-clone audit), ``passes`` (every pass exited 0, no
 traceback).
 
-Seen (round 128: 430 ids, 391 passed, 39 xfailed (strict); 34 s wall with ``-n 2`` on a
-2-core machine at load average ~15 (75-105 s at load 17-19 from the other rounds' sessions),
-the labs 27 s of it), 1 class:
+Seen (round 128: 430 ids, 391 passed, 39 xfailed (strict); 21-37 s wall with ``-n 2``
+on a 2-core machine at load average 7-15 (75-105 s at load 17-19 from the other rounds'
+sessions), the labs' build most of it), 1 class:
 
 - **coauthor-credit-read-only-at-line-start** (39 ids: ``casubj``, ``caquoted``, ``cabullet``,
   ``cainline``, ``canbsp``, ``cazw``, ``nestcosubj``, ``nestcoquo``, ``qcosubj``, ``wdcosubj``,

@@ -135,6 +135,18 @@ for the hash they name, never for a writer; an undo to v1 makes its maker v1's a
 ``git mv`` writes nothing and a copy does. The controller, ``status`` and the fresh-clone
 audit agreed in every variant.
 
+Fixed (fix129a): **coauthor-credit-read-only-at-line-start**. The cause: the one reader of
+credits, ``approvals.coauthors``, matched the key only at a line's start (``^[ \t]*``) and was
+given the body alone (git's ``%b``), never the subject. Now ``approvals.credit_keys`` finds the
+key anywhere on a line, in any case and spelling (a dash, a blank or nothing between its
+words, blanks before the colon), read after NFKC with invisible characters dropped (so after a
+NBSP, a ZWSP, ``> ``, ``- `` or other words, fullwidth letters too); ``coauthors`` reads the
+person after every key, and ``Lifecycle.identities`` hands it the whole message
+(``approvals.message_of``: subject and body). A person so credited is an author: she may not
+approve, and she may withdraw. Text the controller or the MCP ``submit`` quotes into a message
+(a note, an error) has each key's colon shown as its escape (``message.defused``), so quoted
+text credits nobody. ``INDEX_VERSION`` 150 rebuilds an index read the old way.
+
 Not tried: ``max_age`` with these shapes, ``plangate check --as``,
 criss-cross merges around an approval, remote mode, MCP ``submit`` notes.
 """
@@ -1210,35 +1222,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 KINDS = ("", ":status", ":audit")
 IDS = [f"{v}{k}" for v in VIDS for k in KINDS] + ["passes"]
-CLS_CO = "coauthor-credit-read-only-at-line-start"
-_WHY_CO = (
-    "FAIL OPEN: a Co-authored-by: credit that does not begin its line (in the subject, after "
-    "'> ' or '- ', after other words on the line, after a NBSP or ZWSP) names no author: "
-    "the credited approver's approval runs the plan she co-wrote (a plan, a pinned child, "
-    "a quorum vote) and the credited co-author's rejection or abort is ignored "
-    "E_APPROVER_NOT_ALLOWED; an indented credit counts; docs/approvals.md: 'every "
-    "Co-authored-by: person (any spelling of the key, anywhere in the message)'"
-)
-_BROKE: dict[str, tuple[list[str], str]] = {
-    CLS_CO: (
-        [
-            "casubj",
-            "caquoted",
-            "cabullet",
-            "cainline",
-            "nestcosubj",
-            "nestcoquo",
-            "qcosubj",
-            "wdcosubj",
-            "wdcoquo",
-            "gabcosubj",
-            "canbsp",
-            "cazw",
-            "alsubj",
-        ],
-        _WHY_CO,
-    )
-}
+# coauthor-credit-read-only-at-line-start: fixed (fix129a), no id of it is marked any more.
+_BROKE: dict[str, tuple[list[str], str]] = {}
 BROKEN: dict[str, Any] = {
     f"{v}{k}": xfail(cls, why) for cls, (vids, why) in _BROKE.items() for v in vids for k in KINDS
 }

@@ -94,7 +94,14 @@ def classify_open(kind: Transition, new: str | None) -> tuple[str, Transition]:
 
 #: Characters git strips from the ends of a name or email (its "crud").
 _CRUD = " .,:;<>\"\\'" + "".join(chr(c) for c in range(33))
-_COAUTHOR = re.compile(r"^[ \t]*co-authored-by[ \t]*:[ \t]*(.*)$", re.IGNORECASE)
+#: The key of a co-author credit in any spelling: any case, a hyphen, another dash, a blank
+#: or nothing between its words, blanks before its colon (read in :func:`credit_keys`'s
+#: folded text: NFKC, invisible characters dropped, so fullwidth letters and a NBSP count).
+_CREDIT_KEY = re.compile(
+    r"co[\s\-\u2010-\u2015\u2212]?authored[\s\-\u2010-\u2015\u2212]?by\s*:", re.IGNORECASE
+)
+#: Anything but printable ASCII and the tab: a line needing the folded reading.
+_NOT_PLAIN_LINE = re.compile(r"[^\x20-\x7e\t]")
 _BRACKETED = re.compile(r"<([^<>]*)>")
 
 
@@ -228,26 +235,57 @@ def canonical(email: str, aliases: IdentityAliases | None = None) -> str:
     return address
 
 
+def credit_keys(line: str) -> list[tuple[int, int]]:
+    """Where ``line`` holds the key of a ``Co-authored-by:`` credit, as (start, end) spans of
+    ``line`` (end: just past its colon). The key counts anywhere (round 128: only at a line's
+    start, after blanks, it credited anyone; in a subject, after ``> `` or ``- ``, after other
+    words, after a no-break or zero-width space it named nobody), in any case and spelling
+    (:data:`_CREDIT_KEY`), read after NFKC with invisible characters dropped: the one reader
+    of the key, which :func:`coauthors` reads credits with and
+    :func:`controller.git.message.one_line` defuses quoted text with."""
+    if not _NOT_PLAIN_LINE.search(line):
+        return [(m.start(), m.end()) for m in _CREDIT_KEY.finditer(line)]
+    if not _CREDIT_KEY.search(HIDDEN.sub("", unicodedata.normalize("NFKC", line))):
+        return []  # the usual line: no key however folded (character by character below)
+    folded: list[str] = []
+    where: list[int] = []
+    for at, char in enumerate(line):
+        for piece in HIDDEN.sub("", unicodedata.normalize("NFKC", char)):
+            folded.append(piece)
+            where.append(at)
+    text = "".join(folded)
+    return [(where[m.start()], where[m.end() - 1] + 1) for m in _CREDIT_KEY.finditer(text)]
+
+
 def coauthors(message: str) -> list[str]:
-    """Emails of every ``Co-authored-by:`` line of a commit message, in any spelling of the
-    key and anywhere in the message (not only git's trailer block: a reviewer may credit
-    a co-author that git would not parse as a trailer; counting more authors is safe)."""
+    """Emails of every ``Co-authored-by:`` credit of a commit message (its subject and
+    body), in any spelling of the key and anywhere in the message (:func:`credit_keys`): not
+    only git's trailer block or a line's start (a reviewer may credit a co-author that git
+    would not parse as a trailer, quoted, in a list, in the subject, after other words;
+    counting more authors is safe). The value is the rest of the line after the key, with
+    the continuation lines git unfolds."""
     found: list[str] = []
     lines = message.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     for index, line in enumerate(lines):
-        key = _COAUTHOR.match(line)
-        if key is None:
+        keys = credit_keys(line)
+        if not keys:
             continue
-        value = key.group(1)
+        value = line[keys[0][1] :]  # the later keys' values are in it: all its addresses
         # git unfolds a trailer's continuation lines (round 20: `Bob` then ` <bob@...>`)
         for more in lines[index + 1 :]:
             if not more[:1].isspace() or not more.strip():
                 break
             value += " " + more.strip()
-        for address in _addresses(value):
+        for address in _addresses(value.strip()):
             if address not in found:
                 found.append(address)
     return found
+
+
+def message_of(subject: str, body: str) -> str:
+    """A commit's whole message from git's ``%s`` (its first paragraph as one line) and
+    ``%b`` (the rest): what :func:`coauthors` reads."""
+    return f"{subject}\n\n{body}" if body else subject
 
 
 #: A word with an ``@`` in it, anywhere in a co-author value.

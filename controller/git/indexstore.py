@@ -52,7 +52,7 @@ _MEMORY_TABLES = {
     "origins_at": "key TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "149"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "150"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -454,6 +454,11 @@ INDEX_VERSION = "149"  # 3: risk and estimate per plan; 4: approval identities, 
 # author-right-lost-to-edit-on-merged-branch: the agent's v1 edited by Alice on its branch,
 # merged --no-ff, left the agent no author of v2): rebuilt so an author's ignored withdrawal
 # counts
+# 150 (fix129a): a ``Co-authored-by:`` credit names its person anywhere in a commit's message,
+# the subject too, after any prefix, blank or invisible character (round 128, coauthor-credit-
+# read-only-at-line-start: one in the subject, quoted or after words named nobody, so the
+# credited Alice approved and credited Mallory's withdrawal was ignored): rebuilt so those
+# co-authors are the writers, changers and producers they are
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
 _FIELDS = tuple(f.name for f in fields(PlanState))

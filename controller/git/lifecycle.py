@@ -4110,13 +4110,14 @@ class Lifecycle(IndexStore):
         return max(at, float(self.controller_time)) if on_line else at
 
     def identities(self, record: CommitRecord) -> set[str]:
-        """Everyone a commit names as its makers: author, committer, ``Co-authored-by:``,
-        and the key that signed it (``key:<fingerprint>``: whoever holds it made the commit,
-        whatever names it carries; the policy's allowed_signers says whose it is)."""
+        """Everyone a commit names as its makers: author, committer, ``Co-authored-by:``
+        (anywhere in its message, the subject too: :func:`approvals.coauthors`), and the key
+        that signed it (``key:<fingerprint>``: whoever holds it made the commit, whatever
+        names it carries; the policy's allowed_signers says whose it is)."""
         found = {
             approvals.normalize_identity(record.author.email),
             approvals.normalize_identity(record.committer.email),
-            *approvals.coauthors(record.body),
+            *approvals.coauthors(approvals.message_of(record.subject, record.body)),
         }
         found.discard(self.controller_email)
         if record.signing_key:

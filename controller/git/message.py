@@ -51,8 +51,26 @@ GIT_TRAILERS = IDENTITY_TRAILERS | frozenset(
 
 def one_line(text: str, redact: Callable[[str], str] | None = None) -> str:
     """``text`` redacted, then with no character that any tool could take as a line break
-    (LF, CR, VT, FF, NEL, U+2028, U+2029, ...) or that could hide text: all shown escaped."""
-    return visible(redact(text) if redact else text)
+    (LF, CR, VT, FF, NEL, U+2028, U+2029, ...) or that could hide text: all shown escaped,
+    and no ``Co-authored-by:`` credit (:func:`defused`)."""
+    return defused(visible(redact(text) if redact else text))
+
+
+def defused(text: str) -> str:
+    """``text`` with the colon of every ``Co-authored-by:`` key in it, in any spelling and
+    place (:func:`controller.approval.approvals.credit_keys`, the one reader of credits), shown
+    as its escape (``Co-authored-by\\x3a``): a credit counts anywhere in a message (round
+    128), so text quoted into a message (an agent's note, a tool's error, a person's reason)
+    credits nobody as an author of what the commit changes."""
+    if "uthored" not in text.casefold() and text.isascii():
+        return text  # the usual text: no key in any spelling (one with others is read below)
+    from controller.approval.approvals import credit_keys  # lazily: the CLI starts fast
+
+    for _start, end in reversed(credit_keys(text)):
+        colon = text[end - 1]
+        shown = "\\x3a" if colon == ":" else f"\\u{ord(colon):04x}"
+        text = text[: end - 1] + shown + text[end:]
+    return text
 
 
 def paragraph(text: str, redact: Callable[[str], str] | None = None) -> str:

@@ -85,7 +85,8 @@ class CommitRecord:
     subject: str
     trailers: dict[str, str] = field(default_factory=dict)
     changes: list[FileChange] = field(default_factory=list)
-    #: The message after the subject (``Co-authored-by:`` lines make authors, SPEC §5).
+    #: The message after the subject (its ``Co-authored-by:`` credits and the subject's make
+    #: authors, SPEC §5: :func:`controller.approval.approvals.coauthors`).
     body: str = ""
     #: The fingerprint of the key whose signature on the commit is good (git's ``%GK`` for
     #: ``%G?`` G or U), "" when unsigned or badly signed: whoever holds that key made it.

@@ -30,6 +30,8 @@ NOTES = {
     "line-separator": f"x\u2028{FORGED}\u2029Plan-Hash: sha256:00",
     "leading-space": f"x\n   {FORGED}",
     "trailer-block": f"ok\n\nSigned-off-by: Bob <bob@example.com>\n{FORGED}",
+    "inline": f"thanks {FORGED}",
+    "fullwidth": "x \uff23o-authored-by\uff1a Alice <alice@example.com> " + FORGED,
 }
 
 PLAN = """\
@@ -57,7 +59,9 @@ def test_a_note_never_makes_a_trailer_or_a_co_author(repo: Path, name: str) -> N
     assert coauthors(message) == []
     assert _trailers(repo, message) == ""
     assert message.startswith("Submit plan plans/greet\n\nSubmitted through plangate mcp by ")
-    assert "Co-authored-by: Alice" in message  # kept as text a reader sees, on no line of its own
+    # kept as text a reader sees, on no line of its own, its colon escaped: a credit counts
+    # anywhere in a message (round 128), so the note's would make Alice an author
+    assert "Co-authored-by\\x3a Alice" in message
 
 
 def test_a_plain_note_is_kept_as_written() -> None:

@@ -54,8 +54,10 @@ Seen (round 128): see the report at the end of the file's commit; the class belo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import socket
 import sys
 import threading
 import time
@@ -404,10 +406,61 @@ def _files_holding(lab: Lab, values: list[str]) -> list[str]:
     return found
 
 
+#: the password of ``remote.url`` (a config credential: docs/execution.md "Redaction")
+RPW = "Rp5Tx8Kw2Nz6Qb4Hj"
+
+
+def build_remote(root: Path) -> dict[str, Any]:
+    """Remote mode, ``remote.url: http://deploy:RPW@127.0.0.1:<port>/plans.git``; the server
+    on that port answers every request with a 503 after 0.5 s. One ``run --once`` pass while
+    the watcher reads every ``/proc/*/cmdline``."""
+    root.mkdir(parents=True, exist_ok=True)
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    port = srv.getsockname()[1]
+    done = threading.Event()
+
+    def serve() -> None:
+        srv.settimeout(0.2)
+        while not done.is_set():
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                continue
+            with conn:
+                time.sleep(0.5)
+                with contextlib.suppress(OSError):
+                    conn.sendall(b"HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n")
+
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
+    lab = Lab(root / "lab")
+    url = f"http://deploy:{RPW}@127.0.0.1:{port}/plans.git"
+    lab.config.write_text(
+        lab.config.read_text().replace(
+            f"repo: {lab.repo}\n", f"remote: {{url: '{url}', branch: main}}\n"
+        )
+    )
+    try:
+        with Watcher([RPW]) as watcher:
+            got = lab.cli("run", "--once", "--config", str(lab.config), timeout=120)
+            status = lab.cli("status", "--config", str(lab.config), timeout=120)
+    finally:
+        done.set()
+        server.join(5)
+        srv.close()
+    return {
+        "rc": got.returncode,
+        "out": got.stdout + got.stderr + status.stdout + status.stderr,
+        "seen": sorted(watcher.seen[RPW]),
+    }
+
+
 @pytest.fixture(scope="module")
 def labs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    got = build_all(tmp_path_factory.mktemp("r128e"), {"lab": build}).got
-    return dict(got["lab"])
+    got = build_all(tmp_path_factory.mktemp("r128e"), {"lab": build, "remote": build_remote}).got
+    return {**got["lab"], "remote": got["remote"]}
 
 
 def _tagged(calls: list[dict[str, Any]], tags: set[str]) -> list[dict[str, Any]]:
@@ -562,3 +615,24 @@ def test_another_tool_never_reads_a_secret_from_argv(labs: dict[str, Any]) -> No
     assert labs["final"]["a-parallel"] == "completed", labs["errors"]["a-parallel"]
     assert labs["spy"] is not None, "the spy never ran"
     assert A not in labs["spy"], labs["spy"]
+
+
+def test_remote_fetch_failure_is_coded_and_masks_the_password(labs: dict[str, Any]) -> None:
+    """The pass that cannot clone its remote ends with ``E_GIT``, no traceback, the URL's
+    password ``***`` (docs/execution.md: "the userinfo of ... ``remote.url``")."""
+    got = labs["remote"]
+    assert got["rc"] != 0 and "E_GIT" in got["out"], got["out"][-800:]
+    assert "Traceback" not in got["out"], got["out"][-800:]
+    assert not [f for f in _forms(RPW) if f in got["out"]], got["out"][-800:]
+
+
+@advkit.xfail(
+    "credential-in-git-argv",
+    "remote mode runs `git clone ... http://deploy:<password>@host/...`: the remote.url "
+    "password is in git's command line (/proc/<pid>/cmdline), readable by every process",
+)
+def test_remote_password_never_in_a_process_argv(labs: dict[str, Any]) -> None:
+    """No process's command line (``git clone``, ``git-remote-http``) holds the password of
+    ``remote.url``, one of the config's credentials every record hides."""
+    seen = labs["remote"]["seen"]
+    assert not seen, seen[:3]

@@ -242,6 +242,19 @@ ARGV_PLANS: dict[str, tuple[str, list[str], str]] = {
         [A],
         "completed",
     ),
+    "fallback": (
+        _plan(
+            "a-fallback",
+            "  - id: 1\n    tool: pt\n    why: w\n"
+            "    params: {tag: a-fallback-1, s: a, mode: exit}\n"
+            "    on_failure: fallback\n    fallback:\n"
+            '      - {id: "1.1", tool: ax, why: w, params: {tag: a-fallback, s: "$<secrets.A>"}}\n'
+            + _ax("a-fallback-2", "plain", tool="pt", n=2),
+            "pt, ax",
+        ),
+        [A],
+        "completed",
+    ),
     "env-in-text": (
         _plan("a-env-in-text", _ax("a-env-in-text", '"u:$<secrets.ENVS>@h"'), "ax"),
         [ENVS],

@@ -57,6 +57,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import socket
 import sys
 import threading
@@ -286,6 +287,32 @@ VALUES: dict[str, tuple[str, str, Any]] = {
     "underscore": ("1_000", "1_000", "1_000"),
 }
 
+#: templating edges: ``t2``'s argv is ``["{a}|{b}", "{b}{a}", "x{tag}"]``; a value that reads
+#: as a placeholder (or braces) must reach the element as text, filled once, never again
+TEMPLATES: dict[str, dict[str, str]] = {
+    "value-names-other": {"a": "{b}", "b": "X"},
+    "value-names-itself": {"a": "{a}", "b": "{b}{b}"},
+    "value-names-tag": {"a": "{tag}", "b": "{a}"},
+    "double-braces": {"a": "{{b}}", "b": "{}"},
+    "lone-braces": {"a": "{", "b": "}"},
+    "format-spec": {"a": "{b!r:>9}", "b": "{0}"},
+}
+T2_ARGV = ["{a}|{b}", "{b}{a}", "x{tag}"]
+
+
+def _fill(element: str, params: dict[str, str]) -> str:
+    """docs/execution.md: ``{param}`` fills one argv element with that param's text, once."""
+    return re.sub(r"\{(\w+)\}", lambda m: params.get(m.group(1), m.group(0)), element)
+
+
+def _template_plan(tid: str) -> str:
+    params = {"tag": f"t-{tid}", **TEMPLATES[tid]}
+    return _plan(
+        f"t-{tid}",
+        f"  - id: 1\n    tool: t2\n    why: w\n    params: {json.dumps(params)}\n",
+        "t2",
+    )
+
 
 def _value_plan(vid: str) -> str:
     return _plan(f"v-{vid}", _ax(f"v-{vid}", VALUES[vid][0]), "ax")
@@ -347,6 +374,8 @@ def build(root: Path) -> dict[str, Any]:
         f"py: {{kind: python, target: 'r128mod:f', env: {log}}}\n"
         f"ax: {{kind: exec, argv: {ax}, env: {log}}}\n"
         f"ay: {{kind: exec, argv: {ay}, env: {log}}}\n"
+        f"t2: {{kind: exec, argv: {json.dumps([PY, str(root / 'ax.py'), *T2_ARGV])}, "
+        f"env: {log}}}\n"
         f"ak: {{kind: exec, argv: {ak}, env: {log}}}\n"
         f"sp: {{kind: exec, argv: {json.dumps([PY, str(root / 'spy.py')])}, "
         f"env: {json.dumps({'SPY_OUT': str(spy_out)})}}}\n"
@@ -360,8 +389,10 @@ def build(root: Path) -> dict[str, Any]:
         lab.write(slugs[vid], text)
     for vid in VALUES:
         lab.write(f"v-{vid}", _value_plan(vid))
+    for tid in TEMPLATES:
+        lab.write(f"t-{tid}", _template_plan(tid))
     lab.commit("plans")
-    every = [*slugs.values(), *(f"v-{v}" for v in VALUES)]
+    every = [*slugs.values(), *(f"v-{v}" for v in VALUES), *(f"t-{t}" for t in TEMPLATES)]
     passes = [lab.run().stderr]
     frozen = {s: lab.plan(s)["plan"]["status"] for s in every}
     for slug in every:
@@ -380,7 +411,7 @@ def build(root: Path) -> dict[str, Any]:
     clone = root / "clone"
     lab.git("clone", "-q", str(lab.repo), str(clone))
     fresh = [lab.cli("audit", "--json", cwd=clone), lab.cli("status", "--json", cwd=clone)]
-    fresh += [lab.cli("show", "-v", f"plans/{s}", cwd=clone) for s in every]
+    fresh += [lab.cli("show", "-v", f"plans/{s}", cwd=clone) for s in slugs.values()]
     return {
         "slugs": slugs,
         "frozen": frozen,
@@ -394,7 +425,7 @@ def build(root: Path) -> dict[str, Any]:
         },
         "calls": calls,
         "seen": {v: sorted(c) for v, c in watcher.seen.items()},
-        "read": _readers(lab, every, passes),
+        "read": _readers(lab, list(slugs.values()), passes),
         "extra": check.stdout + check.stderr + audit.stdout + audit.stderr,
         "fresh": "".join(r.stdout + r.stderr for r in fresh),
         "tracebacks": [p for p in passes if "Traceback" in p],
@@ -649,3 +680,17 @@ def test_remote_password_never_in_a_process_argv(labs: dict[str, Any]) -> None:
     ``remote.url``, one of the config's credentials every record hides."""
     seen = labs["remote"]["seen"]
     assert not seen, seen[:3]
+
+
+@pytest.mark.parametrize("tid", list(TEMPLATES))
+def test_placeholder_filled_once_as_text(labs: dict[str, Any], tid: str) -> None:
+    """A value that holds ``{other}``, ``{itself}``, ``{{x}}``, a lone brace or a format spec
+    reaches the argv element as its text, filled once (never re-read as a placeholder, never
+    a ``str.format`` field), and stdin carries the params as approved."""
+    slug = f"t-{tid}"
+    assert labs["final"][slug] == "completed", labs["errors"][slug]
+    calls = _tagged(labs["calls"], {slug})
+    assert len(calls) == 1, calls
+    params = {"tag": slug, **TEMPLATES[tid]}
+    assert calls[0]["argv"] == [_fill(e, params) for e in T2_ARGV], calls[0]["argv"]
+    assert json.loads(calls[0]["stdin"]) == params

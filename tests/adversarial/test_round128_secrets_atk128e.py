@@ -54,6 +54,17 @@ Ids (103):
   <state>/.clone-*`` (and git then ``git-remote-http origin <that URL>``): the config
   credential every record hides (docs/execution.md "Redaction": "the userinfo of ...
   ``remote.url``") is in the process table for the whole clone (and each retry).
+
+  Fixed (fix129c): git was given ``remote.url`` as written, userinfo and all, on the
+  ``git clone`` command line and in the clone's ``remote.origin.url``, and git hands the URL
+  it holds to ``git-remote-http`` (and ``send-pack``/``fetch-pack``) as an argument. Now
+  git is given the URL without its userinfo (``controller.git.guard.remote_auth``); the user
+  and password reach git through a credential helper scoped to the URL's scheme, host and
+  port, pinned in ``GIT_CONFIG_PARAMETERS`` and reading them from the environment of the
+  calls that talk to the remote only (clone, fetch, push, ls-remote: ``RemoteAuth``,
+  ``run_raw(remote=True)``); a clone whose config still holds the userinfo is rewritten
+  when the controller opens it (``GitRepo.forget_remote_userinfo``). ssh and git URLs and
+  paths are unchanged.
 - held: ``test_secret_never_in_a_process_argv_control[*]`` (3),
   ``test_outcome_as_documented[*]`` (19: froze ``pending_approval``, ended ``completed``,
   or failed with a code, no traceback), ``test_secret_never_readable[*]`` (19: no spelling
@@ -702,11 +713,6 @@ def test_remote_fetch_failure_is_coded_and_masks_the_password(labs: dict[str, An
     assert not [f for f in _forms(RPW) if f in got["out"]], got["out"][-800:]
 
 
-@advkit.xfail(
-    "credential-in-git-argv",
-    "remote mode runs `git clone ... http://deploy:<password>@host/...`: the remote.url "
-    "password is in git's command line (/proc/<pid>/cmdline), readable by every process",
-)
 def test_remote_password_never_in_a_process_argv(labs: dict[str, Any]) -> None:
     """No process's command line (``git clone``, ``git-remote-http``) holds the password of
     ``remote.url``, one of the config's credentials every record hides."""

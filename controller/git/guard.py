@@ -45,7 +45,6 @@ import subprocess
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import unquote
 
 from controller import GIT_LOCATION_ENV
 from controller.errors import GitError
@@ -501,6 +500,8 @@ def remote_auth(url: str) -> tuple[str, RemoteAuth | None]:
     part of it behind). Any other URL (ssh, git, a path) or one without userinfo is
     unchanged (None). A user or password holding a line break or NUL, which git's
     credential protocol cannot carry, is ``E_GIT``."""
+    from urllib.parse import unquote
+
     found = _SCHEME.match(url)
     if found is None or found.group(1).lower() not in CREDENTIAL_SCHEMES:
         return url, None

@@ -27,7 +27,7 @@ class _Backend(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self._serve()
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
     def _body(self) -> bytes:

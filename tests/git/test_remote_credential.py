@@ -15,12 +15,14 @@ import pytest
 from controller.errors import GitError
 from controller.git.gitrepo import GitRepo
 from controller.git.guard import HELPER, remote_auth
-from tests.support.authgit import Watcher, served
+from tests.support.authgit import Watcher, hold_url_in_config, served
 from tests.support.gitenv import commit_all, git
 
 OWNER = ("Owner", "owner@example.com")
 USER = "deploy"
 PW = "Pw7Kq2Xz9Lm4Tb6Rn"
+#: the migration test's own (tests beside it run in parallel, each watching the host)
+OLD_PW = "Ow3Jd8Fs5Vn1Yc4Ge"
 
 
 def _bare(tmp_path: Path) -> Path:
@@ -127,22 +129,21 @@ def test_a_clone_holding_the_userinfo_in_its_config_is_rewritten_without_it(
     git reads it there and hands it to ``git-remote-http``. Rewritten once; a clean clone's
     config is not touched (no git runs for it)."""
     root = _bare(tmp_path)
-    with served(root, USER, PW) as (base, _sent):
-        full = base.replace("http://", f"http://{USER}:{PW}@") + "plans.git"
+    with served(root, USER, OLD_PW) as (base, _sent):
+        full = base.replace("http://", f"http://{USER}:{OLD_PW}@") + "plans.git"
         url, auth = remote_auth(full)
         repo = GitRepo.clone_bare(url, tmp_path / "clone", "main", auth)
         config = tmp_path / "clone" / "config"
         before = config.stat().st_mtime_ns
         repo.forget_remote_userinfo("origin")
         assert config.stat().st_mtime_ns == before  # nothing to forget: untouched
-        git(tmp_path / "clone", "config", "remote.origin.url", full)  # as an old clone held it
-        git(tmp_path / "clone", "config", "--add", "remote.origin.pushurl", full)
+        hold_url_in_config(tmp_path / "clone", full, push=True)  # as an old clone held it
         repo = GitRepo(tmp_path / "clone", fetches=True, auth=auth)
         repo.forget_remote_userinfo("origin")
-        assert PW not in config.read_text() and f"{USER}@" not in config.read_text()
+        assert OLD_PW not in config.read_text() and f"{USER}@" not in config.read_text()
         assert git(tmp_path / "clone", "config", "remote.origin.url").strip() == url
         assert git(tmp_path / "clone", "config", "remote.origin.pushurl").strip() == url
-        with Watcher([PW]) as watcher:
+        with Watcher([OLD_PW]) as watcher:
             repo.fetch("origin", "main")
     assert not watcher.found, sorted(watcher.found)[:3]
 
@@ -150,3 +151,21 @@ def test_a_clone_holding_the_userinfo_in_its_config_is_rewritten_without_it(
 def test_the_helper_names_no_value() -> None:
     """The helper's text (what ``sh -c`` shows) reads the credential from the environment."""
     assert "$PLANGATE_GIT_PASSWORD" in HELPER and "$PLANGATE_GIT_USERNAME" in HELPER
+
+
+def test_the_urls_credential_is_asked_before_the_operators_helpers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A credential helper of the trusted (global) config answering for the same host with
+    another password does not win over the URL's, as it did not when git read the URL's
+    userinfo itself."""
+    gitconfig = tmp_path / "global.gitconfig"
+    helper = "!f() { cat >/dev/null; echo username=other; echo password=stale; }; f"
+    git(tmp_path, "config", "--file", str(gitconfig), "credential.helper", helper)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    root = _bare(tmp_path)
+    with served(root, USER, PW) as (base, sent):
+        url, auth = remote_auth(base.replace("http://", f"http://{USER}:{PW}@") + "plans.git")
+        repo = GitRepo.clone_bare(url, tmp_path / "clone", "main", auth)
+        repo.fetch("origin", "main")
+    assert "other:stale" not in sent and f"{USER}:{PW}" in sent

@@ -11,12 +11,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.authgit import Watcher, served
+from tests.support.authgit import Watcher, hold_url_in_config, served
 from tests.support.gitenv import git
 from tests.support.gitkit import AGENT, ALICE, approve, commit_all, head_plan, write_plan
 
 USER = "deploy"
 PW = "Qm3Vz8Lt5Rk2Wx7Hp"
+#: the migration test's own (tests beside it run in parallel, each watching the host)
+OLD_PW = "Bv6Hs1Kx4Wq9Zd2Mf"
 
 
 def _setup(tmp_path: Path) -> tuple[Path, Path]:
@@ -91,20 +93,20 @@ def test_a_clone_made_with_the_password_in_its_config_forgets_it(tmp_path: Path)
     ``http://deploy:PW@...``; the next pass writes it without the userinfo, and its fetch
     and push name no password."""
     root, human = _setup(tmp_path)
-    with served(root, USER, PW) as (base, _sent):
-        full = base.replace("http://", f"http://{USER}:{PW}@") + "plans.git"
+    with served(root, USER, OLD_PW) as (base, _sent):
+        full = base.replace("http://", f"http://{USER}:{OLD_PW}@") + "plans.git"
         config = _config(tmp_path, full)
         assert _pass(config).returncode == 0
         clone = tmp_path / "state" / "clone"
-        git(clone, "config", "remote.origin.url", full)  # as a clone made before held it
+        hold_url_in_config(clone, full)  # as a clone made before held it
         git(human, "pull", "-q", "--ff-only")  # the first pass's policy record
         write_plan(human)
         _push(human, "add plan")
-        with Watcher([PW]) as watcher:
+        with Watcher([OLD_PW]) as watcher:
             again = _pass(config)
     assert again.returncode == 0, again.stderr[-2000:]
     assert not watcher.found, sorted(watcher.found)[:3]
-    assert PW not in (clone / "config").read_text()
+    assert OLD_PW not in (clone / "config").read_text()
     assert git(clone, "config", "remote.origin.url").strip() == base + "plans.git"
     git(human, "pull", "-q", "--ff-only")
     assert head_plan(human)["plan"]["status"] == "pending_approval"

@@ -141,3 +141,17 @@ class Watcher:
                 if any(v in line for v in self.values):
                     self.found.add(line.replace(b"\0", b" ").decode("utf-8", "replace"))
             self._stop.wait(0.005)
+
+
+def hold_url_in_config(clone: Path, url: str, *, push: bool = False) -> None:
+    """Write ``url`` as the clone's ``remote.origin.url`` (and ``pushurl``), as a clone made
+    before round 128 held it: edited in the file, so no command line of the bench holds it
+    (a watcher of another test running beside this one reads every command line)."""
+    config = clone / "config"
+    lines = [
+        f"\turl = {url}" if line.strip().startswith("url = ") else line
+        for line in config.read_text().splitlines()
+    ]
+    if push:
+        lines.insert(lines.index('[remote "origin"]') + 1, f"\tpushurl = {url}")
+    config.write_text("\n".join(lines) + "\n")

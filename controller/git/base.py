@@ -21,7 +21,7 @@ from controller.display import masked_url
 from controller.errors import BlobTooLarge, GitError
 from controller.git.deadline import DEADLINES
 from controller.git.gitpython import git
-from controller.git.guard import GitGuard, argv, cannot_run, owned_here
+from controller.git.guard import GitGuard, RemoteAuth, argv, cannot_run, owned_here
 from controller.git.store import (
     MAX_PACKS,
     PACK_AT,
@@ -89,8 +89,12 @@ class RepoBase:
         trust_repo_config: bool = False,
         fetches: bool = False,
         store: Path | None = None,
+        auth: RemoteAuth | None = None,
     ) -> None:
         self.path = path
+        #: the remote's credential (:func:`~controller.git.guard.remote_auth`): given to the
+        #: calls that talk to the remote (``remote=True``) through their environment only
+        self.auth = auth
         check_git_dir(path)  # before anything, git or GitPython, opens a file there
         owned_here(path)  # git's refusal of another user's repository, said as that
         try:
@@ -186,9 +190,12 @@ class RepoBase:
         input: bytes | None = None,
         env: Mapping[str, str] | None = None,
         pins: Sequence[tuple[str, str]] = (),
+        remote: bool = False,
     ) -> subprocess.CompletedProcess[bytes]:
-        """Run git under the guard; ``pins``: config set after the guard's own (they win)."""
-        full_env = self.guard.env(env, pins)
+        """Run git under the guard; ``pins``: config set after the guard's own (they win);
+        ``remote``: a call that talks to the remote (fetch, push, ls-remote), the only ones
+        given its credential (:attr:`auth`)."""
+        full_env = self.guard.env(env, pins, auth=self.auth if remote else None)
         try:
             return subprocess.run(
                 argv(args),

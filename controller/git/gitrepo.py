@@ -35,6 +35,7 @@ imports GitPython.
 from __future__ import annotations
 
 import contextlib
+import re
 import shlex
 import shutil
 import subprocess
@@ -45,7 +46,7 @@ from controller.errors import GitError, NotInWorkTree
 from controller.git.base import git_failure
 from controller.git.commits import Commits
 from controller.git.gitpython import git
-from controller.git.guard import GitGuard
+from controller.git.guard import GitGuard, RemoteAuth, remote_auth
 from controller.git.objects import (
     BIG_TREE,
     STORE_RAW_ABOVE,
@@ -85,8 +86,14 @@ __all__ = [
     "parse_log",
     "parse_trailers",
     "parse_tree",
+    "remote_auth",
     "serialize_tree",
 ]
+
+
+#: A ``url``/``pushurl`` line of a git config file (what :meth:`GitRepo.forget_remote_userinfo`
+#: looks for before it runs git).
+_URL_LINE = re.compile(r"^[ \t]*(?:push)?url[ \t]*=[ \t]*(.*)$", re.MULTILINE | re.IGNORECASE)
 
 
 class GitRepo(Commits, WorkTree):
@@ -144,18 +151,22 @@ class GitRepo(Commits, WorkTree):
         return super().recover_index()
 
     @classmethod
-    def clone_bare(cls, url: str, target: Path, branch: str) -> GitRepo:
+    def clone_bare(
+        cls, url: str, target: Path, branch: str, auth: RemoteAuth | None = None
+    ) -> GitRepo:
         """The controller's own bare clone of ``url`` (remote mode), made beside ``target``
         and moved there once whole. A remote serving a shallow history gives a shallow
         clone: it is refused ``E_GIT`` and not kept, so a later pass clones again (round 79:
-        a ``--depth 1`` remote made its boundary commit look like the writer of every plan)."""
+        a ``--depth 1`` remote made its boundary commit look like the writer of every plan).
+        ``url`` is without userinfo, its credential ``auth`` (:func:`remote_auth`): no
+        command line holds it (round 128)."""
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=".clone-", dir=target.parent))
         result = subprocess.run(
             ["git", "clone", "--bare", "-q", "--single-branch", "--branch", branch, url, str(tmp)],
             capture_output=True,
             check=False,
-            env=GitGuard.read(target.parent).env(),
+            env=GitGuard.read(target.parent).env(auth=auth),
         )
         if result.returncode != 0:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -164,4 +175,24 @@ class GitRepo(Commits, WorkTree):
             shutil.rmtree(tmp, ignore_errors=True)
             raise shallow_remote(f"git clone {url}", branch, "the clone has a shallow file")
         tmp.rename(target)
-        return cls(target, fetches=True)
+        return cls(target, fetches=True, auth=auth)
+
+    def forget_remote_userinfo(self, remote: str) -> None:
+        """The URL of ``remote`` in the clone's own config written without its userinfo: a
+        clone made before round 128 kept ``http://user:PW@host/...`` there, and git hands
+        the URL it reads there to ``git-remote-http``'s command line on every fetch and
+        push. Read in-process first: git runs only for such a clone, once."""
+        try:
+            text = (self.git_dir / "config").read_text("utf-8", "replace")
+        except OSError:
+            return
+        stored = [m.strip().strip('"') for m in _URL_LINE.findall(text)]
+        if not any(remote_auth(url)[1] is not None for url in stored):
+            return
+        for key in (f"remote.{remote}.url", f"remote.{remote}.pushurl"):
+            urls = self.run("config", "--get-all", key, check=False).splitlines()
+            if all(remote_auth(url)[1] is None for url in urls):
+                continue
+            self.run("config", "--unset-all", key)  # no command line names the old value
+            for url in urls:
+                self.run("config", "--add", key, remote_auth(url)[0])

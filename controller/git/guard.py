@@ -22,6 +22,11 @@ plangate starts (its own ``subprocess`` calls and GitPython's persistent ``cat-f
   (``trust_repo_config``: ``approve``, ``check``) may choose the signing key and format
   there, never a program or a trust anchor (:data:`PERSONAL`), nor whether to sign at all
   (``commit.gpgSign``: :meth:`~controller.git.signing.Signing.signs_commits`, round 122).
+- **no credential on a command line**: the user and password of an http(s) ``remote.url``
+  reach git through a credential helper reading them from the environment of the calls
+  that talk to the remote (:class:`RemoteAuth`); git is given the URL without them, so
+  neither ``git clone`` nor the ``git-remote-http`` git starts carries them in its argv,
+  which every process on the host reads in ``/proc/<pid>/cmdline`` (round 128).
 
 Commands that read working-tree contents through attributes (``status``, ``diff`` of the
 working tree, ``add``...) are not run by the controller: filters and diff drivers named in a
@@ -382,21 +387,29 @@ class GitGuard:
         return found
 
     def env(
-        self, extra: Mapping[str, str] | None = None, pins: Iterable[tuple[str, str]] = ()
+        self,
+        extra: Mapping[str, str] | None = None,
+        pins: Iterable[tuple[str, str]] = (),
+        *,
+        auth: RemoteAuth | None = None,
     ) -> dict[str, str]:
-        """A git child's whole environment: what passes, the pins, then ``extra``."""
+        """A git child's whole environment: what passes, the pins, then ``extra``;
+        ``auth``: a call that talks to the remote, given its credential (:class:`RemoteAuth`)."""
         env = {k: v for k, v in os.environ.items() if passes(k)}
         env["GIT_TERMINAL_PROMPT"] = "0"
         # History as the branch holds it: `git replace` refs and a grafts file let whoever
         # writes .git show other commits (another author, another approver) in their place.
         env["GIT_NO_REPLACE_OBJECTS"] = "1"
         env["GIT_GRAFT_FILE"] = os.devnull
-        env.update(_config_env(env, (*self.pins, *pins)))
+        own = self.pins if auth is None else tuple(self._pins(auth))
+        env.update(_config_env(env, (*own, *pins)))
         for name in [k for k in env if k.startswith(_CONFIG_ENV[1:])]:
             del env[name]  # read into GIT_CONFIG_PARAMETERS (a count of 0 hides the rest)
         if self.objects is not None:
             env["GIT_OBJECT_DIRECTORY"] = self.objects
             env["GIT_ALTERNATE_OBJECT_DIRECTORIES"] = ""
+        if auth is not None:
+            env.update(auth.env())
         env.update(extra or {})
         return env
 
@@ -408,7 +421,7 @@ class GitGuard:
         blanks = {k: "" for k in os.environ if not passes(k) and k not in LOCATION_ENV}
         return {**blanks, **self.env()}
 
-    def _pins(self) -> Iterable[tuple[str, str]]:
+    def _pins(self, auth: RemoteAuth | None = None) -> Iterable[tuple[str, str]]:
         yield from FIXED
         if self.unverified:
             yield from UNVERIFIED_STORE
@@ -417,6 +430,8 @@ class GitGuard:
         strict = self.strict if self.strict is not None else self.trusted
         yield "core.sshCommand", self.value("core.sshCommand", program=True) or _default_ssh()
         yield "credential.helper", ""  # an empty helper resets the list git gathered so far
+        if auth is not None:  # the remote's own credential first: as the URL's was
+            yield auth.pin()
         for name, value in strict:
             if name.startswith("credential.") and name.endswith(".helper") and value:
                 yield name, value
@@ -429,6 +444,83 @@ class GitGuard:
         for key, default in TRUSTED_OR_DEFAULT:
             trusted = self.value(key, program=key not in PERSONAL)
             yield key, default if trusted is None else trusted
+
+
+#: The schemes whose URL git hands, whole, to a remote helper's command line
+#: (``git-remote-http origin <url>``), and whose userinfo git's credential protocol carries.
+CREDENTIAL_SCHEMES = frozenset({"http", "https", "ftp", "ftps"})
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*)://")
+#: The environment variables the helper of :meth:`RemoteAuth.pin` reads (only the calls
+#: that talk to the remote get them: an environment is readable by its own user alone).
+USERNAME_ENV = "PLANGATE_GIT_USERNAME"
+PASSWORD_ENV = "PLANGATE_GIT_PASSWORD"
+#: The credential helper (git runs it through ``sh -c``; its command line holds this text
+#: only): it reads git's request to its end, then answers a ``get`` with the values of
+#: :data:`USERNAME_ENV` and, when set, :data:`PASSWORD_ENV`; ``store`` and ``erase`` do
+#: nothing (the config holds the credential, not a file).
+HELPER = (
+    '!f() { while read -r l && test -n "$l"; do :; done; test "$1" = get || return 0; '
+    f"printf 'username=%s\\n' \"${USERNAME_ENV}\"; "
+    f'test -z "${{{PASSWORD_ENV}+x}}" || printf \'password=%s\\n\' "${PASSWORD_ENV}"; '
+    "}; f"
+)
+
+
+@dataclass(frozen=True)
+class RemoteAuth:
+    """The userinfo of an http(s) remote URL, kept off every command line (round 128,
+    ``credential-in-git-argv``: ``git clone http://deploy:PW@host/...`` and the
+    ``git-remote-http origin <url>`` it starts held the password in ``/proc/<pid>/cmdline``,
+    readable by every process on the host). git is given the URL without it
+    (:func:`remote_auth`); a call that talks to the remote gets it through
+    :data:`HELPER`, a credential helper scoped to the URL's scheme, host and port, reading
+    it from that call's environment."""
+
+    #: ``scheme://host[:port]``: the URLs git asks the helper about
+    scope: str
+    username: str
+    password: str | None
+
+    def pin(self) -> tuple[str, str]:
+        """The config entry naming the helper (the first one git asks for this host)."""
+        return f"credential.{self.scope}.helper", HELPER
+
+    def env(self) -> dict[str, str]:
+        """What the helper reads: the user, and the password when the URL had one."""
+        env = {USERNAME_ENV: self.username}
+        if self.password is not None:
+            env[PASSWORD_ENV] = self.password
+        return env
+
+
+def remote_auth(url: str) -> tuple[str, RemoteAuth | None]:
+    """``url`` as git is given it, and the credential taken out of it: an http(s) (ftp(s))
+    URL's userinfo, user and password (percent-decoded, as git decodes them), everything up
+    to the last ``@`` of the authority (so no reading of a ``@`` in a password leaves a
+    part of it behind). Any other URL (ssh, git, a path) or one without userinfo is
+    unchanged (None). A user or password holding a line break or NUL, which git's
+    credential protocol cannot carry, is ``E_GIT``."""
+    from urllib.parse import unquote
+
+    found = _SCHEME.match(url)
+    if found is None or found.group(1).lower() not in CREDENTIAL_SCHEMES:
+        return url, None
+    start = found.end()
+    end = start + len(re.split(r"[/?#]", url[start:], maxsplit=1)[0])
+    authority = url[start:end]
+    userinfo, at, host = authority.rpartition("@")
+    if not at:
+        return url, None
+    user, colon, password = userinfo.partition(":")
+    username, secret = unquote(user), unquote(password) if colon else None
+    if any(c in value for value in (username, secret or "") for c in "\n\r\0"):
+        raise GitError(
+            "remote.url: its user or password holds a line break or NUL, which git cannot "
+            "send as a credential",
+            remedy="write the URL's user and password without control characters",
+        )
+    scope = f"{found.group(1).lower()}://{host}"
+    return url[:start] + host + url[end:], RemoteAuth(scope, username, secret)
 
 
 def _parse_list(raw: bytes, scopes: frozenset[str] | set[str]) -> Iterable[tuple[str, str | None]]:

@@ -291,7 +291,7 @@ class Refs(RepoBase):
                 remote,
                 spec,
             )
-            result = self.run_raw(*args, env={"LC_ALL": "C"})
+            result = self.run_raw(*args, env={"LC_ALL": "C"}, remote=True)
         else:
             args = (
                 *where, "fetch", "-q", "--no-tags", "--no-write-fetch-head",
@@ -650,7 +650,7 @@ class Refs(RepoBase):
             f"+refs/heads/{branch}:{ref}",
         )
         for _ in range(2):
-            result = self.run_raw(*args, env={"LC_ALL": "C"})  # git's own words, read below
+            result = self.run_raw(*args, env={"LC_ALL": "C"}, remote=True)  # words read below
             text = result.stderr.decode("utf-8", "replace")
             if result.returncode != 0:
                 raise git_failure(args, text)
@@ -699,7 +699,12 @@ class Refs(RepoBase):
         of a namespace only the controller writes (:meth:`_push_source`)."""
         self._push_source(branch)
         result = self.run_raw(  # not -q: it drops the porcelain line of a pushed ref
-            "push", "--porcelain", remote, f"{PUSH_NAMESPACE}*:refs/heads/*", env={"LC_ALL": "C"}
+            "push",
+            "--porcelain",
+            remote,
+            f"{PUSH_NAMESPACE}*:refs/heads/*",
+            env={"LC_ALL": "C"},
+            remote=True,
         )
         if result.returncode == 0:
             if new and _held(result.stdout.decode("utf-8", "replace"), branch):
@@ -730,7 +735,7 @@ class Refs(RepoBase):
         ``refs/heads/refs/heads/<branch>`` matches ls-remote's pattern too (round 79)."""
         ref = f"refs/heads/{branch}"
         args = ("ls-remote", remote, ref)
-        result = self.run_raw(*args, env={"LC_ALL": "C"})
+        result = self.run_raw(*args, env={"LC_ALL": "C"}, remote=True)
         if result.returncode != 0:
             raise git_failure(args, result.stderr.decode("utf-8", "replace"))
         for line in result.stdout.decode("utf-8", "replace").splitlines():

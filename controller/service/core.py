@@ -35,6 +35,7 @@ from controller.git.gitrepo import (
     CommitRecord,
     GitRepo,
     Person,
+    remote_auth,
 )
 from controller.git.history import HistoryIndex, RecordedPolicies, plan_id_of, withdraw_rule
 from controller.git.identities import identity_links
@@ -355,8 +356,11 @@ class ControllerCore:
             store = self.state.store_dir if self.state.locked else None
             return GitRepo(self.config.repo_path(), store=store)
         clone = self.state.clone_dir
+        # the URL's userinfo reaches git through its environment, never a command line
+        # (round 128): git is given the URL without it
+        url, auth = remote_auth(self.config.remote.url)
         if clone.exists():  # the controller's own clone: never read while shallow (round 79)
-            repo = GitRepo(clone, fetches=True)
+            repo = GitRepo(clone, fetches=True, auth=auth)
             try:
                 repo.check_complete()
             except GitError:
@@ -366,9 +370,10 @@ class ControllerCore:
                 removed = repo.clear_own_locks()
                 if removed:
                     self.log.warning("clone_lock.released", locks=removed, clone=str(clone))
+                repo.forget_remote_userinfo(REMOTE)  # a clone made before round 128
             return repo
-        repo = GitRepo.clone_bare(self.config.remote.url, clone, self.config.remote.branch)
-        repo.run("remote", "set-url", REMOTE, self.config.remote.url)
+        repo = GitRepo.clone_bare(url, clone, self.config.remote.branch, auth)
+        repo.run("remote", "set-url", REMOTE, url)
         return repo
 
     def _read_nested_from_tip(self, repo: GitRepo) -> None:

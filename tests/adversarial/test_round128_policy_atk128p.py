@@ -1,0 +1,374 @@
+"""Round 128, policy and audit (atk128p): the policy a pass decides by is the config's of
+THAT pass, recorded in git before it decides; a fresh clone's ``plangate audit`` (no config)
+and ``audit --config`` reach the controller's verdicts; ``check --as`` predicts them; a
+policy record edited by anyone else changes nothing and is flagged.
+
+Aimed at config edits between the approval and the pass that no earlier round combined in
+ONE restart: ``approval.identity`` flipped (author <-> committer) with approvals whose author
+and committer differ, ``allow_self_approval`` flipped, a rule's group re-pointed, a tool the
+plan calls retired from the catalog; then the agent and Mallory editing
+``.plangate/policy.json`` (a plain commit, and inside Mallory's own approving commit) to make
+Mallory an approver and flip the identity mode back.
+
+Labs (``build_all``, local mode, ``run --once``). Both labs: a rule ``tools: [rec4]`` needs one
+of group ``g``; plans ``pa`` (Mallory authors its approval, Alice commits it), ``pb`` (Alice
+authors, Mallory commits), ``ps`` (written AND approved by Alice: the approval is hers),
+``pg`` (calls ``rec4``, approved by a merge Alice makes), ``pt`` (calls ``rec2``, approved by
+Alice's merge; lab ``fw`` only). The first pass freezes them under C0; the approvals are
+committed (``pa``, ``pb``, ``ps`` on main, ``pg``/``pt`` on branch ``rv`` whose merge Alice
+makes); the config changes to C1; ``check --as alice`` with C1 for ``rv``; Alice merges; a
+pass under C1.
+
+- Lab ``fw``: C0 = author mode, self-approval allowed, ``g = [alice]``, tools rec2+rec4;
+  C1 = committer mode, no self-approval, ``g = [*@ops]``, rec2 retired.
+- Lab ``bw``: the other way round (C0 = committer, no self-approval, ``g = [*@ops]``;
+  C1 = author, self-approval allowed, ``g = [alice]``).
+- Then (both labs) the forge: plans ``pf1``, ``pf2`` frozen; the agent commits a
+  ``policy.json`` adding Mallory to the approvers and flipping the mode; Mallory approves
+  ``pf1``; Mallory edits ``policy.json`` again in the same commit that approves ``pf2``;
+  ``check --as mallory``; a pass.
+
+Ids (``<lab>:<what>``): ``:passes``; ``:ran:<plan>`` (the recording tool ran the plan as C1
+decides: once or never); ``:code:<plan>`` (a plan C1 refuses carries the refusal code);
+``:check:<plan>`` (``check --as`` with C1 predicted the pass's outcome);
+``:audit:<plain|config|single>:<plan>`` (a fresh clone without a config, ``audit --config``,
+a ``--single-branch`` clone over ``file://``: the plan's run listed valid exactly when it ran);
+``:audit:<...>:forged`` (each forged ``policy.json`` commit flagged ``policy-changed`` by its
+maker, and no other finding); ``:policy`` (each start's ``Policy-Hash:`` = sha256 of the
+``policy.json`` in its tree, and that file's mode is C1's); ``:records`` (a ``plangate:
+record policy`` by the controller after each config change and after each forged edit:
+the controller's policy restored on the branch); ``:tree`` (after the forge pass
+``.plangate/policy.json`` on main is again the controller's: approvers without Mallory);
+``:shallow`` (a ``--depth 2`` clone's audit: a coded error, or every run; never a traceback
+nor a run less).
+
+Seen (round 128, by hand and here): every id held; see the report in the commit message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from advkit import AGENT, ALICE, MALLORY, Lab, build_all, plan_text
+
+MODES = {"fw": ("author", "committer"), "bw": ("committer", "author")}
+SELF = {"fw": ("true", "false"), "bw": ("false", "true")}
+GROUPS = {
+    "fw": (["alice@example.com"], ["*@ops.example.com"]),
+    "bw": (["*@ops.example.com"], ["alice@example.com"]),
+}
+TOOLS = {"fw": (["rec2", "rec4"], ["rec4"]), "bw": (["rec4"], ["rec4"])}
+PLANS = {"fw": ["pa", "pb", "ps", "pg", "pt"], "bw": ["pa", "pb", "ps", "pg"]}
+#: the outcome of the pass under C1: plan -> refusal code, or None: it runs once
+EXPECT: dict[str, dict[str, str | None]] = {
+    "fw": {
+        "pa": None,  # committer Alice decides
+        "pb": "E_APPROVER_NOT_ALLOWED",  # committer Mallory
+        "ps": "E_SELF_APPROVAL",
+        "pg": "E_APPROVER_NOT_ALLOWED",  # Alice left g
+        "pt": "E_PLAN_NOT_FROZEN",  # rec2 retired
+    },
+    "bw": {
+        "pa": "E_APPROVER_NOT_ALLOWED",  # author Mallory decides
+        "pb": None,
+        "ps": None,
+        "pg": None,
+    },
+}
+TOOL_OF = {"pg": "rec4", "pt": "rec2"}
+
+
+def tplan(slug: str) -> str:
+    tool = TOOL_OF.get(slug, "rec")
+    return (
+        plan_text(slug).replace("name: rec", f"name: {tool}").replace("tool: rec", f"tool: {tool}")
+    )
+
+
+def config(lab: Lab, mode: str, self_ok: str, group: list[str], tools: list[str]) -> None:
+    rec = json.dumps([sys.executable, str(lab.recorder), "{tag}"])
+    entry = f"{{kind: exec, argv: {rec}, env: {{REC_LOG: {json.dumps(str(lab.log))}}}}}"
+    lab.config.write_text(
+        f"repo: {lab.repo}\nstate_dir: {lab.state}\n"
+        "identity: {name: plangate, email: plangate@localhost}\n"
+        "approval:\n"
+        '  approvers: ["alice@example.com", "*@ops.example.com"]\n'
+        f"  identity: {mode}\n  allow_self_approval: {self_ok}\n"
+        f"  groups: {{g: {json.dumps(group)}}}\n"
+        "  rules:\n    - match: {tools: [rec4]}\n      require: [{group: g, count: 1}]\n"
+        "tools:\n"
+        + "".join(f"  {t}: {entry}\n" for t in ["rec", *tools])
+        + "  echo: {kind: echo}\n"
+    )
+
+
+def mixed(lab: Lab, slug: str, author: tuple[str, str], committer: tuple[str, str]) -> None:
+    lab.set_status(slug, "approved")
+    lab.git("add", "-A")
+    env = {
+        **lab.env(),
+        "GIT_AUTHOR_NAME": author[0],
+        "GIT_AUTHOR_EMAIL": author[1],
+        "GIT_COMMITTER_NAME": committer[0],
+        "GIT_COMMITTER_EMAIL": committer[1],
+    }
+    subprocess.run(
+        ["git", "commit", "-q", "-m", f"approve {slug}"],
+        cwd=lab.repo,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+
+
+def audit_at(lab: Lab, cwd: Path, *args: str) -> dict[str, Any]:
+    out = lab.cli("audit", "--json", *args, cwd=cwd)
+    try:
+        rep = json.loads(out.stdout)
+    except ValueError:
+        rep = {"raw": out.stdout[-600:]}
+    if not isinstance(rep, dict):
+        rep = {"raw": str(rep)[-600:]}
+    return {"rc": out.returncode, "report": rep, "err": out.stderr[-1500:]}
+
+
+def clone_to(lab: Lab, dest: Path, *opts: str) -> Path:
+    lab.git("clone", "-q", *opts, f"file://{lab.repo}", str(dest))
+    return dest
+
+
+def record_count(lab: Lab) -> int:
+    out = lab.git("log", "--format=%ae %s", "main")
+    return sum(
+        1 for line in out.splitlines() if line == "plangate@localhost plangate: record policy"
+    )
+
+
+def starts(lab: Lab) -> list[tuple[str, str, str | None, str | None]]:
+    rows = lab.git(
+        "log",
+        "--format=%H%x00%(trailers:key=Policy-Hash,valueonly,separator=%x2C)",
+        "--grep=^plangate: start ",
+        "main",
+    )
+    out = []
+    for line in rows.splitlines():
+        if "\0" not in line:
+            continue
+        commit, trailer = line.split("\0", 1)
+        data = subprocess.run(
+            ["git", "show", f"{commit}:.plangate/policy.json"],
+            cwd=lab.repo,
+            env=lab.env(),
+            capture_output=True,
+            check=False,
+        ).stdout
+        tree = "sha256:" + hashlib.sha256(data).hexdigest() if data else None
+        mode = json.loads(data)["approval"]["identity"] if data else None
+        out.append((commit, trailer.strip(), tree, mode))
+    return out
+
+
+def build(root: Path, name: str) -> dict[str, Any]:
+    lab = Lab(root / "lab")
+    got: dict[str, Any] = {"passes": []}
+    t0 = int(time.time()) - 7200
+    lab.git_date = f"@{t0} +0000"
+
+    def run(tag: str) -> None:
+        res = lab.run(check=False)
+        got["passes"].append((tag, res.returncode, res.stderr[-400:] if res.returncode else ""))
+
+    c0 = (MODES[name][0], SELF[name][0], GROUPS[name][0], TOOLS[name][0])
+    c1 = (MODES[name][1], SELF[name][1], GROUPS[name][1], TOOLS[name][1])
+    config(lab, *c0)
+    for slug in PLANS[name]:
+        if slug != "ps":
+            lab.write(slug, tplan(slug))
+    lab.commit("agent: plans", AGENT)
+    lab.write("ps", tplan("ps"))
+    lab.commit("alice: ps", ALICE)
+    for slug in ("pf1", "pf2"):
+        lab.write(slug, tplan(slug))
+    lab.commit("agent: forge targets", AGENT)
+    run("c0")
+    records = [record_count(lab)]
+    # the approvals come a minute after the freeze (the same second is a replay's: round 104)
+    lab.git_date = f"@{t0 + 60} +0000"
+    mixed(lab, "pa", MALLORY, ALICE)
+    mixed(lab, "pb", ALICE, MALLORY)
+    lab.approve("ps", ALICE)
+    lab.branch("rv")
+    for slug in ("pg", "pt"):
+        if slug in PLANS[name]:
+            lab.approve(slug, AGENT)
+    lab.git("checkout", "-q", "main")
+    config(lab, *c1)
+    got["check"] = lab.check_plans("rv", ALICE[1])
+    lab.git("merge", "-q", "--no-ff", "-m", "merge rv", "rv", who=ALICE)
+    lab.git_date = f"@{t0 + 120} +0000"
+    run("c1")
+    records.append(record_count(lab))
+    got["ran"] = {s: len(lab.calls(s)) for s in PLANS[name]}
+    got["codes"] = {s: lab.refusal(s) for s in PLANS[name]}
+    # the forge: policy.json edited by the agent, then inside Mallory's approval
+    pol = json.loads((lab.repo / ".plangate/policy.json").read_text())
+    pol["approval"]["approvers"].append(MALLORY[1])
+    pol["approval"]["identity"] = MODES[name][0]
+    pol["approval"]["allow_self_approval"] = True
+    lab.put(".plangate/policy.json", json.dumps(pol, indent=2) + "\n")
+    forged = {lab.commit("agent: tidy policy", AGENT): AGENT[1]}
+    lab.git_date = f"@{t0 + 150} +0000"
+    lab.approve("pf1", MALLORY)
+    lab.put(".plangate/policy.json", json.dumps(pol, indent=1) + "\n")
+    forged[lab.approve("pf2", MALLORY)] = MALLORY[1]
+    got["forged"] = forged
+    lab.git_date = f"@{t0 + 180} +0000"
+    got["fcheck"] = lab.check_plans("main", MALLORY[1], base="main~3")
+    run("forge")
+    records.append(record_count(lab))
+    got["records"] = records
+    got["fran"] = {s: len(lab.calls(s)) for s in ("pf1", "pf2")}
+    got["fcodes"] = {s: lab.refusal(s) for s in ("pf1", "pf2")}
+    tree = json.loads(lab.git("show", "main:.plangate/policy.json"))
+    got["tree"] = (tree["approval"]["approvers"], tree["approval"]["identity"])
+    got["starts"] = starts(lab)
+    got["audit"] = {
+        "plain": audit_at(lab, clone_to(lab, root / "plain")),
+        "config": audit_at(lab, lab.repo, "--config", str(lab.config)),
+        "single": audit_at(lab, clone_to(lab, root / "single", "--single-branch", "--no-tags")),
+    }
+    got["shallow"] = audit_at(lab, clone_to(lab, root / "shallow", "--depth", "2"))
+    return got
+
+
+@pytest.fixture(scope="module")
+def labs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("r128p")
+    builders = {name: (lambda r, n=name: build(r, n)) for name in MODES}
+    return build_all(root, builders, workers=2).got
+
+
+def valid(rep: dict[str, Any], slug: str) -> int:
+    return sum(
+        1
+        for e in rep.get("executions", [])
+        if e.get("plan") == f"plans/{slug}" and e.get("approval_valid")
+    )
+
+
+PLAN_IDS = [(n, s) for n in MODES for s in PLANS[n]]
+
+
+@pytest.mark.parametrize("name", list(MODES))
+def test_passes(labs: dict[str, Any], name: str) -> None:
+    got = labs[name]
+    assert [p[1] for p in got["passes"]] == [0, 0, 0], got["passes"]
+
+
+@pytest.mark.parametrize(("name", "slug"), PLAN_IDS, ids=[f"{n}:ran:{s}" for n, s in PLAN_IDS])
+def test_ran(labs: dict[str, Any], name: str, slug: str) -> None:
+    want = 1 if EXPECT[name][slug] is None else 0
+    assert labs[name]["ran"][slug] == want, (labs[name]["ran"], labs[name]["codes"])
+
+
+@pytest.mark.parametrize(("name", "slug"), PLAN_IDS, ids=[f"{n}:code:{s}" for n, s in PLAN_IDS])
+def test_code(labs: dict[str, Any], name: str, slug: str) -> None:
+    assert labs[name]["codes"][slug] == EXPECT[name][slug], labs[name]["codes"]
+
+
+CHECK_IDS = [(n, s) for n in MODES for s in PLANS[n] if s in ("pg", "pt")]
+
+
+@pytest.mark.parametrize(("name", "slug"), CHECK_IDS, ids=[f"{n}:check:{s}" for n, s in CHECK_IDS])
+def test_check(labs: dict[str, Any], name: str, slug: str) -> None:
+    told = labs[name]["check"].get(f"plans/{slug}")
+    code = EXPECT[name][slug]
+    want = ("start", []) if code is None else ("refuse", [code])
+    assert told is not None and (told[0], list(told[1])) == want, labs[name]["check"]
+
+
+AUDIT_IDS = [(n, k, s) for n in MODES for k in ("plain", "config", "single") for s in PLANS[n]]
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "slug"), AUDIT_IDS, ids=[f"{n}:audit:{k}:{s}" for n, k, s in AUDIT_IDS]
+)
+def test_audit_runs(labs: dict[str, Any], name: str, kind: str, slug: str) -> None:
+    got = labs[name]["audit"][kind]
+    want = 1 if EXPECT[name][slug] is None else 0
+    assert "Traceback" not in got["err"], got["err"]
+    assert valid(got["report"], slug) == want, (got["rc"], got["report"].get("executions"))
+
+
+FORGE_IDS = [(n, k) for n in MODES for k in ("plain", "config", "single")]
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"), FORGE_IDS, ids=[f"{n}:audit:{k}:forged" for n, k in FORGE_IDS]
+)
+def test_audit_flags_forge(labs: dict[str, Any], name: str, kind: str) -> None:
+    got = labs[name]["audit"][kind]
+    found = got["report"].get("findings", [])
+    flagged = {
+        f.get("commit"): f.get("detail", "") for f in found if f.get("kind") == "policy-changed"
+    }
+    for commit, maker in labs[name]["forged"].items():
+        assert commit in flagged and maker in flagged[commit], found
+    assert len(found) == len(labs[name]["forged"]), found
+    assert got["rc"] == 1, got
+
+
+@pytest.mark.parametrize("name", list(MODES))
+@pytest.mark.parametrize("slug", ["pf1", "pf2"])
+def test_forge_refused(labs: dict[str, Any], name: str, slug: str) -> None:
+    got = labs[name]
+    assert got["fran"][slug] == 0 and got["fcodes"][slug] == "E_APPROVER_NOT_ALLOWED", got["fcodes"]
+
+
+@pytest.mark.parametrize("name", list(MODES))
+@pytest.mark.parametrize("slug", ["pf1", "pf2"])
+def test_forge_check(labs: dict[str, Any], name: str, slug: str) -> None:
+    told = labs[name]["fcheck"].get(f"plans/{slug}")
+    assert told is not None and told[0] == "refuse", labs[name]["fcheck"]
+    assert "E_APPROVER_NOT_ALLOWED" in told[1], labs[name]["fcheck"]
+
+
+@pytest.mark.parametrize("name", list(MODES))
+def test_policy(labs: dict[str, Any], name: str) -> None:
+    rows = labs[name]["starts"]
+    assert rows, "no start"
+    for _commit, trailer, tree, mode in rows:
+        assert trailer == tree, rows
+        assert mode == MODES[name][1], rows
+
+
+@pytest.mark.parametrize("name", list(MODES))
+def test_records(labs: dict[str, Any], name: str) -> None:
+    r = labs[name]["records"]
+    assert r[0] >= 1 and r[1] == r[0] + 1 and r[2] >= r[1] + 1, r
+
+
+@pytest.mark.parametrize("name", list(MODES))
+def test_tree(labs: dict[str, Any], name: str) -> None:
+    approvers, mode = labs[name]["tree"]
+    assert MALLORY[1] not in approvers and mode == MODES[name][1], labs[name]["tree"]
+
+
+@pytest.mark.parametrize("name", list(MODES))
+def test_shallow(labs: dict[str, Any], name: str) -> None:
+    got = labs[name]["shallow"]
+    assert "Traceback" not in got["err"], got["err"]
+    if got["rc"] == 2:
+        assert "E_" in got["err"], got["err"]
+    else:
+        for slug in PLANS[name]:
+            want = 1 if EXPECT[name][slug] is None else 0
+            assert valid(got["report"], slug) == want, got

@@ -372,3 +372,153 @@ def test_shallow(labs: dict[str, Any], name: str) -> None:
         for slug in PLANS[name]:
             want = 1 if EXPECT[name][slug] is None else 0
             assert valid(got["report"], slug) == want, got
+
+
+# -- aliases flipped between the approvals and the pass ------------------------------------
+ASMITH = ("A. Smith", "a.smith@ops.example.com")
+BOBX = ("Bob X", "bob+x@ops.example.com")
+BOBBOT = ("Bob bot", "bob+bot@ops.example.com")
+BOBO = ("Bob", "bob@ops.example.com")
+ALIASES = (
+    "  identity_aliases:\n"
+    '    plus_tags: ["*@ops.example.com"]\n'
+    '    people: [["alice@example.com", "a.smith@ops.example.com"]]\n'
+)
+#: lab -> (C0 has aliases, C1 has aliases)
+ALIAS_LABS = {"al": (False, True), "ar": (True, False)}
+#: plan -> (writer, first approver on main or None, merger, tool)
+QPLANS: dict[str, tuple[tuple[str, str], tuple[str, str] | None, tuple[str, str], str]] = {
+    "qa": (AGENT, ALICE, ASMITH, "rec5"),  # quorum 2: Alice and her alias a.smith
+    "qb": (AGENT, BOBO, BOBX, "rec5"),  # quorum 2: Bob and his plus tag
+    "qc": (ASMITH, None, ALICE, "rec"),  # a.smith wrote it, Alice approves
+    "qd": (BOBBOT, None, BOBO, "rec"),  # bob+bot wrote it, Bob approves
+}
+
+
+def qconfig(lab: Lab, aliases: bool) -> None:
+    rec = json.dumps([sys.executable, str(lab.recorder), "{tag}"])
+    entry = f"{{kind: exec, argv: {rec}, env: {{REC_LOG: {json.dumps(str(lab.log))}}}}}"
+    lab.config.write_text(
+        f"repo: {lab.repo}\nstate_dir: {lab.state}\n"
+        "identity: {name: plangate, email: plangate@localhost}\n"
+        "approval:\n"
+        '  approvers: ["alice@example.com", "*@ops.example.com"]\n'
+        + (ALIASES if aliases else "")
+        + "  rules:\n    - match: {tools: [rec5]}\n      require: [{count: 2}]\n"
+        "tools:\n"
+        f"  rec: {entry}\n  rec5: {entry}\n  echo: {{kind: echo}}\n"
+    )
+
+
+def qplan(slug: str) -> str:
+    tool = QPLANS[slug][3]
+    text = plan_text(slug).replace("name: rec", f"name: {tool}")
+    return text.replace("tool: rec", f"tool: {tool}")
+
+
+def qexpect(name: str, slug: str) -> bool:
+    """Whether the pass under C1 runs the plan: with aliases on nothing runs."""
+    return not ALIAS_LABS[name][1]
+
+
+def qbuild(root: Path, name: str) -> dict[str, Any]:
+    lab = Lab(root / "lab")
+    got: dict[str, Any] = {"passes": []}
+    t0 = int(time.time()) - 7200
+    lab.git_date = f"@{t0} +0000"
+
+    def run(tag: str) -> None:
+        res = lab.run(check=False)
+        got["passes"].append((tag, res.returncode, res.stderr[-400:] if res.returncode else ""))
+
+    qconfig(lab, ALIAS_LABS[name][0])
+    for slug, (writer, _first, _merger, _tool) in QPLANS.items():
+        lab.write(slug, qplan(slug))
+        lab.commit(f"{writer[0]}: {slug}", writer)
+    run("c0")
+    lab.git_date = f"@{t0 + 60} +0000"
+    for slug, (_w, first, _m, _t) in QPLANS.items():
+        if first:
+            lab.approve(slug, first)
+    lab.git_date = f"@{t0 + 120} +0000"
+    run("c0-partial")
+    got["partial"] = {s: lab.rows().get(f"plans/{s}", {}).get("status") for s in QPLANS}
+    lab.git_date = f"@{t0 + 180} +0000"
+    for slug in QPLANS:
+        lab.branch(f"rv-{slug}")
+        lab.set_status(slug, "approved")
+        lab.commit(f"agent: ready {slug}", AGENT)
+        lab.git("checkout", "-q", "main")
+    qconfig(lab, ALIAS_LABS[name][1])
+    got["check"] = {}
+    for slug, (_w, _f, merger, _t) in QPLANS.items():
+        got["check"][slug] = lab.check_plans(f"rv-{slug}", merger[1]).get(f"plans/{slug}")
+    for slug, (_w, _f, merger, _t) in QPLANS.items():
+        lab.git("merge", "-q", "--no-ff", "-m", f"merge {slug}", f"rv-{slug}", who=merger)
+    lab.git_date = f"@{t0 + 240} +0000"
+    run("c1")
+    got["ran"] = {s: len(lab.calls(s)) for s in QPLANS}
+    got["status"] = {s: lab.rows().get(f"plans/{s}", {}).get("status") for s in QPLANS}
+    got["starts"] = starts(lab)
+    got["audit"] = {
+        "plain": audit_at(lab, clone_to(lab, root / "plain")),
+        "config": audit_at(lab, lab.repo, "--config", str(lab.config)),
+        "single": audit_at(lab, clone_to(lab, root / "single", "--single-branch", "--no-tags")),
+    }
+    return got
+
+
+@pytest.fixture(scope="module")
+def qlabs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("r128q")
+    builders = {name: (lambda r, n=name: qbuild(r, n)) for name in ALIAS_LABS}
+    return build_all(root, builders, workers=2).got
+
+
+Q_IDS = [(n, s) for n in ALIAS_LABS for s in QPLANS]
+
+
+@pytest.mark.parametrize("name", list(ALIAS_LABS))
+def test_q_passes(qlabs: dict[str, Any], name: str) -> None:
+    got = qlabs[name]
+    assert [p[1] for p in got["passes"]] == [0, 0, 0], got["passes"]
+
+
+@pytest.mark.parametrize(("name", "slug"), Q_IDS, ids=[f"{n}:ran:{s}" for n, s in Q_IDS])
+def test_q_ran(qlabs: dict[str, Any], name: str, slug: str) -> None:
+    want = 1 if qexpect(name, slug) else 0
+    assert qlabs[name]["ran"][slug] == want, (qlabs[name]["ran"], qlabs[name]["status"])
+
+
+@pytest.mark.parametrize(("name", "slug"), Q_IDS, ids=[f"{n}:check:{s}" for n, s in Q_IDS])
+def test_q_check(qlabs: dict[str, Any], name: str, slug: str) -> None:
+    told = qlabs[name]["check"][slug]
+    assert told is not None, qlabs[name]["check"]
+    assert (told[0] == "start") == (qlabs[name]["ran"][slug] == 1), (told, qlabs[name]["ran"])
+
+
+QA_IDS = [(n, k, s) for n in ALIAS_LABS for k in ("plain", "config", "single") for s in QPLANS]
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "slug"), QA_IDS, ids=[f"{n}:audit:{k}:{s}" for n, k, s in QA_IDS]
+)
+def test_q_audit(qlabs: dict[str, Any], name: str, kind: str, slug: str) -> None:
+    got = qlabs[name]["audit"][kind]
+    assert "Traceback" not in got["err"], got["err"]
+    assert valid(got["report"], slug) == qlabs[name]["ran"][slug], got["report"].get("executions")
+
+
+QC_IDS = [(n, k) for n in ALIAS_LABS for k in ("plain", "config", "single")]
+
+
+@pytest.mark.parametrize(("name", "kind"), QC_IDS, ids=[f"{n}:audit:{k}:clean" for n, k in QC_IDS])
+def test_q_audit_clean(qlabs: dict[str, Any], name: str, kind: str) -> None:
+    got = qlabs[name]["audit"][kind]
+    assert got["rc"] == 0 and not got["report"].get("findings"), got
+
+
+@pytest.mark.parametrize("name", list(ALIAS_LABS))
+def test_q_policy(qlabs: dict[str, Any], name: str) -> None:
+    rows = qlabs[name]["starts"]
+    assert all(trailer == tree for _c, trailer, tree, _m in rows), rows

@@ -797,8 +797,13 @@ LIM: dict[str, tuple[int, bool]] = {
     "l5": (2100, True),  # ran under the default limit, larger than the new one
     "l6": (0, True),  # small: every reading agrees
     "l7": (2100, False),  # frozen, never approved, larger than the new one
+    "l8": (0, True),  # three actions, more than the new max_actions
+    "l9": (0, True),  # a param of 600 characters, more than the new max_params_bytes
 }
-LIMIT = "limits: {max_plan_bytes: 2000}\n"
+LIMIT = "limits: {max_plan_bytes: 2000, max_actions: 2, max_params_bytes: 400}\n"
+MORE = "".join(
+    f'  - id: {i}\n    tool: rec\n    why: "more"\n    params:\n      tag: "l8"\n' for i in (2, 3)
+)
 
 
 def lconfig(lab: Lab, extra: str, path: Path | None = None) -> None:
@@ -828,6 +833,10 @@ def lim_build(root: Path) -> dict[str, Any]:
         text = plan_text(slug)
         if pad:
             text = text.replace('why: "record', 'why: "' + "x" * pad + " record")
+        if slug == "l8":
+            text += MORE
+        if slug == "l9":
+            text = plan_text(slug, params=f'pad: "{"y" * 600}"\n')
         lab.write(slug, text)
     lab.commit("agent: plans", AGENT)
     run("freeze")
@@ -862,7 +871,8 @@ def test_lim_passes(llab: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("slug", list(LIM), ids=[f"lim:ran:{s}" for s in LIM])
 def test_lim_ran(llab: dict[str, Any], slug: str) -> None:
-    assert llab["ran"][slug] == (1 if LIM[slug][1] else 0), llab["ran"]
+    calls = 3 if slug == "l8" else 1  # l8's three actions each call rec once
+    assert llab["ran"][slug] == (calls if LIM[slug][1] else 0), llab["ran"]
 
 
 @pytest.mark.parametrize("slug", ["l5", "l6"], ids=["lim:status:l5", "lim:status:l6"])

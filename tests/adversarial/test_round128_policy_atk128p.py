@@ -913,3 +913,80 @@ def test_lim_audit(llab: dict[str, Any], kind: str, slug: str) -> None:
 def test_lim_audit_exit(llab: dict[str, Any], kind: str) -> None:
     got = llab["audit"][kind]
     assert got["rc"] == 0, (got["rc"], got["report"].get("findings"))
+
+
+# -- tools retired, re-schemed, made high risk or re-kinded after plans ran (held) -----------
+#: plan -> the tool it calls: rec2 retired, rec7 gets a schema its params fail and risk high
+#: under a two-approval rule, rec8 becomes an echo tool
+TOOLRUN = {"t2": "rec2", "t7": "rec7", "t8": "rec8"}
+
+
+def tconfig(lab: Lab, later: bool) -> None:
+    rec = json.dumps([sys.executable, str(lab.recorder), "{tag}"])
+    entry = f"kind: exec, argv: {rec}, env: {{REC_LOG: {json.dumps(str(lab.log))}}}"
+    schema = ", params_schema: {type: object, properties: {tag: {type: string, pattern: '^z'}}}"
+    tools = f"  rec: {{{entry}}}\n"
+    if later:
+        tools += f"  rec7: {{risk: high, {entry}{schema}}}\n  rec8: {{kind: echo}}\n"
+    else:
+        tools += f"  rec2: {{{entry}}}\n  rec7: {{{entry}}}\n  rec8: {{{entry}}}\n"
+    lab.config.write_text(
+        f"repo: {lab.repo}\nstate_dir: {lab.state}\n"
+        "identity: {name: plangate, email: plangate@localhost}\n"
+        "approval:\n  approvers: [alice@example.com]\n"
+        + ("  rules: [{match: {risk: high}, require: [{count: 2}]}]\n" if later else "")
+        + "tools:\n"
+        + tools
+    )
+
+
+def tool_build(root: Path) -> dict[str, Any]:
+    lab = Lab(root / "lab")
+    got: dict[str, Any] = {"passes": []}
+    t0 = int(time.time()) - 7200
+    lab.git_date = f"@{t0} +0000"
+    tconfig(lab, False)
+    for slug, tool in TOOLRUN.items():
+        text = plan_text(slug).replace("name: rec", f"name: {tool}")
+        lab.write(slug, text.replace("tool: rec", f"tool: {tool}"))
+    lab.commit("agent: plans", AGENT)
+    got["passes"].append(lab.run(check=False).returncode)
+    lab.git_date = f"@{t0 + 60} +0000"
+    for slug in TOOLRUN:
+        lab.approve(slug, ALICE)
+    lab.git_date = f"@{t0 + 120} +0000"
+    got["passes"].append(lab.run(check=False).returncode)
+    tconfig(lab, True)
+    lab.git_date = f"@{t0 + 180} +0000"
+    got["passes"].append(lab.run(check=False).returncode)
+    got["ran"] = {s: len(lab.calls(s)) for s in TOOLRUN}
+    got["audit"] = {
+        "plain": audit_at(lab, clone_to(lab, root / "plain")),
+        "config": audit_at(lab, lab.repo, "--config", str(lab.config)),
+    }
+    return got
+
+
+@pytest.fixture(scope="module")
+def tlab(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("r128tool")
+    return dict(build_all(root, {"tool": tool_build}, workers=1).got["tool"])
+
+
+@pytest.mark.parametrize("slug", list(TOOLRUN), ids=[f"tool:ran:{s}" for s in TOOLRUN])
+def test_tool_ran(tlab: dict[str, Any], slug: str) -> None:
+    assert tlab["passes"] == [0, 0, 0] and tlab["ran"][slug] == 1, (tlab["passes"], tlab["ran"])
+
+
+TOOL_AUDIT = [(k, s) for k in ("plain", "config") for s in TOOLRUN]
+
+
+@pytest.mark.parametrize(
+    ("kind", "slug"), TOOL_AUDIT, ids=[f"tool:audit:{k}:{s}" for k, s in TOOL_AUDIT]
+)
+def test_tool_audit(tlab: dict[str, Any], kind: str, slug: str) -> None:
+    got = tlab["audit"][kind]
+    assert got["rc"] == 0 and valid(got["report"], slug) == 1, (
+        got["rc"],
+        got["report"].get("findings"),
+    )

@@ -42,16 +42,104 @@ the controller's policy restored on the branch); ``:tree`` (after the forge pass
 ``:shallow`` (a ``--depth 2`` clone's audit: a coded error, or every run; never a traceback
 nor a run less).
 
-Seen (round 128, by hand and here): every id held; see the report in the commit message.
+More labs (ids below): ``pre``, ``rev``, ``mov`` (withdrawals before the controller's first
+record), ``al``/``ar`` (identity aliases flipped), ``lim`` (size limits lowered after runs),
+``tool`` (tools retired, re-schemed, re-kinded after runs).
+
+- Labs ``al``/``ar``: a rule ``tools: [rec5]`` needs two approvals; Alice + ``a.smith@ops``
+  (``qa``), Bob + ``bob+x@ops`` (``qb``), a plan written by ``a.smith`` approved by Alice
+  (``qc``), one written by ``bob+bot`` approved by Bob (``qd``); the second approval (or the
+  only one) is a merge; ``identity_aliases`` (``people: [[alice, a.smith]]``, ``plus_tags``)
+  is added (``al``) or removed (``ar``) between the first approval and the merge. Ids
+  ``:ran:``, ``:check:``, ``:audit:<plain|config|single>:<plan>``, ``:audit:<..>:clean``.
+- Lab ``pre``: first config ``[alice]``; before the controller's first pass Bob (``p1``,
+  ``p3``) and Mallory (``p2``, ``p4``, ``p5`` on a branch the agent merges) reject plans:
+  the first pass ignores them (neither may withdraw); ``p6``/``p7`` are rejected by them
+  after the first pass on a branch forked before it. Alice approves ``p1``, ``p2``, ``p6``,
+  ``p7``: they run. The operator then adds ``*@ops`` and Mallory (``audit --config`` with that
+  edited file before the restart: ``pre:audit:edited:*``), ``check --as alice`` for the pull
+  request approving ``p3``-``p5`` (``pre:check:*``), the merge, the restart: they run.
+- Labs ``rev``/``mov``: first config ``[alice, *@ops]``; Bob rejects ``r1`` before the first
+  pass (it counts); a copy of its bytes (``plans/r1c``; ``mov``: ``ops/r1c`` with
+  ``plans_dir: ops``) approved by Alice's merge after the operator removed ``*@ops``: the
+  controller refuses ``E_VERSION_WITHDRAWN``.
+- Lab ``lim``: plans of 2,100+ bytes (``l5`` run, ``l7`` only frozen), a small one (``l6``),
+  three actions (``l8``), a 600-character param (``l9``) under the default limits; then
+  ``limits: {max_plan_bytes: 2000, max_actions: 2, max_params_bytes: 400}`` (edited, then
+  recorded by a restart).
+
+Seen (round 128: 198 ids, 178 passed, 20 xfailed (strict); 50-80 s wall at ``-n 2``, by load)
+
+Classes:
+
+- ``pre-record-withdrawal-judged-by-todays-config`` (14 ids: ``pre:audit:config:p1``-``p5``,
+  ``pre:audit:edited:p1``, ``p2``, ``pre:check:p3``-``p5``, ``rev:check``, ``mov:check``,
+  ``rev:audit:config``, ``mov:audit:config``; fail closed in the audit, both ways in the
+  prediction): a rejection committed before the controller's FIRST pass is judged by the
+  controller with the policy it records in that pass (its config then), and a fresh clone's
+  audit agrees (the first recorded policy); but ``audit --config`` and ``check`` judge it by
+  the config they are given, today's, even once that config is recorded (after the restart).
+  So when the operator later adds Bob and Mallory as approvers, ``audit --config`` flags the
+  controller's honest runs of ``p1``-``p5`` ``start-without-approval`` (``E_VERSION_WITHDRAWN``:
+  "set rejected by mallory@example.com"), exit 1, and ``check --as alice`` predicted
+  ``refuse E_VERSION_WITHDRAWN`` for ``p3``-``p5``, which the controller then started; the
+  other way round (Bob's counted rejection, Bob later removed), ``audit --config`` flags
+  Bob's rejection ``withdraw-not-allowed`` and drops it from ``decisions``, and ``check``
+  predicted ``start`` for a copy of the withdrawn version that the controller refused
+  ``E_VERSION_WITHDRAWN`` (also across a ``plans_dir`` move). A rejection made after the
+  first record on a branch forked before it (``p6``, ``p7``) is judged right by all.
+  Repro: ``git init``; agent commits ``plans/p1``; Mallory commits ``status: rejected``;
+  config ``approvers: [alice]``; ``plangate run --once``; Alice commits ``status: approved``;
+  ``run --once`` (p1 runs); add ``mallory@example.com`` to the approvers;
+  ``plangate audit --config plangate.yml --json``: p1's run ``approval_valid: false``,
+  ``start-without-approval``. Expected: docs/approvals.md "Withdrawals are judged by the
+  controller's last own record before them"; "plangate audit": with a config it "adds a
+  note (not a finding) when today's config differs" (threat-model row "Audit judged by
+  today's config"); the same section's "History from before the first recorded policy is
+  judged by the config" reads as the config the controller had THEN, which its first record
+  holds; ``check`` "decides with the controller's own function ... the prediction is the
+  controller's decision".
+- ``audit-config-reads-history-by-todays-limits`` (6 ids: ``lim:audit:<edited|config>:l5``,
+  ``:l7``, ``lim:audit:<edited|config>:exit``; fail closed): after ``limits.max_plan_bytes``
+  is lowered below the size of a plan the controller froze, approved and ran under the old
+  limit, ``audit --config`` (the edited file, and the same after the restart recorded it)
+  reads every earlier version of that plan by today's limit: the controller's own
+  ``freeze``, ``start`` and ``complete`` are ``controller-unexplained`` ("a freeze commit
+  cannot set status None"), the run ``start-without-approval`` and not valid; exit 1. A fresh
+  clone (recorded policies) lists the run valid, no finding; ``max_actions`` and
+  ``max_params_bytes`` lowered the same way (``l8``, ``l9``) change no verdict. Repro: a
+  2,100-byte plan frozen, approved by Alice, run; config ``limits: {max_plan_bytes: 2000}``;
+  ``plangate audit --config plangate.yml --json``. Expected: the recorded policy holds
+  ``limits`` so that "``plangate audit`` judges past runs by it"; a config change is "a note,
+  not a finding".
+
+Held: ``approval.identity`` flipped between an approval whose author and committer differ
+and the pass (the pass's mode decides, and every audit agrees: ``pa`` runs under committer
+mode on Alice's commit of Mallory's text; ``pb`` under author mode); self-approval allowed or
+not, a rule's group re-pointed, a tool retired between approval and pass (refused with its
+code, predicted by ``check``); aliases added or removed between a quorum's two approvals
+(partial or refused, predicted, audits agree); ``policy.json`` forged in a plain commit and
+inside Mallory's approving commit (refused, predicted, flagged ``policy-changed`` by maker,
+the controller records its policy again); every start's ``Policy-Hash:`` is its tree's file;
+a ``--depth 2`` clone's audit is ``E_GIT`` naming the shallow history; a single-branch clone
+audits like a full one; tools retired, re-schemed, made high-risk or re-kinded after their
+runs change no verdict in either audit.
+
+Seen, not asserted: a plan whose tool was unknown when it was committed (``status:
+pending_approval``) stays ``invalid`` after the tool is added, and a person's later
+``approved`` on it is flagged ``illegal`` by both audits (the controller ignores it too);
+``check`` reports ``none`` for such a plan.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -253,7 +341,9 @@ def build(root: Path, name: str) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def labs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("r128p")
-    builders = {name: (lambda r, n=name: build(r, n)) for name in MODES}
+    builders: dict[str, Callable[[Path], Any]] = {
+        name: functools.partial(build, name=name) for name in MODES
+    }
     return build_all(root, builders, workers=2).got
 
 
@@ -472,7 +562,9 @@ def qbuild(root: Path, name: str) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def qlabs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("r128q")
-    builders = {name: (lambda r, n=name: qbuild(r, n)) for name in ALIAS_LABS}
+    builders: dict[str, Callable[[Path], Any]] = {
+        name: functools.partial(qbuild, name=name) for name in ALIAS_LABS
+    }
     return build_all(root, builders, workers=2).got
 
 

@@ -68,7 +68,8 @@ record), ``al``/``ar`` (identity aliases flipped), ``lim`` (size limits lowered 
   ``limits: {max_plan_bytes: 2000, max_actions: 2, max_params_bytes: 400}`` (edited, then
   recorded by a restart).
 
-Seen (round 128: 198 ids, 178 passed, 20 xfailed (strict); about 65 s wall at ``-n 2`` under a load of 19; the labs are built once for both workers)
+Seen (round 128: 198 ids, 178 passed, 20 xfailed (strict); about 65 s wall at ``-n 2``
+under a load of 19; the labs are built once for both workers)
 
 Classes:
 

@@ -68,7 +68,7 @@ record), ``al``/``ar`` (identity aliases flipped), ``lim`` (size limits lowered 
   ``limits: {max_plan_bytes: 2000, max_actions: 2, max_params_bytes: 400}`` (edited, then
   recorded by a restart).
 
-Seen (round 128: 198 ids, 178 passed, 20 xfailed (strict); about 65 s wall at ``-n 2``
+Seen (round 128: 200 ids, 180 passed, 20 xfailed (strict); about 65 s wall at ``-n 2``
 under a load of 19; the labs are built once for both workers)
 
 Classes:
@@ -124,7 +124,9 @@ inside Mallory's approving commit (refused, predicted, flagged ``policy-changed`
 the controller records its policy again); every start's ``Policy-Hash:`` is its tree's file;
 a ``--depth 2`` clone's audit is ``E_GIT`` naming the shallow history; a single-branch clone
 audits like a full one; tools retired, re-schemed, made high-risk or re-kinded after their
-runs change no verdict in either audit.
+runs change no verdict in either audit; a size limit lowered in the restart that rebuilt the
+history index (a ``plans_dir`` move), then raised: the copy of the big plan that ran is
+refused ``E_ALREADY_EXECUTED`` and ``check`` predicts it (``limc:copy``, ``limc:check``).
 
 Seen, not asserted: a plan whose tool was unknown when it was committed (``status:
 pending_approval``) stays ``invalid`` after the tool is added, and a person's later
@@ -351,6 +353,7 @@ def _builders() -> dict[str, Callable[[Path], Any]]:
         rev=functools.partial(rev_build, move=False),
         mov=functools.partial(rev_build, move=True),
         lim=lim_build,
+        limc=limc_build,
         tool=tool_build,
     )
     return out
@@ -1107,3 +1110,60 @@ def test_tool_audit(tlab: dict[str, Any], kind: str, slug: str) -> None:
         got["rc"],
         got["report"].get("findings"),
     )
+
+
+def limc_build(root: Path) -> dict[str, Any]:
+    """Lab ``limc``: a 2,100-byte plan runs; ``max_plan_bytes: 2000`` and ``plans_dir: ops``
+    in one restart (the history index rebuilt while the plan's bytes are too big to read);
+    the limit raised again; a copy ``ops/l5c`` approved by Alice's merge (checked first)."""
+    lab = Lab(root / "lab")
+    t0 = int(time.time()) - 7200
+    lab.git_date = f"@{t0} +0000"
+    big = plan_text("l5").replace('why: "record', 'why: "' + "x" * 2100 + " record")
+    lconfig(lab, "")
+    lab.write("l5", big)
+    lab.commit("agent: l5", AGENT)
+    passes = [lab.run(check=False).returncode]
+    lab.git_date = f"@{t0 + 60} +0000"
+    lab.approve("l5", ALICE)
+    lab.git_date = f"@{t0 + 120} +0000"
+    passes.append(lab.run(check=False).returncode)
+    lconfig(lab, "plans_dir: ops\n" + LIMIT)
+    lab.git_date = f"@{t0 + 180} +0000"
+    passes.append(lab.run(check=False).returncode)
+    lconfig(lab, "plans_dir: ops\n")
+    lab.put("ops/l5c/PLAN.yml", big)
+    lab.commit("agent: copy of l5", AGENT)
+    lab.git_date = f"@{t0 + 240} +0000"
+    passes.append(lab.run(check=False).returncode)
+    lab.git_date = f"@{t0 + 300} +0000"
+    lab.branch("rv")
+    path = lab.repo / "ops/l5c/PLAN.yml"
+    path.write_text(path.read_text().replace("status: pending_approval", "status: approved"))
+    lab.commit("agent: ready", AGENT)
+    lab.git("checkout", "-q", "main")
+    check = lab.check_plans("rv", ALICE[1]).get("ops/l5c")
+    lab.git("merge", "-q", "--no-ff", "-m", "merge rv", "rv", who=ALICE)
+    lab.git_date = f"@{t0 + 360} +0000"
+    passes.append(lab.run(check=False).returncode)
+    approval = load_yaml(lab.git("show", "main:ops/l5c/PLAN.yml")).get("approval") or {}
+    return {
+        "passes": passes,
+        "check": check,
+        "ran": len(lab.calls("l5")),
+        "code": approval.get("code"),
+    }
+
+
+def test_limc_copy(every: dict[str, Any]) -> None:
+    """``limc:copy``: the copy of a plan that ran is refused, whatever the size limit said
+    while the index was rebuilt."""
+    got = every["limc"]
+    assert got["passes"] == [0] * 5, got
+    assert got["ran"] == 1 and got["code"] == "E_ALREADY_EXECUTED", got
+
+
+def test_limc_check(every: dict[str, Any]) -> None:
+    """``limc:check``: ``check --as alice`` predicted that refusal."""
+    told = every["limc"]["check"]
+    assert told is not None and told[0] == "refuse" and "E_ALREADY_EXECUTED" in told[1], told

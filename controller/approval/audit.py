@@ -81,6 +81,7 @@ from controller.git.history import (
 )
 from controller.git.lifecycle import START_MENTIONS, named_starts
 from controller.git.message import decision_note
+from controller.git.planstate import too_large
 from controller.git.prefetch import _Prefetcher
 from controller.git.records import (
     CLOSES_START,
@@ -95,6 +96,8 @@ from controller.plan import nested, plans
 from controller.settings import Config
 
 OUTCOME_EVENTS = ("complete", "fail", "await-approval", "abort", "checkpoint")
+#: The problem of a plan version over ``limits.max_plan_bytes`` (:func:`too_large`).
+TOO_LARGE = "E_PLAN_TOO_LARGE:"
 
 
 @dataclass
@@ -703,6 +706,28 @@ def _started_twice_across(report: AuditReport, read_in: dict[int, str]) -> None:
         report.findings.append({**finding, "kind": "started-twice", "detail": text})
 
 
+def _follow_limit(repo: GitRepo, index: HistoryIndex, limit: int) -> None:
+    """The plan versions read from here on by ``limit``, the ``limits.max_plan_bytes`` of
+    the policy in force, as the controller read them then (round 128: the audit read the
+    whole history by its first policy's limit, ``--config`` by today's, so a limit lowered
+    after a plan ran made the controller's own freeze, start and complete of it
+    unexplained). The versions already read are judged again by their size (one
+    ``cat-file`` asking the sizes when the limit is lowered; raised, those left unread are
+    read when next asked)."""
+    was = index.max_plan_bytes
+    if limit == was:
+        return
+    index.max_plan_bytes = limit
+    facts = index._facts
+    unread = [sha for sha, found in facts.items() if (found.problem or "").startswith(TOO_LARGE)]
+    for sha in unread:
+        del facts[sha]
+    if limit < was and facts:
+        for sha, size in repo.blob_sizes(list(facts)).items():
+            if size > limit:
+                facts[sha] = too_large(size, limit)
+
+
 def _replay(
     repo: GitRepo,
     timeline: Timeline,
@@ -769,6 +794,7 @@ def _replay(
             index.may_withdraw = withdraw_rule(in_force.approval)
             index.identity_aliases = in_force.approval.identity_aliases
             index.identity_mode = in_force.approval.identity
+            _follow_limit(repo, index, in_force.limits.max_plan_bytes)
         if record.is_merge:  # the merged branch's writers and withdrawals, as a scan has them
             index.merged_authors(repo, record.parents[0], record.sha)
             auditor.side_disowned(index.side_disowned)

@@ -89,8 +89,8 @@ class HistoryIndex(Lifecycle):
     #: Who may reject or abort follows the policy in force at each commit (round 27), as
     #: the audit reads it: ``policy_records(repo, since, head)`` lists the controller's own
     #: records of its policy in ``since..head``'s first parents, oldest first, as (commit,
-    #: blob); ``rule_for(blob)`` is the withdraw rule of a recorded policy (None: before any
-    #: record, today's config). Unset (``check``, tests of the index alone): ``may_withdraw``.
+    #: blob); ``rule_for(blob)`` is the withdraw rule of a recorded policy (None: today's
+    #: config; a scan judges the history before the first record by that record: round 128). Unset (``check``, tests of the index alone): ``may_withdraw``.
     policy_records: Callable[[GitRepo, str | None, str], list[tuple[str, str]]] | None = None
     rule_for: Callable[[str | None], Callable[[CommitRecord, Iterable[str]], bool]] | None = None
     #: ``aliases_for(blob)``: the ``identity_aliases`` of a recorded policy (None: today's
@@ -215,7 +215,15 @@ class HistoryIndex(Lifecycle):
                 stored = earlier[-1][1] if earlier else ""
             policy = stored or None
         found = self.policy_records(repo, last, head)  # a cold one finds the first identity
-        self._follow_policy(policy)
+        # history before the controller's first record is judged by the config it had then,
+        # which that record holds, never today's (round 128: an approver added since made a
+        # rejection the controller had ignored count in `check` and a rebuilt index, and one
+        # removed since dropped a rejection it had counted); none yet: today's config, which
+        # its first pass records before it decides
+        first = found[0][1] if policy is None and found else None
+        self._follow_policy(policy or first)
+        if first is not None and self.identity_for is not None:
+            self.controller_email = self.identity_for(None)  # the first stretch's identity
         if not found:
             return _Policies(self, [], {}, policy)
         spec = f"{last}..{head}" if last else head
@@ -548,7 +556,8 @@ def build_request(
 class RecordedPolicies:
     """Who may reject or abort at each point of history (SPEC §4): the policy the controller
     had recorded (``.plangate/policy.json``, a commit of its own) when the withdrawal was
-    made, as the audit reads it; today's config for history before any record (round 27: a
+    made, as the audit reads it; for history before any record the first record (the config the
+    controller had then: round 128), today's config while there is none (round 27: a
     rejection by an approver removed before the controller's next pass was ignored, one by
     someone added later counted, and the audit disagreed). :meth:`attach` gives a history
     index the hooks its scan follows (``policy_records``, ``rule_for``)."""

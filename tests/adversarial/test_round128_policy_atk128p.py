@@ -148,7 +148,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import advkit
 import pytest
 from advkit import AGENT, ALICE, MALLORY, Lab, build_all, load_yaml, plan_text
 
@@ -654,12 +653,6 @@ def test_q_policy(qlabs: dict[str, Any], name: str) -> None:
 
 
 # -- withdrawals made before the controller's first record, judged by today's config -------
-BROKEN_PRE = advkit.xfail(
-    "pre-record-withdrawal-judged-by-todays-config",
-    "a rejection committed before the controller's first pass is judged by the config of the "
-    "reader (audit --config, check) instead of the first recorded policy the controller judged "
-    "it by: honest runs flagged start-without-approval, a withdrawn copy predicted start",
-)
 #: plan -> (who rejects it before the first pass, on a merged branch?)
 PRE: dict[str, tuple[tuple[str, str], bool]] = {
     "p1": (BOBO, False),
@@ -870,10 +863,7 @@ def test_rev_copy_refused(plabs: dict[str, Any], name: str) -> None:
 
 @pytest.mark.parametrize(
     "name",
-    [
-        pytest.param(n, id=f"{n}:check", marks=[BROKEN_PRE] if n == "mov" else [])
-        for n in ("rev", "mov")
-    ],
+    [pytest.param(n, id=f"{n}:check") for n in ("rev", "mov")],
 )
 def test_rev_check(plabs: dict[str, Any], name: str) -> None:
     told = plabs[name]["check"]

@@ -114,6 +114,23 @@ Classes:
   ``limits`` so that "``plangate audit`` judges past runs by it"; a config change is "a note,
   not a finding".
 
+Fixed (fix129p): one rule for the history before the controller's first policy record,
+shared by every reader: it is judged by that first record (the config the controller had
+when it first decided), never by the reader's config. ``audit --config`` opened its timeline
+with today's config as the policy before the first record
+(``Timeline._of_config``): it now finds the first record the walk takes (a dry walk of the
+policy log, ``Timeline._first_recorded``) and judges by it, today's config only while none
+exists. The controller's scan and ``check`` (one ``config_index``) judged that history by
+today's config (``RecordedPolicies.rule(None)``): ``HistoryIndex._policies`` now follows
+the first record found for the commits before it. The audit's replay kept the limit it
+opened with for every version (``HistoryIndex.max_plan_bytes``, set once): it now follows
+the ``limits.max_plan_bytes`` of the policy in force at each commit
+(``audit._follow_limit``; the facts read under another limit judged again by size). And a
+cold scan (``check``, a new state directory) read only today's plans folder, so a version
+withdrawn under the folder an earlier record named was no withdrawal after a move
+(``mov:check``): ``HistoryIndex._withdrawn_elsewhere`` scans each other recorded folder
+in memory up to the record that replaced it and keeps the versions withdrawn there.
+
 Held: ``approval.identity`` flipped between an approval whose author and committer differ
 and the pass (the pass's mode decides, and every audit agrees: ``pa`` runs under committer
 mode on Alice's commit of Mallory's text; ``pb`` under author mode); self-approval allowed or

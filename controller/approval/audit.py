@@ -40,7 +40,8 @@ retired since does not flag the runs they took part in.
 History from before the first recorded policy is judged by the config the controller had
 then, which its first record holds, with a config or without (the config only while no
 record exists: :meth:`Timeline._first_recorded`); each plan version is read by the
-``limits.max_plan_bytes`` of the policy in force at its commit (:func:`_follow_limit`).
+``limits.max_plan_bytes`` of the policy in force at its commit
+(:meth:`~controller.git.indexstore.IndexStore.read_by_limit`).
 Today's config differing from the record is a note (round 128).
 Each recorded plans folder (``plans_dir``) is read from the start of history up to the
 record that replaced it for the last time, today's to the end (:func:`folder_ends`), as the
@@ -84,7 +85,6 @@ from controller.git.history import (
 )
 from controller.git.lifecycle import START_MENTIONS, named_starts
 from controller.git.message import decision_note
-from controller.git.planstate import too_large
 from controller.git.prefetch import _Prefetcher
 from controller.git.records import (
     CLOSES_START,
@@ -99,8 +99,6 @@ from controller.plan import nested, plans
 from controller.settings import Config
 
 OUTCOME_EVENTS = ("complete", "fail", "await-approval", "abort", "checkpoint")
-#: The problem of a plan version over ``limits.max_plan_bytes`` (:func:`too_large`).
-TOO_LARGE = "E_PLAN_TOO_LARGE:"
 
 
 @dataclass
@@ -709,28 +707,6 @@ def _started_twice_across(report: AuditReport, read_in: dict[int, str]) -> None:
         report.findings.append({**finding, "kind": "started-twice", "detail": text})
 
 
-def _follow_limit(repo: GitRepo, index: HistoryIndex, limit: int) -> None:
-    """The plan versions read from here on by ``limit``, the ``limits.max_plan_bytes`` of
-    the policy in force, as the controller read them then (round 128: the audit read the
-    whole history by its first policy's limit, ``--config`` by today's, so a limit lowered
-    after a plan ran made the controller's own freeze, start and complete of it
-    unexplained). The versions already read are judged again by their size (one
-    ``cat-file`` asking the sizes when the limit is lowered; raised, those left unread are
-    read when next asked)."""
-    was = index.max_plan_bytes
-    if limit == was:
-        return
-    index.max_plan_bytes = limit
-    facts = index._facts
-    unread = [sha for sha, found in facts.items() if (found.problem or "").startswith(TOO_LARGE)]
-    for sha in unread:
-        del facts[sha]
-    if limit < was and facts:
-        for sha, size in repo.blob_sizes(list(facts)).items():
-            if size > limit:
-                facts[sha] = too_large(size, limit)
-
-
 def _replay(
     repo: GitRepo,
     timeline: Timeline,
@@ -797,7 +773,7 @@ def _replay(
             index.may_withdraw = withdraw_rule(in_force.approval)
             index.identity_aliases = in_force.approval.identity_aliases
             index.identity_mode = in_force.approval.identity
-            _follow_limit(repo, index, in_force.limits.max_plan_bytes)
+            index.read_by_limit(repo, in_force.limits.max_plan_bytes)  # round 128
         if record.is_merge:  # the merged branch's writers and withdrawals, as a scan has them
             index.merged_authors(repo, record.parents[0], record.sha)
             auditor.side_disowned(index.side_disowned)

@@ -125,8 +125,8 @@ today's config (``RecordedPolicies.rule(None)``): ``HistoryIndex._policies`` now
 the first record found for the commits before it. The audit's replay kept the limit it
 opened with for every version (``HistoryIndex.max_plan_bytes``, set once): it now follows
 the ``limits.max_plan_bytes`` of the policy in force at each commit
-(``audit._follow_limit``; the facts read under another limit judged again by size). And a
-cold scan (``check``, a new state directory) read only today's plans folder, so a version
+(``IndexStore.read_by_limit``; the facts read under another limit judged again by size).
+And a cold scan (``check``, a new state directory) read only today's plans folder, so a version
 withdrawn under the folder an earlier record named was no withdrawal after a move
 (``mov:check``): ``HistoryIndex._withdrawn_elsewhere`` scans each other recorded folder
 in memory up to the record that replaced it and keeps the versions withdrawn there.

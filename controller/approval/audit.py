@@ -37,8 +37,12 @@ along history (:mod:`controller.approval.timeline`, which also flags every other
 that file and every unsealed look-alike of a record).
 So the audit needs no config (a fresh clone is enough), and an approver who left or a tool
 retired since does not flag the runs they took part in.
-History from before the first recorded policy is judged by the config (without one: by the
-first recorded policy).
+History from before the first recorded policy is judged by the config the controller had
+then, which its first record holds, with a config or without (the config only while no
+record exists: :meth:`Timeline._first_recorded`); each plan version is read by the
+``limits.max_plan_bytes`` of the policy in force at its commit
+(:meth:`~controller.git.indexstore.IndexStore.read_by_limit`).
+Today's config differing from the record is a note (round 128).
 Each recorded plans folder (``plans_dir``) is read from the start of history up to the
 record that replaced it for the last time, today's to the end (:func:`folder_ends`), as the
 controller reads it (a ``plans_dir`` change rebuilds its index): the runs under either folder
@@ -769,6 +773,7 @@ def _replay(
             index.may_withdraw = withdraw_rule(in_force.approval)
             index.identity_aliases = in_force.approval.identity_aliases
             index.identity_mode = in_force.approval.identity
+            index.read_by_limit(repo, in_force.limits.max_plan_bytes)  # round 128
         if record.is_merge:  # the merged branch's writers and withdrawals, as a scan has them
             index.merged_authors(repo, record.parents[0], record.sha)
             auditor.side_disowned(index.side_disowned)

@@ -191,7 +191,29 @@ class Timeline:
         timeline.fallback, timeline.links = config, followed
         if today != given:
             timeline.notes.append(_unrecorded_note(given, today))
+        # history before the controller's first record is judged by the config it had then,
+        # which that record holds (round 128: today's config judged it, so an approver added
+        # since made a rejection the controller ignored count, and a lowered size limit read
+        # the plan versions it had run as too large); none yet: the config it will record
+        timeline.fallback = timeline._first_recorded(head) or config
         return timeline
+
+    def _first_recorded(self, head: str) -> Config | None:
+        """The config of the first policy the controller recorded on ``head``'s line, as the
+        walk (:meth:`apply`) takes it (None: none yet). The walk is dry: it leaves the
+        timeline as it found it (the version's signers copy stays in :attr:`_signers`)."""
+        identity, notes = self.identity, list(self.notes)
+        first = None
+        try:
+            for record in policy_log(self.repo, head):
+                self.apply(record)
+                if self.current is not None:
+                    first = self.current
+                    break
+        finally:
+            self.identity, self.notes, self.current, self.seen = identity, notes, None, {}
+            self.findings, self.folders, self.identities = [], [], []
+        return first.config if first is not None else None
 
     def close(self) -> None:
         if self._signers is not None:

@@ -24,6 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
+from functools import partial
 from pathlib import Path
 
 from controller.approval import approvals
@@ -89,8 +90,9 @@ class HistoryIndex(Lifecycle):
     #: Who may reject or abort follows the policy in force at each commit (round 27), as
     #: the audit reads it: ``policy_records(repo, since, head)`` lists the controller's own
     #: records of its policy in ``since..head``'s first parents, oldest first, as (commit,
-    #: blob); ``rule_for(blob)`` is the withdraw rule of a recorded policy (None: before any
-    #: record, today's config). Unset (``check``, tests of the index alone): ``may_withdraw``.
+    #: blob); ``rule_for(blob)`` is the withdraw rule of a recorded policy (None: today's
+    #: config; a scan judges the history before the first record by that record: round
+    #: 128). Unset (tests of the index alone): ``may_withdraw``.
     policy_records: Callable[[GitRepo, str | None, str], list[tuple[str, str]]] | None = None
     rule_for: Callable[[str | None], Callable[[CommitRecord, Iterable[str]], bool]] | None = None
     #: ``aliases_for(blob)``: the ``identity_aliases`` of a recorded policy (None: today's
@@ -108,6 +110,10 @@ class HistoryIndex(Lifecycle):
     #: on (round 126: a cold scan after an identity change read the old identity's run records
     #: as a person's illegal transitions).
     identity_for: Callable[[str | None], str] | None = None
+    #: ``folder_index(folder)``: an index of the history under another plans folder, built
+    #: as this one (in memory, no ``folder_index`` of its own): a cold scan reads the
+    #: versions withdrawn there (:meth:`_withdrawn_elsewhere`, round 128).
+    folder_index: Callable[[str], HistoryIndex] | None = None
     #: How many cold or long scans gave their memory back (the daemon trims after such a
     #: pass too: the rest of the pass frees more).
     compactions = 0
@@ -171,6 +177,7 @@ class HistoryIndex(Lifecycle):
             if cold:  # a version runs at most once, whichever folder it ran in (SPEC §15)
                 for plan_hash, plan_id, sha in self._starts_elsewhere(repo, policies, head):
                     self.note_start(plan_hash, plan_id, sha)
+                self._withdrawn_elsewhere(repo, policies, head)
             if self.rule_for is not None:
                 self._follow_policy(policies.policy)
                 self.set_meta("withdraw_policy", policies.policy or "")
@@ -215,7 +222,15 @@ class HistoryIndex(Lifecycle):
                 stored = earlier[-1][1] if earlier else ""
             policy = stored or None
         found = self.policy_records(repo, last, head)  # a cold one finds the first identity
-        self._follow_policy(policy)
+        # history before the controller's first record is judged by the config it had then,
+        # which that record holds, never today's (round 128: an approver added since made a
+        # rejection the controller had ignored count in `check` and a rebuilt index, and one
+        # removed since dropped a rejection it had counted); none yet: today's config, which
+        # its first pass records before it decides
+        first = found[0][1] if policy is None and found else None
+        self._follow_policy(policy or first)
+        if first is not None and self.identity_for is not None:
+            self.controller_email = self.identity_for(None)  # the first stretch's identity
         if not found:
             return _Policies(self, [], {}, policy)
         spec = f"{last}..{head}" if last else head
@@ -263,6 +278,38 @@ class HistoryIndex(Lifecycle):
                     ):
                         found.append((plan_hash, plan, record.sha))
         return found
+
+    def _withdrawn_elsewhere(self, repo: GitRepo, policies: _Policies, head: str) -> None:
+        """The versions withdrawn under each plans folder the controller's records name other
+        than this index's, as the controller read that folder: its whole history up to the
+        record that replaced it for the last time (a withdrawal binds the version wherever it
+        is copied: SPEC §4). The controller keeps what it saw in its memory across the
+        rebuild a ``plans_dir`` change makes; a cold scan without that memory (``check``, a
+        new state directory) read only its own folder and took a copy of a version rejected
+        under the old one for one nobody withdrew (round 128, ``mov:check``: ``start``
+        predicted, the controller refused ``E_VERSION_WITHDRAWN``). One in-memory scan per
+        other folder, only when a record names one."""
+        if self.folder_for is None or self.folder_index is None or not policies.found:
+            return
+        ends: dict[str, str] = {}  # folder -> the record that replaced it the last time
+        named = [(sha, self.folder_for(blob)) for sha, blob in policies.found]
+        for at, (_sha, folder) in enumerate(named):
+            if folder is None:
+                continue
+            folder = folder.strip("/") or "."
+            later = next((sha for sha, f in named[at + 1 :] if f is not None), None)
+            ends[folder] = later or head
+        for folder, end in ends.items():
+            if folder == self.plans_dir:
+                continue
+            other = self.folder_index(folder)
+            try:
+                other.scan(repo, end)
+                for key, made in other.withdrawn.items():
+                    if key not in self.withdrawn:
+                        self.withdrawn[key] = self._new_withdrawn[key] = made
+            finally:
+                other.close()
 
     def record_policy(self, blob: str) -> None:
         """The controller committed this policy record itself (applied without a scan)."""
@@ -548,7 +595,8 @@ def build_request(
 class RecordedPolicies:
     """Who may reject or abort at each point of history (SPEC §4): the policy the controller
     had recorded (``.plangate/policy.json``, a commit of its own) when the withdrawal was
-    made, as the audit reads it; today's config for history before any record (round 27: a
+    made, as the audit reads it; for history before any record the first record (the config the
+    controller had then: round 128), today's config while there is none (round 27: a
     rejection by an approver removed before the controller's next pass was ignored, one by
     someone added later counted, and the audit disagreed). :meth:`attach` gives a history
     index the hooks its scan follows (``policy_records``, ``rule_for``)."""
@@ -579,6 +627,24 @@ class RecordedPolicies:
         index.mode_for = self.identity_mode
         index.folder_for = self.plans_dir
         index.identity_for = self.identity
+        index.folder_index = partial(self._folder_index, index)
+
+    def _folder_index(self, index: HistoryIndex, folder: str) -> HistoryIndex:
+        """An in-memory index of the history under ``folder``, read as ``index`` reads its
+        own (the recorded policies followed; no other folder read from it)."""
+        other = HistoryIndex(
+            None,
+            plans_dir=folder,
+            controller_email=self.config.identity.email,
+            may_withdraw=withdraw_rule(self.config.approval),
+            clock=index.clock,
+            max_plan_bytes=index.max_plan_bytes,
+            own_commit=index.own_commit,
+        )
+        assert self.repo is not None
+        RecordedPolicies(self.config, self.signers_dir, self.own).attach(other, self.repo)
+        other.folder_for = other.folder_index = None
+        return other
 
     def records(self, repo: GitRepo, since: str | None, head: str) -> list[tuple[str, str]]:
         """The controller's own records of its policy in ``since..head``'s first parents,

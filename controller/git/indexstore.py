@@ -37,8 +37,12 @@ from controller.git.planstate import (
     PlanState,
     _needs_attention,
     folder_key,
+    too_large,
 )
 from controller.plan.plans import DEFAULT_MAX_BYTES
+
+#: The problem of a plan version over ``limits.max_plan_bytes`` (:func:`too_large`).
+_BIG = "E_PLAN_TOO_LARGE:"
 
 _PLANS = "SELECT data FROM plans"
 #: What a rewrite of history can erase, kept apart from the index (see _attach_memory).
@@ -801,6 +805,26 @@ class IndexStore:
             "SELECT first, controller FROM memory.freezes WHERE hash=?", (plan_hash,)
         ).fetchone()
         return (row[0], row[1]) if row else (None, None)
+
+    def read_by_limit(self, repo: Any, limit: int) -> None:
+        """Read the plan versions from here on by ``limit`` (``limits.max_plan_bytes``): the
+        audit follows the limit of the policy in force at each commit, as the controller read
+        them then (round 128: the audit read the whole history by one limit, ``--config`` by
+        today's, so a limit lowered after a plan ran made the controller's own freeze, start
+        and complete of it unexplained). The versions already read are judged again by their
+        size: one ``cat-file --batch-check`` when the limit is lowered; raised, those left
+        unread are read when next asked. A limit changes rarely: nothing is asked otherwise."""
+        was = self.max_plan_bytes
+        if limit == was:
+            return
+        self.max_plan_bytes = limit
+        facts = self._facts
+        for sha in [s for s, found in facts.items() if (found.problem or "").startswith(_BIG)]:
+            del facts[sha]  # read again by the new limit when next asked
+        if limit < was and facts:
+            for sha, size in repo.blob_sizes(list(facts)).items():
+                if size > limit:
+                    facts[sha] = too_large(size, limit)
 
     def note_start(self, plan_hash: str | None, plan_id: str, commit: str) -> None:
         """A start commit on the branch started ``plan_hash`` as ``plan_id``: the first one

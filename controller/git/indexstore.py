@@ -56,7 +56,7 @@ _MEMORY_TABLES = {
     "origins_at": "key TEXT PRIMARY KEY, data TEXT",
     "started": "hash TEXT PRIMARY KEY, data TEXT",
 }
-INDEX_VERSION = "150"  # 3: risk and estimate per plan; 4: approval identities, file writers;
+INDEX_VERSION = "151"  # 3: risk and estimate per plan; 4: approval identities, file writers;
 # 5: identities reduced to their mailbox (RFC 5322 spellings, NFKC); 6: withdrawn versions;
 # 7: each version's first freeze; 8: IDNA spellings of a domain made one, approval
 # identities across plans (round 18); 9: folded and several-person Co-authored-by values,
@@ -463,6 +463,10 @@ INDEX_VERSION = "150"  # 3: risk and estimate per plan; 4: approval identities, 
 # read-only-at-line-start: one in the subject, quoted or after words named nobody, so the
 # credited Alice approved and credited Mallory's withdrawal was ignored): rebuilt so those
 # co-authors are the writers, changers and producers they are
+# 151 (fix129p): history before the controller's first policy record is judged by that
+# record, not today's config (round 128, pre-record-withdrawal-judged-by-todays-config), and a
+# cold scan keeps the versions withdrawn under each other plans folder the records name:
+# rebuilt so withdrawals read under the old rule are judged again
 
 #: PlanState's fields, in order (the JSON of a row names them as ``asdict`` did).
 _FIELDS = tuple(f.name for f in fields(PlanState))

@@ -1,0 +1,571 @@
+"""Round 128, the agent's surfaces (atk128b): one plan written in odd bytes and odd YAML,
+read by every surface an agent or reviewer asks (``plangate validate --json``, ``hash``,
+``show --json``, MCP ``validate``); plan sources in odd encodings through ``convert``,
+``hash`` and MCP; hostile MCP arguments; ``hash --config`` of a plan the controller will
+never freeze. An outsider's attack: the CLI, git and a raw JSON-RPC MCP session only.
+
+Lab E (local mode, ``agent.identity`` Planner bot; the catalog ``rec`` and ``echo``):
+
+1. ``BASE`` (a one-action ``rec`` plan) written 46 ways outside the repository
+   (``loose/<variant>/PLAN.yml``): BOMs (one, two, mid-file), UTF-16/32, Latin-1, CR LF, lone
+   CR, NUL raw and escaped, a lone surrogate escape, U+10FFFF, empty, blank, two documents,
+   ``...``, ``%YAML 1.1``/``1.2``, ``%TAG``, ``!!binary``/``!!python``/``!!set``/``!!omap`` tags,
+   anchors, ``<<`` merge, a duplicate key, a 2 MB line, 5,000-deep lists and 3,000-deep maps,
+   a 5,000-digit integer, ``.nan``/``.inf``/``1e400``, a date and a timestamp, ``0o17``,
+   ``yes``, non-string/null/complex keys, a TAB, an action id ``"1"``/``1.0``/``true``/2**76,
+   a number as name, ``Pending_Approval``, U+2028 and NEL.
+2. ``validate --json`` of all of them in one call, ``hash`` and ``show --json`` of each; MCP
+   ``validate`` of each that is UTF-8 text (one session).
+3. Plan sources (ActionPlan JSON, a Plan Contract, the markdown ``toon-plan``) with a BOM,
+   CR LF, UTF-16 and a NUL: ``convert --json``, ``hash``, ``validate --json`` and MCP
+   ``validate`` of the same text.
+4. One MCP session of hostile arguments: non-string ``plan``/``slug``/``format``/``path``,
+   unknown formats, slugs with unicode, capitals, spaces, NUL, ``..``, 300 characters,
+   ``pull_request`` as ``1``/``null``/``"true"``, a ``note`` forging trailers or holding a NUL;
+   each refused coded with its ``path``, or committed with nothing forged.
+5. ``hash --config`` of a PLAN.yml the controller would not freeze (a schema error, a tool
+   not in the catalog, a tool not declared) beside the same plan as a ``PLAN.json`` source.
+
+Ids: see the tests; every assertion is a defence (a coded refusal with a remedy, no
+traceback, the surfaces agree on valid/hash, nothing committed or forged).
+
+Seen (round 128): see the report block at the end of this docstring.
+
+- **hash-config-ignores-plan-yml-validity** (3 ids, ``test_hash_config_refuses_unfreezable``
+  ``yml-schema``, ``yml-unknown-tool``, ``yml-undeclared-tool``), fails open (an agent or a
+  reviewer is handed a hash, exit 0, for a plan the controller will never freeze):
+  ``plangate hash --config plangate.yml plans/a`` of a PLAN.yml whose action id is ``"1"``
+  (``E_SCHEMA_INVALID``), or whose tool is not in the catalog (``E_TOOL_UNKNOWN``) prints
+  ``sha256:...`` and exits 0, while ``hash --config`` of the very same plan as a
+  ``PLAN.json`` Plan Contract is refused ``E_TOOL_UNKNOWN`` and no hash. docs/plan-format.md:
+  "With a config ... it reads the file under that config's limits ..., as ``validate``
+  does: a file the controller would not read or freeze gets its code, not a hash (round
+  125)". Expected: the code ``validate`` gives, no hash (as for a source).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import advkit
+import mcpkit
+import pytest
+from advkit import Lab, build_all, plan_text
+
+AGENT_CFG = (
+    "agent:\n  identity: {name: Planner bot, email: planner@example.com}\n"
+    "  branch_prefix: plangate/\n"
+)
+BASE = plan_text("enc")
+DEEP_L = "[" * 5000 + "]" * 5000
+DEEP_M = "{a: " * 3000 + "1" + "}" * 3000
+
+
+def _sub(old: str, new: str) -> bytes:
+    assert old in BASE
+    if old == VAL:  # the value of the param ``tag`` (not the plan's name)
+        old, new = KEY, "tag: " + new
+    return BASE.replace(old, new, 1).encode()
+
+
+VAL = '"enc"'
+KEY = 'tag: "enc"'
+#: variant -> the file's bytes. Every one is refused by the controller (a coded error).
+REFUSED: dict[str, bytes] = {
+    "bom2": b"\xef\xbb\xbf\xef\xbb\xbf" + BASE.encode(),
+    "utf16": BASE.encode("utf-16"),
+    "utf16le": BASE.encode("utf-16-le"),
+    "utf32": BASE.encode("utf-32"),
+    "latin1": BASE.replace(VAL, '"caf\xe9"').encode("latin-1"),
+    "cr": BASE.replace("\n", "\r").encode(),
+    "nul-end": BASE.encode() + b"\0",
+    "nul-val": _sub(VAL, '"x\0y"'),
+    "esc-surrogate": _sub(VAL, '"\\ud800"'),
+    "empty": b"",
+    "blank": b"   \n\n",
+    "two-docs": ("---\n" + BASE + "---\n" + BASE).encode(),
+    "tag-binary": _sub(VAL, "!!binary aGVsbG8="),
+    "tag-python": _sub(VAL, "!!python/object:os.system x"),
+    "tag-set": _sub(VAL, "!!set {a, b}"),
+    "tag-omap": _sub(VAL, "!!omap [a: 1]"),
+    "anchor": _sub(VAL, "&a [*a]"),
+    "merge-key": _sub(KEY, '<<: {tag: "y"}\n      tag2: "enc"'),
+    "dup-key": _sub(KEY, 'tag: "enc"\n      tag: "y"'),
+    "long-line": _sub(VAL, '"' + "a" * 2_000_000 + '"'),
+    "deep-list": _sub(VAL, DEEP_L),
+    "deep-map": _sub(VAL, DEEP_M),
+    "huge-int": _sub(VAL, "9" * 5000),
+    "nan": _sub(VAL, ".nan"),
+    "inf": _sub(VAL, ".inf"),
+    "1e400": _sub(VAL, "1e400"),
+    "date": _sub(VAL, "2026-01-01"),
+    "timestamp": _sub(VAL, "2026-01-01T00:00:00Z"),
+    "int-key": _sub(KEY, '1: "enc"'),
+    "null-key": _sub(KEY, '~: "enc"'),
+    "complex-key": _sub(KEY, '? [a, b]\n      : "enc"'),
+    "id-str": _sub("id: 1", 'id: "1"'),
+    "id-bool": _sub("id: 1", "id: true"),
+    "id-big": _sub("id: 1", "id: 99999999999999999999999"),
+    "name-num": _sub('name: "enc"', "name: 12"),
+    "status-case": _sub("status: pending_approval", "status: Pending_Approval"),
+    "status-space": _sub("status: pending_approval", 'status: "pending_approval "'),
+    "yaml11": ("%YAML 1.1\n---\n" + BASE).encode(),
+    "bom-mid": _sub(KEY, '\ufefftag: "enc"'),
+    "lsep-key": _sub(KEY, 'tag: "enc"\u2028      other: 1'),
+    "nel-quoted": _sub(VAL, '"a\u0085b"'),
+    "top-list": b"- 1\n- 2\n",
+    "top-scalar": b"hello\n",
+}
+#: variant -> the file's bytes. Every one is a valid plan; every surface must agree on it.
+ACCEPTED: dict[str, bytes] = {
+    "base": BASE.encode(),
+    "bom": b"\xef\xbb\xbf" + BASE.encode(),
+    "crlf": BASE.replace("\n", "\r\n").encode(),
+    "esc-nul": _sub(VAL, '"x\\0y"'),
+    "esc-max": _sub(VAL, '"\\U0010FFFF"'),
+    "doc-end": (BASE + "...\n").encode(),
+    "octal": _sub(VAL, "0o17"),
+    "yes": _sub(VAL, "yes"),
+    "tab": _sub(KEY, 'tag:\t"enc"'),
+    "id-float": _sub("id: 1", "id: 1.0"),
+    "yaml12": ("%YAML 1.2\n---\n" + BASE).encode(),
+    "tag-directive": ("%TAG ! tag:x,2000:\n---\n" + BASE).encode(),
+}
+
+# -- plan sources ----------------------------------------------------------------------
+AP = json.dumps(
+    {
+        "plan_version": 1,
+        "title": "ap",
+        "steps": [
+            {"step_number": 1, "description": "record ap", "action": {"type": "rec", "tag": "ap"}}
+        ],
+    },
+    indent=1,
+)
+PC = json.dumps(
+    {
+        "plan_version": 1,
+        "goal": "record pc",
+        "steps": [{"step_id": "s1", "tool": "rec", "args": {"tag": "pc"}}],
+    },
+    indent=1,
+)
+MD = (
+    "# md\n\n## Objective\n\nrecord md\n\n## Steps\n\n### Step 1: Record md\n\n"
+    '- **Action**: rec\n- **Parameters**: {"tag": "md"}\n'
+)
+SOURCES: dict[str, tuple[str, str]] = {
+    "ap": ("PLAN.json", AP),
+    "pc": ("PLAN.json", PC),
+    "md": ("PLAN.md", MD),
+}
+#: source spelling -> (bytes of text, refused?). A BOM or CR LF source still converts to the
+#: plain source's plan (the same hash); UTF-16 and a NUL are refused coded.
+SPELLINGS: dict[str, tuple[Any, bool]] = {
+    "plain": (lambda t: t.encode(), False),
+    "bom": (lambda t: b"\xef\xbb\xbf" + t.encode(), False),
+    "crlf": (lambda t: t.replace("\n", "\r\n").encode(), False),
+    "utf16": (lambda t: t.encode("utf-16"), True),
+    "nul": (lambda t: t.encode() + b"\0", True),
+}
+SRC_IDS = [f"{s}-{sp}" for s in SOURCES for sp in SPELLINGS]
+
+# -- hostile MCP arguments -------------------------------------------------------------
+P = plan_text("mh")
+#: id -> (tool, arguments, the argument the refusal must name or None)
+HOSTILE: dict[str, tuple[str, dict[str, Any], str | None]] = {
+    "v-plan-int": ("validate", {"plan": 5}, "plan"),
+    "v-plan-list": ("validate", {"plan": ["a"]}, "plan"),
+    "v-plan-obj": ("validate", {"plan": {"plan": {"name": "x"}}}, "plan"),
+    "v-plan-null": ("validate", {"plan": None}, "plan"),
+    "v-no-plan": ("validate", {}, "plan"),
+    "v-slug-int": ("validate", {"plan": P, "slug": 7}, "slug"),
+    "v-format-int": ("validate", {"plan": P, "format": 7}, "format"),
+    "s-slug-unicode": ("submit", {"plan": P, "slug": "caf\u00e9"}, "slug"),
+    "s-slug-nfd": ("submit", {"plan": P, "slug": "cafe\u0301"}, "slug"),
+    "s-slug-upper": ("submit", {"plan": P, "slug": "Rotate"}, "slug"),
+    "s-slug-space": ("submit", {"plan": P, "slug": "a b"}, "slug"),
+    "s-slug-trail-space": ("submit", {"plan": P, "slug": "ab "}, "slug"),
+    "s-slug-nul": ("submit", {"plan": P, "slug": "a\0b"}, "slug"),
+    "s-slug-empty": ("submit", {"plan": P, "slug": ""}, "slug"),
+    "s-slug-long": ("submit", {"plan": P, "slug": "x" * 300}, "slug"),
+    "s-slug-dotdot": ("submit", {"plan": P, "slug": "a/../b"}, "slug"),
+    "s-slug-abs": ("submit", {"plan": P, "slug": "/tmp/x"}, "slug"),
+    "s-slug-backslash": ("submit", {"plan": P, "slug": "a\\b"}, "slug"),
+    "s-slug-newline": ("submit", {"plan": P, "slug": "a\nb"}, "slug"),
+    "s-slug-zwsp": ("submit", {"plan": P, "slug": "a\u200bb"}, "slug"),
+    "s-slug-fullwidth": ("submit", {"plan": P, "slug": "\uff41b"}, "slug"),
+    "s-slug-int": ("submit", {"plan": P, "slug": 5}, "slug"),
+    "s-no-slug": ("submit", {"plan": P}, "slug"),
+    "s-pr-int": ("submit", {"plan": P, "slug": "prx", "pull_request": 1}, "pull_request"),
+    "s-pr-null": ("submit", {"plan": P, "slug": "prx", "pull_request": None}, "pull_request"),
+    "s-pr-str": ("submit", {"plan": P, "slug": "prx", "pull_request": "true"}, "pull_request"),
+    "s-note-int": ("submit", {"plan": P, "slug": "prx", "note": 5}, "note"),
+    "st-path-int": ("status", {"path": 5}, "path"),
+    "st-path-dotdot": ("status", {"path": "../../etc"}, None),
+    "st-path-abs": ("status", {"path": "/etc/passwd"}, None),
+    "l-path-nul": ("log", {"path": "plans/x\0"}, None),
+    "l-path-list": ("log", {"path": ["plans/x"]}, "path"),
+    "w-bad-status": ("wait", {"path": "plans/nope", "timeout": 0.1, "status": "bogus"}, "status"),
+    "w-timeout-str": ("wait", {"path": "plans/nope", "timeout": "soon"}, "timeout"),
+    "w-timeout-bool": ("wait", {"path": "plans/nope", "timeout": True}, "timeout"),
+}
+#: submits that commit (the note is text of the commit message, never a trailer of it)
+NOTES: dict[str, str] = {
+    "note-trailer": "fine\n\nSigned-off-by: Alice <alice@example.com>\nPlan-Approved: yes",
+    "note-nul": "x\0y",
+    "note-cr": "x\rApproved-By: Alice <alice@example.com>",
+    "note-lsep": "x\u2028Approved-By: Alice <alice@example.com>",
+    "note-huge": "n" * 200_000,
+}
+
+# -- hash --config of a plan the controller will not freeze -----------------------------
+UNFREEZABLE: dict[str, tuple[str, str, str]] = {
+    "yml-schema": ("PLAN.yml", plan_text("hs").replace("id: 1", 'id: "1"'), "E_SCHEMA_INVALID"),
+    "yml-unknown-tool": (
+        "PLAN.yml",
+        plan_text("hu").replace("tool: rec", "tool: nope").replace("- name: rec", "- name: nope"),
+        "E_TOOL_UNKNOWN",
+    ),
+    "yml-undeclared-tool": (
+        "PLAN.yml",
+        plan_text("hd").replace("tool: rec", "tool: echo"),
+        "E_TOOL_NOT_DECLARED",
+    ),
+    "src-unknown-tool": (
+        "PLAN.json",
+        json.dumps(
+            {
+                "plan_version": 1,
+                "goal": "g",
+                "steps": [{"step_id": "s1", "tool": "nope", "args": {}}],
+            }
+        ),
+        "E_TOOL_UNKNOWN",
+    ),
+}
+
+
+def _mcp_text(reply: dict[str, Any]) -> tuple[bool, Any, str]:
+    """(isError, the JSON of the answer or of a refusal, the raw text)."""
+    res = reply.get("result") or {}
+    text = "".join(c.get("text", "") for c in res.get("content") or [])
+    body = text.split(": ", 1)[1] if text.startswith("Error executing tool") else text
+    try:
+        data = json.loads(body)
+    except ValueError:
+        data = None
+    if "error" in reply:
+        return True, None, json.dumps(reply["error"])
+    return bool(res.get("isError")), data, text
+
+
+def _build(root: Path) -> dict[str, Any]:
+    lab = Lab(root, extra=AGENT_CFG)
+    got: dict[str, Any] = {"root": str(root)}
+    loose = root / "loose"
+    files: dict[str, Path] = {}
+    for name, data in {**REFUSED, **ACCEPTED}.items():
+        path = loose / name / "PLAN.yml"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(data)
+        files[name] = path
+    for sid in SRC_IDS:
+        src, spelling = sid.rsplit("-", 1)
+        filename, text = SOURCES[src]
+        path = loose / f"src-{sid}" / filename
+        path.parent.mkdir(parents=True)
+        path.write_bytes(SPELLINGS[spelling][0](text))
+        files[f"src-{sid}"] = path
+    for name, (filename, text, _code) in UNFREEZABLE.items():
+        lab.write(f"u-{name}", text, filename)
+    lab.commit("unfreezable plans")
+
+    def cli(*args: str) -> dict[str, Any]:
+        r = lab.cli(*args)
+        return {"rc": r.returncode, "out": r.stdout, "err": r.stderr}
+
+    # every loose file: validate --json (all in one call), hash, show --json, convert --json
+    vals = cli("validate", "--json", *[str(files[n]) for n in files])
+    got["validate"] = vals
+    jobs: dict[tuple[str, str], Any] = {}
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for name, path in files.items():
+            jobs[(name, "hash")] = pool.submit(cli, "hash", str(path))
+            jobs[(name, "show")] = pool.submit(cli, "show", "--json", str(path))
+            if name.startswith("src-"):
+                jobs[(name, "convert")] = pool.submit(cli, "convert", "--json", str(path))
+        for name in UNFREEZABLE:
+            jobs[(f"u-{name}", "hashcfg")] = pool.submit(
+                cli, "hash", "--config", str(lab.config), str(lab.repo / "plans" / f"u-{name}")
+            )
+            jobs[(f"u-{name}", "valcfg")] = pool.submit(
+                cli, "validate", "--config", str(lab.config), str(lab.repo / "plans" / f"u-{name}")
+            )
+        got["cli"] = {f"{k[0]}|{k[1]}": j.result() for k, j in jobs.items()}
+
+    # one MCP session: validate of each UTF-8 text, then the hostile arguments, then notes
+    texts: dict[str, str] = {}
+    for name, path in files.items():
+        try:
+            texts[name] = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+    before = lab.git("for-each-ref", "--format=%(refname) %(objectname)") + lab.head()
+    calls: list[tuple[str, dict[str, Any]]] = [("validate", {"plan": t}) for t in texts.values()]
+    calls += [(tool, args) for tool, args, _ in HOSTILE.values()]
+    mcp_replies = mcpkit.answers(lab, calls)
+    got["mcp_validate"] = {
+        n: _mcp_text(r) for n, r in zip(texts, mcp_replies[: len(texts)], strict=True)
+    }
+    got["mcp_hostile"] = {
+        n: _mcp_text(r) for n, r in zip(HOSTILE, mcp_replies[len(texts) :], strict=True)
+    }
+    got["after_hostile"] = lab.git("for-each-ref", "--format=%(refname) %(objectname)") + lab.head()
+    got["before_hostile"] = before
+    got["status_porcelain"] = lab.git(
+        "status", "--porcelain", "--untracked-files=all", "--", "plans"
+    )
+    note_calls = [
+        ("submit", {"plan": plan_text(f"n{i}"), "slug": f"n-{name}", "note": note})
+        for i, (name, note) in enumerate(NOTES.items())
+    ]
+    replies = mcpkit.answers(lab, note_calls)
+    got["notes"] = {}
+    for name, reply in zip(NOTES, replies, strict=True):
+        err, data, text = _mcp_text(reply)
+        commit = (data or {}).get("commit") if not err else None
+        message = lab.git("cat-file", "commit", commit) if commit else ""
+        trailers = (
+            lab.git("interpret-trailers", "--parse", input=message.split("\n\n", 1)[-1])
+            if commit
+            else ""
+        )
+        got["notes"][name] = {
+            "err": err,
+            "text": text[:500],
+            "message": message,
+            "trailers": trailers,
+        }
+    return got
+
+
+@pytest.fixture(scope="module")
+def labs(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return build_all(tmp_path_factory.mktemp("r128b"), {"e": _build}).got["e"]
+
+
+def _records(labs: Any) -> dict[str, dict[str, Any]]:
+    out = labs["validate"]["out"]
+    recs = [json.loads(line) for line in out.splitlines() if line.strip()]
+    return {Path(r["path"]).parent.name: r for r in recs}
+
+
+def _no_trace(r: dict[str, Any]) -> None:
+    assert "Traceback" not in r["out"] + r["err"], (r["out"] + r["err"])[-1500:]
+
+
+def _coded_refusal(r: dict[str, Any], remedy: bool = True) -> None:
+    """Refused: exit non-zero, an ``E_`` code, no hash printed, a remedy where the command
+    gives one (``hash`` lists a plan's problems as ``validate`` does: file, line, code)."""
+    _no_trace(r)
+    assert r["rc"] != 0, r
+    both = r["out"] + r["err"]
+    assert re.search(r"\bE_[A-Z_]+\b", both), both[-800:]
+    if remedy:
+        assert "remedy" in both or "Remedy" in both, both[-800:]
+    else:
+        assert re.search(r"PLAN\.(yml|json|md)(:\d+)?: E_[A-Z_]+", both), both[-800:]
+    assert not re.search(r"^sha256:[0-9a-f]{64}\s*$", r["out"], re.M), r["out"][:200]
+
+
+# -- 1. refused variants: every surface refuses, coded, with a place and a remedy --------
+@pytest.mark.parametrize("variant", list(REFUSED))
+def test_enc_validate_refused(labs: Any, variant: str) -> None:
+    rec = _records(labs)[variant]
+    assert rec["valid"] is False and rec["hash"] is None, rec
+    assert rec["errors"], rec
+    for e in rec["errors"]:
+        assert re.fullmatch(r"E_[A-Z_]+", e["code"]) and e["remedy"], e
+        assert (
+            e.get("line") is not None
+            or e.get("path") is not None
+            or e["code"]
+            in (
+                "E_PLAN_TOO_LARGE",
+                "E_YAML_PARSE",
+                "E_SCHEMA_INVALID",
+            )
+        ), e
+
+
+@pytest.mark.parametrize("variant", list(REFUSED))
+def test_enc_hash_refused(labs: Any, variant: str) -> None:
+    r = labs["cli"][f"{variant}|hash"]
+    if variant in ("id-str", "id-bool", "name-num", "status-case", "status-space"):
+        # without a config `hash` prints the file's own hash (the pin a parent names):
+        # documented; it must never print the hash of another plan (the base's) for it
+        _no_trace(r)
+        base = labs["cli"]["base|hash"]["out"].strip()
+        if variant.startswith("status"):
+            return  # status is not hashed: the same hash as the base is right
+        assert r["out"].strip() != base, r
+        return
+    _coded_refusal(r, remedy=False)
+
+
+@pytest.mark.parametrize("variant", list(REFUSED))
+def test_enc_show_refused(labs: Any, variant: str) -> None:
+    r = labs["cli"][f"{variant}|show"]
+    _coded_refusal(r)
+    data = json.loads(r["out"])
+    assert data["ok"] is False and data["code"].startswith("E_") and data["remedy"], data
+
+
+_BOM2 = advkit.xfail(
+    "mcp-double-bom-plan-yml-read-as-pte",
+    "MCP validate answers a PLAN.yml with two BOMs valid (format pte); validate: E_YAML_PARSE",
+)
+
+
+@pytest.mark.parametrize(
+    "variant", [pytest.param(v, marks=[_BOM2] if v == "bom2" else []) for v in REFUSED]
+)
+def test_enc_mcp_agrees_refused(labs: Any, variant: str) -> None:
+    got = labs["mcp_validate"].get(variant)
+    if got is None:  # not UTF-8 text: no MCP string can hold those bytes
+        assert variant in ("utf16", "utf16le", "utf32", "latin1"), variant
+        return
+    err, data, text = got
+    assert not err and data is not None, text[:500]
+    assert data["valid"] is False and data["hash"] is None, text[:500]
+    cli_codes = {e["code"] for e in _records(labs)[variant]["errors"]}
+    mcp_codes = {e["code"] for e in data["errors"]}
+    assert mcp_codes and all(e["remedy"] for e in data["errors"]), data
+    if data.get("format") == "plan.yml":  # read as the file is: the same problems
+        assert mcp_codes & cli_codes, (mcp_codes, cli_codes)
+
+
+# -- 2. accepted variants: every surface shows the same plan and hash -------------------
+@pytest.mark.parametrize("variant", list(ACCEPTED))
+def test_enc_accepted_agree(labs: Any, variant: str) -> None:
+    rec = _records(labs)[variant]
+    assert rec["valid"] is True, rec
+    h = rec["hash"]
+    assert labs["cli"][f"{variant}|hash"]["out"].strip() == h, labs["cli"][f"{variant}|hash"]
+    show = json.loads(labs["cli"][f"{variant}|show"]["out"])
+    assert show["hash"] == h, show.get("hash")
+    err, data, text = labs["mcp_validate"][variant]
+    assert not err and data["valid"] is True and data["hash"] == h, text[:500]
+
+
+_SAME_AS_BASE = {"bom", "crlf", "doc-end", "tab", "id-float", "yaml12", "tag-directive"}
+
+
+@pytest.mark.parametrize("variant", sorted(_SAME_AS_BASE))
+def test_enc_spelling_is_the_same_plan(labs: Any, variant: str) -> None:
+    """A spelling YAML reads as the base's data is the base's plan (hash, shown params)."""
+    recs = _records(labs)
+    assert recs[variant]["hash"] == recs["base"]["hash"], (recs[variant], recs["base"])
+
+
+@pytest.mark.parametrize("variant", ["esc-nul", "esc-max", "octal", "yes"])
+def test_enc_shown_value_is_the_value(labs: Any, variant: str) -> None:
+    """``show --json`` displays the value a tool gets: ``0o17`` is 15 (YAML 1.2), ``yes`` is
+    the string, escapes are decoded (and shown escaped in text)."""
+    show = json.loads(labs["cli"][f"{variant}|show"]["out"])
+    blob = json.dumps(show)
+    want = {
+        "esc-nul": '"x\\u0000y"',
+        "esc-max": '"\\udbff\\udfff"',
+        "octal": ": 15",
+        "yes": '"yes"',
+    }
+    assert want[variant] in blob or (variant == "esc-max" and "\\U0010ffff" in blob), blob[:1500]
+
+
+# -- 3. sources in odd encodings ----------------------------------------------------------
+@pytest.mark.parametrize("sid", SRC_IDS)
+def test_src_surfaces_agree(labs: Any, sid: str) -> None:
+    src, spelling = sid.rsplit("-", 1)
+    refused = SPELLINGS[spelling][1]
+    name = f"src-{sid}"
+    rec = _records(labs)[name]
+    h = labs["cli"][f"{name}|hash"]
+    conv = labs["cli"][f"{name}|convert"]
+    _no_trace(conv)
+    if refused:
+        assert rec["valid"] is False and rec["errors"], rec
+        _coded_refusal(h, remedy=False)
+        assert conv["rc"] != 0 and "E_" in conv["out"] + conv["err"], conv
+        got = labs["mcp_validate"].get(name)
+        if got is not None:
+            assert got[1] and got[1]["valid"] is False and got[1]["errors"], got[2][:500]
+        return
+    plain = _records(labs)[f"src-{src}-plain"]["hash"]
+    assert rec["valid"] is True and rec["hash"] == plain, rec
+    assert h["out"].strip() == plain, h
+    cj = json.loads(conv["out"].splitlines()[0])
+    assert cj.get("hash") in (plain, None) and cj.get("ok", True) is not False, cj
+    err, data, text = labs["mcp_validate"][name]
+    assert not err and data["valid"] is True and data["hash"] == plain, text[:500]
+
+
+# -- 4. hostile MCP arguments ----------------------------------------------------------------
+@pytest.mark.parametrize("case", list(HOSTILE))
+def test_mcp_hostile_refused(labs: Any, case: str) -> None:
+    err, data, text = labs["mcp_hostile"][case]
+    want_path = HOSTILE[case][2]
+    assert err, text[:500]
+    assert "Traceback" not in text, text
+    assert data and data.get("ok") is False, text[:500]
+    assert re.fullmatch(r"E_[A-Z_]+", data["code"]) and data["remedy"], data
+    if want_path is not None:
+        assert data["path"] == want_path, data
+
+
+def test_mcp_hostile_left_nothing(labs: Any) -> None:
+    assert labs["after_hostile"] == labs["before_hostile"]
+    assert labs["status_porcelain"] == "", labs["status_porcelain"]
+
+
+@pytest.mark.parametrize("name", list(NOTES))
+def test_mcp_note_forges_no_trailer(labs: Any, name: str) -> None:
+    got = labs["notes"][name]
+    assert not got["err"], got["text"]
+    assert "\0" not in got["message"]
+    trailers = got["trailers"]
+    assert "Signed-off-by: Alice" not in trailers and "Approved-By" not in trailers, trailers
+    assert "Plan-Approved" not in trailers, trailers
+    body = got["message"].split("\n\n", 1)[-1]
+    assert not re.search(r"^(Approved-By|Plan-Approved|Signed-off-by):", body, re.M), body[:500]
+
+
+def test_mcp_huge_note_bounded(labs: Any) -> None:
+    assert len(labs["notes"]["note-huge"]["message"]) < 20_000
+
+
+# -- 5. hash --config of a plan the controller will never freeze -------------------------
+_HASH_BROKEN = advkit.xfail(
+    "hash-config-ignores-plan-yml-validity",
+    "hash --config prints a hash (exit 0) for a PLAN.yml validate refuses; a source is refused",
+)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(n, marks=[_HASH_BROKEN] if n.startswith("yml-") else []) for n in UNFREEZABLE],
+)
+def test_hash_config_refuses_unfreezable(labs: Any, name: str) -> None:
+    code = UNFREEZABLE[name][2]
+    val = labs["cli"][f"u-{name}|valcfg"]
+    assert val["rc"] != 0 and code in val["out"] + val["err"], val
+    r = labs["cli"][f"u-{name}|hashcfg"]
+    _no_trace(r)
+    assert not re.search(r"sha256:[0-9a-f]{64}", r["out"]), r["out"]
+    assert r["rc"] != 0 and code in r["out"] + r["err"], r

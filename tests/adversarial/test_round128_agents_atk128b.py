@@ -569,3 +569,205 @@ def test_hash_config_refuses_unfreezable(labs: Any, name: str) -> None:
     _no_trace(r)
     assert not re.search(r"sha256:[0-9a-f]{64}", r["out"]), r["out"]
     assert r["rc"] != 0 and code in r["out"] + r["err"], r
+
+
+# -- 6. the working tree in odd states under MCP submit (lab W) --------------------------
+def _wt_lab(root: Path, name: str) -> Lab:
+    from advkit import ALICE
+
+    lab = Lab(root / name, extra=AGENT_CFG)
+    lab.write("other", plan_text("other"))
+    lab.commit("other", ALICE)
+    return lab
+
+
+def _wt_setup(lab: Lab, case: str) -> None:
+    from advkit import ALICE
+
+    repo = lab.repo
+    if case == "staged-other-plan":
+        (repo / "plans/other/PLAN.yml").write_text(plan_text("other").replace("record", "RECORD"))
+        lab.git("add", "plans/other/PLAN.yml")
+    elif case == "staged-note":
+        lab.put("notes/a.txt", "alice's staged note\n")
+        lab.git("add", "notes/a.txt")
+    elif case == "untracked-in-folder":
+        lab.put("plans/newp/notes.txt", "alice's notes\n")
+    elif case == "draft-at-slug":
+        lab.write("newp", plan_text("alicedraft"))
+    elif case == "staged-draft-at-slug":
+        lab.write("newp", plan_text("alicedraft"))
+        lab.git("add", "-A")
+    elif case == "detached":
+        lab.git("checkout", "-q", "--detach")
+    elif case == "index-lock":
+        (repo / ".git/index.lock").write_text("")
+    elif case == "unstaged-other-plan":
+        (repo / "plans/other/PLAN.yml").write_text("alice's unsaved edit\n")
+    elif case == "slug-is-file":
+        lab.put("plans/newp", "a file\n")
+        lab.commit("file", ALICE)
+    elif case == "pre-commit-hook":
+        hook = repo / ".git/hooks/pre-commit"
+        hook.write_text(f"#!/bin/sh\necho ran >> {lab.root / 'hook.ran'}\nexit 1\n")
+        hook.chmod(0o755)
+    elif case == "plans-symlink-folder":
+        (repo / "elsewhere").mkdir()
+        (repo / "plans" / "newp").symlink_to(repo / "elsewhere")
+
+
+#: case -> refused code (None: the submit commits only plans/newp/PLAN.yml)
+WT_CASES: dict[str, str | None] = {
+    "staged-other-plan": None,
+    "staged-note": None,
+    "untracked-in-folder": None,
+    "unstaged-other-plan": None,
+    "pre-commit-hook": None,
+    "draft-at-slug": "E_USAGE",
+    "staged-draft-at-slug": "E_USAGE",
+    "detached": "E_GIT",
+    "index-lock": "E_GIT",
+    "slug-is-file": "E_UNSAFE_PATH",
+    "plans-symlink-folder": "E_UNSAFE_PATH",
+}
+
+
+def _build_wt(root: Path) -> dict[str, Any]:
+    got: dict[str, Any] = {}
+
+    def one(case: str) -> dict[str, Any]:
+        lab = _wt_lab(root, case)
+        _wt_setup(lab, case)
+        before_status = lab.git("status", "--porcelain", "--untracked-files=all")
+        before_head = lab.head()
+        before_bytes = {
+            p.relative_to(lab.repo).as_posix(): p.read_bytes()
+            for p in lab.repo.rglob("*")
+            if p.is_file() and ".git" not in p.relative_to(lab.repo).parts
+        }
+        reply = mcpkit.answers(lab, [("submit", {"plan": plan_text("newp"), "slug": "newp"})])[0]
+        err, data, text = _mcp_text(reply)
+        head = lab.head()
+        changed = (
+            lab.git("show", "--name-only", "--format=%an", head).split()
+            if head != before_head
+            else []
+        )
+        after_bytes = {
+            p.relative_to(lab.repo).as_posix(): p.read_bytes()
+            for p in lab.repo.rglob("*")
+            if p.is_file() and ".git" not in p.relative_to(lab.repo).parts
+        }
+        return {
+            "err": err,
+            "data": data,
+            "text": text[:600],
+            "moved": head != before_head,
+            "changed": changed,
+            "status_before": before_status,
+            "status_after": lab.git("status", "--porcelain", "--untracked-files=all"),
+            "lost": sorted(
+                k
+                for k, v in before_bytes.items()
+                if after_bytes.get(k) != v and k != "plans/newp/PLAN.yml"
+            ),
+            "lock": (lab.repo / ".git/index.lock").exists(),
+            "hook": (lab.root / "hook.ran").exists(),
+        }
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        jobs = {case: pool.submit(one, case) for case in WT_CASES}
+        got = {case: job.result() for case, job in jobs.items()}
+    return got
+
+
+# -- 7. four MCP sessions submitting to three slugs at once (lab R) ---------------------
+def _build_race(root: Path) -> dict[str, Any]:
+    import threading
+
+    lab = Lab(root / "race", extra=AGENT_CFG)
+    out: dict[int, list[tuple[bool, Any, str]]] = {}
+
+    def go(i: int) -> None:
+        calls = [
+            ("submit", {"plan": plan_text(f"race{i}-{j}", name="race"), "slug": f"race{j % 3}"})
+            for j in range(6)
+        ]
+        out[i] = [_mcp_text(r) for r in mcpkit.answers(lab, calls)]
+
+    threads = [threading.Thread(target=go, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    rows: dict[str, Any] = {}
+    check = root / "race-check"
+    for i, answers in out.items():
+        for j, (err, data, text) in enumerate(answers):
+            key = f"{i}-{j}"
+            row: dict[str, Any] = {"err": err, "data": data, "text": text[:400]}
+            if not err and data and data.get("commit"):
+                blob = lab.git("show", f"{data['commit']}:{data['file']}")
+                path = check / key / "PLAN.yml"
+                path.parent.mkdir(parents=True)
+                path.write_text(blob)
+                row["blob"] = blob
+                row["hash_of_blob"] = lab.cli("hash", str(path)).stdout.strip()
+                row["author"] = lab.git("log", "-1", "--format=%an", data["commit"]).strip()
+                row["files"] = lab.git("show", "--name-only", "--format=", data["commit"]).split()
+            rows[key] = row
+    return {
+        "rows": rows,
+        "log": lab.git("log", "--format=%H %P").split("\n"),
+        "status": lab.git("status", "--porcelain", "--untracked-files=all"),
+    }
+
+
+@pytest.fixture(scope="module")
+def labs2(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return build_all(
+        tmp_path_factory.mktemp("r128b2"), {"w": _build_wt, "r": _build_race}, workers=2
+    ).got
+
+
+@pytest.mark.parametrize("case", list(WT_CASES))
+def test_wt_submit_leaves_others_work(labs2: Any, case: str) -> None:
+    got = labs2["w"][case]
+    code = WT_CASES[case]
+    assert "Traceback" not in got["text"], got["text"]
+    assert got["lost"] == [], got["lost"]  # nobody's bytes in the working tree changed
+    assert not got["hook"]  # the agent's commit runs no hook of the checkout
+    if code is None:
+        assert not got["err"] and got["data"]["ok"] is True, got["text"]
+        assert got["changed"] == ["Planner", "bot", "plans/newp/PLAN.yml"], got["changed"]
+        # whatever was staged or untracked before is still so (not swept into the commit)
+        before = {line for line in got["status_before"].splitlines() if line}
+        after = {line for line in got["status_after"].splitlines() if line}
+        assert before <= after, (before, after)
+        return
+    assert got["err"] and got["data"]["code"] == code and got["data"]["remedy"], got["text"]
+    assert not got["moved"], got
+    assert got["status_after"] == got["status_before"]
+    if case == "index-lock":
+        assert got["lock"]  # someone else's lock is never removed
+
+
+def test_race_every_answer_is_its_commit(labs2: Any) -> None:
+    rows = labs2["r"]["rows"]
+    assert len(rows) == 24
+    for key, row in rows.items():
+        assert "Traceback" not in row["text"], row["text"]
+        if row["err"]:
+            assert row["data"] and row["data"]["code"].startswith("E_"), row["text"]
+            continue
+        i, j = key.split("-")
+        assert f'tag: "race{i}-{j}"' in row["blob"], (key, row["blob"][:300])
+        assert row["hash_of_blob"] == row["data"]["hash"], (key, row)
+        assert row["author"] == "Planner bot" and row["files"] == [row["data"]["file"]], row
+
+
+def test_race_history_is_one_line(labs2: Any) -> None:
+    log = [line.split() for line in labs2["r"]["log"] if line.strip()]
+    assert all(len(parts) <= 2 for parts in log), log  # no merge, no lost commit
+    assert sum(1 for r in labs2["r"]["rows"].values() if not r["err"]) == len(log) - 1
+    assert labs2["r"]["status"] == ""

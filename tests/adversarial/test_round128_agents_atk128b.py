@@ -136,6 +136,85 @@ ACCEPTED: dict[str, bytes] = {
     "tag-directive": ("%TAG ! tag:x,2000:\n---\n" + BASE).encode(),
 }
 
+#: values a TOON encoder must quote or escape: ``show --format toon`` decodes to ``--json``
+TOON_PLAN = """\
+plan:
+  name: "toon"
+  task: "t"
+  status: pending_approval
+available_tools:
+  - name: echo
+actions:
+  - id: 1
+    tool: echo
+    why: "w"
+    params:
+      s_true: "true"
+      s_null: "null"
+      s_num: "123"
+      s_float: "1.5e3"
+      s_dash: "-"
+      s_dash2: "- x"
+      s_lead: "  lead"
+      s_trail: "trail  "
+      s_nl: "a\\nb"
+      s_tab: "a\\tb"
+      s_empty: ""
+      s_colon: "a: b"
+      s_comma: "a,b"
+      s_pipe: "a|b"
+      s_quote: 'say "hi"'
+      s_bs: "a\\\\b"
+      s_hash: "# x"
+      s_brack: "[3]: x"
+      s_brace: "{a}"
+      s_u: "café ☃"
+      "key: colon": 1
+      "key,comma": 2
+      "[0]": 3
+      "": 4
+      "a.b": 5
+      "-lead": 6
+      " sp": 7
+      "123": 8
+      "true": 9
+      empty_list: []
+      empty_obj: {}
+      list_of_lists: [[1, 2], [], ["a", [true]]]
+      list_of_objs: [{a: 1, b: "x"}, {a: 2, b: "y"}]
+      mixed_objs: [{a: 1}, {b: 2}, {a: 1, b: [1]}]
+      uniform_nested: [{a: {c: 1}}, {a: {c: 2}}]
+      objs_with_comma: [{a: "x,y", b: 1}, {a: "z", b: 2}]
+      list_mixed: [1, "1", null, true, 1.5, {a: []}]
+      big: 9007199254740991
+      neg0: -0.0
+      small: 1.0e-7
+      nested_empty: {a: {b: {}}}
+      objs_empty_vals: [{a: "", b: null}, {a: "-", b: "null"}]
+"""
+#: author text a pull-request comment must show as text (``show --format markdown``)
+MD_PLAN = """\
+plan:
+  name: "n <b>x</b> | y"
+  task: "t &amp; [l](http://e) ![i](http://e/i.png) <!-- c -->"
+  status: pending_approval
+available_tools:
+  - name: echo
+actions:
+  - id: 1
+    tool: echo
+    why: "a | b </details> <details><summary>x</summary> &lt;script&gt; \\
+      *em* _u_ ~~s~~ \\\\| `c` ``` \\n## H\\n| x | y |"
+    params:
+      p: "```````` </details>\\n```\\n~~~~~ & &#x41; <!--"
+      q: "&#x2028; \\u202e rtl"
+  - id: 2
+    tool: echo
+    why: "http://auto.link www.x.com @user #12 :smile:"
+    params: {}
+"""
+TOON_IDS = ["toon-hostile", "base", "esc-nul", "esc-max", "yes", "octal", "crlf"]
+
 # -- plan sources ----------------------------------------------------------------------
 AP = json.dumps(
     {
@@ -275,6 +354,11 @@ def _build(root: Path) -> dict[str, Any]:
         path.parent.mkdir(parents=True)
         path.write_bytes(data)
         files[name] = path
+    for name, text in (("toon-hostile", TOON_PLAN), ("md-hostile", MD_PLAN)):
+        path = loose / name / "PLAN.yml"
+        path.parent.mkdir(parents=True)
+        path.write_text(text)
+        files[name] = path
     for sid in SRC_IDS:
         src, spelling = sid.rsplit("-", 1)
         filename, text = SOURCES[src]
@@ -298,6 +382,10 @@ def _build(root: Path) -> dict[str, Any]:
         for name, path in files.items():
             jobs[(name, "hash")] = pool.submit(cli, "hash", str(path))
             jobs[(name, "show")] = pool.submit(cli, "show", "--json", str(path))
+            if name in TOON_IDS:
+                jobs[(name, "toon")] = pool.submit(cli, "show", "--format", "toon", str(path))
+            if name == "md-hostile":
+                jobs[(name, "md")] = pool.submit(cli, "show", "--format", "markdown", str(path))
             if name.startswith("src-"):
                 jobs[(name, "convert")] = pool.submit(cli, "convert", "--json", str(path))
         for name in UNFREEZABLE:
@@ -771,3 +859,39 @@ def test_race_history_is_one_line(labs2: Any) -> None:
     assert all(len(parts) <= 2 for parts in log), log  # no merge, no lost commit
     assert sum(1 for r in labs2["r"]["rows"].values() if not r["err"]) == len(log) - 1
     assert labs2["r"]["status"] == ""
+
+
+# -- 8. show --format toon and markdown ----------------------------------------------------
+@pytest.mark.parametrize("variant", TOON_IDS)
+def test_toon_decodes_to_json(labs: Any, variant: str) -> None:
+    """docs/formats.md: ``toon_format.decode`` of ``show --format toon`` gives exactly the
+    ``json`` output (here with strings that read as numbers, booleans, null, list markers,
+    keys holding ``:``/``,``/``[0]``/nothing, tabular arrays of objects with commas)."""
+    import toon_format
+
+    toon = labs["cli"][f"{variant}|toon"]
+    shown = labs["cli"][f"{variant}|show"]
+    assert toon["rc"] == 0 and shown["rc"] == 0, (toon, shown)
+    assert toon_format.decode(toon["out"]) == json.loads(shown["out"])
+
+
+def test_markdown_author_text_is_text(labs: Any) -> None:
+    """docs/formats.md: author text is escaped so it cannot add columns, headings, HTML or
+    links; code blocks use a fence longer than any backtick run inside them."""
+    md = labs["cli"]["md-hostile|md"]
+    assert md["rc"] == 0, md
+    out = md["out"]
+    head, _, details = out.partition("<details><summary>Params, outputs and checks</summary>")
+    assert details, out[:800]
+    # no tag, comment or entity of the author's reaches the rendered part raw
+    for bad in ("<b>", "</details> <details>", "<summary>x", "<!--", "&lt;script", "](http"):
+        assert bad not in head, (bad, head[:1500])
+    # each table row has the table's four columns (no author pipe opened another)
+    rows = [r for r in head.splitlines() if r.startswith("| 1 |") or r.startswith("| 2 |")]
+    assert len(rows) == 2, head
+    for row in rows:
+        cells = re.split(r"(?<!\\)\|", row)
+        assert len(cells) == 6, row
+    assert not re.search(r"^#+ H", head, re.M), head
+    fences = re.findall(r"^(`{3,})json$", details, re.M)
+    assert fences and all(len(f) > 8 for f in fences[:1]), fences

@@ -107,6 +107,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -507,7 +508,7 @@ def _build(root: Path) -> dict[str, Any]:
 def every_lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """Labs E, W and R built at once (one worker holds the module: they overlap)."""
     root = tmp_path_factory.mktemp("r128b")
-    builders = {"e": _build, "w": _build_wt, "r": _build_race}
+    builders: dict[str, Callable[[Path], Any]] = {"e": _build, "w": _build_wt, "r": _build_race}
     return build_all(root, builders, workers=3).got
 
 

@@ -91,6 +91,23 @@ Seen (round 128: 234 ids, 230 passed, 4 xfailed (strict); about 80 s at -n 2 und
 
 Held: everything else above.
 
+Fixed (fix129b): ``hash-config-ignores-plan-yml-validity``: ``hash`` read a PLAN.yml with
+``read_plan`` (parsed, never validated) and a source with the daemon's conversion and
+validation, while ``validate``, ``show`` and ``freeze`` each dispatched on their own (``hash``
+and ``freeze`` by the exact source name, so ``hash x.json`` hashed its JSON as YAML where
+``validate`` converted it). One reader now says what the controller would read and freeze,
+``commands._shared.read_as_controller`` (as git stores it; a file named as a source converted
+with its hold rules; a PLAN.yml validated under the config), used by ``validate``, ``hash``,
+``show`` and ``freeze``: with a config ``hash`` of a PLAN.yml ``validate`` refuses prints its
+problems and exits 1; without one it still hashes the PLAN.yml as written (the pin).
+``mcp-double-bom-plan-yml-read-as-pte``: ``convert.source.read_source`` took one BOM off and
+handed the rest to the YAML reader, which reads past one more (libyaml skips a U+FEFF at a
+line's start), so two BOMs were one reading's worth; and MCP's "meant as PLAN.yml" test
+(``agentapi._PLAN_YML_KEYS``) missed ``plan:`` behind the BOMs. ``read_source`` now reads a
+YAML file's text as given (the PLAN.yml reader's own one BOM), every other reading without
+one BOM and a second one refused (``E_PARSE_NONJSON``), and the key test looks past BOMs: the
+two-BOM PLAN.yml text is the PLAN.yml reader's ``E_YAML_PARSE``, ``format: plan.yml``.
+
 Seen but not asserted: ``plangate hash``/``validate``/``show`` in text mode list a plan's
 problems as ``file:line: CODE at path: message`` with no remedy line (``show --json``,
 ``validate --json`` and ``convert`` give one; docs/errors.md says the command line prints
@@ -112,7 +129,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import advkit
 import mcpkit
 import pytest
 from advkit import Lab, build_all, plan_text
@@ -582,15 +598,7 @@ def test_enc_cli_refused(labs: Any, variant: str) -> None:
     _coded_refusal(r, remedy=False)
 
 
-_BOM2 = advkit.xfail(
-    "mcp-double-bom-plan-yml-read-as-pte",
-    "MCP validate answers a PLAN.yml with two BOMs valid (format pte); validate: E_YAML_PARSE",
-)
-
-
-@pytest.mark.parametrize(
-    "variant", [pytest.param(v, marks=[_BOM2] if v == "bom2" else []) for v in REFUSED]
-)
+@pytest.mark.parametrize("variant", list(REFUSED))
 def test_enc_mcp_agrees_refused(labs: Any, variant: str) -> None:
     got = labs["mcp_validate"].get(variant)
     if got is None:  # not UTF-8 text: no MCP string can hold those bytes
@@ -706,16 +714,7 @@ def test_mcp_huge_note_bounded(labs: Any) -> None:
 
 
 # -- 5. hash --config of a plan the controller will never freeze -------------------------
-_HASH_BROKEN = advkit.xfail(
-    "hash-config-ignores-plan-yml-validity",
-    "hash --config prints a hash (exit 0) for a PLAN.yml validate refuses; a source is refused",
-)
-
-
-@pytest.mark.parametrize(
-    "name",
-    [pytest.param(n, marks=[_HASH_BROKEN] if n.startswith("yml-") else []) for n in UNFREEZABLE],
-)
+@pytest.mark.parametrize("name", list(UNFREEZABLE))
 def test_hash_config_refuses_unfreezable(labs: Any, name: str) -> None:
     code = UNFREEZABLE[name][2]
     val = labs["cli"][f"u-{name}|valcfg"]

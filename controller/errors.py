@@ -234,6 +234,8 @@ class PlangateError(Exception):
         problems = getattr(self, "problems", None)
         if problems:
             shape["errors"] = [p.to_json() for p in problems]
+        if self.source_format is not None:  # a conversion's refusal names what it read
+            shape["format"] = self.source_format
         return shape
 
 

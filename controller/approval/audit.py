@@ -79,6 +79,7 @@ from controller.git.history import (
     plan_id_of,
     withdraw_rule,
 )
+from controller.git.lifecycle import START_MENTIONS, named_starts
 from controller.git.message import decision_note
 from controller.git.prefetch import _Prefetcher
 from controller.git.records import (
@@ -528,11 +529,73 @@ def audit_repo(
     try:
         report, policy_found = _replay(repo, timeline, head, own_commit)
         ends = folder_ends(timeline.folders)
-        if not ends or ends == {timeline.plans_dir: None}:  # one plans folder: the common case
-            return report
-        return _by_folder(repo, (config, controller, own_commit), head, report, policy_found, ends)
+        if ends and ends != {timeline.plans_dir: None}:  # else one plans folder: the common case
+            how = (config, controller, own_commit)
+            report = _by_folder(repo, how, head, report, policy_found, ends)
+        _started_on_other_branches(repo, head, report, _identities_of(timeline))
+        return report
     finally:
         timeline.close()
+
+
+def _identities_of(timeline: Timeline) -> set[str]:
+    """Every identity the controller had along the history read (its links followed)."""
+    found = {timeline.identity, *(identity for _sha, identity in timeline.identities)}
+    found.update(who for pair in timeline.links.values() for who in pair)
+    return {who.lower() for who in found if who}
+
+
+def _started_on_other_branches(
+    repo: GitRepo, head: str, report: AuditReport, identities: set[str]
+) -> None:
+    """A new run of a frozen hash that an earlier start under the controller's name began on
+    another branch of the repository (its ``refs/heads/*`` and ``refs/remotes/*``, in commits
+    ``head`` does not hold): a version runs at most once across branches (SPEC §15), as the
+    controller's first start reads them (round 126, ``takeover-on-new-branch-reruns``;
+    ``ControllerCore._starts_on_other_branches``). The audit read one branch: two controllers
+    with their own state directories on two branches ran one version twice, and neither
+    branch's audit flagged it. A start counts by git alone (:func:`named_starts`: the name as
+    author and committer, and a seal), and only when it is older than this branch's start (the
+    later run is the second; the other branch's audit flags a later one there; two in the same
+    second are both flagged). One
+    ``for-each-ref`` and one ``git log --grep``; a clone with one branch reads nothing more."""
+    starts = [
+        e for e in report.executions
+        if e.plan_hash and e.approval_kind in (None, approvals.Transition.APPROVE.value)
+    ]  # fmt: skip
+    if not starts or not identities:
+        return
+    listed = repo.run("for-each-ref", "--format=%(objectname)", "refs/heads/", "refs/remotes/")
+    tips = sorted(set(listed.split()))
+    if not tips:
+        return
+    elsewhere: dict[str, tuple[int, str, str]] = {}  # hash -> (time, plan, start commit)
+    for record in repo.log_mentioning(tips, head, START_MENTIONS):
+        for who in identities:
+            for plan_hash, plan in named_starts(record, who, None):
+                known = elsewhere.get(plan_hash)
+                if known is None or record.commit_time < known[0]:
+                    elsewhere[plan_hash] = (record.commit_time, plan, record.sha)
+    if not elsewhere:
+        return
+    flagged = {(f["plan"], f["commit"]) for f in report.findings if f["kind"] == "started-twice"}
+    for execution in starts:
+        other = elsewhere.get(execution.plan_hash or "")
+        if other is None or (execution.plan, execution.start_commit) in flagged:
+            continue
+        if repo.commit(execution.start_commit).commit_time < other[0]:
+            continue  # this branch's run came first: the other one is the second (in the
+            # same second, which is unknown: both are flagged, the safe side)
+        text = (
+            f"frozen hash {execution.plan_hash} already started as {other[1]} in "
+            f"{other[2][:12]}, a commit of another branch; a version runs at most once "
+            "(E_ALREADY_EXECUTED)"
+        )
+        if execution.approval_valid:
+            execution.approval_valid = False
+            execution.code, execution.message = "E_ALREADY_EXECUTED", text
+        finding = {"plan": execution.plan, "commit": execution.start_commit}
+        report.findings.append({**finding, "kind": "started-twice", "detail": text})
 
 
 def folder_ends(folders: list[tuple[str, str]]) -> dict[str, str | None]:

@@ -131,6 +131,10 @@ def commit_status(
             path, plan_file, config.repo if config is not None else None, VERBS[status]
         )
     repo = GitRepo.containing(plan_file.parent)
+    if config is not None:  # a killed controller's index.lock, first (its next start's work)
+        from controller.service.statedir import finish_a_dead_controllers_index
+
+        finish_a_dead_controllers_index(config, repo)
     rel = plan_file.relative_to(repo.path.resolve()).as_posix()
     branch = repo.current_branch()
     reviewed: str | None = None  # the version the first attempt read: the one she approves

@@ -37,6 +37,7 @@ from controller.errors import (
     error_for,
 )
 from controller.git import sharedwrite
+from controller.service.statedir import finish_a_dead_controllers_index
 from controller.settings.values import is_branch_name
 
 if TYPE_CHECKING:
@@ -276,6 +277,7 @@ class AgentApi:
         with self._committing:
             if not pull_request:
                 sharedwrite.recover(repo)  # a killed server's unfinished writes, first
+                finish_a_dead_controllers_index(self.config, repo)  # and a killed controller's
             return self._commit_once(repo, rel, folder, data, children, branch, watched, person,
                                      message, pull_request)  # fmt: skip
 

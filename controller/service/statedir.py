@@ -72,7 +72,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from controller.errors import ConfigInvalid, Locked, StorageFailed
+from controller.errors import ConfigInvalid, Locked, PlangateError, StorageFailed
 from controller.git.store import STORE_NAME
 from controller.settings.credentials import COMMIT_KEY_NAME
 
@@ -80,6 +80,7 @@ from controller.settings.credentials import COMMIT_KEY_NAME
 UNREADABLE = "restore read access to the state directory, or move aside what is in the way there"
 
 if TYPE_CHECKING:
+    from controller.git.gitrepo import GitRepo
     from controller.git.records import CommitRecord
     from controller.settings import Config
 
@@ -336,6 +337,45 @@ def _dead_holder(note: str) -> bool:
 
 #: Where plangate kept its state before it moved out of the repository.
 OLD_DEFAULT = (".git", "plangate")
+
+
+def finish_a_dead_controllers_index(config: Config, repo: GitRepo) -> bool:
+    """Local mode, before a person's or an agent's commit into the shared working tree
+    (``plangate approve``/``reject``/``abort``, MCP ``submit``): a controller SIGKILLed
+    between its commit and its index write leaves git's ``index.lock``, and every such commit
+    failed ``E_GIT`` ("Unable to create index.lock") until the controller started again
+    (round 115's lab L, under load: Alice's abort right after the daemon's kill). When no
+    process holds the state directory and its ``index-lock`` note names that very lock, the
+    controller's writes are finished as its next start would (:meth:`WorkTree.recover_index`
+    over that note: the lock removed, the index and the files it owed written where nobody
+    edited them since). The state lock is taken only for that moment and its holder note is
+    left as it was, so a controller starting meanwhile waits as for a dead holder
+    (:data:`LOCK_SETTLE`). A live controller's lock, anyone else's lock, or a state directory
+    this user cannot write is left alone. True when the lock was removed."""
+    if config.remote is not None or repo.path.resolve() != config.repo_path().resolve():
+        return False
+    state = StateDir(config.state_path())
+    note = state.index_lock_note
+    if not (repo.git_dir / "index.lock").exists() or not note.exists():
+        return False
+    try:
+        fd = os.open(state.path / LOCK_NAME, os.O_RDWR)
+    except OSError:
+        return False
+    before = repo.index_lock_note
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return False  # the controller runs: the lock and its writes are its own
+        repo.index_lock_note = note
+        try:
+            return repo.recover_index()
+        except (OSError, PlangateError):
+            return False  # left as it was: the commit then fails E_GIT as git's own would
+    finally:
+        repo.index_lock_note = before
+        os.close(fd)  # also releases the flock
 
 
 def _copy_database(source: Path, target: Path) -> None:

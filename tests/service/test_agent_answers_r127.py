@@ -290,3 +290,20 @@ def test_log_of_a_source_that_does_not_convert_answers_its_rows_code(
     assert row["status"] == "unreadable" and row["problem"]["code"] == "E_SCHEMA_INVALID", row
     assert log["status"] == "unreadable" and log["file_status"] is None, log
     assert [p.split(":")[0] for p in log["problems"]] == ["E_SCHEMA_INVALID"], log
+
+
+def test_cli_convert_json_names_a_refused_sources_format(tmp_path: Path) -> None:
+    """``plangate convert --json`` of a source the converter refuses answers the error shape
+    with the format it was read as (fix128g's note: only ``validate`` named it); a source
+    whose format was never found (not one JSON object) has no ``format`` key."""
+    source = tmp_path / "contract.json"
+    source.write_text(PC_FLAG)
+    result = run_cli("convert", "--json", str(source), cwd=tmp_path)
+    answer = json.loads(result.stdout)
+    assert result.returncode != 0 and answer["ok"] is False, answer
+    assert answer["format"] == "plan-contract", answer
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"plan": {"name": "x"}, "actions": [')
+    result = run_cli("convert", "--json", str(broken), cwd=tmp_path)
+    answer = json.loads(result.stdout)
+    assert answer["ok"] is False and "format" not in answer, answer

@@ -25,7 +25,7 @@ import pytest
 
 from controller.git.gitrepo import GitRepo
 from controller.git.records import Person
-from tests.support.gitenv import commit_all, git
+from tests.support.gitenv import commit_all, git, identity
 
 PLAN = """\
 plan:
@@ -116,6 +116,73 @@ def test_a_lock_left_by_a_killed_controller_is_released_by_the_next(
     commit_all(repo, "approve", ("Alice", "alice@example.com"))
     assert _plangate(config).returncode == 0
     assert "status: completed" in git(repo, "show", "HEAD:plans/one/PLAN.yml")
+
+
+def _as_alice(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "controller", *args, "--config", str(config)],
+        env={**os.environ, **identity("Alice", "alice@example.com")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _crash_after_a_start(tmp_path: Path, repo: Path) -> Path:
+    """The plan frozen, Alice's approval committed, and the controller SIGKILLed in its
+    index write after the start commit (the commit landed, ``index.lock`` left)."""
+    config = _lab(tmp_path, repo)
+    assert _plangate(config).returncode == 0  # freezes
+    path = repo / "plans" / "one" / "PLAN.yml"
+    path.write_text(path.read_text().replace("status: pending_approval", "status: approved"))
+    commit_all(repo, "approve", ("Alice", "alice@example.com"))
+    _crash_during_index_update(tmp_path, config)
+    assert (repo / ".git" / "index.lock").exists()
+    assert git(repo, "log", "-1", "--format=%s").startswith("plangate: start")
+    return config
+
+
+def test_a_persons_abort_finishes_a_killed_controllers_index_write(
+    tmp_path: Path, repo: Path
+) -> None:
+    """Round 115's lab L under load: the daemon SIGKILLed right after its start commit,
+    before its index write, and Alice's ``plangate abort`` failed E_GIT "Unable to create
+    index.lock" until a controller started again. With the controller down and its note
+    naming that very lock, her command finishes the controller's writes first."""
+    config = _crash_after_a_start(tmp_path, repo)
+    done = _as_alice(config, "abort", str(repo / "plans" / "one"))
+    assert done.returncode == 0, done.stderr
+    assert not (repo / ".git" / "index.lock").exists()
+    assert not (tmp_path / "state" / "index-lock").exists()
+    # her abort landed on the controller's start, and the index agrees with the branch (a
+    # later `git commit` takes nothing of the controller's back)
+    assert git(repo, "status", "--porcelain", "--untracked-files=no") == ""
+    assert "status: aborted" in git(repo, "show", "HEAD:plans/one/PLAN.yml")
+    assert "plangate: start" in git(repo, "log", "-2", "--format=%s")
+
+    after = _plangate(config)
+    assert after.returncode == 0, after.stderr
+    assert "status: aborted" in git(repo, "show", "HEAD:plans/one/PLAN.yml")
+
+
+def test_a_running_controllers_lock_is_never_taken_by_a_persons_command(
+    tmp_path: Path, repo: Path
+) -> None:
+    """The same lock while a process holds the state directory (a live controller, here
+    the test holding its flock): hers waits, then fails E_GIT as git's own commands do; the
+    lock and the note stay for their owner."""
+    import fcntl
+
+    config = _crash_after_a_start(tmp_path, repo)
+    lock = repo / ".git" / "index.lock"
+    with open(tmp_path / "state" / "lock", "a") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        refused = _as_alice(config, "abort", str(repo / "plans" / "one"))
+    assert refused.returncode != 0
+    assert "E_GIT" in refused.stderr and "index.lock" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert lock.exists()
+    assert (tmp_path / "state" / "index-lock").exists()
 
 
 def test_a_lock_someone_else_holds_is_never_removed(tmp_path: Path, repo: Path) -> None:

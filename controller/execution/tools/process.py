@@ -50,6 +50,9 @@ from controller.execution.tools import ToolError, cgroup
 
 #: Seconds between SIGTERM and SIGKILL when a tool overruns its timeout.
 KILL_GRACE = 1.0
+#: Seconds a dead controller's left tools get between SIGTERM and SIGKILL at the restart
+#: (:func:`stop_orphan`): up to this long while any member of the group still runs.
+LEFT_GRACE = 5.0
 _CHUNK = 65_536
 _PIPE_BUF = 512
 _PROC = Path("/proc")
@@ -359,7 +362,14 @@ def _stop_leader(spawned: Spawned) -> bool:
     if not is_same_process(spawned):
         return False
     _signal_group(spawned.pgid, signal.SIGTERM)
-    _wait_gone(spawned, KILL_GRACE)
+    # The grace is every member's, not only the leader's: a leader that exits at once must
+    # not cut short a member still releasing what it holds (a left tool's `git commit`
+    # removing its index.lock: SIGKILLed a moment after its leader under load, the lock
+    # stayed and the restart's pass failed E_GIT). Nobody waits on a dead controller's left
+    # tools, so the restart gives them :data:`LEFT_GRACE`.
+    deadline = time.monotonic() + LEFT_GRACE
+    while (is_same_process(spawned) or _group_lives(spawned.pgid)) and time.monotonic() < deadline:
+        time.sleep(_REAP_POLL)
     # Members that outlived the leader (or ignored SIGTERM) die too. The group id is not free
     # for reuse while any member (or the unreaped leader) holds it, and pids are handed out
     # cyclically, so it is not someone else's group a second later.
@@ -436,6 +446,20 @@ def _wait_gone(spawned: Spawned, seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while is_same_process(spawned) and time.monotonic() < deadline:
         time.sleep(_REAP_POLL)
+
+
+def _group_lives(pgid: int) -> bool:
+    """Does a live (not zombie) process of process group ``pgid`` remain? False without
+    ``/proc``."""
+    try:
+        names = [e.name for e in os.scandir(_PROC) if e.name.isdigit()]
+    except OSError:
+        return False
+    for name in names:
+        stat = _stat(int(name))
+        if stat is not None and stat[0] != "Z" and int(stat[2]) == pgid:
+            return True
+    return False
 
 
 def _stat(pid: int) -> list[str] | None:

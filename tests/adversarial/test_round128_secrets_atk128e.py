@@ -48,6 +48,23 @@ Ids (103):
   ENVS]`` (3: the watcher saw each in the tool's command line and in the ``/bin/sh -c``
   cgroup shim's); ``test_another_tool_never_reads_a_secret_from_argv`` (1: the spy ``sp``,
   given nothing, wrote ``.../ax.py Zq8Lm3Xv7Tp2Wd9Hc spy-target`` to its file).
+
+  Fixed (fix129s): the cause was that the exec tool filled ``{param}`` with whatever a
+  reference resolved to and started the program (through the ``/bin/sh -c`` cgroup shim, its
+  argv the same elements): nothing asked whether an element held a secret. Now
+  ``ExecTool._refuse_secrets`` (controller/execution/tools/exec.py) refuses, before anything
+  starts, every element that the params as the record shows them (``CallContext.shown``:
+  ``refs.recorded``, built by the engine's ``Steps._shown`` for an action, a fallback, a gate
+  and a check tool alike) fill otherwise than the real params: E_PARAMS_INVALID naming the
+  element and the param, remedy: take it on stdin. By provenance, so an author's literal
+  equal to a secret is never judged (no oracle for a guess). ``validate --config`` warns of
+  a ``$<secrets.*>`` placed into an argv param (``flows.secrets_into_argv``), and the shim
+  never carries the environment (an environment dash would not pass on takes the
+  ``preexec_fn`` path instead of ``env -i NAME=VALUE...``). With the refusal, a graph's and a
+  fallback's plan fails at the refused action (the actions after it have no code of their
+  own): ``test_outcome_as_documented`` accepts a code on any action, and
+  ``test_another_tool_never_reads_a_secret_from_argv`` accepts the refused call (nothing to
+  read; the spy, if it ran, found nothing).
 - class ``credential-in-git-argv`` (1 strict xfail, fail open):
   ``test_remote_password_never_in_a_process_argv``: remote mode runs ``git clone --bare -q
   --single-branch --branch main http://deploy:<password>@127.0.0.1:<port>/plans.git

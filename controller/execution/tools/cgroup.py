@@ -198,18 +198,18 @@ def spawn(
 ) -> subprocess.Popen[bytes]:
     """Start ``argv`` inside ``box`` before it runs any code of its own (see the module)."""
     procs = str(box.path / "cgroup.procs")
-    program = _direct(argv[0], env, cwd)
     wrap: list[str] | None = None
+    # An environment dash would not pass on as it is (a name that is no shell variable, or
+    # IFS/PPID/OPTIND, which dash sets) takes the preexec_fn path below: never through
+    # ``env -i NAME=VALUE...``, whose arguments put the environment (a catalog env
+    # credential) on a command line every process can read (round 128).
+    as_given = all(_NAME.match(k) for k in env) and not _DASH_OWN.intersection(env)
+    program = _direct(argv[0], env, cwd) if as_given else None
     if program is not None:
-        # An environment dash would not pass on as it is (a name that is no shell variable,
-        # or IFS/PPID/OPTIND, which dash sets) takes the preexec_fn path below: never through
-        # ``env -i NAME=VALUE...``, whose arguments put the environment (a catalog env
-        # credential) on a command line every process can read (round 128).
-        if all(_NAME.match(k) for k in env) and not _DASH_OWN.intersection(env):
-            if "PWD" in env:
-                wrap = [_SH, "-c", _WITH_PWD, procs, env["PWD"], program, *argv[1:]]
-            else:
-                wrap = [_SH, "-c", _PLAIN, procs, program, *argv[1:]]
+        if "PWD" in env:
+            wrap = [_SH, "-c", _WITH_PWD, procs, env["PWD"], program, *argv[1:]]
+        else:
+            wrap = [_SH, "-c", _PLAIN, procs, program, *argv[1:]]
     common: dict[str, Any] = {
         "stdin": subprocess.PIPE,
         "stdout": subprocess.PIPE,

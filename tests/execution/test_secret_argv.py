@@ -220,3 +220,34 @@ def test_validate_cli_prints_the_warning(tmp_path: Path) -> None:
     record = json.loads(got.stdout)
     assert record["valid"] is True
     assert any("$<secrets.A> into the tool's argv" in w for w in record["warnings"]), record
+
+
+@pytest.mark.parametrize("given", ["$<secrets.A>", SECRET], ids=["secret", "literal"])
+def test_a_nested_plans_input_keeps_its_provenance(
+    tmp_path: Path, secrets: dict[str, Any], given: str
+) -> None:
+    """A nested plan's input filled by the parent's ``$<secrets.A>`` and placed into the
+    child's argv is refused; filled by the parent's literal (equal to the secret), it is the
+    author's text (rounds 66-67) and runs."""
+    from tests.execution.test_executor_nested import write_child
+
+    rec = tmp_path / "rec.log"
+    child = {
+        "plan": {"name": "Child", "task": "t", "status": "draft"},
+        "inputs": {"x": "d"},
+        "available_tools": [{"name": "ax"}],
+        "actions": [{"id": 1, "tool": "ax", "why": "w", "params": {"s": "$<inputs.x>"}}],
+    }
+    pin = write_child(tmp_path, child, "common/child")
+    actions = [
+        {"id": 1, "plan": {"path": "plans/common/child", "hash": pin}, "inputs": {"x": given}}
+    ]
+    config, plan_file = make_plan(tmp_path, actions, _tools(rec), extra_config=secrets)
+    outcome = run(Engine(config), plan_file)
+    if given == SECRET:
+        assert outcome.status == "completed", outcome
+        assert [argv for argv, _ in _ran(rec)] == [[SECRET]]
+    else:
+        assert outcome.status == "failed" and outcome.error is not None
+        assert "E_PARAMS_INVALID" in f"{outcome.error.code} {outcome.error.message}"
+        assert not _ran(rec)

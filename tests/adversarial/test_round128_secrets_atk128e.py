@@ -55,7 +55,8 @@ Ids (103):
   ``ExecTool._refuse_secrets`` (controller/execution/tools/exec.py) refuses, before anything
   starts, every element that the params as the record shows them (``CallContext.shown``:
   ``refs.recorded``, built by the engine's ``Steps._shown`` for an action, a fallback, a gate
-  and a check tool alike) fill otherwise than the real params: E_PARAMS_INVALID naming the
+  and a check tool alike; a nested plan's scope now carries its inputs' provenance,
+  ``Context.shown_inputs``) fill otherwise than the real params: E_PARAMS_INVALID naming the
   element and the param, remedy: take it on stdin. By provenance, so an author's literal
   equal to a secret is never judged (no oracle for a guess). ``validate --config`` warns of
   a ``$<secrets.*>`` placed into an argv param (``flows.secrets_into_argv``), and the shim

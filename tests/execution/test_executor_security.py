@@ -95,8 +95,7 @@ def test_secret_is_redacted_everywhere_it_is_written(tmp_path: Path, secret_env:
     )
     fail = f"import sys; sys.exit('bad token {SECRET}')"
     tools = {
-        # the token on stdin only: a secret placed into argv is refused (round 128)
-        "leak": {"kind": "exec", "argv": [PY, "-c", leak]},
+        "leak": {"kind": "exec", "argv": [PY, "-c", leak, "{token}"]},
         "fail": {"kind": "exec", "argv": [PY, "-c", fail]},
     }
     actions = [

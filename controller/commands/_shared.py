@@ -521,10 +521,11 @@ def as_git_stores(path: Path, config: Config | None) -> bytes | None:
         return None
     from controller.errors import PlangateError
     from controller.git import conversion
-    from controller.plan.discovery import MAX_SOURCE_BYTES, source_name
+    from controller.plan.discovery import MAX_SOURCE_BYTES
+    from controller.plan.names import SOURCE_FILES
     from controller.plan.plans import DEFAULT_MAX_BYTES, read_bounded
 
-    if source_name(path) is not None:  # read as a source: a source's limit
+    if path.name in SOURCE_FILES:
         limit = MAX_SOURCE_BYTES
     else:
         limit = config.limits.max_plan_bytes if config is not None else DEFAULT_MAX_BYTES
@@ -536,34 +537,6 @@ def as_git_stores(path: Path, config: Config | None) -> bytes | None:
         return None
     repo, rel = found
     return repo.as_committed(rel, raw, adding=True)
-
-
-def read_as_controller(
-    path: Path, config: Config | None, *, checked: bool = True, plain: bool = False
-) -> tuple[LoadedPlan, dict[str, bytes]]:
-    """(the plan file ``path`` as the controller would read and freeze it, the nested plans
-    its conversion writes): the one reader of ``validate``, ``hash``, ``show`` and
-    ``freeze``. Its bytes as git would store them (:func:`as_git_stores`); a file named as
-    a plan source (:func:`~controller.plan.discovery.source_name`: ``PLAN.json``, or
-    ``x.json``) converted and validated as the daemon converts it, its hold rules asked
-    (:func:`checkout_holds`); a PLAN.yml validated under ``config`` (``plain``: no model
-    built, see :func:`~controller.plan.plans.load_plan`), or with ``checked=False`` only
-    read: ``hash`` without a config, the file's own hash (the pin a parent names). Round
-    128, ``hash-config-ignores-plan-yml-validity``: ``hash --config`` read a PLAN.yml
-    unvalidated and printed the hash of a plan ``validate`` refused (a tool not in the
-    catalog), and ``hash x.json`` hashed its JSON as YAML where ``validate`` converted it."""
-    from controller.plan.discovery import converted_source, source_name
-    from controller.plan.plans import load_plan, read_plan
-
-    stored = as_git_stores(path, config)  # as git would store it (round 80)
-    if source_name(path) is not None:  # as the daemon reads it: converted (round 113)
-        with checkout_holds(path) as holds:  # the daemon's rules of it (round 122)
-            return converted_source(path, config, data=stored, holds=holds)
-    if not checked:
-        return read_plan(path, config, data=stored), {}
-    plan = load_plan(path, config, plain=plain, data=stored)
-    plan.format = "plan.yml"
-    return plan, {}
 
 
 def as_git_checks_out(path: Path, blob: bytes) -> bytes:

@@ -15,33 +15,32 @@ from typing import TYPE_CHECKING
 
 from controller.commands._shared import (
     as_git_checks_out,
+    as_git_stores,
     frozen_facts_for,
     optional_config,
     plan_paths,
     print_problems,
-    read_as_controller,
 )
 from controller.display import visible
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from controller.plan.plans import LoadedPlan
     from controller.settings import Config
 
 
 def freeze(paths: list[str], check: bool = False, config_path: str | None = None) -> int:
     from controller.fsutil import write_atomic
-    from controller.plan.discovery import source_name
-    from controller.plan.plans import freeze_text
+    from controller.plan.plans import SOURCE_FILES, freeze_text, load_plan
 
     config = optional_config(config_path)
     exit_code = 0
     for path in plan_paths(paths, "freeze --check" if check else "freeze"):
-        loaded = read_as_controller(path, config)[0]  # as validate and hash read it
-        if source_name(path) is not None:
-            exit_code |= _source(path, config, loaded)
+        stored = as_git_stores(path, config)  # as git would store it (round 80)
+        if path.name in SOURCE_FILES:
+            exit_code |= _source(path, config, stored)
             continue
+        loaded = load_plan(path, config, data=stored)
         outcome = freeze_text(loaded, facts=frozen_facts_for(loaded, config))
         shown = visible(str(path))  # a folder name is the plan author's text
         if outcome.plan.problems:
@@ -62,7 +61,7 @@ def freeze(paths: list[str], check: bool = False, config_path: str | None = None
     return exit_code
 
 
-def _source(path: Path, config: Config | None, plan: LoadedPlan) -> int:
+def _source(path: Path, config: Config | None, stored: bytes | None) -> int:
     """A plan source (PLAN.json, PLAN.toon, PLAN.md) is never written: the controller
     converts it to PLAN.yml and freezes that (docs/formats.md); ``frozen:`` written into the
     source was the author's text, a block the controller owns (round 80: a plain-YAML
@@ -70,8 +69,11 @@ def _source(path: Path, config: Config | None, plan: LoadedPlan) -> int:
     and its problems (``--check`` alike: a source is never "not frozen"); 0 and the warning
     ``validate`` prints where the controller would not convert it (a PLAN.yml beside it,
     outside the plans folder; round 81: it printed a hash the controller never froze)."""
-    from controller.plan.discovery import discovery_warning
+    from controller.commands._shared import checkout_holds
+    from controller.plan.discovery import discovery_warning, load_source
 
+    with checkout_holds(path) as holds:  # the daemon's rules of it (round 122)
+        plan = load_source(path, config, data=stored, holds=holds)
     shown = visible(str(path))
     if not plan.valid:
         print_problems(path, plan.problems)

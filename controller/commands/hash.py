@@ -7,29 +7,31 @@ import sys
 
 def hash_plan(path: str, config_path: str | None = None) -> int:
     """Print the hash of the plan at ``path``, read as the controller the config names reads
-    it, by ``validate``'s reader (:func:`~controller.commands._shared.read_as_controller`):
-    its limits (``max_plan_bytes`` of the file, or of the PLAN.yml a source converts to,
-    ``max_actions``) and its validation, a PLAN.yml's as a source's; a plan it would not
-    freeze is its problems, no hash. Without a config a PLAN.yml is only read (its own hash
-    as written, the one a parent's pin names); a source is converted and validated either
-    way. Round 125, ``hash-source-ignores-size-limit``: ``hash --config`` read no config;
-    round 128, ``hash-config-ignores-plan-yml-validity``: it validated a source and not a
-    PLAN.yml (a tool not in the catalog got a hash)."""
+    it (as ``validate`` does): its limits (``max_plan_bytes`` of the file, or of the PLAN.yml
+    a source converts to, ``max_actions``) and, for a source, its validation. Round 125,
+    ``hash-source-ignores-size-limit``: ``hash --config`` read no config, and printed the
+    hash of a source whose PLAN.yml was over the config's ``max_plan_bytes``, where the
+    controller froze nothing."""
     from controller.commands._shared import (
+        as_git_stores,
+        checkout_holds,
         optional_config,
         plan_path,
         print_problems,
-        read_as_controller,
     )
-    from controller.plan.discovery import source_name
-    from controller.plan.plans import non_json_problems
+    from controller.plan.names import SOURCE_FILES
+    from controller.plan.plans import non_json_problems, read_plan
 
     plan_file = plan_path(path, "hash")
     config = optional_config(config_path)
-    source = source_name(plan_file) is not None
-    # with a config, what the controller would freeze (as `validate` reads it); without
-    # one, a PLAN.yml's own hash as written (the pin a parent names)
-    plan = read_as_controller(plan_file, config, checked=config is not None, plain=True)[0]
+    stored = as_git_stores(plan_file, config)  # as git would store it (round 80)
+    if plan_file.name in SOURCE_FILES:  # as the daemon reads it: converted (round 113)
+        from controller.plan.discovery import load_source
+
+        with checkout_holds(plan_file) as holds:  # the daemon's rules (round 122)
+            plan = load_source(plan_file, config, data=stored, holds=holds)
+    else:
+        plan = read_plan(plan_file, config, data=stored)
     if not plan.problems and not isinstance(plan.data, dict):
         from controller.errors import Problem
 
@@ -41,7 +43,7 @@ def hash_plan(path: str, config_path: str | None = None) -> int:
     from controller.display import visible
     from controller.plan.discovery import discovery_warning
 
-    if source:  # say where it stands (round 81)
+    if plan_file.name in SOURCE_FILES:  # say where it stands (round 81)
         warning = discovery_warning(plan_file, config)
         if warning is not None:
             print(f"{visible(str(plan_file))}: warning: {visible(warning)}", file=sys.stderr)

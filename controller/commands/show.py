@@ -22,22 +22,28 @@ def show(
     verbosity: str = "normal",
 ) -> int:
     from controller.commands._shared import (
+        as_git_stores,
         catalog_redactor,
+        checkout_holds,
         optional_config,
         plan_path,
         print_problems,
-        read_as_controller,
     )
     from controller.errors import PlanInvalid
     from controller.plan import nested, rendering
-    from controller.plan.discovery import source_name
+    from controller.plan.discovery import converted_source, source_name
+    from controller.plan.plans import load_plan
 
     plan_file = plan_path(path, "show")
     config = optional_config(config_path)
+    stored = as_git_stores(plan_file, config)  # as git would store it (round 80)
+    written: dict[str, bytes] = {}
     source = source_name(plan_file) is not None
-    # a source shown as the daemon converts it (and held where it holds it), as validate
-    # and hash read it (rounds 122, 123)
-    plan, written = read_as_controller(plan_file, config)
+    if source:  # shown as the daemon converts it, as validate and hash read it (round 122)
+        with checkout_holds(plan_file) as holds:  # and held where it holds it (round 123)
+            plan, written = converted_source(plan_file, config, data=stored, holds=holds)
+    else:
+        plan = load_plan(plan_file, config, data=stored)
     fmt = "json" if as_json else fmt
     if plan.model is None:
         problems = [*plan.problems, *_record_problems(plan, config)]

@@ -6,23 +6,31 @@ import json
 import sys
 
 from controller.commands._shared import (
+    as_git_stores,
+    checkout_holds,
     controller_text,
     optional_config,
     plan_paths,
     print_problems,
     printed,
-    read_as_controller,
 )
 from controller.display import visible, visible_json
 
 
 def validate(paths: list[str], as_json: bool = False, config_path: str | None = None) -> int:
-    from controller.plan.discovery import discovery_warning
+    from controller.plan.discovery import discovery_warning, load_source, source_name
+    from controller.plan.plans import load_plan
 
     config = optional_config(config_path)
     exit_code = 0
     for path in plan_paths(paths, "validate"):
-        plan = read_as_controller(path, config, plain=True)[0]  # its model is not read here
+        data = as_git_stores(path, config)  # as git would store it (round 80)
+        if source_name(path) is not None:  # PLAN.json, PLAN.toon, PLAN.md, x.json, ...
+            with checkout_holds(path) as holds:  # the daemon's rules of it (round 122)
+                plan = load_source(path, config, data=data, holds=holds)
+        else:
+            plan = load_plan(path, config, plain=True, data=data)  # its model is not read here
+            plan.format = "plan.yml"
         if not plan.valid:
             exit_code = 1
         shown = visible(str(path))

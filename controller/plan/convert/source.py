@@ -59,24 +59,11 @@ class Source:
 
 
 def read_source(text: str, name: str = "<text>") -> Source:
-    """Parse ``text`` (a file named ``name``, or a model's reply) into a :class:`Source`.
-
-    One leading byte order mark is read past, and no more: a YAML file is read as the
-    PLAN.yml reader reads it, its text as given (that reader reads past the one BOM
-    itself); every other reading without the BOM, and a second one is refused. Round 128,
-    ``mcp-double-bom-plan-yml-read-as-pte``: the BOM taken off here and another read past
-    by the YAML reader made a PLAN.yml with two BOMs, ``E_YAML_PARSE`` to ``validate``, a
-    valid ``pte`` plan to MCP and ``convert``."""
+    """Parse ``text`` (a file named ``name``, or a model's reply) into a :class:`Source`."""
+    text = text.removeprefix("\ufeff")
     lower = name.lower()
     if lower.endswith((".yml", ".yaml")):
         return _yaml(text, name)  # the YAML reader's own rules (yamlio: hidden breaks)
-    text = text.removeprefix("\ufeff")
-    if text.startswith("\ufeff"):
-        raise ParseNonJson(
-            f"{name}:1: the text begins with a second byte order mark (U+FEFF), which no "
-            "review shows: a reader reads past one, and the other would be read as text",
-            remedy="save the file as UTF-8 with at most one byte order mark",
-        )
     reviewable(text, name, BINARY)
     if lower.endswith(".toon"):
         return _toon(text, name)

@@ -197,10 +197,10 @@ a second controller on the same state directory (``E_LOCKED``) and with a new on
 (``E_STORAGE`` "nothing is adopted"), running nothing. No controller commit carried a person's
 bytes; no pass printed a traceback.
 
-Seen, not asserted: ``plangate abort`` right after a kill inside the start's index write
-fails ``E_GIT ... index.lock ... File exists`` (docs/operations.md: start the controller,
-then run it again); the restart runs the plan to ``completed`` first, so the abort comes too
-late (``ui1a-abort``, asserted as ``completed``). A look-alike ``fail`` that copies the start's
+Seen when written (changed since): ``plangate abort`` right after a kill inside the start's
+index write failed ``E_GIT ... index.lock ... File exists``, so the restart ran the plan to
+``completed``. Since 605be731 the abort finishes the dead controller's index write first and
+lands before action 1 (``ui1a-abort``, asserted as ``aborted`` with no call). A look-alike ``fail`` that copies the start's
 ``Controller-Seal:`` trailer reads as the controller's in the fresh-clone audit (the accepted
 limit "a seal of the right shape cannot be verified without the key"); an unsealed look-alike
 ``plangate: checkpoint`` (subject and ``Plan``/``Plan-Status`` trailers only) is not flagged
@@ -346,7 +346,9 @@ _v("g2-execsucc", ["execsucc"], [], "failed", 2, (1, 1))
 _v("t2-abort", ["abort"], [], "aborted", 2, (1, 1))
 _v("t1-abort", ["abort"], [], "aborted", 1, (1, 0))
 _v("t2-abortkill", ["abortkill"], [], "aborted", 2, (1, 1))
-_v("ui1a-abort", ["abort"], [], "completed", None, (1, 1))
+# changed (605be731): the person's abort now finishes the dead controller's index write
+# first (statedir.finish_a_dead_controllers_index) and lands before action 1: aborted, no call
+_v("ui1a-abort", ["abort"], [], "aborted", None, (0, 0))
 _v("t2-resumekill", [], ["resumekill"], "completed", None, (1, 2))
 _v("tt2-resumeagain", [], ["resume", "pass", "resume"], "completed", None, (1, 3))
 _v("t2-resumeabort", [], ["resume+abort"], "aborted", 2, (1, 1))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
-import shutil
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +21,7 @@ from tests.adversarial.advkit import (
     brief,
     build_all,
     clone_audit_got,
+    load_yaml,
     plan_text,
     xfail,
 )
@@ -85,8 +86,14 @@ def _text(v: str, shape: str = "plain") -> str:
     chk = functools.partial(CHECK.format, tag=f"{v}p")
     if shape == "plain":
         return base
+    if shape == "draft":  # never frozen on its own
+        return base.replace("pending_approval", "draft")
+    if shape == "bare":  # advkit's plan, its one tool
+        return plan_text(v)
     if shape == "hact":  # action 2 calls hrec
         return base + f"  - id: 2\n    tool: hrec\n    why: high\n    params: {{tag: {v}h}}\n"
+    if shape == "qacx":  # qact with another param: a second version
+        return _text(v, "qact") + "      x: 2\n"
     if shape == "qact":
         return base + f"  - id: 2\n    tool: qrec\n    why: q\n    params: {{tag: {v}q}}\n"
     if shape in ("fbh", "fbq"):  # action 1's fallback step calls the tool
@@ -152,7 +159,14 @@ def nest(shape: str, who: tuple[str, str] = AGENT, msg: str = "") -> Act:
 def approve(who: tuple[str, str], msg: str = "", slug: str = "{v}") -> Act:
     def act(lab: Lab, v: str) -> None:
         s = slug.format(v=v)
-        lab.set_status(s, "approved")
+        path = lab.repo / "plans" / s / "PLAN.yml"
+        text = path.read_text()
+        if text.startswith("plan:\n  name:"):
+            lab.set_status(s, "approved")
+        else:  # the converter's flow-style plan line, a re-dumped file: the first status
+            new = re.sub(r'status: "?pending_approval"?', "status: approved", text, count=1)
+            assert new != text, text[:400]
+            path.write_text(new)
         lab.commit(msg.format(v=v) or f"approve {s}", who)
 
     return act
@@ -164,6 +178,106 @@ def status(who: tuple[str, str], to: str) -> Act:
         lab.commit(f"{to} {v}", who)
 
     return act
+
+
+def write_at(slug: str, shape: str, who: tuple[str, str], msg: str = "") -> Act:
+    """``who`` writes the plan text of ``<v>`` (``shape``) at ``plans/<slug>``."""
+
+    def act(lab: Lab, v: str) -> None:
+        lab.write(slug.format(v=v), _text(v, shape))
+        lab.commit(msg.format(v=v) or f"plan {v} at {slug}", who)
+
+    return act
+
+
+def write_src(name: str, who: tuple[str, str], shape: str = "bare") -> Act:
+    """``who`` writes the plan of ``<v>`` as a source ``name`` (``PLAN.md``, ``PLAN.json``)."""
+
+    def act(lab: Lab, v: str) -> None:
+        text = _text(v, shape)
+        if name.endswith(".json"):
+            text = json.dumps(load_yaml(text), indent=2) + "\n"
+        lab.write(v, text, filename=name)
+        lab.commit(f"source {name} of {v}", who)
+
+    return act
+
+
+def remove(slug: str, who: tuple[str, str] = AGENT) -> Act:
+    def act(lab: Lab, v: str) -> None:
+        lab.git("rm", "-r", "-q", f"plans/{slug.format(v=v)}")
+        lab.git("commit", "-q", "-m", f"drop {slug.format(v=v)}", who=who)
+
+    return act
+
+
+def undone_redone(who: tuple[str, str], undoer: tuple[str, str] = AGENT) -> Act:
+    """``who`` writes the plan, ``undoer`` reverts that commit and then reverts the revert:
+    the bytes back, the last commit ``undoer``'s (one round, no pass between)."""
+
+    def act(lab: Lab, v: str) -> None:
+        lab.write(v, _text(v))
+        sha = lab.commit(f"plan {v}", who)
+        lab.git("revert", "--no-edit", sha, who=undoer)
+        lab.git("revert", "--no-edit", "HEAD", who=undoer)
+
+    return act
+
+
+def ours(who: tuple[str, str], merger: tuple[str, str], shape: str = "plain") -> Act:
+    """``who`` writes the plan on ``b-<v>``; ``merger`` merges it ``-s ours`` (discarded)."""
+
+    def act(lab: Lab, v: str) -> None:
+        lab.branch(f"b-{v}", "main")
+        lab.write(v, _text(v, shape))
+        lab.commit(f"plan {v} on a branch", who)
+        lab.git("checkout", "-q", "main")
+        lab.git("merge", "-q", "-s", "ours", "-m", f"merge b-{v} (ours)", f"b-{v}", who=merger)
+
+    return act
+
+
+def cherry(who: tuple[str, str], picker: tuple[str, str], msg: str, shape: str = "plain") -> Act:
+    """``who`` writes the plan on ``b-<v>`` with ``msg``; ``picker`` cherry-picks it to main."""
+
+    def act(lab: Lab, v: str) -> None:
+        lab.branch(f"b-{v}", "main")
+        lab.write(v, _text(v, shape))
+        sha = lab.commit(msg.format(v=v), who)
+        lab.git("checkout", "-q", "main")
+        lab.git("cherry-pick", "-x", sha, who=picker)
+
+    return act
+
+
+def forge_vote(who: tuple[str, str], voter: str) -> Act:
+    """``who`` adds a vote by ``voter`` to the controller's ``approval.approvals`` block."""
+
+    def act(lab: Lab, v: str) -> None:
+        path = lab.repo / "plans" / v / "PLAN.yml"
+        data = load_yaml(path.read_text())
+        block = data.get("approval") or {}
+        votes = list(block.get("approvals") or [])
+        first = dict(votes[0]) if votes else {"at": "2026-12-07T00:00:00Z", "commit": lab.head()}
+        first["by"] = voter
+        votes.append(first)
+        block["approvals"] = votes
+        block.pop("missing", None)
+        data["approval"] = block
+        from io import StringIO
+
+        from ruamel.yaml import YAML
+
+        out = StringIO()
+        YAML(typ="safe", pure=True).dump(data, out)
+        path.write_text(out.getvalue())
+        lab.commit(f"vote for {v}", who)
+
+    return act
+
+
+def idle(lab: Lab, v: str) -> None:
+    """Nothing this round (a pass for the controller to convert or freeze)."""
 
 
 VARIANTS: dict[str, tuple[tuple[int, set[str]], str, list[Any]]] = {
@@ -178,10 +292,16 @@ VARIANTS: dict[str, tuple[tuple[int, set[str]], str, list[Any]]] = {
     "rkopsops": (PEND, "{v}", [write("hact"), approve(ALICE), approve(BOB)]),
     "rksecsec": (PEND, "{v}", [write("hact"), approve(CAROL), approve(CAROL)]),
     "rkerin": (PEND, "{v}", [write("hact"), approve(ERIN), approve(CAROL)]),
-    "rkcoC": (PEND, "{v}", [write("hact", msg="plan {v}\n\n" + CO_C), approve(ALICE),
-                            approve(CAROL)]),
-    "rknestcoC": (PEND, "{v}", [nest("hact", msg="child {v}\n\n" + CO_C), approve(ALICE),
-                                approve(CAROL)]),
+    "rkcoC": (
+        PEND,
+        "{v}",
+        [write("hact", msg="plan {v}\n\n" + CO_C), approve(ALICE), approve(CAROL)],
+    ),
+    "rknestcoC": (
+        PEND,
+        "{v}",
+        [nest("hact", msg="child {v}\n\n" + CO_C), approve(ALICE), approve(CAROL)],
+    ),
     # -- tools rule: qrec / qchk anywhere asks two ----------------------------------------
     "tqact": (PEND, "{v}", [write("qact"), approve(ALICE)]),
     "tqactok": (RUN, "{v}", [write("qact"), approve(ALICE), approve(BOB)]),
@@ -199,6 +319,75 @@ VARIANTS: dict[str, tuple[tuple[int, set[str]], str, list[Any]]] = {
     "tqnestfbver": (PEND, "{v}", [nest("fbverqchk"), approve(ALICE)]),
     "tqnestfb": (PEND, "{v}", [nest("fbq"), approve(ALICE)]),
     "tqchkctl": (RUN, "{v}", [write("prechk"), approve(ALICE)]),
+    # -- authors by version, whatever path, file or shape carried it ------------------------
+    "aurvrv": (PEND, "{v}", [undone_redone(ALICE), approve(ALICE)]),
+    "aurvrvB": (RUN, "{v}", [undone_redone(ALICE), approve(BOB)]),
+    "audelre": (PEND, "{v}", [write(who=ALICE), remove("{v}"), write(), approve(ALICE)]),
+    "aupath": (
+        PEND,
+        "{v}",
+        [write_at("{v}-a", "plain", ALICE), remove("{v}-a"), write(), approve(ALICE)],
+    ),
+    "aupathB": (
+        RUN,
+        "{v}",
+        [write_at("{v}-a", "plain", ALICE), remove("{v}-a"), write(), approve(BOB)],
+    ),
+    "aupathlive": (PEND, "{v}", [write_at("{v}-a", "plain", ALICE), write(), approve(ALICE)]),
+    "aupathdraft": (PEND, "{v}", [write_at("{v}-a", "draft", ALICE), write(), approve(ALICE)]),
+    "auours": (PEND, "{v}", [ours(ALICE, BOB), write(), approve(ALICE)]),
+    "auoursB": (RUN, "{v}", [ours(ALICE, BOB), write(), approve(BOB)]),
+    "aucherry": (PEND, "{v}", [cherry(AGENT, BOB, "plan {v}\n\n" + CO_A), approve(ALICE)]),
+    "aucherryA": (PEND, "{v}", [cherry(ALICE, BOB, "plan {v}"), approve(ALICE)]),
+    "aumd": (PEND, "{v}", [write_src("PLAN.md", ALICE), idle, approve(ALICE)]),
+    "aujson": (PEND, "{v}", [write_src("PLAN.json", ALICE), idle, approve(ALICE)]),
+    "aumdB": (RUN, "{v}", [write_src("PLAN.md", ALICE), idle, approve(BOB)]),
+    "aumdAg": (RUN, "{v}", [write_src("PLAN.md", AGENT), idle, approve(ALICE)]),
+    # -- quorum votes: voided, forged, withdrawn ------------------------------------------
+    "tqaba": (
+        PEND,
+        "{v}",
+        [
+            write("qact"),
+            approve(ALICE),
+            write_at("{v}", "qacx", AGENT),
+            write("qact"),
+            approve(BOB),
+        ],
+    ),
+    "tqforge": (
+        PEND,
+        "{v}",
+        [write("qact"), approve(ALICE), forge_vote(AGENT, "bob@example.com"), approve(ALICE)],
+    ),
+    "tqforgeB": (
+        PEND,
+        "{v}",
+        [write("qact"), approve(ALICE), forge_vote(BOB, "bob@example.com"), approve(ALICE)],
+    ),
+    "tqrej": (REJ, "{v}", [write("qact"), approve(ALICE), status(ALICE, "rejected"), approve(BOB)]),
+    "tqagent": (PEND, "{v}", [write("qact"), approve(ALICE), approve(AGENT), approve(ALICE)]),
+    "rkrejE": (
+        REJ,
+        "{v}",
+        [write("hact"), status(ERIN, "rejected"), approve(ALICE), approve(CAROL)],
+    ),
+    "rkrejM": (
+        RUN,
+        "{v}",
+        [write("hact"), status(MALLORY, "rejected"), approve(ALICE), approve(CAROL)],
+    ),
+    # -- paths rule ------------------------------------------------------------------------
+    "ppA": (PEND, "pp-{v}", [write_at("pp-{v}", "plain", AGENT), approve(ALICE, slug="pp-{v}")]),
+    "ppok": (
+        RUN,
+        "pp-{v}",
+        [
+            write_at("pp-{v}", "plain", AGENT),
+            approve(ALICE, slug="pp-{v}"),
+            approve(BOB, slug="pp-{v}"),
+        ],
+    ),
 }
 VIDS = list(VARIANTS)
 
@@ -280,7 +469,8 @@ def test_round129_atk129a(lab: Any, vid: str) -> None:
         valid = [
             e
             for e in execs
-            if e.get("plan") == plan and e.get("approval_valid")
+            if e.get("plan") == plan
+            and e.get("approval_valid")
             and e.get("approval_kind") == "approve"
         ]
         assert len(valid) == want_runs, (valid, brief(row, 5))

@@ -29,12 +29,21 @@ from tests.adversarial.advkit import (
 BOB = ("Bob", "bob@example.com")
 CAROL = ("Carol", "carol@example.com")
 ERIN = ("Erin", "erin@example.com")
+DAVE = ("Dave", "dave@example.com")  # in ops and in sec
+FRANK = ("Frank", "frank@example.com")  # in sec, not an approver
+SMITH = ("A. Smith", "a.smith@corp.example")  # Alice's other address (identity_aliases)
+SMITH_UP = ("A. Smith", "A.Smith@Corp.Example")
+CO_S = "Co-authored-by: A. Smith <a.smith@corp.example>"
+CO_B = "Co-authored-by: Bob <bob@example.com>"
 CO_A = "Co-authored-by: Alice <alice@example.com>"
 CO_C = "Co-authored-by: Carol <carol@example.com>"
 
 RUN = (1, {"completed"})
 PEND = (0, {"pending_approval"})
 REJ = (0, {"rejected"})
+AANS = (2, {"awaiting_approval"})  # asked, answered: tried again (and failed again)
+AWAIT = (1, {"awaiting_approval"})  # asked, not answered
+AABORT = (1, {"aborted"})
 NONE = (0, {"pending_approval", "invalid"})  # not run: waiting, or refused as invalid
 GRUN = (1, {"completed"})
 GWAIT = (0, {"awaiting_approval"})
@@ -55,10 +64,13 @@ def _config(lab: Lab) -> None:
         "identity: {name: plangate, email: plangate@localhost}\n"
         "approval:\n"
         '  approvers: ["alice@example.com", "bob@example.com", "carol@example.com",'
-        ' "erin@example.com"]\n'
+        ' "erin@example.com", "dave@example.com", "a.smith@corp.example"]\n'
+        "  identity_aliases:\n"
+        "    people: [[alice@example.com, a.smith@corp.example]]\n"
         "  groups:\n"
-        '    ops: ["alice@example.com", "bob@example.com"]\n'
-        '    sec: ["carol@example.com"]\n'
+        '    ops: ["alice@example.com", "bob@example.com", "dave@example.com"]\n'
+        '    sec: ["carol@example.com", "dave@example.com", "frank@example.com",'
+        ' "a.smith@corp.example"]\n'
         "  rules:\n"
         "    - match: {risk: high}\n"
         "      require: [{group: ops, count: 1}, {group: sec, count: 1}]\n"
@@ -76,6 +88,9 @@ def _config(lab: Lab) -> None:
     )
 
 
+FAIL_ASK = (
+    "  - id: 2\n    tool: frec\n    why: asks\n    on_failure: ask\n    params: {{tag: {v}f}}\n"
+)
 TOOLS = "available_tools:\n  - name: rec\n"
 ALLTOOLS = (
     "available_tools:\n  - name: rec\n  - name: qrec\n  - name: hrec\n  - name: frec\n"
@@ -99,6 +114,8 @@ def _text(v: str, shape: str = "plain") -> str:
         return base + f"  - id: 2\n    tool: hrec\n    why: high\n    params: {{tag: {v}h}}\n"
     if shape == "qacx":  # qact with another param: a second version
         return _text(v, "qact") + "      x: 2\n"
+    if shape == "ask":  # action 2 fails and asks a person
+        return base + FAIL_ASK.format(v=v)
     if shape == "qact":
         return base + f"  - id: 2\n    tool: qrec\n    why: q\n    params: {{tag: {v}q}}\n"
     if shape in ("fbh", "fbq"):  # action 1's fallback step calls the tool
@@ -144,6 +161,7 @@ def write(shape: str = "plain", who: tuple[str, str] = AGENT, msg: str = "") -> 
 
 
 GATE = "  - id: 3\n    tool: rec\n    why: gated\n    requires_approval: true\n    params: {{tag: {v}g}}\n"
+ASK = "  - id: 3\n    tool: frec\n    why: asks\n    on_failure: ask\n    params: {{tag: {v}f}}\n"
 FAIL = "  - id: 3\n    tool: frec\n    why: fails\n    params: {{tag: {v}f}}\n"
 
 
@@ -184,6 +202,17 @@ def nest(
     def act(lab: Lab, v: str) -> None:
         child(shape, who, msg)(lab, v)
         parent(pin, tail)(lab, v)
+
+    return act
+
+
+def approve_and(who: tuple[str, str], how: str) -> Act:
+    """``who`` approves ``plans/<v>`` and, in the same commit, changes its pinned child's
+    file or folder (``meta``: a ``metadata:`` block; ``note``: a file beside it)."""
+
+    def act(lab: Lab, v: str) -> None:
+        lab.set_status(v, "approved")
+        child_edit(who, how)(lab, v)
 
     return act
 
@@ -326,6 +355,28 @@ def forge_vote(who: tuple[str, str], voter: str) -> Act:
         YAML(typ="safe", pure=True).dump(data, out)
         path.write_text(out.getvalue())
         lab.commit(f"vote for {v}", who)
+
+    return act
+
+
+def note(who: tuple[str, str]) -> Act:
+    """``who`` commits ``NOTES.txt`` into the plan's folder (no byte of the plan file)."""
+
+    def act(lab: Lab, v: str) -> None:
+        lab.put(f"plans/{v}/NOTES.txt", f"a note by {who[0]}\n")
+        lab.commit(f"note on {v}", who)
+
+    return act
+
+
+def on_branch(who: tuple[str, str], merger: tuple[str, str], inner: Act) -> Act:
+    """``inner`` on a branch ``b-<v>`` off main, merged ``--no-ff`` into main by ``merger``."""
+
+    def act(lab: Lab, v: str) -> None:
+        lab.branch(f"b2-{v}", "main")
+        inner(lab, v)
+        lab.git("checkout", "-q", "main")
+        lab.git("merge", "-q", "--no-ff", "-m", f"merge b2-{v}", f"b2-{v}", who=merger)
 
     return act
 
@@ -500,6 +551,85 @@ VARIANTS: dict[str, tuple[tuple[int, set[str]], str, list[Any]]] = {
     "pwup": (NONE, "{v}", [nest("plain", BOB, pin="plans/zz/../{c}"), approve(BOB)]),
     "prup": (NONE, "{v}", [nest("hact", pin="plans/zz/../{c}"), approve(ALICE)]),
     "pqup": (NONE, "{v}", [nest("qact", pin="plans/zz/../{c}"), approve(ALICE)]),
+    # -- groups: one person in two groups counts once; a member must be an approver -------
+    "grdave": (PEND, "{v}", [write("hact"), approve(DAVE)]),
+    "grdave2": (PEND, "{v}", [write("hact"), approve(DAVE), approve(DAVE)]),
+    "grdaveA": (RUN, "{v}", [write("hact"), approve(DAVE), approve(ALICE)]),
+    "grdaveC": (RUN, "{v}", [write("hact"), approve(CAROL), approve(DAVE)]),
+    "grfrank": (PEND, "{v}", [write("hact"), approve(ALICE), approve(FRANK)]),
+    "grfrankD": (PEND, "{v}", [write("hact"), approve(FRANK), approve(DAVE)]),
+    "grdaveco": (
+        PEND,
+        "{v}",
+        [
+            write("hact", msg="plan {v}\n\nCo-authored-by: D <dave@example.com>"),
+            approve(ALICE),
+            approve(DAVE),
+        ],
+    ),
+    # -- identity_aliases: Alice is also a.smith@corp.example (in sec) -------------------
+    "alsec": (PEND, "{v}", [write("hact"), approve(ALICE), approve(SMITH)]),
+    "alsec2": (PEND, "{v}", [write("hact"), approve(SMITH), approve(ALICE)]),
+    "alsecup": (PEND, "{v}", [write("hact"), approve(ALICE), approve(SMITH_UP)]),
+    "alsecC": (RUN, "{v}", [write("hact"), approve(SMITH), approve(BOB)]),
+    "alsecC2": (RUN, "{v}", [write("hact"), approve(BOB), approve(SMITH)]),
+    "alplain": (RUN, "{v}", [write(), approve(SMITH)]),
+    "alqnote": (PEND, "{v}", [write("qact"), approve(ALICE), note(SMITH), approve(BOB)]),
+    "alqnoteB": (RUN, "{v}", [write("qact"), approve(ALICE), note(CAROL), approve(BOB)]),
+    "alq": (PEND, "{v}", [write("qact"), approve(ALICE), approve(SMITH)]),
+    "algate": (GWAIT, "{v}", [nest("plain", SMITH, tail=GATE), approve(BOB), approve(ALICE)]),
+    "alask": (
+        AWAIT,
+        "{v}",
+        [write("ask", msg="plan {v}\n\n" + CO_S), approve(BOB), approve(ALICE)],
+    ),
+    # -- an approval commit that also writes into the pinned child ------------------------
+    "apchmeta": (PEND, "{v}", [nest("plain"), approve_and(BOB, "meta")]),
+    "apchnote": (PEND, "{v}", [nest("plain"), approve_and(BOB, "note")]),
+    "apchnear": (RUN, "{v}", [nest("plain"), approve_and(BOB, "near")]),
+    # -- on_failure: ask, answered by whom ------------------------------------------------
+    "askok": (AANS, "{v}", [write("ask"), approve(ALICE), approve(BOB)]),
+    "askA2": (AANS, "{v}", [write("ask"), approve(ALICE), approve(ALICE)]),
+    "askAg": (AWAIT, "{v}", [write("ask"), approve(ALICE), approve(AGENT)]),
+    "askM": (AWAIT, "{v}", [write("ask"), approve(ALICE), approve(MALLORY)]),
+    "askwr": (
+        AWAIT,
+        "{v}",
+        [write("ask"), write("ask", who=BOB, msg="edit {v}"), approve(ALICE), approve(BOB)],
+    ),
+    "askco": (
+        AWAIT,
+        "{v}",
+        [write("ask", msg="plan {v}\n\n" + CO_B), approve(ALICE), approve(BOB)],
+    ),
+    "asknote": (AWAIT, "{v}", [write("ask"), approve(ALICE), note(BOB), approve(BOB)]),
+    "askchild": (AWAIT, "{v}", [nest("plain", BOB, tail=ASK), approve(ALICE), approve(BOB)]),
+    "askchmeta": (
+        AWAIT,
+        "{v}",
+        [nest("plain", tail=ASK), approve(ALICE), child_edit(BOB, "meta"), approve(BOB)],
+    ),
+    "askabM": (
+        AANS,
+        "{v}",
+        [write("ask"), approve(ALICE), status(MALLORY, "aborted"), approve(BOB)],
+    ),
+    "askabAg": (
+        AABORT,
+        "{v}",
+        [write("ask"), approve(ALICE), status(AGENT, "aborted"), approve(BOB)],
+    ),
+    "askabE": (
+        AABORT,
+        "{v}",
+        [write("ask"), approve(ALICE), status(ERIN, "aborted"), approve(BOB)],
+    ),
+    "askmergeM": (
+        AWAIT,
+        "{v}",
+        [write("ask"), approve(ALICE), on_branch(BOB, MALLORY, approve(BOB))],
+    ),
+    "askmergeC": (AANS, "{v}", [write("ask"), approve(ALICE), on_branch(BOB, CAROL, approve(BOB))]),
     # -- paths rule ------------------------------------------------------------------------
     "ppA": (PEND, "pp-{v}", [write_at("pp-{v}", "plain", AGENT), approve(ALICE, slug="pp-{v}")]),
     "ppok": (
@@ -517,12 +647,15 @@ VIDS = list(VARIANTS)
 
 def _kind(v: str) -> tuple[str, str]:
     """The approval kind the audit lists for the counted start, and the counted tag's suffix."""
-    text = repr(VARIANTS[v][2])
     if "GATE" in v or v.startswith("gnest"):
         return "gate", "g"
     if v.startswith("rsnest"):
         return "resume", "f"
-    return ("approve", "") if text else ("approve", "")
+    if v.startswith(("ask", "alask")):
+        return "gate", "f"
+    if v.startswith("algate"):
+        return "gate", "g"
+    return "approve", ""
 
 
 def _play(lab: Lab, vids: list[str]) -> dict[str, Any]:
@@ -574,7 +707,13 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 KINDS = ("", ":status", ":audit")
 IDS = [f"{v}{k}" for v in VIDS for k in KINDS] + ["passes"]
-_BROKE: dict[str, tuple[list[str], str]] = {}
+_BROKE: dict[str, tuple[list[str], str]] = {
+    "alias-address-not-matched-against-groups": (
+        ["alsecC", "alsecC2"],
+        "fail closed: a.smith@corp.example (Alice's alias, listed in sec) approving a high-risk"
+        " plan with Bob (ops) is not counted for sec: 'more approvals needed: 1 from sec'",
+    ),
+}
 BROKEN: dict[str, Any] = {
     f"{v}{k}": xfail(cls, why) for cls, (vids, why) in _BROKE.items() for v in vids for k in KINDS
 }
@@ -605,7 +744,9 @@ def test_round129_atk129a(lab: Any, vid: str) -> None:
             for e in execs
             if e.get("plan") == plan and e.get("approval_valid") and e.get("approval_kind") == ak
         ]
-        want_valid = want_runs - 1 if ak == "resume" else want_runs
+        want_valid = (
+            want_runs - 1 if ak == "resume" or v.startswith(("ask", "alask")) else want_runs
+        )
         assert len(valid) == want_valid, (valid, brief(row, 5))
     else:
         assert got["ran"][v] == want_runs, (got["ran"][v], brief(row, 5))

@@ -1,4 +1,99 @@
-"""Round 129, approval side (atk129a): DRAFT."""
+"""Round 129, approval side (atk129a): "a plan runs only after enough allowed people
+(approvers, groups, quorum, risk rules), none of whom wrote any part of it, approved exactly
+the frozen version", attacked where round 128 did not look: the policy's ``risk`` and
+``tools`` rules against tools hidden in a fallback step, a precondition, a verify, a fallback
+step's check, or a pinned child (and its own checks and fallbacks); one person in two groups,
+a group member who is no approver, an alias listed in a group; the writers of a pinned child
+(its author, its source's author, a ``metadata:`` block, a comment, a note or a file below
+its folder, also in the approval commit itself) answering the parent's gate, ``ask`` or
+resume, or voting in its quorum; pins spelled otherwise (``plans/c/``, ``./plans/c``,
+``plans/./c``, ``plans//c``, ``plans/c/.``, ``plans/c/PLAN.yml``, ``plans/zz/../c``);
+a version's authors through a revert of a revert, a delete and re-add, another folder (live,
+deleted or a draft), a branch merged ``-s ours``, a cherry-pick (with ``-x``) and a
+``PLAN.md`` or ``PLAN.json`` source the controller converts; quorum votes forged into the
+controller's ``approval:`` block, voided by v1 -> v2 -> v1, withdrawn; ``on_failure: ask``
+answered by whom (the agent, Mallory, a writer, a co-author, a note's writer, the pinned
+child's writer or editor, a merge by Mallory or Carol) and aborted by whom.
+
+Labs: three identical labs (``run --once`` after every round; variants split between them,
+built side by side): approvers Alice, Bob, Carol, Erin, Dave (``@example.com``) and
+``a.smith@corp.example`` (Alice's alias: ``identity_aliases.people``); groups ``ops``
+(Alice, Bob, Dave) and ``sec`` (Carol, Dave, Frank, a.smith; Frank is no approver); rules,
+first match decides: ``{risk: high}`` needs one of ops and one of sec; ``{tools: [qrec,
+qchk]}`` needs two; ``{paths: [plans/pp-*]}`` needs two. Tools: ``rec`` (records each call),
+``qrec``, ``hrec`` (``risk: high``), ``frec`` (records, exits 3), ``chk`` and ``qchk`` (check
+tools: idempotent, low risk, recording). The agent writes plans, Mallory is nobody.
+Each variant's plan calls ``rec`` with its id in action 1 (the count), except a gate (``g``:
+the gated action 3), an ``ask`` and a resume (``f``: the failing action's calls: 1 when not
+answered, 2 when answered or resumed).
+
+Ids (3 per variant + ``passes``): ``<vid>`` (the counted tool's calls), ``<vid>:status``
+(final ``status --json`` row), ``<vid>:audit`` (the starts of that kind, ``approve``,
+``gate`` (a gate or an ask's answer) or ``resume``, that ``plangate audit --json`` in a fresh
+clone calls valid); ``passes`` (every pass exited 0, no traceback).
+
+- ``rk*``: a high-risk tool as action 2 (``rkact``), in a fallback step (``rkfb``), in a
+  pinned child's action or fallback (``rknest``, ``rknestfb``): Alice alone waits; Alice and
+  Carol (``rkactok``, ``rkfbok``) or Carol and Bob (``rknestok``) run; two of ops
+  (``rkopsops``), Carol twice (``rksecsec``), Erin (in no group) and Carol (``rkerin``), Carol a
+  co-author of the plan or of its child (``rkcoC``, ``rknestcoC``) wait; Erin's rejection binds
+  (``rkrejE``), Mallory's is ignored (``rkrejM``).
+- ``tq*``: ``qrec``/``qchk`` as action 2, in a fallback step, a plan precondition, an
+  action's precondition, a verify, a fallback step's verify or precondition, or the same in a
+  pinned child: Alice alone waits (``tqchkctl``: ``chk``, not in the rule, runs on one);
+  a vote forged into the ``approval:`` block by the agent or by Bob himself (``tqforge``,
+  ``tqforgeB``), v1 -> v2 -> v1 before Bob (``tqaba``), the agent's approval between
+  (``tqagent``) count nothing; Alice's rejection after her vote binds (``tqrej``).
+- ``gr*``: Dave (ops and sec) counts once (``grdave``, ``grdave2``) and fills either side
+  (``grdaveA``, ``grdaveC``); Frank (sec, no approver) counts nowhere (``grfrank``,
+  ``grfrankD``); Dave a co-author (``grdaveco``).
+- ``al*``: Alice under her alias counts once (``alsec``, ``alsec2``, ``alsecup``, ``alq``), her
+  alias's note voids her vote (``alqnote``; Carol's does not: ``alqnoteB``), her alias wrote
+  the child or is a co-author (``algate``, ``alask``); her alias approves a plain plan
+  (``alplain``) and, with Bob, a high-risk one (``alsecC``, ``alsecC2``).
+- ``au*``: Alice wrote the version: revert of a revert (``aurvrv``), delete and re-add
+  (``audelre``), at another folder deleted, live or a draft (``aupath``, ``aupathlive``,
+  ``aupathdraft``), on a branch merged ``-s ours`` (``auours``), credited or authoring a
+  cherry-pick (``aucherry``, ``aucherryA``), as a ``PLAN.md``/``PLAN.json`` source (``aumd``,
+  ``aujson``): she may not approve; Bob may (``aurvrvB``, ``aupathB``, ``auoursB``, ``aumdB``);
+  the agent's source runs on Alice's approval (``aumdAg``).
+- ``gnest*``, ``rsnest*``, ``qnest*``, ``nestsrc*``, ``apch*``, ``ask*``: the child's
+  writers (author, ``metadata:``, comment, note, file below, source author, the approval
+  commit's own note or ``metadata:``) may not answer the parent's gate, resume, ask, nor vote;
+  a file in a folder beside the child is no writing (``gnestnear``, ``apchnear``); at an
+  ``ask``: Bob and Alice again answer (``askok``, ``askA2``), a merge by Carol too
+  (``askmergeC``), the agent, Mallory, a writer, a co-author, a note's writer, a merge by
+  Mallory do not; Mallory's abort is ignored (``askabM``), the agent's and Erin's hold.
+- ``pw*``, ``pr*``, ``pq*``: a pin spelled otherwise: the child's writer Bob may not
+  approve; a high-risk or ``qrec`` child still asks for its rule; ``..`` and a file path are
+  refused (invalid).
+- ``ppA``, ``ppok``: the ``paths`` rule.
+
+Seen (round 129: 370 ids, 364 passed, 6 xfailed (strict); 60 s wall with ``-n 2`` on a
+2-core machine at load average 6-10, 110 s at load 19 from the other helpers' sessions),
+1 class:
+
+- **alias-address-not-matched-against-groups** (6 ids: ``alsecC``, ``alsecC2``, each with
+  ``:status`` and ``:audit``). FAIL CLOSED. ``a.smith@corp.example``, listed in
+  ``approval.approvers`` and in group ``sec`` and declared Alice's alias, approves a high-risk
+  plan (one of ops, one of sec) and Bob (ops) approves: the controller counts no sec vote
+  ("more approvals needed: 1 from sec"), in either order; she is read as
+  ``alice@example.com``, in ops only. docs/approvals.md ("identity_aliases"): "An alias makes
+  two addresses one person for every count ... it renames nothing. The ``approval:`` block
+  keeps the address each approving commit carried". Repro: the config above; the agent adds
+  ``plans/x`` calling the high-risk tool; ``run --once``; ``a.smith@corp.example`` commits
+  ``status: approved``; ``run --once``; Bob commits ``status: approved``; ``run --once``:
+  ``pending_approval``, ``partial``, "1 from sec".
+
+What held: every other variant above: risk and ``tools`` rules see a tool in every place a
+plan or its pinned child can call it; groups count a person once and never a non-approver;
+the writers of a pinned child, by any of the ways above and under any pin spelling, are
+writers of the parent for its approval, gate, ``ask``, resume and quorum; a version keeps its
+authors by hash through reverts, deletions, other folders, ``-s ours`` merges,
+cherry-picks and converted sources; forged votes count nothing; an edit and its undo void a
+quorum; only the plan's authors and allowed approvers abort at an ``ask``. The controller,
+``status`` and the fresh-clone audit agreed in every variant.
+"""
 
 from __future__ import annotations
 
@@ -160,7 +255,10 @@ def write(shape: str = "plain", who: tuple[str, str] = AGENT, msg: str = "") -> 
     return act
 
 
-GATE = "  - id: 3\n    tool: rec\n    why: gated\n    requires_approval: true\n    params: {{tag: {v}g}}\n"
+GATE = (
+    "  - id: 3\n    tool: rec\n    why: gated\n    requires_approval: true\n"
+    "    params: {{tag: {v}g}}\n"
+)
 ASK = "  - id: 3\n    tool: frec\n    why: asks\n    on_failure: ask\n    params: {{tag: {v}f}}\n"
 FAIL = "  - id: 3\n    tool: frec\n    why: fails\n    params: {{tag: {v}f}}\n"
 

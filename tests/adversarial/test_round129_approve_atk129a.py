@@ -50,7 +50,12 @@ clone calls valid); ``passes`` (every pass exited 0, no traceback).
 - ``al*``: Alice under her alias counts once (``alsec``, ``alsec2``, ``alsecup``, ``alq``), her
   alias's note voids her vote (``alqnote``; Carol's does not: ``alqnoteB``), her alias wrote
   the child or is a co-author (``algate``, ``alask``); her alias approves a plain plan
-  (``alplain``) and, with Bob, a high-risk one (``alsecC``, ``alsecC2``).
+  (``alplain``) and, with Bob, a high-risk one (``alsecC``, ``alsecC2``), as Alice does under
+  her own address (``alsecA``: her alias is in sec).
+- ``pl*`` (``plus_tags: ["*@example.com"]``): ``carol+x@`` fills sec (``plsec``, ``plsec2``);
+  ``bob+x@`` is Bob for a quorum (``plq``), a child's writer at a gate (``plgate``), a
+  co-author at an ask (``plask``); ``carol+x@`` wrote a high-risk plan Carol may not approve
+  (``plrk``).
 - ``au*``: Alice wrote the version: revert of a revert (``aurvrv``), delete and re-add
   (``audelre``), at another folder deleted, live or a draft (``aupath``, ``aupathlive``,
   ``aupathdraft``), on a branch merged ``-s ours`` (``auours``), credited or authoring a
@@ -69,16 +74,20 @@ clone calls valid); ``passes`` (every pass exited 0, no traceback).
   refused (invalid).
 - ``ppA``, ``ppok``: the ``paths`` rule.
 
-Seen (round 129: 370 ids, 364 passed, 6 xfailed (strict); 60 s wall with ``-n 2`` on a
-2-core machine at load average 6-10, 110 s at load 19 from the other helpers' sessions),
+Seen (round 129: 385 ids, 376 passed, 9 xfailed (strict); 65-80 s wall with ``-n 2`` on a
+2-core machine at load average 15, 110 s at load 19 from the other helpers' sessions),
 1 class:
 
-- **alias-address-not-matched-against-groups** (6 ids: ``alsecC``, ``alsecC2``, each with
-  ``:status`` and ``:audit``). FAIL CLOSED. ``a.smith@corp.example``, listed in
-  ``approval.approvers`` and in group ``sec`` and declared Alice's alias, approves a high-risk
-  plan (one of ops, one of sec) and Bob (ops) approves: the controller counts no sec vote
-  ("more approvals needed: 1 from sec"), in either order; she is read as
-  ``alice@example.com``, in ops only. docs/approvals.md ("identity_aliases"): "An alias makes
+- **alias-address-not-matched-against-groups** (9 ids: ``alsecC``, ``alsecC2``, ``alsecA``,
+  each with ``:status`` and ``:audit``). FAIL CLOSED. ``a.smith@corp.example``, listed in
+  ``approval.approvers`` and in group ``sec`` and declared Alice's alias
+  (``identity_aliases.people``), approves a high-risk plan (one of ops, one of sec) and Bob
+  (ops) approves: the controller counts no sec vote ("more approvals needed: 1 from sec"),
+  in either order, and likewise when Alice approves under ``alice@example.com``; she is
+  read as ``alice@example.com``, a member of ops only: the group is matched against one
+  address of the person, never the alias it lists. A ``plus_tags`` alias is no such case
+  (``carol+x@`` fills sec: ``plsec``), since its canonical address is the listed one.
+  docs/approvals.md ("identity_aliases"): "An alias makes
   two addresses one person for every count ... it renames nothing. The ``approval:`` block
   keeps the address each approving commit carried". Repro: the config above; the agent adds
   ``plans/x`` calling the high-risk tool; ``run --once``; ``a.smith@corp.example`` commits
@@ -129,6 +138,9 @@ FRANK = ("Frank", "frank@example.com")  # in sec, not an approver
 SMITH = ("A. Smith", "a.smith@corp.example")  # Alice's other address (identity_aliases)
 SMITH_UP = ("A. Smith", "A.Smith@Corp.Example")
 CO_S = "Co-authored-by: A. Smith <a.smith@corp.example>"
+CAROL_PLUS = ("Carol", "carol+x@example.com")
+BOB_PLUS = ("Bob", "bob+x@example.com")
+CO_BP = "Co-authored-by: Bob <bob+draft@example.com>"
 CO_B = "Co-authored-by: Bob <bob@example.com>"
 CO_A = "Co-authored-by: Alice <alice@example.com>"
 CO_C = "Co-authored-by: Carol <carol@example.com>"
@@ -162,6 +174,7 @@ def _config(lab: Lab) -> None:
         ' "erin@example.com", "dave@example.com", "a.smith@corp.example"]\n'
         "  identity_aliases:\n"
         "    people: [[alice@example.com, a.smith@corp.example]]\n"
+        '    plus_tags: ["*@example.com"]\n'
         "  groups:\n"
         '    ops: ["alice@example.com", "bob@example.com", "dave@example.com"]\n'
         '    sec: ["carol@example.com", "dave@example.com", "frank@example.com",'
@@ -672,6 +685,18 @@ VARIANTS: dict[str, tuple[tuple[int, set[str]], str, list[Any]]] = {
     "alsecC": (RUN, "{v}", [write("hact"), approve(SMITH), approve(BOB)]),
     "alsecC2": (RUN, "{v}", [write("hact"), approve(BOB), approve(SMITH)]),
     "alplain": (RUN, "{v}", [write(), approve(SMITH)]),
+    "alsecA": (RUN, "{v}", [write("hact"), approve(ALICE), approve(BOB)]),
+    # -- plus_tags: carol+x is Carol, bob+x is Bob ----------------------------------------
+    "plsec": (RUN, "{v}", [write("hact"), approve(ALICE), approve(CAROL_PLUS)]),
+    "plsec2": (RUN, "{v}", [write("hact"), approve(CAROL_PLUS), approve(BOB_PLUS)]),
+    "plq": (PEND, "{v}", [write("qact"), approve(BOB), approve(BOB_PLUS)]),
+    "plgate": (GWAIT, "{v}", [nest("plain", BOB_PLUS, tail=GATE), approve(ALICE), approve(BOB)]),
+    "plask": (
+        AWAIT,
+        "{v}",
+        [write("ask", msg="plan {v}\n\n" + CO_BP), approve(ALICE), approve(BOB)],
+    ),
+    "plrk": (PEND, "{v}", [write("hact", who=CAROL_PLUS), approve(ALICE), approve(CAROL)]),
     "alqnote": (PEND, "{v}", [write("qact"), approve(ALICE), note(SMITH), approve(BOB)]),
     "alqnoteB": (RUN, "{v}", [write("qact"), approve(ALICE), note(CAROL), approve(BOB)]),
     "alq": (PEND, "{v}", [write("qact"), approve(ALICE), approve(SMITH)]),
@@ -749,9 +774,9 @@ def _kind(v: str) -> tuple[str, str]:
         return "gate", "g"
     if v.startswith("rsnest"):
         return "resume", "f"
-    if v.startswith(("ask", "alask")):
+    if v.startswith(("ask", "alask", "plask")):
         return "gate", "f"
-    if v.startswith("algate"):
+    if v.startswith(("algate", "plgate")):
         return "gate", "g"
     return "approve", ""
 
@@ -807,9 +832,10 @@ KINDS = ("", ":status", ":audit")
 IDS = [f"{v}{k}" for v in VIDS for k in KINDS] + ["passes"]
 _BROKE: dict[str, tuple[list[str], str]] = {
     "alias-address-not-matched-against-groups": (
-        ["alsecC", "alsecC2"],
-        "fail closed: a.smith@corp.example (Alice's alias, listed in sec) approving a high-risk"
-        " plan with Bob (ops) is not counted for sec: 'more approvals needed: 1 from sec'",
+        ["alsecC", "alsecC2", "alsecA"],
+        "fail closed: Alice, whose alias a.smith@corp.example is listed in sec, approving a"
+        " high-risk plan with Bob (ops), under either address, is not counted for sec: 'more"
+        " approvals needed: 1 from sec'",
     ),
 }
 BROKEN: dict[str, Any] = {
@@ -843,7 +869,9 @@ def test_round129_atk129a(lab: Any, vid: str) -> None:
             if e.get("plan") == plan and e.get("approval_valid") and e.get("approval_kind") == ak
         ]
         want_valid = (
-            want_runs - 1 if ak == "resume" or v.startswith(("ask", "alask")) else want_runs
+            want_runs - 1
+            if ak == "resume" or v.startswith(("ask", "alask", "plask"))
+            else want_runs
         )
         assert len(valid) == want_valid, (valid, brief(row, 5))
     else:

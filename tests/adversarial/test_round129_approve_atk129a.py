@@ -15,7 +15,7 @@ controller's ``approval:`` block, voided by v1 -> v2 -> v1, withdrawn; ``on_fail
 answered by whom (the agent, Mallory, a writer, a co-author, a note's writer, the pinned
 child's writer or editor, a merge by Mallory or Carol) and aborted by whom.
 
-Labs: three identical labs (``run --once`` after every round; variants split between them,
+Labs: three identical labs (and ``m``, the same with ``max_age``, below) (``run --once`` after every round; variants split between them,
 built side by side): approvers Alice, Bob, Carol, Erin, Dave (``@example.com``) and
 ``a.smith@corp.example`` (Alice's alias: ``identity_aliases.people``); groups ``ops``
 (Alice, Bob, Dave) and ``sec`` (Carol, Dave, Frank, a.smith; Frank is no approver); rules,
@@ -73,9 +73,16 @@ clone calls valid); ``passes`` (every pass exited 0, no traceback).
   approve; a high-risk or ``qrec`` child still asks for its rule; ``..`` and a file path are
   refused (invalid).
 - ``ppA``, ``ppok``: the ``paths`` rule.
+- ``mx*`` (a fourth lab, ``max_age: 1h``, its round 0 (commits and pass) dated two hours
+  ago): a version frozen then (``mxA``) is expired, and stays so deleted and brought back as
+  a ``PLAN.md`` or ``PLAN.json`` source the controller converts (``mxmd``, ``mxjson``), as a
+  source in another folder beside it (``mxmdlive``), respelled after a deletion or in place
+  (``mxresp``, ``mxrespsame``), moved (``mxmove``); controls: a version first written now
+  (``mxfresh``), a draft written then and submitted now (``mxdraft``: a draft is never
+  frozen, so its age starts now) run.
 
-Seen (round 129: 385 ids, 376 passed, 9 xfailed (strict); 65-80 s wall with ``-n 2`` on a
-2-core machine at load average 15, 110 s at load 19 from the other helpers' sessions),
+Seen (round 129: 418 ids, 409 passed, 9 xfailed (strict); 75-95 s wall with ``-n 2`` on a
+2-core machine at load average 15-19 from the other helpers' sessions),
 1 class:
 
 - **alias-address-not-matched-against-groups** (9 ids: ``alsecC``, ``alsecC2``, ``alsecA``,
@@ -100,7 +107,8 @@ the writers of a pinned child, by any of the ways above and under any pin spelli
 writers of the parent for its approval, gate, ``ask``, resume and quorum; a version keeps its
 authors by hash through reverts, deletions, other folders, ``-s ours`` merges,
 cherry-picks and converted sources; forged votes count nothing; an edit and its undo void a
-quorum; only the plan's authors and allowed approvers abort at an ``ask``. The controller,
+quorum; only the plan's authors and allowed approvers abort at an ``ask``; ``max_age``
+follows a version by hash through sources, respellings and moves. The controller,
 ``status`` and the fresh-clone audit agreed in every variant.
 """
 
@@ -110,6 +118,7 @@ import functools
 import json
 import re
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -121,6 +130,7 @@ from tests.adversarial.advkit import (
     AGENT,
     ALICE,
     MALLORY,
+    RESPELLED_PLAN,
     Lab,
     brief,
     build_all,
@@ -160,7 +170,7 @@ RWAIT = (1, {"failed"})  # it ran once: no resume
 Act = Callable[[Lab, str], Any]
 
 
-def _config(lab: Lab) -> None:
+def _config(lab: Lab, extra: str = "") -> None:
     rec = json.dumps([sys.executable, str(lab.recorder), "{tag}"])
     failing = lab.root / "frec.py"
     failing.write_text(lab.recorder.read_text() + "sys.exit(3)\n")
@@ -179,6 +189,7 @@ def _config(lab: Lab) -> None:
         '    ops: ["alice@example.com", "bob@example.com", "dave@example.com"]\n'
         '    sec: ["carol@example.com", "dave@example.com", "frank@example.com",'
         ' "a.smith@corp.example"]\n'
+        f"{extra}"
         "  rules:\n"
         "    - match: {risk: high}\n"
         "      require: [{group: ops, count: 1}, {group: sec, count: 1}]\n"
@@ -492,6 +503,38 @@ def on_branch(who: tuple[str, str], merger: tuple[str, str], inner: Act) -> Act:
     return act
 
 
+def respelled(who: tuple[str, str] = AGENT) -> Act:
+    """``who`` writes advkit's ``plan_text(v)`` respelled (flow style, keys reordered, a
+    comment, ``metadata``): the same version, other bytes."""
+
+    def act(lab: Lab, v: str) -> None:
+        lab.write(v, RESPELLED_PLAN.format(tag=v, status="pending_approval"))
+        lab.commit(f"plan {v}, respelled", who)
+
+    return act
+
+
+def move_to(slug: str, who: tuple[str, str] = AGENT) -> Act:
+    def act(lab: Lab, v: str) -> None:
+        lab.git("mv", f"plans/{v}", f"plans/{slug.format(v=v)}")
+        lab.git("commit", "-q", "-m", f"move {v}", who=who)
+
+    return act
+
+
+def write_src_at(slug: str, name: str, who: tuple[str, str] = AGENT) -> Act:
+    """``who`` writes ``plan_text(v)`` as the source ``name`` at ``plans/<slug>``."""
+
+    def act(lab: Lab, v: str) -> None:
+        text = _text(v, "bare")
+        if name.endswith(".json"):
+            text = json.dumps(load_yaml(text), indent=2) + "\n"
+        lab.write(slug.format(v=v), text, filename=name)
+        lab.commit(f"source {name} of {v} at {slug}", who)
+
+    return act
+
+
 def idle(lab: Lab, v: str) -> None:
     """Nothing this round (a pass for the controller to convert or freeze)."""
 
@@ -753,6 +796,28 @@ VARIANTS: dict[str, tuple[tuple[int, set[str]], str, list[Any]]] = {
         [write("ask"), approve(ALICE), on_branch(BOB, MALLORY, approve(BOB))],
     ),
     "askmergeC": (AANS, "{v}", [write("ask"), approve(ALICE), on_branch(BOB, CAROL, approve(BOB))]),
+    # -- max_age 1h (lab m): round 0 is two hours ago ------------------------------------
+    "mxA": (PEND, "{v}", [write("bare"), approve(ALICE)]),
+    "mxfresh": (RUN, "{v}", [idle, write("bare"), approve(ALICE)]),
+    "mxmd": (
+        PEND,
+        "{v}",
+        [write("bare"), remove("{v}"), write_src("PLAN.md", AGENT), idle, approve(ALICE)],
+    ),
+    "mxjson": (
+        PEND,
+        "{v}",
+        [write("bare"), remove("{v}"), write_src("PLAN.json", AGENT), idle, approve(ALICE)],
+    ),
+    "mxmdlive": (
+        PEND,
+        "{v}-a",
+        [write("bare"), idle, write_src_at("{v}-a", "PLAN.md"), idle, approve(ALICE, slug="{v}-a")],
+    ),
+    "mxresp": (PEND, "{v}", [write("bare"), remove("{v}"), respelled(), approve(ALICE)]),
+    "mxrespsame": (PEND, "{v}", [write("bare"), respelled(), approve(ALICE)]),
+    "mxmove": (PEND, "{v}-o", [write("bare"), move_to("{v}-o"), approve(ALICE, slug="{v}-o")]),
+    "mxdraft": (RUN, "{v}", [write("draft"), remove("{v}"), write("plain"), approve(ALICE)]),
     # -- paths rule ------------------------------------------------------------------------
     "ppA": (PEND, "pp-{v}", [write_at("pp-{v}", "plain", AGENT), approve(ALICE, slug="pp-{v}")]),
     "ppok": (
@@ -785,6 +850,7 @@ def _play(lab: Lab, vids: list[str]) -> dict[str, Any]:
     got: dict[str, Any] = {"passes": []}
     rounds = max(len(VARIANTS[v][2]) for v in vids)
     for rnd in range(rounds):
+        lab.git_date = getattr(lab, "past", None) if rnd == 0 else None
         for v in vids:
             acts = VARIANTS[v][2]
             if rnd < len(acts) and acts[rnd] is not None:
@@ -798,18 +864,23 @@ def _play(lab: Lab, vids: list[str]) -> dict[str, Any]:
     return got
 
 
-def _build_one(root: Path, vids: list[str]) -> dict[str, Any]:
+def _build_one(root: Path, vids: list[str], max_age: bool = False) -> dict[str, Any]:
     lab = Lab(root)
-    _config(lab)
+    _config(lab, "  max_age: 1h\n" if max_age else "")
+    if max_age:  # round 0 (its commits and pass) two hours ago: what it froze has expired
+        lab.past = f"@{int(time.time()) - 7200} +0000"  # type: ignore[attr-defined]
     return _play(lab, vids)
 
 
 def _build(root: Path) -> Lab:
-    parts = {"a": VIDS[0::3], "b": VIDS[1::3], "d": VIDS[2::3]}
+    plain = [v for v in VIDS if not v.startswith("mx")]
+    parts = {"a": plain[0::3], "b": plain[1::3], "d": plain[2::3]}
     builders: dict[str, Callable[[Path], Any]] = {
         k: functools.partial(_build_one, vids=vs) for k, vs in parts.items()
     }
-    labs = build_all(root, builders, workers=3)
+    mx = [v for v in VIDS if v.startswith("mx")]
+    builders["m"] = functools.partial(_build_one, vids=mx, max_age=True)
+    labs = build_all(root, builders, workers=4)
     got: dict[str, Any] = {"passes": [], "rows": {}, "ran": {}}
     execs: list[Any] = []
     for part in labs.got.values():

@@ -15,17 +15,17 @@ controller's ``approval:`` block, voided by v1 -> v2 -> v1, withdrawn; ``on_fail
 answered by whom (the agent, Mallory, a writer, a co-author, a note's writer, the pinned
 child's writer or editor, a merge by Mallory or Carol) and aborted by whom.
 
-Labs: three identical labs (and ``m``, the same with ``max_age``, below) (``run --once`` after every round; variants split between them,
-built side by side): approvers Alice, Bob, Carol, Erin, Dave (``@example.com``) and
-``a.smith@corp.example`` (Alice's alias: ``identity_aliases.people``); groups ``ops``
-(Alice, Bob, Dave) and ``sec`` (Carol, Dave, Frank, a.smith; Frank is no approver); rules,
-first match decides: ``{risk: high}`` needs one of ops and one of sec; ``{tools: [qrec,
-qchk]}`` needs two; ``{paths: [plans/pp-*]}`` needs two. Tools: ``rec`` (records each call),
-``qrec``, ``hrec`` (``risk: high``), ``frec`` (records, exits 3), ``chk`` and ``qchk`` (check
-tools: idempotent, low risk, recording). The agent writes plans, Mallory is nobody.
-Each variant's plan calls ``rec`` with its id in action 1 (the count), except a gate (``g``:
-the gated action 3), an ``ask`` and a resume (``f``: the failing action's calls: 1 when not
-answered, 2 when answered or resumed).
+Labs: three identical labs and ``m``, the same with ``max_age`` (below) (``run --once``
+after every round; variants split between them, built side by side): approvers Alice, Bob,
+Carol, Erin, Dave (``@example.com``) and ``a.smith@corp.example`` (Alice's alias:
+``identity_aliases.people``); groups ``ops`` (Alice, Bob, Dave) and ``sec`` (Carol, Dave,
+Frank, a.smith; Frank is no approver); rules, first match decides: ``{risk: high}`` needs
+one of ops and one of sec; ``{tools: [qrec, qchk]}`` needs two; ``{paths: [plans/pp-*]}``
+needs two. Tools: ``rec`` (records each call), ``qrec``, ``hrec`` (``risk: high``), ``frec``
+(records, exits 3), ``chk`` and ``qchk`` (check tools: idempotent, low risk, recording). The
+agent writes plans, Mallory is nobody. Each variant's plan calls ``rec`` with its id in
+action 1 (the count), except a gate (``g``: the gated action 3), an ``ask`` and a resume
+(``f``: the failing action's calls: 1 when not answered, 2 when answered or resumed).
 
 Ids (3 per variant + ``passes``): ``<vid>`` (the counted tool's calls), ``<vid>:status``
 (final ``status --json`` row), ``<vid>:audit`` (the starts of that kind, ``approve``,

@@ -81,7 +81,7 @@ clone calls valid); ``passes`` (every pass exited 0, no traceback).
   (``mxfresh``), a draft written then and submitted now (``mxdraft``: a draft is never
   frozen, so its age starts now) run.
 
-Seen (round 129: 418 ids, 409 passed, 9 xfailed (strict); 75-95 s wall with ``-n 2`` on a
+Seen (round 129: 418 ids, 409 passed, 9 xfailed (strict); 70-95 s wall with ``-n 2`` on a
 2-core machine at load average 15-19 from the other helpers' sessions),
 1 class:
 

@@ -1,0 +1,507 @@
+"""Round 129, policy and audit (atk129p): DRAFT."""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import pickle
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import advkit
+import pytest
+from advkit import AGENT, ALICE, BOB, MALLORY, Lab, build_all, plan_text
+
+REC = "{kind: exec, argv: %s, env: {REC_LOG: %s}%s}"
+
+
+def tool_line(lab: Lab, name: str, risk: str) -> str:
+    argv = json.dumps([sys.executable, str(lab.recorder), "{tag}"])
+    return f"{name}: " + REC % (argv, json.dumps(str(lab.log)), f", risk: {risk}") + "\n"
+
+
+def tplan(slug: str, tool: str = "rec") -> str:
+    return (
+        plan_text(slug).replace("name: rec", f"name: {tool}").replace("tool: rec", f"tool: {tool}")
+    )
+
+
+def audit_at(lab: Lab, cwd: Path, *args: str) -> dict[str, Any]:
+    out = lab.cli("audit", "--json", *args, cwd=cwd)
+    try:
+        rep = json.loads(out.stdout)
+    except ValueError:
+        rep = {"raw": out.stdout[-600:]}
+    if not isinstance(rep, dict):
+        rep = {"raw": str(rep)[-600:]}
+    return {"rc": out.returncode, "report": rep, "err": out.stderr[-1500:]}
+
+
+def clone_to(lab: Lab, dest: Path, *opts: str) -> Path:
+    lab.git("clone", "-q", *opts, f"file://{lab.repo}", str(dest))
+    return dest
+
+
+def audits(lab: Lab, root: Path) -> dict[str, Any]:
+    return {
+        "plain": audit_at(lab, clone_to(lab, root / "plain")),
+        "config": audit_at(lab, lab.repo, "--config", str(lab.config)),
+        "single": audit_at(lab, clone_to(lab, root / "single", "--single-branch", "--no-tags")),
+    }
+
+
+def starts(lab: Lab) -> list[tuple[str, str, str | None]]:
+    rows = lab.git(
+        "log",
+        "--format=%H%x00%(trailers:key=Policy-Hash,valueonly,separator=%x2C)",
+        "--grep=^plangate: start ",
+        "main",
+    )
+    out = []
+    for line in rows.splitlines():
+        if "\0" not in line:
+            continue
+        commit, trailer = line.split("\0", 1)
+        data = subprocess.run(
+            ["git", "show", f"{commit}:.plangate/policy.json"],
+            cwd=lab.repo,
+            env=lab.env(),
+            capture_output=True,
+            check=False,
+        ).stdout
+        tree = "sha256:" + hashlib.sha256(data).hexdigest() if data else None
+        out.append((commit, trailer.strip(), tree))
+    return out
+
+
+# -- lab q: quorum and risk changed between a partial vote and the next pass --------------
+
+Q_PLANS = {"q1": "rec", "x1": "hx", "h1": "hr", "q2": "rec", "n1": "hn"}
+
+
+def q_config(lab: Lab, count: int, hr: str, hx: str, hn: str = "low") -> None:
+    lab.write_config(
+        approval=(
+            "rules:\n"
+            "  - match: {risk: high}\n    require: [{count: 2}]\n"
+            f'  - match: {{paths: ["plans/q*"]}}\n    require: [{{count: {count}}}]\n'
+        ),
+        tools=tool_line(lab, "hr", hr) + tool_line(lab, "hx", hx) + tool_line(lab, "hn", hn),
+    )
+
+
+def q_build(root: Path) -> dict[str, Any]:
+    lab = Lab(root / "lab")
+    got: dict[str, Any] = {"passes": []}
+    t0 = int(time.time()) - 7200
+    lab.git_date = f"@{t0} +0000"
+
+    def run(tag: str) -> None:
+        res = lab.run(check=False)
+        got["passes"].append((tag, res.returncode, res.stderr[-400:] if res.returncode else ""))
+
+    q_config(lab, 2, "medium", "high")
+    for slug, tool in Q_PLANS.items():
+        lab.write(slug, tplan(slug, tool))
+    lab.commit("agent: plans", AGENT)
+    run("a")
+    lab.git_date = f"@{t0 + 60} +0000"
+    lab.approve("q1", ALICE)
+    lab.approve("x1", ALICE)
+    lab.approve("q2", ALICE)
+    run("b")
+    got["partial"] = {s: (lab.plan(s).get("approval") or {}).get("status") for s in Q_PLANS}
+    lab.git_date = f"@{t0 + 120} +0000"
+    lab.branch("ha")
+    lab.approve("h1", ALICE)
+    lab.git("checkout", "-q", "main")
+    # the operator: the q rule needs one, hr becomes high, hx low
+    q_config(lab, 1, "high", "low")
+    got["check_a"] = lab.check_plans("ha", ALICE[1])
+    lab.git("merge", "-q", "--no-ff", "-m", "merge ha", "ha", who=ALICE)
+    lab.git_date = f"@{t0 + 180} +0000"
+    run("c")
+    got["ran_c"] = {s: len(lab.calls(s)) for s in Q_PLANS}
+    got["codes_c"] = {s: (lab.plan(s).get("approval") or {}) for s in Q_PLANS}
+    lab.git_date = f"@{t0 + 240} +0000"
+    lab.branch("hb")
+    lab.approve("h1", BOB)
+    lab.approve("n1", BOB)
+    lab.git("checkout", "-q", "main")
+    got["check_b"] = lab.check_plans("hb", BOB[1])
+    lab.git("merge", "-q", "--no-ff", "-m", "merge hb", "hb", who=BOB)
+    lab.git_date = f"@{t0 + 300} +0000"
+    run("d")
+    got["ran_d"] = {s: len(lab.calls(s)) for s in Q_PLANS}
+    # the loosened quorum is met by votes collected under C0 once a next approval is decided:
+    # Alice again on q1 and x1 (the same person again), Bob on q2
+    lab.git_date = f"@{t0 + 360} +0000"
+    lab.branch("again")
+    lab.approve("q1", ALICE)
+    lab.approve("x1", ALICE)
+    lab.git("checkout", "-q", "main")
+    got["check_e"] = lab.check_plans("again", ALICE[1])
+    lab.git("merge", "-q", "--no-ff", "-m", "merge again", "again", who=ALICE)
+    lab.branch("bq")
+    lab.approve("q2", BOB)
+    lab.git("checkout", "-q", "main")
+    got["check_f"] = lab.check_plans("bq", BOB[1])
+    lab.git("merge", "-q", "--no-ff", "-m", "merge bq", "bq", who=BOB)
+    lab.git_date = f"@{t0 + 420} +0000"
+    run("e")
+    got["ran"] = {s: len(lab.calls(s)) for s in Q_PLANS}
+    got["codes"] = {s: (lab.plan(s).get("approval") or {}).get("status") for s in Q_PLANS}
+    got["starts"] = starts(lab)
+    got["audit"] = audits(lab, root)
+    plain = root / "plain"
+    got["ctl"] = {name: audit_at(lab, plain, "--controller", value) for name, value in CTL.items()}
+    return got
+
+
+CTL = {
+    "right": "plangate@localhost",
+    "upper": "PLANGATE@LOCALHOST",
+    "mallory": MALLORY[1],
+    "agent": AGENT[1],
+    "alice": ALICE[1],
+    "empty": "",
+    "named": "plangate <plangate@localhost>",
+    "spaced": " plangate@localhost ",
+    "glob": "*@localhost",
+    "nodomain": "plangate",
+}
+
+
+# -- lab pr: .plangate/ changed by merges, deletions, symlinks, a folder, a mode ------------
+
+PR_PLANS = ["m1", "d1", "s1", "s2", "e1", "g1", "r1"]
+
+
+def pr_build(root: Path) -> dict[str, Any]:
+    lab = Lab(root / "lab")
+    got: dict[str, Any] = {"passes": [], "check": {}, "forged": {}, "merges": {}}
+    t0 = int(time.time()) - 7200
+    lab.git_date = f"@{t0} +0000"
+
+    def run(tag: str) -> None:
+        res = lab.run(check=False)
+        got["passes"].append((tag, res.returncode, res.stderr[-400:] if res.returncode else ""))
+
+    for slug in PR_PLANS:
+        lab.write(slug, tplan(slug))
+    lab.commit("agent: plans", AGENT)
+    run("a")
+    honest = json.loads((lab.repo / ".plangate/policy.json").read_text())
+    evil = json.loads(json.dumps(honest))
+    evil["approval"]["approvers"].append(MALLORY[1])
+    evil_text = json.dumps(evil, indent=2) + "\n"
+    lab.git_date = f"@{t0 + 60} +0000"
+    # m1: the agent's pull request edits policy.json and Mallory approves on it; Alice merges
+    lab.branch("feat")
+    lab.put(".plangate/policy.json", evil_text)
+    got["forged"]["feat"] = (lab.commit("agent: policy", AGENT), AGENT[1])
+    lab.approve("m1", MALLORY)
+    lab.git("checkout", "-q", "main")
+    got["check"]["m1"] = lab.check_plans("feat", ALICE[1])
+    lab.git("merge", "-q", "--no-ff", "-m", "merge feat", "feat", who=ALICE)
+    got["merges"]["feat"] = lab.head()
+    # d1: the agent deletes policy.json on a branch; Alice approves d1 there and merges it
+    lab.branch("del")
+    lab.git("rm", "-q", ".plangate/policy.json")
+    got["forged"]["del"] = (lab.commit("agent: drop policy", AGENT), AGENT[1])
+    lab.approve("d1", ALICE)
+    lab.git("checkout", "-q", "main")
+    got["check"]["d1"] = lab.check_plans("del", ALICE[1])
+    lab.git("merge", "-q", "--no-ff", "-m", "merge del", "del", who=ALICE)
+    got["merges"]["del"] = lab.head()
+    # s1: policy.json a symlink to a forged policy elsewhere; Mallory approves
+    lab.branch("sym")
+    lab.put("notes/p.json", evil_text)
+    (lab.repo / ".plangate").mkdir(exist_ok=True)
+    os.symlink("../notes/p.json", lab.repo / ".plangate/policy.json")
+    got["forged"]["sym"] = (lab.commit("agent: link policy", AGENT), AGENT[1])
+    lab.approve("s1", MALLORY)
+    lab.git("checkout", "-q", "main")
+    got["check"]["s1"] = lab.check_plans("sym", MALLORY[1])
+    lab.git("merge", "-q", "--no-ff", "-m", "merge sym", "sym", who=AGENT)
+    got["merges"]["sym"] = lab.head()
+    # s2: .plangate a symlink to a folder holding a forged policy.json; Mallory approves
+    lab.branch("dir")
+    lab.git("rm", "-q", "-r", "--ignore-unmatch", ".plangate")
+    lab.put("notes/pg/policy.json", evil_text)
+    if (lab.repo / ".plangate").exists() or (lab.repo / ".plangate").is_symlink():
+        subprocess.run(["rm", "-rf", str(lab.repo / ".plangate")], check=True)
+    os.symlink("notes/pg", lab.repo / ".plangate")
+    got["forged"]["dir"] = (lab.commit("agent: link folder", AGENT), AGENT[1])
+    lab.approve("s2", MALLORY)
+    lab.git("checkout", "-q", "main")
+    got["check"]["s2"] = lab.check_plans("dir", MALLORY[1])
+    lab.git("merge", "-q", "--no-ff", "-m", "merge dir", "dir", who=AGENT)
+    got["merges"]["dir"] = lab.head()
+    run("b")
+    got["ran_b"] = {s: len(lab.calls(s)) for s in PR_PLANS}
+    got["tree_b"] = lab.git("ls-tree", "main", ".plangate/", ".plangate").strip()
+    if (lab.repo / ".plangate").is_symlink():
+        (lab.repo / ".plangate").unlink()
+    lab.git("reset", "-q", "--hard")
+    got["wt_b"] = lab.git("status", "--short")
+    lab.git_date = f"@{t0 + 120} +0000"
+    # e1: Alice's approval also flips policy.json's mode (no byte changed)
+    lab.set_status("e1", "approved")
+    lab.git("add", "-A")
+    lab.git("update-index", "--chmod=+x", ".plangate/policy.json")
+    lab.git("commit", "-q", "-m", "approve e1", who=ALICE)
+    got["mode"] = (lab.head(), ALICE[1])
+    # g1: policy.json in a gitattributes export-ignore/filter: the agent adds a clean filter
+    # attribute for it (no filter defined: git reads the bytes as they are)
+    lab.put(".gitattributes", ".plangate/policy.json -text -diff merge=ours\n")
+    lab.commit("agent: attributes", AGENT)
+    lab.approve("g1", ALICE)
+    # r1: the agent's forged edit, then Alice reverts it in her approving commit's parent
+    lab.put(".plangate/policy.json", evil_text)
+    forged = lab.commit("agent: policy again", AGENT)
+    got["forged"]["again"] = (forged, AGENT[1])
+    lab.git("revert", "--no-edit", forged, who=ALICE)
+    got["forged"]["revert"] = (lab.head(), ALICE[1])
+    lab.approve("r1", ALICE)
+    lab.git_date = f"@{t0 + 180} +0000"
+    run("c")
+    got["ran"] = {s: len(lab.calls(s)) for s in PR_PLANS}
+    got["codes"] = {s: lab.refusal(s) for s in PR_PLANS}
+    got["tree"] = lab.git("ls-tree", "main", ".plangate/", ".plangate").strip()
+    got["tree_policy"] = json.loads(lab.git("show", "main:.plangate/policy.json"))
+    got["starts"] = starts(lab)
+    got["audit"] = audits(lab, root)
+    return got
+
+
+def _builders() -> dict[str, Callable[[Path], Any]]:
+    return {"q": q_build, "pr": pr_build}
+
+
+@pytest.fixture(scope="module")
+def labs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    base = tmp_path_factory.getbasetemp()
+    if base.name.startswith("popen-gw"):
+        base = base.parent
+    done, failed = base / "r129p-all.pickle", base / "r129p-all.failed"
+    with open(base / "r129p-all.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if done.exists():
+            return dict(pickle.loads(done.read_bytes()))
+        if failed.exists():
+            raise RuntimeError(f"the labs failed to build: {failed.read_text()}")
+        try:
+            got = build_all(base / "r129p-all", _builders(), workers=4).got
+        except Exception as why:
+            failed.write_text(f"{type(why).__name__}: {why}"[-3000:])
+            raise
+        done.write_bytes(pickle.dumps(got))
+        return dict(got)
+
+
+def norm(told: dict[str, Any]) -> dict[str, Any]:
+    """``check_plans``' answer with lists for tuples (as JSON would give it)."""
+    return {plan: [v[0], list(v[1])] for plan, v in told.items()}
+
+
+def valid(rep: dict[str, Any], slug: str) -> int:
+    return sum(
+        1
+        for e in rep.get("executions", [])
+        if e.get("plan") == f"plans/{slug}" and e.get("approval_valid")
+    )
+
+
+KINDS = ["plain", "config", "single"]
+
+
+@pytest.mark.parametrize("name", ["q", "pr"])
+def test_passes(labs: dict[str, Any], name: str) -> None:
+    assert all(p[1] == 0 for p in labs[name]["passes"]), labs[name]["passes"]
+
+
+@pytest.mark.parametrize("name", ["q", "pr"])
+def test_policy_hash_of_every_start(labs: dict[str, Any], name: str) -> None:
+    rows = labs[name]["starts"]
+    assert rows and all(trailer == tree for _c, trailer, tree in rows), rows
+
+
+# -- q --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("slug", ["q1", "x1", "q2"])
+def test_q_partial_under_c0(labs: dict[str, Any], slug: str) -> None:
+    assert labs["q"]["partial"][slug] == "partial", labs["q"]["partial"]
+
+
+def test_q_check_raised_risk(labs: dict[str, Any]) -> None:
+    assert norm(labs["q"]["check_a"]) == {"plans/h1": ["partial", []]}, labs["q"]["check_a"]
+
+
+@pytest.mark.parametrize("slug", list(Q_PLANS))
+def test_q_nothing_ran_on_the_config_change(labs: dict[str, Any], slug: str) -> None:
+    """h1's single vote under C0 meets no quorum once hr is high; the partial votes wait for
+    a next approval (docs/approvals.md, "Judged again"), none starts by itself."""
+    assert labs["q"]["ran_c"][slug] == 0, labs["q"]["ran_c"]
+
+
+@pytest.mark.parametrize("slug", ["h1", "n1"])
+def test_q_check_bob(labs: dict[str, Any], slug: str) -> None:
+    assert norm(labs["q"]["check_b"]).get(f"plans/{slug}") == ["start", []], labs["q"]["check_b"]
+    assert labs["q"]["ran_d"][slug] == 1, labs["q"]["ran_d"]
+
+
+@pytest.mark.parametrize("slug", ["q1", "x1", "q2"])
+def test_q_check_loosened(labs: dict[str, Any], slug: str) -> None:
+    told = norm({**labs["q"]["check_e"], **labs["q"]["check_f"]})
+    assert told.get(f"plans/{slug}") == ["start", []], told
+
+
+@pytest.mark.parametrize("slug", list(Q_PLANS))
+def test_q_ran_once(labs: dict[str, Any], slug: str) -> None:
+    assert labs["q"]["ran"][slug] == 1, labs["q"]["ran"]
+
+
+Q_AUDIT = [(k, s) for k in KINDS for s in Q_PLANS]
+
+
+@pytest.mark.parametrize(("kind", "slug"), Q_AUDIT, ids=[f"{k}:{s}" for k, s in Q_AUDIT])
+def test_q_audit_runs(labs: dict[str, Any], kind: str, slug: str) -> None:
+    got = labs["q"]["audit"][kind]
+    assert "Traceback" not in got["err"], got["err"]
+    assert valid(got["report"], slug) == 1, (got["rc"], got["report"].get("executions"))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_q_audit_clean(labs: dict[str, Any], kind: str) -> None:
+    got = labs["q"]["audit"][kind]
+    assert got["rc"] == 0 and not got["report"].get("findings"), got
+
+
+SAME = ["right", "upper", "empty", "spaced"]
+
+
+@pytest.mark.parametrize("name", list(CTL))
+def test_q_audit_controller_option(labs: dict[str, Any], name: str) -> None:
+    """``audit --controller X`` in a fresh clone: the controller's own address (any case, or
+    none) reaches the plain audit's verdicts; any other value is a coded refusal
+    (E_CONFIG_INVALID, exit 2) that calls no run valid."""
+    got = labs["q"]["ctl"][name]
+    assert "Traceback" not in got["err"], got["err"]
+    rep = got["report"]
+    if name in SAME:
+        plain = labs["q"]["audit"]["plain"]["report"]
+        assert got["rc"] == 0, got
+        assert {s: valid(rep, s) for s in Q_PLANS} == {s: valid(plain, s) for s in Q_PLANS}
+    else:
+        assert got["rc"] == 2 and rep.get("code") == "E_CONFIG_INVALID", got
+        assert not rep.get("executions"), rep
+        assert rep.get("remedy"), rep
+
+
+# -- pr -------------------------------------------------------------------------------------
+
+PR_RUNS = {"m1": 1, "d1": 1, "s1": 0, "s2": 0, "e1": 1, "g1": 1, "r1": 1}
+
+
+@pytest.mark.parametrize("slug", list(PR_RUNS))
+def test_pr_ran(labs: dict[str, Any], slug: str) -> None:
+    assert labs["pr"]["ran"][slug] == PR_RUNS[slug], labs["pr"]["ran"]
+
+
+@pytest.mark.parametrize("slug", ["s1", "s2"])
+def test_pr_refused(labs: dict[str, Any], slug: str) -> None:
+    assert labs["pr"]["codes"][slug] == "E_APPROVER_NOT_ALLOWED", labs["pr"]["codes"]
+
+
+@pytest.mark.parametrize("slug", ["m1", "d1", "s1", "s2"])
+def test_pr_check(labs: dict[str, Any], slug: str) -> None:
+    told = norm(labs["pr"]["check"][slug]).get(f"plans/{slug}")
+    want = ["start", []] if PR_RUNS[slug] else ["refuse", ["E_APPROVER_NOT_ALLOWED"]]
+    assert told == want, labs["pr"]["check"][slug]
+
+
+@pytest.mark.parametrize("when", ["tree_b", "tree"])
+def test_pr_record_restored(labs: dict[str, Any], when: str) -> None:
+    """After the symlinked file and the symlinked folder, and after the mode flip, main's
+    ``.plangate/policy.json`` is again a plain file (the controller's record)."""
+    rows = labs["pr"][when].splitlines()
+    assert len(rows) == 1 and rows[0].startswith("100644 blob "), rows
+    assert rows[0].endswith("\t.plangate/policy.json"), rows
+
+
+def test_pr_tree_policy(labs: dict[str, Any]) -> None:
+    approvers = labs["pr"]["tree_policy"]["approval"]["approvers"]
+    assert MALLORY[1] not in approvers, approvers
+
+
+PR_AUDIT = [(k, s) for k in KINDS for s in PR_RUNS]
+
+
+@pytest.mark.parametrize(("kind", "slug"), PR_AUDIT, ids=[f"{k}:{s}" for k, s in PR_AUDIT])
+def test_pr_audit_runs(labs: dict[str, Any], kind: str, slug: str) -> None:
+    got = labs["pr"]["audit"][kind]
+    assert "Traceback" not in got["err"], got["err"]
+    assert valid(got["report"], slug) == PR_RUNS[slug], (got["rc"], got["report"])
+
+
+#: every commit on main's first-parent line that changed the file: the merges that bring a
+#: branch's change, the mode flip inside Alice's vote, the agent's mode restore, the forged
+#: edit and Alice's revert of it
+FLAGGED = 8
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_pr_audit_flags_every_change(labs: dict[str, Any], kind: str) -> None:
+    got = labs["pr"]["audit"][kind]
+    found = got["report"].get("findings", [])
+    assert got["rc"] == 1, got
+    assert [f.get("kind") for f in found] == ["policy-changed"] * FLAGGED, found
+    commits = {f.get("commit") for f in found}
+    for key in ("again", "revert"):
+        assert labs["pr"]["forged"][key][0] in commits, (key, found)
+    for key, merge in labs["pr"]["merges"].items():
+        assert merge in commits, (key, found)
+
+
+BLAME = {
+    "feat": advkit.xfail(
+        "merged-policy-edit-blamed-on-merger",
+        "the agent's policy.json edit merged by Alice is flagged as Alice's change",
+    ),
+    "del": advkit.xfail(
+        "merged-policy-edit-blamed-on-merger",
+        "the agent's deletion of policy.json merged by Alice is flagged as Alice's deletion",
+    ),
+}
+BLAME_IDS = [(k, b) for b in ("feat", "del", "sym", "dir") for k in KINDS]
+
+
+@pytest.mark.parametrize(
+    ("kind", "branch"),
+    [
+        pytest.param(k, b, id=f"{k}:{b}", marks=[BLAME[b]] if b in BLAME else [])
+        for k, b in BLAME_IDS
+    ],
+)
+def test_pr_audit_names_the_maker(labs: dict[str, Any], kind: str, branch: str) -> None:
+    """The finding for a change brought by a merge names who made the change (the agent's
+    commit on the branch), not only who merged it: a plan's bytes brought by a merge are
+    never the merger's (docs/approvals.md, a merge "commits only what it wrote itself")."""
+    got = labs["pr"]["audit"][kind]
+    merge = labs["pr"]["merges"][branch]
+    maker_commit, maker = labs["pr"]["forged"][branch]
+    rows = [
+        f
+        for f in got["report"].get("findings", [])
+        if f.get("commit") in (merge, maker_commit) and f.get("kind") == "policy-changed"
+    ]
+    assert rows, got["report"].get("findings")
+    assert all(maker in f.get("detail", "") for f in rows), rows

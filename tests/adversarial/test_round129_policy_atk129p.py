@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -160,6 +161,7 @@ def q_build(root: Path) -> dict[str, Any]:
     got["starts"] = starts(lab)
     got["audit"] = audits(lab, root)
     plain = root / "plain"
+    got["shapes"] = clone_shapes(lab, root)
     got["ctl"] = {name: audit_at(lab, plain, "--controller", value) for name, value in CTL.items()}
     return got
 
@@ -176,6 +178,136 @@ CTL = {
     "glob": "*@localhost",
     "nodomain": "plangate",
 }
+
+
+def clone_shapes(lab: Lab, root: Path) -> dict[str, Any]:
+    """The fresh-clone audit from clones of other shapes (and other places in one)."""
+    out: dict[str, Any] = {}
+    out["blobless"] = audit_at(lab, clone_to(lab, root / "bl", "--filter=blob:none"))
+    out["treeless"] = audit_at(lab, clone_to(lab, root / "tl", "--filter=tree:0"))
+    gone = clone_to(lab, root / "blg", "--filter=blob:none", "--no-checkout")
+    lab.git("-C", str(gone), "remote", "set-url", "origin", f"file://{root}/gone")
+    out["blobless-gone"] = audit_at(lab, gone)
+    out["no-checkout"] = audit_at(lab, clone_to(lab, root / "nc", "--no-checkout"))
+    out["subdir"] = audit_at(lab, root / "plain" / "plans")
+    lab.git("-C", str(root / "plain"), "worktree", "add", "-q", str(root / "wt"), "HEAD~3")
+    out["worktree-old"] = audit_at(lab, root / "wt")
+    lab.git("clone", "-q", "--bare", str(lab.repo), str(root / "bare.git"))
+    out["bare"] = audit_at(lab, root / "bare.git")
+    lab.git("clone", "-q", "--mirror", str(lab.repo), str(root / "mirror.git"))
+    out["mirror"] = audit_at(lab, root / "mirror.git")
+    since = int(lab.git("log", "-1", "--format=%ct", "main~2").strip())
+    out["shallow-since"] = audit_at(lab, clone_to(lab, root / "ss", f"--shallow-since=@{since}"))
+    return out
+
+
+# -- lab cfg: a plangate.yml the agent commits at the root of the plans repo ----------------
+
+CFG_LABS = {"cfa": "approvers", "cfi": "identity"}
+
+
+def cfg_build(root: Path, name: str) -> dict[str, Any]:
+    lab = Lab(root / "lab")
+    got: dict[str, Any] = {"passes": []}
+    t0 = int(time.time()) - 7200
+    lab.git_date = f"@{t0} +0000"
+
+    def run(tag: str) -> None:
+        res = lab.run(check=False)
+        got["passes"].append((tag, res.returncode, res.stderr[-400:] if res.returncode else ""))
+
+    for slug in ("k1", "k2", "k3"):
+        lab.write(slug, plan_text(slug))
+    lab.commit("agent: plans", AGENT)
+    run("a")
+    lab.git_date = f"@{t0 + 60} +0000"
+    lab.approve("k2", ALICE)
+    run("b")
+    # the agent's own config, relative paths as configuration.md allows, Mallory an approver
+    # (and, lab cfi, the agent the controller identity)
+    cfg = (
+        lab.config.read_text()
+        .replace(f"repo: {lab.repo}", "repo: .")
+        .replace(f"state_dir: {lab.state}", "state_dir: .st")
+        .replace('"alice@example.com"', '"alice@example.com", "mallory@example.com"')
+    )
+    if name == "cfi":
+        cfg = cfg.replace("email: plangate@localhost", f"email: {AGENT[1]}")
+    lab.branch("evil")
+    lab.put("plangate.yml", cfg)
+    lab.commit("agent: config", AGENT)
+    lab.approve("k1", MALLORY)
+    lab.git("checkout", "-q", "main")
+    # CI: the pull request checked out, `plangate check` at its root (no --config)
+    ci = clone_to(lab, root / "ci")
+    lab.git("-C", str(ci), "fetch", "-q", "origin", "evil:evil")
+    lab.git("-C", str(ci), "checkout", "-q", "evil")
+    told = lab.cli(
+        "check", "--base", "main", "--head", "evil", "--as", MALLORY[1], "--format", "json",
+        cwd=ci,
+    )  # fmt: skip
+    try:
+        plans = json.loads(told.stdout).get("plans", [])
+        got["check"] = {
+            p["plan"]: [p.get("outcome"), [r.get("code") for r in p.get("refused") or []]]
+            for p in plans
+        }
+    except (ValueError, AttributeError):
+        got["check"] = {"raw": told.stdout[-400:] + told.stderr[-400:]}
+    got["check_rc"] = told.returncode
+    got["audit_pr"] = audit_at(lab, ci)
+    lab.git("merge", "-q", "--no-ff", "-m", "merge evil", "evil", who=AGENT)
+    lab.git_date = f"@{t0 + 120} +0000"
+    run("c")
+    got["ran"] = {s: len(lab.calls(s)) for s in ("k1", "k2", "k3")}
+    got["code"] = lab.refusal("k1")
+    got["audit"] = {
+        "merged": audit_at(lab, clone_to(lab, root / "plain")),
+        "subdir": audit_at(lab, root / "plain" / "plans"),
+        "config": audit_at(lab, lab.repo, "--config", str(lab.config)),
+    }
+    return got
+
+
+# -- lab ga: .gitattributes on .plangate/policy.json before a record -------------------------
+
+ATTRS = {
+    "crlf": ".plangate/policy.json text eol=crlf\n",
+    "utf16": ".plangate/policy.json working-tree-encoding=UTF-16LE-BOM\n",
+    "ident": ".plangate/policy.json ident\n",
+    "star": "* text eol=crlf\n",
+}
+
+
+def ga_build(root: Path, name: str) -> dict[str, Any]:
+    lab = Lab(root / "lab")
+    got: dict[str, Any] = {"passes": []}
+    t0 = int(time.time()) - 7200
+    lab.git_date = f"@{t0} +0000"
+
+    def run(tag: str) -> None:
+        res = lab.run(check=False)
+        got["passes"].append((tag, res.returncode, res.stderr[-400:] if res.returncode else ""))
+
+    lab.write("g0", plan_text("g0"))
+    lab.commit("agent: g0", AGENT)
+    run("a")
+    lab.put(".gitattributes", ATTRS[name])
+    lab.write("g1", plan_text("g1"))
+    lab.commit("agent: attributes", AGENT, ".gitattributes", "plans")
+    lab.write_config(approval="groups: {x: [bob@ops.example.com]}\n")
+    run("b")
+    lab.git_date = f"@{t0 + 60} +0000"
+    lab.approve("g0", ALICE)
+    lab.approve("g1", ALICE)
+    run("c")
+    got["records"] = lab.git(
+        "log", "--format=%H", "--grep=^plangate: record policy", "main"
+    ).split()
+    got["ran"] = {s: len(lab.calls(s)) for s in ("g0", "g1")}
+    got["starts"] = starts(lab)
+    got["audit"] = audits(lab, root)
+    return got
 
 
 # -- lab pr: .plangate/ changed by merges, deletions, symlinks, a folder, a mode ------------
@@ -282,7 +414,10 @@ def pr_build(root: Path) -> dict[str, Any]:
 
 
 def _builders() -> dict[str, Callable[[Path], Any]]:
-    return {"q": q_build, "pr": pr_build}
+    out: dict[str, Callable[[Path], Any]] = {"q": q_build, "pr": pr_build}
+    out.update({n: functools.partial(cfg_build, name=n) for n in CFG_LABS})
+    out.update({f"ga-{n}": functools.partial(ga_build, name=n) for n in ATTRS})
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -298,7 +433,7 @@ def labs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         if failed.exists():
             raise RuntimeError(f"the labs failed to build: {failed.read_text()}")
         try:
-            got = build_all(base / "r129p-all", _builders(), workers=4).got
+            got = build_all(base / "r129p-all", _builders(), workers=5).got
         except Exception as why:
             failed.write_text(f"{type(why).__name__}: {why}"[-3000:])
             raise
@@ -505,3 +640,160 @@ def test_pr_audit_names_the_maker(labs: dict[str, Any], kind: str, branch: str) 
     ]
     assert rows, got["report"].get("findings")
     assert all(maker in f.get("detail", "") for f in rows), rows
+
+
+# -- clone shapes (lab q) ---------------------------------------------------------------------
+
+SHAPES_SAME = ["blobless", "treeless", "blobless-gone", "no-checkout", "subdir", "worktree-old"]
+BARE = advkit.xfail(
+    "audit-refuses-bare-clone",
+    "audit in a --bare or --mirror clone is E_GIT 'no working tree to commit in'",
+)
+SHAPE_CASES = [pytest.param(s, id=s) for s in SHAPES_SAME] + [
+    pytest.param(s, id=s, marks=[BARE]) for s in ("bare", "mirror")
+]
+
+
+@pytest.mark.parametrize("shape", SHAPE_CASES)
+def test_q_audit_clone_shapes(labs: dict[str, Any], shape: str) -> None:
+    """Every clone that holds the whole history (blobless or treeless, its remote gone, no
+    checkout, a bare or mirror clone) and every place in one (a subfolder, a linked worktree
+    at an older commit) audits the branch as the plain fresh clone does."""
+    got = labs["q"]["shapes"][shape]
+    plain = labs["q"]["audit"]["plain"]["report"]
+    assert "Traceback" not in got["err"], got["err"]
+    assert got["rc"] == 0, got
+    assert {s: valid(got["report"], s) for s in Q_PLANS} == {s: valid(plain, s) for s in Q_PLANS}
+
+
+def test_q_audit_shallow_since(labs: dict[str, Any]) -> None:
+    got = labs["q"]["shapes"]["shallow-since"]
+    assert got["rc"] == 2 and got["report"].get("code") == "E_GIT", got
+    assert "shallow" in got["report"].get("message", ""), got
+    assert not got["report"].get("executions"), got
+
+
+# -- cfg ------------------------------------------------------------------------------------
+
+IN_TREE = "in-tree-config-read-by-check-and-audit"
+
+
+@pytest.mark.parametrize("name", list(CFG_LABS))
+def test_cfg_refused(labs: dict[str, Any], name: str) -> None:
+    got = labs[name]
+    assert all(p[1] == 0 for p in got["passes"]), got["passes"]
+    assert got["ran"] == {"k1": 0, "k2": 1, "k3": 0}, got["ran"]
+    assert got["code"] == "E_APPROVER_NOT_ALLOWED", got["code"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            n,
+            id=n,
+            marks=[
+                advkit.xfail(
+                    IN_TREE,
+                    "check at the PR's root read the agent's committed plangate.yml and "
+                    "predicted start for Mallory's approval",
+                )
+            ],
+        )
+        for n in CFG_LABS
+    ],
+)
+def test_cfg_check_predicts(labs: dict[str, Any], name: str) -> None:
+    """``plangate check`` in the pull request's checkout (CI, no ``--config``): a config the
+    agent committed into the plans repo is no controller's config (the controller refuses
+    one inside the watched tree); the prediction must be the controller's refusal, or a
+    coded refusal to predict, never ``start``."""
+    got = labs[name]
+    told = norm({k: tuple(v) for k, v in got["check"].items()}) if "raw" not in got["check"] else {}
+    if got["check_rc"] == 2:
+        return
+    assert told.get("plans/k1") == ["refuse", ["E_APPROVER_NOT_ALLOWED"]], got["check"]
+
+
+AUDIT_CFG = [(n, k) for n in CFG_LABS for k in ("pr", "merged", "subdir", "config")]
+CFG_BROKEN = {
+    ("cfi", "pr"): "a fresh clone's audit at its root read the agent's plangate.yml: the "
+    "agent is the controller, the honest run of k2 vanished and the controller's commits "
+    "were flagged",
+    ("cfi", "merged"): "after the merge, the fresh clone's audit at its root read the "
+    "agent's plangate.yml: the honest run of k2 vanished, the controller's commits flagged",
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        pytest.param(
+            n,
+            k,
+            id=f"{n}:{k}",
+            marks=[advkit.xfail(IN_TREE, CFG_BROKEN[(n, k)])] if (n, k) in CFG_BROKEN else [],
+        )
+        for n, k in AUDIT_CFG
+    ],
+)
+def test_cfg_audit_verdicts(labs: dict[str, Any], name: str, kind: str) -> None:
+    """A fresh clone audited at its root (the pull request checked out, or main after the
+    merge), in a subfolder, and ``--config`` on the host: k2's run valid, k1 never run, no
+    finding about the controller's own commits."""
+    got = labs[name]["audit_pr"] if kind == "pr" else labs[name]["audit"][kind]
+    rep = got["report"]
+    assert "Traceback" not in got["err"], got["err"]
+    assert valid(rep, "k2") == 1 and valid(rep, "k1") == 0, (got["rc"], rep)
+    own = [f for f in rep.get("findings", []) if "plangate@localhost" in f.get("detail", "")]
+    assert not own, own
+
+
+NOTE_BROKEN = advkit.xfail(
+    IN_TREE,
+    "a fresh clone's audit at its root says 'today's config differs ... (the controller "
+    "records it on its next pass)' of the agent's committed plangate.yml",
+)
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        pytest.param(k, id=k, marks=[NOTE_BROKEN] if k != "subdir" else [])
+        for k in ("pr", "merged", "subdir")
+    ],
+)
+def test_cfa_audit_no_foreign_config(labs: dict[str, Any], kind: str) -> None:
+    """With no config of the auditor's, the fresh clone's audit speaks of no config: the
+    plangate.yml the agent committed is not "today's config" the controller will record."""
+    got = labs["cfa"]["audit_pr"] if kind == "pr" else labs["cfa"]["audit"][kind]
+    notes = got["report"].get("notes") or []
+    assert not [n for n in notes if n.get("kind") == "config-differs"], notes
+
+
+# -- ga -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(ATTRS))
+def test_ga_ran(labs: dict[str, Any], name: str) -> None:
+    got = labs[f"ga-{name}"]
+    assert all(p[1] == 0 for p in got["passes"]), got["passes"]
+    assert got["ran"] == {"g0": 1, "g1": 1}, got["ran"]
+    assert len(got["records"]) == 2, got["records"]
+
+
+@pytest.mark.parametrize("name", list(ATTRS))
+def test_ga_policy_hash(labs: dict[str, Any], name: str) -> None:
+    rows = labs[f"ga-{name}"]["starts"]
+    assert len(rows) == 2 and all(t == tree for _c, t, tree in rows), rows
+
+
+GA_AUDIT = [(n, k) for n in ATTRS for k in KINDS]
+
+
+@pytest.mark.parametrize(("name", "kind"), GA_AUDIT, ids=[f"{n}:{k}" for n, k in GA_AUDIT])
+def test_ga_audit(labs: dict[str, Any], name: str, kind: str) -> None:
+    got = labs[f"ga-{name}"]["audit"][kind]
+    rep = got["report"]
+    assert got["rc"] == 0 and not rep.get("findings"), got
+    assert valid(rep, "g0") == 1 and valid(rep, "g1") == 1, rep

@@ -269,6 +269,88 @@ def cfg_build(root: Path, name: str) -> dict[str, Any]:
     return got
 
 
+def canon(obj: Any) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def forged(lab: Lab, message: str, trailers: str, n: int) -> str:
+    """A commit by the agent shaped as the controller's (a seal of the right shape)."""
+    seal = hashlib.sha256(f"{lab.root}{n}".encode()).hexdigest()
+    lab.git("add", "-A")
+    body = f"{message}\n\n{trailers}Controller: vm/cd077ed3/5b87fb116ee84965\n"
+    lab.git("commit", "-q", "-m", body + f"Controller-Seal: {seal}", who=AGENT)
+    return lab.head()
+
+
+def cff_build(root: Path) -> dict[str, Any]:
+    """The agent commits a plangate.yml naming itself the controller, then (under its own
+    name, seal-shaped) a policy record with Mallory an approver and a whole run of k1 that
+    Mallory approved: start and complete, the log copied from k2's real run."""
+    lab = Lab(root / "lab")
+    got: dict[str, Any] = {"passes": []}
+    t0 = int(time.time()) - 7200
+    lab.git_date = f"@{t0} +0000"
+    for slug in ("k1", "k2"):
+        lab.write(slug, plan_text(slug))
+    lab.commit("agent: plans", AGENT)
+    lab.run()
+    lab.git_date = f"@{t0 + 60} +0000"
+    lab.approve("k2", ALICE)
+    lab.run()
+    cfg = (
+        lab.config.read_text()
+        .replace(f"repo: {lab.repo}", "repo: .")
+        .replace(f"state_dir: {lab.state}", "state_dir: .st")
+        .replace('"alice@example.com"', '"alice@example.com", "mallory@example.com"')
+        .replace("email: plangate@localhost", f"email: {AGENT[1]}")
+    )
+    lab.put("plangate.yml", cfg)
+    lab.commit("agent: config", AGENT)
+    raw = (lab.repo / ".plangate/policy.json").read_bytes()
+    pol = json.loads(raw)
+    pol["identity"]["email"] = AGENT[1]
+    pol["approval"]["approvers"].append(MALLORY[1])
+    new = canon(pol) + (b"\n" if raw.endswith(b"\n") else b"")
+    lab.put(".plangate/policy.json", new)
+    ph = "sha256:" + hashlib.sha256(new).hexdigest()
+    forged(lab, "plangate: record policy", f"Policy-Hash: {ph}\n", 1)
+    appr = lab.approve("k1", MALLORY)
+    fh = lab.plan("k1")["frozen"]["hash"]
+    text = lab.read("k1").replace("status: approved", "status: executing")
+    text += (
+        f"approval:\n  status: approved\n  by: {MALLORY[1]}\n  at: '2026-12-07T21:35:43Z'\n"
+        f"  commit: {appr}\n  plan_hash: {fh}\n  signature: null\n"
+    )
+    lab.write("k1", text)
+    tr = (
+        f"Plan: plans/k1\nPlan-Hash: {fh}\nPlan-Status: executing\n"
+        f"Approved-By: {MALLORY[1]}\nApproval-Commit: {appr}\n"
+    )
+    forged(lab, "plangate: start plans/k1", tr + f"Policy-Hash: {ph}\n", 2)
+    text = text.replace("status: executing", "status: completed") + (
+        "execution:\n  status: completed\n  controller: plangate@vm\n"
+        "  started_at: '2026-12-07T23:34:47Z'\n  finished_at: '2026-12-07T23:34:47Z'\n"
+        "  actions:\n  - id: 1\n    key: step:4aa2d41a75198849\n    status: succeeded\n"
+        "    attempts: 1\n    started_at: '2026-12-07T23:34:47Z'\n    duration_ms: 180\n"
+        "    outputs: {}\n"
+    )
+    lab.write("k1", text)
+    log = lab.git("show", "HEAD:plans/k2/EXECUTION_LOG.md").replace("k2", "k1")
+    lab.put("plans/k1/EXECUTION_LOG.md", log)
+    forged(lab, "plangate: complete plans/k1", tr.replace("executing", "completed"), 3)
+    clone = clone_to(lab, root / "plain")
+    got["audit"] = {
+        "root": audit_at(lab, clone),
+        "subdir": audit_at(lab, clone / "plans"),
+        "config": audit_at(lab, lab.repo, "--config", str(lab.config)),
+    }
+    lab.git_date = f"@{t0 + 120} +0000"
+    res = lab.run(check=False)
+    got["passes"].append(("c", res.returncode, res.stderr[-400:] if res.returncode else ""))
+    got["ran"] = {s: len(lab.calls(s)) for s in ("k1", "k2")}
+    return got
+
+
 # -- lab ga: .gitattributes on .plangate/policy.json before a record -------------------------
 
 ATTRS = {
@@ -416,6 +498,7 @@ def pr_build(root: Path) -> dict[str, Any]:
 def _builders() -> dict[str, Callable[[Path], Any]]:
     out: dict[str, Callable[[Path], Any]] = {"q": q_build, "pr": pr_build}
     out.update({n: functools.partial(cfg_build, name=n) for n in CFG_LABS})
+    out["cff"] = cff_build
     out.update({f"ga-{n}": functools.partial(ga_build, name=n) for n in ATTRS})
     return out
 
@@ -797,3 +880,51 @@ def test_ga_audit(labs: dict[str, Any], name: str, kind: str) -> None:
     rep = got["report"]
     assert got["rc"] == 0 and not rep.get("findings"), got
     assert valid(rep, "g0") == 1 and valid(rep, "g1") == 1, rep
+
+
+# -- cff ------------------------------------------------------------------------------------
+
+
+def test_cff_never_ran(labs: dict[str, Any]) -> None:
+    got = labs["cff"]
+    assert all(p[1] == 0 for p in got["passes"]), got["passes"]
+    assert got["ran"] == {"k1": 0, "k2": 1}, got["ran"]
+
+
+FORGE_ROOT = advkit.xfail(
+    IN_TREE,
+    "a fresh clone's audit at its root took the agent's committed plangate.yml: the agent "
+    "is the controller, its forged run of k1 (Mallory's approval) is valid",
+)
+FORGE_K2 = advkit.xfail(
+    IN_TREE,
+    "a fresh clone's audit at its root took the agent's committed plangate.yml: the "
+    "controller's real run of k2 is no execution",
+)
+
+
+@pytest.mark.parametrize(
+    ("kind", "slug", "want"),
+    [
+        pytest.param("root", "k1", 0, id="root:k1", marks=[FORGE_ROOT]),
+        pytest.param("root", "k2", 1, id="root:k2", marks=[FORGE_K2]),
+        pytest.param("config", "k1", 0, id="config:k1"),
+        pytest.param("config", "k2", 1, id="config:k2"),
+    ],
+)
+def test_cff_audit(labs: dict[str, Any], kind: str, slug: str, want: int) -> None:
+    """The forged run never counts and the real one does: at the clone's root (no config of
+    the auditor's) and with the host's config."""
+    got = labs["cff"]["audit"][kind]
+    assert "Traceback" not in got["err"], got["err"]
+    assert valid(got["report"], slug) == want, (got["rc"], got["report"])
+
+
+def test_cff_audit_subdir_asks(labs: dict[str, Any]) -> None:
+    """Without the in-tree config (a subfolder of the clone) git alone cannot tell the two
+    identities apart: a coded refusal naming both, no verdict."""
+    got = labs["cff"]["audit"]["subdir"]
+    rep = got["report"]
+    assert got["rc"] == 2 and rep.get("code") == "E_CONFIG_INVALID", got
+    assert AGENT[1] in rep.get("message", "") and "plangate@localhost" in rep["message"], rep
+    assert not rep.get("executions"), rep

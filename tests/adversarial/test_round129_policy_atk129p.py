@@ -1,4 +1,106 @@
-"""Round 129, policy and audit (atk129p): DRAFT."""
+"""Round 129, policy and audit (atk129p): the policy the controller decides by is its
+config's, never a file in the plans repo; the fresh-clone audit (no config), ``audit
+--config`` and ``check`` reach the controller's verdicts; every change of
+``.plangate/policy.json`` the controller did not make is flagged, naming who made it.
+
+Aimed at what the threat model does not list: a ``plangate.yml`` the agent commits at the
+root of the plans repo (read as ``./plangate.yml`` by ``check`` in a CI checkout and by the
+auditor's ``plangate audit`` in a fresh clone), the recorded policy changed through merged
+pull requests (edited, deleted, a symlink to a forged file, ``.plangate`` a symlink to a
+forged folder, a mode flip in an approval, a revert), ``.gitattributes`` on the record
+(``eol=crlf``, ``working-tree-encoding=UTF-16LE-BOM``, ``ident``, ``* text``) before a
+record, votes collected under one quorum/risk policy when the config loosens or tightens it,
+clones of other shapes (blobless, treeless with the remote gone, no checkout, bare, mirror,
+a linked worktree at an old commit, ``--shallow-since``) and ``audit --controller`` values.
+
+Labs (``build_all``, local mode, ``run --once``; every id asserts the defence):
+
+- ``q``: rules ``{risk: high} -> 2`` and ``paths plans/q* -> 2``; tools ``hr`` (medium),
+  ``hx`` (high), ``hn`` (low). Alice votes ``q1``, ``x1``, ``q2`` (partial under C0); Alice
+  approves ``h1`` on a branch; C1: the ``q*`` rule needs 1, ``hr`` high, ``hx`` low;
+  ``check --as alice``; merge; pass (nothing starts: a loosened quorum waits for the next
+  decision, docs/approvals.md "Judged again"; ``h1`` partial); Bob approves ``h1``, ``n1``
+  (``check --as bob``); Alice again on ``q1``/``x1``, Bob on ``q2`` (``check``): all start.
+  Ids ``q_*``: partial, checks, ran once, ``audit:<plain|config|single>:<plan>``, clean
+  audits, ``audit --controller <value>`` (the address in any case, empty or padded: the plain
+  verdicts; anything else: ``E_CONFIG_INVALID`` exit 2, no execution), clone shapes.
+- ``pr``: plans ``m1`` (Mallory approves on the agent's branch that adds her to
+  ``policy.json``; Alice merges, so Alice's merge approves), ``d1`` (the agent deletes
+  ``policy.json`` on a branch, Alice approves and merges), ``s1`` (``policy.json`` a symlink
+  to a forged file; Mallory approves; the agent merges), ``s2`` (``.plangate`` a symlink to a
+  forged folder; same), ``e1`` (Alice's approval also flips the file's mode), ``g1`` (after
+  the agent's ``.gitattributes`` ``-text -diff merge=ours`` on it), ``r1`` (after the agent's
+  forged edit and Alice's revert). Ids ``pr_*``: ran, refused, ``check``, the record restored
+  as a plain file, ``audit:<kind>:<plan>``, every change flagged, the maker named.
+- ``cfa``/``cfi``: the agent's branch commits ``plangate.yml`` (``repo: .``, ``state_dir:
+  .st``, Mallory an approver; ``cfi``: ``identity.email`` the agent's) and Mallory approves
+  ``k1``; CI: ``check`` at the pull request's root, no ``--config``; a fresh clone's audit at
+  its root (``pr``), after the agent's merge (``merged``), in a subfolder, ``--config``.
+- ``cff``: as ``cfi`` on main, then the agent (its own name) commits a seal-shaped
+  ``plangate: record policy`` with Mallory an approver, Mallory approves ``k1``, the agent
+  commits a seal-shaped ``start`` and ``complete`` of ``k1`` (the log copied from ``k2``).
+- ``ga-<crlf|utf16|ident|star>``: the agent's ``.gitattributes`` on the record, then a
+  config change (a record under it), approvals, runs.
+
+Seen (round 129: 153 ids, 137 passed, 16 xfailed (strict); about 90 s wall at ``-n 2``
+under a load of 18; the labs are built once for both workers)
+
+Classes:
+
+- ``in-tree-config-read-by-check-and-audit`` (10 ids: ``cfg_check_predicts[cfa,cfi]``,
+  ``cfg_audit_verdicts[cfi:pr,cfi:merged]``, ``cfa_audit_no_foreign_config[pr,merged]``,
+  ``cff_audit[root:k1,root:k2]``; fail open: a forged run listed valid, a CI prediction of
+  ``start`` the controller refuses). The controller refuses a config inside the watched tree
+  (docs/configuration.md "Out of the agent's reach": the config is read "never from a plan
+  or from the repository's history"), but ``check`` and ``audit`` without ``--config`` take
+  ``./plangate.yml`` from the current folder: in a CI checkout of the agent's pull request,
+  or in a fresh clone of main after it is merged, that is the agent's file. ``check`` then
+  predicts ``start`` for Mallory's approval (the controller refuses
+  ``E_APPROVER_NOT_ALLOWED``); the audit notes "today's config differs ... (the controller
+  records it on its next pass)"; with the agent's address as ``identity``, the fresh-clone
+  audit reads the agent as the controller: the controller's real run of ``k2`` is no
+  execution, its commits are flagged ``illegal``/``owned-block-changed``/``log-changed``,
+  and the agent's seal-shaped forged run of ``k1`` (Mallory) is ``approval_valid: true``.
+  In a subfolder of the same clone the audit says ``E_CONFIG_INVALID`` (two identities, pass
+  ``--controller``): the in-tree file made that choice for the auditor. Repro: a running
+  controller (config outside the repo); the agent commits ``plangate.yml`` (a copy of the
+  config with ``repo: .``, ``state_dir: .st``, ``mallory@example.com`` added); Mallory
+  commits ``status: approved`` on plan ``k1``; ``git clone``; ``cd clone; plangate check
+  --base main --head HEAD --as mallory@example.com --format json``: ``k1`` outcome
+  ``start``; ``plangate run --once`` on the host: refused. Expected: a config inside the
+  repository is never the controller's (refused, or ignored for the lookup, as
+  ``plangate run`` refuses it), and "``plangate audit`` on a fresh clone with no config
+  reaches the same verdicts as the controller did".
+- ``merged-policy-edit-blamed-on-merger`` (6 ids: ``pr_audit_names_the_maker[*:feat]``,
+  ``[*:del]``; attribution): the agent's edit (and deletion) of ``policy.json`` on a branch
+  Alice merges is flagged ``policy-changed`` on the merge commit as "alice@example.com
+  changed (deleted) .plangate/policy.json"; the agent who made it is not named. A decision
+  a merge brings is judged as its author's (docs/approvals.md: "Alice's [rejection], merged
+  by anyone, counts as hers and flags nobody"), and round 128 asserted the maker named.
+  Repro: the agent's branch edits ``.plangate/policy.json``; ``git merge --no-ff`` by
+  Alice; ``plangate audit --json`` in a fresh clone.
+- ``audit-refuses-bare-clone`` (2 ids: ``q_audit_clone_shapes[bare,mirror]``; fail
+  closed): ``plangate audit`` in a ``git clone --bare`` or ``--mirror`` (the whole history)
+  is ``E_GIT`` "git reads the repository ... as bare (core.bare = true), so it has no working
+  tree to commit in"; the audit commits nothing. Expected: the README's "a fresh clone is
+  enough"; every other shape (blobless, treeless, remote gone, no checkout) audits.
+
+Held: quorum and risk changed between votes and passes (a loosened quorum waits for the
+next decision, then counts the votes collected; ``check`` predicted every outcome; every
+audit agrees); ``policy.json`` edited, deleted, a symlink, ``.plangate`` a symlinked folder
+(the controller refuses Mallory, records its policy again as a plain file; every change
+flagged); a mode flip or a revert in an approval (flagged, the run valid);
+``.gitattributes`` on the record (records and ``Policy-Hash:`` unchanged, audits clean);
+``audit --controller`` with other values (coded ``E_CONFIG_INVALID``); ``--shallow-since``
+(``E_GIT`` naming the shallow history); a linked worktree at an old commit audits ``main``.
+
+Seen, not asserted: ``plans/** working-tree-encoding=UTF-16LE-BOM`` committed by the agent
+makes the controller read the frozen ``g0`` as unreadable (``E_SCHEMA_INVALID``, the
+approval never runs) and the audit flags the agent's attributes commit
+``owned-block-changed`` (a plan-side denial, not this side's); after the controller
+restored ``.plangate`` from a symlink, the lab's working tree kept the symlink and its index
+the restored file (``git status``: ``A .plangate``, ``D .plangate/policy.json``).
+"""
 
 from __future__ import annotations
 
@@ -761,6 +863,12 @@ def test_q_audit_shallow_since(labs: dict[str, Any]) -> None:
 IN_TREE = "in-tree-config-read-by-check-and-audit"
 
 
+def refused_in_tree(got: dict[str, Any]) -> bool:
+    """A coded refusal of the config found inside the clone (no verdict at all) is a fix too."""
+    rep = got["report"]
+    return got["rc"] == 2 and rep.get("code") == "E_CONFIG_INVALID" and not rep.get("executions")
+
+
 @pytest.mark.parametrize("name", list(CFG_LABS))
 def test_cfg_refused(labs: dict[str, Any], name: str) -> None:
     got = labs[name]
@@ -827,6 +935,8 @@ def test_cfg_audit_verdicts(labs: dict[str, Any], name: str, kind: str) -> None:
     got = labs[name]["audit_pr"] if kind == "pr" else labs[name]["audit"][kind]
     rep = got["report"]
     assert "Traceback" not in got["err"], got["err"]
+    if kind in ("pr", "merged") and refused_in_tree(got):
+        return
     assert valid(rep, "k2") == 1 and valid(rep, "k1") == 0, (got["rc"], rep)
     own = [f for f in rep.get("findings", []) if "plangate@localhost" in f.get("detail", "")]
     assert not own, own
@@ -917,6 +1027,8 @@ def test_cff_audit(labs: dict[str, Any], kind: str, slug: str, want: int) -> Non
     the auditor's) and with the host's config."""
     got = labs["cff"]["audit"][kind]
     assert "Traceback" not in got["err"], got["err"]
+    if kind == "root" and refused_in_tree(got):
+        return
     assert valid(got["report"], slug) == want, (got["rc"], got["report"])
 
 

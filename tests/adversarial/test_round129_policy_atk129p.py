@@ -39,11 +39,15 @@ Labs (``build_all``, local mode, ``run --once``; every id asserts the defence):
 - ``cff``: as ``cfi`` on main, then the agent (its own name) commits a seal-shaped
   ``plangate: record policy`` with Mallory an approver, Mallory approves ``k1``, the agent
   commits a seal-shaped ``start`` and ``complete`` of ``k1`` (the log copied from ``k2``).
+- ``age``: ``a1`` approved 10 minutes (by the lab's dates) after its freeze and run with no
+  ``max_age``; then ``max_age: 30m`` (``a2``, ``a3`` on a branch with ``check``: refused
+  ``E_PLAN_EXPIRED``; ``a4`` frozen and approved now: runs); then ``max_age`` lifted. Ids
+  ``age_*``: ran, codes, ``check``, ``audit:<kind>:<plan>`` (no verdict on the past moves).
 - ``ga-<crlf|utf16|ident|star>``: the agent's ``.gitattributes`` on the record, then a
   config change (a record under it), approvals, runs.
 
-Seen (round 129: 153 ids, 137 passed, 16 xfailed (strict); about 90 s wall at ``-n 2``
-under a load of 18; the labs are built once for both workers)
+Seen (round 129: 172 ids, 156 passed, 16 xfailed (strict); 51-91 s wall at ``-n 2`` under
+a load of 14-18; the labs are built once for both workers)
 
 Classes:
 
@@ -85,11 +89,12 @@ Classes:
   tree to commit in"; the audit commits nothing. Expected: the README's "a fresh clone is
   enough"; every other shape (blobless, treeless, remote gone, no checkout) audits.
 
-Held: quorum and risk changed between votes and passes (a loosened quorum waits for the
-next decision, then counts the votes collected; ``check`` predicted every outcome; every
-audit agrees); ``policy.json`` edited, deleted, a symlink, ``.plangate`` a symlinked folder
-(the controller refuses Mallory, records its policy again as a plain file; every change
-flagged); a mode flip or a revert in an approval (flagged, the run valid);
+Held: ``max_age`` set after a run and lifted again (the run stays valid in every audit, the
+refusals predicted); quorum and risk changed between votes and passes (a loosened quorum
+waits for the next decision, then counts the votes collected; ``check`` predicted every
+outcome; every audit agrees); ``policy.json`` edited, deleted, a symlink, ``.plangate`` a
+symlinked folder (the controller refuses Mallory, records its policy again as a plain file;
+every change flagged); a mode flip or a revert in an approval (flagged, the run valid);
 ``.gitattributes`` on the record (records and ``Policy-Hash:`` unchanged, audits clean);
 ``audit --controller`` with other values (coded ``E_CONFIG_INVALID``); ``--shallow-since``
 (``E_GIT`` naming the shallow history); a linked worktree at an old commit audits ``main``.
@@ -453,6 +458,60 @@ def cff_build(root: Path) -> dict[str, Any]:
     return got
 
 
+# -- lab age: approval.max_age set after a run, then lifted --------------------------------
+
+AGE_PLANS = ["a1", "a2", "a3", "a4"]
+
+
+def age_build(root: Path) -> dict[str, Any]:
+    """``a1`` approved 10 minutes after its freeze and run with no ``max_age``; then
+    ``max_age: 30m``: ``a2`` (approved in the push with the change) and ``a3`` (on a branch,
+    ``check --as alice``), frozen two hours ago by the lab's dates, are refused
+    ``E_PLAN_EXPIRED``; ``a4``, frozen and approved now, runs. ``max_age`` lifted again: no
+    verdict on the past changes."""
+    lab = Lab(root / "lab")
+    got: dict[str, Any] = {"passes": [], "check": {}}
+    t0 = int(time.time()) - 7200
+    lab.git_date = f"@{t0} +0000"
+
+    def run(tag: str) -> None:
+        res = lab.run(check=False)
+        got["passes"].append((tag, res.returncode, res.stderr[-400:] if res.returncode else ""))
+
+    for slug in ("a1", "a2", "a3"):
+        lab.write(slug, plan_text(slug))
+    lab.commit("agent: plans", AGENT)
+    run("a")
+    lab.git_date = f"@{t0 + 600} +0000"
+    lab.approve("a1", ALICE)
+    run("b")
+    lab.write_config(approval="max_age: 30m\n")
+    lab.approve("a2", ALICE)
+    lab.branch("late")
+    lab.approve("a3", ALICE)
+    lab.git("checkout", "-q", "main")
+    got["check"]["a3"] = lab.check_plans("late", ALICE[1])
+    lab.git("merge", "-q", "--no-ff", "-m", "merge late", "late", who=ALICE)
+    # a4 from now on the clock (the controller measures max_age by its own clock)
+    lab.git_date = None
+    lab.write("a4", plan_text("a4"))
+    lab.commit("agent: a4", AGENT)
+    run("c")
+    lab.branch("quick")
+    lab.approve("a4", ALICE)
+    lab.git("checkout", "-q", "main")
+    got["check"]["a4"] = lab.check_plans("quick", ALICE[1])
+    lab.git("merge", "-q", "--no-ff", "-m", "merge quick", "quick", who=ALICE)
+    run("d")
+    got["codes"] = {s: lab.refusal(s) for s in AGE_PLANS}
+    lab.write_config()
+    run("e")
+    got["ran"] = {s: len(lab.calls(s)) for s in AGE_PLANS}
+    got["starts"] = starts(lab)
+    got["audit"] = audits(lab, root)
+    return got
+
+
 # -- lab ga: .gitattributes on .plangate/policy.json before a record -------------------------
 
 ATTRS = {
@@ -601,6 +660,7 @@ def _builders() -> dict[str, Callable[[Path], Any]]:
     out: dict[str, Callable[[Path], Any]] = {"q": q_build, "pr": pr_build}
     out.update({n: functools.partial(cfg_build, name=n) for n in CFG_LABS})
     out["cff"] = cff_build
+    out["age"] = age_build
     out.update({f"ga-{n}": functools.partial(ga_build, name=n) for n in ATTRS})
     return out
 
@@ -647,7 +707,7 @@ def test_passes(labs: dict[str, Any], name: str) -> None:
     assert all(p[1] == 0 for p in labs[name]["passes"]), labs[name]["passes"]
 
 
-@pytest.mark.parametrize("name", ["q", "pr"])
+@pytest.mark.parametrize("name", ["q", "pr", "age"])
 def test_policy_hash_of_every_start(labs: dict[str, Any], name: str) -> None:
     rows = labs[name]["starts"]
     assert rows and all(trailer == tree for _c, trailer, tree in rows), rows
@@ -1040,3 +1100,37 @@ def test_cff_audit_subdir_asks(labs: dict[str, Any]) -> None:
     assert got["rc"] == 2 and rep.get("code") == "E_CONFIG_INVALID", got
     assert AGENT[1] in rep.get("message", "") and "plangate@localhost" in rep["message"], rep
     assert not rep.get("executions"), rep
+
+
+# -- age ------------------------------------------------------------------------------------
+
+AGE_RUNS = {"a1": 1, "a2": 0, "a3": 0, "a4": 1}
+
+
+@pytest.mark.parametrize("slug", AGE_PLANS)
+def test_age_ran(labs: dict[str, Any], slug: str) -> None:
+    got = labs["age"]
+    assert all(p[1] == 0 for p in got["passes"]), got["passes"]
+    assert got["ran"][slug] == AGE_RUNS[slug], got["ran"]
+    if not AGE_RUNS[slug]:
+        assert got["codes"][slug] == "E_PLAN_EXPIRED", got["codes"]
+
+
+@pytest.mark.parametrize("slug", ["a3", "a4"])
+def test_age_check(labs: dict[str, Any], slug: str) -> None:
+    told = norm(labs["age"]["check"][slug]).get(f"plans/{slug}")
+    want = ["start", []] if AGE_RUNS[slug] else ["refuse", ["E_PLAN_EXPIRED"]]
+    assert told == want, labs["age"]["check"][slug]
+
+
+AGE_AUDIT = [(k, s) for k in KINDS for s in AGE_PLANS]
+
+
+@pytest.mark.parametrize(("kind", "slug"), AGE_AUDIT, ids=[f"{k}:{s}" for k, s in AGE_AUDIT])
+def test_age_audit(labs: dict[str, Any], kind: str, slug: str) -> None:
+    """``a1``'s run, approved 10 minutes after its freeze with no ``max_age`` in force, stays
+    valid under every later policy; the refusals are no runs; no finding."""
+    got = labs["age"]["audit"][kind]
+    assert "Traceback" not in got["err"], got["err"]
+    assert valid(got["report"], slug) == AGE_RUNS[slug], (got["rc"], got["report"])
+    assert got["rc"] == 0 and not got["report"].get("findings"), got

@@ -36,12 +36,11 @@ Ids: see the test functions; results are listed in the report of round 129.
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import advkit
 import pytest
 from advkit import ALICE, Lab, build_all
 from test_round126_secrets_atk126e import _readers
@@ -52,6 +51,9 @@ PY = sys.executable
 A = "Zq8Lm3Xv7Tp2Wd9Hc"
 B = "Wp3/Ny8?Tq5#Lz2&\u00e9"
 PW = "Hk4Rw9Tz2Lp6Qx8Vm"
+#: a secret the secrets file holds as a YAML integer, and how a tool may print it as a number
+N = "48213957"
+N_SPELLED = [N, "4.8213957e+07", "48213957.0"]
 
 #: the recording tool: records its argv and stdin; ``mode`` chooses what it prints
 TOOL = r"""
@@ -73,6 +75,12 @@ elif m == "hex":
     sys.stdout.write(bytes.fromhex(p.get("out", "")).decode("utf-8"))
 elif m == "nonjson":
     sys.stdout.write("error: token " + s + " rejected {")
+elif m == "num-e":
+    sys.stdout.write('{"x": %.7e}' % float(s))
+elif m == "num-f":
+    sys.stdout.write('{"x": %s.0}' % s)
+elif m == "num-key":
+    sys.stdout.write('{"x": {"%s": 1}}' % s)
 elif m == "stderr":
     sys.stderr.write("fatal: auth failed for " + s + "\n")
     sys.exit(3)
@@ -137,6 +145,34 @@ ERRORS: dict[str, tuple[str, str, list[str]]] = {
     "stderr-line": (_act(1, "pt", '{tag: e14, mode: stderr, s: "$<secrets.B>"}'), "pt", [B]),
     "stderr-pct": (_act(1, "pt", '{tag: e15, mode: stderr-pct, s: "$<secrets.B>"}'), "pt", [B]),
     "stderr-map": (_act(1, "pt", '{tag: e16, mode: stderr, s: "$<secrets.MAP>"}'), "pt", [PW]),
+    "missing-secret": (_act(1, "pt", '{tag: e18, s: "$<secrets.NOPE>"}'), "pt", [A, B, PW]),
+    "num-schema-string": (_act(1, "sch", '{tag: e19, s: "$<secrets.N>"}'), "sch", N_SPELLED),
+    "num-schema-const": (_act(1, "sch", '{tag: e20, c: "$<secrets.N>"}'), "sch", N_SPELLED),
+    "num-schema-enum": (_act(1, "sch", '{tag: e21, e: "$<secrets.N>"}'), "sch", N_SPELLED),
+    "num-in-text-schema": (
+        _act(1, "sch", '{tag: e22, n: "port-$<secrets.N>"}'),
+        "sch",
+        N_SPELLED,
+    ),
+    "num-e-output": (
+        _act(1, "pt", '{tag: e23, mode: num-e, s: "$<secrets.N>"}', OUT)
+        + _act(2, "pt", '{tag: e23b, mode: stderr, s: "$<actions[1].outputs.o>"}'),
+        "pt",
+        N_SPELLED,
+    ),
+    "num-f-output": (
+        _act(1, "pt", '{tag: e24, mode: num-f, s: "$<secrets.N>"}', OUT)
+        + _act(2, "pt", '{tag: e24b, mode: stderr, s: "$<actions[1].outputs.o>"}'),
+        "pt",
+        N_SPELLED,
+    ),
+    "num-key-output": (
+        _act(1, "pt", '{tag: e25, mode: num-key, s: "$<secrets.N>"}', OUT)
+        + _act(2, "pt", '{tag: e25b, mode: stderr, s: "$<actions[1].outputs.o>"}'),
+        "pt",
+        N_SPELLED,
+    ),
+    "num-stderr": (_act(1, "pt", '{tag: e26, mode: stderr, s: "$<secrets.N>"}'), "pt", N_SPELLED),
     "precondition": (
         _act(
             1,
@@ -172,7 +208,8 @@ def build_err(root: Path) -> dict[str, Any]:
     (root / "t.py").write_text(TOOL)
     sec = root / "sec.yml"
     sec.write_text(
-        f"A: {A}\nB: {json.dumps(B)}\nMAP: {{user: app, password: {PW}}}\n", encoding="utf-8"
+        f"A: {A}\nB: {json.dumps(B)}\nMAP: {{user: app, password: {PW}}}\nN: {N}\n",
+        encoding="utf-8",
     )
     pt = json.dumps([PY, str(root / "t.py"), "x"])
     lab = Lab(
@@ -267,7 +304,9 @@ ORDER: dict[str, str] = {
     "out-nested": '{"x": {"z": {"y": 1, "x": 2}, "a": 0}}',
     "out-in-list": '{"x": [{"b": 1, "a": 2}]}',
     "out-astral": '{"x": {"\\uff21": 1, "\\ud83d\\ude00": 2, "z": 3}}',
-    "lit-astral": json.dumps({"\uff21": 1, "\U0001f600": 2, "z": 3, "\u00e9": 4}, ensure_ascii=False),
+    "lit-astral": json.dumps(
+        {"\uff21": 1, "\U0001f600": 2, "z": 3, "\u00e9": 4}, ensure_ascii=False
+    ),
     "lit-nested-astral": json.dumps({"k": {"\uff21": 1, "\U0001f600": 2}}, ensure_ascii=False),
 }
 
@@ -289,7 +328,9 @@ def _rfc8785_ordered(pairs: list[tuple[str, Any]]) -> bool:
 def _val_plan(vid: str, out: str) -> str:
     return _plan(
         _slug("v", vid),
-        _act(1, "pt", json.dumps({"tag": f"v1-{vid}", "mode": "hex", "out": out.encode().hex()}), OUT)
+        _act(
+            1, "pt", json.dumps({"tag": f"v1-{vid}", "mode": "hex", "out": out.encode().hex()}), OUT
+        )
         + _act(
             2,
             "pt",
@@ -462,13 +503,14 @@ def test_secret_never_readable_in_an_error(labs: dict[str, Any], vid: str) -> No
 def test_secret_never_readable_on_a_fresh_clone_or_check(labs: dict[str, Any]) -> None:
     got = labs["err"]
     assert "e-http-path" in got["fresh"], got["fresh"][:400]
-    assert not _leaks(got["fresh"], [A, B, PW])
+    leaks = _leaks(got["fresh"], [A, B, PW, *N_SPELLED])
+    assert not leaks, leaks
 
 
 def test_secret_never_in_the_state_or_repository(labs: dict[str, Any]) -> None:
     """The journals, records and every file of ``.git`` and the state directory hold no
     spelling of any secret."""
-    leaks = _leaks(labs["err"]["state"], [A, B, PW])
+    leaks = _leaks(labs["err"]["state"], [A, B, PW, *N_SPELLED])
     assert not leaks, leaks
 
 
@@ -527,10 +569,21 @@ def test_output_that_json_cannot_carry_is_coded(labs: dict[str, Any], vid: str) 
     assert "E_" in got["codes"][slug], got["codes"][slug]
 
 
-ORDER_CLASS = "mapping-order-not-canonical"
+ORDER_CLASS = "output-mapping-keeps-tool-order"
+ORDER_WHY = (
+    "a mapping taken from a tool's output reaches the next tool (whole on stdin, and as "
+    "compact JSON inside text) in the order the first tool printed its keys, not RFC 8785's: "
+    "two equal values reach the tool as different bytes"
+)
 
 
-@pytest.mark.parametrize("oid", list(ORDER))
+@pytest.mark.parametrize(
+    "oid",
+    [
+        pytest.param(o, marks=advkit.xfail(ORDER_CLASS, ORDER_WHY) if o.startswith("out-") else ())
+        for o in ORDER
+    ],
+)
 def test_mapping_reaches_the_tool_in_rfc8785_order(labs: dict[str, Any], oid: str) -> None:
     """Every mapping of the params a tool reads on stdin has its keys in RFC 8785 order
     (UTF-16 code units), the whole value and the text of one inside a string alike."""
@@ -613,9 +666,7 @@ def test_vocabulary_secret_audit_agrees(labs: dict[str, Any], lab: str, which: s
     assert rc == 0, (rc, out[-1500:], err[-600:])
 
 
-@pytest.mark.parametrize(
-    ("lab", "vid"), [(lab, v) for lab in LABS_V for v in WORDS[lab]]
-)
+@pytest.mark.parametrize(("lab", "vid"), [(lab, v) for lab in LABS_V for v in WORDS[lab]])
 def test_vocabulary_output_hidden_in_the_record(labs: dict[str, Any], lab: str, vid: str) -> None:
     """A tool output equal to a secret is ``***`` in the recorded outputs."""
     i = list(WORDS[lab]).index(vid)

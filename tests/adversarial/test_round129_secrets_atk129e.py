@@ -349,14 +349,18 @@ def build_val(root: Path) -> dict[str, Any]:
     root.mkdir(parents=True, exist_ok=True)
     (root / "t.py").write_text(TOOL)
     sec = root / "sec.yml"
-    sec.write_text(f"A: {A}\n")
+    sec.write_text(f"A: {A}\nO1: {O1}\nO2: {O2}\nO3: {O3}\nO4: {O4}\n")
+    (root / "o.py").write_text(OVL_TOOL)
     log = json.dumps({"REC_LOG": str(root / "lab" / "ran.log")})
     pt = json.dumps([PY, str(root / "t.py"), "x"])
+    po = json.dumps([PY, str(root / "o.py")])
     lab = Lab(
         root / "lab",
         extra=f"secrets: {{file: {sec}}}\n",
-        tools=f"pt: {{kind: exec, argv: {pt}, env: {log}}}\n",
+        tools=f"pt: {{kind: exec, argv: {pt}, env: {log}}}\npo: {{kind: exec, argv: {po}}}\n",
     )
+    lab.extra_env = {"PLANGATE_SECRET_E2": O2}  # type: ignore[attr-defined]
+    _ovl_write(lab)
     every = {**{v: x[0] for v, x in VALUES.items()}, **UNCARRIED}
     for vid, out in every.items():
         lab.write(_slug("v", vid), _val_plan(vid, out))
@@ -364,6 +368,7 @@ def build_val(root: Path) -> dict[str, Any]:
         lab.write(_slug("o", oid), _order_plan(oid))
     lab.commit("plans")
     slugs = [_slug("v", v) for v in every] + [_slug("o", o) for o in ORDER]
+    slugs += [_slug("l", o) for o in OVL]
     passes = [lab.run().stderr]
     for s in slugs:
         lab.set_status(s, "approved")
@@ -376,6 +381,7 @@ def build_val(root: Path) -> dict[str, Any]:
         "calls": calls,
         "tracebacks": [p[-600:] for p in passes if "Traceback" in p],
         "plans": {s: lab.read(s) for s in slugs},
+        "ovl": _ovl_read(lab, passes),
     }
 
 
@@ -405,7 +411,10 @@ VOCAB2 = {
 }
 
 
-def build_voc(root: Path, words: dict[str, str] = VOCAB) -> dict[str, Any]:
+ALL_WORDS = {**VOCAB, **VOCAB2}
+
+
+def build_voc(root: Path, words: dict[str, str] = ALL_WORDS) -> dict[str, Any]:
     root.mkdir(parents=True, exist_ok=True)
     (root / "t.py").write_text(TOOL)
     sec = root / "sec.yml"
@@ -455,17 +464,13 @@ def build_voc(root: Path, words: dict[str, str] = VOCAB) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def labs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return dict(
+    got = dict(
         build_all(
             tmp_path_factory.mktemp("r129e"),
-            {
-                "err": build_err,
-                "val": build_val,
-                "voc": build_voc,
-                "voc2": lambda r: build_voc(r, VOCAB2),
-            },
+            {"err": build_err, "val": build_val, "voc": build_voc},
         ).got
     )
+    return {**got, "ovl": got["val"]["ovl"]}
 
 
 def _leaks(text: str, values: list[str]) -> list[str]:
@@ -611,8 +616,8 @@ def test_values_lab_printed_no_traceback(labs: dict[str, Any]) -> None:
 
 
 # -- voc ------------------------------------------------------------------------------
-LABS_V = ["voc", "voc2"]
-WORDS = {"voc": VOCAB, "voc2": VOCAB2}
+LABS_V = ["voc"]
+WORDS = {"voc": ALL_WORDS}
 
 
 @pytest.mark.parametrize("lab", LABS_V)
@@ -633,7 +638,11 @@ def test_vocabulary_secret_plan_completes(labs: dict[str, Any], lab: str, slug: 
 
 @pytest.mark.parametrize(
     ("lab", "tag"),
-    [(lab, t) for lab in LABS_V for t in ["k1", "k2", *(f"o{i + 1}" for i in range(8))]],
+    [
+        (lab, t)
+        for lab in LABS_V
+        for t in ["k1", "k2", *(f"o{i + 1}" for i in range(len(ALL_WORDS)))]
+    ],
 )
 def test_vocabulary_secret_action_runs_once(labs: dict[str, Any], lab: str, tag: str) -> None:
     """Over three passes after the approval each action ran exactly once."""
@@ -677,3 +686,140 @@ def test_vocabulary_output_hidden_in_the_record(labs: dict[str, Any], lab: str, 
 @pytest.mark.parametrize("lab", LABS_V)
 def test_vocabulary_lab_printed_no_traceback(labs: dict[str, Any], lab: str) -> None:
     assert not labs[lab]["tracebacks"], labs[lab]["tracebacks"]
+
+
+# -- ovl: two secrets that overlap ----------------------------------------------------------
+#: secret pairs whose texts overlap: the end of the first is the start of the second. A tool
+#: that prints the two run together (a key id and its secret, a token and its refresh token
+#: sharing a prefix) prints text holding both; every character of either must be hidden.
+O1 = "Pf4Kd9Lx2Mq7Rz5Wn"  # 17; its last 8 start O2
+O2 = "Mq7Rz5WnJb3Hs8Ty6Vc"  # 19
+O3 = "Gt6Yh1Nb8Vc3Xz5Aq7Sw"  # 20; its last 6 start O4
+O4 = "q7SwKe2Ru4Io9Pl"  # 15 (shorter than O3)
+OVL_TOOL = r"""
+import json, os, sys
+data = sys.stdin.read()
+p = json.loads(data)
+m, a, b, k = p["m"], p["a"], p["b"], p["k"]
+text = a + b[k:] if k >= 0 else a + b
+if m == "json":
+    print(json.dumps({"x": text}))
+elif m == "key":
+    print(json.dumps({"x": {text: 1}}))
+elif m == "stderr":
+    sys.stderr.write("denied: " + text + "\n")
+    sys.exit(3)
+elif m == "upper":
+    print(json.dumps({"x": text.upper()}))
+"""
+#: id -> (first secret's name, second's, the characters they share (-1: none, run together),
+#: how the tool prints it)
+OVL: dict[str, tuple[str, str, int, str]] = {
+    "longer-second-json": ("O1", "O2", 8, "json"),
+    "longer-second-stderr": ("O1", "O2", 8, "stderr"),
+    "longer-second-key": ("O1", "O2", 8, "key"),
+    "longer-second-upper": ("O1", "O2", 8, "upper"),
+    "longer-first-json": ("O3", "O4", 6, "json"),
+    "longer-first-stderr": ("O3", "O4", 6, "stderr"),
+    "longer-first-key": ("O3", "O4", 6, "key"),
+    "longer-first-upper": ("O3", "O4", 6, "upper"),
+    "env-and-file-json": ("O1", "E2", 8, "json"),
+    "env-and-file-stderr": ("O1", "E2", 8, "stderr"),
+    "control-adjacent": ("O1", "O2", -1, "json"),
+    "control-adjacent-stderr": ("O3", "O4", -1, "stderr"),
+}
+OVL_VALUES = {"O1": O1, "O2": O2, "O3": O3, "O4": O4, "E2": O2.replace("Mq7Rz5Wn", "Mq7Rz5Wn", 1)}
+#: ``E2`` (``PLANGATE_SECRET_E2``) holds O2's text from the environment; O2 is then a file
+#: secret overlapping an environment secret
+OVL_HELD = {"control-adjacent", "control-adjacent-stderr", "longer-second-upper"}
+
+
+def _ovl_write(lab: Lab) -> None:
+    for oid, (a, b, k, m) in OVL.items():
+        lab.write(
+            _slug("l", oid),
+            _plan(
+                _slug("l", oid),
+                _act(
+                    1,
+                    "po",
+                    f'{{m: {m}, k: {k}, a: "$<secrets.{a}>", b: "$<secrets.{b}>"}}',
+                    OUT,
+                ),
+                "po",
+            ),
+        )
+
+
+def _ovl_read(lab: Lab, passes: list[str]) -> dict[str, Any]:
+    slugs = [_slug("l", o) for o in OVL]
+    cfg = str(lab.config)
+    status = lab.cli("status", "--json", "--config", cfg).stdout
+    status += lab.cli("status", "--config", cfg).stdout
+    read: dict[str, str] = {}
+    for sl in slugs:
+        show = lab.cli("show", "-v", "--config", cfg, f"plans/{sl}", cwd=lab.repo)
+        read[sl] = "\n".join(
+            [
+                lab.git("log", "-p", "--all", "--format=%H%n%B", "--", f"plans/{sl}"),
+                show.stdout + show.stderr,
+                "\n".join(x for x in status.splitlines() if f"plans/{sl}" in x),
+                "\n".join(x for p in passes for x in p.splitlines() if f"plans/{sl}" in x),
+            ]
+        )
+    return {
+        "final": {sl: lab.plan(sl)["plan"]["status"] for sl in slugs},
+        "codes": {sl: lab.codes(sl) for sl in slugs},
+        "read": read,
+        "state": _state_text(lab),
+        "tracebacks": [p[-600:] for p in passes if "Traceback" in p],
+    }
+
+
+def _windows(value: str, n: int = 6) -> list[str]:
+    """Every run of ``n`` characters of a secret, as written and upper-cased."""
+    runs = {value[i : i + n] for i in range(len(value) - n + 1)}
+    return sorted(runs | {r.upper() for r in runs})
+
+
+OVL_CLASS = "overlapping-secrets-leave-a-part"
+OVL_WHY = (
+    "two configured secrets whose texts overlap (one's end is the other's start), printed run "
+    "together by a tool, are masked one match at a time: the first secret's head (or the "
+    "second's tail) stays readable in PLAN.yml, EXECUTION_LOG.md, status, show and the log"
+)
+
+
+@pytest.mark.parametrize(
+    "oid",
+    [pytest.param(o, marks=() if o in OVL_HELD else advkit.xfail(OVL_CLASS, OVL_WHY)) for o in OVL],
+)
+def test_overlapping_secrets_fully_hidden(labs: dict[str, Any], oid: str) -> None:
+    """No run of 6 characters of either secret is readable about the plan (git history with
+    diffs, ``show -v``, ``status``, the pass's log)."""
+    got = labs["ovl"]
+    slug = _slug("l", oid)
+    a, b, _k, _m = OVL[oid]
+    text = got["read"][slug]
+    leaks = [w for v in (OVL_VALUES[a], OVL_VALUES[b]) for w in _windows(v) if w in text]
+    assert not leaks, leaks[:6]
+
+
+@pytest.mark.parametrize("oid", list(OVL))
+def test_overlapping_secrets_run_ends_as_documented(labs: dict[str, Any], oid: str) -> None:
+    """The plan ran: ``completed`` (json, key, upper) or ``failed`` with ``E_TOOL_FAILED``
+    (stderr); no traceback."""
+    got = labs["ovl"]
+    slug = _slug("l", oid)
+    want = "failed" if OVL[oid][3] == "stderr" else "completed"
+    assert got["final"][slug] == want, (got["final"][slug], got["codes"][slug])
+    if want == "failed":
+        assert "E_TOOL_FAILED" in got["codes"][slug], got["codes"][slug]
+    assert not got["tracebacks"], got["tracebacks"]
+
+
+@advkit.xfail(OVL_CLASS, "the state directory's journal holds the readable part too")
+def test_overlapping_secrets_never_in_the_state(labs: dict[str, Any]) -> None:
+    text = labs["ovl"]["state"]
+    leaks = [w for v in (O1, O2, O3, O4) for w in _windows(v, 8) if w in text]
+    assert not leaks, leaks[:6]

@@ -78,11 +78,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import advkit
 import pytest
 from advkit import ALICE, Lab, build_all
+from test_round2_execution_kit import shared
 from test_round126_secrets_atk126e import _readers
 from test_round127_secrets_atk127e import _forms
 
@@ -243,7 +244,7 @@ def _slug(prefix: str, vid: str) -> str:
     return f"{prefix}-{vid}"
 
 
-def build_err(root: Path) -> dict[str, Any]:
+def build_err(root: Path, vids: list[str]) -> dict[str, Any]:
     root.mkdir(parents=True, exist_ok=True)
     (root / "t.py").write_text(TOOL)
     sec = root / "sec.yml"
@@ -261,10 +262,11 @@ def build_err(root: Path) -> dict[str, Any]:
         "hp: {kind: http, method: POST, url: 'http://127.0.0.1:9/x/{s}/y'}\n"
         "hq: {kind: http, method: GET, url: 'http://127.0.0.1:9/q'}\n",
     )
-    for vid, (actions, tools, _v) in ERRORS.items():
+    for vid in vids:
+        actions, tools, _v = ERRORS[vid]
         lab.write(_slug("e", vid), _plan(_slug("e", vid), actions, tools))
     lab.commit("plans")
-    slugs = [_slug("e", v) for v in ERRORS]
+    slugs = [_slug("e", v) for v in vids]
     passes = [lab.run().stderr]
     frozen = {s: lab.plan(s)["plan"]["status"] for s in slugs}
     for s in slugs:
@@ -504,13 +506,26 @@ def build_voc(root: Path, words: dict[str, str] = ALL_WORDS) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def labs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    got = dict(
-        build_all(
-            tmp_path_factory.mktemp("r129e"),
-            {"err": build_err, "val": build_val, "voc": build_voc},
-        ).got
+    got = dict(cast(Any, shared(tmp_path_factory, "r129e-secrets", _build)).got)
+    one, two = got.pop("err1"), got.pop("err2")
+    err = {k: {**one[k], **two[k]} for k in ("frozen", "final", "codes", "read")}
+    err.update({k: one[k] + two[k] for k in ("fresh", "tracebacks", "state")})
+    return {**got, "err": err, "ovl": got["val"]["ovl"]}
+
+
+def _build(root: Path) -> Any:
+    """The three labs at once, built once for the module whatever the workers (``shared``)."""
+    half = len(ERRORS) // 2
+    return build_all(
+        root,
+        {
+            "err1": lambda r: build_err(r, list(ERRORS)[:half]),
+            "err2": lambda r: build_err(r, list(ERRORS)[half:]),
+            "val": build_val,
+            "voc": build_voc,
+        },
+        workers=4,
     )
-    return {**got, "ovl": got["val"]["ovl"]}
 
 
 def _leaks(text: str, values: list[str]) -> list[str]:
@@ -547,7 +562,7 @@ def test_secret_never_readable_in_an_error(labs: dict[str, Any], vid: str) -> No
 
 def test_secret_never_readable_on_a_fresh_clone_or_check(labs: dict[str, Any]) -> None:
     got = labs["err"]
-    assert "e-http-path" in got["fresh"], got["fresh"][:400]
+    assert "e-http-path" in got["fresh"] and "e-precondition" in got["fresh"], got["fresh"][:400]
     leaks = _leaks(got["fresh"], [A, B, PW, *N_SPELLED])
     assert not leaks, leaks
 

@@ -391,7 +391,10 @@ def build_val(root: Path) -> dict[str, Any]:
     root.mkdir(parents=True, exist_ok=True)
     (root / "t.py").write_text(TOOL)
     sec = root / "sec.yml"
-    sec.write_text(f"A: {A}\nO1: {O1}\nO2: {O2}\nO3: {O3}\nO4: {O4}\n")
+    sec.write_text(
+        f"A: {A}\nO1: {O1}\nO2: {O2}\nO3: {O3}\nO4: {O4}\nO6: {O6}\nO8: {O8}\n"
+        f"MAP2: {{user: app, password: {O7}}}\n"
+    )
     (root / "o.py").write_text(OVL_TOOL)
     log = json.dumps({"REC_LOG": str(root / "lab" / "ran.log")})
     pt = json.dumps([PY, str(root / "t.py"), "x"])
@@ -752,11 +755,15 @@ O2 = "Mq7Rz5WnJb3Hs8Ty6Vc"  # 19
 O3 = "Gt6Yh1Nb8Vc3Xz5Aq7Sw"  # 20; its last 6 start O4
 O4 = "5Aq7SwKe2Ru4Io9"  # 15 (shorter than O3)
 E2 = "Mq7Rz5WnYc5Ug3Fr1De"  # 19, from PLANGATE_SECRET_E2; starts with O1's last 8
+O6 = "Hy5" + O1 + "Tn4Ws"  # 25: holds O1 whole inside it
+O7 = "Mq7Rz5WnDf6Gh2Jk9"  # 17: MAP2's password, starts with O1's last 8
+O8 = "nQ4Zx7Lc2Vb8Mk1Xp"  # 17: starts with O1's last character
 OVL_TOOL = r"""
 import json, os, sys
 data = sys.stdin.read()
 p = json.loads(data)
 m, a, b, k = p["m"], p["a"], p["b"], p["k"]
+b = b["password"] if isinstance(b, dict) else b
 text = a + b[k:] if k >= 0 else a + b
 if m == "json":
     print(json.dumps({"x": text}))
@@ -781,22 +788,33 @@ OVL: dict[str, tuple[str, str, int, str]] = {
     "longer-first-upper": ("O3", "O4", 6, "upper"),
     "env-and-file-json": ("O1", "E2", 8, "json"),
     "env-and-file-stderr": ("O1", "E2", 8, "stderr"),
+    "map-part-json": ("O1", "O7", 8, "json"),
+    "one-char-json": ("O1", "O8", 1, "json"),
+    "one-char-stderr": ("O1", "O8", 1, "stderr"),
+    "contains-json": ("O6", "O1", 17, "json"),
+    "contains-stderr": ("O6", "O1", 17, "stderr"),
     "control-adjacent": ("O1", "O2", -1, "json"),
     "control-adjacent-stderr": ("O3", "O4", -1, "stderr"),
 }
-OVL_VALUES = {"O1": O1, "O2": O2, "O3": O3, "O4": O4, "E2": E2}
+OVL_VALUES = {"O1": O1, "O2": O2, "O3": O3, "O4": O4, "E2": E2, "O6": O6, "O7": O7, "O8": O8}
 #: ``E2`` (``PLANGATE_SECRET_E2``) is an environment secret overlapping the file's O1
 #: the bench: each text the tool prints holds both secrets whole (they overlap; no part cut)
 for _a, _b, _k, _m in OVL.values():
     if _k >= 0:
-        assert OVL_VALUES[_a][-_k:] == OVL_VALUES[_b][:_k], (_a, _b)
-#: the upper-cased text is hidden whole (the case-blind pass reads the two together)
+        assert (OVL_VALUES[_a] + OVL_VALUES[_b][_k:]).count(OVL_VALUES[_b]) == 1, (_a, _b)
 OVL_HELD = {
     "control-adjacent",
     "control-adjacent-stderr",
     "longer-second-upper",
     "longer-first-upper",
+    "contains-json",
+    "contains-stderr",
+    "map-part-json",
 }
+
+
+def _ref(name: str) -> str:
+    return "MAP2" if name == "O7" else name
 
 
 def _ovl_write(lab: Lab) -> None:
@@ -808,7 +826,7 @@ def _ovl_write(lab: Lab) -> None:
                 _act(
                     1,
                     "po",
-                    f'{{m: {m}, k: {k}, a: "$<secrets.{a}>", b: "$<secrets.{b}>"}}',
+                    f'{{m: {m}, k: {k}, a: "$<secrets.{a}>", b: "$<secrets.{_ref(b)}>"}}',
                     OUT,
                 ),
                 "po",
@@ -886,5 +904,5 @@ def test_overlapping_secrets_run_ends_as_documented(labs: dict[str, Any], oid: s
 @advkit.xfail(OVL_CLASS, "the state directory's journal holds the readable part too")
 def test_overlapping_secrets_never_in_the_state(labs: dict[str, Any]) -> None:
     text = labs["ovl"]["state"]
-    leaks = [w for v in (O1, O2, O3, O4, E2) for w in _windows(v, 8) if w in text]
+    leaks = [w for v in OVL_VALUES.values() for w in _windows(v, 8) if w in text]
     assert not leaks, leaks[:6]

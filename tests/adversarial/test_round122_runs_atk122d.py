@@ -200,14 +200,15 @@ bytes; no pass printed a traceback.
 Seen when written (changed since): ``plangate abort`` right after a kill inside the start's
 index write failed ``E_GIT ... index.lock ... File exists``, so the restart ran the plan to
 ``completed``. Since 605be731 the abort finishes the dead controller's index write first and
-lands before action 1 (``ui1a-abort``, asserted as ``aborted`` with no call). A look-alike ``fail`` that copies the start's
-``Controller-Seal:`` trailer reads as the controller's in the fresh-clone audit (the accepted
-limit "a seal of the right shape cannot be verified without the key"); an unsealed look-alike
-``plangate: checkpoint`` (subject and ``Plan``/``Plan-Status`` trailers only) is not flagged
-either. While the controller is dead after a kill inside a resumed run, ``plangate status``
-shows ``executing`` with no ``waiting``/``reason`` (no controller is running to say why).
-A ``--take-over`` controller tried in the scratch lab adopted and failed another variant's
-held look-alike start (then left out: it acts on every open run of the branch).
+lands before action 1 (``ui1a-abort``, asserted as ``aborted`` with no call). A look-alike
+``fail`` that copies the start's ``Controller-Seal:`` trailer reads as the controller's in
+the fresh-clone audit (the accepted limit "a seal of the right shape cannot be verified
+without the key"); an unsealed look-alike ``plangate: checkpoint`` (subject and
+``Plan``/``Plan-Status`` trailers only) is not flagged either. While the controller is dead
+after a kill inside a resumed run, ``plangate status`` shows ``executing`` with no
+``waiting``/``reason`` (no controller is running to say why). A ``--take-over`` controller
+tried in the scratch lab adopted and failed another variant's held look-alike start (then
+left out: it acts on every open run of the branch).
 
 Not tried: remote mode, nested plans, graphs (several actions in flight), ``git gc
 --prune=now`` of the erased commits, ``plangate mcp`` killed, ``reject`` raced with a kill,

@@ -123,7 +123,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import advkit
 import pytest
 from advkit import ALICE, Lab, build_all
 from test_round126_secrets_atk126e import _readers

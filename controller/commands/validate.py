@@ -35,15 +35,22 @@ def validate(paths: list[str], as_json: bool = False, config_path: str | None = 
             exit_code = 1
         shown = visible(str(path))
         warning = discovery_warning(path, config)
+        warnings = [printed(warning)] if warning and as_json else [warning] if warning else []
+        if config is not None and plan.valid:
+            # a secret placed into an exec tool's argv: refused at run time (round 128); the
+            # warning is the plan's own text and fixed words, kept as written (no oracle)
+            from controller.plan.flows import secrets_into_argv
+
+            warnings += secrets_into_argv(plan.data, config.tools)
         if as_json:
             record = _record(path, plan)
-            record["warnings"] = [printed(warning)] if warning else []
+            record["warnings"] = warnings
             # ensure_ascii=False keeps readable text as it is; bidi and C1 controls escaped;
             # the plan's own text as written, the catalog's secrets it quotes hidden (round 61)
             print(visible_json(json.dumps(record, ensure_ascii=False)))
             continue
-        if warning:
-            print(f"{shown}: warning: {visible(warning)}", file=sys.stderr)
+        for said in warnings:
+            print(f"{shown}: warning: {visible(said)}", file=sys.stderr)
         if plan.valid:
             print(f"{shown}: valid ({plan.hash})")
             if _has_legacy_refs(plan.data):

@@ -92,7 +92,9 @@ class CheckOutcome:
 
 
 #: Calls a check tool: (tool name, params, index) -> result, raising PlangateError.
-CallCheck = Callable[[str, dict[str, Any], int], Any]
+#: Calls a check tool: (tool, params resolved, index, params as written: the provenance of
+#: each part, so an exec tool refuses a secret a reference brought into its argv).
+CallCheck = Callable[[str, dict[str, Any], int, dict[str, Any]], Any]
 #: Resolves a check's params (references) before the call.
 Resolve = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -102,7 +104,7 @@ def precondition(index: int, pre: Precondition, resolve: Resolve, call: CallChec
     that cannot resolve, a guard that fails: E_GUARD_FAILED) is raised: the check never ran."""
     params = resolve(pre.params)
     try:
-        result = call(pre.tool, params, index)
+        result = call(pre.tool, params, index, pre.params)
     except LimitExceeded:
         raise  # a cap ends the step and the run: not a precondition that does not hold
     except PlangateError as error:
@@ -139,7 +141,7 @@ def verify_poll(
     while True:
         polls += 1
         try:
-            result = call(spec.tool, resolve(spec.params), 0)
+            result = call(spec.tool, resolve(spec.params), 0, spec.params)
             failures = evaluate(spec.expect, result)
             error: PlangateError | None = None
         except PlangateError as exc:

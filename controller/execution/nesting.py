@@ -115,6 +115,12 @@ class NestedRun:
                 outputs[int(local)] = found
                 results[int(local)] = result
         parent = step.scope.ctx
+        spec: Action = step.spec  # type: ignore[assignment]
+        try:  # each input as the parent's record shows it (round 67): the provenance an exec
+            # tool's argv is judged by (round 128: a secret the parent gave never reaches it)
+            given = refs.recorded(spec.inputs or {}, parent, self.runner.run.redactor.data)
+        except PlangateError:
+            given = {}  # none known as the author's: each read as the controller's material
         ctx = refs.Context(
             inputs=inputs,
             plan={"name": model.plan.name, "task": model.plan.task, "hash": child.hash},
@@ -123,6 +129,7 @@ class NestedRun:
             results=results,
             secret=parent.secret,
             max_chars=parent.max_chars,
+            shown_inputs={**model.inputs, **given} if isinstance(given, dict) else {},
         )
         head = str(step.key)
         budget = step.scope.budget.nested(

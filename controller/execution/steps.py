@@ -437,6 +437,7 @@ class StepRunner:
             action_id=step.key,
             on_spawn=functools.partial(self._record_spawn, step.key, attempt),
             redact=self.run.redactor.text,
+            shown=self._shown(tool, step.spec.params, step.scope.ctx),
         )
         self.run.calling()
         try:
@@ -460,7 +461,7 @@ class StepRunner:
             return result, {}, error
 
     def checker(self, step: Step) -> checks.CallCheck:
-        def call(name: str, params: dict[str, Any], index: int) -> Any:
+        def call(name: str, params: dict[str, Any], index: int, written: dict[str, Any]) -> Any:
             tool = self.run.catalog.get(name)
             check_params(tool, params)
             # a check's call is a tool call (round 21), of every plan it is made for
@@ -473,6 +474,7 @@ class StepRunner:
                 env=self.run.tool_env,
                 plan_id=self.run.plan_id,
                 redact=self.run.redactor.text,
+                shown=self._shown(tool, written, step.scope.ctx),
             )
             self.run.calling()
             try:
@@ -488,6 +490,21 @@ class StepRunner:
             return self.run.redactor.view(take_result(name, returned))
 
         return call
+
+    def _shown(self, tool: Tool, written: dict[str, Any], ctx: Any) -> dict[str, Any] | None:
+        """The call's params as the record shows them (:func:`refs.recorded`: the author's
+        parts as written, whatever a reference brought in redacted), for an ``exec`` tool
+        only: it refuses an argv element they do not fill alike (a secret a reference
+        brought in would be in the process's command line, round 128), never judging the
+        author's own text (a literal equal to a secret is no oracle: rounds 64-67). None
+        (other kinds, or no provenance): the tool falls back to the redactor's search."""
+        if tool.spec.kind != "exec":
+            return None
+        try:
+            shown = refs.recorded(written, ctx, self.run.redactor.data)
+        except PlangateError:
+            return None
+        return shown if isinstance(shown, dict) else None
 
     # --- journal ------------------------------------------------------------------------
 

@@ -410,3 +410,59 @@ class _DataPlan:
         pres = data.get("preconditions")
         checks = tuple(c for c in map(_DataCheck.of, pres if isinstance(pres, list) else []) if c)
         return cls([_DataStep.of(a) for a in actions if isinstance(a, dict)], checks)
+
+
+def secrets_into_argv(data: Any, tools: Mapping[str, ToolSpec]) -> list[str]:
+    """Warnings (``validate --config``), one per ``$<secrets.*>`` reference a plan places
+    (whole, inside text, inside a list or mapping) into a param its ``exec`` tool's catalog
+    ``argv`` takes as a ``{placeholder}``: an action's, a fallback step's, a precondition's
+    or verify's check tool. The controller refuses such a call at run time, before anything
+    starts (E_PARAMS_INVALID, round 128): a program's arguments are its command line, which
+    every process on the host can read. A warning, not a problem: whether a value reaching
+    argv holds a secret is known only when it is resolved (an output may carry one too), and
+    a plan frozen by an older controller stays the plan it was. The plan read as data (as
+    ``validate`` reads it); a nested plan is warned of when it is validated itself."""
+    from controller.settings.toolspec import argv_params
+
+    found: list[str] = []
+
+    def call(label: str, via: str, call_data: Any) -> None:
+        if not isinstance(call_data, dict):
+            return
+        name = call_data.get("tool")
+        spec = tools.get(name) if isinstance(name, str) else None
+        params = call_data.get("params")
+        if spec is None or not isinstance(params, dict):
+            return
+        taken = argv_params(spec)
+        for param in sorted(p for p in params if p in taken):
+            refs_in = _refs_in(params[param])
+            named = sorted({f"$<{_source(r)}>" for r in refs_in if r.root == "secrets"})
+            if named:
+                found.append(
+                    f"{label}{via} ({name}): param {param!r} takes {', '.join(named)} into "
+                    "the tool's argv, which every process on the host can read; the "
+                    "controller refuses that call at run time (E_PARAMS_INVALID): give the "
+                    "secret to a param the catalog does not place into argv (the tool reads "
+                    "the params as JSON on stdin)"
+                )
+
+    def step(label: str, step_data: Any) -> None:
+        if not isinstance(step_data, dict):
+            return
+        call(label, "", step_data)
+        pres = step_data.get("preconditions")
+        for k, pre in enumerate(pres if isinstance(pres, list) else ()):
+            call(label, f" preconditions[{k}]", pre)
+        call(label, " verify", step_data.get("verify"))
+
+    actions = data.get("actions") if isinstance(data, dict) else None
+    for action in actions if isinstance(actions, list) else ():
+        if not isinstance(action, dict):
+            continue
+        label = f"action {action.get('id')}"
+        step(label, action)
+        fallback = action.get("fallback")
+        for item in fallback if isinstance(fallback, list) else ():
+            step(f"action {item.get('id') if isinstance(item, dict) else '?'}", item)
+    return found

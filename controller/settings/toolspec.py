@@ -186,6 +186,15 @@ MIN_USER_TOKEN_CHARS = 16
 _PAIR = re.compile(r"([A-Za-z0-9_.-]+)[=:]\s*([^\s&;,]+)")
 
 
+def argv_params(spec: ToolSpec) -> set[str]:
+    """The params an ``exec`` entry's ``argv`` takes through ``{param}`` placeholders: what
+    a plan gives them is the program's command line, which every process on the host can
+    read (the controller refuses a secret there at run time, round 128)."""
+    if spec.kind != "exec":
+        return set()
+    return {m.group(0)[1:-1] for item in spec.argv or () for m in _PLACEHOLDER.finditer(item)}
+
+
 def tool_credentials(spec: ToolSpec) -> set[str]:
     """The values of a catalog entry that are credentials, never to be written (rounds 25,
     26), told by their names, so that ``production`` or ``readonly`` stay readable: the

@@ -522,4 +522,8 @@ def test_round106_secrets_atk106e(lab: Lab, vid: str) -> None:
     text = (
         got["history"][variant] + got["mcp"][variant] if what == "record" else _said(got, [variant])
     )
+    if variant.startswith("argv0") and what == "record":
+        # changed (fix130s): secret on stdin, argv refuses it: argv[0] filled with a secret is
+        # refused before anything starts (E_PARAMS_INVALID), no spawn error to redact
+        assert "E_PARAMS_INVALID" in text, text[-1500:]
     assert not _leaks(text, needles), (_leaks(text, needles), text[-1500:])

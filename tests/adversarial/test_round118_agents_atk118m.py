@@ -317,7 +317,8 @@ def build(root: Path) -> Lab:
             "agent:\n  identity: {name: Agent, email: agent@example.com}\n"
             "  branch_prefix: plangate/\n"
         ),
-        tools='sayer: {kind: exec, argv: ["/bin/echo", "{v}"]}\n',
+        # changed (fix130s): secret on stdin, argv refuses it (cat prints the params JSON)
+        tools='sayer: {kind: exec, argv: ["/bin/cat"]}\n',
     )
     lab.outside = outside  # type: ignore[attr-defined]
     got: dict[str, Any] = {}

@@ -18,16 +18,17 @@ Labs (three, built once per module in three threads by ``build_all``; local mode
   log -p --all`` (messages and diffs), its ``status --json`` row and ``status`` line, ``show
   -v``, MCP ``log``, the page (``/plan/``, ``/api/plan/``, ``/api/``), its journal, the
   passes' log lines naming it, and its ``notify`` posts (a receiver thread).
-- ``types``: ``secrets.file`` values of other YAML types (an integer, an integer past
-  2^63, a float, a list, an NFD string) and values that read like plan syntax
+- ``types``: ``secrets.file`` values of other YAML types (an integer, an integer past 2^63,
+  a float, a list, an NFD string) and values that read like plan syntax
   (``$<secrets.KEEP>``, ``${inputs.i}``, ``{tag}``, ``$$<inputs.i>``, YAML/JSON specials
-  ``Qv"7}{'Lx: #&*!|>%@`Zk``), each handed to exec tool ``tv`` as its argv element
-  ``{v}``, alone and inside text; an http tool ``hh`` (POST to a real ``http.server``
-  thread on 127.0.0.1) with catalog headers ``Authorization: Bearer <token>`` and
-  ``X-Api-Key``, the body carrying ``$<secrets.KEEP>``; the server reflects all three in its
-  body, in response headers (as is and base64), in a 302 and a 307 ``Location`` (query,
-  percent-encoded twice), in ``WWW-Authenticate`` with a 401, in ``Set-Cookie``, in a 500's
-  body, and as JSON inside a JSON string inside JSON.
+  ``Qv"7}{'Lx: #&*!|>%@`Zk``), each handed to exec tool ``tv`` on stdin (before round 128
+  also as its argv element ``{v}``: fix129s refuses that), alone and inside text; an http
+  tool ``hh`` (POST to a real ``http.server`` thread on 127.0.0.1) with catalog headers
+  ``Authorization: Bearer <token>`` and ``X-Api-Key``, the body carrying
+  ``$<secrets.KEEP>``; the server reflects all three in its body, in response headers (as is
+  and base64), in a 302 and a 307 ``Location`` (query, percent-encoded twice), in
+  ``WWW-Authenticate`` with a 401, in ``Set-Cookie``, in a 500's body, and as JSON inside a
+  JSON string inside JSON.
 - ``bad``: ``secrets.file`` holding a YAML timestamp (a date, a datetime, inside a mapping,
   inside a list) and a ``!!binary`` control, each read by ``validate --config``, ``status``
   and ``run --once``; then a daemon (``plangate run``): a plan runs, a date is added to the
@@ -688,7 +689,9 @@ def build_types(root: Path) -> dict[str, Any]:
     _Echo.gets = []
     threading.Thread(target=server.serve_forever, daemon=True).start()
     port = server.server_address[1]
-    tv = json.dumps([PY, str(root / "t.py"), "{tag}", "{v}"])
+    # fix129s (round 128): a secret a reference brings into argv is refused (a command line
+    # every process can read); the secret's text reaches the tool on stdin only
+    tv = json.dumps([PY, str(root / "t.py"), "{tag}"])
     lab = Lab(
         root / "lab",
         extra=f"secrets: {{file: {sec}}}\n",
@@ -929,19 +932,18 @@ def test_rotation_header_sent_as_configured(labs: dict[str, Any]) -> None:
 # -- types and plan syntax in secrets ------------------------------------------------------------
 @pytest.mark.parametrize("name", [*TYPED, "LST"])
 def test_typed_secret_reaches_tool_as_text(labs: dict[str, Any], name: str) -> None:
-    """A secret reaches the tool as its text (the one argv element and stdin), never read
-    again as a reference, a legacy reference, an argv placeholder or ``$$<``."""
+    """A secret reaches the tool as its text (on stdin: since round 128 never in an argv
+    element), never read again as a reference, a legacy reference or ``$$<``."""
     got = labs["types"]
     slug = f"t-{name.lower()}"
     assert got["final"][slug] == "completed", got["final"]
     call = _call(got["calls"], slug)
     params = json.loads(call["stdin"])
+    assert call["argv"] == [slug]  # fix129s: never in argv (round 128)
     if name == "LST":
         assert json.loads(params["v"]) == LST_VALUE
-        assert call["argv"][1] == params["v"]
         return
     text = TYPED[name][1]
-    assert call["argv"][1] == text
     assert params["v"] == text and params["sec"] == text
     assert params["w"] == f"pre-{text}-post"
 

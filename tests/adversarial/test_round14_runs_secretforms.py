@@ -54,7 +54,8 @@ SECRET = "Kq7mPvqWnTzLé😀xJ"
 
 ENC = r"""
 import json, sys, unicodedata
-mode, s = sys.argv[1], sys.argv[2]
+# changed (fix130s): secret on stdin, argv refuses it
+mode, s = sys.argv[1], json.loads(sys.stdin.buffer.read())["s"]
 b = s.encode()
 forms = {
     "octal": "".join("\\%03o" % x for x in b),
@@ -122,7 +123,8 @@ actions:
 def _build(root: Path) -> Lab:
     lab = Lab(root)
     (root / "enc.py").write_text(ENC)
-    argv = json.dumps([sys.executable, "-I", "-S", str(root / "enc.py"), "{mode}", "{s}"])
+    # changed (fix130s): secret on stdin, argv refuses it
+    argv = json.dumps([sys.executable, "-I", "-S", str(root / "enc.py"), "{mode}"])
     lab.write_config(tools=f"enc: {{kind: exec, argv: {argv}}}\n")
     for vid in VIDS:
         lab.write(vid, _plan(vid))
@@ -137,7 +139,8 @@ def _build(root: Path) -> Lab:
     import subprocess
 
     forms = subprocess.run(
-        [sys.executable, "-I", "-S", str(root / "enc.py"), "--all", SECRET],
+        [sys.executable, "-I", "-S", str(root / "enc.py"), "--all"],
+        input=json.dumps({"s": SECRET}, ensure_ascii=False),  # the tool's stdin, as run
         capture_output=True,
         text=True,
         check=True,

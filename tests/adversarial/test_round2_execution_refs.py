@@ -28,7 +28,8 @@ from test_round2_execution_kit import shared
 SECRET = "Kq7vXw9pLm2nRt5z"
 LEAK = r"""
 import base64, json, sys
-mode, s = sys.argv[1], sys.argv[2]
+# changed (fix130s): secret on stdin, argv refuses it
+mode, s = sys.argv[1], json.loads(sys.stdin.buffer.read())["s"]
 if mode.startswith("basic"):
     pre = {"basic0": "u:", "basic1": "us:", "basic2": "use:"}[mode]
     out = "Authorization: Basic " + base64.b64encode((pre + s).encode()).decode()
@@ -103,7 +104,8 @@ def _build(root: Path) -> Lab:
     (root / "leak.py").write_text(LEAK)
     recv = json.dumps([sys.executable, "-I", "-S", str(lab.recorder), "{tag}", "{v}"])
     out = json.dumps([sys.executable, "-I", "-S", "-c", 'print(\'{"v": "$<secrets.TOKEN>"}\')'])
-    leak = json.dumps([sys.executable, "-I", "-S", str(root / "leak.py"), "{mode}", "{s}"])
+    # changed (fix130s): secret on stdin, argv refuses it
+    leak = json.dumps([sys.executable, "-I", "-S", str(root / "leak.py"), "{mode}"])
     lab.write_config(
         tools=f"recv: {{kind: exec, argv: {recv}, env: {{REC_LOG: {json.dumps(str(lab.log))}}}}}\n"
         f"out: {{kind: exec, argv: {out}}}\nleak: {{kind: exec, argv: {leak}}}\n",

@@ -33,8 +33,9 @@ from advkit import ALICE, Lab
 from test_round2_execution_kit import shared
 
 PIN = "918273645012"
-G = """import sys
-m, s = sys.argv[1], sys.argv[2]
+G = """import json, sys
+# changed (fix130s): secret on stdin, argv refuses it
+m, s = sys.argv[1], json.loads(sys.stdin.buffer.read())["s"]
 n = int(s)
 forms = {"comma": f"{n:,}", "under": f"{n:_}", "space": f"{n:,}".replace(",", " "),
          "dots": f"{n:,}".replace(",", "."), "float": f"{n:.2f}"}
@@ -54,7 +55,8 @@ FIXED = ["comma", "under", "space", "dots"]
 def _build(root: Path) -> Lab:
     lab = Lab(root)
     (root / "g.py").write_text(G)
-    argv = json.dumps([sys.executable, str(root / "g.py"), "{m}", "{s}"])
+    # changed (fix130s): secret on stdin, argv refuses it
+    argv = json.dumps([sys.executable, str(root / "g.py"), "{m}"])
     lab.write_config(tools=f"g: {{kind: exec, argv: {argv}}}\n")
     for m in FORMS:
         lab.write(

@@ -66,7 +66,8 @@ SECRET = "Kq7m Pv!W$n.zL*é_x+J&<Rb"
 
 ENC = r"""
 import html, json, re, sys, unicodedata, urllib.parse
-mode, s = sys.argv[1], sys.argv[2]
+# changed (fix130s): secret on stdin, argv refuses it
+mode, s = sys.argv[1], json.loads(sys.stdin.buffer.read())["s"]
 def q(s):
     out = []
     for b in s.encode():
@@ -155,7 +156,8 @@ actions:
 def _build(root: Path) -> Lab:
     lab = Lab(root)
     (root / "enc.py").write_text(ENC)
-    argv = json.dumps([sys.executable, "-I", "-S", str(root / "enc.py"), "{mode}", "{s}"])
+    # changed (fix130s): secret on stdin, argv refuses it
+    argv = json.dumps([sys.executable, "-I", "-S", str(root / "enc.py"), "{mode}"])
     lab.write_config(tools=f"enc: {{kind: exec, argv: {argv}}}\n")
     for vid in VIDS:
         lab.write(vid, _plan(vid))
@@ -170,7 +172,8 @@ def _build(root: Path) -> Lab:
     import subprocess
 
     forms = subprocess.run(
-        [sys.executable, "-I", "-S", str(root / "enc.py"), "--all", SECRET],
+        [sys.executable, "-I", "-S", str(root / "enc.py"), "--all"],
+        input=json.dumps({"s": SECRET}, ensure_ascii=False),  # the tool's stdin, as run
         capture_output=True,
         text=True,
         check=True,

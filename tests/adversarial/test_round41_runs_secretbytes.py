@@ -32,7 +32,8 @@ from test_round2_execution_kit import shared
 
 TOKEN = "Kq7mZp2VtR9xLw4B"
 ENC = r"""import base64, binascii, json, sys
-m, s = sys.argv[1], sys.argv[2]
+# changed (fix130s): secret on stdin, argv refuses it
+m, s = sys.argv[1], json.loads(sys.stdin.buffer.read())["s"]
 b = s.encode()
 def wrap(t, n):
     return "\n".join(t[i:i + n] for i in range(0, len(t), n))
@@ -89,7 +90,10 @@ def _needles(root: Path) -> dict[str, list[str]]:
     for m in VARIANTS:
         form = (
             subprocess.run(
-                [sys.executable, str(root / "enc.py"), m, TOKEN], capture_output=True, text=True
+                [sys.executable, str(root / "enc.py"), m],
+                input=json.dumps({"s": TOKEN}),  # the tool's stdin, as run
+                capture_output=True,
+                text=True,
             )
             .stdout[len("value: ") :]
             .rstrip("\n")
@@ -102,7 +106,8 @@ def _needles(root: Path) -> dict[str, list[str]]:
 def _build(root: Path) -> Lab:
     lab = Lab(root)
     (root / "enc.py").write_text(ENC)
-    argv = json.dumps([sys.executable, str(root / "enc.py"), "{m}", "{s}"])
+    # changed (fix130s): secret on stdin, argv refuses it
+    argv = json.dumps([sys.executable, str(root / "enc.py"), "{m}"])
     lab.write_config(tools=f"enc: {{kind: exec, argv: {argv}}}\n")
     for m in VARIANTS:
         lab.write(

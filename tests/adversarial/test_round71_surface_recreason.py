@@ -7,7 +7,7 @@ record quotes a guess of a secret (a right and a wrong guess must read alike on 
 reader, and no secret may print that the record does not hold).
 
 Lab (one, module scope): ``secrets.file`` holds ``TOK``; the exec tool ``fail`` prints
-``denied: <its argv[1]>`` and exits 3, called with ``$<secrets.TOK>``; ``chk`` an idempotent
+``denied: <its param k>`` and exits 3, called with ``$<secrets.TOK>``; ``chk`` an idempotent
 low-risk echo for checks.
 - forged records (1): ``ff`` (failed: the agent rewrites the recorded error to
   "FORGED-r71 ... approved by bob"), ``fa`` (paused at a gate: the agent moves the gate to
@@ -86,7 +86,11 @@ from test_round71_surface_foldnames import _get
 
 SECRET = "r71Kq9SecretZp"
 GUESSES = {"s": SECRET, "c": SECRET[:-1] + "w"}
-FAIL = "import sys\nsys.stderr.write('denied: ' + sys.argv[1] + '\\n')\nsys.exit(3)\n"
+# changed (fix130s): secret on stdin, argv refuses it
+FAIL = (
+    "import json, sys\nk = json.loads(sys.stdin.buffer.read())['k']\n"
+    "sys.stderr.write('denied: ' + k + '\\n')\nsys.exit(3)\n"
+)
 HEAD = "plan:\n  name: {n}\n  task: t\n  status: pending_approval\n"
 TOOLS = "available_tools: [{name: fail}, {name: rec}, {name: chk}]\n"
 
@@ -121,7 +125,8 @@ def _build(root: Path) -> Lab:
         root / "lab",
         extra=f"secrets: {{file: {root / 'sec.yml'}}}\n"
         "agent:\n  identity: {name: Agent, email: agent@example.com}\nui: {listen: 0}\n",
-        tools=f"fail: {{kind: exec, argv: [{py}, {script}, '{{k}}']}}\n"
+        # changed (fix130s): secret on stdin, argv refuses it
+        tools=f"fail: {{kind: exec, argv: [{py}, {script}]}}\n"
         "chk: {kind: echo, idempotent: true, risk: low}\n",
     )
     # (3): the same config with the catalog's ``pin``, whose params_schema holds the secret

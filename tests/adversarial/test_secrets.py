@@ -39,22 +39,23 @@ def _body(vid: str, middle: str = "") -> str:
 
 
 # variant -> (secret, tool definition, extra plan lines)
+# changed (fix130s): secret on stdin, argv refuses it (each exec tool reads params JSON)
 TOOLS = {
     "json-u-escapes": (
         "Zu" + _body("json-u-escapes"),
-        f'{{kind: exec, argv: [{PY}, "-c", "import sys; print(\'{{\\"v\\": \\"\' + \'\'.join(\'\\\\\\\\u%04x\' % ord(c) for c in sys.argv[1]) + \'\\"}}\')", "{{token}}"]}}',
+        f"{{kind: exec, argv: [{PY}, \"-c\", \"import sys; print('{{\\\"v\\\": \\\"' + ''.join('\\\\\\\\u%04x' % ord(c) for c in __import__('json').loads(sys.stdin.buffer.read())['token']) + '\\\"}}')\"]}}",
     ),
     "json-slash-escape": (
         "Zs/" + _body("json-slash-escape", "/"),
-        f"{{kind: exec, argv: [{PY}, \"-c\", \"import json, sys; print(json.dumps({{'v': sys.argv[1]}}).replace('/', '\\\\\\\\/'))\", \"{{token}}\"]}}",
+        f"{{kind: exec, argv: [{PY}, \"-c\", \"import json, sys; print(json.dumps({{'v': __import__('json').loads(sys.stdin.buffer.read())['token']}}).replace('/', '\\\\\\\\/'))\"]}}",
     ),
     "ensure-ascii": (
         "Zä" + _body("ensure-ascii", "ë"),
-        f'{{kind: exec, argv: [{PY}, "-c", "import json, sys; print(json.dumps({{\'v\': sys.argv[1]}}))", "{{token}}"]}}',
+        f"{{kind: exec, argv: [{PY}, \"-c\", \"import json, sys; print(json.dumps({{'v': __import__('json').loads(sys.stdin.buffer.read())['token']}}))\"]}}",
     ),
     "truncated": (
         _body("truncated") * 2,
-        f'{{kind: exec, argv: [{PY}, "-c", "import sys; print((sys.argv[1] + \'|\') * 400)", "{{token}}"]}}',
+        f"{{kind: exec, argv: [{PY}, \"-c\", \"import sys; print((__import__('json').loads(sys.stdin.buffer.read())['token'] + '|') * 400)\"]}}",
     ),
     "url-encoded-error": (
         "Zq " + _body("url-encoded-error", "/+=&"),
@@ -74,19 +75,19 @@ TOOLS = {
     ),
     "stderr-newline": (
         _body("stderr-newline", "\n") + "-tail",
-        f'{{kind: exec, argv: [{PY}, "-c", "import sys; sys.stderr.write(sys.argv[1]); sys.exit(2)", "{{token}}"]}}',
+        f"{{kind: exec, argv: [{PY}, \"-c\", \"import sys; sys.stderr.write(__import__('json').loads(sys.stdin.buffer.read())['token']); sys.exit(2)\"]}}",
     ),
     "yaml-escaped-output": (
         'Zy: "' + _body("yaml-escaped-output", '" #') + "\\e",
-        f'{{kind: exec, argv: [{PY}, "-c", "import json, sys; print(json.dumps({{\'v\': sys.argv[1]}}))", "{{token}}"]}}',
+        f"{{kind: exec, argv: [{PY}, \"-c\", \"import json, sys; print(json.dumps({{'v': __import__('json').loads(sys.stdin.buffer.read())['token']}}))\"]}}",
     ),
     "plain-stdout": (
         _body("plain-stdout"),
-        f'{{kind: exec, argv: [{PY}, "-c", "import sys; print(sys.argv[1])", "{{token}}"]}}',
+        f"{{kind: exec, argv: [{PY}, \"-c\", \"import sys; print(__import__('json').loads(sys.stdin.buffer.read())['token'])\"]}}",
     ),
     "plain-json-output": (
         _body("plain-json-output"),
-        f'{{kind: exec, argv: [{PY}, "-c", "import json, sys; print(json.dumps({{\'v\': sys.argv[1]}}))", "{{token}}"]}}',
+        f"{{kind: exec, argv: [{PY}, \"-c\", \"import json, sys; print(json.dumps({{'v': __import__('json').loads(sys.stdin.buffer.read())['token']}}))\"]}}",
     ),
 }
 VIDS = list(TOOLS)

@@ -104,7 +104,7 @@ def test_a_verify_poll_waits_for_the_cap_and_stops_there() -> None:
     )
     calls: list[str] = []
 
-    def call(name: str, params: dict[str, object], index: int) -> object:
+    def call(name: str, params: dict[str, object], index: int, written: object) -> object:
         calls.append(name)
         return {"ok": False}
 

@@ -95,7 +95,8 @@ def test_secret_is_redacted_everywhere_it_is_written(tmp_path: Path, secret_env:
     )
     fail = f"import sys; sys.exit('bad token {SECRET}')"
     tools = {
-        "leak": {"kind": "exec", "argv": [PY, "-c", leak, "{token}"]},
+        # the token on stdin only: a secret placed into argv is refused (round 128)
+        "leak": {"kind": "exec", "argv": [PY, "-c", leak]},
         "fail": {"kind": "exec", "argv": [PY, "-c", fail]},
     }
     actions = [

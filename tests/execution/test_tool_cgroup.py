@@ -226,6 +226,25 @@ def test_the_tool_sees_its_environment_and_argv(tmp_path: Path, extra: dict[str,
 
 
 @CONTAINED
+@pytest.mark.parametrize("odd", [{}, {"A-B": "1"}, {"IFS": "x"}], ids=["plain", "name", "ifs"])
+def test_the_shims_command_line_holds_no_environment(odd: dict[str, str]) -> None:
+    """Round 128: the shim's argv (and ``env -i``'s, which it used for an environment dash
+    would not pass on) is ``/proc/<pid>/cmdline``, readable by every process: the
+    environment (a catalog ``env`` credential) never goes there, whatever its names."""
+    box = cgroup.create(f"t128-{os.getpid()}")
+    assert box is not None
+    env = {**_env(), "API_TOKEN": "Cred-Value-7Hq2", **odd}
+    try:
+        proc = cgroup.spawn(box, ["/bin/true", "x"], env, None)
+        proc.communicate(timeout=30)
+        args = [str(a) for a in proc.args]  # type: ignore[union-attr]
+        assert not [a for a in args if "Cred-Value-7Hq2" in a], args
+        assert proc.returncode == 0
+    finally:
+        assert cgroup.remove(box)
+
+
+@CONTAINED
 def test_a_program_that_cannot_start_is_still_a_permanent_error(tmp_path: Path) -> None:
     plain = tmp_path / "noshebang"
     plain.write_text("echo hi\n")

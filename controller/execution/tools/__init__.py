@@ -56,6 +56,13 @@ class CallContext:
     #: redacted whole, never redacts the part alone (round 35: the tail of a secret broken
     #: across lines, after a quoted-printable soft break, was committed in the message).
     redact: Callable[[str], str] = _as_written
+    #: The params as the execution record shows them (:func:`controller.plan.refs.recorded`:
+    #: the author's parts as written, whatever a reference brought in redacted), given to an
+    #: ``exec`` tool: an argv element these fill otherwise than the real params holds a
+    #: secret (or what the redactor hides) a reference brought in, and is refused before
+    #: anything starts (round 128: a process's command line is readable by every process).
+    #: None: no provenance; the tool searches each filled element with :attr:`redact`.
+    shown: Mapping[str, Any] | None = None
 
 
 class Tool(Protocol):

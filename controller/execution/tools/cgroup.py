@@ -22,11 +22,15 @@ The tool is inside before any of its own code runs: it is started through ``/bin
 a fixed script (the tool's argv are positional parameters, never parsed) that writes ``0`` to
 the call's ``cgroup.procs`` (moving itself) and then ``exec``\\ s the tool, so Python keeps its
 fast spawn path (vfork); dash's changes to the environment are undone (``PWD`` restored or
-unset; an environment dash would not pass on as it is, with names that are no shell
-variable or ``IFS``/``PPID``/``OPTIND``, goes through ``env -i``). A program this does not
-suit exactly (not found, not an ELF file or a ``#!`` script, an interpreter that cannot run,
-a path with ``=``) is started by ``subprocess`` itself with a ``preexec_fn`` that joins the
-cgroup: a full fork, slower, but the same errors as before. The tool's ``argv[0]`` is the
+unset). A program this does not suit exactly (not found, not an ELF file or a ``#!``
+script, an interpreter that cannot run, a path with ``=``), or an environment dash would not
+pass on as it is (names that are no shell variable, or ``IFS``/``PPID``/``OPTIND``), is
+started by ``subprocess`` itself with a ``preexec_fn`` that joins the cgroup: a full fork,
+slower, but the same errors as before. The shim's command line (``/proc/<pid>/cmdline``,
+readable by every process) holds the call's cgroup, ``PWD`` and the tool's own argv, nothing
+else: never the environment (round 128: the ``env -i NAME=VALUE...`` this used before put a
+catalog ``env`` credential there), and never a secret a reference brought into the argv (the
+exec tool refuses that call before anything starts). The tool's ``argv[0]`` is the
 program's path as resolved from ``PATH`` (dash cannot set it apart).
 
 Where cgroups cannot be had (not Linux, no cgroup v2 hierarchy, not writable, no
@@ -66,11 +70,9 @@ EMPTY_WAIT = 5.0
 #: would leave the lock behind and stop every later commit in that repository).
 TERM_GRACE = 1.0
 _SH = "/bin/sh"
-_ENV = ("/usr/bin/env", "/bin/env")
 _JOIN = 'echo 0 2>/dev/null >"$0" || { echo "plangate: cannot enter cgroup $0" >&2; exit 125; }; '
 _PLAIN = _JOIN + 'unset PWD; exec "$@"'
 _WITH_PWD = _JOIN + 'PWD=$1; shift; exec "$@"'
-_VIA_ENV = _JOIN + 'e=$1; shift; exec "$e" -i -- "$@"'
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 #: Variables dash sets whatever its environment says.
 _DASH_OWN = frozenset({"IFS", "PPID", "OPTIND"})
@@ -196,19 +198,18 @@ def spawn(
 ) -> subprocess.Popen[bytes]:
     """Start ``argv`` inside ``box`` before it runs any code of its own (see the module)."""
     procs = str(box.path / "cgroup.procs")
-    program = _direct(argv[0], env, cwd)
     wrap: list[str] | None = None
-    child_env: dict[str, str] = dict(env)
+    # An environment dash would not pass on as it is (a name that is no shell variable, or
+    # IFS/PPID/OPTIND, which dash sets) takes the preexec_fn path below: never through
+    # ``env -i NAME=VALUE...``, whose arguments put the environment (a catalog env
+    # credential) on a command line every process can read (round 128).
+    as_given = all(_NAME.match(k) for k in env) and not _DASH_OWN.intersection(env)
+    program = _direct(argv[0], env, cwd) if as_given else None
     if program is not None:
-        if all(_NAME.match(k) for k in env) and not _DASH_OWN.intersection(env):
-            if "PWD" in env:
-                wrap = [_SH, "-c", _WITH_PWD, procs, env["PWD"], program, *argv[1:]]
-            else:
-                wrap = [_SH, "-c", _PLAIN, procs, program, *argv[1:]]
-        elif (envbin := _env_binary()) is not None:
-            pairs = [f"{k}={v}" for k, v in env.items()]
-            wrap = [_SH, "-c", _VIA_ENV, procs, envbin, *pairs, program, *argv[1:]]
-            child_env = {}
+        if "PWD" in env:
+            wrap = [_SH, "-c", _WITH_PWD, procs, env["PWD"], program, *argv[1:]]
+        else:
+            wrap = [_SH, "-c", _PLAIN, procs, program, *argv[1:]]
     common: dict[str, Any] = {
         "stdin": subprocess.PIPE,
         "stdout": subprocess.PIPE,
@@ -218,7 +219,7 @@ def spawn(
         "close_fds": True,
     }
     if wrap is not None:
-        return subprocess.Popen(wrap, env=child_env, **common)
+        return subprocess.Popen(wrap, env=dict(env), **common)
     return subprocess.Popen(
         list(argv), env=dict(env), preexec_fn=functools.partial(_enter, procs), **common
     )
@@ -274,11 +275,6 @@ def _runnable(path: str, cwd: Path | None) -> bool:
         return stat.S_ISREG(os.stat(full).st_mode) and os.access(full, os.X_OK)
     except (OSError, ValueError):
         return False
-
-
-@functools.cache
-def _env_binary() -> str | None:
-    return next((p for p in _ENV if _runnable(p, None)), None)
 
 
 # --- stops ---------------------------------------------------------------------------------

@@ -16,12 +16,19 @@ whole process group (E_TIMEOUT).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from controller.errors import ParamsInvalid, ToolTimeout
-from controller.execution.tools import ToolError, cut, fill_placeholders, shorten, strict_json
+from controller.execution.tools import (
+    ToolError,
+    cut,
+    fill_placeholders,
+    placeholder_names,
+    shorten,
+    strict_json,
+)
 from controller.execution.tools.process import Finished, Overran, run_process
 
 if TYPE_CHECKING:
@@ -37,10 +44,17 @@ class ExecTool:
         self.cwd = cwd if cwd is not None else spec.cwd
         self.argv_template = list(spec.argv)
 
-    def argv(self, params: dict[str, Any]) -> list[str]:
+    def argv(
+        self,
+        params: dict[str, Any],
+        shown: Mapping[str, Any] | None = None,
+        redact: Callable[[str], str] | None = None,
+    ) -> list[str]:
         """The command with placeholders filled; one element stays one element. A NUL would
-        end an element early (C strings), so a value holding one is E_PARAMS_INVALID."""
+        end an element early (C strings), so a value holding one is E_PARAMS_INVALID; so is
+        an element that would hold a secret (:meth:`_refuse_secrets`)."""
         argv = [fill_placeholders(element, params) for element in self.argv_template]
+        self._refuse_secrets(argv, shown, redact)
         for index, element in enumerate(argv):
             if "\0" in element:
                 raise ParamsInvalid(
@@ -52,8 +66,46 @@ class ExecTool:
                 )
         return argv
 
+    def _refuse_secrets(
+        self,
+        argv: list[str],
+        shown: Mapping[str, Any] | None,
+        redact: Callable[[str], str] | None,
+    ) -> None:
+        """E_PARAMS_INVALID, before anything starts, for an element filled from a param that
+        brings a secret into it (round 128): a process's argv is ``/proc/<pid>/cmdline``,
+        readable by every process and user of the host (``ps``), the other tools included,
+        and the cgroup shim's command line carries the same elements. An element holds one
+        when ``shown`` (the params as the record shows them: the author's parts as written,
+        whatever a reference brought in redacted) fills it otherwise than the real params:
+        a ``$<secrets.*>`` whole or inside text, a list or mapping holding one, a structured
+        secret, an output or result that holds one, in any encoding the redactor hides. The
+        author's own text is never judged (a literal equal to a secret would make the
+        refusal an oracle for a guess, rounds 64-67; it is in the committed plan anyway).
+        Without ``shown`` each filled element is searched with ``redact``."""
+        for index, template in enumerate(self.argv_template):
+            names = placeholder_names(template)
+            if not names:
+                continue  # the catalog's own text: the operator's, no param reaches it
+            element = argv[index]
+            if shown is not None:
+                holds = fill_placeholders(template, shown) != element
+            else:
+                holds = redact is not None and redact(element) != element
+            if holds:
+                which = ", ".join(repr(n) for n in sorted(names))
+                raise ParamsInvalid(
+                    f"{self.name}: argv element {index} ({template!r}) would hold a secret "
+                    f"from param {which}: a program's arguments are its command line, which "
+                    "every process on the host can read (/proc/<pid>/cmdline, ps); nothing "
+                    "was started",
+                    remedy="give the secret to a param the catalog does not place into the "
+                    "tool's argv: the tool reads it from stdin, where the whole params object "
+                    "arrives as JSON (or use a python or http tool)",
+                )
+
     def call(self, params: dict[str, Any], ctx: CallContext) -> Any:
-        argv = self.argv(params)
+        argv = self.argv(params, ctx.shown, ctx.redact)
         env = {**ctx.env, **self.spec.env, "PLANGATE_IDEMPOTENCY_KEY": ctx.idempotency_key}
         stdin = json.dumps(params, ensure_ascii=False).encode("utf-8")
         try:

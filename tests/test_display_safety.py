@@ -205,8 +205,10 @@ def test_validation_messages_quote_plan_text_escaped(tmp_path: Path, command: st
     result = run_cli(command, str(plan), cwd=root)
     assert result.returncode == 1, result.stderr
     _no_hidden(result.stdout + result.stderr)
-    # one problem, on one line (and a warning that no controller would pick this file up)
-    (problem,) = [line for line in result.stderr.splitlines() if ": warning: " not in line]
+    # one problem, on one line, then its remedy (and a warning that no controller would pick
+    # this file up)
+    (problem, remedy) = [line for line in result.stderr.splitlines() if ": warning: " not in line]
+    assert remedy == "  remedy: correct the field as the message says (see docs/plan-format.md)"
     assert problem.startswith(f"{tmp_path}/{SHOWN_ROOT}/plans/x/PLAN.yml:")
     assert ": E_SCHEMA_INVALID at plan[" in problem
     assert problem.endswith(

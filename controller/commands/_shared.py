@@ -300,9 +300,12 @@ def left_out(plan_file: Path, watched: Path | None, then: str) -> UsageError | N
 def print_problems(source: Path, problems: list[Problem]) -> None:
     """One line per problem, hidden characters escaped (messages quote the plan's values,
     as written: round 61), the catalog's parts of a message through
-    :func:`controller_text`; the location, the asker's path, outside the redactor."""
+    :func:`controller_text`; the location, the asker's path, outside the redactor. Each is
+    followed by its remedy, as every error the CLI prints is (SPEC §6; the one ``--json``
+    gives as ``remedy``)."""
     for problem in problems:
         print(visible(problem.answered(controller_text).render(str(source))), file=sys.stderr)
+        print(f"  remedy: {visible(problem.to_json()['remedy'])}", file=sys.stderr)
 
 
 def plan_id_for(plan_file: Path, config: Config | None) -> str:

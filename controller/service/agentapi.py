@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 SLUG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,62}(/[a-z0-9][a-z0-9._-]{0,62}){0,3}$")
 
 
-def slug_rule(slug: str, branch_prefix: str | None) -> None:
+def slug_rule(slug: str, branch_prefix: str | None, plans_dir: str = "plans") -> None:
     """``submit``'s one rule for a slug, which becomes the folder ``plans/<slug>`` and, with
     ``pull_request`` (``branch_prefix`` given), the branch ``<branch_prefix><slug>``:
     lower-case letters, digits, ``. _ -``, ``/`` between parts; for a branch also each part a
@@ -67,6 +67,15 @@ def slug_rule(slug: str, branch_prefix: str | None) -> None:
             remedy="use lower-case letters, digits, . _ - (and / for nesting), e.g. rotate-keys",
         )
     parts = slug.split("/")
+    if parts[0] == plans_dir.rstrip("/").rpartition("/")[2] and len(parts) > 1:
+        # an agent that names the path (``plans/x``) meant the folder ``x``: written as
+        # asked it became ``plans/plans/x``, a plan nobody looks for
+        raise UsageError(
+            f"slug {slug!r} starts with the plans folder; the slug is the folder inside it",
+            path="slug",
+            quotes=(repr(slug),),
+            remedy="give the folder's name without the leading plans/, e.g. rotate-keys",
+        )
     if branch_prefix is not None and (
         any(part.endswith((".", ".lock")) for part in parts)
         or not is_branch_name(f"{branch_prefix}{slug}")
@@ -138,7 +147,7 @@ class AgentApi:
         ``paths`` rules the folder could bring in (round 122)."""
         plan_id = None
         if slug is not None:
-            slug_rule(slug, None)
+            slug_rule(slug, None, self.config.plans_dir)
             plan_id = self._plan_id(slug)
         try:
             text, source_format, nested = to_plan_yml(plan, fmt, self.config, plan_id)
@@ -187,7 +196,8 @@ class AgentApi:
                 path="agent.identity",
                 remedy="set agent: {identity: {name: ..., email: ...}} in plangate.yml",
             )
-        slug_rule(slug, self.config.agent.branch_prefix if pull_request else None)
+        prefix = self.config.agent.branch_prefix if pull_request else None
+        slug_rule(slug, prefix, self.config.plans_dir)
         folder = self._plan_id(slug)  # no folder a reader refuses (``x/execution_log.md``)
         text, source_format, nested = to_plan_yml(plan, fmt, self.config, folder)
         loaded = _validate(text, self.config, nested)

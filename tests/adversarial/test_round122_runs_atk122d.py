@@ -200,7 +200,8 @@ bytes; no pass printed a traceback.
 Seen when written (changed since): ``plangate abort`` right after a kill inside the start's
 index write failed ``E_GIT ... index.lock ... File exists``, so the restart ran the plan to
 ``completed``. Since 605be731 the abort finishes the dead controller's index write first and
-lands before action 1 (``ui1a-abort``, asserted as ``aborted`` with no call). A look-alike ``fail`` that copies the start's
+lands before action 1 (``ui1a-abort``, asserted as ``aborted`` with no call). A look-alike
+``fail`` that copies the start's
 ``Controller-Seal:`` trailer reads as the controller's in the fresh-clone audit (the accepted
 limit "a seal of the right shape cannot be verified without the key"); an unsealed look-alike
 ``plangate: checkpoint`` (subject and ``Plan``/``Plan-Status`` trailers only) is not flagged

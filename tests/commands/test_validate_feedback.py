@@ -62,6 +62,11 @@ def test_every_error_of_every_kind_in_one_run_sorted_by_line(tmp_path: Path) -> 
     assert all(e["remedy"] for e in errors)
     text_run = run_cli("validate", str(plan), cwd=tmp_path)
     assert f"invalid, {len(errors)} problem(s)" in text_run.stdout
+    # the text a person reads gives each problem its remedy too, on the line below it
+    lines_out = text_run.stderr.splitlines()
+    shown = [i for i, ln in enumerate(lines_out) if ": E_" in ln]
+    assert len(shown) == len(errors), text_run.stderr
+    assert [lines_out[i + 1] for i in shown] == [f"  remedy: {e['remedy']}" for e in errors]
 
 
 def test_validate_warns_where_the_daemon_would_look(tmp_path: Path) -> None:

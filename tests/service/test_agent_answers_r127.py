@@ -249,7 +249,7 @@ def test_log_of_a_symlinked_plan_file_is_its_rows_refusal(repo: Path, tmp_path: 
 
 
 # -- where a refusal is -------------------------------------------------------------------------
-@pytest.mark.parametrize("slug", ["../x", "R-Upper"])
+@pytest.mark.parametrize("slug", ["../x", "R-Upper", "plans/rotate"])
 def test_a_refused_slug_names_the_argument(repo: Path, tmp_path: Path, slug: str) -> None:
     api = _api(tmp_path, repo)
     try:
@@ -261,6 +261,8 @@ def test_a_refused_slug_names_the_argument(repo: Path, tmp_path: Path, slug: str
         api.close()
     for err in (refused.value, checked.value):
         assert err.code == "E_USAGE" and err.path == "slug", err
+    # ``plans/rotate`` was written as ``plans/plans/rotate``, a plan nobody looked for
+    assert not (repo / "plans" / "plans").exists()
 
 
 def test_two_fenced_blocks_are_located_at_the_second(repo: Path, tmp_path: Path) -> None:

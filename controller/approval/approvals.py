@@ -223,15 +223,21 @@ def canonical(email: str, aliases: IdentityAliases | None = None) -> str:
     address = normalize_identity(email)
     if aliases is None:
         return address
-    local, at, domain = address.partition("@")
-    if at and "+" in local:
-        untagged = f"{local.split('+', 1)[0]}@{domain}"
-        if any(fnmatch.fnmatchcase(untagged, normalize_identity(p)) for p in aliases.plus_tags):
-            address = untagged
+    address = _untagged(address, aliases)
     for people in aliases.people:
         names = [normalize_identity(p) for p in people]
         if address in names:
             return names[0]
+    return address
+
+
+def _untagged(address: str, aliases: IdentityAliases) -> str:
+    """``local@domain`` for a normalised ``local+tag@domain`` that ``plus_tags`` covers."""
+    local, at, domain = address.partition("@")
+    if at and "+" in local:
+        untagged = f"{local.split('+', 1)[0]}@{domain}"
+        if any(fnmatch.fnmatchcase(untagged, normalize_identity(p)) for p in aliases.plus_tags):
+            return untagged
     return address
 
 
@@ -312,12 +318,44 @@ def approver_allowed(
     email: str, patterns: Iterable[str], aliases: IdentityAliases | None = None
 ) -> bool:
     """Glob patterns on the normalised email; an empty list allows nobody. An address that
-    is not exactly ``local@domain`` is never allowed (see :func:`is_address`)."""
+    is not exactly ``local@domain`` is never allowed (see :func:`is_address`). The list
+    holds the person behind ``email`` when a pattern matches any address they are known by
+    (:func:`spellings`), or a listed address (no wildcard) is one of theirs: the
+    one membership test of ``approvers`` and of every group, for the controller, ``status``,
+    ``check`` and the audit alike."""
     address = normalize_identity(email)
     if not is_address(address):
         return False
-    candidates = {address, canonical(address, aliases)}
-    return any(fnmatch.fnmatchcase(c, normalize_identity(p)) for c in candidates for p in patterns)
+    me, known = canonical(address, aliases), spellings(address, aliases)
+    for pattern in patterns:
+        if _GLOB.search(pattern):  # a glob is matched as written: `*+ci@x` is no `*@x`
+            if any(fnmatch.fnmatchcase(c, normalize_identity(pattern)) for c in known):
+                return True
+        elif canonical(pattern, aliases) == me or normalize_identity(pattern) in known:
+            return True
+    return False
+
+
+#: What makes an approver pattern a glob (fnmatch's wildcards).
+_GLOB = re.compile(r"[*?\[]")
+
+
+def spellings(email: str, aliases: IdentityAliases | None = None) -> frozenset[str]:
+    """Every address the person behind ``email`` is known by: the address normalised, its
+    ``+tag``-free form where ``plus_tags`` covers it, the person's canonical address and
+    every address of each ``identity_aliases.people`` entry naming any of those. A list of
+    approver patterns (``approval.approvers``, a group) holds the person when it holds any
+    of them (round 129's ``alsecC``: ``a.smith@corp.example``, listed in ``sec``, is Alice's
+    alias; Alice under either address is in ``sec``)."""
+    address = normalize_identity(email)
+    if aliases is None:
+        return frozenset({address})
+    known = {address, _untagged(address, aliases), canonical(address, aliases)}
+    for people in aliases.people:
+        names = {normalize_identity(p) for p in people}
+        if names & known:
+            known |= names
+    return frozenset(known)
 
 
 def may_withdraw(email: str, authors: Iterable[str], policy: ApprovalSettings) -> bool:

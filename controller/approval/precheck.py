@@ -80,7 +80,7 @@ def policy_problem(
 ) -> Verdict | None:
     """What the controller would refuse (approve) or ignore (reject, abort) from ``user``."""
     is_author = _same(user, authors)
-    allowed = approver_allowed(user, policy.approvers)
+    allowed = approver_allowed(user, policy.approvers, policy.identity_aliases)
     listed = ", ".join(policy.approvers) or "nobody (approval.approvers is empty)"
     if wanted == "approved":
         if not allowed:

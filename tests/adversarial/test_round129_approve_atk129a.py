@@ -34,10 +34,11 @@ clone calls valid); ``passes`` (every pass exited 0, no traceback).
 
 - ``rk*``: a high-risk tool as action 2 (``rkact``), in a fallback step (``rkfb``), in a
   pinned child's action or fallback (``rknest``, ``rknestfb``): Alice alone waits; Alice and
-  Carol (``rkactok``, ``rkfbok``) or Carol and Bob (``rknestok``) run; two of ops
-  (``rkopsops``), Carol twice (``rksecsec``), Erin (in no group) and Carol (``rkerin``), Carol a
-  co-author of the plan or of its child (``rkcoC``, ``rknestcoC``) wait; Erin's rejection binds
-  (``rkrejE``), Mallory's is ignored (``rkrejM``).
+  Carol (``rkactok``, ``rkfbok``) or Carol and Bob (``rknestok``) run (and, since fix130a,
+  Alice and Bob: ``rkopsops``, once "two of ops": Alice is in sec by her alias); Carol twice
+  (``rksecsec``), Erin (in no group) and Carol (``rkerin``), Carol a co-author of the plan or
+  of its child (``rkcoC``, ``rknestcoC``) wait; Erin's rejection binds (``rkrejE``),
+  Mallory's is ignored (``rkrejM``).
 - ``tq*``: ``qrec``/``qchk`` as action 2, in a fallback step, a plan precondition, an
   action's precondition, a verify, a fallback step's verify or precondition, or the same in a
   pinned child: Alice alone waits (``tqchkctl``: ``chk``, not in the rule, runs on one);
@@ -100,6 +101,17 @@ Seen (round 129: 418 ids, 409 passed, 9 xfailed (strict); 70-95 s wall with ``-n
   ``plans/x`` calling the high-risk tool; ``run --once``; ``a.smith@corp.example`` commits
   ``status: approved``; ``run --once``; Bob commits ``status: approved``; ``run --once``:
   ``pending_approval``, ``partial``, "1 from sec".
+
+Fixed (fix130a): **alias-address-not-matched-against-groups**. Cause: a group (and
+``approval.approvers``) was matched against the person's canonical address only
+(``policy.tally`` hands ``eligible`` the person key, ``alice@example.com``), never the alias
+the group lists. Change: ``approvals.approver_allowed``, the one membership test the
+controller, ``status``, ``check`` and the audit (the recorded policy carries ``groups`` and
+``identity_aliases``) all use, now holds a person when a pattern matches any address they are
+known by (``approvals.spellings``: the address, its ``+tag``-free form, every address of
+their ``identity_aliases.people`` entry) or a listed plain address is theirs; a glob is
+matched as written. ``alsecA`` is read as the docs say ("one person for every count"): Alice
+under her own address is in sec by her alias, so ``rkopsops`` (Alice and Bob) now runs.
 
 What held: every other variant above: risk and ``tools`` rules see a tool in every place a
 plan or its pinned child can call it; groups count a person once and never a non-approver;
@@ -548,7 +560,10 @@ VARIANTS: dict[str, tuple[tuple[int, set[str]], str, list[Any]]] = {
     "rknest": (PEND, "{v}", [nest("hact"), approve(ALICE)]),
     "rknestfb": (PEND, "{v}", [nest("fbh"), approve(ALICE)]),
     "rknestok": (RUN, "{v}", [nest("hact"), approve(CAROL), approve(BOB)]),
-    "rkopsops": (PEND, "{v}", [write("hact"), approve(ALICE), approve(BOB)]),
+    # fix130a: Alice's alias is in sec, so Alice is (alsecA's reading, docs/approvals.md):
+    # Alice and Bob run; the lab has one ops-only approver (Bob), so "two of ops wait" is
+    # tests/approval/test_alias_groups.py's (Bob and Opsy)
+    "rkopsops": (RUN, "{v}", [write("hact"), approve(ALICE), approve(BOB)]),
     "rksecsec": (PEND, "{v}", [write("hact"), approve(CAROL), approve(CAROL)]),
     "rkerin": (PEND, "{v}", [write("hact"), approve(ERIN), approve(CAROL)]),
     "rkcoC": (
@@ -901,14 +916,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Any:
 
 KINDS = ("", ":status", ":audit")
 IDS = [f"{v}{k}" for v in VIDS for k in KINDS] + ["passes"]
-_BROKE: dict[str, tuple[list[str], str]] = {
-    "alias-address-not-matched-against-groups": (
-        ["alsecC", "alsecC2", "alsecA"],
-        "fail closed: Alice, whose alias a.smith@corp.example is listed in sec, approving a"
-        " high-risk plan with Bob (ops), under either address, is not counted for sec: 'more"
-        " approvals needed: 1 from sec'",
-    ),
-}
+_BROKE: dict[str, tuple[list[str], str]] = {}
 BROKEN: dict[str, Any] = {
     f"{v}{k}": xfail(cls, why) for cls, (vids, why) in _BROKE.items() for v in vids for k in KINDS
 }

@@ -1893,6 +1893,41 @@ def _masked(text: str, spans: list[tuple[int, int]]) -> str:
     return "".join(out) + text[pos:]
 
 
+def _read_both(
+    text: str,
+    spans: list[tuple[int, int]],
+    read: Callable[[str, list[tuple[int, int]]], object],
+) -> None:
+    """Add to ``spans`` what ``read`` (the views, the number readings) finds in ``text``.
+
+    With nothing found yet, ``text`` is read once. Otherwise it is read twice: with what
+    was found starred (same length, so the same positions: as the readings read it masked
+    before round 129, where a mask ends a token), and as given, keeping from that reading
+    only the matches that hold no match found before whole (round 129: a view's match that
+    shares characters with a written one, another secret's encoded form overlapping it;
+    one holding a written secret whole is a loose reading of that secret, ``=48`` read as
+    quoted-printable before ``483920``, the whole of a structured secret re-indented, and
+    is not taken: the parts it holds are hidden already)."""
+    if not spans:
+        read(text, spans)
+        return
+    before = sorted(spans)
+    read(_starred(text, before), spans)
+    again: list[tuple[int, int]] = []
+    read(text, again)
+    if not again:
+        return
+    starts = [begin for begin, _ in before]
+    # the least end of the spans found before starting at or after each one's start
+    least = [finish for _, finish in before]
+    for index in range(len(least) - 2, -1, -1):
+        least[index] = min(least[index], least[index + 1])
+    for begin, finish in again:
+        index = bisect.bisect_left(starts, begin)
+        if index == len(starts) or least[index] > finish:
+            spans.append((begin, finish))
+
+
 def _starred(text: str, spans: list[tuple[int, int]]) -> str:
     """``text`` with each span's characters replaced by ``*`` (one for one: the same
     positions), as the later readings of :meth:`Redactor.text` read it."""
@@ -2257,10 +2292,8 @@ class Redactor:
         found in the text as given, and the spans are masked once, overlapping ones merged
         (round 129: two secrets whose texts overlap, ``a + b[8:]``, were masked one match at
         a time; once one was ``***`` the other no longer matched and a part of it stayed).
-        The views and the number readings also read the text with what was found starred
-        (same length, so the same positions), as they read it masked before: a secret that
-        stands next to another's encoded form is found as it was. A secret's start that a cut
-        left at the end is hidden after (:meth:`_cut_tail`, :meth:`_cut_marks`)."""
+        A secret's start that a cut left at the end is hidden after (:meth:`_cut_tail`,
+        :meth:`_cut_marks`)."""
         spans: list[tuple[int, int]] = []
         for value in self._values:
             at = text.find(value)
@@ -2268,14 +2301,9 @@ class Redactor:
                 spans.append((at, at + len(value)))
                 at = text.find(value, at + 1)
         if self._secrets:
-            written = list(spans)
-            self._encoded_spans(text, spans)
-            if written:
-                self._encoded_spans(_starred(text, written), spans)
+            _read_both(text, spans, self._encoded_spans)
         if self._numeric:
-            self._number_spans(text, spans)
-            if spans:
-                self._number_spans(_starred(text, spans), spans)
+            _read_both(text, spans, self._number_spans)
         if spans:
             text = _masked(text, spans)
         if CUT_NOTE in text:

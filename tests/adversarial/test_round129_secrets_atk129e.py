@@ -78,11 +78,11 @@ Ids (207; 191 passed, 16 xfailed; 66-101 s at ``-n 2``, load average 14-18):
 Fixed (fix130e): ``overlapping-secrets-leave-a-part``. Cause: ``Redactor.text`` replaced
 each written form one after another (``str.replace``), and the views and number readings
 read the text already masked, so a match sharing characters with one masked before no longer
-matched. Now every match of every written form (overlapping occurrences too), every view's
-(on the text as given, and on it with the written matches starred, as before) and every
-number reading is found in the text as given, and the spans are masked once, overlapping
-ones merged (``_masked``); ``_find`` steps one character past a match, not its length. The
-12 ids pass; ``output-mapping-keeps-tool-order`` (4) is left as found.
+matched. Now every written form's matches (overlapping occurrences too) are found in the text
+as given; the views and number readings read it with those starred (as before) and as given
+(``_read_both``: a match there that holds a written one whole is not taken), and all spans
+are masked once, overlapping ones merged (``_masked``); ``_find`` steps one character past a
+match, not its length. The 12 ids pass; ``output-mapping-keeps-tool-order`` (4) is left.
 
 Seen, not asserted: ``$<secrets.A.x>`` (a path into a string secret) is refused at freeze
 (``invalid``), not at run time, and so is ``$<secrets.MAP2.password>`` ("write

@@ -1871,7 +1871,7 @@ def _find(
         at = haystack.find(needle)
         while at >= 0:
             found.append(span(at, at + len(needle)))
-            at = haystack.find(needle, at + len(needle))
+            at = haystack.find(needle, at + 1)  # overlapping occurrences too
 
 
 def _masked(text: str, spans: list[tuple[int, int]]) -> str:
@@ -1891,6 +1891,52 @@ def _masked(text: str, spans: list[tuple[int, int]]) -> str:
         out += [text[pos:start], MASK]
         pos = end
     return "".join(out) + text[pos:]
+
+
+def _read_both(
+    text: str,
+    spans: list[tuple[int, int]],
+    read: Callable[[str, list[tuple[int, int]]], object],
+) -> None:
+    """Add to ``spans`` what ``read`` (the views, the number readings) finds in ``text``.
+
+    With nothing found yet, ``text`` is read once. Otherwise it is read twice: with what
+    was found starred (same length, so the same positions: as the readings read it masked
+    before round 129, where a mask ends a token), and as given, keeping from that reading
+    only the matches that hold no match found before whole (round 129: a view's match that
+    shares characters with a written one, another secret's encoded form overlapping it;
+    one holding a written secret whole is a loose reading of that secret, ``=48`` read as
+    quoted-printable before ``483920``, the whole of a structured secret re-indented, and
+    is not taken: the parts it holds are hidden already)."""
+    if not spans:
+        read(text, spans)
+        return
+    before = sorted(spans)
+    read(_starred(text, before), spans)
+    again: list[tuple[int, int]] = []
+    read(text, again)
+    if not again:
+        return
+    starts = [begin for begin, _ in before]
+    # the least end of the spans found before starting at or after each one's start
+    least = [finish for _, finish in before]
+    for index in range(len(least) - 2, -1, -1):
+        least[index] = min(least[index], least[index + 1])
+    for begin, finish in again:
+        index = bisect.bisect_left(starts, begin)
+        if index == len(starts) or least[index] > finish:
+            spans.append((begin, finish))
+
+
+def _starred(text: str, spans: list[tuple[int, int]]) -> str:
+    """``text`` with each span's characters replaced by ``*`` (one for one: the same
+    positions), as the later readings of :meth:`Redactor.text` read it."""
+    chars = list(text)
+    for begin, finish in spans:
+        begin, finish = max(0, begin), min(finish, len(chars))
+        if begin < finish:
+            chars[begin:finish] = "*" * (finish - begin)
+    return "".join(chars)
 
 
 def _units(value: str) -> set[str]:
@@ -2242,28 +2288,24 @@ class Redactor:
         return json.loads(plain.decode("utf-8"))
 
     def text(self, text: str) -> str:
+        """``text`` with every secret hidden. Every match of every form, in every view, is
+        found in the text as given, and the spans are masked once, overlapping ones merged
+        (round 129: two secrets whose texts overlap, ``a + b[8:]``, were masked one match at
+        a time; once one was ``***`` the other no longer matched and a part of it stayed).
+        A secret's start that a cut left at the end is hidden after (:meth:`_cut_tail`,
+        :meth:`_cut_marks`)."""
+        spans: list[tuple[int, int]] = []
         for value in self._values:
-            if value in text:
-                text = text.replace(value, MASK)
+            at = text.find(value)
+            while at >= 0:  # every occurrence, overlapping ones too (``abab`` in ``ababab``)
+                spans.append((at, at + len(value)))
+                at = text.find(value, at + 1)
         if self._secrets:
-            spans = self._encoded_spans(text)
-            text = _masked(text, spans) if spans else text
-        if self._numeric and ("e" in text or "E" in text or "." in text):
-            spans = [m.span() for m in _NUMBER.finditer(text) if self._spells_number(m.group(0))]
-            text = _masked(text, spans) if spans else text
-        if self._digits:
-            spans = [m.span() for m in _GROUPED.finditer(text) if self._grouped(m)]
-            text = _masked(text, spans) if spans else text
-        if self._numeric and _NATIVE_DIGIT.search(text):
-            # digits of another script, read one for one as ASCII (the same positions)
-            plain = _NATIVE_DIGIT.sub(lambda m: str(unicodedata.decimal(m.group(0))), text)
-            spans = [m.span() for m in _GROUPED.finditer(plain) if self._grouped(m)]
-            for secret in self._numeric:
-                at = plain.find(secret)
-                while at >= 0:
-                    spans.append((at, at + len(secret)))
-                    at = plain.find(secret, at + 1)
-            text = _masked(text, spans) if spans else text
+            _read_both(text, spans, self._encoded_spans)
+        if self._numeric:
+            _read_both(text, spans, self._number_spans)
+        if spans:
+            text = _masked(text, spans)
         if CUT_NOTE in text:
             text = self._cut_tail(text)
         if any(mark in text for mark in CUT_MARKS):
@@ -2347,6 +2389,23 @@ class Redactor:
             if needles.caseless_standins and len(lowered) == len(text):
                 _find_standins(lowered, needles.caseless_standins, found)
         return found
+
+    def _number_spans(self, text: str, found: list[tuple[int, int]]) -> None:
+        """Add where ``text`` holds a numeric secret written as another number: in exponent
+        or decimal notation, with digit grouping, or in digits of another script."""
+        if "e" in text or "E" in text or "." in text:
+            found += [m.span() for m in _NUMBER.finditer(text) if self._spells_number(m.group(0))]
+        if self._digits:
+            found += [m.span() for m in _GROUPED.finditer(text) if self._grouped(m)]
+        if _NATIVE_DIGIT.search(text):
+            # digits of another script, read one for one as ASCII (the same positions)
+            plain = _NATIVE_DIGIT.sub(lambda m: str(unicodedata.decimal(m.group(0))), text)
+            found += [m.span() for m in _GROUPED.finditer(plain) if self._grouped(m)]
+            for secret in self._numeric:
+                at = plain.find(secret)
+                while at >= 0:
+                    found.append((at, at + len(secret)))
+                    at = plain.find(secret, at + 1)
 
     def _cut_tail(self, text: str) -> str:
         """Hide the start of a secret that a stream cut at its limit ended with."""

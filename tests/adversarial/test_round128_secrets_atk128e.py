@@ -380,10 +380,14 @@ def _value_plan(vid: str) -> str:
 
 class Watcher:
     """Any other process on the host: reads every ``/proc/*/cmdline`` it may (all of them,
-    by default) every 20 ms and keeps those that hold a watched value."""
+    by default) every 20 ms and keeps those that hold a watched value. Only this lab's
+    processes count (their working folder or their command line inside ``root``): other
+    modules run beside it and some put the same values into an argv on purpose (a literal
+    equal to a secret, never judged), which is no leak of this lab's (a CI flake, 2026-12-08)."""
 
-    def __init__(self, values: list[str]) -> None:
+    def __init__(self, values: list[str], root: Path) -> None:
         self.values = values
+        self.root = str(root.resolve())
         self.seen: dict[str, set[str]] = {v: set() for v in values}
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._loop, daemon=True)
@@ -399,10 +403,21 @@ class Watcher:
                         cmd = fh.read().decode("utf-8", "replace")
                 except OSError:
                     continue
-                for v in self.values:
-                    if v in cmd:
-                        self.seen[v].add(cmd.replace("\0", " ").strip())
+                hits = [v for v in self.values if v in cmd]
+                if hits and not self._ours(entry, cmd):
+                    continue
+                for v in hits:
+                    self.seen[v].add(cmd.replace("\0", " ").strip())
             time.sleep(0.02)
+
+    def _ours(self, pid: str, cmd: str) -> bool:
+        if self.root in cmd:
+            return True
+        try:
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            return True  # unknown: counted, the safe side
+        return cwd == self.root or cwd.startswith(self.root + "/")
 
     def __enter__(self) -> Watcher:
         self.thread.start()
@@ -458,7 +473,7 @@ def build(root: Path) -> dict[str, Any]:
     for slug in every:
         lab.set_status(slug, "approved")
     lab.commit("approve all", ALICE)
-    with Watcher(list(WATCHED.values())) as watcher:
+    with Watcher(list(WATCHED.values()), root) as watcher:
         passes.append(lab.run().stderr)
         # the gate: Alice approves the gated action as ``status`` asks, the next pass runs it
         if lab.plan("a-gate")["plan"]["status"] == "awaiting_approval":
@@ -547,7 +562,7 @@ def build_remote(root: Path) -> dict[str, Any]:
         )
     )
     try:
-        with Watcher([RPW]) as watcher:
+        with Watcher([RPW], root) as watcher:
             got = lab.cli("run", "--once", "--config", str(lab.config), timeout=120)
             status = lab.cli("status", "--config", str(lab.config), timeout=120)
     finally:
